@@ -1,0 +1,133 @@
+"""What the analysis knows about a value: the lattice every rule asks.
+
+A `Fact` is an over-approximation of the values an expression may have at one program point.
+Two facts meet at a control-flow join with `join`; the orders are chosen so that a hazard seen
+on any path survives the join ("may require grad", "may be on an accelerator"), while
+"unknown" never turns into a finding unless the user asks for strict mode.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from enum import IntEnum
+
+
+class Grad(IntEnum):
+    """Whether a value may require grad. Ordered for `join`: NO < UNKNOWN < YES."""
+
+    NO = 0
+    UNKNOWN = 1
+    YES = 2
+
+
+class Device(IntEnum):
+    """Where a tensor may live. Ordered for `join`: CPU < UNKNOWN < ACCEL."""
+
+    CPU = 0
+    UNKNOWN = 1
+    ACCEL = 2
+
+
+# Kinds of value. "tensor" also covers structures of tensors returned by models (tuples,
+# dicts, ModelOutput objects): indexing or taking a field of one gives a tensor again.
+UNKNOWN = "unknown"
+TENSOR = "tensor"
+MODULE = "module"  # an nn.Module instance
+PARAMS = "params"  # an iterable of parameters (model.parameters())
+NAMED_PARAMS = "named_params"  # model.named_parameters()
+LOADER = "loader"  # an iterable of batches that never touched a grad source
+DEVICE = "device"  # a torch.device or a device string
+IMPORT = "import"  # a module-level object reached by import: carries its qualified name
+SEQ = "seq"  # a list/tuple whose elements are described by `element`
+OTHER = "other"  # a known non-tensor value (numbers, strings, arrays, ...)
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    kind: str = UNKNOWN
+    grad: Grad = Grad.UNKNOWN
+    device: Device = Device.UNKNOWN
+    # A leaf tensor that requires grad: a parameter, a requires_grad=True factory result, ...
+    leaf: bool = False
+    # For IMPORT facts, the qualified name ("torch.no_grad").
+    qual: str | None = None
+    # For MODULE facts: parameters frozen (requires_grad_(False)), no parameters at all
+    # (losses, activations), and attribute facts of a class defined in this file.
+    frozen: bool = False
+    paramfree: bool = False
+    attrs: dict | None = field(default=None, compare=False)
+    # For SEQ facts: what one element is.
+    element: Fact | None = None
+    # Open set of labels later rule families attach (for example "generator_output").
+    tags: frozenset = frozenset()
+
+    def but(self, **changes) -> Fact:
+        return replace(self, **changes)
+
+    @property
+    def is_tensor(self) -> bool:
+        return self.kind == TENSOR
+
+    @property
+    def may_require_grad(self) -> bool:
+        return self.kind == TENSOR and self.grad is Grad.YES
+
+    @property
+    def may_be_on_accelerator(self) -> bool:
+        return self.kind == TENSOR and self.device is Device.ACCEL
+
+
+UNKNOWN_FACT = Fact()
+OTHER_FACT = Fact(OTHER, Grad.NO, Device.CPU)
+ARRAY_FACT = Fact(OTHER, Grad.NO, Device.CPU, tags=frozenset({"ndarray"}))
+
+
+def tensor(grad: Grad = Grad.NO, device: Device = Device.CPU, leaf: bool = False, tags=frozenset()) -> Fact:
+    return Fact(TENSOR, grad, device, leaf, tags=tags)
+
+
+def join(a: Fact | None, b: Fact | None) -> Fact:
+    """Least upper bound of two facts (None means "not bound on that path")."""
+    if a is None:
+        return b if b is not None else UNKNOWN_FACT
+    if b is None or a is b or a == b:
+        return a
+    kind = a.kind if a.kind == b.kind else UNKNOWN
+    return Fact(
+        kind,
+        max(a.grad, b.grad),
+        max(a.device, b.device),
+        a.leaf or b.leaf,
+        a.qual if a.qual == b.qual else None,
+        a.frozen and b.frozen,
+        a.paramfree and b.paramfree,
+        a.attrs if a.attrs is b.attrs else None,
+        join(a.element, b.element) if (a.element or b.element) else None,
+        a.tags | b.tags,
+    )
+
+
+def join_all(facts) -> Fact:
+    result = None
+    for f in facts:
+        result = f if result is None else join(result, f)
+    return result if result is not None else UNKNOWN_FACT
+
+
+def join_env(a: dict, b: dict) -> dict:
+    """Join two environments: a name bound on one path only may also be unbound."""
+    if a is b:
+        return a
+    out = {}
+    for name in a.keys() | b.keys():
+        fa, fb = a.get(name), b.get(name)
+        if fa is fb or fa == fb:
+            out[name] = fa
+        elif fa is None or fb is None:
+            # Bound on one path only: keep what we know, widened by "unknown" on grad/device
+            # only if the one path is a tensor that may require grad (a hazard on that path).
+            f = fa or fb
+            out[name] = f
+        else:
+            out[name] = join(fa, fb)
+    return out

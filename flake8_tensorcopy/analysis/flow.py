@@ -1,0 +1,1013 @@
+"""The shared analysis: one ordered walk over a module that every rule rides on.
+
+The walker interprets each scope's statements in execution order over an abstract
+environment (name -> `Fact`), joining branches and pre-running loop bodies once so that
+loop-carried values are seen.  While it walks, it calls the rules' `visit_<NodeType>` methods
+with a `Context` that answers, at that exact program point:
+
+- `ctx.qualname(expr)`: what an expression is bound to through imports and aliases
+  (`th.no_grad`, `from torch import tensor`, `ng = torch.no_grad`);
+- `ctx.no_grad`: whether grad mode is (or may be) off here;
+- `ctx.fact(expr)`: what the value may be (tensor? may require grad? may be on an
+  accelerator? a leaf? a module?).
+
+Function bodies are walked after the code that defines them (module level first), with the
+enclosing environment as it is at the end of that code, which is when they are called.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from . import torchapi as api
+from .facts import (
+    ARRAY_FACT,
+    DEVICE,
+    IMPORT,
+    LOADER,
+    MODULE,
+    NAMED_PARAMS,
+    OTHER,
+    OTHER_FACT,
+    PARAMS,
+    SEQ,
+    TENSOR,
+    UNKNOWN,
+    UNKNOWN_FACT,
+    Device,
+    Fact,
+    Grad,
+    join,
+    join_all,
+    join_env,
+    tensor,
+)
+
+_MODULE_CLASS_TAG = "nn_module_class"
+_MAX_LOOP_PREPASS_DEPTH = 3
+_NO_GRAD_HINTS = ("no_grad", "inference_mode")
+
+
+@dataclass(slots=True)
+class Scope:
+    kind: str  # "module", "function", "class"
+    node: ast.AST
+    parent: Scope | None
+    # Names with evidence of being an nn.Module (x.parameters(), x.eval(), ...).
+    module_names: frozenset = frozenset()
+
+
+class State:
+    """The abstract program state at one point: environment and grad mode."""
+
+    __slots__ = ("env", "no_grad", "outer")
+
+    def __init__(self, env: dict, no_grad: bool, outer: dict | None = None) -> None:
+        self.env = env
+        self.no_grad = no_grad
+        self.outer = outer  # enclosing scopes' names (read-only fallback)
+
+    def copy(self) -> State:
+        return State(dict(self.env), self.no_grad, self.outer)
+
+    def lookup(self, name: str) -> Fact | None:
+        f = self.env.get(name)
+        if f is None and self.outer is not None:
+            f = self.outer.get(name)
+        return f
+
+
+def _join_states(a: State, b: State) -> State:
+    return State(join_env(a.env, b.env), a.no_grad or b.no_grad, a.outer)
+
+
+def _const_bool(node: ast.AST | None) -> bool | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, bool):
+        return node.value
+    return None
+
+
+def _kwarg(call: ast.Call, name: str) -> ast.expr | None:
+    for kw in call.keywords:
+        if kw.arg == name:
+            return kw.value
+    return None
+
+
+def dotted_name(node: ast.AST) -> str | None:
+    """`a.b.c` for a chain of attributes on a name, else None."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+class Analyzer:
+    """Walks one module, keeps the abstract state, and dispatches rule visitors."""
+
+    def __init__(self, tree: ast.Module, rules, context) -> None:
+        self.tree = tree
+        self.ctx = context
+        context.analyzer = self
+        self.saw_torch = False
+        self._cache: dict[int, Fact] = {}
+        self._pending: list = []
+        self._dispatch = True
+        self._loop_depth = 0
+        self._class_attrs: dict[int, dict] = {}
+        handlers: dict[type, list] = {}
+        self._enter, self._leave = [], []
+        for rule in rules:
+            for attr in dir(type(rule)):
+                if attr.startswith("visit_"):
+                    node_type = getattr(ast, attr[6:], None)
+                    if isinstance(node_type, type):
+                        handlers.setdefault(node_type, []).append(getattr(rule, attr))
+            if hasattr(rule, "enter_scope"):
+                self._enter.append(rule.enter_scope)
+            if hasattr(rule, "leave_scope"):
+                self._leave.append(rule.leave_scope)
+        self._handlers = handlers
+
+    # ------------------------------------------------------------------ driving
+
+    def run(self) -> None:
+        scope = Scope("module", self.tree, None, self._module_evidence(self.tree.body))
+        state = State({}, False)
+        self._run_scope(scope, self.tree.body, state)
+        while self._pending:
+            pending, self._pending = self._pending, []
+            for func, parent, outer_env, no_grad, self_fact in pending:
+                self._run_function(func, parent, outer_env, no_grad, self_fact)
+
+    def _run_scope(self, scope: Scope, body: list, state: State) -> None:
+        ctx = self.ctx
+        prev_scope, prev_state = ctx.scope, ctx.state
+        ctx.scope, ctx.state = scope, state
+        for hook in self._enter:
+            hook(scope, ctx)
+        self._block(body, state, scope)
+        ctx.scope, ctx.state = scope, state
+        for hook in self._leave:
+            hook(scope, ctx)
+        ctx.scope, ctx.state = prev_scope, prev_state
+
+    def _run_function(self, func, parent: Scope, outer_env: dict, no_grad: bool, self_fact) -> None:
+        scope = Scope("function", func, parent, self._module_evidence(func.body))
+        state = State({}, no_grad or self._decorated_no_grad(func, outer_env), outer_env)
+        args = func.args
+        params = [*args.posonlyargs, *args.args, *args.kwonlyargs]
+        for i, a in enumerate(params):
+            fact = UNKNOWN_FACT
+            if i == 0 and self_fact is not None and a in (args.posonlyargs + args.args):
+                fact = self_fact
+            elif a.annotation is not None:
+                fact = self._annotation_fact(a.annotation, state)
+            state.env[a.arg] = fact
+        for a in (args.vararg, args.kwarg):
+            if a is not None:
+                state.env[a.arg] = UNKNOWN_FACT
+        self._run_scope(scope, func.body, state)
+
+    def _decorated_no_grad(self, func, env: dict) -> bool:
+        state = State(env, False)
+        for dec in func.decorator_list:
+            target = dec.func if isinstance(dec, ast.Call) else dec
+            q = self.qualname(target, state)
+            if q in api.NO_GRAD:
+                if isinstance(dec, ast.Call) and dec.args and _const_bool(dec.args[0]) is False:
+                    continue
+                return True
+            name = q or dotted_name(target) or ""
+            if any(h in name for h in _NO_GRAD_HINTS):
+                return True
+        return False
+
+    def _annotation_fact(self, node, state: State) -> Fact:
+        q = self.qualname(node, state)
+        if q is None and isinstance(node, ast.Constant) and isinstance(node.value, str):
+            q = node.value
+        if q in ("torch.Tensor", "Tensor"):
+            return Fact(TENSOR, Grad.UNKNOWN, Device.UNKNOWN)
+        if q and (q == "torch.nn.Module" or q == "nn.Module"):
+            return Fact(MODULE, Grad.UNKNOWN, Device.UNKNOWN)
+        return UNKNOWN_FACT
+
+    def _module_evidence(self, body: list) -> frozenset:
+        names = set()
+        stack = list(body)
+        while stack:
+            node = stack.pop()
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                continue
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in api.MODULE_EVIDENCE_METHODS
+                and isinstance(node.func.value, ast.Name)
+            ):
+                names.add(node.func.value.id)
+            stack.extend(ast.iter_child_nodes(node))
+        return frozenset(names)
+
+    # ------------------------------------------------------------------ statements
+
+    def _block(self, body: list, state: State, scope: Scope) -> State:
+        for stmt in body:
+            state = self._stmt(stmt, state, scope)
+        return state
+
+    def _visit(self, node: ast.AST, state: State) -> None:
+        """Dispatch rule visitors on `node` and every expression below it (not into nested
+        function or class bodies, which are walked as scopes of their own)."""
+        if not self._dispatch:
+            return
+        ctx = self.ctx
+        handlers = self._handlers
+        stack = [(node, state)]
+        while stack:
+            n, st = stack.pop()
+            hs = handlers.get(type(n))
+            if hs:
+                ctx.state = st
+                for h in hs:
+                    h(n, ctx)
+            if isinstance(n, ast.Lambda):
+                inner = st.copy()
+                for a in ast.walk(n.args):
+                    if isinstance(a, ast.arg):
+                        inner.env[a.arg] = UNKNOWN_FACT
+                stack.extend((d, st) for d in n.args.defaults)
+                stack.append((n.body, inner))
+                continue
+            if isinstance(n, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+                inner = st.copy()
+                for i, gen in enumerate(n.generators):
+                    stack.append((gen.iter, st if i == 0 else inner))
+                    self._bind(gen.target, self._element_of(self.fact(gen.iter, inner)), inner)
+                    stack.extend((c, inner) for c in gen.ifs)
+                if isinstance(n, ast.DictComp):
+                    stack.append((n.key, inner))
+                    stack.append((n.value, inner))
+                else:
+                    stack.append((n.elt, inner))
+                continue
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n is not node:
+                continue
+            children = list(ast.iter_child_nodes(n))
+            stack.extend((c, st) for c in reversed(children))
+        ctx.state = state
+
+    def _visit_stmt_only(self, stmt: ast.stmt, state: State) -> None:
+        if not self._dispatch:
+            return
+        hs = self._handlers.get(type(stmt))
+        if hs:
+            self.ctx.state = state
+            for h in hs:
+                h(stmt, self.ctx)
+
+    def _stmt(self, stmt: ast.stmt, state: State, scope: Scope) -> State:
+        ctx = self.ctx
+        self._cache.clear()
+        ctx.state = state
+        ctx.stmt = stmt
+        t = type(stmt)
+        if t in (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Return, ast.Delete, ast.Raise,
+                 ast.Assert):
+            self._visit(stmt, state)
+            self._effect(stmt, state)
+            return state
+        if t is ast.If:
+            self._visit_stmt_only(stmt, state)
+            self._visit(stmt.test, state)
+            a = self._block(stmt.body, state.copy(), scope)
+            b = self._block(stmt.orelse, state.copy(), scope)
+            return _join_states(a, b)
+        if t in (ast.For, ast.AsyncFor, ast.While):
+            return self._loop(stmt, state, scope)
+        if t in (ast.With, ast.AsyncWith):
+            self._visit_stmt_only(stmt, state)
+            no_grad = state.no_grad
+            for item in stmt.items:
+                self._visit(item.context_expr, state)
+                effect = self._grad_mode_of(item.context_expr, state)
+                if effect is not None:
+                    no_grad = effect
+                if item.optional_vars is not None:
+                    self._bind(item.optional_vars, UNKNOWN_FACT, state)
+            saved = state.no_grad
+            state.no_grad = no_grad
+            state = self._block(stmt.body, state, scope)
+            state.no_grad = saved
+            return state
+        if t in (ast.Try, getattr(ast, "TryStar", ast.Try)):
+            self._visit_stmt_only(stmt, state)
+            before = state.copy()
+            after = self._block(stmt.body, state, scope)
+            merged = _join_states(before, after)
+            outs = [self._block(stmt.orelse, after.copy(), scope)]
+            for h in stmt.handlers:
+                hs = merged.copy()
+                if h.type is not None:
+                    self._visit(h.type, hs)
+                if h.name:
+                    hs.env[h.name] = OTHER_FACT
+                outs.append(self._block(h.body, hs, scope))
+            result = outs[0]
+            for o in outs[1:]:
+                result = _join_states(result, o)
+            return self._block(stmt.finalbody, result, scope)
+        if t in (ast.FunctionDef, ast.AsyncFunctionDef):
+            self._visit_stmt_only(stmt, state)
+            for d in stmt.decorator_list:
+                self._visit(d, state)
+            for d in [*stmt.args.defaults, *stmt.args.kw_defaults]:
+                if d is not None:
+                    self._visit(d, state)
+            if self._dispatch:
+                self._pending.append((stmt, scope, self._closure_env(state), state.no_grad, None))
+            state.env[stmt.name] = OTHER_FACT
+            return state
+        if t is ast.ClassDef:
+            return self._class(stmt, state, scope)
+        if t is ast.Import:
+            for alias in stmt.names:
+                if alias.asname:
+                    state.env[alias.asname] = Fact(IMPORT, Grad.NO, Device.CPU, qual=alias.name)
+                else:
+                    top = alias.name.split(".")[0]
+                    state.env[top] = Fact(IMPORT, Grad.NO, Device.CPU, qual=top)
+                if alias.name == "torch" or alias.name.startswith("torch."):
+                    self.saw_torch = True
+            self._visit_stmt_only(stmt, state)
+            return state
+        if t is ast.ImportFrom:
+            mod = stmt.module or ""
+            if stmt.level == 0 and (mod == "torch" or mod.startswith("torch.")):
+                self.saw_torch = True
+            for alias in stmt.names:
+                if alias.name == "*":
+                    continue
+                qual = f"{mod}.{alias.name}" if stmt.level == 0 else None
+                state.env[alias.asname or alias.name] = (
+                    Fact(IMPORT, Grad.NO, Device.CPU, qual=qual) if qual else UNKNOWN_FACT
+                )
+            self._visit_stmt_only(stmt, state)
+            return state
+        if t.__name__ == "Match":
+            self._visit_stmt_only(stmt, state)
+            self._visit(stmt.subject, state)
+            result = state
+            for case in stmt.cases:
+                cs = state.copy()
+                for n in ast.walk(case.pattern):
+                    name = getattr(n, "name", None) or getattr(n, "rest", None)
+                    if isinstance(name, str):
+                        cs.env[name] = UNKNOWN_FACT
+                if case.guard is not None:
+                    self._visit(case.guard, cs)
+                result = _join_states(result, self._block(case.body, cs, scope))
+            return result
+        # Global, Nonlocal, Pass, Break, Continue, TypeAlias and anything newer.
+        self._visit(stmt, state)
+        return state
+
+    def _closure_env(self, state: State) -> dict:
+        if state.outer:
+            env = dict(state.outer)
+            env.update(state.env)
+            return env
+        return state.env
+
+    def _loop(self, stmt, state: State, scope: Scope) -> State:
+        self._visit_stmt_only(stmt, state)
+        is_for = not isinstance(stmt, ast.While)
+        header = stmt.iter if is_for else stmt.test
+        self._visit(header, state)
+        element = self._element_of(self.fact(stmt.iter, state)) if is_for else None
+        entry = state
+        # Pre-run the body once without reporting, so values assigned late in the body are
+        # known at its top on the next iteration.
+        if self._loop_depth < _MAX_LOOP_PREPASS_DEPTH:
+            self._loop_depth += 1
+            saved = self._dispatch
+            self._dispatch = False
+            try:
+                pre = entry.copy()
+                if is_for:
+                    self._bind(stmt.target, element, pre)
+                pre = self._block(stmt.body, pre, scope)
+                entry = _join_states(entry, pre)
+            finally:
+                self._dispatch = saved
+                self._loop_depth -= 1
+        body_state = entry.copy()
+        if is_for:
+            self.ctx.state = body_state
+            self._visit(stmt.target, body_state)
+            self._bind(stmt.target, element, body_state)
+        after = self._block(stmt.body, body_state, scope)
+        out = _join_states(entry, after)
+        return self._block(stmt.orelse, out, scope)
+
+    def _class(self, stmt: ast.ClassDef, state: State, scope: Scope) -> State:
+        self._visit_stmt_only(stmt, state)
+        for d in [*stmt.decorator_list, *stmt.bases, *(k.value for k in stmt.keywords)]:
+            self._visit(d, state)
+        is_module = any(self._is_module_base(b, state) for b in stmt.bases)
+        class_scope = Scope("class", stmt, scope)
+        class_state = State({}, state.no_grad, self._closure_env(state))
+        attrs: dict = {}
+        self_fact = None
+        if is_module:
+            attrs = self._class_attr_facts(stmt, class_state)
+            self_fact = Fact(MODULE, Grad.UNKNOWN, Device.UNKNOWN, attrs=attrs)
+        saved_pending = self._pending
+        self._pending = []
+        self._run_scope(class_scope, stmt.body, class_state)
+        methods, self._pending = self._pending, saved_pending
+        for func, _parent, _env, no_grad, _ in methods:
+            is_static = any(dotted_name(d) == "staticmethod" for d in func.decorator_list)
+            is_cls = any(dotted_name(d) == "classmethod" for d in func.decorator_list)
+            sf = None if (is_static or is_cls) else self_fact
+            # Methods see the module's names, not the class body's.
+            self._pending.append((func, scope, self._closure_env(state), no_grad, sf))
+        state.env[stmt.name] = (
+            Fact(OTHER, Grad.NO, Device.CPU, attrs=attrs, tags=frozenset({_MODULE_CLASS_TAG}))
+            if is_module
+            else OTHER_FACT
+        )
+        return state
+
+    def _is_module_base(self, base, state: State) -> bool:
+        q = self.qualname(base, state)
+        if q is not None and q.startswith("torch.nn."):
+            return True
+        f = self.fact(base, state)
+        if _MODULE_CLASS_TAG in f.tags:
+            return True
+        name = q or dotted_name(base) or ""
+        last = name.rsplit(".", 1)[-1]
+        return last.endswith(("Module", "PreTrainedModel"))
+
+    def _class_attr_facts(self, cls: ast.ClassDef, state: State) -> dict:
+        """Facts for `self.<attr>` from assignments in any method (evaluated without context)."""
+        attrs: dict = {}
+        for item in cls.body:
+            if not isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            params = item.args.posonlyargs + item.args.args
+            if not params:
+                continue
+            self_name = params[0].arg
+            local = State({a.arg: UNKNOWN_FACT for a in ast.walk(item.args) if isinstance(a, ast.arg)},
+                          False, state.outer)
+            for node in ast.walk(item):
+                if isinstance(node, ast.Assign):
+                    targets, value = node.targets, node.value
+                elif isinstance(node, ast.AnnAssign) and node.value is not None:
+                    targets, value = [node.target], node.value
+                else:
+                    continue
+                for t in targets:
+                    if (
+                        isinstance(t, ast.Attribute)
+                        and isinstance(t.value, ast.Name)
+                        and t.value.id == self_name
+                    ):
+                        f = self.fact(value, local)
+                        attrs[t.attr] = join(attrs.get(t.attr), f) if t.attr in attrs else f
+        self._cache.clear()
+        return attrs
+
+    # ------------------------------------------------------------------ effects
+
+    def _effect(self, stmt: ast.stmt, state: State) -> None:
+        t = type(stmt)
+        if t is ast.Assign:
+            f = self.fact(stmt.value, state)
+            for target in stmt.targets:
+                self._bind(target, f, state, stmt.value)
+        elif t is ast.AnnAssign:
+            if stmt.value is not None:
+                self._bind(stmt.target, self.fact(stmt.value, state), state, stmt.value)
+        elif t is ast.AugAssign:
+            target = stmt.target
+            if isinstance(target, (ast.Name, ast.Attribute)):
+                key = dotted_name(target)
+                if key is not None:
+                    old = self.fact(target, state)
+                    new = self._binop(old, self.fact(stmt.value, state), state)
+                    if old.kind == TENSOR and old.leaf:
+                        new = new.but(leaf=True)
+                    self._bind(target, new, state)
+        elif t is ast.Expr:
+            self._call_effect(stmt.value, state)
+        elif t is ast.Delete:
+            for target in stmt.targets:
+                if isinstance(target, ast.Name):
+                    state.env.pop(target.id, None)
+
+    def _call_effect(self, node, state: State) -> None:
+        """State changes made by a call statement: grad-mode switches and in-place state."""
+        if not isinstance(node, ast.Call):
+            return
+        func = node.func
+        q = self.qualname(func, state)
+        if q in api.SET_GRAD_ENABLED and node.args:
+            flag = _const_bool(node.args[0])
+            state.no_grad = True if flag is None else not flag
+            return
+        if not isinstance(func, ast.Attribute):
+            return
+        key = dotted_name(func.value)
+        if key is None:
+            return
+        recv = self.fact(func.value, state)
+        m = func.attr
+        if recv.kind == TENSOR or recv.kind == UNKNOWN:
+            if m == "requires_grad_":
+                flag = _const_bool(node.args[0]) if node.args else True
+                flag = flag if flag is not None else None
+                grad = Grad.YES if flag else (Grad.NO if flag is False else Grad.UNKNOWN)
+                self._bind(func.value, Fact(TENSOR, grad, recv.device, leaf=grad is Grad.YES), state)
+            elif m == "detach_":
+                self._bind(func.value, recv.but(kind=TENSOR, grad=Grad.NO, leaf=False), state)
+        if recv.kind == MODULE:
+            if m in ("to", "cuda", "xpu", "mps"):
+                dev = self._target_device(node, state) if m == "to" else Device.ACCEL
+                if dev is not None:
+                    self._bind(func.value, recv.but(device=dev), state)
+            elif m == "cpu":
+                self._bind(func.value, recv.but(device=Device.CPU), state)
+            elif m == "requires_grad_":
+                flag = _const_bool(node.args[0]) if node.args else True
+                self._bind(func.value, recv.but(frozen=flag is not True), state)
+
+    def _bind(self, target, fact: Fact, state: State, value=None) -> None:
+        t = type(target)
+        if t is ast.Name:
+            env = state.env
+            env[target.id] = fact
+            prefix = target.id + "."
+            if any(k.startswith(prefix) for k in env if "." in k):
+                for k in [k for k in env if k.startswith(prefix)]:
+                    del env[k]
+        elif t in (ast.Tuple, ast.List):
+            elts = target.elts
+            if (
+                isinstance(value, (ast.Tuple, ast.List))
+                and len(value.elts) == len(elts)
+                and not any(isinstance(e, ast.Starred) for e in elts + value.elts)
+            ):
+                facts = [self.fact(v, state) for v in value.elts]
+                for e, f in zip(elts, facts):
+                    self._bind(e, f, state)
+                return
+            element = self._element_of(fact)
+            for e in elts:
+                if isinstance(e, ast.Starred):
+                    self._bind(e.value, Fact(SEQ, element.grad, element.device, element=element), state)
+                else:
+                    self._bind(e, element, state)
+        elif t is ast.Attribute:
+            key = dotted_name(target)
+            if target.attr == "requires_grad" and key is not None:
+                base = self.fact(target.value, state)
+                if base.kind == TENSOR:
+                    flag = _const_bool(value) if value is not None else None
+                    if flag is True:
+                        self._bind(target.value, base.but(grad=Grad.YES, leaf=True), state)
+                    elif flag is False:
+                        self._bind(target.value, base.but(grad=Grad.NO, leaf=False), state)
+                        for tag in base.tags:
+                            if tag.startswith("param_of:"):
+                                owner = tag[9:]
+                                of = state.lookup(owner)
+                                if of is not None and of.kind == MODULE:
+                                    state.env[owner] = of.but(frozen=True)
+                return
+            if key is not None:
+                state.env[key] = fact
+        elif t is ast.Starred:
+            self._bind(target.value, fact, state)
+
+    # ------------------------------------------------------------------ grad mode
+
+    def _grad_mode_of(self, expr, state: State) -> bool | None:
+        """True: the context turns grad off (or may); False: turns it on; None: no effect."""
+        if isinstance(expr, ast.Call):
+            q = self.qualname(expr.func, state)
+            if q in api.NO_GRAD:
+                if q.endswith("inference_mode"):
+                    arg = expr.args[0] if expr.args else _kwarg(expr, "mode")
+                    if _const_bool(arg) is False:
+                        return None
+                return True
+            if q in api.ENABLE_GRAD:
+                return False
+            if q in api.SET_GRAD_ENABLED:
+                arg = expr.args[0] if expr.args else _kwarg(expr, "mode")
+                flag = _const_bool(arg)
+                return True if flag is None else not flag
+        # Anything else that mentions a no-grad context (conditional contexts, project
+        # helpers named after it) may turn grad off: stay silent inside it.
+        for n in ast.walk(expr):
+            if isinstance(n, (ast.Name, ast.Attribute)):
+                q = self.qualname(n, state)
+                if q in api.NO_GRAD or q in api.SET_GRAD_ENABLED:
+                    return True
+                name = n.id if isinstance(n, ast.Name) else n.attr
+                if any(h in name for h in _NO_GRAD_HINTS):
+                    return True
+        return None
+
+    # ------------------------------------------------------------------ evaluation
+
+    def qualname(self, node, state: State | None = None) -> str | None:
+        state = state or self.ctx.state
+        if isinstance(node, ast.Name):
+            f = state.lookup(node.id)
+            return f.qual if f is not None and f.kind == IMPORT else None
+        if isinstance(node, ast.Attribute):
+            base = self.qualname(node.value, state)
+            return f"{base}.{node.attr}" if base is not None else None
+        return None
+
+    def fact(self, node, state: State | None = None) -> Fact:
+        state = state or self.ctx.state
+        key = id(node)
+        cached = self._cache.get(key)
+        if cached is not None and cached[0] is state.env:
+            return cached[1]
+        f = self._eval(node, state)
+        if state.no_grad and f.kind == TENSOR and f.grad is not Grad.NO and not f.leaf:
+            if isinstance(node, (ast.Call, ast.BinOp, ast.UnaryOp, ast.Subscript)):
+                f = f.but(grad=Grad.NO)
+        self._cache[key] = (state.env, f)
+        return f
+
+    def _eval(self, node, state: State) -> Fact:
+        t = type(node)
+        if t is ast.Name:
+            f = state.lookup(node.id)
+            if f is None:
+                return UNKNOWN_FACT
+            if f.kind == UNKNOWN and node.id in self.ctx.scope.module_names:
+                return Fact(MODULE, Grad.UNKNOWN, Device.UNKNOWN)
+            return f
+        if t is ast.Attribute:
+            return self._attribute(node, state)
+        if t is ast.Call:
+            return self._call(node, state)
+        if t is ast.Constant:
+            if isinstance(node.value, str):
+                return Fact(OTHER, Grad.NO, _device_of_string(node.value), tags=frozenset({"str"}))
+            return OTHER_FACT
+        if t is ast.BinOp:
+            return self._binop(self.fact(node.left, state), self.fact(node.right, state), state)
+        if t is ast.UnaryOp:
+            if isinstance(node.op, ast.Not):
+                return OTHER_FACT
+            return self.fact(node.operand, state).but(leaf=False)
+        if t is ast.Compare:
+            facts = [self.fact(node.left, state)] + [self.fact(c, state) for c in node.comparators]
+            if any(f.kind == TENSOR for f in facts):
+                return tensor(Grad.NO, join_all(facts).device)
+            return OTHER_FACT
+        if t is ast.BoolOp:
+            return join_all(self.fact(v, state) for v in node.values)
+        if t is ast.IfExp:
+            return join(self.fact(node.body, state), self.fact(node.orelse, state))
+        if t is ast.Subscript:
+            base = self.fact(node.value, state)
+            if base.kind == TENSOR:
+                return base.but(leaf=False, tags=base.tags)
+            if base.kind == SEQ and base.element is not None:
+                if isinstance(node.slice, ast.Slice):
+                    return base
+                return base.element
+            if base.kind == MODULE:
+                return Fact(MODULE, Grad.UNKNOWN, base.device, frozen=base.frozen)
+            return UNKNOWN_FACT
+        if t in (ast.Tuple, ast.List, ast.Set):
+            elts = [self.fact(e.value if isinstance(e, ast.Starred) else e, state) for e in node.elts]
+            el = join_all(elts) if elts else None
+            if el is None:
+                return Fact(SEQ, Grad.NO, Device.CPU)
+            return Fact(SEQ, el.grad, el.device, element=el)
+        if t is ast.NamedExpr:
+            f = self.fact(node.value, state)
+            self._bind(node.target, f, state)
+            return f
+        if t in (ast.ListComp, ast.GeneratorExp, ast.SetComp):
+            inner = state.copy()
+            for gen in node.generators:
+                self._bind(gen.target, self._element_of(self.fact(gen.iter, inner)), inner)
+            el = self.fact(node.elt, inner)
+            return Fact(SEQ, el.grad, el.device, element=el)
+        if t is ast.Starred:
+            return self.fact(node.value, state)
+        if t in (ast.JoinedStr, ast.Dict, ast.DictComp, ast.Lambda):
+            return OTHER_FACT
+        return UNKNOWN_FACT
+
+    def _binop(self, a: Fact, b: Fact, state: State) -> Fact:
+        if a.kind == TENSOR or b.kind == TENSOR:
+            grad = max(a.grad if a.kind in (TENSOR, UNKNOWN) else Grad.NO,
+                       b.grad if b.kind in (TENSOR, UNKNOWN) else Grad.NO)
+            if (a.kind == UNKNOWN or b.kind == UNKNOWN) and grad is Grad.NO:
+                grad = Grad.UNKNOWN
+            dev = max(a.device if a.kind == TENSOR else Device.CPU, b.device if b.kind == TENSOR else Device.CPU)
+            return Fact(TENSOR, grad, dev, tags=a.tags | b.tags)
+        if a.kind == OTHER and b.kind == OTHER:
+            return OTHER_FACT
+        if a.kind == SEQ and b.kind == SEQ:
+            return join(a, b)
+        return UNKNOWN_FACT
+
+    def _attribute(self, node: ast.Attribute, state: State) -> Fact:
+        key = dotted_name(node)
+        if key is not None:
+            f = state.env.get(key)
+            if f is not None:
+                return f
+        base = self.fact(node.value, state)
+        attr = node.attr
+        kind = base.kind
+        if kind == IMPORT:
+            return Fact(IMPORT, Grad.NO, Device.CPU, qual=f"{base.qual}.{attr}")
+        if kind == TENSOR:
+            if attr in ("data", "grad"):
+                return Fact(TENSOR, Grad.NO, base.device, tags=base.tags - {"generator_output"})
+            if attr in api.NON_TENSOR_ATTRS:
+                return OTHER_FACT
+            if attr in api.SAME_TENSOR_ATTRS:
+                return base.but(leaf=False)
+            # A field of a model output (outputs.logits, out.loss): same provenance.
+            return base.but(leaf=False)
+        if kind == MODULE:
+            if base.attrs is not None and attr in base.attrs:
+                f = base.attrs[attr]
+                if f.kind == MODULE and base.device is not Device.UNKNOWN:
+                    f = f.but(device=max(f.device, base.device))
+                if f.kind == TENSOR and f.leaf and base.frozen:
+                    f = f.but(grad=Grad.NO)
+                return f
+            if attr in api.PARAM_ATTRS:
+                if base.frozen:
+                    return tensor(Grad.UNKNOWN, base.device)
+                return tensor(Grad.YES, base.device, leaf=True, tags=frozenset({"parameter"}))
+            if base.attrs is not None:
+                # An attribute of a local class that no method assigns: not known.
+                return UNKNOWN_FACT
+            # Most attributes of a module are submodules (model.encoder.layer[3]).
+            return Fact(MODULE, Grad.UNKNOWN, base.device, frozen=base.frozen, tags=frozenset({"submodule?"}))
+        return UNKNOWN_FACT
+
+    def _target_device(self, call: ast.Call, state: State) -> Device | None:
+        """The device a `.to(...)` call moves to; None when it only changes dtype."""
+        dev_kw = _kwarg(call, "device")
+        args = list(call.args)
+        if dev_kw is not None:
+            args = [dev_kw]
+        elif not args:
+            return None
+        arg = args[0]
+        q = self.qualname(arg, state)
+        if q is not None and q.startswith("torch.") and q.split(".")[1] in _DTYPES:
+            return None
+        f = self.fact(arg, state)
+        if f.kind == DEVICE:
+            return f.device
+        if f.kind == OTHER and "str" in f.tags:
+            return f.device
+        if f.kind == TENSOR:
+            return f.device
+        name = (dotted_name(arg) or "").rsplit(".", 1)[-1].lower()
+        if "dtype" in name:
+            return None
+        # `.to(device)`, `.to(self.device)`, `.to(args.device)`: may be an accelerator.
+        return Device.ACCEL
+
+    def _call(self, node: ast.Call, state: State) -> Fact:
+        func = node.func
+        q = self.qualname(func, state)
+        if q is not None:
+            return self._call_qualified(q, node, state)
+        if isinstance(func, ast.Attribute):
+            recv = self.fact(func.value, state)
+            return self._method(recv, func.attr, node, state)
+        callee = self.fact(func, state)
+        if callee.kind == MODULE:
+            return self._module_output(callee, node, state)
+        if _MODULE_CLASS_TAG in callee.tags:
+            return Fact(MODULE, Grad.UNKNOWN, Device.CPU, attrs=callee.attrs)
+        if isinstance(func, ast.Name):
+            name = func.id
+            if name in ("len", "int", "float", "str", "bool", "isinstance", "print", "repr", "hash", "id",
+                        "round", "range", "format", "type", "callable", "hasattr", "getattr"):
+                return OTHER_FACT
+            if name in ("list", "tuple", "sorted", "reversed") and node.args:
+                el = self._element_of(self.fact(node.args[0], state))
+                return Fact(SEQ, el.grad, el.device, element=el)
+        return UNKNOWN_FACT
+
+    def _arg_facts(self, node: ast.Call, state: State) -> list[Fact]:
+        facts = []
+        for a in node.args:
+            f = self.fact(a, state)
+            if f.kind == SEQ and f.element is not None:
+                f = f.element
+            facts.append(f)
+        for kw in node.keywords:
+            if kw.arg not in ("dtype", "device", "dim", "out", "layout"):
+                facts.append(self.fact(kw.value, state))
+        return facts
+
+    def _call_qualified(self, q: str, node: ast.Call, state: State) -> Fact:
+        if q in api.PARAMETER:
+            rg = _kwarg(node, "requires_grad")
+            if rg is None and len(node.args) > 1:
+                rg = node.args[1]
+            flag = _const_bool(rg) if rg is not None else True
+            if flag is False:
+                return tensor(Grad.NO, self._device_of_args(node, state))
+            grad = Grad.YES if flag else Grad.UNKNOWN
+            return tensor(grad, self._device_of_args(node, state), leaf=True, tags=frozenset({"parameter"}))
+        if q in api.FACTORIES:
+            rg = _kwarg(node, "requires_grad")
+            dev = self._factory_device(node, state)
+            if rg is None:
+                return tensor(Grad.NO, dev)
+            flag = _const_bool(rg)
+            if flag is False:
+                return tensor(Grad.NO, dev)
+            return tensor(Grad.YES if flag else Grad.UNKNOWN, dev, leaf=True)
+        if q in api.FROM_HOST:
+            return tensor(Grad.NO, Device.CPU)
+        if q in api.DATALOADERS:
+            return Fact(LOADER, Grad.NO, Device.CPU)
+        if q == "torch.device":
+            f = self.fact(node.args[0], state) if node.args else UNKNOWN_FACT
+            return Fact(DEVICE, Grad.NO, f.device if f.kind in (OTHER, DEVICE) else Device.UNKNOWN)
+        if q in api.NON_TENSOR_FUNCS:
+            return OTHER_FACT
+        if q in api.NO_GRAD_FUNCS:
+            return tensor(Grad.NO, self._device_of_args(node, state))
+        if q.startswith("numpy."):
+            return ARRAY_FACT
+        if q.startswith("torch.nn.") and q[9:10].isupper() or q.startswith("torch.nn.modules."):
+            return Fact(MODULE, Grad.UNKNOWN, Device.CPU, paramfree=q in api.PARAMFREE_MODULES)
+        if q.startswith("torch.optim.") or q.startswith("torch.utils.") or q.startswith("torch.cuda."):
+            return OTHER_FACT if not q.startswith("torch.utils.checkpoint") else self._join_args(node, state)
+        if q.startswith(api.MODEL_FACTORY_PREFIXES):
+            return Fact(MODULE, Grad.UNKNOWN, Device.CPU)
+        if q == "copy.deepcopy" and node.args:
+            return self.fact(node.args[0], state)
+        if q.startswith("torch."):
+            return self._join_args(node, state)
+        last = q.rsplit(".", 1)[-1]
+        if last == "from_pretrained":
+            owner = q.rsplit(".", 2)[-2]
+            if "Model" in owner or "For" in owner:
+                return Fact(MODULE, Grad.UNKNOWN, Device.CPU)
+        return UNKNOWN_FACT
+
+    def _join_args(self, node: ast.Call, state: State) -> Fact:
+        facts = self._arg_facts(node, state)
+        tensors = [f for f in facts if f.kind == TENSOR]
+        if not tensors:
+            if any(f.kind == UNKNOWN for f in facts):
+                return Fact(TENSOR, Grad.UNKNOWN, Device.UNKNOWN)
+            return tensor(Grad.NO, self._factory_device(node, state))
+        grad = max(f.grad for f in tensors)
+        if grad is Grad.NO and any(f.kind == UNKNOWN for f in facts):
+            grad = Grad.UNKNOWN
+        tags = frozenset().union(*(f.tags for f in tensors))
+        return Fact(TENSOR, grad, max(f.device for f in tensors), tags=tags)
+
+    def _device_of_args(self, node: ast.Call, state: State) -> Device:
+        devs = [f.device for f in self._arg_facts(node, state) if f.kind == TENSOR]
+        return max(devs) if devs else Device.CPU
+
+    def _factory_device(self, node: ast.Call, state: State) -> Device:
+        dev = _kwarg(node, "device")
+        if dev is None:
+            return Device.CPU
+        f = self.fact(dev, state)
+        if f.kind in (DEVICE, OTHER) and f.device is not Device.UNKNOWN:
+            return f.device
+        return Device.ACCEL
+
+    def _module_output(self, module: Fact, node: ast.Call, state: State) -> Fact:
+        args = self._arg_facts(node, state)
+        arg_grad = max((f.grad for f in args if f.kind in (TENSOR, UNKNOWN)), default=Grad.NO)
+        arg_dev = max((f.device for f in args if f.kind == TENSOR), default=Device.CPU)
+        if module.paramfree or module.frozen:
+            grad = arg_grad if not module.frozen else (Grad.YES if arg_grad is Grad.YES else Grad.UNKNOWN)
+        else:
+            grad = Grad.YES
+        return Fact(TENSOR, grad, max(module.device, arg_dev), tags=frozenset({"module_output"}))
+
+    def _method(self, recv: Fact, m: str, node: ast.Call, state: State) -> Fact:
+        kind = recv.kind
+        if kind == TENSOR:
+            if m == "numpy":
+                return ARRAY_FACT
+            if m in api.NON_TENSOR_METHODS:
+                return OTHER_FACT
+            if m in api.NO_GRAD_METHODS:
+                return tensor(Grad.NO, recv.device, tags=recv.tags - {"generator_output"})
+            if m == "cpu":
+                return recv.but(device=Device.CPU, leaf=False)
+            if m in ("cuda", "xpu", "mps"):
+                return recv.but(device=Device.ACCEL, leaf=False)
+            if m == "to":
+                dev = self._target_device(node, state)
+                return recv.but(device=recv.device if dev is None else dev, leaf=False)
+            if m == "requires_grad_":
+                flag = _const_bool(node.args[0]) if node.args else True
+                if flag is False:
+                    return recv.but(grad=Grad.NO, leaf=False)
+                return recv.but(grad=Grad.YES if flag else Grad.UNKNOWN, leaf=True)
+            if m.endswith("_") and not m.startswith("_"):
+                return recv  # in-place: returns self
+            facts = [f for f in self._arg_facts(node, state) if f.kind == TENSOR]
+            grad = max([recv.grad, *(f.grad for f in facts)])
+            return Fact(TENSOR, grad, recv.device, tags=recv.tags)
+        if kind == MODULE:
+            if m in api.MODULE_SELF_METHODS:
+                if m in ("to",):
+                    dev = self._target_device(node, state)
+                    return recv.but(device=recv.device if dev is None else dev)
+                if m in ("cuda", "xpu", "mps"):
+                    return recv.but(device=Device.ACCEL)
+                if m == "cpu":
+                    return recv.but(device=Device.CPU)
+                if m == "requires_grad_":
+                    flag = _const_bool(node.args[0]) if node.args else True
+                    return recv.but(frozen=flag is not True)
+                return recv
+            if m == "parameters":
+                p = tensor(Grad.NO if recv.frozen else Grad.YES, recv.device, leaf=not recv.frozen,
+                           tags=frozenset({"parameter"}))
+                return Fact(PARAMS, Grad.NO, recv.device, element=p)
+            if m == "named_parameters":
+                p = tensor(Grad.NO if recv.frozen else Grad.YES, recv.device, leaf=not recv.frozen,
+                           tags=frozenset({"parameter"}))
+                return Fact(NAMED_PARAMS, Grad.NO, recv.device, element=p)
+            if m == "forward":
+                return self._module_output(recv, node, state)
+            if recv.attrs is not None:
+                f = recv.attrs.get(m)
+                if f is not None and f.kind == MODULE:
+                    return self._module_output(f, node, state)
+                return UNKNOWN_FACT
+            return UNKNOWN_FACT
+        if kind == SEQ and m in ("pop", "__getitem__") and recv.element is not None:
+            return recv.element
+        if kind == OTHER and "ndarray" in recv.tags:
+            return ARRAY_FACT
+        if kind == UNKNOWN and m == "parameters" and isinstance(node.func, ast.Attribute):
+            return UNKNOWN_FACT
+        return UNKNOWN_FACT
+
+    def _element_of(self, f: Fact) -> Fact:
+        """What iterating over (or unpacking) a value of fact `f` yields."""
+        kind = f.kind
+        if kind == SEQ:
+            return f.element or UNKNOWN_FACT
+        if kind == PARAMS:
+            return f.element or UNKNOWN_FACT
+        if kind == NAMED_PARAMS:
+            el = f.element or UNKNOWN_FACT
+            return Fact(SEQ, Grad.NO, el.device, element=el)
+        if kind == TENSOR:
+            return f.but(leaf=False)
+        if kind == LOADER:
+            return Fact(SEQ, Grad.NO, Device.CPU, element=tensor(Grad.NO, Device.CPU))
+        if kind == MODULE:
+            return Fact(MODULE, Grad.UNKNOWN, f.device, frozen=f.frozen)
+        return UNKNOWN_FACT
+
+
+_DTYPES = frozenset(
+    "float float16 float32 float64 half double bfloat16 int int8 int16 int32 int64 uint8 long short "
+    "bool complex64 complex128 cfloat cdouble".split()
+)
+
+
+def _device_of_string(s: str) -> Device:
+    s = s.strip().lower()
+    if s == "cpu" or s.startswith("cpu:"):
+        return Device.CPU
+    if s.split(":")[0] in ("cuda", "mps", "xpu", "hip", "npu", "xla", "meta", "hpu", "privateuseone"):
+        return Device.ACCEL
+    return Device.UNKNOWN

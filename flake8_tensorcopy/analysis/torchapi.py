@@ -1,0 +1,123 @@
+"""What the analysis knows about the torch API, by qualified name. Data only, no logic."""
+
+from __future__ import annotations
+
+# Tensor factories: results do not require grad unless requires_grad=True is passed.
+FACTORIES = frozenset(
+    "torch." + n
+    for n in (
+        "tensor as_tensor asarray zeros ones empty full rand randn randint randperm arange range "
+        "linspace logspace eye zeros_like ones_like empty_like full_like rand_like randn_like "
+        "randint_like normal bernoulli multinomial poisson tril_indices triu_indices "
+        "empty_strided sparse_coo_tensor complex polar "
+        "Tensor FloatTensor DoubleTensor HalfTensor LongTensor IntTensor BoolTensor ByteTensor"
+    ).split()
+)
+
+# Values that never require grad and live on the CPU.
+FROM_HOST = frozenset({"torch.from_numpy", "torch.frombuffer"})
+
+# torch functions whose result is an integer/bool tensor (never requires grad).
+NO_GRAD_FUNCS = frozenset(
+    "torch." + n
+    for n in (
+        "argmax argmin argsort argwhere nonzero eq ne lt le gt ge equal isnan isinf isfinite "
+        "isclose logical_and logical_or logical_not logical_xor bucketize searchsorted "
+        "count_nonzero bincount histc unique unique_consecutive sign signbit is_nonzero "
+        "randint randperm topk_indices"
+    ).split()
+)
+
+# torch functions that do not return tensors at all.
+NON_TENSOR_FUNCS = frozenset(
+    "torch." + n
+    for n in (
+        "is_tensor is_floating_point is_complex numel manual_seed seed initial_seed "
+        "set_grad_enabled is_grad_enabled no_grad enable_grad inference_mode "
+        "get_default_dtype set_default_dtype set_printoptions save device dtype "
+        "use_deterministic_algorithms set_num_threads get_num_threads compile"
+    ).split()
+)
+
+# Tensor methods whose result is not a tensor.
+NON_TENSOR_METHODS = frozenset(
+    "item tolist numpy size dim ndimension numel nelement element_size data_ptr stride "
+    "is_contiguous get_device storage untyped_storage storage_offset is_floating_point "
+    "is_complex __len__ __array__ backward register_hook retain_grad".split()
+)
+
+# Tensor methods that return an integer/bool tensor or otherwise detach from the graph.
+NO_GRAD_METHODS = frozenset(
+    "detach long int short char byte bool argmax argmin argsort nonzero eq ne lt le gt ge "
+    "isnan isinf isfinite logical_and logical_or logical_not logical_xor sign signbit "
+    "count_nonzero bincount unique".split()
+)
+
+# Tensor attributes that are not tensors.
+NON_TENSOR_ATTRS = frozenset(
+    "shape dtype device ndim requires_grad is_leaf is_cuda is_sparse is_quantized is_meta "
+    "layout names grad_fn itemsize nbytes".split()
+)
+
+# Attributes that give the same tensor (a view or a transposition) with the same autograd state.
+SAME_TENSOR_ATTRS = frozenset("T mT H mH real imag".split())
+
+# torch.nn classes without parameters: calling one gives a result that requires grad only
+# when an input does.
+PARAMFREE_MODULES = frozenset(
+    "torch.nn." + n
+    for n in (
+        "ReLU ReLU6 LeakyReLU ELU SELU CELU GELU SiLU Mish Sigmoid Tanh Hardtanh Hardswish "
+        "Hardsigmoid Softplus Softsign Softmax LogSoftmax Softmin Tanhshrink Threshold "
+        "Identity Flatten Unflatten Dropout Dropout1d Dropout2d Dropout3d AlphaDropout "
+        "MaxPool1d MaxPool2d MaxPool3d AvgPool1d AvgPool2d AvgPool3d AdaptiveAvgPool1d "
+        "AdaptiveAvgPool2d AdaptiveAvgPool3d AdaptiveMaxPool1d AdaptiveMaxPool2d "
+        "AdaptiveMaxPool3d Upsample UpsamplingNearest2d UpsamplingBilinear2d PixelShuffle "
+        "PixelUnshuffle ZeroPad2d ConstantPad1d ConstantPad2d ReflectionPad2d "
+        "ReplicationPad2d CosineSimilarity PairwiseDistance "
+        "L1Loss MSELoss CrossEntropyLoss NLLLoss BCELoss BCEWithLogitsLoss KLDivLoss "
+        "HuberLoss SmoothL1Loss SoftMarginLoss MultiLabelSoftMarginLoss CosineEmbeddingLoss "
+        "MarginRankingLoss HingeEmbeddingLoss TripletMarginLoss CTCLoss PoissonNLLLoss "
+        "GaussianNLLLoss MultiMarginLoss MultiLabelMarginLoss"
+    ).split()
+)
+
+# Attribute names that are parameters when read off a module.
+PARAM_ATTRS = frozenset(
+    "weight bias in_proj_weight in_proj_bias out_proj_weight q_proj_weight k_proj_weight "
+    "v_proj_weight bias_k bias_v weight_ih_l0 weight_hh_l0 bias_ih_l0 bias_hh_l0".split()
+)
+
+# Module methods that return the module itself.
+MODULE_SELF_METHODS = frozenset(
+    "to cuda cpu train eval float double half bfloat16 requires_grad_ apply share_memory "
+    "type xpu mps".split()
+)
+
+# Calling x.<name>() on a name is evidence that x is an nn.Module.
+MODULE_EVIDENCE_METHODS = frozenset(
+    "parameters named_parameters modules named_modules children named_children train eval".split()
+)
+
+# Grad-mode context managers and decorators.
+NO_GRAD = frozenset(
+    {
+        "torch.no_grad",
+        "torch.autograd.no_grad",
+        "torch.autograd.grad_mode.no_grad",
+        "torch.inference_mode",
+        "torch.autograd.inference_mode",
+        "torch.autograd.grad_mode.inference_mode",
+    }
+)
+ENABLE_GRAD = frozenset({"torch.enable_grad", "torch.autograd.enable_grad", "torch.autograd.grad_mode.enable_grad"})
+SET_GRAD_ENABLED = frozenset(
+    {"torch.set_grad_enabled", "torch.autograd.set_grad_enabled", "torch.autograd.grad_mode.set_grad_enabled"}
+)
+
+DATALOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
+
+PARAMETER = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+
+# Packages whose calls return modules (model constructors).
+MODEL_FACTORY_PREFIXES = ("torchvision.models.", "timm.create_model")

@@ -1,0 +1,200 @@
+"""The engine: text in, violations (with optional fixes) out.  Every front end is a shell over it.
+
+    pre-filter (plain substring tests) -> ast.parse once -> one ordered walk that runs every
+    enabled rule (analysis/flow.py) -> violations sorted by position
+
+Why `ast` and not LibCST for detection: the stdlib parser is about ten times faster than
+LibCST's and gives exact start/end positions with no metadata pass, and flake8 hands plugins
+an `ast` tree it already built, so inside flake8 we parse nothing at all.  Fixes are exact text
+edits on the original characters (everything outside an edit is byte-for-byte unchanged), and
+each fixed text is re-parsed before it is accepted.  LibCST builds the fixes that need real
+restructuring (wrapping a statement in a `with` block) and drives the codemod front end.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+
+from . import rules as _rules  # noqa: F401  (registers the rule families)
+from .analysis.flow import Analyzer
+from .rules.base import Context, Edit, Fix, Options, Rule, Violation, all_rules
+from .source import LineIndex
+
+__all__ = [
+    "Edit",
+    "Fix",
+    "LintResult",
+    "Options",
+    "Violation",
+    "apply_fixes",
+    "fix_text",
+    "lint_text",
+    "select_rules",
+]
+
+# A line that mentions none of these cannot hold a finding of any rule.
+_NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z][0-9]+(?:[,\s]+[A-Z][0-9]+)*))?", re.IGNORECASE)
+
+
+@dataclass
+class LintResult:
+    violations: list[Violation] = field(default_factory=list)
+    # Why the file could not be analysed (a syntax error), or None.
+    error: str | None = None
+    parsed: bool = False
+
+
+def select_rules(select=None, ignore=None, extend_select=None) -> list[type[Rule]]:
+    """flake8 semantics: the longest matching prefix decides; ignore wins a tie."""
+    select = list(select) if select else ["TNS"]
+    select += list(extend_select or ())
+    ignore = list(ignore or ())
+    chosen = []
+    for cls in all_rules():
+        code = cls.code
+        sel = max((len(p) for p in select if code.startswith(p) or p.upper() == "ALL"), default=-1)
+        ign = max((len(p) for p in ignore if code.startswith(p)), default=-1)
+        if sel >= 0 and sel > ign:
+            chosen.append(cls)
+    return chosen
+
+
+def lint_text(
+    text: str,
+    rules: list[type[Rule]] | None = None,
+    options: Options | None = None,
+    tree: ast.Module | None = None,
+    honor_noqa: bool = True,
+) -> LintResult:
+    """Find violations in one module's source text."""
+    options = options or Options()
+    rule_classes = rules if rules is not None else select_rules()
+    if "torch" not in text:
+        return LintResult()
+    active = [cls for cls in rule_classes if cls.might_match(text)]
+    if not active:
+        return LintResult()
+    if tree is None:
+        try:
+            tree = ast.parse(text)
+        except SyntaxError as exc:
+            return LintResult(error=f"SyntaxError: {exc.msg} (line {exc.lineno}, column {exc.offset})")
+        except (ValueError, RecursionError, MemoryError) as exc:
+            return LintResult(error=f"{type(exc).__name__}: {exc}")
+    lines = LineIndex(text)
+    ctx = Context(lines, options)
+    instances = [cls(options) for cls in active]
+    analyzer = Analyzer(tree, instances, ctx)
+    try:
+        analyzer.run()
+    except RecursionError:
+        v = Violation(
+            "TNS000",
+            "file not analysed: expressions nested too deeply for the analysis; "
+            "split the expression or exclude the file",
+            1,
+            0,
+            1,
+            0,
+        )
+        return LintResult([v], parsed=True)
+    if not analyzer.saw_torch:
+        return LintResult(parsed=True)
+    seen = set()
+    out = []
+    for v in sorted(ctx.violations, key=lambda v: (v.line, v.col, v.code)):
+        key = (v.code, v.line, v.col, v.end_line, v.end_col)
+        if key in seen:
+            continue
+        seen.add(key)
+        if honor_noqa and _suppressed(lines, v):
+            continue
+        out.append(v)
+    return LintResult(out, parsed=True)
+
+
+def _suppressed(lines: LineIndex, v: Violation) -> bool:
+    m = _NOQA.search(lines.line(v.line))
+    if m is None:
+        return False
+    codes = m.group("codes")
+    if not codes:
+        return True
+    return any(v.code.startswith(c.upper()) for c in re.split(r"[,\s]+", codes) if c)
+
+
+def _overlaps(a: Edit, b: Edit) -> bool:
+    if a.start == a.end and b.start == b.end:
+        return False  # two insertions at one point: both apply, in code order
+    return a.start < b.end and b.start < a.end or (
+        a.start == a.end and b.start < a.start < b.end or b.start == b.end and a.start < b.start < a.end
+    )
+
+
+def apply_fixes(text: str, violations: list[Violation], unsafe: bool = False):
+    """Apply the non-conflicting fixes once. Returns (new_text, applied, skipped)."""
+    accepted: list[tuple[Violation, Edit]] = []
+    applied, skipped = [], []
+    for v in violations:
+        fix = v.fix
+        if fix is None or (fix.safety != "safe" and not unsafe):
+            continue
+        edits = fix.edits
+        if any(text[e.start : e.end] != e.expect for e in edits if e.expect is not None):
+            skipped.append(v)
+            continue
+        if any(_overlaps(e, other) for e in edits for _, other in accepted):
+            skipped.append(v)
+            continue
+        accepted.extend((v, e) for e in edits)
+        applied.append(v)
+    if not accepted:
+        return text, applied, skipped
+    order = {v.code: i for i, v in enumerate(sorted({v.code: v for v in applied}.values(), key=lambda v: v.code))}
+    ordered = sorted(accepted, key=lambda ve: (ve[1].start, ve[1].end, order[ve[0].code], ve[1].seq))
+    parts = []
+    pos = 0
+    for _, e in ordered:
+        parts.append(text[pos : e.start])
+        parts.append(e.text)
+        pos = e.end
+    parts.append(text[pos:])
+    return "".join(parts), applied, skipped
+
+
+@dataclass
+class FixResult:
+    text: str
+    applied: list[Violation]
+    remaining: list[Violation]
+    error: str | None = None
+
+
+def fix_text(
+    text: str,
+    rules: list[type[Rule]] | None = None,
+    options: Options | None = None,
+    unsafe: bool = False,
+    max_passes: int = 10,
+) -> FixResult:
+    """Apply fixes until none is left to apply (each pass re-lints the fixed text)."""
+    applied_all: list[Violation] = []
+    current = text
+    for _ in range(max_passes):
+        result = lint_text(current, rules, options)
+        if result.error:
+            return FixResult(current, applied_all, [], result.error)
+        new, applied, _skipped = apply_fixes(current, result.violations, unsafe)
+        if not applied:
+            return FixResult(current, applied_all, result.violations)
+        try:
+            compile(new, "<fixed>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+        except (SyntaxError, ValueError, RecursionError):
+            # A fix that breaks the file is a bug in a rule: never write it.
+            return FixResult(current, applied_all, result.violations,
+                             "a fix produced code that does not parse; no fix was applied to this file")
+        applied_all.extend(applied)
+        current = new
+    return FixResult(current, applied_all, lint_text(current, rules, options).violations)

@@ -1,0 +1,218 @@
+"""The rule framework: a rule is one class with its code, message, fix, docs and examples.
+
+Subclassing `Rule` with a `code` registers the rule.  The test suite is generated from each
+rule's VALID/INVALID examples (linted, fixed, and executed on real torch), and `tensorcopy
+explain CODE` prints its docs.
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+import re
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from ..source import LineIndex
+
+DOC_SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead", "Fix safety", "References")
+
+_REGISTRY: dict[str, type[Rule]] = {}
+_SEQ = itertools.count()
+
+
+@dataclass(frozen=True)
+class Options:
+    """Settings every front end passes to the engine."""
+
+    strict: bool = False  # report values of unknown origin too
+    numpy_fix: str = "detach"  # "detach": t.detach().cpu().numpy(); "force": t.numpy(force=True)
+    generator_names: tuple = ()
+    discriminator_names: tuple = ()
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace text[start:end] (character offsets) with `text`.
+
+    `expect`, when set, is what text[start:end] must be for the edit to apply: a guard against
+    positions that do not mean what the rule thought."""
+
+    start: int
+    end: int
+    text: str
+    expect: str | None = None
+    seq: int = field(default_factory=lambda: next(_SEQ))
+
+
+@dataclass(frozen=True)
+class Fix:
+    title: str
+    safety: str  # "safe" or "unsafe"
+    edits: tuple
+
+
+@dataclass(frozen=True)
+class Violation:
+    code: str
+    message: str
+    line: int  # 1-based
+    col: int  # 0-based, in characters
+    end_line: int
+    end_col: int
+    fix: Fix | None = None
+
+
+# --------------------------------------------------------------------------- examples
+
+
+@dataclass(frozen=True)
+class Oracle:
+    """What real torch does when an example runs (checked by tests/test_runtime_oracle.py).
+
+    raises: (exception type name, substring of its message) the bad code raises.
+    warns: (warning category name, substring) the bad code warns.
+    grad_fn: an autograd node type (e.g. "CloneBackward0") that the bad code creates and the
+        fixed code does not.
+    check_bad / check_fixed: Python expressions that must be true after the code ran.
+    same: variable names whose values must be equal after the bad and the fixed code.
+    """
+
+    raises: tuple | None = None
+    warns: tuple | None = None
+    grad_fn: str | None = None
+    check_bad: str | None = None
+    check_fixed: str | None = None
+    same: tuple = ()
+
+
+@dataclass(frozen=True)
+class Valid:
+    code: str
+    # True: the example is a complete program that must run on real torch without error
+    # or warning.
+    runs: bool = False
+    options: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Invalid:
+    code: str
+    line: int  # 1-based line of the reported expression
+    col: int  # 0-based character column
+    fixed: str | None = None  # the source after `tensorcopy fix` (None: no fix applies)
+    oracle: Oracle | None = None
+    unsafe: bool = False  # the fix is applied only with --unsafe-fixes
+    options: dict = field(default_factory=dict)
+    # Other codes the example is expected to raise as well (e.g. TNS101 with TNS102).
+    also: tuple = ()
+
+
+# --------------------------------------------------------------------------- rules
+
+
+class Rule:
+    code: ClassVar[str] = ""
+    name: ClassVar[str] = ""
+    message: ClassVar[str] = ""
+    fix_title: ClassVar[str | None] = None
+    fix_safety: ClassVar[str | None] = None  # "safe", "unsafe" or None (no automatic fix)
+    docs: ClassVar[str] = ""
+    # Substrings of which at least one must be in a file for the rule to find anything.
+    prefilter: ClassVar[tuple] = ()
+    VALID: ClassVar[list] = []
+    INVALID: ClassVar[list] = []
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if cls.code:
+            if cls.code in _REGISTRY and _REGISTRY[cls.code] is not cls:
+                raise ValueError(f"rule code {cls.code} is used by {_REGISTRY[cls.code].__name__} and {cls.__name__}")
+            _REGISTRY[cls.code] = cls
+
+    def __init__(self, options: Options) -> None:
+        self.options = options
+
+    @classmethod
+    def might_match(cls, text: str) -> bool:
+        return any(s in text for s in cls.prefilter) if cls.prefilter else True
+
+    @classmethod
+    def doc_sections(cls) -> dict[str, str]:
+        sections: dict[str, str] = {}
+        current = None
+        for line in cls.docs.strip("\n").splitlines():
+            m = re.match(r"^## (.+?)\s*$", line.strip())
+            if m:
+                current = m.group(1)
+                sections[current] = ""
+            elif current is not None:
+                sections[current] += line + "\n"
+        return {k: v.strip("\n") for k, v in sections.items()}
+
+    @classmethod
+    def explain(cls) -> str:
+        import textwrap
+
+        head = f"# {cls.code} ({cls.name})\n\n"
+        fix = f"Fix: {cls.fix_title} ({cls.fix_safety})" if cls.fix_safety else "Fix: none (manual change)"
+        return head + f"Message: {cls.message}\n{fix}\n\n" + textwrap.dedent(cls.docs).strip() + "\n"
+
+
+def all_rules() -> list[type[Rule]]:
+    return [_REGISTRY[c] for c in sorted(_REGISTRY)]
+
+
+def get_rule(code: str) -> type[Rule] | None:
+    return _REGISTRY.get(code.upper())
+
+
+# --------------------------------------------------------------------------- context
+
+
+class Context:
+    """What a rule visitor can ask at the current program point, and where it reports."""
+
+    def __init__(self, lines: LineIndex, options: Options) -> None:
+        self.lines = lines
+        self.options = options
+        self.analyzer = None
+        self.scope = None
+        self.state = None
+        self.stmt = None
+        self.violations: list[Violation] = []
+
+    # analysis queries
+    def fact(self, node):
+        return self.analyzer.fact(node, self.state)
+
+    def qualname(self, node) -> str | None:
+        return self.analyzer.qualname(node, self.state)
+
+    @property
+    def no_grad(self) -> bool:
+        """Grad mode is off, or may be off, here."""
+        return self.state.no_grad
+
+    # source text
+    def span(self, node) -> tuple[int, int]:
+        return self.lines.node_span(node)
+
+    def text(self, node) -> str:
+        s, e = self.lines.node_span(node)
+        return self.lines.text[s:e]
+
+    def short(self, node, limit: int = 40) -> str:
+        """The expression's source for a message, or `<expr>` when long or multi-line."""
+        t = self.text(node)
+        return t if len(t) <= limit and "\n" not in t else "<expr>"
+
+    # reporting
+    def report(self, rule: Rule, node: ast.AST, fix: Fix | None = None, message: str | None = None, **fmt) -> None:
+        lines = self.lines
+        line = node.lineno
+        col = lines.char_col(line, node.col_offset)
+        end_line = getattr(node, "end_lineno", line) or line
+        end_col = lines.char_col(end_line, node.end_col_offset) if node.end_col_offset is not None else col
+        msg = message if message is not None else rule.message.format(**fmt)
+        self.violations.append(Violation(rule.code, msg, line, col, end_line, end_col, fix))

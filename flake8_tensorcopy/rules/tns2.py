@@ -1,0 +1,267 @@
+"""TNS2xx: tensor copy idioms."""
+
+from __future__ import annotations
+
+import ast
+
+from ..analysis.facts import Grad
+from ..fixes import attr_name_span, has_comment, receiver_text, replace_node
+from .base import Edit, Fix, Invalid, Oracle, Rule, Valid
+
+_NOT_TENSORS = ("other", "module", "import", "seq", "loader", "device", "params", "named_params")
+
+
+class CloneBeforeDetach(Rule):
+    code = "TNS201"
+    name = "clone-before-detach"
+    message = (
+        "{expr}.clone().detach() records the copy in the autograd graph and then throws it away; "
+        "use {expr}.detach().clone()"
+    )
+    fix_title = "Swap to `.detach().clone()`"
+    fix_safety = "safe"
+    prefilter = (".clone(",)
+    docs = """
+## What it does
+Checks for `x.clone().detach()`.
+
+## Why is this bad?
+Both orders give the same tensor: new storage, `requires_grad=False`, a leaf.  But when `x`
+requires grad, `clone()` first records a `CloneBackward0` node in the autograd graph (and
+keeps `x`'s graph alive until the temporary dies), and `detach()` then throws it away.
+Detaching first copies without touching autograd: 3.9 us against 5.2 us (1.34x) for a small
+tensor that requires grad on torch 2.13 (CPU); for large tensors the copy dominates.  It is
+also the spelling PyTorch itself recommends in its copy-construct warning.
+
+Not reported inside a no-grad region, or when `x` is known not to require grad (there
+clone-first records nothing).
+
+## Example
+```python
+history_weight = model.layer.weight.clone().detach()
+```
+
+## Use instead
+```python
+history_weight = model.layer.weight.detach().clone()
+```
+
+## Fix safety
+Safe: the result has the same values, dtype, device, memory format and `requires_grad`.
+Arguments of `clone(...)` (such as `memory_format=`) move with it.
+
+## References
+- https://pytorch.org/docs/stable/generated/torch.Tensor.detach.html
+- https://pytorch.org/docs/stable/generated/torch.clone.html
+- https://pytorch.org/docs/stable/generated/torch.tensor.html (the copy-construct note)
+"""
+    VALID = [
+        Valid("import torch\nx = torch.ones(3, requires_grad=True)\ny = x.detach().clone()\n", runs=True),
+        Valid("import torch\nx = torch.ones(3, requires_grad=True)\nwith torch.no_grad():\n    y = x.clone().detach()\n",
+              runs=True),
+        Valid("import torch\nx = torch.randn(3)\ny = x.clone().detach()\n", runs=True),
+        Valid("import torch\nx = torch.ones(3, requires_grad=True)\ny = x.clone()\n", runs=True),
+    ]
+    INVALID = [
+        Invalid(
+            "import torch\n\nx = torch.ones(3, requires_grad=True)\ny = x.clone().detach()\n",
+            line=4,
+            col=4,
+            fixed="import torch\n\nx = torch.ones(3, requires_grad=True)\ny = x.detach().clone()\n",
+            oracle=Oracle(grad_fn="CloneBackward0", same=("y",),
+                          check_bad="not y.requires_grad and y.is_leaf",
+                          check_fixed="not y.requires_grad and y.is_leaf and y.data_ptr() != x.data_ptr()"),
+        ),
+        Invalid(
+            # The seed's weight-history snapshot.
+            "import torch\nfrom torch import nn\n\nmodel = nn.Module()\nmodel.layer = nn.Linear(4, 4)\n"
+            "history_weight = model.layer.weight.clone().detach()\n",
+            line=6,
+            col=17,
+            fixed="import torch\nfrom torch import nn\n\nmodel = nn.Module()\nmodel.layer = nn.Linear(4, 4)\n"
+            "history_weight = model.layer.weight.detach().clone()\n",
+            oracle=Oracle(grad_fn="CloneBackward0", same=("history_weight",),
+                          check_fixed="history_weight.data_ptr() != model.layer.weight.data_ptr()"),
+        ),
+        Invalid(
+            "import torch as th\n\ndef snapshot(m: th.nn.Module):\n    w = th.nn.Parameter(th.ones(2, 2))\n"
+            "    return w.clone(memory_format=th.contiguous_format).detach()  # keep\n\nout = snapshot(None)\n",
+            line=5,
+            col=11,
+            fixed="import torch as th\n\ndef snapshot(m: th.nn.Module):\n    w = th.nn.Parameter(th.ones(2, 2))\n"
+            "    return w.detach().clone(memory_format=th.contiguous_format)  # keep\n\nout = snapshot(None)\n",
+            oracle=Oracle(grad_fn="CloneBackward0", same=("out",)),
+        ),
+    ]
+
+    def visit_Call(self, node: ast.Call, ctx) -> None:
+        func = node.func
+        if not (isinstance(func, ast.Attribute) and func.attr == "detach" and not node.args and not node.keywords):
+            return
+        inner = func.value
+        if not (isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) and inner.func.attr == "clone"):
+            return
+        if ctx.no_grad:
+            return
+        base = inner.func.value
+        fact = ctx.fact(base)
+        if fact.kind in _NOT_TENSORS or fact.grad is Grad.NO:
+            return
+        text = ctx.lines.text
+        clone_start, clone_name_end = attr_name_span(ctx, inner.func)
+        _, clone_end = ctx.span(inner)
+        detach_start, _ = attr_name_span(ctx, func)
+        _, detach_end = ctx.span(node)
+        clone_args = text[clone_name_end:clone_end]
+        fix = Fix(
+            self.fix_title,
+            self.fix_safety,
+            (
+                Edit(clone_start, clone_end, "detach()", expect=text[clone_start:clone_end]),
+                Edit(detach_start, detach_end, "clone" + clone_args, expect=text[detach_start:detach_end]),
+            ),
+        )
+        if not text[clone_start:clone_end].startswith("clone") or not text[detach_start:detach_end].startswith("detach"):
+            fix = None
+        ctx.report(self, node, fix, expr=ctx.short(base))
+
+
+class CopyConstructFromTensor(Rule):
+    code = "TNS202"
+    name = "copy-construct-from-tensor"
+    message = "{call} copy-constructs from a tensor (UserWarning); use {replacement}"
+    fix_title = "Replace with `.detach().clone()`"
+    fix_safety = "safe"
+    prefilter = ("tensor(",)
+    docs = """
+## What it does
+Checks for `torch.tensor(t)` and `u.new_tensor(t)` where `t` is known to be a tensor (the
+result of a torch call, a model, `.detach()`, `.clone()`, a parameter, ...).  Lists and numbers
+are what these constructors are for and are not reported.
+
+## Why is this bad?
+`torch.tensor` is meant for Python data.  Given a tensor it copies it, drops the autograd
+graph, and warns on every call: `UserWarning: To copy construct from a tensor, it is
+recommended to use sourceTensor.detach().clone() or
+sourceTensor.detach().clone().requires_grad_(True), rather than torch.tensor(sourceTensor).`
+The explicit form says what happens (a detached copy) and does not warn.
+
+## Example
+```python
+y = torch.tensor(x, dtype=torch.float64, requires_grad=True)
+z = base.new_tensor(x)
+```
+
+## Use instead
+```python
+y = x.detach().clone().to(dtype=torch.float64).requires_grad_(True)
+z = x.detach().clone().to(base)
+```
+
+## Fix safety
+Safe: the replacement gives an equal tensor with the same dtype, device and `requires_grad`
+(`new_tensor` takes `u`'s dtype and device, hence `.to(u)`), and no warning.  No fix is
+offered when the call has other keyword arguments (`pin_memory=`), when the call contains a
+comment, or when `u` in `u.new_tensor(t)` is not a plain name or attribute (it would be
+evaluated twice).
+
+## References
+- https://pytorch.org/docs/stable/generated/torch.tensor.html
+- https://pytorch.org/docs/stable/generated/torch.Tensor.new_tensor.html
+"""
+    VALID = [
+        Valid("import torch\nx = torch.tensor([1.0, 2.0])\ny = torch.tensor(3)\n", runs=True),
+        Valid("import torch\nimport numpy as np\nx = torch.tensor(np.ones(3))\n", runs=True),
+        Valid("import torch\nx = torch.ones(3)\ny = x.detach().clone()\n", runs=True),
+        Valid("import torch\nx = torch.ones(3)\ny = torch.as_tensor(x)\n", runs=True),
+        Valid("import torch\n\ndef f(data):\n    return torch.tensor(data)\n"),
+    ]
+    INVALID = [
+        Invalid(
+            "import torch\n\nx = torch.ones(3, requires_grad=True)\ny = torch.tensor(x)\n",
+            line=4,
+            col=4,
+            fixed="import torch\n\nx = torch.ones(3, requires_grad=True)\ny = x.detach().clone()\n",
+            oracle=Oracle(warns=("UserWarning", "To copy construct from a tensor"), same=("y",),
+                          check_fixed="not y.requires_grad and y.dtype == x.dtype and y.data_ptr() != x.data_ptr()"),
+        ),
+        Invalid(
+            "import torch\nfrom torch import tensor\n\nx = torch.randn(2, 3)\n"
+            "y = tensor(x * 2, dtype=torch.float64, requires_grad=True)\n",
+            line=5,
+            col=4,
+            fixed="import torch\nfrom torch import tensor\n\nx = torch.randn(2, 3)\n"
+            "y = (x * 2).detach().clone().to(dtype=torch.float64).requires_grad_(True)\n",
+            oracle=Oracle(warns=("UserWarning", "To copy construct from a tensor"), same=("y",),
+                          check_bad="y.requires_grad and y.is_leaf and y.dtype == torch.float64",
+                          check_fixed="y.requires_grad and y.is_leaf and y.dtype == torch.float64"),
+        ),
+        Invalid(
+            "import torch\n\nbase = torch.zeros(2, dtype=torch.float64)\nx = torch.ones(2)\nz = base.new_tensor(x)\n",
+            line=5,
+            col=4,
+            fixed="import torch\n\nbase = torch.zeros(2, dtype=torch.float64)\nx = torch.ones(2)\n"
+            "z = x.detach().clone().to(base)\n",
+            oracle=Oracle(warns=("UserWarning", "new_tensor(sourceTensor)"), same=("z",),
+                          check_bad="z.dtype == torch.float64",
+                          check_fixed="z.dtype == torch.float64 and z.data_ptr() != x.data_ptr()"),
+        ),
+    ]
+
+    _ALLOWED = ("dtype", "device", "requires_grad")
+
+    def visit_Call(self, node: ast.Call, ctx) -> None:
+        func = node.func
+        receiver = None
+        if isinstance(func, ast.Attribute) and func.attr == "new_tensor":
+            receiver = func.value
+            rf = ctx.fact(receiver)
+            if rf.kind in _NOT_TENSORS:
+                return
+        elif ctx.qualname(func) != "torch.tensor":
+            return
+        if not node.args or isinstance(node.args[0], ast.Starred):
+            return
+        data = node.args[0]
+        if ctx.fact(data).kind != "tensor":
+            return
+        replacement = self._replacement(node, data, receiver, ctx)
+        call = ctx.short(node, 50)
+        if call == "<expr>":
+            call = "torch.tensor(t)" if receiver is None else "u.new_tensor(t)"
+        fix = None
+        if replacement is not None:
+            fix = Fix(self.fix_title, self.fix_safety, (replace_node(ctx, node, replacement),))
+            shown = replacement if len(replacement) <= 60 else "t.detach().clone()"
+        else:
+            shown = "t.detach().clone()"
+        ctx.report(self, node, fix, call=call, replacement=shown)
+
+    def _replacement(self, node: ast.Call, data, receiver, ctx) -> str | None:
+        if len(node.args) > 1 or has_comment(ctx.text(node)):
+            return None
+        kws = {}
+        for kw in node.keywords:
+            if kw.arg not in self._ALLOWED:
+                return None
+            kws[kw.arg] = ctx.text(kw.value)
+        out = receiver_text(ctx, data) + ".detach().clone()"
+        if receiver is not None:
+            if not isinstance(receiver, (ast.Name, ast.Attribute)) or not all(
+                isinstance(n, (ast.Name, ast.Attribute, ast.Load)) for n in ast.walk(receiver)
+            ):
+                return None
+            u = ctx.text(receiver)
+            if "dtype" not in kws and "device" not in kws:
+                out += f".to({u})"
+            else:
+                dtype = kws.get("dtype", f"{u}.dtype")
+                device = kws.get("device", f"{u}.device")
+                out += f".to(dtype={dtype}, device={device})"
+        elif "dtype" in kws or "device" in kws:
+            args = ", ".join(f"{k}={kws[k]}" for k in ("dtype", "device") if k in kws)
+            out += f".to({args})"
+        rg = kws.get("requires_grad")
+        if rg is not None and rg != "False":
+            out += f".requires_grad_({rg})"
+        return out

@@ -1,0 +1,105 @@
+"""Source text: decoding bytes the way Python does, and mapping ast positions to text offsets.
+
+The engine analyses `ast` trees (positions in UTF-8 bytes per line) and edits the decoded
+text (positions in characters).  This module is the one place that converts between them,
+and the one place that turns edited text back into the file's own bytes (encoding, BOM and
+line endings are whatever the file had: we never normalise them).
+"""
+
+from __future__ import annotations
+
+import codecs
+import io
+import re
+import tokenize
+from dataclasses import dataclass
+
+# Python's tokenizer ends a line at \r\n, \r or \n, and at nothing else (str.splitlines also
+# splits at \x0c, \x1c, \u2028 ..., which would shift every line number after them).
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+
+
+class DecodeError(Exception):
+    """The bytes are not text in the encoding the file declares."""
+
+
+@dataclass(frozen=True)
+class Decoded:
+    text: str
+    encoding: str
+    bom: bool
+
+
+def decode(data: bytes) -> Decoded:
+    """Decode a Python file's bytes as the interpreter would (PEP 263 cookie, UTF-8 BOM)."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as exc:  # unknown codec in the cookie, or BOM + non-utf-8 cookie
+        raise DecodeError(str(exc)) from None
+    bom = data.startswith(codecs.BOM_UTF8)
+    if bom:
+        data = data[len(codecs.BOM_UTF8) :]
+        encoding = "utf-8"
+    elif encoding == "utf-8-sig":
+        encoding = "utf-8"
+    try:
+        text = data.decode(encoding)
+    except (UnicodeDecodeError, LookupError) as exc:
+        raise DecodeError(f"not valid {encoding}: {exc}") from None
+    return Decoded(text, encoding, bom)
+
+
+def encode(text: str, encoding: str, bom: bool) -> bytes:
+    data = text.encode(encoding)
+    return codecs.BOM_UTF8 + data if bom else data
+
+
+def is_probably_binary(data: bytes) -> bool:
+    return b"\x00" in data[:8192]
+
+
+class LineIndex:
+    """Offsets of line starts in a text, and ast-position -> text-offset conversion."""
+
+    __slots__ = ("text", "starts")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        starts = [0]
+        starts.extend(m.end() for m in _NEWLINE.finditer(text))
+        self.starts = starts
+
+    def line(self, lineno: int) -> str:
+        """The text of 1-based line `lineno`, without its line ending."""
+        start = self.starts[lineno - 1]
+        end = self.starts[lineno] if lineno < len(self.starts) else len(self.text)
+        return self.text[start:end].rstrip("\r\n")
+
+    def char_col(self, lineno: int, byte_col: int) -> int:
+        """Character column of an ast (UTF-8 byte) column on 1-based line `lineno`."""
+        line = self.line(lineno)
+        if line.isascii():
+            return byte_col
+        return len(line.encode("utf-8")[:byte_col].decode("utf-8", errors="replace"))
+
+    def offset(self, lineno: int, byte_col: int) -> int:
+        """Text offset of an ast position (1-based line, UTF-8 byte column)."""
+        return self.starts[lineno - 1] + self.char_col(lineno, byte_col)
+
+    def node_span(self, node) -> tuple[int, int]:
+        """Text offsets [start, end) of an ast node with positions."""
+        return (
+            self.offset(node.lineno, node.col_offset),
+            self.offset(node.end_lineno, node.end_col_offset),
+        )
+
+    def position(self, offset: int) -> tuple[int, int]:
+        """1-based line and 0-based character column of a text offset."""
+        lo, hi = 0, len(self.starts) - 1
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if self.starts[mid] <= offset:
+                lo = mid
+            else:
+                hi = mid - 1
+        return lo + 1, offset - self.starts[lo]

@@ -1,0 +1,84 @@
+"""Tests generated from the examples each rule carries: detection, position, fix, idempotence."""
+
+import ast
+import dataclasses
+
+import pytest
+
+from examples import invalid_examples, valid_examples
+from flake8_tensorcopy.engine import fix_text, lint_text, select_rules
+from flake8_tensorcopy.rules import Rule, all_rules
+from flake8_tensorcopy.rules.base import DOC_SECTIONS, Options
+
+
+def _options(ex):
+    return Options(**ex.options)
+
+
+@pytest.mark.parametrize("rule,ex", invalid_examples())
+def test_invalid_example_is_reported_at_its_position(rule, ex):
+    result = lint_text(ex.code, all_rules(), _options(ex))
+    assert result.error is None
+    found = [(v.code, v.line, v.col) for v in result.violations]
+    assert (rule.code, ex.line, ex.col) in found, found
+    allowed = {rule.code, *ex.also}
+    assert {v.code for v in result.violations} <= allowed, found
+    for v in result.violations:
+        assert v.message and v.message[-1] not in ".;", v.message
+
+
+@pytest.mark.parametrize("rule,ex", invalid_examples())
+def test_invalid_example_fix(rule, ex):
+    codes = select_rules([rule.code, *ex.also])
+    fixed = fix_text(ex.code, codes, _options(ex), unsafe=ex.unsafe)
+    assert fixed.error is None
+    if ex.fixed is None:
+        assert fixed.text == ex.code
+        return
+    assert fixed.text == ex.fixed
+    compile(fixed.text, "<fixed>", "exec")
+    if ex.unsafe:
+        # An unsafe fix is not applied without --unsafe-fixes.
+        assert fix_text(ex.code, codes, _options(ex), unsafe=False).text == ex.code
+    # A second run finds nothing left to fix, and the rule no longer fires.
+    again = fix_text(fixed.text, codes, _options(ex), unsafe=ex.unsafe)
+    assert again.text == fixed.text
+    assert not [v for v in lint_text(fixed.text, codes, _options(ex)).violations if v.code == rule.code]
+
+
+@pytest.mark.parametrize("rule,ex", valid_examples())
+def test_valid_example_is_clean(rule, ex):
+    result = lint_text(ex.code, all_rules(), _options(ex))
+    assert result.error is None
+    assert [v for v in result.violations if v.code == rule.code] == []
+    ast.parse(ex.code)
+
+
+@pytest.mark.parametrize("rule", all_rules(), ids=lambda r: r.code)
+def test_rule_metadata(rule):
+    sections = rule.doc_sections()
+    missing = [s for s in DOC_SECTIONS if not sections.get(s)]
+    assert not missing, f"{rule.code} docs lack sections {missing}"
+    assert "pytorch.org" in sections["References"]
+    assert rule.code.startswith("TNS") and len(rule.code) == 6
+    assert rule.name and rule.message and rule.VALID and rule.INVALID
+    assert "use" in rule.message or "wrap" in rule.message or "move" in rule.message
+    if rule.fix_safety is not None:
+        assert rule.fix_safety in ("safe", "unsafe")
+        assert rule.fix_title
+        assert any(ex.fixed for ex in rule.INVALID), "a fixable rule shows its fix in an example"
+    else:
+        assert all(ex.fixed is None for ex in rule.INVALID)
+
+
+def test_codes_are_unique_and_registration_rejects_a_collision():
+    codes = [r.code for r in all_rules()]
+    assert len(codes) == len(set(codes))
+    with pytest.raises(ValueError, match="TNS201"):
+        type("Dup", (Rule,), {"code": "TNS201"})
+
+
+def test_examples_are_frozen_records():
+    for rule in all_rules():
+        for ex in rule.INVALID:
+            assert dataclasses.is_dataclass(ex)
