@@ -138,9 +138,10 @@ def _read(path: str) -> bytes:
 
 def write_atomic(path: str, data: bytes) -> None:
     """Write via a temporary file in the same directory and a rename, keeping the mode."""
-    if not os.access(path, os.W_OK):
-        raise PermissionError(f"{path} is not writable")
     st = os.stat(path)
+    # Read-only means read-only, also for root (who os.access() says may write anything).
+    if not os.access(path, os.W_OK) or not st.st_mode & 0o222:
+        raise PermissionError(13, "file is read-only")
     directory = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".tensorcopy-", suffix=".tmp", dir=directory)
     try:

@@ -66,9 +66,13 @@ class TensorCopyChecker:
 
     @classmethod
     def parse_options(cls, options) -> None:
+        numpy_fix = getattr(options, "tensorcopy_numpy_fix", "detach") or "detach"
+        if numpy_fix not in ("detach", "force"):
+            # flake8 does not check `choices` for values read from config files.
+            raise SystemExit(f"flake8-tensorcopy: tensorcopy-numpy-fix must be 'detach' or 'force', not {numpy_fix!r}")
         cls.options = Options(
             strict=bool(getattr(options, "tensorcopy_strict", False)),
-            numpy_fix=getattr(options, "tensorcopy_numpy_fix", "detach") or "detach",
+            numpy_fix=numpy_fix,
             generator_names=_names(getattr(options, "tensorcopy_generator_names", ())),
             discriminator_names=_names(getattr(options, "tensorcopy_discriminator_names", ())),
         )

@@ -232,9 +232,9 @@ evaluated twice).
         fix = None
         if replacement is not None:
             fix = Fix(self.fix_title, self.fix_safety, (replace_node(ctx, node, replacement),))
-            shown = replacement if len(replacement) <= 60 else "t.detach().clone()"
+            shown = replacement if len(replacement) <= 60 else f"{ctx.short(data, 30)}.detach().clone()"
         else:
-            shown = "t.detach().clone()"
+            shown = f"{ctx.short(data, 30)}.detach().clone()"
         ctx.report(self, node, fix, call=call, replacement=shown)
 
     def _replacement(self, node: ast.Call, data, receiver, ctx) -> str | None:
@@ -242,10 +242,16 @@ evaluated twice).
             return None
         kws = {}
         for kw in node.keywords:
+            if kw.arg == "pin_memory" and isinstance(kw.value, ast.Constant) and kw.value.value is False:
+                continue
             if kw.arg not in self._ALLOWED:
                 return None
             kws[kw.arg] = ctx.text(kw.value)
-        out = receiver_text(ctx, data) + ".detach().clone()"
+        if (isinstance(data, ast.Call) and isinstance(data.func, ast.Attribute) and data.func.attr == "detach"
+                and not data.args and not data.keywords):
+            out = ctx.text(data) + ".clone()"
+        else:
+            out = receiver_text(ctx, data) + ".detach().clone()"
         if receiver is not None:
             if not isinstance(receiver, (ast.Name, ast.Attribute)) or not all(
                 isinstance(n, (ast.Name, ast.Attribute, ast.Load)) for n in ast.walk(receiver)

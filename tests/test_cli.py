@@ -1,0 +1,204 @@
+"""The `tensorcopy` CLI and the flake8 plugin, through their real entry points (subprocesses)."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import tool
+
+BAD = (
+    "import torch\n"
+    "\n"
+    "x = torch.ones(3, requires_grad=True)\n"
+    "y = x.clone().detach()\n"
+    "z = x.clone().detach()  # noqa: TNS201\n"
+    "w = x.clone().detach()  # noqa\n"
+    "v = x.clone().detach()  # noqa: E501\n"
+)
+GOOD = "import torch\n\nx = torch.ones(3, requires_grad=True)\ny = x.detach().clone()\n"
+
+
+def run(*args, input=None, cwd=None):
+    return subprocess.run(args, input=input, capture_output=True, text=True, cwd=cwd)
+
+
+@pytest.fixture
+def bad(tmp_path):
+    p = tmp_path / "bad.py"
+    p.write_text(BAD)
+    return p
+
+
+def test_check_reports_sorted_findings_and_exits_1(bad, tmp_path):
+    (tmp_path / "good.py").write_text(GOOD)
+    proc = run(tool("tensorcopy"), "check", str(tmp_path))
+    assert proc.returncode == 1, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith(f"{bad}:4:5: TNS201 x.clone().detach() ")
+    assert lines[0].endswith("use x.detach().clone()")
+    assert lines[1].startswith(f"{bad}:7:5: TNS201 ")  # noqa for another code does not hide it
+    assert lines[2] == "Found 2 problems (2 fixable with `tensorcopy fix`)."
+    assert len(lines) == 3
+
+
+def test_check_clean_exits_0(tmp_path):
+    (tmp_path / "good.py").write_text(GOOD)
+    proc = run(tool("tensorcopy"), "check", str(tmp_path))
+    assert proc.returncode == 0
+    assert proc.stdout.strip() == "All checks passed!"
+
+
+def test_python_dash_m_is_the_same_cli(bad):
+    a = run(tool("tensorcopy"), "check", str(bad))
+    b = run(sys.executable, "-m", "flake8_tensorcopy", "check", str(bad))
+    assert (a.returncode, a.stdout) == (b.returncode, b.stdout)
+
+
+def test_missing_path_and_bad_option_exit_2(tmp_path):
+    proc = run(tool("tensorcopy"), "check", str(tmp_path / "nope.py"))
+    assert proc.returncode == 2
+    assert "nope.py: no such file or directory" in proc.stderr
+    proc = run(tool("tensorcopy"), "check", "--no-such-option")
+    assert proc.returncode == 2
+
+
+def test_select_and_ignore_use_prefixes(bad):
+    assert run(tool("tensorcopy"), "check", "--ignore", "TNS2", str(bad)).returncode == 0
+    assert run(tool("tensorcopy"), "check", "--select", "TNS1", str(bad)).returncode == 0
+    assert run(tool("tensorcopy"), "check", "--select", "TNS1", "--extend-select", "TNS20", str(bad)).returncode == 1
+    assert run(tool("tensorcopy"), "check", "--select", "TNS", "--ignore", "TNS2", "--extend-select", "TNS201",
+               str(bad)).returncode == 1
+
+
+def test_fix_diff_writes_nothing(bad):
+    before = bad.read_bytes()
+    proc = run(tool("tensorcopy"), "fix", "--diff", str(bad))
+    assert proc.returncode == 1
+    assert "-y = x.clone().detach()\n+y = x.detach().clone()" in proc.stdout
+    assert bad.read_bytes() == before
+
+
+def test_fix_applies_and_is_idempotent(bad):
+    proc = run(tool("tensorcopy"), "fix", str(bad))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Fixed 2 problems." in proc.stdout
+    fixed = bad.read_text()
+    assert fixed == BAD.replace("y = x.clone()", "y = x.detach()").replace(
+        "y = x.detach().detach()", "y = x.detach().clone()").replace(
+        "v = x.clone().detach()", "v = x.detach().clone()")
+    assert run(tool("tensorcopy"), "fix", str(bad)).returncode == 0
+    assert bad.read_text() == fixed
+    assert run(tool("tensorcopy"), "check", str(bad)).returncode == 0
+
+
+def test_fix_keeps_mode_encoding_bom_and_line_endings(tmp_path):
+    p = tmp_path / "crlf.py"
+    src = "\ufeffimport torch\r\nx = torch.ones(2, requires_grad=True)\r\ny = x.clone().detach()  # é\r\n"
+    p.write_bytes(src.encode("utf-8"))
+    os.chmod(p, 0o640)
+    assert run(tool("tensorcopy"), "fix", str(p)).returncode == 0
+    assert p.read_bytes() == src.replace("x.clone().detach()", "x.detach().clone()").encode("utf-8")
+    assert oct(os.stat(p).st_mode & 0o777) == oct(0o640)
+    p2 = tmp_path / "latin.py"
+    src2 = "# -*- coding: latin-1 -*-\nimport torch\nx = torch.ones(2, requires_grad=True)\ny = x.clone().detach()  # café\n"
+    p2.write_bytes(src2.encode("latin-1"))
+    assert run(tool("tensorcopy"), "fix", str(p2)).returncode == 0
+    assert p2.read_bytes() == src2.replace("x.clone().detach()", "x.detach().clone()").encode("latin-1")
+
+
+def test_stdin_check_and_fix():
+    proc = run(tool("tensorcopy"), "check", "-", "--stdin-filename", "pkg/mod.py", input=BAD)
+    assert proc.returncode == 1
+    assert proc.stdout.startswith("pkg/mod.py:4:5: TNS201 ")
+    proc = run(tool("tensorcopy"), "fix", "-", input=BAD)
+    assert proc.returncode == 0
+    assert proc.stdout == BAD.replace("y = x.clone().detach()", "y = x.detach().clone()").replace(
+        "v = x.clone().detach()", "v = x.detach().clone()")
+    assert "Fixed 2 problems" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"import torch\nx = (\n", b"", b"   \n\n", b"import torch\nx = '\xff\xfe'\n", b"\x00\x01\x02torch\x00"],
+    ids=["syntax-error", "empty", "whitespace", "invalid-utf8", "binary"],
+)
+def test_hostile_files_never_traceback(tmp_path, content):
+    p = tmp_path / "f.py"
+    p.write_bytes(content)
+    for args in (("check", str(p)), ("fix", str(p))):
+        proc = run(tool("tensorcopy"), *args)
+        assert "Traceback" not in proc.stderr
+        assert proc.returncode in (0, 2)
+        if proc.returncode == 2:
+            assert f"error: {p}: " in proc.stderr
+    assert p.read_bytes() == content
+    proc = run(tool("flake8"), "--select", "TNS", str(p))
+    assert "Traceback" not in proc.stderr and "TNS" not in proc.stdout
+
+
+def test_read_only_file_is_reported_and_untouched(bad):
+    os.chmod(bad, 0o444)
+    before = bad.read_bytes()
+    proc = run(tool("tensorcopy"), "fix", str(bad))
+    assert proc.returncode == 2 and "cannot write" in proc.stderr
+    assert bad.read_bytes() == before
+
+
+def test_default_excludes(tmp_path):
+    for d in (".git", ".venv", "build", "dist", "node_modules"):
+        (tmp_path / d).mkdir()
+        (tmp_path / d / "bad.py").write_text(BAD)
+    assert run(tool("tensorcopy"), "check", str(tmp_path)).returncode == 0
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "bad.py").write_text(BAD)
+    assert run(tool("tensorcopy"), "check", str(tmp_path)).returncode == 1
+    assert run(tool("tensorcopy"), "check", "--exclude", "src", str(tmp_path)).returncode == 0
+
+
+def test_rules_and_explain():
+    proc = run(tool("tensorcopy"), "rules")
+    assert proc.returncode == 0 and "TNS201" in proc.stdout and "TNS202" in proc.stdout
+    proc = run(tool("tensorcopy"), "explain", "tns201")
+    assert proc.returncode == 0
+    for section in ("## What it does", "## Why is this bad?", "## Example", "## Use instead", "## Fix safety"):
+        assert section in proc.stdout
+    assert run(tool("tensorcopy"), "explain", "TNS999").returncode == 2
+
+
+# ----------------------------------------------------------------------------- flake8
+
+
+def test_flake8_file_and_stdin_agree(bad):
+    fmt = ["--format", "%(path)s:%(row)d:%(col)d: %(code)s %(text)s"]
+    on_file = run(tool("flake8"), "--select", "TNS", *fmt, str(bad))
+    on_stdin = run(tool("flake8"), "--select", "TNS", *fmt, "-", input=BAD)
+    assert on_file.returncode == 1
+    file_lines = on_file.stdout.splitlines()
+    assert [line.split(":", 1)[1] for line in file_lines] == [
+        line.split(":", 1)[1] for line in on_stdin.stdout.splitlines()
+    ]
+    assert on_stdin.stdout.startswith("stdin:4:5: TNS201 ")
+    assert [line.split(": ")[0].rsplit(":", 2)[1:] for line in file_lines] == [["4", "5"], ["7", "5"]]
+
+
+def test_flake8_noqa_and_ignore(bad):
+    assert run(tool("flake8"), "--select", "TNS", "--extend-ignore", "TNS201", str(bad)).returncode == 0
+    assert run(tool("flake8"), "--select", "TNS", "--disable-noqa", str(bad)).stdout.count("TNS201") == 4
+
+
+def test_flake8_options_from_config(tmp_path, bad):
+    cfg = tmp_path / "setup.cfg"
+    cfg.write_text("[flake8]\nselect = TNS\ntensorcopy-strict = true\ntensorcopy-numpy-fix = force\n"
+                   "tensorcopy-generator-names = netG, my_gen\n")
+    proc = run(tool("flake8"), str(bad), cwd=tmp_path)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    cfg.write_text("[flake8]\nselect = TNS\ntensorcopy-numpy-fix = sideways\n")
+    proc = run(tool("flake8"), str(bad), cwd=tmp_path)
+    assert proc.returncode != 0 and "sideways" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_flake8_lists_the_plugin():
+    proc = run(tool("flake8"), "--version")
+    assert "flake8-tensorcopy" in proc.stdout
