@@ -15,6 +15,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
 from . import __version__
+from .cache import CACHE_DIR, Cache, config_key, content_hash
 from .engine import fix_text, lint_text, select_rules
 from .rules.base import Options, Violation, all_rules, get_rule
 from .source import DecodeError, decode, encode, is_probably_binary
@@ -39,6 +40,7 @@ class FileReport:
     fixed: int = 0
     diff: str = ""
     new_source: bytes | None = None  # for stdin fixes
+    stamp: tuple | None = None  # (sha256, size, mtime_ns) of what was checked, for the cache
 
 
 # --------------------------------------------------------------------------- arguments
@@ -65,6 +67,9 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--stdin-filename", default=None, metavar="PATH", help="the name to report for '-'")
     p.add_argument("--jobs", "-j", type=int, default=0, help="processes (default: one per CPU for large trees)")
     p.add_argument("--no-noqa", action="store_true", help="ignore '# noqa' comments")
+    p.add_argument("--no-cache", action="store_true", help="do not read or write the result cache")
+    p.add_argument("--cache-dir", default=CACHE_DIR, metavar="DIR",
+                   help=f"where `check` keeps its result cache (default: {CACHE_DIR})")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -175,6 +180,7 @@ class Job:
 def process(path: str, display: str, job: Job) -> FileReport:
     report = FileReport(display)
     try:
+        st = os.stat(path) if path != "-" else None
         data = _read(path)
     except OSError as exc:
         report.error = f"cannot read: {exc.strerror or exc}"
@@ -193,6 +199,8 @@ def process(path: str, display: str, job: Job) -> FileReport:
             result = lint_text(decoded.text, rules, job.options, honor_noqa=job.noqa)
             report.violations = result.violations
             report.error = f"cannot parse: {result.error}" if result.error else None
+            if st is not None:
+                report.stamp = (content_hash(data), st.st_size, st.st_mtime_ns)
             return report
         fixed = fix_text(decoded.text, rules, job.options, unsafe=job.unsafe)
     except Exception as exc:  # a bug in a rule must not cost the user the rest of the run
@@ -274,7 +282,23 @@ def cmd_check_or_fix(args, mode: str) -> int:
     job = Job(mode, codes, options, getattr(args, "unsafe_fixes", False), getattr(args, "diff", False),
               not args.no_noqa)
     stdin_name = args.stdin_filename or "-"
-    reports = run_all(files, job, stdin_name, args.jobs)
+    cache = None
+    if mode == "check" and not args.no_cache:
+        cache = Cache(args.cache_dir, config_key(codes, options, job.noqa))
+    reports, todo = [], []
+    for f in files:
+        hit = cache.lookup(f) if cache is not None and f != "-" else None
+        if hit is not None:
+            reports.append(FileReport(f, hit[0], hit[1]))
+        else:
+            todo.append(f)
+    done = run_all(todo, job, stdin_name, args.jobs)
+    if cache is not None:
+        for r in done:
+            if r.stamp is not None:
+                cache.store(r.path, *r.stamp, r.violations, r.error)
+        cache.save()
+    reports.extend(done)
     reports.sort(key=lambda r: r.path)
     out = sys.stdout
     err = sys.stderr

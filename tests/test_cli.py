@@ -202,3 +202,25 @@ def test_flake8_options_from_config(tmp_path, bad):
 def test_flake8_lists_the_plugin():
     proc = run(tool("flake8"), "--version")
     assert "flake8-tensorcopy" in proc.stdout
+
+
+def test_result_cache_reuses_unchanged_files_and_notices_changes(tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    p = src / "m.py"
+    p.write_text(BAD)
+    first = run(tool("tensorcopy"), "check", "src", cwd=tmp_path)
+    assert first.returncode == 1
+    assert (tmp_path / ".tensorcopy_cache" / ".gitignore").read_text().strip().endswith("*")
+    # Same size and mtime: the cached result is served without reading the file again.
+    st = os.stat(p)
+    p.write_text(BAD.replace("y = x.clone().detach()", "y = x.detach().clone()"))
+    os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert run(tool("tensorcopy"), "check", "src", cwd=tmp_path).stdout == first.stdout
+    # --no-cache sees the truth; so does the cache once the content hash is checked.
+    fresh = run(tool("tensorcopy"), "check", "--no-cache", "src", cwd=tmp_path)
+    assert fresh.stdout.count("TNS201") == first.stdout.count("TNS201") - 1
+    os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    assert run(tool("tensorcopy"), "check", "src", cwd=tmp_path).stdout == fresh.stdout
+    # A different configuration is a different cache.
+    assert run(tool("tensorcopy"), "check", "--ignore", "TNS2", "src", cwd=tmp_path).returncode == 0
