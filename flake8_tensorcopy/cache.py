@@ -40,14 +40,21 @@ def _dump_violation(v: Violation) -> list:
     fix = None
     if v.fix is not None:
         fix = [v.fix.title, v.fix.safety, [[e.start, e.end, e.text, e.expect] for e in v.fix.edits]]
-    return [v.code, v.message, v.line, v.col, v.end_line, v.end_col, fix]
+    row = [v.code, v.message, v.line, v.col, v.end_line, v.end_col, fix]
+    if hasattr(v, "cell"):  # an output.Finding: where it is in a notebook, where its edits are
+        row += [v.cell, [list(r) for r in v.edit_ranges]]
+    return row
 
 
 def _load_violation(row) -> Violation:
-    code, message, line, col, end_line, end_col, fix = row
+    code, message, line, col, end_line, end_col, fix = row[:7]
     if fix is not None:
         title, safety, edits = fix
         fix = Fix(title, safety, tuple(Edit(s, e, t, x) for s, e, t, x in edits))
+    if len(row) == 9:
+        from .output import Finding
+
+        return Finding(code, message, line, col, end_line, end_col, fix, row[7], tuple(tuple(r) for r in row[8]))
     return Violation(code, message, line, col, end_line, end_col, fix)
 
 

@@ -7,18 +7,23 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import errno
 import fnmatch
 import os
+import stat
 import sys
 import tempfile
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
 from . import __version__
+from . import config as _config
+from . import notebook as _notebook
+from . import output as _output
 from .cache import CACHE_DIR, Cache, config_key, content_hash
-from .engine import fix_text, lint_text, select_rules
-from .rules.base import Options, Violation, all_rules, get_rule
-from .source import DecodeError, decode, encode, is_probably_binary
+from .engine import fix_text, lint_text
+from .rules.base import Options, all_rules, get_rule
+from .source import DecodeError, LineIndex, decode, encode_edited, is_probably_binary
 
 DEFAULT_EXCLUDE = (
     ".git", ".hg", ".svn", ".bzr", ".tox", ".nox", ".venv", "venv", ".eggs", "__pycache__",
@@ -35,7 +40,7 @@ class UsageError(Exception):
 @dataclass
 class FileReport:
     path: str
-    violations: list = field(default_factory=list)
+    violations: list = field(default_factory=list)  # output.Finding: placed in the file, or a notebook cell
     error: str | None = None
     fixed: int = 0
     diff: str = ""
@@ -59,11 +64,23 @@ def _add_common(p: argparse.ArgumentParser) -> None:
                    help="code prefixes to enable on top of --select")
     p.add_argument("--exclude", action="append", default=[], metavar="GLOBS",
                    help="comma-separated globs of paths to skip (added to the defaults)")
-    p.add_argument("--strict", action="store_true", help="also report tensors of unknown origin")
-    p.add_argument("--numpy-fix", choices=("detach", "force"), default="detach",
-                   help="how NumPy conversions are fixed: t.detach().cpu().numpy() or t.numpy(force=True)")
-    p.add_argument("--generator-names", type=_csv, default=[], metavar="NAMES")
-    p.add_argument("--discriminator-names", type=_csv, default=[], metavar="NAMES")
+    p.add_argument("--strict", action=argparse.BooleanOptionalAction, default=None,
+                   help="also report tensors of unknown origin")
+    p.add_argument("--numpy-fix", choices=("detach", "force"), default=None,
+                   help="how NumPy conversions are fixed: t.detach().cpu().numpy() (detach, the default) "
+                   "or t.numpy(force=True)")
+    p.add_argument("--generator-names", type=_csv, default=None, metavar="NAMES",
+                   help="extra names of generator modules (TNS3xx), comma separated")
+    p.add_argument("--discriminator-names", type=_csv, default=None, metavar="NAMES",
+                   help="extra names of discriminator modules (TNS3xx), comma separated")
+    p.add_argument("--unsafe-fixes", action=argparse.BooleanOptionalAction, default=None,
+                   help="also apply (fix) or count as fixable (check) the fixes marked unsafe")
+    p.add_argument("--output-format", choices=_output.FORMATS, default="text",
+                   help="how findings are printed (default: text)")
+    p.add_argument("--statistics", action="store_true", help="print the number of findings per rule instead")
+    p.add_argument("--config", default=None, metavar="PYPROJECT",
+                   help="read [tool.tensorcopy] from this file instead of looking for one")
+    p.add_argument("--isolated", action="store_true", help="ignore all configuration files")
     p.add_argument("--stdin-filename", default=None, metavar="PATH", help="the name to report for '-'")
     p.add_argument("--jobs", "-j", type=int, default=0, help="processes (default: one per CPU for large trees)")
     p.add_argument("--no-noqa", action="store_true", help="ignore '# noqa' comments")
@@ -84,8 +101,8 @@ def build_parser() -> argparse.ArgumentParser:
     fix = sub.add_parser("fix", help="apply the safe fixes in place")
     _add_common(fix)
     fix.add_argument("--diff", action="store_true", help="print a unified diff and write nothing")
-    fix.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes marked unsafe")
     sub.add_parser("rules", help="list the rules")
+    sub.add_parser("lsp", help="run the language server (stdio); needs flake8-tensorcopy[lsp]")
     explain = sub.add_parser("explain", help="print one rule's documentation")
     explain.add_argument("code")
     return parser
@@ -104,11 +121,18 @@ def _excluded(path: str, patterns) -> bool:
     return False
 
 
-def discover(paths, exclude) -> tuple[list[str], list[tuple[str, str]]]:
-    """Python files under `paths`, and (path, error) for paths that do not exist."""
+SOURCE_SUFFIXES = (".py", ".pyi", ".ipynb")
+
+
+def discover(paths, exclude, excluded_by_config=None) -> tuple[list[str], list[tuple[str, str]]]:
+    """Python files and notebooks under `paths`, and (path, error) for paths that do not exist.
+
+    `excluded_by_config(path)`: the configuration's `exclude`, which like `--exclude` also
+    applies to files named on the command line (pre-commit names every file)."""
     files, errors = [], []
     patterns = list(DEFAULT_EXCLUDE) + list(exclude)
     user_patterns = list(exclude)
+    by_config = excluded_by_config or (lambda path: False)
     for p in paths:
         if p == "-":
             files.append(p)
@@ -118,20 +142,31 @@ def discover(paths, exclude) -> tuple[list[str], list[tuple[str, str]]]:
                 keep = []
                 for d in sorted(dirs):
                     full = os.path.join(root, d)
-                    if _excluded(full, patterns) or os.path.exists(os.path.join(full, "pyvenv.cfg")):
+                    if (_excluded(full, patterns) or by_config(full)
+                            or os.path.exists(os.path.join(full, "pyvenv.cfg"))):
                         continue
                     keep.append(d)
                 dirs[:] = keep
                 for n in sorted(names):
                     full = os.path.join(root, n)
-                    if n.endswith((".py", ".pyi")) and not _excluded(full, patterns):
-                        files.append(full)
+                    if n.endswith(SOURCE_SUFFIXES) and not _excluded(full, patterns) and not by_config(full):
+                        if not _special(full):
+                            files.append(full)
         elif os.path.exists(p) or os.path.islink(p):
-            if not _excluded(p, user_patterns):
+            if not _excluded(p, user_patterns) and not by_config(p):
                 files.append(p)
         else:
             errors.append((p, "no such file or directory"))
     return files, errors
+
+
+def _special(path: str) -> bool:
+    """A FIFO, socket or device (opening a FIFO named x.py would hang the run).  A link that
+    cannot be followed is not special: reading it reports the error."""
+    try:
+        return not stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
 
 
 def _read(path: str) -> bytes:
@@ -142,18 +177,27 @@ def _read(path: str) -> bytes:
 
 
 def write_atomic(path: str, data: bytes) -> None:
-    """Write via a temporary file in the same directory and a rename, keeping the mode."""
+    """Write via a temporary file in the same directory and a rename, keeping the mode (and the
+    owner, where we may).  A symlink is written through: its target gets the new text."""
+    path = os.path.realpath(path)  # renaming over a symlink would replace the link, not the file
     st = os.stat(path)
+    if not stat.S_ISREG(st.st_mode):
+        raise OSError(errno.EINVAL, "not a regular file")
     # Read-only means read-only, also for root (who os.access() says may write anything).
     if not os.access(path, os.W_OK) or not st.st_mode & 0o222:
         raise PermissionError(13, "file is read-only")
-    directory = os.path.dirname(os.path.abspath(path))
+    directory = os.path.dirname(path)
     fd, tmp = tempfile.mkstemp(prefix=".tensorcopy-", suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
+        if (st.st_uid, st.st_gid) != (os.getuid(), os.getgid()):
+            try:
+                os.chown(tmp, st.st_uid, st.st_gid)
+            except OSError:
+                pass
         os.chmod(tmp, st.st_mode & 0o7777)
         os.replace(tmp, path)
     except BaseException:
@@ -175,6 +219,8 @@ class Job:
     unsafe: bool = False
     diff: bool = False
     noqa: bool = True
+    per_file_ignores: tuple = ()  # ((glob, (prefix, ...)), ...) from the configuration
+    root: str = "."  # what those globs are relative to
 
 
 def process(path: str, display: str, job: Job) -> FileReport:
@@ -188,16 +234,24 @@ def process(path: str, display: str, job: Job) -> FileReport:
     if is_probably_binary(data):
         report.error = "cannot read: not a text file (NUL bytes)"
         return report
+    ignored = _config.ignored_prefixes(display if path == "-" else path, job.per_file_ignores, job.root)
+    rules = [get_rule(c) for c in job.codes if not c.startswith(ignored)]
+
+    def keep(violations):
+        return [v for v in violations if not v.code.startswith(ignored)]
+
+    if _notebook.is_notebook(display):
+        return _process_notebook(path, display, job, data, st, rules, keep, report)
     try:
         decoded = decode(data)
     except DecodeError as exc:
         report.error = f"cannot decode: {exc}"
         return report
-    rules = [get_rule(c) for c in job.codes]
     try:
         if job.mode == "check":
             result = lint_text(decoded.text, rules, job.options, honor_noqa=job.noqa)
-            report.violations = result.violations
+            lines = LineIndex(decoded.text)
+            report.violations = [_output.place(v, lines) for v in keep(result.violations)]
             report.error = f"cannot parse: {result.error}" if result.error else None
             if st is not None:
                 report.stamp = (content_hash(data), st.st_size, st.st_mtime_ns)
@@ -208,31 +262,80 @@ def process(path: str, display: str, job: Job) -> FileReport:
         return report
     if fixed.error:
         report.error = f"cannot fix: {fixed.error}" if "fix produced" in fixed.error else f"cannot parse: {fixed.error}"
-    report.violations = fixed.remaining
+    lines = LineIndex(fixed.text)
+    report.violations = [_output.place(v, lines) for v in keep(fixed.remaining)]
     report.fixed = len(fixed.applied)
     if fixed.text != decoded.text and not fixed.error:
-        new = encode(fixed.text, decoded.encoding, decoded.bom)
-        if job.diff:
-            report.diff = "".join(
-                difflib.unified_diff(
-                    decoded.text.splitlines(keepends=True),
-                    fixed.text.splitlines(keepends=True),
-                    fromfile=f"a/{display.lstrip('/')}",
-                    tofile=f"b/{display.lstrip('/')}",
-                )
-            )
-        elif path == "-":
-            report.new_source = new
-        else:
-            try:
-                write_atomic(path, new)
-            except OSError as exc:
-                report.error = f"cannot write: {exc.strerror or exc}"
-                report.violations = lint_text(decoded.text, rules, job.options).violations
-                report.fixed = 0
+
+        def relint():
+            original = LineIndex(decoded.text)
+            return [_output.place(v, original) for v in keep(lint_text(decoded.text, rules, job.options).violations)]
+
+        try:
+            new_bytes = encode_edited(decoded, data, fixed.text)
+        except DecodeError as exc:
+            report.error = f"cannot fix: {exc}"
+            report.violations, report.fixed = relint(), 0
+            if path == "-":
+                report.new_source = data
+            return report
+        _deliver(report, path, job, decoded.text, fixed.text, new_bytes, relint)
     elif path == "-":
         report.new_source = data
     return report
+
+
+def _process_notebook(path, display, job, data, st, rules, keep, report) -> FileReport:
+    try:
+        nb = _notebook.parse(data)
+    except _notebook.NotebookError as exc:
+        report.error = f"cannot read: {exc}"
+        return report
+    try:
+        if job.mode == "check":
+            result = _notebook.lint(nb, rules, job.options, honor_noqa=job.noqa)
+            report.violations = keep(result.findings)
+            report.error = f"cannot parse: {result.error}" if result.error else None
+            if st is not None:
+                report.stamp = (content_hash(data), st.st_size, st.st_mtime_ns)
+            return report
+        result = _notebook.fix(nb, rules, job.options, unsafe=job.unsafe)
+    except Exception as exc:  # a bug in a rule must not cost the user the rest of the run
+        report.error = f"internal error: {type(exc).__name__}: {exc} (please report it)"
+        return report
+    if result.error:
+        verb = "cannot fix" if "fix produced" in result.error else "cannot parse"
+        report.error = f"{verb}: {result.error}"
+    report.violations = keep(result.findings)
+    report.fixed = result.fixed
+    if result.text is not None and not result.error:
+
+        def relint():
+            return keep(_notebook.lint(nb, rules, job.options).findings)
+
+        _deliver(report, path, job, nb.text, result.text, _notebook.encode(nb, result.text), relint)
+    elif path == "-":
+        report.new_source = data
+    return report
+
+
+def _deliver(report: FileReport, path: str, job: Job, old: str, new: str, new_bytes: bytes, relint) -> None:
+    """Show (--diff), return (stdin) or write the fixed text."""
+    if job.diff:
+        name = report.path.lstrip("/")
+        report.diff = "".join(
+            difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
+                                 fromfile=f"a/{name}", tofile=f"b/{name}")
+        )
+    elif path == "-":
+        report.new_source = new_bytes
+    else:
+        try:
+            write_atomic(path, new_bytes)
+        except OSError as exc:
+            report.error = f"cannot write: {exc.strerror or exc}"
+            report.violations = relint()
+            report.fixed = 0
 
 
 def _process_star(args):
@@ -248,43 +351,47 @@ def run_all(files, job: Job, stdin_name: str, jobs: int) -> list[FileReport]:
     return [process(*t) for t in tasks]
 
 
-# --------------------------------------------------------------------------- output
+# --------------------------------------------------------------------------- configuration and output
 
 
-def _format(report: FileReport, v: Violation) -> str:
-    return f"{report.path}:{v.line}:{v.col + 1}: {v.code} {v.message}"
-
-
-def _summary(total: int, fixable: int, unsafe_fixable: int) -> str:
-    if total == 0:
-        return "All checks passed!"
-    noun = "problem" if total == 1 else "problems"
-    parts = []
-    if fixable:
-        parts.append(f"{fixable} fixable with `tensorcopy fix`")
-    if unsafe_fixable:
-        parts.append(f"{unsafe_fixable} more with `tensorcopy fix --unsafe-fixes`")
-    extra = f" ({'; '.join(parts)})" if parts else ""
-    return f"Found {total} {noun}{extra}."
+def _load_config(args, paths) -> _config.Config:
+    """The one configuration for this run: --config, else the closest one to the first path."""
+    if args.isolated:
+        return _config.Config(root=os.getcwd())
+    if args.config:
+        if not os.path.isfile(args.config):
+            raise UsageError(f"{args.config}: no such configuration file")
+        return _config.load(args.config)
+    first = paths[0] if paths else "."
+    if first == "-":
+        first = args.stdin_filename or "."
+    return _config.discover(first)
 
 
 def cmd_check_or_fix(args, mode: str) -> int:
     paths = args.paths or ["."]
-    codes = tuple(c.code for c in select_rules(args.select, args.ignore, args.extend_select))
-    options = Options(
-        strict=args.strict,
-        numpy_fix=args.numpy_fix,
-        generator_names=tuple(args.generator_names),
-        discriminator_names=tuple(args.discriminator_names),
-    )
+    try:
+        settings = _config.resolve(
+            _load_config(args, paths),
+            select=args.select, ignore=args.ignore, extend_select=args.extend_select, strict=args.strict,
+            unsafe_fixes=args.unsafe_fixes, numpy_fix=args.numpy_fix, generator_names=args.generator_names,
+            discriminator_names=args.discriminator_names,
+        )
+    except _config.ConfigError as exc:
+        raise UsageError(str(exc)) from None
+    codes, options = settings.codes, settings.options
     exclude = [g for e in args.exclude for g in _csv(e)]
-    files, missing = discover(paths, exclude)
-    job = Job(mode, codes, options, getattr(args, "unsafe_fixes", False), getattr(args, "diff", False),
-              not args.no_noqa)
+
+    def excluded_by_config(path: str) -> bool:
+        return any(_config.path_matches(path, g, settings.root) for g in settings.exclude)
+
+    files, missing = discover(paths, exclude, excluded_by_config if settings.exclude else None)
+    job = Job(mode, codes, options, settings.unsafe_fixes, getattr(args, "diff", False), not args.no_noqa,
+              settings.per_file_ignores, settings.root)
     stdin_name = args.stdin_filename or "-"
     cache = None
     if mode == "check" and not args.no_cache:
-        cache = Cache(args.cache_dir, config_key(codes, options, job.noqa))
+        cache = Cache(args.cache_dir, config_key(codes, options, job.noqa, job.per_file_ignores, job.root))
     reports, todo = [], []
     for f in files:
         hit = cache.lookup(f) if cache is not None and f != "-" else None
@@ -305,8 +412,11 @@ def cmd_check_or_fix(args, mode: str) -> int:
     fixing_stdin = mode == "fix" and "-" in files and not job.diff
     # When `fix -` writes the fixed source to stdout, diagnostics go to stderr.
     diag = err if fixing_stdin else out
+    fmt = args.output_format
+    text = fmt == "text" and not args.statistics
     status = 0
     total = fixable = unsafe_fixable = fixed = 0
+    findings = []
     for path, why in missing:
         print(f"error: {path}: {why}", file=err)
         status = 2
@@ -315,10 +425,12 @@ def cmd_check_or_fix(args, mode: str) -> int:
             print(f"error: {r.path}: {r.error}", file=err)
             status = 2
         for v in r.violations:
-            print(_format(r, v), file=diag)
+            if text:
+                print(_output.text_line(r.path, v), file=diag)
+            findings.append((r.path, v))
             total += 1
             if v.fix is not None:
-                if v.fix.safety == "safe":
+                if v.fix.safety == "safe" or job.unsafe:
                     fixable += 1
                 else:
                     unsafe_fixable += 1
@@ -329,15 +441,20 @@ def cmd_check_or_fix(args, mode: str) -> int:
             out.flush()
             sys.stdout.buffer.write(r.new_source)
             sys.stdout.buffer.flush()
+    if args.statistics:
+        diag.write(_output.render_statistics(findings, fmt, job.unsafe))
+    elif not text:
+        diag.write(_output.render(fmt, findings, codes))
     if mode == "check":
-        print(_summary(total, fixable, unsafe_fixable), file=diag)
+        if text:
+            print(_output.summary(total, fixable, unsafe_fixable), file=diag)
     else:
         verb = "Would fix" if job.diff else "Fixed"
         line = f"{verb} {fixed} problem{'s' if fixed != 1 else ''}"
         if total:
             line += f"; {total} remaining (not fixable automatically"
             line += f", {unsafe_fixable} with --unsafe-fixes)" if unsafe_fixable and not job.unsafe else ")"
-        print(line + ".", file=err if (job.diff or fixing_stdin) else out)
+        print(line + ".", file=err if (job.diff or fixing_stdin or not text) else out)
     if status:
         return status
     if mode == "fix" and job.diff:
@@ -364,7 +481,7 @@ def cmd_explain(code: str) -> int:
 def main(argv=None) -> int:
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] not in ("check", "fix", "rules", "explain", "-h", "--help", "--version"):
+    if argv and argv[0] not in ("check", "fix", "rules", "explain", "lsp", "-h", "--help", "--version"):
         argv.insert(0, "check")  # `tensorcopy src/` means `tensorcopy check src/`
     try:
         args = parser.parse_args(argv)
@@ -377,6 +494,10 @@ def main(argv=None) -> int:
             return cmd_rules()
         if args.command == "explain":
             return cmd_explain(args.code)
+        if args.command == "lsp":
+            from .lsp import main as lsp_main
+
+            return lsp_main()
         return cmd_check_or_fix(args, args.command)
     except UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)

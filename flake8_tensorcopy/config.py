@@ -1,0 +1,285 @@
+"""`[tool.tensorcopy]` in pyproject.toml: finding it, validating it, and merging it with flags.
+
+One configuration per run, like one `--config` for ruff: the closest `pyproject.toml` that has
+a `[tool.tensorcopy]` table, walking up from the first path on the command line (the current
+directory when there is none, or for `-` without `--stdin-filename`).  The editor server looks
+one up per document.  Globs in `exclude` and `per-file-ignores` are matched against paths
+relative to the directory of that `pyproject.toml`, and against the file's base name.
+
+Every key is checked: an unknown key or a value of the wrong type is an error naming the file
+and the key (the CLI exits with status 2), never silently ignored.
+"""
+
+from __future__ import annotations
+
+import difflib
+import fnmatch
+import os
+import re
+import sys
+from dataclasses import dataclass
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+from .rules.base import all_rules
+
+CONFIG_FILE = "pyproject.toml"
+NUMPY_FIXES = ("detach", "force")
+# What a code prefix may look like: ours are TNS + three digits.
+_PREFIX = re.compile(r"^TNS[0-9]{0,3}$")
+
+
+class ConfigError(Exception):
+    """A configuration file that cannot be used; the message names the file and the key."""
+
+
+@dataclass(frozen=True)
+class Config:
+    """The `[tool.tensorcopy]` table, validated.  None: the key is not set."""
+
+    path: str | None = None  # the pyproject.toml it came from
+    root: str = "."  # the directory globs are relative to
+    select: tuple | None = None
+    ignore: tuple = ()
+    extend_select: tuple = ()
+    exclude: tuple = ()
+    per_file_ignores: tuple = ()  # ((glob, (prefix, ...)), ...)
+    strict: bool | None = None
+    unsafe_fixes: bool | None = None
+    generator_names: tuple | None = None
+    discriminator_names: tuple | None = None
+    numpy_fix: str | None = None
+
+
+def _str_list(value, where: str, *, codes: bool = False, allow_all: bool = False) -> tuple:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{where} must be a list of strings, not {_describe(value)}")
+    if not codes:
+        return tuple(value)
+    out = []
+    for v in value:
+        code = v.strip().upper()
+        if not (_PREFIX.match(code) or (allow_all and code == "ALL")):
+            hint = " (or \"ALL\")" if allow_all else ""
+            raise ConfigError(f"{where}: {v!r} is not a rule code or prefix such as \"TNS\" or \"TNS201\"{hint}")
+        out.append(code)
+    return tuple(out)
+
+
+def _describe(value) -> str:
+    return f"{type(value).__name__} {value!r}" if not isinstance(value, (dict, list)) else type(value).__name__
+
+
+def _bool(value, where: str) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(f"{where} must be true or false, not {_describe(value)}")
+    return value
+
+
+def _identifiers(value, where: str) -> tuple:
+    names = _str_list(value, where)
+    for n in names:
+        if not n.isidentifier():
+            raise ConfigError(f"{where}: {n!r} is not a Python name")
+    return names
+
+
+def _numpy_fix(value, where: str) -> str:
+    if value not in NUMPY_FIXES:
+        raise ConfigError(f"{where} must be \"detach\" or \"force\", not {value!r}")
+    return value
+
+
+def _per_file_ignores(value, where: str) -> tuple:
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where} must be a table of glob = [codes], not {_describe(value)}")
+    return tuple((glob, _str_list(codes, f"{where}.{glob!r}", codes=True)) for glob, codes in value.items())
+
+
+# key -> (attribute, validator)
+_KEYS = {
+    "select": ("select", lambda v, w: _str_list(v, w, codes=True, allow_all=True)),
+    "ignore": ("ignore", lambda v, w: _str_list(v, w, codes=True)),
+    "extend-select": ("extend_select", lambda v, w: _str_list(v, w, codes=True, allow_all=True)),
+    "exclude": ("exclude", _str_list),
+    "per-file-ignores": ("per_file_ignores", _per_file_ignores),
+    "strict": ("strict", _bool),
+    "unsafe-fixes": ("unsafe_fixes", _bool),
+    "generator-names": ("generator_names", _identifiers),
+    "discriminator-names": ("discriminator_names", _identifiers),
+    "numpy-fix": ("numpy_fix", _numpy_fix),
+}
+KEYS = tuple(_KEYS)
+
+
+def parse_table(table, path: str) -> Config:
+    """Validate a `[tool.tensorcopy]` table read from `path`."""
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [tool.tensorcopy] must be a table, not {_describe(table)}")
+    values = {}
+    for key, value in table.items():
+        if key not in _KEYS:
+            close = difflib.get_close_matches(key.replace("_", "-"), KEYS, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else f"; known keys: {', '.join(KEYS)}"
+            raise ConfigError(f"{path}: unknown key {key!r} in [tool.tensorcopy]{hint}")
+        attr, check = _KEYS[key]
+        values[attr] = check(value, f"{path}: [tool.tensorcopy] {key}")
+    root = os.path.dirname(os.path.abspath(path))
+    return Config(path=path, root=root, **values)
+
+
+def load(path: str) -> Config:
+    """Read and validate one pyproject.toml (an empty Config when it has no [tool.tensorcopy])."""
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    tool = data.get("tool", {})
+    if not isinstance(tool, dict) or "tensorcopy" not in tool:
+        return Config(path=path, root=os.path.dirname(os.path.abspath(path)))
+    return parse_table(tool["tensorcopy"], path)
+
+
+def _mentions_us(path: str) -> bool:
+    # A cheap look before parsing: an unrelated, even broken, pyproject.toml is not ours to judge.
+    try:
+        with open(path, "rb") as f:
+            return b"tensorcopy" in f.read()
+    except OSError:
+        return False
+
+
+def find(start: str) -> str | None:
+    """The closest pyproject.toml with a [tool.tensorcopy] table, walking up from `start`."""
+    here = os.path.abspath(start)
+    if not os.path.isdir(here):
+        here = os.path.dirname(here)
+    while True:
+        candidate = os.path.join(here, CONFIG_FILE)
+        if os.path.isfile(candidate) and _mentions_us(candidate):
+            try:
+                with open(candidate, "rb") as f:
+                    data = tomllib.load(f)
+            except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+                raise ConfigError(f"{candidate}: not valid TOML: {exc}") from None
+            tool = data.get("tool")
+            if isinstance(tool, dict) and "tensorcopy" in tool:
+                return candidate
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
+
+
+def discover(start: str) -> Config:
+    """The configuration that applies to `start` (defaults when there is none)."""
+    path = find(start)
+    return load(path) if path else Config(root=os.getcwd())
+
+
+# --------------------------------------------------------------------------- using it
+
+
+def path_matches(path: str, pattern: str, root: str) -> bool:
+    """Whether a glob from the configuration matches `path` (relative to `root`, or its name)."""
+    full = os.path.abspath(path)
+    rel = os.path.relpath(full, root) if _inside(full, root) else full
+    rel = rel.replace(os.sep, "/")
+    pat = pattern.replace(os.sep, "/").rstrip("/")
+    if pat.startswith("./"):
+        pat = pat[2:]
+    base = rel.rsplit("/", 1)[-1]
+    return (
+        fnmatch.fnmatch(rel, pat)
+        or fnmatch.fnmatch(base, pat)
+        or fnmatch.fnmatch(rel, f"{pat}/*")  # a directory and everything in it
+        or fnmatch.fnmatch(rel, f"*/{pat}")
+        or fnmatch.fnmatch(rel, f"*/{pat}/*")
+    )
+
+
+def _inside(path: str, root: str) -> bool:
+    try:
+        return os.path.commonpath([path, os.path.abspath(root)]) == os.path.abspath(root)
+    except ValueError:  # different drives
+        return False
+
+
+def ignored_prefixes(path: str, per_file_ignores, root: str) -> tuple:
+    """The code prefixes `per-file-ignores` turns off for `path`."""
+    out: list[str] = []
+    for glob, codes in per_file_ignores:
+        if path_matches(path, glob, root):
+            out.extend(codes)
+    return tuple(out)
+
+
+def _longest(code: str, prefixes) -> int:
+    return max((len(p) for p in prefixes if p == "ALL" or code.startswith(p)), default=-1)
+
+
+def resolve_codes(layers) -> tuple:
+    """The rule codes enabled by (select, ignore, extend_select) layers, the later one on top.
+
+    Within a layer the longest matching prefix decides and `ignore` wins a tie (flake8's
+    rule).  A layer that sets `select` starts afresh; one that does not adjusts the codes the
+    layers under it enabled (ruff's rule for a command line over a configuration file).
+    """
+    codes = [cls.code for cls in all_rules()]
+    enabled = set(c for c in codes if c.startswith("TNS"))
+    for select, ignore, extend_select in layers:
+        selectors = list(select or ()) + list(extend_select or ())
+        ignore = list(ignore or ())
+        base = set() if select else enabled
+        new = set()
+        for code in codes:
+            s, i = _longest(code, selectors), _longest(code, ignore)
+            if (s >= 0 and s > i) or (code in base and i < 0):
+                new.add(code)
+        enabled = new
+    return tuple(c for c in codes if c in enabled)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """A configuration merged with command-line overrides: what a run uses."""
+
+    codes: tuple
+    options: object  # rules.base.Options
+    unsafe_fixes: bool
+    exclude: tuple
+    per_file_ignores: tuple
+    root: str
+    config: Config
+
+
+def resolve(config: Config, *, select=None, ignore=(), extend_select=(), strict=None, unsafe_fixes=None,
+            numpy_fix=None, generator_names=None, discriminator_names=None) -> Settings:
+    """Command-line values (None: not given) over the configuration's, over the defaults."""
+    from .rules.base import Options
+
+    def upper(values):
+        return [v.upper() for v in values] if values else values
+
+    codes = resolve_codes([
+        (config.select, config.ignore, config.extend_select),
+        (upper(select), upper(ignore), upper(extend_select)),
+    ])
+
+    def pick(cli, cfg, default):
+        return cli if cli is not None else (cfg if cfg is not None else default)
+
+    options = Options(
+        strict=pick(strict, config.strict, False),
+        numpy_fix=pick(numpy_fix, config.numpy_fix, "detach"),
+        generator_names=tuple(pick(generator_names, config.generator_names, ())),
+        discriminator_names=tuple(pick(discriminator_names, config.discriminator_names, ())),
+    )
+    return Settings(codes, options, pick(unsafe_fixes, config.unsafe_fixes, False), config.exclude,
+                    config.per_file_ignores, config.root, config)

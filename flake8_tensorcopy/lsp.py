@@ -1,0 +1,332 @@
+"""`tensorcopy lsp`: a Language Server over stdio with diagnostics and quick fixes.  A shell over the engine.
+
+- Diagnostics on open and save, and on change from the unsaved buffer (debounced: the
+  buffer is linted once the user has stopped typing for `DEBOUNCE_S`).
+- A quick fix per fixable diagnostic (the rule's fix title; unsafe fixes say "(unsafe)" and
+  are never the preferred action), and a `source.fixAll.tensorcopy` action that applies what
+  `tensorcopy fix` would.
+- The project's `[tool.tensorcopy]` (the closest pyproject.toml above each document) decides
+  what is checked, re-read when it changes.
+
+Positions: the engine counts lines from 1 and columns in characters; LSP counts lines from 0
+and columns in the encoding negotiated at `initialize` (UTF-16 code units unless the client
+offers UTF-8 or UTF-32).  Full document sync: the client sends the whole buffer on change, so
+line splitting is ours (Python's: \\n, \\r\\n, \\r), not the client's.
+
+Needs pygls 2 (`pip install 'flake8-tensorcopy[lsp]'`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import sys
+from dataclasses import replace
+
+from . import __version__
+from . import config as _config
+from .engine import fix_text, lint_text
+from .notebook import python_view
+from .rules.base import get_rule
+from .source import LineIndex
+
+logger = logging.getLogger(__name__)
+DEBOUNCE_S = 0.3
+SOURCE = "tensorcopy"
+FIX_ALL_KIND = "source.fixAll.tensorcopy"
+FIX_ALL_TITLE = "Fix all tensorcopy issues"
+
+
+def main() -> int:
+    try:
+        server = create_server()
+    except ImportError as exc:
+        print(f"error: `tensorcopy lsp` needs pygls 2 ({exc}); install it with: "
+              "pip install 'flake8-tensorcopy[lsp]'", file=sys.stderr)
+        return 2
+    server.start_io()
+    return 0
+
+
+# --------------------------------------------------------------------------- positions
+
+
+def _units(line: str, col: int, encoding: str) -> int:
+    """The column `col` (characters) of `line` in the client's position encoding."""
+    if encoding == "utf-32" or line.isascii():
+        return col
+    prefix = line[:col]
+    if encoding == "utf-8":
+        return len(prefix.encode("utf-8", "surrogatepass"))
+    return len(prefix.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def _chars(line: str, units: int, encoding: str) -> int:
+    """The character column of a column in the client's position encoding."""
+    if encoding == "utf-32" or line.isascii():
+        return min(units, len(line))
+    codec = "utf-8" if encoding == "utf-8" else "utf-16-le"
+    width = 1 if encoding == "utf-8" else 2
+    data = line.encode(codec, "surrogatepass")[: units * width]
+    return len(data.decode(codec, "ignore"))
+
+
+class Positions:
+    """Engine positions and text offsets <-> LSP positions, for one text."""
+
+    def __init__(self, text: str, encoding: str) -> None:
+        self.lines = LineIndex(text)
+        self.encoding = encoding
+
+    def position(self, line: int, col: int):
+        """LSP Position of a 1-based line and 0-based character column."""
+        from lsprotocol import types
+
+        line = min(max(line, 1), len(self.lines.starts))
+        return types.Position(line=line - 1, character=_units(self.lines.line(line), col, self.encoding))
+
+    def at(self, offset: int):
+        return self.position(*self.lines.position(offset))
+
+    def offset(self, pos) -> int:
+        line = min(pos.line + 1, len(self.lines.starts))
+        return self.lines.starts[line - 1] + _chars(self.lines.line(line), pos.character, self.encoding)
+
+
+# --------------------------------------------------------------------------- configuration
+
+
+class Configs:
+    """The settings for each document: its closest configuration, re-read when it changes."""
+
+    def __init__(self) -> None:
+        self._loaded: dict[str, tuple] = {}
+        self.reported: set = set()
+
+    def settings(self, path: str | None):
+        """(Settings, error message or None)."""
+        try:
+            found = _config.find(path) if path else None
+        except _config.ConfigError as exc:
+            return _config.resolve(_config.Config(root=os.getcwd())), str(exc)
+        if found is None:
+            return _config.resolve(_config.Config(root=os.path.dirname(path) if path else os.getcwd())), None
+        try:
+            st = os.stat(found)
+            stamp = (st.st_mtime_ns, st.st_size)
+        except OSError:
+            stamp = None
+        cached = self._loaded.get(found)
+        if cached is not None and cached[0] == stamp:
+            return cached[1], cached[2]
+        try:
+            result = (_config.resolve(_config.load(found)), None)
+        except _config.ConfigError as exc:
+            result = (_config.resolve(_config.Config(root=os.path.dirname(found))), str(exc))
+        self._loaded[found] = (stamp, *result)
+        return result
+
+
+def lint_document(text: str, path: str | None, settings, ipython: bool = False):
+    """(violations, the rules that ran) for a buffer, or None when it does not parse.
+
+    `ipython`: the buffer is a notebook cell; its magics and shell escapes are skipped the way
+    `tensorcopy check` skips them in a notebook (same positions), and a fix that would touch
+    one is not offered."""
+    if path and any(_config.path_matches(path, g, settings.root) for g in settings.exclude):
+        return [], []
+    if path and path.endswith(".ipynb") and not ipython:
+        return [], []  # a notebook's JSON opened as text: `tensorcopy check` reads those
+    ignored = _config.ignored_prefixes(path, settings.per_file_ignores, settings.root) if path else ()
+    rules = [get_rule(c) for c in settings.codes if not c.startswith(ignored)]
+    view, protected = python_view(text) if ipython else (text, [])
+    try:
+        result = lint_text(view, rules, settings.options)
+    except Exception:  # a bug in a rule must not take the editor's server down
+        logger.exception("tensorcopy: internal error while linting %s (please report it)", path or "a buffer")
+        return None
+    if result.error:
+        return None
+    found = [v for v in result.violations if not v.code.startswith(ignored)]
+    if protected:
+        found = [v if v.fix is None or not any(_touches(e, protected) for e in v.fix.edits) else replace(v, fix=None)
+                 for v in found]
+    return found, rules
+
+
+def _touches(edit, protected) -> bool:
+    return any((edit.start < pe and ps < edit.end) or (edit.start == edit.end and ps < edit.start < pe)
+               for ps, pe in protected)
+
+
+# --------------------------------------------------------------------------- the server
+
+
+def create_server():
+    from lsprotocol import types
+    from pygls.lsp.server import LanguageServer
+
+    class TensorCopyServer(LanguageServer):
+        def __init__(self) -> None:
+            super().__init__("tensorcopy", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Full)
+            self.configs = Configs()
+            self.pending: dict[str, asyncio.Task] = {}
+
+        # helpers
+        @property
+        def encoding(self) -> str:
+            enc = self.workspace.position_encoding or types.PositionEncodingKind.Utf16
+            return enc.value if hasattr(enc, "value") else str(enc)
+
+        def doc_path(self, doc) -> str | None:
+            # A notebook cell's URI names its notebook (vscode-notebook-cell:/path/nb.ipynb#cell).
+            return doc.path if doc.uri.startswith(("file:", "vscode-notebook-cell:")) else None
+
+        def is_cell(self, doc) -> bool:
+            return doc.uri.startswith("vscode-notebook-cell:")
+
+        def lint_args(self, doc) -> tuple:
+            """What linting `doc` needs, taken now (on the server's thread)."""
+            return doc.source, self.doc_path(doc), self.settings_for(doc), self.is_cell(doc)
+
+        def settings_for(self, doc):
+            settings, error = self.configs.settings(self.doc_path(doc))
+            if error and error not in self.configs.reported:
+                self.configs.reported.add(error)
+                self.window_show_message(types.ShowMessageParams(
+                    type=types.MessageType.Error, message=f"tensorcopy: {error} (using the defaults)"))
+            return settings
+
+        def diagnostic(self, v, pos: Positions):
+            return types.Diagnostic(
+                range=types.Range(start=pos.position(v.line, v.col), end=pos.position(v.end_line, v.end_col)),
+                message=v.message,
+                severity=types.DiagnosticSeverity.Warning,
+                code=v.code,
+                source=SOURCE,
+            )
+
+        def publish(self, uri: str, version, text: str, found) -> None:
+            if found is None:  # does not parse: keep what is shown until it does again
+                return
+            pos = Positions(text, self.encoding)
+            self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
+                uri=uri, version=version, diagnostics=[self.diagnostic(v, pos) for v in found[0]]))
+
+        def lint_now(self, uri: str) -> None:
+            self.cancel(uri)
+            doc = self.workspace.get_text_document(uri)
+            self.publish(uri, doc.version, doc.source, lint_document(*self.lint_args(doc)))
+
+        def cancel(self, uri: str) -> None:
+            task = self.pending.pop(uri, None)
+            if task is not None:
+                task.cancel()
+
+        async def lint_later(self, uri: str) -> None:
+            await asyncio.sleep(DEBOUNCE_S)
+            doc = self.workspace.get_text_document(uri)
+            version, args = doc.version, self.lint_args(doc)
+            text = args[0]
+            found = await asyncio.get_running_loop().run_in_executor(None, lint_document, *args)
+            if self.workspace.get_text_document(uri).version == version:
+                self.publish(uri, version, text, found)
+            if self.pending.get(uri) is asyncio.current_task():
+                del self.pending[uri]
+
+        def workspace_edit(self, doc, edits):
+            if self.client_capabilities.workspace and self.client_capabilities.workspace.workspace_edit \
+                    and self.client_capabilities.workspace.workspace_edit.document_changes:
+                return types.WorkspaceEdit(document_changes=[types.TextDocumentEdit(
+                    text_document=types.OptionalVersionedTextDocumentIdentifier(uri=doc.uri, version=doc.version),
+                    edits=edits)])
+            return types.WorkspaceEdit(changes={doc.uri: edits})
+
+    server = TensorCopyServer()
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: TensorCopyServer, params: types.DidOpenTextDocumentParams) -> None:
+        ls.lint_now(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: TensorCopyServer, params: types.DidChangeTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        ls.cancel(uri)
+        ls.pending[uri] = asyncio.ensure_future(ls.lint_later(uri))
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+    def did_save(ls: TensorCopyServer, params: types.DidSaveTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        if uri.endswith("/" + _config.CONFIG_FILE):  # the configuration changed: recheck everything
+            for other in list(ls.workspace.text_documents):
+                if other.endswith(".py") or other.endswith(".pyi"):
+                    ls.lint_now(other)
+        else:
+            ls.lint_now(uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: TensorCopyServer, params: types.DidCloseTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        ls.cancel(uri)
+        ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL_KIND]),
+    )
+    def code_action(ls: TensorCopyServer, params: types.CodeActionParams):
+        doc = ls.workspace.get_text_document(params.text_document.uri)
+        args = ls.lint_args(doc)
+        text, settings = args[0], args[2]
+        found = lint_document(*args)
+        if not found:
+            return []
+        violations, rules = found
+        only = params.context.only
+
+        def wanted(kind: str) -> bool:
+            return only is None or any(kind == k or kind.startswith(f"{k}.") for k in only)
+
+        pos = Positions(text, ls.encoding)
+        actions = []
+        if wanted(types.CodeActionKind.QuickFix):
+            r = params.range
+            for v in violations:
+                if v.fix is None:
+                    continue
+                diag = ls.diagnostic(v, pos)
+                start, end = diag.range.start, diag.range.end
+                if (start.line, start.character) > (r.end.line, r.end.character) or \
+                        (r.start.line, r.start.character) > (end.line, end.character):
+                    continue
+                safe = v.fix.safety == "safe"
+                edits = [types.TextEdit(range=types.Range(start=pos.at(e.start), end=pos.at(e.end)), new_text=e.text)
+                         for e in sorted(v.fix.edits, key=lambda e: (e.start, e.end, e.seq))]
+                actions.append(types.CodeAction(
+                    title=v.fix.title + ("" if safe else " (unsafe)"),
+                    kind=types.CodeActionKind.QuickFix,
+                    diagnostics=[diag],
+                    edit=ls.workspace_edit(doc, edits),
+                    is_preferred=safe,
+                ))
+        if wanted(FIX_ALL_KIND) and not ls.is_cell(doc):
+            fixed = fix_text(text, rules, settings.options, unsafe=settings.unsafe_fixes)
+            if not fixed.error and fixed.text != text:
+                # One edit over the part that changed, so the cursor and folds elsewhere stay put.
+                a = 0
+                limit = min(len(text), len(fixed.text))
+                while a < limit and text[a] == fixed.text[a]:
+                    a += 1
+                if 0 < a < len(text) and text[a - 1] == "\r" and text[a] == "\n":
+                    a -= 1  # never split a \r\n
+                b = 0
+                while b < limit - a and text[len(text) - 1 - b] == fixed.text[len(fixed.text) - 1 - b]:
+                    b += 1
+                edit = types.TextEdit(range=types.Range(start=pos.at(a), end=pos.at(len(text) - b)),
+                                      new_text=fixed.text[a:len(fixed.text) - b])
+                actions.append(types.CodeAction(title=FIX_ALL_TITLE, kind=FIX_ALL_KIND,
+                                                edit=ls.workspace_edit(doc, [edit])))
+        return actions
+
+    return server

@@ -1,0 +1,269 @@
+"""What `tensorcopy check` and `fix` print: text, JSON, JSON lines, SARIF 2.1.0 and GitHub annotations.
+
+A `Finding` is a violation placed in its file: its lines are lines of the file, or of the
+notebook cell it is in (`cell`, 1-based over all cells), and its fix's edits carry positions
+(the engine's edits are offsets into the text it linted, which for a notebook is all code
+cells joined).  Findings are what the result cache stores, so an output never needs the file
+again.
+
+Columns: `Finding.col`/`end_col` are 0-based characters like the engine's; every output
+prints 1-based columns, like ruff and flake8.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import urllib.parse
+from collections import Counter
+from dataclasses import dataclass
+
+from . import __version__
+from .rules.base import Violation, get_rule
+from .source import LineIndex
+
+FORMATS = ("text", "json", "json-lines", "sarif", "github")
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+
+
+@dataclass(frozen=True)
+class Finding(Violation):
+    cell: int | None = None
+    # (start_line, start_col, end_line, end_col, text) per edit of `fix`: 1-based lines,
+    # 0-based character columns, in the same file or cell as the finding.
+    edit_ranges: tuple = ()
+
+
+def place(v: Violation, lines: LineIndex) -> Finding:
+    """A violation of a plain file, with its fix's edit positions."""
+    ranges = ()
+    if v.fix is not None:
+        ranges = tuple((*lines.position(e.start), *lines.position(e.end), e.text) for e in v.fix.edits)
+    return Finding(v.code, v.message, v.line, v.col, v.end_line, v.end_col, v.fix, None, ranges)
+
+
+def is_fixable(v: Violation, unsafe: bool = False) -> bool:
+    return v.fix is not None and (v.fix.safety == "safe" or unsafe)
+
+
+def _rule_name(code: str) -> str:
+    cls = get_rule(code)
+    return cls.name if cls is not None else "internal"
+
+
+# --------------------------------------------------------------------------- text
+
+
+def text_line(path: str, v: Violation) -> str:
+    cell = getattr(v, "cell", None)
+    where = f"{path}:cell {cell}:line {v.line}:col {v.col + 1}" if cell is not None else f"{path}:{v.line}:{v.col + 1}"
+    return f"{where}: {v.code} {v.message}"
+
+
+def summary(total: int, fixable: int, unsafe_fixable: int) -> str:
+    if total == 0:
+        return "All checks passed!"
+    noun = "problem" if total == 1 else "problems"
+    parts = []
+    if fixable:
+        parts.append(f"{fixable} fixable with `tensorcopy fix`")
+    if unsafe_fixable:
+        parts.append(f"{unsafe_fixable} more with `tensorcopy fix --unsafe-fixes`")
+    extra = f" ({'; '.join(parts)})" if parts else ""
+    return f"Found {total} {noun}{extra}."
+
+
+# --------------------------------------------------------------------------- json
+
+
+def _edit_json(r) -> dict:
+    sl, sc, el, ec, content = r
+    return {"start_line": sl, "start_column": sc + 1, "end_line": el, "end_column": ec + 1, "content": content}
+
+
+def finding_json(path: str, v: Violation) -> dict:
+    fix = None
+    if v.fix is not None:
+        fix = {
+            "title": v.fix.title,
+            "safety": v.fix.safety,
+            "edits": [_edit_json(r) for r in getattr(v, "edit_ranges", ())],
+        }
+    return {
+        "path": path,
+        "cell": getattr(v, "cell", None),
+        "line": v.line,
+        "column": v.col + 1,
+        "end_line": v.end_line,
+        "end_column": v.end_col + 1,
+        "code": v.code,
+        "name": _rule_name(v.code),
+        "message": v.message,
+        "fix": fix,
+    }
+
+
+def render_json(findings) -> str:
+    return json.dumps([finding_json(p, v) for p, v in findings], indent=2, ensure_ascii=False) + "\n"
+
+
+def render_json_lines(findings) -> str:
+    return "".join(json.dumps(finding_json(p, v), ensure_ascii=False) + "\n" for p, v in findings)
+
+
+# --------------------------------------------------------------------------- github
+
+
+def _gh_data(s: str) -> str:
+    return s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _gh_prop(s: str) -> str:
+    return _gh_data(s).replace(":", "%3A").replace(",", "%2C")
+
+
+def render_github(findings) -> str:
+    """GitHub Actions workflow commands: one `::error` annotation per finding."""
+    out = []
+    for path, v in findings:
+        cell = getattr(v, "cell", None)
+        where = f"cell {cell}, line {v.line}: " if cell is not None else ""
+        props = (f"file={_gh_prop(path)},line={v.line},col={v.col + 1},endLine={v.end_line},"
+                 f"endColumn={v.end_col + 1},title={_gh_prop(f'tensorcopy ({v.code})')}")
+        out.append(f"::error {props}::{_gh_data(f'{where}{v.code} {v.message}')}\n")
+    return "".join(out)
+
+
+# --------------------------------------------------------------------------- sarif
+
+
+def _uri(path: str) -> str:
+    """A relative URI for paths under the current directory, else a file:// URI."""
+    full = os.path.abspath(path)
+    cwd = os.getcwd()
+    try:
+        inside = os.path.commonpath([full, cwd]) == cwd
+    except ValueError:
+        inside = False
+    if inside and path != "-":
+        return urllib.parse.quote(os.path.relpath(full, cwd).replace(os.sep, "/"))
+    posix = full.replace(os.sep, "/")
+    return "file://" + urllib.parse.quote(posix if posix.startswith("/") else "/" + posix)
+
+
+def _rule_descriptor(code: str) -> dict:
+    cls = get_rule(code)
+    if cls is None:
+        return {
+            "id": code,
+            "name": "internal",
+            "shortDescription": {"text": "The file could not be analysed."},
+            "defaultConfiguration": {"level": "error"},
+        }
+    sections = cls.doc_sections()
+    what = sections.get("What it does", "").strip() or cls.message
+    why = sections.get("Why is this bad?", "").strip()
+    descriptor = {
+        "id": cls.code,
+        "name": cls.name,
+        "shortDescription": {"text": what.split("\n\n")[0].replace("\n", " ")},
+        "fullDescription": {"text": (what + ("\n\n" + why if why else "")).strip()},
+        "help": {"text": cls.explain(), "markdown": cls.explain()},
+        "defaultConfiguration": {"level": "error"},
+        "properties": {"fixSafety": cls.fix_safety or "none"},
+    }
+    refs = [line.strip()[2:].split()[0] for line in sections.get("References", "").splitlines()
+            if line.strip().startswith("- http")]
+    if refs:
+        descriptor["helpUri"] = refs[0]
+    return descriptor
+
+
+def render_sarif(findings, codes) -> str:
+    """SARIF 2.1.0: the rules that ran, and one result per finding.
+
+    Notebook findings give the line and column in their cell, with the cell number in the
+    result's `properties`: SARIF has no notion of cells."""
+    ids = sorted(set(codes) | {v.code for _, v in findings})
+    index = {code: i for i, code in enumerate(ids)}
+    results = []
+    for path, v in findings:
+        uri = _uri(path)
+        region = {"startLine": v.line, "startColumn": v.col + 1, "endLine": v.end_line, "endColumn": v.end_col + 1}
+        result = {
+            "ruleId": v.code,
+            "ruleIndex": index[v.code],
+            "level": "error",
+            "message": {"text": v.message},
+            "locations": [{"physicalLocation": {"artifactLocation": {"uri": uri}, "region": region}}],
+        }
+        cell = getattr(v, "cell", None)
+        if cell is not None:
+            result["properties"] = {"cell": cell}
+        elif v.fix is not None and getattr(v, "edit_ranges", ()):
+            replacements = [
+                {
+                    "deletedRegion": {"startLine": sl, "startColumn": sc + 1, "endLine": el, "endColumn": ec + 1},
+                    "insertedContent": {"text": text},
+                }
+                for sl, sc, el, ec, text in v.edit_ranges
+            ]
+            result["fixes"] = [{
+                "description": {"text": v.fix.title + (" (unsafe)" if v.fix.safety != "safe" else "")},
+                "artifactChanges": [{"artifactLocation": {"uri": uri}, "replacements": replacements}],
+            }]
+        results.append(result)
+    log = {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "tensorcopy",
+                "version": __version__,
+                "semanticVersion": __version__,
+                "rules": [_rule_descriptor(c) for c in ids],
+            }},
+            "columnKind": "unicodeCodePoints",
+            "results": results,
+        }],
+    }
+    return json.dumps(log, indent=2, ensure_ascii=False) + "\n"
+
+
+# --------------------------------------------------------------------------- statistics
+
+
+def statistics(findings, unsafe: bool = False) -> list[dict]:
+    counts = Counter(v.code for _, v in findings)
+    fixable = {v.code for _, v in findings if is_fixable(v, unsafe)}
+    return [
+        {"code": code, "name": _rule_name(code), "count": n, "fixable": code in fixable}
+        for code, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    ]
+
+
+def render_statistics(findings, fmt: str, unsafe: bool = False) -> str:
+    """ruff's `--statistics`: count, code, `[*]` when fixable, rule name."""
+    rows = statistics(findings, unsafe)
+    if fmt in ("json", "json-lines"):
+        return json.dumps(rows, indent=2) + "\n"
+    if not rows:
+        return ""
+    width = max(len(str(r["count"])) for r in rows)
+    cwidth = max(len(r["code"]) for r in rows)
+    return "".join(
+        f"{r['count']:>{width}}\t{r['code']:<{cwidth}}\t{'[*]' if r['fixable'] else '[ ]'} {r['name']}\n" for r in rows
+    )
+
+
+def render(fmt: str, findings, codes=()) -> str:
+    """Findings (path, Finding) in a machine-readable format."""
+    if fmt == "json":
+        return render_json(findings)
+    if fmt == "json-lines":
+        return render_json_lines(findings)
+    if fmt == "sarif":
+        return render_sarif(findings, codes)
+    if fmt == "github":
+        return render_github(findings)
+    raise ValueError(f"unknown output format {fmt!r}")
