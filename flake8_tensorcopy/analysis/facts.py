@@ -60,6 +60,9 @@ class Fact:
     element: Fact | None = None
     # Open set of labels later rule families attach (for example "generator_output").
     tags: frozenset = frozenset()
+    # A fixed-size tuple's facts by position: enumerate's (index, item), zip's tuples,
+    # torch.max(x, dim)'s (values, indices).  Used when unpacking or indexing by a constant.
+    items: tuple | None = None
 
     def but(self, **changes) -> Fact:
         return replace(self, **changes)
@@ -104,7 +107,14 @@ def join(a: Fact | None, b: Fact | None) -> Fact:
         a.attrs if a.attrs is b.attrs else None,
         join(a.element, b.element) if (a.element or b.element) else None,
         a.tags | b.tags,
+        _join_items(a.items, b.items),
     )
+
+
+def _join_items(a: tuple | None, b: tuple | None) -> tuple | None:
+    if a is None or b is None or len(a) != len(b):
+        return None
+    return a if a == b else tuple(join(x, y) for x, y in zip(a, b))
 
 
 def join_all(facts) -> Fact:

@@ -45,6 +45,7 @@ from .facts import (
 )
 
 _MODULE_CLASS_TAG = "nn_module_class"
+_NO_GRAD_FORWARD = "no_grad_forward"
 _MAX_LOOP_PREPASS_DEPTH = 3
 _NO_GRAD_HINTS = ("no_grad", "inference_mode")
 
@@ -120,6 +121,8 @@ class Analyzer:
         self._dispatch = True
         self._loop_depth = 0
         self._class_attrs: dict[int, dict] = {}
+        self._dotted_roots: set = set()  # first names of the dotted keys (`self.w`) ever bound
+        self._no_grad_callees: frozenset = frozenset()
         handlers: dict[type, list] = {}
         self._enter, self._leave = [], []
         for rule in rules:
@@ -137,6 +140,9 @@ class Analyzer:
     # ------------------------------------------------------------------ driving
 
     def run(self) -> None:
+        text = getattr(getattr(self.ctx, "lines", None), "text", None)
+        if text is None or any(h in text for h in (*_NO_GRAD_HINTS, "set_grad_enabled")):
+            self._no_grad_callees = no_grad_callees(self.tree)
         scope = Scope("module", self.tree, None, self._module_evidence(self.tree.body))
         state = State({}, False)
         self._run_scope(scope, self.tree.body, state)
@@ -159,7 +165,8 @@ class Analyzer:
 
     def _run_function(self, func, parent: Scope, outer_env: dict, no_grad: bool, self_fact) -> None:
         scope = Scope("function", func, parent, self._module_evidence(func.body))
-        state = State({}, no_grad or self._decorated_no_grad(func, outer_env), outer_env)
+        no_grad = no_grad or self._decorated_no_grad(func, outer_env) or func.name in self._no_grad_callees
+        state = State({}, no_grad, outer_env)
         args = func.args
         params = [*args.posonlyargs, *args.args, *args.kwonlyargs]
         for i, a in enumerate(params):
@@ -413,7 +420,11 @@ class Analyzer:
             self._visit(stmt.target, body_state)
             self._bind(stmt.target, element, body_state)
         after = self._block(stmt.body, body_state, scope)
-        out = _join_states(entry, after)
+        if is_for and self.fact(stmt.iter, state).kind in (PARAMS, NAMED_PARAMS):
+            # A module's parameters: the body runs at least once (a freezing loop freezes).
+            out = after
+        else:
+            out = _join_states(entry, after)
         return self._block(stmt.orelse, out, scope)
 
     def _class(self, stmt: ast.ClassDef, state: State, scope: Scope) -> State:
@@ -425,9 +436,19 @@ class Analyzer:
         class_state = State({}, state.no_grad, self._closure_env(state))
         attrs: dict = {}
         self_fact = None
+        # A module whose forward runs with grad off (`@torch.no_grad() def forward`).
+        no_grad_forward = frozenset({_NO_GRAD_FORWARD}) if is_module and any(
+            isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.name == "forward"
+            and any(_mentions_no_grad(d) for d in f.decorator_list) for f in stmt.body
+        ) else frozenset()
         if is_module:
             attrs = self._class_attr_facts(stmt, class_state)
-            self_fact = Fact(MODULE, Grad.UNKNOWN, Device.UNKNOWN, attrs=attrs)
+            for b in stmt.bases:  # what a module class of this file defined, a subclass inherits
+                bf = self.fact(b, state)
+                if _MODULE_CLASS_TAG in bf.tags and bf.attrs:
+                    for k, v in bf.attrs.items():
+                        attrs.setdefault(k, v)
+            self_fact = Fact(MODULE, Grad.UNKNOWN, Device.UNKNOWN, attrs=attrs, tags=no_grad_forward)
         saved_pending = self._pending
         self._pending = []
         self._run_scope(class_scope, stmt.body, class_state)
@@ -439,7 +460,7 @@ class Analyzer:
             # Methods see the module's names, not the class body's.
             self._pending.append((func, scope, self._closure_env(state), no_grad, sf))
         state.env[stmt.name] = (
-            Fact(OTHER, Grad.NO, Device.CPU, attrs=attrs, tags=frozenset({_MODULE_CLASS_TAG}))
+            Fact(OTHER, Grad.NO, Device.CPU, attrs=attrs, tags=frozenset({_MODULE_CLASS_TAG}) | no_grad_forward)
             if is_module
             else OTHER_FACT
         )
@@ -473,6 +494,23 @@ class Analyzer:
                     targets, value = node.targets, node.value
                 elif isinstance(node, ast.AnnAssign) and node.value is not None:
                     targets, value = [node.target], node.value
+                elif (  # self.register_buffer("weight", t) / self.register_parameter("w", p)
+                    isinstance(node, ast.Call)
+                    and isinstance(node.func, ast.Attribute)
+                    and node.func.attr in ("register_buffer", "register_parameter")
+                    and isinstance(node.func.value, ast.Name)
+                    and node.func.value.id == self_name
+                    and len(node.args) >= 2
+                    and isinstance(node.args[0], ast.Constant)
+                    and isinstance(node.args[0].value, str)
+                ):
+                    name = node.args[0].value
+                    if node.func.attr == "register_buffer":
+                        f = Fact(TENSOR, Grad.NO, Device.UNKNOWN)
+                    else:
+                        f = self.fact(node.args[1], local)
+                    attrs[name] = join(attrs.get(name), f) if name in attrs else f
+                    continue
                 else:
                     continue
                 for t in targets:
@@ -537,6 +575,8 @@ class Analyzer:
                 flag = flag if flag is not None else None
                 grad = Grad.YES if flag else (Grad.NO if flag is False else Grad.UNKNOWN)
                 self._bind(func.value, Fact(TENSOR, grad, recv.device, leaf=grad is Grad.YES), state)
+                if flag is False:
+                    self._freeze_owner(recv, state)
             elif m == "detach_":
                 self._bind(func.value, recv.but(kind=TENSOR, grad=Grad.NO, leaf=False), state)
         if recv.kind == MODULE:
@@ -549,6 +589,22 @@ class Analyzer:
             elif m == "requires_grad_":
                 flag = _const_bool(node.args[0]) if node.args else True
                 self._bind(func.value, recv.but(frozen=flag is not True), state)
+        if recv.kind == SEQ and m in ("append", "extend", "insert") and node.args:
+            # losses.append(loss): the list's elements are now (also) what was added.
+            new = self.fact(node.args[-1], state)
+            if m == "extend":
+                new = self._element_of(new)
+            el = join(recv.element, new) if recv.element is not None else new
+            self._bind(func.value, Fact(SEQ, max(recv.grad, el.grad), max(recv.device, el.device), element=el),
+                       state)
+
+    def _freeze_owner(self, param: Fact, state: State) -> None:
+        """`p.requires_grad_(False)` on a parameter of `model.parameters()` freezes `model`."""
+        for tag in param.tags:
+            if tag.startswith("param_of:"):
+                of = state.lookup(tag[9:])
+                if of is not None and of.kind == MODULE:
+                    state.env[tag[9:]] = of.but(frozen=True)
 
     def _bind(self, target, fact: Fact, state: State, value=None) -> None:
         t = type(target)
@@ -556,7 +612,9 @@ class Analyzer:
             env = state.env
             env[target.id] = fact
             prefix = target.id + "."
-            if any(k.startswith(prefix) for k in env if "." in k):
+            # Only names some `name.attr` was ever bound under are scanned for: scanning every
+            # key on every assignment made a module of 50,000 assignments take a minute.
+            if target.id in self._dotted_roots and any(k.startswith(prefix) for k in env if "." in k):
                 for k in [k for k in env if k.startswith(prefix)]:
                     del env[k]
         elif t in (ast.Tuple, ast.List):
@@ -568,6 +626,12 @@ class Analyzer:
             ):
                 facts = [self.fact(v, state) for v in value.elts]
                 for e, f in zip(elts, facts):
+                    self._bind(e, f, state)
+                return
+            if fact.items is not None and len(fact.items) == len(elts) and not any(
+                isinstance(e, ast.Starred) for e in elts
+            ):
+                for e, f in zip(elts, fact.items):
                     self._bind(e, f, state)
                 return
             element = self._element_of(fact)
@@ -595,6 +659,7 @@ class Analyzer:
                 return
             if key is not None:
                 state.env[key] = fact
+                self._dotted_roots.add(key.split(".", 1)[0])
         elif t is ast.Starred:
             self._bind(target.value, fact, state)
 
@@ -649,7 +714,7 @@ class Analyzer:
         f = self._eval(node, state)
         if state.no_grad and f.kind == TENSOR and f.grad is not Grad.NO and not f.leaf:
             if isinstance(node, (ast.Call, ast.BinOp, ast.UnaryOp, ast.Subscript)):
-                f = f.but(grad=Grad.NO)
+                f = f.but(grad=Grad.NO, items=f.items and tuple(i.but(grad=Grad.NO) for i in f.items))
         self._cache[key] = (state.env, f)
         return f
 
@@ -687,8 +752,12 @@ class Analyzer:
             return join(self.fact(node.body, state), self.fact(node.orelse, state))
         if t is ast.Subscript:
             base = self.fact(node.value, state)
+            if base.items is not None:
+                i, n = node.slice, len(base.items)
+                if isinstance(i, ast.Constant) and type(i.value) is int and -n <= i.value < n:
+                    return base.items[i.value]
             if base.kind == TENSOR:
-                return base.but(leaf=False, tags=base.tags)
+                return base.but(leaf=False, tags=base.tags, items=None)
             if base.kind == SEQ and base.element is not None:
                 if isinstance(node.slice, ast.Slice):
                     return base
@@ -746,8 +815,12 @@ class Analyzer:
         if kind == TENSOR:
             if attr in ("data", "grad"):
                 return Fact(TENSOR, Grad.NO, base.device, tags=base.tags - {"generator_output"})
+            if attr == "device":  # `.to(x.device)`: wherever x is
+                return Fact(DEVICE, Grad.NO, base.device)
             if attr in api.NON_TENSOR_ATTRS:
                 return OTHER_FACT
+            if base.items is not None and len(base.items) == 2 and attr in ("values", "indices"):
+                return base.items[attr == "indices"]
             if attr in api.SAME_TENSOR_ATTRS:
                 return base.but(leaf=False)
             # A field of a model output (outputs.logits, out.loss): same provenance.
@@ -786,8 +859,8 @@ class Analyzer:
         f = self.fact(arg, state)
         if f.kind == DEVICE:
             return f.device
-        if f.kind == OTHER and "str" in f.tags:
-            return f.device
+        if "str" in f.tags and f.kind in (OTHER, UNKNOWN):
+            return f.device  # a device string, or a join with one (`x.device if c else "cpu"`)
         if f.kind == TENSOR:
             return f.device
         name = (dotted_name(arg) or "").rsplit(".", 1)[-1].lower()
@@ -808,7 +881,8 @@ class Analyzer:
         if callee.kind == MODULE:
             return self._module_output(callee, node, state)
         if _MODULE_CLASS_TAG in callee.tags:
-            return Fact(MODULE, Grad.UNKNOWN, Device.CPU, attrs=callee.attrs)
+            return Fact(MODULE, Grad.UNKNOWN, Device.CPU, attrs=callee.attrs,
+                        tags=callee.tags & {_NO_GRAD_FORWARD})
         if isinstance(func, ast.Name):
             name = func.id
             if name in ("len", "int", "float", "str", "bool", "isinstance", "print", "repr", "hash", "id",
@@ -817,6 +891,15 @@ class Analyzer:
             if name in ("list", "tuple", "sorted", "reversed") and node.args:
                 el = self._element_of(self.fact(node.args[0], state))
                 return Fact(SEQ, el.grad, el.device, element=el)
+            if name in ("enumerate", "zip") and node.args and state.lookup(name) is None and not any(
+                isinstance(a, ast.Starred) for a in node.args
+            ):
+                els = [self._element_of(self.fact(a, state)) for a in node.args]
+                if name == "enumerate":
+                    els = [OTHER_FACT, els[0]]
+                tup = Fact(SEQ, max(e.grad for e in els), max(e.device for e in els), element=join_all(els),
+                           items=tuple(els))
+                return Fact(SEQ, tup.grad, tup.device, element=tup)
         return UNKNOWN_FACT
 
     def _arg_facts(self, node: ast.Call, state: State) -> list[Fact]:
@@ -832,6 +915,8 @@ class Analyzer:
         return facts
 
     def _call_qualified(self, q: str, node: ast.Call, state: State) -> Fact:
+        if q in api.BUFFER:
+            return Fact(TENSOR, Grad.NO, Device.UNKNOWN)
         if q in api.PARAMETER:
             rg = _kwarg(node, "requires_grad")
             if rg is None and len(node.args) > 1:
@@ -865,14 +950,23 @@ class Analyzer:
             return ARRAY_FACT
         if q.startswith("torch.nn.") and q[9:10].isupper() or q.startswith("torch.nn.modules."):
             return Fact(MODULE, Grad.UNKNOWN, Device.CPU, paramfree=q in api.PARAMFREE_MODULES)
+        if q in api.AUTOGRAD_GRAD:
+            cg = _kwarg(node, "create_graph")
+            g = tensor(Grad.NO if cg is None or _const_bool(cg) is False else Grad.UNKNOWN,
+                       self._device_of_args(node, state))
+            return Fact(SEQ, g.grad, g.device, element=g)
+        if q.startswith("torch.distributions."):
+            return UNKNOWN_FACT  # a Distribution: .sample() is detached, .rsample()/.log_prob() are not
         if q.startswith("torch.optim.") or q.startswith("torch.utils.") or q.startswith("torch.cuda."):
             return OTHER_FACT if not q.startswith("torch.utils.checkpoint") else self._join_args(node, state)
         if q.startswith(api.MODEL_FACTORY_PREFIXES):
             return Fact(MODULE, Grad.UNKNOWN, Device.CPU)
         if q == "copy.deepcopy" and node.args:
             return self.fact(node.args[0], state)
+        if q.startswith("torch.") and (q.rsplit(".", 1)[-1].startswith("_") or q.startswith("torch.nn.init.calc")):
+            return UNKNOWN_FACT  # private helpers and init arithmetic return ints and tuples, not tensors
         if q.startswith("torch."):
-            return self._join_args(node, state)
+            return self._values_indices(q[6:], self._join_args(node, state), node.args[1:], node, state)
         last = q.rsplit(".", 1)[-1]
         if last == "from_pretrained":
             owner = q.rsplit(".", 2)[-2]
@@ -880,13 +974,26 @@ class Analyzer:
                 return Fact(MODULE, Grad.UNKNOWN, Device.CPU)
         return UNKNOWN_FACT
 
+    def _values_indices(self, name: str, f: Fact, rest: list, node: ast.Call, state: State) -> Fact:
+        """`torch.max(x, 1)`, `x.sort()`, `x.topk(k)`, ...: a (values, indices) pair whose indices
+        never require grad (`_, pred = out.max(1)`, `out.topk(5).indices`, `out.max(1)[1]`)."""
+        if f.kind != TENSOR or name not in api.VALUES_INDICES:
+            if f.kind != TENSOR or name not in api.VALUES_INDICES_WITH_DIM:
+                return f
+            dim = rest[0] if rest else _kwarg(node, "dim")
+            if dim is None or isinstance(dim, ast.Starred) or self.fact(dim, state).kind == TENSOR:
+                return f  # torch.max(x) is a tensor; torch.max(a, b) is elementwise
+        return f.but(items=(f, tensor(Grad.NO, f.device)))
+
     def _join_args(self, node: ast.Call, state: State) -> Fact:
         facts = self._arg_facts(node, state)
         tensors = [f for f in facts if f.kind == TENSOR]
         if not tensors:
+            # Without a tensor argument, an unlisted torch function may not return a tensor at
+            # all (torch.finfo(dtype).min): only its grad state is known.
             if any(f.kind == UNKNOWN for f in facts):
-                return Fact(TENSOR, Grad.UNKNOWN, Device.UNKNOWN)
-            return tensor(Grad.NO, self._factory_device(node, state))
+                return Fact(UNKNOWN, Grad.UNKNOWN, Device.UNKNOWN)
+            return Fact(UNKNOWN, Grad.NO, self._factory_device(node, state))
         grad = max(f.grad for f in tensors)
         if grad is Grad.NO and any(f.kind == UNKNOWN for f in facts):
             grad = Grad.UNKNOWN
@@ -904,6 +1011,8 @@ class Analyzer:
         f = self.fact(dev, state)
         if f.kind in (DEVICE, OTHER) and f.device is not Device.UNKNOWN:
             return f.device
+        if f.kind == DEVICE or "str" in f.tags and f.kind == UNKNOWN:
+            return f.device  # `device=x.device` with x's device unknown
         return Device.ACCEL
 
     def _module_output(self, module: Fact, node: ast.Call, state: State) -> Fact:
@@ -914,6 +1023,8 @@ class Analyzer:
             grad = arg_grad if not module.frozen else (Grad.YES if arg_grad is Grad.YES else Grad.UNKNOWN)
         else:
             grad = Grad.YES
+        if _NO_GRAD_FORWARD in module.tags:
+            grad = Grad.NO
         return Fact(TENSOR, grad, max(module.device, arg_dev), tags=frozenset({"module_output"}))
 
     def _method(self, recv: Fact, m: str, node: ast.Call, state: State) -> Fact:
@@ -925,6 +1036,13 @@ class Analyzer:
                 return OTHER_FACT
             if m in api.NO_GRAD_METHODS:
                 return tensor(Grad.NO, recv.device, tags=recv.tags - {"generator_output"})
+            if m in api.NEW_TENSOR_METHODS:
+                rg_arg = _kwarg(node, "requires_grad")
+                rg = _const_bool(rg_arg)
+                dev = self._factory_device(node, state) if _kwarg(node, "device") is not None else recv.device
+                if rg is True:
+                    return tensor(Grad.YES, dev, leaf=True)
+                return tensor(Grad.NO if rg_arg is None or rg is False else Grad.UNKNOWN, dev)
             if m == "cpu":
                 return recv.but(device=Device.CPU, leaf=False)
             if m in ("cuda", "xpu", "mps"):
@@ -941,7 +1059,7 @@ class Analyzer:
                 return recv  # in-place: returns self
             facts = [f for f in self._arg_facts(node, state) if f.kind == TENSOR]
             grad = max([recv.grad, *(f.grad for f in facts)])
-            return Fact(TENSOR, grad, recv.device, tags=recv.tags)
+            return self._values_indices(m, Fact(TENSOR, grad, recv.device, tags=recv.tags), node.args, node, state)
         if kind == MODULE:
             if m in api.MODULE_SELF_METHODS:
                 if m in ("to",):
@@ -955,14 +1073,11 @@ class Analyzer:
                     flag = _const_bool(node.args[0]) if node.args else True
                     return recv.but(frozen=flag is not True)
                 return recv
-            if m == "parameters":
-                p = tensor(Grad.NO if recv.frozen else Grad.YES, recv.device, leaf=not recv.frozen,
-                           tags=frozenset({"parameter"}))
-                return Fact(PARAMS, Grad.NO, recv.device, element=p)
-            if m == "named_parameters":
-                p = tensor(Grad.NO if recv.frozen else Grad.YES, recv.device, leaf=not recv.frozen,
-                           tags=frozenset({"parameter"}))
-                return Fact(NAMED_PARAMS, Grad.NO, recv.device, element=p)
+            if m in ("parameters", "named_parameters"):
+                owner = dotted_name(node.func.value) if isinstance(node.func, ast.Attribute) else None
+                tags = frozenset({"parameter", f"param_of:{owner}"} if owner else {"parameter"})
+                p = tensor(Grad.NO if recv.frozen else Grad.YES, recv.device, leaf=not recv.frozen, tags=tags)
+                return Fact(PARAMS if m == "parameters" else NAMED_PARAMS, Grad.NO, recv.device, element=p)
             if m == "forward":
                 return self._module_output(recv, node, state)
             if recv.attrs is not None:
@@ -988,7 +1103,7 @@ class Analyzer:
             return f.element or UNKNOWN_FACT
         if kind == NAMED_PARAMS:
             el = f.element or UNKNOWN_FACT
-            return Fact(SEQ, Grad.NO, el.device, element=el)
+            return Fact(SEQ, Grad.NO, el.device, element=el, items=(OTHER_FACT, el))
         if kind == TENSOR:
             return f.but(leaf=False)
         if kind == LOADER:
@@ -996,6 +1111,79 @@ class Analyzer:
         if kind == MODULE:
             return Fact(MODULE, Grad.UNKNOWN, f.device, frozen=f.frozen)
         return UNKNOWN_FACT
+
+
+def _mentions_no_grad(expr) -> bool:
+    """A `with` item or decorator that turns grad off, or may (`set_grad_enabled(flag)`)."""
+    for n in ast.walk(expr):
+        name = n.id if isinstance(n, ast.Name) else n.attr if isinstance(n, ast.Attribute) else None
+        if name is None:
+            continue
+        if any(h in name for h in _NO_GRAD_HINTS):
+            return not (isinstance(expr, ast.Call) and name == "inference_mode"
+                        and any(_const_bool(a) is False for a in [*expr.args, *(k.value for k in expr.keywords)]))
+        if name == "set_grad_enabled":
+            return isinstance(expr, ast.Call) and bool(expr.args) and _const_bool(expr.args[0]) is not True
+    return False
+
+
+def no_grad_callees(tree: ast.Module) -> frozenset:
+    """Names of the functions of a module that are only ever called with grad off.
+
+    Every call of the name in the module is inside a no-grad `with` block, a function decorated
+    with one, or another such function (`with torch.no_grad(): evaluate()`), there is at least
+    one, and the name is not otherwise used (passed as a callback, for instance).  Calls are
+    matched by name (`evaluate()`, `self.evaluate()`), so a clash only makes this stricter.
+    """
+    sites: dict[str, list] = {}
+    used: set = set()
+    defined: set = set()
+    stack = [(tree, False, None)]
+    while stack:
+        n, ng, encl = stack.pop()
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            defined.add(n.name)
+            inner = any(_mentions_no_grad(d) for d in n.decorator_list)
+            stack.extend((d, ng, encl) for d in n.decorator_list)
+            stack.extend((d, ng, encl) for d in [*n.args.defaults, *n.args.kw_defaults] if d is not None)
+            stack.extend((b, inner, n.name) for b in n.body)
+            continue
+        if isinstance(n, ast.Lambda):
+            stack.append((n.body, False, None))  # runs whenever it is called
+            continue
+        if isinstance(n, (ast.With, ast.AsyncWith)):
+            inner = ng or any(_mentions_no_grad(i.context_expr) for i in n.items)
+            stack.extend((i, ng, encl) for i in n.items)
+            stack.extend((b, inner, encl) for b in n.body)
+            continue
+        if isinstance(n, ast.Call):
+            f = n.func
+            if isinstance(f, ast.Name):
+                sites.setdefault(f.id, []).append((ng, encl))
+            elif isinstance(f, ast.Attribute):
+                sites.setdefault(f.attr, []).append((ng, encl))
+                stack.append((f.value, ng, encl))
+            else:
+                stack.append((f, ng, encl))
+            stack.extend((a, ng, encl) for a in n.args)
+            stack.extend((k.value, ng, encl) for k in n.keywords)
+            continue
+        if isinstance(n, ast.Name):
+            used.add(n.id)
+        elif isinstance(n, ast.Attribute):
+            used.add(n.attr)
+        stack.extend((c, ng, encl) for c in ast.iter_child_nodes(n))
+    result: set = set()
+    changed = True
+    while changed:
+        changed = False
+        for name, calls in sites.items():
+            if name in result or name not in defined or name in used:
+                continue
+            if all(ng or (encl is not None and encl in result) for ng, encl in calls):
+                result.add(name)
+                changed = True
+    return frozenset(result)
 
 
 _DTYPES = frozenset(

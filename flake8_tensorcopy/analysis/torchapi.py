@@ -23,7 +23,7 @@ NO_GRAD_FUNCS = frozenset(
     for n in (
         "argmax argmin argsort argwhere nonzero eq ne lt le gt ge equal isnan isinf isfinite "
         "isclose logical_and logical_or logical_not logical_xor bucketize searchsorted "
-        "count_nonzero bincount histc unique unique_consecutive sign signbit is_nonzero "
+        "count_nonzero bincount histc signbit is_nonzero "
         "randint randperm topk_indices"
     ).split()
 )
@@ -35,7 +35,9 @@ NON_TENSOR_FUNCS = frozenset(
         "is_tensor is_floating_point is_complex numel manual_seed seed initial_seed "
         "set_grad_enabled is_grad_enabled no_grad enable_grad inference_mode "
         "get_default_dtype set_default_dtype set_printoptions save device dtype "
-        "use_deterministic_algorithms set_num_threads get_num_threads compile"
+        "use_deterministic_algorithms set_num_threads get_num_threads compile "
+        "finfo iinfo Size Generator get_default_device set_default_device typename "
+        "promote_types result_type can_cast get_rng_state set_rng_state"
     ).split()
 )
 
@@ -49,9 +51,22 @@ NON_TENSOR_METHODS = frozenset(
 # Tensor methods that return an integer/bool tensor or otherwise detach from the graph.
 NO_GRAD_METHODS = frozenset(
     "detach long int short char byte bool argmax argmin argsort nonzero eq ne lt le gt ge "
-    "isnan isinf isfinite logical_and logical_or logical_not logical_xor sign signbit "
-    "count_nonzero bincount unique".split()
+    "isnan isinf isfinite logical_and logical_or logical_not logical_xor signbit "
+    "count_nonzero bincount".split()
 )
+# (Not `sign`, `unique`, `unique_consecutive`: their float results require grad, measured on
+# torch 2.13.)
+
+# Tensor methods that make a new tensor from data or a size: no grad unless requires_grad=True.
+NEW_TENSOR_METHODS = frozenset("new_zeros new_ones new_empty new_full new_tensor".split())
+
+# torch.autograd.grad returns gradients that do not require grad (unless create_graph=True).
+AUTOGRAD_GRAD = frozenset({"torch.autograd.grad"})
+
+# Functions/methods returning a (values, indices) pair; the indices never require grad.
+VALUES_INDICES = frozenset("sort topk kthvalue mode cummax cummin".split())
+# The same, only when a dimension is given: torch.max(x) is a tensor, torch.max(x, 1) a pair.
+VALUES_INDICES_WITH_DIM = frozenset("max min median nanmedian".split())
 
 # Tensor attributes that are not tensors.
 NON_TENSOR_ATTRS = frozenset(
@@ -118,6 +133,10 @@ SET_GRAD_ENABLED = frozenset(
 DATALOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 
 PARAMETER = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+
+# Module buffers (`nn.Buffer(t)`, `self.register_buffer(name, t)`): tensors that do not require
+# grad and move with their module.
+BUFFER = frozenset({"torch.nn.Buffer", "torch.nn.parameter.Buffer"})
 
 # Packages whose calls return modules (model constructors).
 MODEL_FACTORY_PREFIXES = ("torchvision.models.", "timm.create_model")

@@ -33,8 +33,10 @@ Detaching first copies without touching autograd: 3.9 us against 5.2 us (1.34x) 
 tensor that requires grad on torch 2.13 (CPU); for large tensors the copy dominates.  It is
 also the spelling PyTorch itself recommends in its copy-construct warning.
 
-Not reported inside a no-grad region, or when `x` is known not to require grad (there
-clone-first records nothing).
+Reported when `x` may require grad (a parameter, a model output, a loss, a tensor created
+with `requires_grad=True`, or anything computed from one).  Not reported inside a no-grad
+region or when `x` does not require grad (there clone-first records nothing); when the
+analysis cannot tell where `x` came from (a function parameter), only with `--strict`.
 
 ## Example
 ```python
@@ -105,7 +107,10 @@ Arguments of `clone(...)` (such as `memory_format=`) move with it.
             return
         base = inner.func.value
         fact = ctx.fact(base)
+        # Only a tensor that requires grad records the throw-away node; of unknown origin: strict.
         if fact.kind in _NOT_TENSORS or fact.grad is Grad.NO:
+            return
+        if fact.grad is not Grad.YES and not ctx.options.strict:
             return
         text = ctx.lines.text
         clone_start, clone_name_end = attr_name_span(ctx, inner.func)
@@ -123,7 +128,8 @@ Arguments of `clone(...)` (such as `memory_format=`) move with it.
         )
         if not text[clone_start:clone_end].startswith("clone") or not text[detach_start:detach_end].startswith("detach"):
             fix = None
-        ctx.report(self, node, fix, expr=ctx.short(base))
+        expr = ctx.short(base)
+        ctx.report(self, node, fix, expr=receiver_text(ctx, base) if expr != "<expr>" else expr)
 
 
 class CopyConstructFromTensor(Rule):

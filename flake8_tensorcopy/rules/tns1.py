@@ -1,0 +1,946 @@
+"""TNS1xx: converting tensors to NumPy (grad and device hazards)."""
+
+from __future__ import annotations
+
+import ast
+
+from ..analysis import torchapi as api
+from ..analysis.facts import DEVICE, OTHER, SEQ, TENSOR, UNKNOWN, Device, Grad
+from ..fixes import attr_name_span, needs_parens
+from .base import Edit, Fix, Invalid, Oracle, Rule, Valid
+
+GRAD_ERROR = "RuntimeError: Can't call numpy() on Tensor that requires grad"
+DEVICE_ERROR = (
+    "TypeError: can't convert cuda:0 device type tensor to numpy. "
+    "Use Tensor.cpu() to copy the tensor to host memory first"
+)
+_RAISES_GRAD = ("RuntimeError", "Can't call numpy() on Tensor that requires grad")
+
+# Hooks the PyTorch Lightning trainer runs with grad disabled (its evaluation and prediction
+# loops run under torch.no_grad() / torch.inference_mode()).
+_EVAL_HOOKS = frozenset(
+    "validation_step test_step predict_step validation_step_end test_step_end "
+    "validation_epoch_end test_epoch_end on_validation_batch_end on_test_batch_end "
+    "on_predict_batch_end on_validation_epoch_end on_test_epoch_end on_predict_epoch_end".split()
+)
+
+# NumPy functions that never turn a tensor argument into an array.
+_NUMPY_NO_CONVERSION = frozenset(
+    "shape ndim size isscalar iterable result_type can_cast dtype issubdtype nonzero squeeze "
+    "array_equal array_equiv may_share_memory shares_memory broadcast_shapes "
+    "random.seed random.default_rng random.RandomState random.choice random.randint random.shuffle "
+    "random.permutation".split()
+)
+
+# NumPy reductions that, given a non-ndarray, call the object's own method with NumPy keywords
+# (`t.mean(axis=None, dtype=None, out=None)`): a single tensor raises TypeError before any
+# conversion, whatever its grad state. A list of tensors is converted (and raises RuntimeError).
+_NUMPY_METHOD_DISPATCH = frozenset("mean sum prod max min amax amin std var any all".split())
+
+# Keyword arguments of NumPy functions that are not data.
+_NUMPY_NON_DATA_KW = frozenset("dtype axis out keepdims order copy ddof where casting subok like".split())
+
+
+# --------------------------------------------------------------------------- shared helpers
+
+
+def _numpy_call(node: ast.Call) -> bool:
+    """`<expr>.numpy()` (or `.numpy(force=False)`), which refuses grad and non-CPU tensors."""
+    func = node.func
+    if not (isinstance(func, ast.Attribute) and func.attr == "numpy") or node.args:
+        return False
+    for kw in node.keywords:
+        if kw.arg != "force" or not (isinstance(kw.value, ast.Constant) and kw.value.value is False):
+            return False
+    return True
+
+
+def _in_eval_hook(ctx) -> bool:
+    scope = ctx.scope
+    while scope is not None:
+        if scope.kind == "function" and getattr(scope.node, "name", None) in _EVAL_HOOKS:
+            return True
+        scope = scope.parent
+    return False
+
+
+def _is_cpu_move(node, ctx) -> bool:
+    """`x.cpu()`, `x.to("cpu")`, `x.to("cpu", torch.uint8)`, `x.to(device="cpu")`,
+    `x.to(torch.device("cpu"))`."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+        return False
+    attr = node.func.attr
+    if attr == "cpu":
+        return not node.args
+    if attr != "to":
+        return False
+    dev = next((k.value for k in node.keywords if k.arg == "device"), None)
+    if dev is None and node.args and not isinstance(node.args[0], ast.Starred):
+        dev = node.args[0]
+    if dev is None:
+        return False
+    f = ctx.fact(dev)
+    return f.kind in (OTHER, DEVICE) and f.device is Device.CPU
+
+
+def _strip_cpu_moves(expr, ctx):
+    """(base, innermost cpu move or None): `out.cpu()` -> (out, out.cpu())."""
+    first = None
+    while _is_cpu_move(expr, ctx):
+        first = expr
+        expr = expr.func.value
+    return expr, first
+
+
+def _chain(expr):
+    """The receivers of a method/attribute/index chain, outermost first: `a.b().c[0]` ->
+    a.b().c[0], a.b().c, a.b(), a.b, a."""
+    while True:
+        yield expr
+        if isinstance(expr, ast.Call):
+            expr = expr.func
+        elif isinstance(expr, (ast.Attribute, ast.Subscript)):
+            expr = expr.value
+        else:
+            return
+
+
+_GRAD_FREE_STEPS = frozenset({"data", "detach_", "grad"}) | api.NO_GRAD_METHODS | api.NEW_TENSOR_METHODS
+
+
+def _detached_in_chain(expr) -> bool:
+    """A `.detach()`, `.data`, `.long()`, `.argmax()`, ... on the way: what strict mode needs for
+    values of unknown kind, whose method results the analysis does not follow."""
+    for e in _chain(expr):
+        if isinstance(e, ast.Attribute) and e.attr in _GRAD_FREE_STEPS:
+            return True
+    return False
+
+
+def _on_host_in_chain(expr, ctx) -> bool:
+    """The last device move on the way is `.cpu()` / `.to("cpu")`."""
+    for e in _chain(expr):
+        if _is_cpu_move(e, ctx):
+            return True
+        if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr in ("cuda", "to"):
+            return False
+    return False
+
+
+_DEVICE_WORDS = ("device", "cuda", "cpu", "gpu", "accelerator")
+_DEVICE_STRINGS = frozenset({"cpu", "cuda", "mps", "xpu", "meta"})
+
+
+def _mentions_device(test) -> bool:
+    for n in ast.walk(test):
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.split(":")[0] in _DEVICE_STRINGS:
+            return True
+        name = n.id if isinstance(n, ast.Name) else n.attr if isinstance(n, ast.Attribute) else ""
+        if any(w in name.lower() for w in _DEVICE_WORDS):
+            return True
+    return False
+
+
+def _host_move_targets(scope_node) -> frozenset:
+    """Names that a scope moves to the host under a device test (`if device != "cpu":
+    x = x.cpu()`): the author has handled the device on the path where it matters, and the
+    analysis cannot see that the test and the earlier `.to(device)` are about one device."""
+    names = set()
+    for n in ast.walk(scope_node):
+        if not (isinstance(n, ast.If) and _mentions_device(n.test)):
+            continue
+        for stmt in [*n.body, *n.orelse]:
+            for a in ast.walk(stmt):
+                if isinstance(a, ast.Assign) and _is_host_move_chain(a.value):
+                    names.update(t.id for t in a.targets if isinstance(t, ast.Name))
+    return frozenset(names)
+
+
+def _mentions_grad_state(test) -> bool:
+    for n in ast.walk(test):
+        if isinstance(n, ast.Attribute) and n.attr in ("requires_grad", "grad_fn", "is_leaf", "is_grad_enabled"):
+            return True
+        if isinstance(n, ast.Name) and n.id == "is_grad_enabled":
+            return True
+    return False
+
+
+def _grad_guards(scope_node) -> tuple[frozenset, frozenset]:
+    """What a scope does under a test of grad state (`if t.requires_grad: t = t.detach()`,
+    `t.detach().numpy() if t.requires_grad else t.numpy()`): the names it detaches there, and
+    the nodes inside such branches.  The author handles grad on the path where it matters."""
+    names, inside = set(), set()
+    for n in ast.walk(scope_node):
+        if not (isinstance(n, (ast.If, ast.IfExp)) and _mentions_grad_state(n.test)):
+            continue
+        branches = [*n.body, *n.orelse] if isinstance(n, ast.If) else [n.body, n.orelse]
+        for b in branches:
+            for a in ast.walk(b):
+                inside.add(id(a))
+                if isinstance(a, ast.Assign) and _detached_in_chain(a.value):
+                    names.update(t.id for t in a.targets if isinstance(t, ast.Name))
+    return frozenset(names), frozenset(inside)
+
+
+def _is_host_move_chain(expr) -> bool:
+    for e in _chain(expr):
+        if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute):
+            if e.func.attr == "cpu" or e.func.attr == "to" and any(
+                isinstance(a, ast.Constant) and a.value == "cpu" for a in [*e.args, *(k.value for k in e.keywords)]
+            ):
+                return True
+    return False
+
+
+def _dot_before(ctx, attr: ast.Attribute) -> int | None:
+    """Offset of the `.` that starts `.attr` (after any closing parentheses of the value)."""
+    _, value_end = ctx.span(attr.value)
+    name_start, _ = attr_name_span(ctx, attr)
+    between = ctx.lines.text[value_end:name_start]
+    if "#" in between or between.count(".") != 1:
+        return None
+    return value_end + between.index(".")
+
+
+def _force_edit(ctx, call: ast.Call) -> Edit | None:
+    """`t.numpy()` -> `t.numpy(force=True)`."""
+    _, name_end = attr_name_span(ctx, call.func)
+    _, call_end = ctx.span(call)
+    old = ctx.lines.text[name_end:call_end]
+    if "#" in old:
+        return None
+    return Edit(name_end, call_end, "(force=True)", expect=old)
+
+
+def _force(ctx) -> bool:
+    return ctx.options.numpy_fix == "force"
+
+
+def _display(ctx, node, fallback: str) -> str:
+    t = ctx.short(node, 40)
+    return fallback if t == "<expr>" else t
+
+
+def _shown(ctx, text: str, fallback: str) -> str:
+    return text if len(text) <= 60 and "\n" not in text else fallback
+
+
+def _root_name(expr) -> str | None:
+    return next((e.id for e in _chain(expr) if isinstance(e, ast.Name)), None)
+
+
+class _Tns1Rule(Rule):
+    """Per-file caches of what a scope does under grad and device tests."""
+
+    def __init__(self, options) -> None:
+        super().__init__(options)
+        self._scans: dict = {}
+
+    def _scan(self, what, ctx):
+        node = ctx.scope.node
+        key = (what, id(node))
+        found = self._scans.get(key)
+        if found is None:
+            found = self._scans[key] = what(node)
+        return found
+
+    def grad_guarded(self, expr, ctx) -> bool:
+        names, inside = self._scan(_grad_guards, ctx)
+        return id(expr) in inside or _root_name(expr) in names
+
+    def moved_to_host(self, expr, ctx) -> bool:
+        return _root_name(expr) in self._scan(_host_move_targets, ctx)
+
+
+class _NumpyMethodRule(_Tns1Rule):
+    """Shared visitor of TNS101/TNS102: `.numpy()` on a hazardous receiver."""
+
+    def visit_Call(self, node: ast.Call, ctx) -> None:
+        if not _numpy_call(node):
+            return
+        recv = node.func.value
+        hazard = self.hazard(recv, ctx)
+        if hazard is None:
+            return
+        base, cpu_move = _strip_cpu_moves(recv, ctx)
+        force = _force(ctx)
+        if force:
+            edit = _force_edit(ctx, node)
+            insert = None
+        else:
+            insert, edit = self.insertion(node, recv, cpu_move, ctx)
+        fix = Fix(self.force_title if force else self.fix_title, self.fix_safety, (edit,)) if edit else None
+        ctx.report(self, node, fix, message=self.describe(hazard, base, node, insert, force, ctx))
+
+    def canonical(self, node, base, ctx, force: bool) -> str:
+        if force:
+            return _shown(ctx, ctx.text(node.func.value) + ".numpy(force=True)", "t.numpy(force=True)")
+        b = ctx.text(base)
+        if needs_parens(base, b):
+            b = f"({b})"
+        return _shown(ctx, b + ".detach().cpu().numpy()", "t.detach().cpu().numpy()")
+
+
+class NumpyOnGradTensor(_NumpyMethodRule):
+    code = "TNS101"
+    name = "numpy-on-grad-tensor"
+    message = "{expr}.numpy() on a tensor that requires grad raises " + GRAD_ERROR + "; use {replacement}"
+    fix_title = "Insert `.detach()` before the conversion"
+    force_title = "Use `.numpy(force=True)`"
+    fix_safety = "safe"
+    prefilter = (".numpy(",)
+    docs = """
+## What it does
+Checks for `t.numpy()` where `t` may require grad (a model output, a loss, a parameter, a
+tensor created with `requires_grad=True`, or anything computed from one), outside a no-grad
+region, with no `.detach()` on the way.  `.cpu()` does not help: on a CPU tensor it returns the
+same tensor.
+
+Not reported inside `torch.no_grad()`, `torch.inference_mode()`,
+`torch.set_grad_enabled(False)` (or `set_grad_enabled(flag)`, which may turn grad off),
+functions decorated with `@torch.no_grad()` or `@torch.inference_mode()`, functions that the
+module only ever calls from such regions, or the PyTorch Lightning hooks that the trainer runs
+with grad off (`validation_step`, `test_step`, `predict_step`, ...): `numpy()` is allowed
+whenever grad mode is off.  `model.eval()` does not turn grad off and does not silence the rule.
+Values that never require grad are not reported: DataLoader batches, factories without
+`requires_grad=True`, `argmax`/comparison results, the indices of `torch.max(x, 1)` /
+`x.topk(k)`, `torch.autograd.grad` results, `Distribution.sample()`, outputs of a frozen
+model or of a module whose `forward` is decorated with `@torch.no_grad()`.  Code that tests
+`t.requires_grad` before converting is trusted.
+
+A tensor of unknown origin (a function parameter, the result of an unknown call) is reported
+only in strict mode (`--strict`, flake8 `--tensorcopy-strict`), with "may require grad".
+
+## Why is this bad?
+It raises `RuntimeError: Can't call numpy() on Tensor that requires grad. Use
+tensor.detach().numpy() instead.`, typically in the evaluation or logging code at the end of
+an epoch, after the training time is spent.
+
+## Example
+```python
+output = model(input)
+pred_np = output.cpu().numpy()
+```
+
+## Use instead
+```python
+output = model(input)
+pred_np = output.detach().cpu().numpy()
+```
+or compute `output` inside `with torch.no_grad():` when no gradient is needed.  For a scalar
+(a loss), `loss.item()` is the usual spelling.
+
+## Fix safety
+Safe: `.detach()` is inserted right after the tensor expression (before `.cpu()` /
+`.to("cpu")`, so the copy to the host is not recorded by autograd).  The code raised before;
+where the tensor did not require grad at run time the result is the same array as before (on
+the CPU it shares memory with the tensor either way).  With `--numpy-fix force` the fix is
+`t.numpy(force=True)` (torch >= 1.13), which detaches and copies to the CPU as needed.
+
+The array shares memory with the tensor on the CPU: writing into it changes the tensor
+without autograd noticing.  Copy it (`.copy()`) before writing into it in place.
+
+## References
+- https://pytorch.org/docs/stable/generated/torch.Tensor.numpy.html
+- https://pytorch.org/docs/stable/generated/torch.Tensor.detach.html
+- https://pytorch.org/docs/stable/notes/autograd.html#locally-disabling-gradient-computation
+"""
+
+    VALID = [
+        # Every kind of no-grad region.
+        Valid("import torch\nmodel = torch.nn.Linear(3, 2)\nwith torch.no_grad():\n"
+              "    out = model(torch.randn(4, 3))\n    arr = out.numpy()\n", runs=True),
+        Valid("import torch\nmodel = torch.nn.Linear(3, 2)\nout = model(torch.randn(4, 3))\n"
+              "with torch.no_grad():\n    arr = out.numpy()\n", runs=True),
+        Valid("import torch\nmodel = torch.nn.Linear(3, 2)\nwith torch.inference_mode():\n"
+              "    arr = model(torch.randn(4, 3)).numpy()\n", runs=True),
+        Valid("import torch\nmodel = torch.nn.Linear(3, 2)\nwith torch.set_grad_enabled(False):\n"
+              "    arr = model(torch.randn(4, 3)).numpy()\n", runs=True),
+        Valid("import torch\nfrom torch import nn\n\n\nclass Net(nn.Module):\n    def __init__(self):\n"
+              "        super().__init__()\n        self.fc = nn.Linear(3, 2)\n\n    @torch.no_grad()\n"
+              "    def predict(self, x):\n        return self.fc(x).numpy()\n\n    @torch.inference_mode()\n"
+              "    def embed(self, x):\n        return self.fc(x).cpu().numpy()\n\n\n"
+              "net = Net()\np = net.predict(torch.randn(2, 3))\ne = net.embed(torch.randn(2, 3))\n", runs=True),
+        Valid("import torch as th\nmodel = th.nn.Linear(3, 2)\nwith th.no_grad():\n"
+              "    arr = model(th.randn(4, 3)).numpy()\n", runs=True),
+        Valid("import torch\nfrom torch import no_grad\nmodel = torch.nn.Linear(3, 2)\nwith no_grad():\n"
+              "    arr = model(torch.randn(4, 3)).numpy()\n", runs=True),
+        Valid("import torch\nfrom torch import inference_mode\n\n@inference_mode()\ndef predict(m, x):\n"
+              "    return m(x).numpy()\n\np = predict(torch.nn.Linear(3, 2), torch.randn(2, 3))\n", runs=True),
+        # The conversion spelled right.
+        Valid("import torch\nmodel = torch.nn.Linear(3, 2)\nout = model(torch.randn(4, 3))\n"
+              "a = out.detach().cpu().numpy()\nb = out.detach().numpy()\nc = out.numpy(force=True)\n"
+              "d = out.sum().item()\ne = out.tolist()\nf = out.data.numpy()\n", runs=True),
+        # Values that never require grad.
+        Valid("import torch\nx = torch.randn(5, 5)\narr = x.numpy()\ny = torch.ones(3, requires_grad=True)\n"
+              "idx = y.argmax().numpy()\nmask = (y > 0).numpy()\n", runs=True),
+        Valid("import torch\nfrom torch.utils.data import DataLoader, TensorDataset\n\n"
+              "loader = DataLoader(TensorDataset(torch.randn(8, 3), torch.arange(8)), batch_size=4)\n"
+              "for x, y in loader:\n    xs = x.numpy()\n    ys = y.numpy()\n"
+              "for batch in loader:\n    first = batch[0].numpy()\n", runs=True),
+        Valid("import torch\nmodel = torch.nn.Linear(3, 2)\nout = model(torch.randn(4, 3))\n"
+              "_, pred = torch.max(out, 1)\nlabels = pred.numpy()\ntop = out.topk(1).indices.numpy()\n"
+              "best = out.max(dim=1)[1].numpy()\n", runs=True),
+        # Frozen model, inputs without grad: the output does not require grad.
+        Valid("import torch\nmodel = torch.nn.Linear(3, 2)\nfor p in model.parameters():\n"
+              "    p.requires_grad = False\nout = model(torch.randn(4, 3))\narr = out.numpy()\n", runs=True),
+        # A function that is only ever called with grad off.
+        Valid("import torch\nmodel = torch.nn.Linear(3, 2)\n\ndef report():\n"
+              "    return model(torch.randn(2, 3)).numpy()\n\nwith torch.no_grad():\n    r = report()\n", runs=True),
+        # A module whose forward runs without grad.
+        Valid("import torch\nfrom torch import nn\n\n\nclass Features(nn.Module):\n    def __init__(self):\n"
+              "        super().__init__()\n        self.fc = nn.Linear(3, 2)\n\n    @torch.no_grad()\n"
+              "    def forward(self, x):\n        return self.fc(x)\n\n\nf = Features()(torch.randn(2, 3)).numpy()\n",
+              runs=True),
+        # PyTorch Lightning runs validation/test/predict steps with grad off.
+        Valid("import torch\nimport pytorch_lightning as pl\n\n\nclass Lit(pl.LightningModule):\n"
+              "    def __init__(self):\n        super().__init__()\n        self.fc = torch.nn.Linear(3, 2)\n\n"
+              "    def validation_step(self, batch, batch_idx):\n        x, y = batch\n"
+              "        self.preds.append(self.fc(x).cpu().numpy())\n"),
+        # Unknown origin: silent unless strict.
+        Valid("import torch\n\ndef to_numpy(t):\n    return t.numpy()\n"),
+        # TensorFlow's .numpy() in a file that does not use torch.
+        Valid("import tensorflow as tf\n\nx = tf.Variable([1.0, 2.0])\nwith tf.GradientTape() as tape:\n"
+              "    y = x * x\nprint(y.numpy())\n"),
+    ]
+
+    INVALID = [
+        Invalid(
+            "import torch\n\nx = torch.ones(3, requires_grad=True)\ny = x * 2\narr = y.numpy()\n",
+            line=5,
+            col=6,
+            fixed="import torch\n\nx = torch.ones(3, requires_grad=True)\ny = x * 2\narr = y.detach().numpy()\n",
+            oracle=Oracle(raises=_RAISES_GRAD, check_fixed="arr.tolist() == [2.0, 2.0, 2.0]"),
+        ),
+        Invalid(
+            # The seed: a model's output converted for metrics, `.detach()` forgotten.
+            "import torch\nfrom torch import nn\n\nmodel = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))\n"
+            "input = torch.randn(16, 4)\noutput = model(input)\npred_np = output.cpu().numpy()\n",
+            line=7,
+            col=10,
+            fixed="import torch\nfrom torch import nn\n\nmodel = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))\n"
+            "input = torch.randn(16, 4)\noutput = model(input)\npred_np = output.detach().cpu().numpy()\n",
+            oracle=Oracle(raises=_RAISES_GRAD, check_fixed="pred_np.shape == (16, 2)"),
+        ),
+        Invalid(
+            # model.eval() does not turn grad off.
+            "import torch\nfrom torch import nn\nfrom torch.utils.data import DataLoader, TensorDataset\n\n"
+            "model = nn.Linear(3, 2)\nloader = DataLoader(TensorDataset(torch.randn(8, 3)), batch_size=4)\n"
+            "model.eval()\nprobs = []\nfor (x,) in loader:\n    logits = model(x)\n"
+            "    probs.append(logits.softmax(dim=1).numpy())\n",
+            line=11,
+            col=17,
+            fixed="import torch\nfrom torch import nn\nfrom torch.utils.data import DataLoader, TensorDataset\n\n"
+            "model = nn.Linear(3, 2)\nloader = DataLoader(TensorDataset(torch.randn(8, 3)), batch_size=4)\n"
+            "model.eval()\nprobs = []\nfor (x,) in loader:\n    logits = model(x)\n"
+            "    probs.append(logits.softmax(dim=1).detach().numpy())\n",
+            oracle=Oracle(raises=_RAISES_GRAD, check_fixed="len(probs) == 2"),
+        ),
+        Invalid(
+            # Logging the loss inside a training loop.
+            "import torch\nfrom torch import nn\n\nmodel = nn.Linear(3, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+            "loss_fn = nn.MSELoss()\nhistory = []\nfor step in range(3):\n    x, y = torch.randn(8, 3), torch.randn(8, 1)\n"
+            "    loss = loss_fn(model(x), y)\n    opt.zero_grad()\n    loss.backward()\n    opt.step()\n"
+            "    history.append(loss.numpy())\n",
+            line=14,
+            col=19,
+            fixed="import torch\nfrom torch import nn\n\nmodel = nn.Linear(3, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+            "loss_fn = nn.MSELoss()\nhistory = []\nfor step in range(3):\n    x, y = torch.randn(8, 3), torch.randn(8, 1)\n"
+            "    loss = loss_fn(model(x), y)\n    opt.zero_grad()\n    loss.backward()\n    opt.step()\n"
+            "    history.append(loss.detach().numpy())\n",
+            oracle=Oracle(raises=_RAISES_GRAD, check_fixed="len(history) == 3"),
+        ),
+        Invalid(
+            # A module output through `.to(device)`: may also be on an accelerator.
+            "import torch\nfrom torch import nn\nimport torch.nn.functional as F\n\n"
+            "device = torch.device(\"cuda\" if torch.cuda.is_available() else \"cpu\")\n"
+            "model = nn.Linear(3, 2).to(device)\nx = torch.randn(4, 3, device=device)\n"
+            "probs = F.softmax(model(x), dim=1).numpy()\n",
+            line=8,
+            col=8,
+            fixed="import torch\nfrom torch import nn\nimport torch.nn.functional as F\n\n"
+            "device = torch.device(\"cuda\" if torch.cuda.is_available() else \"cpu\")\n"
+            "model = nn.Linear(3, 2).to(device)\nx = torch.randn(4, 3, device=device)\n"
+            "probs = F.softmax(model(x), dim=1).detach().cpu().numpy()\n",
+            oracle=Oracle(raises=_RAISES_GRAD, check_fixed="probs.shape == (4, 2)"),
+            also=("TNS102",),
+        ),
+        Invalid(
+            # A parenthesised receiver: `.detach()` goes after the parenthesis.
+            "import torch\n\nw = torch.nn.Parameter(torch.ones(3))\nb = torch.zeros(3)\n"
+            "arr = (w + b).to(\"cpu\").numpy()\n",
+            line=5,
+            col=6,
+            fixed="import torch\n\nw = torch.nn.Parameter(torch.ones(3))\nb = torch.zeros(3)\n"
+            "arr = (w + b).detach().to(\"cpu\").numpy()\n",
+            oracle=Oracle(raises=_RAISES_GRAD, check_fixed="arr.tolist() == [1.0, 1.0, 1.0]"),
+        ),
+        Invalid(
+            # --numpy-fix force
+            "import torch\n\nlayer = torch.nn.Linear(2, 2)\narr = layer.weight.numpy()\n",
+            line=4,
+            col=6,
+            fixed="import torch\n\nlayer = torch.nn.Linear(2, 2)\narr = layer.weight.numpy(force=True)\n",
+            oracle=Oracle(raises=_RAISES_GRAD, check_fixed="arr.shape == (2, 2)"),
+            options={"numpy_fix": "force"},
+        ),
+        Invalid(
+            # Strict mode: a parameter of unknown origin ("may require grad").
+            "import torch\n\ndef to_numpy(t):\n    return t.numpy()\n\n"
+            "arr = to_numpy(torch.ones(2, requires_grad=True))\n",
+            line=4,
+            col=11,
+            fixed="import torch\n\ndef to_numpy(t):\n    return t.detach().cpu().numpy()\n\n"
+            "arr = to_numpy(torch.ones(2, requires_grad=True))\n",
+            oracle=Oracle(raises=_RAISES_GRAD, check_fixed="arr.tolist() == [1.0, 1.0]"),
+            options={"strict": True},
+            also=("TNS102",),
+        ),
+    ]
+
+    def hazard(self, recv, ctx) -> str | None:
+        if ctx.no_grad or _in_eval_hook(ctx):
+            return None
+        f = ctx.fact(recv)
+        if f.may_require_grad:
+            level = "yes"
+        elif ctx.options.strict and f.kind in (TENSOR, UNKNOWN) and f.grad is not Grad.NO:
+            if f.kind == UNKNOWN and _detached_in_chain(recv):
+                return None
+            level = "may"
+        else:
+            return None
+        return None if self.grad_guarded(recv, ctx) else level
+
+    def insertion(self, node, recv, cpu_move, ctx):
+        attr = cpu_move.func if cpu_move is not None else node.func
+        pos = _dot_before(ctx, attr)
+        if pos is None:
+            return None, None
+        return pos, Edit(pos, pos, ".detach()")
+
+    def describe(self, hazard, base, node, insert, force, ctx) -> str:
+        expr = _display(ctx, base, "the tensor")
+        if force:
+            use = self.canonical(node, base, ctx, True)
+        elif insert is not None:
+            text = ctx.lines.text
+            s, e = ctx.span(node)
+            use = _shown(ctx, text[s:insert] + ".detach()" + text[insert:e], "t.detach().cpu().numpy()")
+        else:
+            use = self.canonical(node, base, ctx, False)
+        if hazard == "yes":
+            return f"{expr} requires grad here, so .numpy() raises {GRAD_ERROR}; use {use}"
+        return f"{expr} may require grad (origin unknown); .numpy() would raise {GRAD_ERROR}; use {use}"
+
+
+class NumpyOnAcceleratorTensor(_NumpyMethodRule):
+    code = "TNS102"
+    name = "numpy-on-accelerator-tensor"
+    message = "{expr} may be on an accelerator, so .numpy() raises " + DEVICE_ERROR + "; use {replacement}"
+    fix_title = "Insert `.cpu()` before the conversion"
+    force_title = "Use `.numpy(force=True)`"
+    fix_safety = "safe"
+    prefilter = (".numpy(",)
+    docs = """
+## What it does
+Checks for `t.numpy()` where `t` may live on an accelerator: it, or the tensors it was computed
+from, were moved with `.cuda()`, `.to(device)`, `.to("cuda")`, created with `device=...`, or it
+is the output of a module that was moved, and no `.cpu()` / `.to("cpu")` comes after the
+move.  Grad mode does not matter: the device check comes first, in no-grad code too.
+
+A tensor whose device is unknown (a function parameter, `.to(x.device)` with `x` of unknown
+origin) is reported only in strict mode.  A variable that the code moves to the host under a
+device test (`if device != "cpu": spec = spec.cpu()`) is trusted: the analysis cannot tell
+that the test and the earlier `.to(device)` are about the same device.
+
+## Why is this bad?
+NumPy arrays live in host memory, so `numpy()` refuses any other device: `TypeError: can't
+convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory
+first.`  Code written and tested on a CPU runs and then fails on the first GPU machine.  (On a
+CPU-only machine the same check is visible with `device="meta"`: `TypeError: can't convert
+meta device type tensor to numpy.`; a meta tensor has no data to copy, so the fixed code can
+only be run on a real accelerator.)
+
+## Example
+```python
+model = Net().to(device)
+with torch.no_grad():
+    logits = model(images.to(device))
+preds = logits.numpy()
+```
+
+## Use instead
+```python
+preds = logits.cpu().numpy()
+```
+When the tensor may also require grad (TNS101), both fixes together give the canonical
+`t.detach().cpu().numpy()`: detach first, so the copy to the host is not recorded by autograd.
+
+## Fix safety
+Safe: `.cpu()` is inserted right before `.numpy()` (after any `.detach()`).  On an
+accelerator the code raised before; on the CPU `.cpu()` returns the same tensor, so the array
+is the same as before.  With `--numpy-fix force` the fix is `t.numpy(force=True)`.
+
+## References
+- https://pytorch.org/docs/stable/generated/torch.Tensor.numpy.html
+- https://pytorch.org/docs/stable/generated/torch.Tensor.cpu.html
+- https://pytorch.org/docs/stable/tensor_attributes.html#torch.device
+"""
+
+    VALID = [
+        Valid("import torch\ndevice = torch.device(\"cuda\" if torch.cuda.is_available() else \"cpu\")\n"
+              "x = torch.randn(3, device=device)\na = x.cpu().numpy()\nb = x.to(\"cpu\").numpy()\n"
+              "c = x.detach().cpu().numpy()\nd = x.numpy(force=True)\ne = x.sum().item()\n"
+              "f = x.to(device=\"cpu\").numpy()\ng = x.tolist()\n", runs=True),
+        Valid("import torch\nx = torch.randn(3)\ny = x.to(torch.float64).numpy()\n"
+              "z = torch.ones(2, device=\"cpu\").numpy()\n", runs=True),
+        Valid("import torch\nfrom torch.utils.data import DataLoader, TensorDataset\n\n"
+              "loader = DataLoader(TensorDataset(torch.randn(8, 3)), batch_size=4)\n"
+              "for (x,) in loader:\n    arr = x.numpy()\n", runs=True),
+        Valid("import torch\n\ndef to_numpy(t):\n    return t.cpu().numpy()\n\ndef f(t):\n    return t.numpy()\n"),
+    ]
+
+    INVALID = [
+        Invalid(
+            "import torch\n\nx = torch.randn(3, device=\"cuda\")\narr = x.numpy()\n",
+            line=4,
+            col=6,
+            fixed="import torch\n\nx = torch.randn(3, device=\"cuda\")\narr = x.cpu().numpy()\n",
+        ),
+        Invalid(
+            "import torch\n\nx = torch.arange(6).cuda()\nflat = x.view(-1).numpy()\n",
+            line=4,
+            col=7,
+            fixed="import torch\n\nx = torch.arange(6).cuda()\nflat = x.view(-1).cpu().numpy()\n",
+        ),
+        Invalid(
+            # A moved module's output, computed without grad: only the device is wrong.
+            "import torch\nfrom torch import nn\n\ndevice = torch.device(\"cuda\")\nmodel = nn.Linear(3, 2)\n"
+            "model.to(device)\nwith torch.no_grad():\n    logits = model(torch.randn(4, 3).to(device))\n"
+            "preds = logits.argmax(dim=1).numpy()\n",
+            line=9,
+            col=8,
+            fixed="import torch\nfrom torch import nn\n\ndevice = torch.device(\"cuda\")\nmodel = nn.Linear(3, 2)\n"
+            "model.to(device)\nwith torch.no_grad():\n    logits = model(torch.randn(4, 3).to(device))\n"
+            "preds = logits.argmax(dim=1).cpu().numpy()\n",
+        ),
+        Invalid(
+            # `.cpu()` goes after `.detach()`.
+            "import torch\n\nw = torch.zeros(3, device=\"cuda\", requires_grad=True)\nsnapshot = w.detach().numpy()\n",
+            line=4,
+            col=11,
+            fixed="import torch\n\nw = torch.zeros(3, device=\"cuda\", requires_grad=True)\n"
+            "snapshot = w.detach().cpu().numpy()\n",
+        ),
+        Invalid(
+            # Both rules: the two insertions compose into `.detach().cpu()`.
+            "import torch\nfrom torch import nn\n\nmodel = nn.Linear(3, 2).cuda()\nout = model(torch.randn(4, 3).cuda())\n"
+            "arr = out.numpy()\n",
+            line=6,
+            col=6,
+            fixed="import torch\nfrom torch import nn\n\nmodel = nn.Linear(3, 2).cuda()\nout = model(torch.randn(4, 3).cuda())\n"
+            "arr = out.detach().cpu().numpy()\n",
+            also=("TNS101",),
+        ),
+        Invalid(
+            # --numpy-fix force: both rules make the same edit, applied once.
+            "import torch\nfrom torch import nn\n\nmodel = nn.Linear(3, 2).cuda()\nout = model(torch.randn(4, 3).cuda())\n"
+            "arr = out.numpy()\n",
+            line=6,
+            col=6,
+            fixed="import torch\nfrom torch import nn\n\nmodel = nn.Linear(3, 2).cuda()\nout = model(torch.randn(4, 3).cuda())\n"
+            "arr = out.numpy(force=True)\n",
+            options={"numpy_fix": "force"},
+            also=("TNS101",),
+        ),
+    ]
+
+    def hazard(self, recv, ctx) -> str | None:
+        f = ctx.fact(recv)
+        if f.may_be_on_accelerator:
+            level = "yes"
+        elif ctx.options.strict and f.kind in (TENSOR, UNKNOWN) and f.device is Device.UNKNOWN:
+            if f.kind == UNKNOWN and _on_host_in_chain(recv, ctx):
+                return None
+            level = "may"
+        else:
+            return None
+        return None if self.moved_to_host(recv, ctx) else level
+
+    def insertion(self, node, recv, cpu_move, ctx):
+        pos = _dot_before(ctx, node.func)
+        if pos is None:
+            return None, None
+        return pos, Edit(pos, pos, ".cpu()")
+
+    def describe(self, hazard, base, node, insert, force, ctx) -> str:
+        expr = _display(ctx, base, "the tensor")
+        if force:
+            use = self.canonical(node, base, ctx, True)
+        elif insert is not None:
+            text = ctx.lines.text
+            s, e = ctx.span(node)
+            use = _shown(ctx, text[s:insert] + ".cpu()" + text[insert:e], "t.cpu().numpy()")
+        else:
+            use = _shown(ctx, ctx.text(node.func.value) + ".cpu().numpy()", "t.cpu().numpy()")
+        if hazard == "yes":
+            return f"{expr} may be on an accelerator, so .numpy() raises {DEVICE_ERROR}; use {use}"
+        return f"{expr} may be on an accelerator (device unknown); .numpy() would raise {DEVICE_ERROR}; use {use}"
+
+
+class NumpyFunctionOnGradTensor(_Tns1Rule):
+    code = "TNS103"
+    name = "numpy-function-on-grad-tensor"
+    message = "{func}(...) converts a tensor that requires grad and raises " + GRAD_ERROR + "; use {replacement}"
+    fix_title = "Pass `t.detach().cpu().numpy()` to the NumPy call"
+    force_title = "Pass `t.numpy(force=True)` to the NumPy call"
+    fix_safety = "safe"
+    prefilter = ("numpy", "np.")
+    docs = """
+## What it does
+Checks for NumPy functions applied directly to a tensor that may require grad, outside a
+no-grad region: `np.asarray(t)`, `np.array(t)`, ufuncs such as `np.exp(t)`, and functions that
+take a list of tensors (`np.mean(losses)` after `losses.append(loss)`,
+`np.concatenate([a, b])`).  NumPy is resolved through imports (`import numpy as np`,
+`from numpy import asarray`).
+
+NumPy reductions given a single tensor (`np.mean(t)`, `np.sum(t)`, `np.max(t)`, `np.std(t)`,
+...) do not convert it: they call the tensor's own method with NumPy keywords, which raises
+`TypeError: mean() got an unexpected keyword argument 'axis'` whatever the grad state.  They are
+reported here when the tensor may require grad, with that error in the message.
+
+Functions that only look at the tensor (`np.shape`, `np.ndim`, ...) are not reported.  Tensors
+of unknown origin are reported only in strict mode.
+
+## Why is this bad?
+NumPy converts a tensor through `Tensor.__array__`, which calls `Tensor.numpy()`: `RuntimeError:
+Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.`  A list
+of losses kept as tensors also keeps every step's autograd graph alive until the list dies.
+
+## Example
+```python
+scores = np.asarray(model(x))
+epoch_loss = np.mean(losses)  # losses.append(loss) in the loop
+```
+
+## Use instead
+```python
+scores = np.asarray(model(x).detach().cpu().numpy())
+losses.append(loss.item())  # then np.mean(losses) works on floats
+```
+
+## Fix safety
+Safe: the NumPy call is kept and only its tensor argument changes to
+`t.detach().cpu().numpy()`, so copy semantics do not change: `np.asarray` still returns an
+array that shares memory with a CPU tensor and `np.array` still copies (measured on torch 2.13
+with numpy 2.4), and `Tensor.__array__` is `self.numpy()` (plus `astype` for `dtype=`), the
+same conversion.  A list held in a variable (`np.mean(losses)`) has no automatic fix: convert
+each element where the list is filled (`losses.append(loss.item())`).  With `--numpy-fix
+force` the argument becomes `t.numpy(force=True)`.
+
+## References
+- https://pytorch.org/docs/stable/generated/torch.Tensor.numpy.html
+- https://pytorch.org/docs/stable/generated/torch.Tensor.detach.html
+- https://pytorch.org/docs/stable/generated/torch.Tensor.item.html
+"""
+
+    VALID = [
+        Valid("import torch\nimport numpy as np\n\nmodel = torch.nn.Linear(3, 2)\nout = model(torch.randn(4, 3))\n"
+              "a = np.asarray(out.detach().cpu().numpy())\nb = np.array(out.detach().numpy())\n"
+              "c = np.exp(out.numpy(force=True))\nshape = np.shape(out)\n", runs=True),
+        Valid("import torch\nimport numpy as np\n\nmodel = torch.nn.Linear(3, 1)\nlosses = []\nfor _ in range(3):\n"
+              "    loss = model(torch.randn(4, 3)).pow(2).mean()\n    loss.backward()\n    losses.append(loss.item())\n"
+              "print(np.mean(losses))\n", runs=True),
+        Valid("import torch\nimport numpy as np\n\nmodel = torch.nn.Linear(3, 2)\nwith torch.no_grad():\n"
+              "    out = model(torch.randn(4, 3))\n    a = np.asarray(out)\nb = np.exp(out)\n", runs=True),
+        Valid("import torch\nimport numpy as np\n\nx = torch.randn(5)\na = np.asarray(x)\nb = np.exp(x)\n", runs=True),
+        Valid("import torch\nimport numpy as np\n\ndef f(t):\n    return np.asarray(t)\n"),
+    ]
+
+    INVALID = [
+        Invalid(
+            "import torch\nimport numpy as np\n\nx = torch.ones(3, requires_grad=True)\ny = x * 2\narr = np.asarray(y)\n",
+            line=6,
+            col=6,
+            fixed="import torch\nimport numpy as np\n\nx = torch.ones(3, requires_grad=True)\ny = x * 2\n"
+            "arr = np.asarray(y.detach().cpu().numpy())\n",
+            oracle=Oracle(raises=_RAISES_GRAD, check_fixed="np.shares_memory(arr, y.detach().numpy())"),
+        ),
+        Invalid(
+            "import torch\nfrom numpy import array\n\nmodel = torch.nn.Linear(3, 2)\nout = model(torch.randn(4, 3))\n"
+            "arr = array(out)\n",
+            line=6,
+            col=6,
+            fixed="import torch\nfrom numpy import array\n\nmodel = torch.nn.Linear(3, 2)\nout = model(torch.randn(4, 3))\n"
+            "arr = array(out.detach().cpu().numpy())\n",
+            oracle=Oracle(raises=_RAISES_GRAD,
+                          check_fixed="not __import__('numpy').shares_memory(arr, out.detach().numpy())"),
+        ),
+        Invalid(
+            "import torch\nimport numpy as np\n\nmodel = torch.nn.Linear(3, 2)\nscores = np.exp(model(torch.randn(4, 3)) / 2)\n",
+            line=5,
+            col=9,
+            fixed="import torch\nimport numpy as np\n\nmodel = torch.nn.Linear(3, 2)\n"
+            "scores = np.exp((model(torch.randn(4, 3)) / 2).detach().cpu().numpy())\n",
+            oracle=Oracle(raises=_RAISES_GRAD, check_fixed="scores.shape == (4, 2)"),
+        ),
+        Invalid(
+            # Losses kept as tensors: no automatic fix (convert where the list is filled).
+            "import torch\nimport numpy as np\nfrom torch import nn\n\nmodel = nn.Linear(3, 1)\ncriterion = nn.MSELoss()\n"
+            "losses = []\nfor _ in range(3):\n    loss = criterion(model(torch.randn(4, 3)), torch.zeros(4, 1))\n"
+            "    loss.backward()\n    losses.append(loss)\nepoch_loss = np.mean(losses)\n",
+            line=12,
+            col=13,
+            fixed=None,
+            oracle=Oracle(raises=_RAISES_GRAD),
+        ),
+        Invalid(
+            # A NumPy reduction on one tensor calls Tensor.mean(axis=...): TypeError.
+            "import torch\nimport numpy as np\n\nmodel = torch.nn.Linear(3, 2)\nout = model(torch.randn(4, 3))\n"
+            "avg = np.mean(out)\n",
+            line=6,
+            col=6,
+            fixed="import torch\nimport numpy as np\n\nmodel = torch.nn.Linear(3, 2)\nout = model(torch.randn(4, 3))\n"
+            "avg = np.mean(out.detach().cpu().numpy())\n",
+            oracle=Oracle(raises=("TypeError", "unexpected keyword argument 'axis'"),
+                          check_fixed="abs(avg - out.mean().item()) < 1e-6"),
+        ),
+        Invalid(
+            "import torch\nimport numpy as np\n\nw = torch.nn.Parameter(torch.ones(2))\nb = torch.zeros(2)\n"
+            "both = np.concatenate([w.cpu(), b])\n",
+            line=6,
+            col=7,
+            fixed="import torch\nimport numpy as np\n\nw = torch.nn.Parameter(torch.ones(2))\nb = torch.zeros(2)\n"
+            "both = np.concatenate([w.detach().cpu().numpy(), b])\n",
+            oracle=Oracle(raises=_RAISES_GRAD, check_fixed="both.tolist() == [1.0, 1.0, 0.0, 0.0]"),
+        ),
+        Invalid(
+            "import torch\nimport numpy as np\n\nx = torch.ones(3, requires_grad=True)\narr = np.asarray(x * 2)\n",
+            line=5,
+            col=6,
+            fixed="import torch\nimport numpy as np\n\nx = torch.ones(3, requires_grad=True)\n"
+            "arr = np.asarray((x * 2).numpy(force=True))\n",
+            oracle=Oracle(raises=_RAISES_GRAD, check_fixed="arr.tolist() == [2.0, 2.0, 2.0]"),
+            options={"numpy_fix": "force"},
+        ),
+    ]
+
+    def visit_Call(self, node: ast.Call, ctx) -> None:
+        q = ctx.qualname(node.func)
+        if q is None or not q.startswith("numpy."):
+            return
+        short = q[6:]
+        if short in _NUMPY_NO_CONVERSION or ctx.no_grad or _in_eval_hook(ctx):
+            return
+        data = list(node.args)
+        data += [kw.value for kw in node.keywords if kw.arg is not None and kw.arg not in _NUMPY_NON_DATA_KW]
+        hazard = None
+        fixable = []  # tensor expressions to convert in place
+        held = []  # lists of tensors held in a variable: converted where they are filled
+        for arg in data:
+            starred = isinstance(arg, ast.Starred)
+            f = ctx.fact(arg.value if starred else arg)
+            level = self._grad(f, ctx)
+            if level and not starred:
+                hazard = self._worst(hazard, level)
+                fixable.append(arg)
+                continue
+            if f.kind != SEQ or f.element is None:
+                continue
+            level = self._grad(f.element, ctx)
+            if not level:
+                continue
+            hazard = self._worst(hazard, level)
+            if isinstance(arg, (ast.List, ast.Tuple)):
+                for el in arg.elts:
+                    if isinstance(el, ast.Starred):
+                        held.append(el.value)
+                    elif self._grad(ctx.fact(el), ctx):
+                        fixable.append(el)
+            else:
+                held.append(arg.value if starred else arg)
+        if hazard is None or self.grad_guarded(node, ctx):
+            return
+        force = _force(ctx)
+        edits = []
+        if not held:
+            for expr in fixable:
+                e = self._convert(expr, ctx, force)
+                if e is None:
+                    edits = []
+                    break
+                edits.extend(e)
+        fix = Fix(self.force_title if force else self.fix_title, self.fix_safety, tuple(edits)) if edits else None
+        func = _display(ctx, node.func, "the NumPy function")
+        if held:
+            name = _display(ctx, held[0], "the list")
+            use = (f"{name}.append(t.item()) or {name}.append(t.detach().cpu().numpy()) where the list is "
+                   "filled")
+            what = "a list of tensors that " + ("require grad" if hazard == "yes" else "may require grad")
+            msg = f"{func}() converts {what} through .numpy(), which raises {GRAD_ERROR}; use {use}"
+        else:
+            use = self._use(node, fixable, ctx, force)
+            first = node.args[0] if node.args else None
+            if short in _NUMPY_METHOD_DISPATCH and first is not None and first in fixable:
+                msg = (f"{func}() on a tensor calls Tensor.{short}() with NumPy keywords and raises TypeError "
+                       f"(converted, it would raise {GRAD_ERROR}); use {use}")
+            elif hazard == "yes":
+                msg = (f"{func}() converts a tensor that requires grad through .numpy() and raises {GRAD_ERROR}; "
+                       f"use {use}")
+            else:
+                msg = (f"{func}() converts a tensor that may require grad (origin unknown) through .numpy(), "
+                       f"which would raise {GRAD_ERROR}; use {use}")
+        ctx.report(self, node, fix, message=msg)
+
+    @staticmethod
+    def _worst(a, b):
+        return "yes" if "yes" in (a, b) else (a or b)
+
+    def _grad(self, f, ctx) -> str | None:
+        if f is None:
+            return None
+        if f.may_require_grad:
+            return "yes"
+        if ctx.options.strict and f.kind == TENSOR and f.grad is Grad.UNKNOWN:
+            return "may"
+        return None
+
+    def _convert(self, expr, ctx, force: bool):
+        """Edits that turn tensor expression `expr` into a detached host array."""
+        text = ctx.text(expr)
+        if "#" in text:
+            return None
+        s, e = ctx.span(expr)
+        if force:
+            if needs_parens(expr, text):
+                return [Edit(s, e, f"({text}).numpy(force=True)", expect=text)]
+            return [Edit(e, e, ".numpy(force=True)")]
+        base, cpu_move = _strip_cpu_moves(expr, ctx)
+        if cpu_move is not None:
+            pos = _dot_before(ctx, cpu_move.func)
+            if pos is None:
+                return None
+            return [Edit(pos, pos, ".detach()"), Edit(e, e, ".numpy()")]
+        if needs_parens(expr, text):
+            return [Edit(s, e, f"({text}).detach().cpu().numpy()", expect=text)]
+        return [Edit(e, e, ".detach().cpu().numpy()")]
+
+    def _use(self, node, fixable, ctx, force) -> str:
+        func = ctx.text(node.func) if len(ctx.text(node.func)) <= 30 else "np.f"
+        generic = f"{func}(t.numpy(force=True))" if force else f"{func}(t.detach().cpu().numpy())"
+        if len(fixable) != 1:
+            return generic
+        expr = fixable[0]
+        t = ctx.text(expr)
+        if len(t) > 30 or "\n" in t:
+            return generic
+        if force:
+            conv = (f"({t})" if needs_parens(expr, t) else t) + ".numpy(force=True)"
+        else:
+            base, _ = _strip_cpu_moves(expr, ctx)
+            b = ctx.text(base)
+            conv = (f"({b})" if needs_parens(base, b) else b) + ".detach().cpu().numpy()"
+        if len(node.args) + len(node.keywords) > 1 or expr not in node.args:
+            return f"{conv} in the call"
+        return f"{func}({conv})"

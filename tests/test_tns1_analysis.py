@@ -1,0 +1,314 @@
+"""TNS1 (NumPy conversion): the analysis facts it rests on, fix composition, and the device
+check on real torch (meta tensors on a CPU-only machine, CUDA where there is one)."""
+
+import ast
+import re
+
+import pytest
+
+from flake8_tensorcopy.analysis.flow import Analyzer, no_grad_callees
+from flake8_tensorcopy.engine import apply_fixes, fix_text, lint_text, select_rules
+from flake8_tensorcopy.rules import get_rule
+from flake8_tensorcopy.rules.base import Context, Options
+from flake8_tensorcopy.source import LineIndex
+
+# --------------------------------------------------------------------------- analysis facts
+
+
+class _Probe:
+    """Records the fact of the argument of every `probe(...)` call."""
+
+    def __init__(self):
+        self.facts = []
+
+    def visit_Call(self, node, ctx):
+        if isinstance(node.func, ast.Name) and node.func.id == "probe":
+            self.facts.append((ctx.fact(node.args[0]), ctx.no_grad))
+
+
+def facts(code):
+    ctx = Context(LineIndex(code), Options())
+    probe = _Probe()
+    Analyzer(ast.parse(code), [probe], ctx).run()
+    return probe.facts
+
+
+def one(code):
+    (fact, _), = facts(code)
+    return fact
+
+
+HEAD = "import torch\nfrom torch import nn\nmodel = nn.Linear(3, 2)\nout = model(torch.randn(4, 3))\n"
+
+
+@pytest.mark.parametrize("expr", [
+    "torch.max(out, 1)[1]", "out.max(1)[1]", "out.max(dim=1).indices", "out.topk(2).indices",
+    "torch.sort(out)[1]", "out.kthvalue(1, dim=1)[1]",
+])
+def test_indices_of_a_values_indices_pair_do_not_require_grad(expr):
+    f = one(HEAD + f"probe({expr})\n")
+    assert f.is_tensor and not f.may_require_grad
+
+
+def test_values_of_a_pair_and_unpacking():
+    code = HEAD + "values, idx = torch.max(out, 1)\nprobe(values)\nprobe(idx)\nprobe(torch.max(out))\n"
+    (v, _), (i, _), (m, _) = facts(code)
+    assert v.may_require_grad and not i.may_require_grad and m.may_require_grad
+    # Elementwise max of two tensors is a tensor, not a pair.
+    assert one(HEAD + "probe(torch.max(out, out)[1])\n").may_require_grad
+
+
+def test_pair_indices_inside_no_grad():
+    code = HEAD + "with torch.no_grad():\n    vals, idx = out.sort()\nprobe(vals)\n"
+    assert not one(code).may_require_grad
+
+
+def test_enumerate_and_zip_keep_positions():
+    code = (
+        "import torch\nfrom torch.utils.data import DataLoader\nloader = DataLoader([])\n"
+        "model = torch.nn.Linear(3, 2)\n"
+        "for i, (x, y) in enumerate(loader):\n    probe(i)\n    probe(x)\n"
+        "outs = [model(torch.randn(1, 3))]\n"
+        "for o, (a, b) in zip(outs, loader):\n    probe(o)\n    probe(a)\n"
+    )
+    (i, _), (x, _), (o, _), (a, _) = facts(code)
+    assert i.kind == "other"
+    assert x.is_tensor and not x.may_require_grad
+    assert o.may_require_grad
+    assert a.is_tensor and not a.may_require_grad
+
+
+def test_list_append_and_extend_record_elements():
+    code = HEAD + "losses = []\nfor _ in range(3):\n    losses.append(out.sum())\nprobe(losses)\n"
+    f = one(code)
+    assert f.kind == "seq" and f.element.may_require_grad
+    code = HEAD + "losses = []\nfor _ in range(3):\n    losses.append(out.sum().item())\nprobe(losses)\n"
+    assert not one(code).element.may_require_grad
+    code = HEAD + "xs = []\nxs.extend([out])\nprobe(xs)\n"
+    assert one(code).element.may_require_grad
+
+
+@pytest.mark.parametrize("freeze", [
+    "for p in model.parameters():\n    p.requires_grad = False\n",
+    "for p in model.parameters():\n    p.requires_grad_(False)\n",
+    "for name, p in model.named_parameters():\n    p.requires_grad = False\n",
+    "model.requires_grad_(False)\n",
+])
+def test_frozen_model_output_is_not_known_to_require_grad(freeze):
+    code = "import torch\nmodel = torch.nn.Linear(3, 2)\n" + freeze + "probe(model(torch.randn(2, 3)))\n"
+    assert not one(code).may_require_grad
+
+
+def test_partially_frozen_model_still_requires_grad():
+    code = ("import torch\nmodel = torch.nn.Linear(3, 2)\nfor name, p in model.named_parameters():\n"
+            "    if name == 'bias':\n        p.requires_grad = False\nprobe(model(torch.randn(2, 3)))\n")
+    assert one(code).may_require_grad
+
+
+@pytest.mark.parametrize("expr,requires", [
+    ("torch.autograd.grad((w * 2).sum(), w)[0]", False),
+    ("(w * 2).new_zeros(3)", False),
+    ("(w * 2).new_tensor([1.0])", False),
+    ("(w * 2).sign()", True),
+    ("torch.unique(w * 2)", True),
+])
+def test_autograd_grad_new_tensors_and_sign(expr, requires):
+    code = f"import torch\nw = torch.ones(3, requires_grad=True)\nprobe({expr})\n"
+    assert one(code).may_require_grad is requires
+    torch = pytest.importorskip("torch")
+    w = torch.ones(3, requires_grad=True)
+    assert eval(expr, {"torch": torch, "w": w}).requires_grad is requires  # measured, not assumed
+
+
+def test_distribution_samples_are_not_known_to_require_grad():
+    code = ("import torch\nfrom torch.distributions import Categorical\nmodel = torch.nn.Linear(3, 2)\n"
+            "d = Categorical(logits=model(torch.randn(1, 3)))\nprobe(d.sample())\n")
+    assert not one(code).may_require_grad
+
+
+def test_device_attribute_and_joins_with_cpu_strings():
+    code = ("import torch\nx = torch.randn(3)\ny = torch.zeros(3).to(x.device)\nprobe(y)\n"
+            "def f(t):\n    d = t.device if torch.is_tensor(t) else 'cpu'\n    probe(torch.zeros(3).to(d))\n"
+            "def g(dev):\n    probe(torch.zeros(3).to(dev))\n")
+    (y, _), (z, _), (w, _) = facts(code)
+    assert not y.may_be_on_accelerator  # x is on the CPU
+    assert not z.may_be_on_accelerator  # the device of an unknown tensor, or the CPU: unknown
+    assert w.may_be_on_accelerator  # `.to(device)`: an explicit device may be an accelerator
+
+
+def test_functions_only_called_under_no_grad():
+    code = (
+        "import torch\n"
+        "def evaluate():\n    helper()\n"
+        "def helper():\n    pass\n"
+        "def train():\n    pass\n"
+        "def callback():\n    pass\n"
+        "class Net:\n    def predict(self):\n        pass\n"
+        "with torch.no_grad():\n    evaluate()\n    Net().predict()\n    callback()\n"
+        "train()\nhooks = [callback]\n"
+        "@torch.inference_mode()\ndef outer():\n    train2()\n"
+        "def train2():\n    pass\n"
+        "with torch.set_grad_enabled(True):\n    never()\n"
+        "def never():\n    pass\n"
+    )
+    assert no_grad_callees(ast.parse(code)) == {"evaluate", "helper", "predict", "train2"}
+
+
+def test_no_grad_callee_bodies_run_with_grad_off():
+    code = HEAD + "def show():\n    probe(out)\nwith torch.no_grad():\n    show()\n"
+    (_, no_grad), = facts(code)
+    assert no_grad
+
+
+# --------------------------------------------------------------------------- rules
+
+
+def lint(code, **options):
+    return lint_text(code, select_rules(["TNS1"]), Options(**options)).violations
+
+
+def test_strict_mode_reports_unknown_origin_with_may():
+    code = "import torch\nimport numpy as np\n\ndef f(t: torch.Tensor):\n    return t.numpy(), np.asarray(t)\n"
+    assert lint(code) == []
+    found = lint(code, strict=True)
+    assert {v.code for v in found} == {"TNS101", "TNS102", "TNS103"}
+    assert all(" may " in v.message for v in found)
+
+
+def test_strict_mode_trusts_detach_and_host_moves_on_unknown_values():
+    code = "import torch\n\ndef f(t):\n    return t.detach().cpu().numpy(), t.long().cpu().numpy(), t.data.cpu().numpy()\n"
+    assert lint(code, strict=True) == []
+
+
+def test_messages_quote_the_runtime_errors_and_end_with_the_replacement():
+    code = "import torch\nm = torch.nn.Linear(3, 2).cuda()\nout = m(torch.randn(1, 3).cuda())\na = out.numpy()\n"
+    by_code = {v.code: v.message for v in lint(code)}
+    assert "RuntimeError: Can't call numpy() on Tensor that requires grad" in by_code["TNS101"]
+    assert "TypeError: can't convert cuda:0 device type tensor to numpy" in by_code["TNS102"]
+    assert by_code["TNS101"].endswith("use out.detach().numpy()")
+    assert by_code["TNS102"].endswith("use out.cpu().numpy()")
+    forced = {v.code: v.message for v in lint(code, numpy_fix="force")}
+    assert forced["TNS101"].endswith("use out.numpy(force=True)")
+    assert forced["TNS102"].endswith("use out.numpy(force=True)")
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_detach_and_cpu_insertions_compose_in_code_order(reverse):
+    code = "import torch\nm = torch.nn.Linear(3, 2).cuda()\nout = m(torch.randn(1, 3).cuda())\na = out.numpy()\n"
+    found = lint(code)
+    assert [v.code for v in found] == ["TNS101", "TNS102"]
+    new, applied, skipped = apply_fixes(code, list(reversed(found)) if reverse else found)
+    assert new.endswith("a = out.detach().cpu().numpy()\n") and len(applied) == 2 and not skipped
+
+
+def test_force_fix_is_one_edit_applied_once():
+    code = "import torch\nm = torch.nn.Linear(3, 2).cuda()\nout = m(torch.randn(1, 3).cuda())\na = out.numpy()\n"
+    result = fix_text(code, select_rules(["TNS1"]), Options(numpy_fix="force"))
+    assert result.text.endswith("a = out.numpy(force=True)\n")
+    assert fix_text(result.text, select_rules(["TNS1"]), Options(numpy_fix="force")).text == result.text
+
+
+def test_tensorflow_numpy_is_silent():
+    tf_only = "import tensorflow as tf\nx = tf.constant([1.0])\ny = x.numpy()\n"
+    assert lint(tf_only) == [] and lint(tf_only, strict=True) == []
+    mixed = "import torch\nimport tensorflow as tf\nx = tf.constant([1.0])\ny = x.numpy()\n"
+    assert lint(mixed) == []
+
+
+def test_numpy_functions_that_do_not_convert_are_silent():
+    code = ("import torch\nimport numpy as np\nw = torch.ones(3, requires_grad=True)\n"
+            "a = np.shape(w)\nb = np.ndim(w)\nc = np.size(w)\n")
+    assert lint(code) == []
+
+
+# --------------------------------------------------------------------------- real torch
+
+
+def _run(code):
+    try:
+        exec(compile(code, "<example>", "exec"), {"__name__": "__example__"})
+    except Exception as exc:  # what the example raises is what we test
+        return exc
+    return None
+
+
+def _on_meta(code):
+    code = code.replace('"cuda"', '"meta"').replace(".cuda()", '.to("meta")')
+    assert "cuda" not in code
+    return code
+
+
+def _tns102_cases():
+    rule = get_rule("TNS102")
+    return [pytest.param(ex, id=f"TNS102-invalid-{i}") for i, ex in enumerate(rule.INVALID)]
+
+
+@pytest.mark.parametrize("ex", _tns102_cases())
+def test_tns102_examples_hit_the_device_check_on_meta(ex):
+    """A CPU-only machine cannot run CUDA, but `numpy()` checks the device the same way for a meta
+    tensor: the bad code fails that check, the fixed code gets past it (a meta tensor has no data,
+    so copying it to the host then fails with NotImplementedError instead)."""
+    pytest.importorskip("torch")
+    bad = _run(_on_meta(ex.code))
+    assert isinstance(bad, TypeError), repr(bad)
+    assert "can't convert meta device type tensor to numpy. Use Tensor.cpu()" in str(bad)
+    fixed = _run(_on_meta(ex.fixed))
+    assert fixed is None or (isinstance(fixed, NotImplementedError) and "meta tensor" in str(fixed)), repr(fixed)
+
+
+@pytest.mark.parametrize("ex", _tns102_cases())
+def test_tns102_examples_on_cuda(ex):
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    bad = _run(ex.code)
+    assert isinstance(bad, TypeError) and re.search(r"can't convert cuda:\d+ device type tensor", str(bad))
+    assert _run(ex.fixed) is None
+
+
+@pytest.mark.filterwarnings("ignore:__array__ implementation:DeprecationWarning")
+def test_numpy_calls_keep_their_copy_semantics_after_the_fix():
+    """TNS103's fix keeps the NumPy call: np.asarray still aliases a CPU tensor, np.array copies."""
+    torch = pytest.importorskip("torch")
+    np = pytest.importorskip("numpy")
+    t = torch.ones(3)  # where the original call worked: no grad
+    assert np.shares_memory(np.asarray(t), t.numpy())
+    assert np.shares_memory(np.asarray(t.detach().cpu().numpy()), t.numpy())
+    assert not np.shares_memory(np.array(t), t.numpy())
+    assert not np.shares_memory(np.array(t.detach().cpu().numpy()), t.numpy())
+    assert np.asarray(t, dtype=np.float64).dtype == np.asarray(t.detach().cpu().numpy(), dtype=np.float64).dtype
+    g = torch.ones(3, requires_grad=True) * 2
+    with pytest.raises(RuntimeError, match="Can't call numpy"):
+        np.asarray(g)
+    assert np.asarray(g.numpy(force=True)).tolist() == [2.0, 2.0, 2.0]
+
+
+def test_module_with_no_grad_forward():
+    code = ("import torch\nfrom torch import nn\n\nclass Feats(nn.Module):\n    def __init__(self):\n"
+            "        super().__init__()\n        self.fc = nn.Linear(3, 2)\n\n    @torch.no_grad()\n"
+            "    def forward(self, x):\n        return self.fc(x)\n\n"
+            "class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+            "        self.fc = nn.Linear(3, 2)\n\n    def forward(self, x):\n        return self.fc(x)\n\n"
+            "probe(Feats()(torch.randn(1, 3)))\nprobe(Net().to('cpu')(torch.randn(1, 3)))\n")
+    (a, _), (b, _) = facts(code)
+    assert not a.may_require_grad and b.may_require_grad
+
+
+def test_code_that_tests_grad_state_is_trusted():
+    code = ("import torch\nm = torch.nn.Linear(3, 2)\nout = m(torch.randn(1, 3))\n"
+            "if out.requires_grad:\n    out = out.detach()\na = out.numpy()\n"
+            "b = out.detach().numpy() if out.requires_grad else out.numpy()\n")
+    assert lint(code) == [] and lint(code, strict=True) == []
+
+
+def test_conditional_host_move_under_a_device_test_is_trusted():
+    code = ("import torch\n\ndef spec(wave, device='cpu'):\n    s = torch.from_numpy(wave).to(device)\n"
+            "    if device != 'cpu':\n        s = s.cpu()\n    return s.numpy()\n")
+    assert lint(code) == []
+    unguarded = "import torch\n\ndef spec(wave, device='cpu'):\n    s = torch.from_numpy(wave).to(device)\n    return s.numpy()\n"
+    assert [v.code for v in lint(unguarded)] == ["TNS102"]
+
+
+def test_to_cpu_with_a_dtype_is_a_host_move():
+    code = "import torch\n\ndef f(t):\n    return t.to('cpu', torch.uint8).numpy(), t.to(device='cpu', non_blocking=True).numpy()\n"
+    assert [v.code for v in lint(code, strict=True)] == ["TNS101", "TNS101"]
