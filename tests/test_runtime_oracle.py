@@ -21,8 +21,12 @@ class GradFnRecorder(TorchFunctionMode):
     def __torch_function__(self, func, types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))
         for t in out if isinstance(out, (tuple, list)) else (out,):
-            if isinstance(t, torch.Tensor) and t.grad_fn is not None:
-                self.grad_fns.add(type(t.grad_fn).__name__)
+            try:
+                grad_fn = t.grad_fn if isinstance(t, torch.Tensor) else None
+            except RuntimeError:  # reading grad_fn of a view written in place under no_grad
+                continue
+            if grad_fn is not None:
+                self.grad_fns.add(type(grad_fn).__name__)
         return out
 
 

@@ -1,0 +1,201 @@
+"""Which tensors autograd saves for backward, and which expressions share a tensor's storage.
+
+Used by the TNS4xx rules.  An in-place write to a tensor that autograd saved for a backward
+still to come either raises at `backward()` (the version counter caught it) or, when the
+write went around the version counter (`.data`, a NumPy array), silently gives a wrong
+gradient.  Only operations whose saving behaviour was measured are listed (torch 2.13, CPU:
+write through `.detach()` after the op, then call `backward()`); every other operation is
+assumed to save nothing, so that an unknown operation never produces a finding.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from .facts import OTHER, SEQ, TENSOR, UNKNOWN, Grad
+from .flow import dotted_name
+
+# Unary operations that save their input when autograd records them (a ** 2, a.log(), ...).
+SAVES_INPUT = frozenset(
+    "pow square log log2 log10 log1p sin cos sinh cosh abs clamp clip clamp_min clamp_max erf atan "
+    "norm prod var std cumprod gelu silu mish hardswish hardtanh relu6 elu selu celu leaky_relu "
+    "softplus softsign logsigmoid normalize layer_norm".split()
+)
+# Unary operations that save their result (a.exp(), a.sigmoid(), ...).
+SAVES_RESULT = frozenset(
+    "exp exp2 expm1 tan tanh sigmoid sqrt rsqrt reciprocal relu softmax log_softmax norm prod std "
+    "cumprod".split()
+)
+# Full reductions save input and result; with a `dim` they save only the indices.
+SAVES_BOTH_WITHOUT_ARGS = frozenset({"max", "min"})
+# Products: each operand is saved when the *other* one requires grad.
+CROSS = frozenset("mul multiply matmul mm bmm mv dot".split())
+# Division: the divisor is saved when either operand requires grad, the dividend only when
+# the divisor requires grad.
+DIV = frozenset("div divide true_divide".split())
+# Both operands saved whenever the op is recorded.
+SAVES_BOTH_OPERANDS = frozenset({"mse_loss"})
+
+_FUNCTION_PREFIXES = ("torch.nn.functional.", "torch.special.", "torch.")
+
+# Methods whose result is a view of the receiver: same storage, same version counter.
+VIEW_METHODS = frozenset(
+    "view view_as t transpose permute unsqueeze squeeze expand expand_as narrow select diagonal "
+    "unflatten movedim moveaxis swapaxes swapdims as_strided unfold".split()
+)
+# Attributes that are views of the tensor.
+VIEW_ATTRS = frozenset("T mT H mH real imag".split())
+
+
+def _yes(fact) -> bool:
+    """May require grad: a tensor that does, or a value of unknown origin (a parameter of the
+    function).  Saving alone is never a finding; the write and the backward must follow."""
+    return fact.kind in (TENSOR, UNKNOWN) and fact.grad is not Grad.NO
+
+
+def _known_yes(fact) -> bool:
+    """Known to require grad.  Products save an operand only when the *other* one requires
+    grad, and `x @ w` with `x` of unknown origin is usually data times a parameter (which
+    saves only `x`): there the evidence must be positive."""
+    return fact.kind == TENSOR and fact.grad is Grad.YES
+
+
+def _tensor(fact) -> bool:
+    return fact.kind in (TENSOR, UNKNOWN)
+
+
+def is_basic_index(index: ast.expr, ctx) -> bool:
+    """Whether `t[index]` is a view of `t` (basic indexing), as far as we can tell.
+
+    Tensors, lists and arrays as indices copy (advanced indexing); unknown names are assumed
+    to be integers."""
+    parts = index.elts if isinstance(index, ast.Tuple) else [index]
+    for p in parts:
+        if isinstance(p, ast.Slice):
+            continue
+        if isinstance(p, ast.Constant) and (p.value is None or p.value is Ellipsis or type(p.value) is int):
+            continue
+        if isinstance(p, (ast.Starred, ast.List, ast.ListComp, ast.Compare)):
+            return False
+        f = ctx.fact(p)
+        if f.kind in (TENSOR, SEQ) or (f.kind == OTHER and "ndarray" in f.tags):
+            return False
+    return True
+
+
+def strip_views(expr: ast.expr, ctx) -> ast.expr:
+    """The expression `expr` is a view of: `w` for `w[0]`, `w.T`, `w.view(-1)[1:3]`."""
+    while True:
+        if isinstance(expr, ast.Subscript) and is_basic_index(expr.slice, ctx):
+            expr = expr.value
+        elif isinstance(expr, ast.Attribute) and expr.attr in VIEW_ATTRS:
+            expr = expr.value
+        elif (
+            isinstance(expr, ast.Call)
+            and isinstance(expr.func, ast.Attribute)
+            and expr.func.attr in VIEW_METHODS
+            and ctx.fact(expr.func.value).kind == TENSOR
+        ):
+            expr = expr.func.value
+        else:
+            return expr
+
+
+def _operation(node: ast.Call, ctx):
+    """(op name, [operand expressions]) of a tensor method or torch function call, else None."""
+    func = node.func
+    if any(isinstance(a, ast.Starred) for a in node.args):
+        return None
+    if isinstance(func, ast.Attribute) and _tensor(ctx.fact(func.value)):
+        return func.attr, [func.value, *node.args]
+    q = ctx.qualname(func)
+    if q is None or not node.args:
+        return None
+    for prefix in _FUNCTION_PREFIXES:
+        if q.startswith(prefix) and "." not in q[len(prefix):]:
+            return q[len(prefix):], list(node.args)
+    return None
+
+
+def saved_tensors(node: ast.AST, ctx) -> list[tuple[ast.expr, str]]:
+    """What autograd saves when it records `node`: (operand, "input") pairs and (node, "result").
+
+    Empty when grad mode is (or may be) off, or when no input is known to require grad."""
+    if ctx.no_grad:
+        return []
+    out: list[tuple[ast.expr, str]] = []
+    if isinstance(node, ast.BinOp):
+        left, right = node.left, node.right
+        fl, fr = ctx.fact(left), ctx.fact(right)
+        op = type(node.op)
+        if op is ast.Pow:
+            if _tensor(fl) and _tensor(fr):
+                if _yes(fl) or _yes(fr):
+                    out += [(left, "input"), (right, "input"), (node, "result")]
+            elif _yes(fl) and fr.kind == OTHER:
+                out.append((left, "input"))
+            elif _yes(fr) and fl.kind == OTHER:
+                out += [(right, "input"), (node, "result")]
+        elif op in (ast.Mult, ast.MatMult):
+            out += _cross(left, fl, right, fr)
+        elif op is ast.Div:
+            out += _div(left, fl, right, fr)
+        return out
+    if not isinstance(node, ast.Call):
+        return out
+    found = _operation(node, ctx)
+    if found is None:
+        return out
+    name, operands = found
+    facts = [ctx.fact(o) for o in operands]
+    first = facts[0]
+    if name in CROSS and len(operands) >= 2:
+        return _cross(operands[0], facts[0], operands[1], facts[1])
+    if name in DIV and len(operands) >= 2:
+        return _div(operands[0], facts[0], operands[1], facts[1])
+    if name == "linear" and len(operands) >= 2:
+        return _cross(operands[0], facts[0], operands[1], facts[1])
+    if name in SAVES_BOTH_OPERANDS and len(operands) >= 2:
+        if any(_yes(f) for f in facts[:2]):
+            return [(o, "input") for o, f in zip(operands[:2], facts[:2]) if _tensor(f)]
+        return out
+    if name == "pow" and len(operands) >= 2:
+        if _tensor(facts[1]):
+            if _yes(first) or _yes(facts[1]):
+                out += [(operands[0], "input"), (operands[1], "input"), (node, "result")]
+            return out
+        return [(operands[0], "input")] if _yes(first) else out
+    if not _yes(first):
+        return out
+    if name in SAVES_BOTH_WITHOUT_ARGS:
+        if len(operands) == 1 and not node.keywords:
+            out += [(operands[0], "input"), (node, "result")]
+        return out
+    if name in SAVES_INPUT:
+        out.append((operands[0], "input"))
+    if name in SAVES_RESULT:
+        out.append((node, "result"))
+    return out
+
+
+def _cross(a, fa, b, fb):
+    out = []
+    if _tensor(fa) and _known_yes(fb):
+        out.append((a, "input"))
+    if _tensor(fb) and _known_yes(fa):
+        out.append((b, "input"))
+    return out
+
+
+def _div(a, fa, b, fb):
+    out = []
+    if _tensor(fa) and _known_yes(fb):
+        out.append((a, "input"))
+    if _tensor(fb) and (_yes(fa) or _yes(fb)):
+        out.append((b, "input"))
+    return out
+
+
+def storage_key(expr: ast.expr, ctx) -> str | None:
+    """The dotted name whose storage `expr` is (or is a view of), else None."""
+    return dotted_name(strip_views(expr, ctx))

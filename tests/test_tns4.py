@@ -1,0 +1,148 @@
+"""TNS4xx beyond the generated example tests: the saved-tensor table agrees with real torch
+operation by operation, and the `with no_grad():` wrap keeps the file's own text conventions."""
+
+import pytest
+
+from flake8_tensorcopy.analysis import saved
+from flake8_tensorcopy.engine import fix_text, lint_text, select_rules
+
+TNS4 = select_rules(["TNS4"])
+
+# One call per operation the table lists (a: (2, 4), values in [0.5, 1.5), requires grad).
+OPS = {
+    "pow": "a ** 2", "square": "a.square()", "log": "a.log()", "log2": "torch.log2(a)",
+    "log10": "a.log10()", "log1p": "a.log1p()", "sin": "a.sin()", "cos": "torch.cos(a)",
+    "sinh": "a.sinh()", "cosh": "a.cosh()", "abs": "a.abs()", "clamp": "a.clamp(0.6, 1.2)",
+    "clip": "torch.clip(a, 0.6, 1.2)", "clamp_min": "a.clamp_min(0.7)", "clamp_max": "a.clamp_max(1.2)",
+    "erf": "a.erf()", "atan": "a.atan()", "norm": "a.norm()", "prod": "a.prod()", "var": "a.var()",
+    "std": "a.std()", "cumprod": "a.cumprod(1)", "gelu": "F.gelu(a)", "silu": "F.silu(a)",
+    "mish": "F.mish(a)", "hardswish": "F.hardswish(a)", "hardtanh": "F.hardtanh(a)", "relu6": "F.relu6(a)",
+    "elu": "F.elu(a)", "selu": "F.selu(a)", "celu": "F.celu(a)", "leaky_relu": "F.leaky_relu(a)",
+    "softplus": "F.softplus(a)", "softsign": "F.softsign(a)", "logsigmoid": "F.logsigmoid(a)",
+    "normalize": "F.normalize(a, dim=1)", "layer_norm": "F.layer_norm(a, (4,))",
+    "exp": "a.exp()", "exp2": "a.exp2()", "expm1": "torch.expm1(a)", "tan": "a.tan()", "tanh": "torch.tanh(a)",
+    "sigmoid": "torch.sigmoid(a)", "sqrt": "a.sqrt()", "rsqrt": "a.rsqrt()", "reciprocal": "a.reciprocal()",
+    "relu": "F.relu(a)", "softmax": "a.softmax(1)", "log_softmax": "F.log_softmax(a, dim=1)",
+    "max": "a.max()", "min": "torch.min(a)", "mse_loss": "F.mse_loss(a, torch.ones(2, 4))",
+    # Not in the table: save nothing of `a` or of their result.
+    "mul by 2": "a * 2", "add": "a + 1", "sum": "a.sum()", "mean": "a.mean()", "clone": "a.clone()",
+    "neg": "-a", "view": "a.view(8)", "max(dim)": "a.max(dim=1).values", "cumsum": "a.cumsum(1)",
+}
+
+HEAD = "import torch\nimport torch.nn.functional as F\n\na = torch.rand(2, 4).add(0.5).requires_grad_()\n"
+
+
+def _saves(name):
+    """(input saved, result saved) according to the table."""
+    base = name if name in OPS and " " not in name and "(" not in name else None
+    saves_input = base in (saved.SAVES_INPUT | saved.SAVES_BOTH_WITHOUT_ARGS | saved.SAVES_BOTH_OPERANDS)
+    saves_result = base in saved.SAVES_RESULT or base in saved.SAVES_BOTH_WITHOUT_ARGS
+    return saves_input, saves_result
+
+
+def _runtime_raises(code):
+    torch = pytest.importorskip("torch")
+    ns = {}
+    try:
+        exec(compile(code, "<op>", "exec"), ns)
+    except RuntimeError as exc:
+        assert "modified by an inplace operation" in str(exc), exc
+        return True
+    assert isinstance(ns["a"], torch.Tensor)
+    return False
+
+
+def test_every_table_entry_has_a_case():
+    table = saved.SAVES_INPUT | saved.SAVES_RESULT | saved.SAVES_BOTH_WITHOUT_ARGS | saved.SAVES_BOTH_OPERANDS
+    assert table <= set(OPS)
+
+
+@pytest.mark.parametrize("name", sorted(OPS))
+@pytest.mark.parametrize("written", ["input", "result"])
+def test_saved_table_agrees_with_torch(name, written):
+    """Write through `.detach()` after the operation, then backward: the rule reports exactly
+    when real torch raises the version-counter error."""
+    target = "a" if written == "input" else "b"
+    code = HEAD + f"b = {OPS[name]}\nc = {target}.detach()\nc.mul_(1.0)\nb.sum().backward()\n"
+    expected = _saves(name)[0 if written == "input" else 1]
+    reported = any(v.code == "TNS402" for v in lint_text(code, TNS4).violations)
+    assert reported == expected
+    assert _runtime_raises(code) == expected
+
+
+@pytest.mark.parametrize(
+    "expr,saved_a,saved_d",
+    [
+        ("a * d", False, True),
+        ("torch.mul(a, d)", False, True),
+        ("a @ d.t()", False, True),
+        ("torch.matmul(d, a.t())", False, True),
+        ("a.mm(d.t())", False, True),
+        ("F.linear(d, a)", False, True),
+        ("a / d", False, True),
+        ("d / a", True, True),
+        ("a * a", True, False),
+    ],
+)
+def test_products_save_an_operand_when_the_other_requires_grad(expr, saved_a, saved_d):
+    for name, expected in (("a", saved_a), ("d", saved_d)):
+        code = HEAD + f"d = torch.rand(2, 4).add(0.5)\nb = {expr}\n{name}.detach().mul_(1.0)\nb.sum().backward()\n"
+        reported = any(v.code == "TNS402" for v in lint_text(code, TNS4).violations)
+        assert reported == expected, (expr, name)
+        assert _runtime_raises(code) == expected, (expr, name)
+
+
+def test_wrap_keeps_crlf_line_endings():
+    src = "import torch\r\n\r\ndef f():\r\n    w = torch.zeros(3, requires_grad=True)\r\n    w[0] = 1  # one\r\n" \
+          "    w[1] = '''a\r\nb'''.count('a')\r\n    return w\r\n"
+    out = fix_text(src, TNS4, unsafe=True)
+    assert out.error is None
+    assert out.text == (
+        "import torch\r\n\r\ndef f():\r\n    w = torch.zeros(3, requires_grad=True)\r\n    with torch.no_grad():\r\n"
+        "        w[0] = 1  # one\r\n        w[1] = '''a\r\nb'''.count('a')\r\n    return w\r\n"
+    )
+    assert "\n" not in out.text.replace("\r\n", "")
+
+
+def test_wrap_at_end_of_file_without_newline_and_two_space_indent():
+    src = "import torch\nif True:\n  w = torch.zeros(3, requires_grad=True)\n  w.add_(1)"
+    out = fix_text(src, TNS4, unsafe=True)
+    assert out.text == ("import torch\nif True:\n  w = torch.zeros(3, requires_grad=True)\n"
+                        "  with torch.no_grad():\n    w.add_(1)")
+
+
+def test_no_fix_without_a_torch_binding_and_for_shared_lines():
+    for src in (
+        "import torch.nn as nn\nlin = nn.Linear(2, 2)\nlin.weight.zero_()\n",
+        "import torch\nw = torch.zeros(3, requires_grad=True)\nn = 1; w[0] = n\n",
+        "import torch\nw = torch.zeros(3, requires_grad=True)\nif w is not None: w.zero_()\n",
+        "import torch\nw = torch.zeros(3, requires_grad=True)\nx = 1 + \\\n    2; w.zero_()\n",
+    ):
+        (v,) = lint_text(src, TNS4).violations
+        assert v.code == "TNS401" and v.fix is None, src
+
+
+def test_helpers_called_only_under_no_grad_are_silent():
+    helper = ("import torch\nfrom torch import nn\n\ndef scale(m: nn.Module):\n    for p in m.parameters():\n"
+              "        p.mul_(2)\n\n")
+    lin = "lin = nn.Linear(2, 2)\n"
+    quiet = helper + lin + "with torch.no_grad():\n    scale(lin)\n"
+    assert not lint_text(quiet, TNS4).violations
+    decorated = helper + lin + "@torch.no_grad()\ndef outer():\n    scale(lin)\n"
+    assert not lint_text(decorated, TNS4).violations
+    loud = quiet + "scale(lin)\n"
+    assert [v.line for v in lint_text(loud, TNS4).violations] == [6]
+    callback = helper + lin + "with torch.no_grad():\n    scale(lin)\nlin.apply(scale)\n"
+    assert [v.line for v in lint_text(callback, TNS4).violations] == [6]
+    never_called = helper
+    assert [v.line for v in lint_text(never_called, TNS4).violations] == [6]
+
+
+def test_consecutive_writes_share_one_wrap_and_others_get_their_own():
+    src = ("import torch\nw = torch.zeros(3, requires_grad=True)\nw[0] = 1\nw[1] = 2\nn = 3\nw[2] = n\n")
+    found = lint_text(src, TNS4).violations
+    assert [v.line for v in found] == [3, 4, 6]
+    assert found[0].fix == found[1].fix != found[2].fix
+    out = fix_text(src, TNS4, unsafe=True)
+    assert out.text == ("import torch\nw = torch.zeros(3, requires_grad=True)\nwith torch.no_grad():\n    w[0] = 1\n"
+                        "    w[1] = 2\nn = 3\nwith torch.no_grad():\n    w[2] = n\n")
