@@ -1,0 +1,288 @@
+"""TNS301 beyond its examples: what each message says, how roles are found, what stays silent."""
+
+import subprocess
+import textwrap
+
+import pytest
+
+from conftest import tool
+from flake8_tensorcopy.analysis.gan import GanNames, is_class_name, name_role, words
+from flake8_tensorcopy.engine import fix_text, lint_text, select_rules
+from flake8_tensorcopy.rules.base import Options
+
+RULES = select_rules(["TNS3"])
+
+HEAD = """\
+import torch
+import torch.nn.functional as F
+from torch import autograd, nn
+"""
+
+
+def findings(body, **options):
+    result = lint_text(HEAD + textwrap.dedent(body), RULES, Options(**options))
+    assert result.error is None
+    return [(v.line - HEAD.count("\n"), v.message, v.fix) for v in result.violations]
+
+
+def only(body, **options):
+    found = findings(body, **options)
+    assert len(found) == 1, found
+    return found[0]
+
+
+# ------------------------------------------------------------------ roles
+
+
+@pytest.mark.parametrize("name,role", [
+    ("netG", "G"), ("netD", "D"), ("G", "G"), ("D", "D"), ("G_AB", "G"), ("D_A", "D"), ("generator", "G"),
+    ("self.generator", "G"), ("model.G", "G"), ("gen_model", "G"), ("netG.module", "G"), ("self.net_d", "D"),
+    ("critic", "D"), ("self.GAN.D_aug", "D"), ("g_ema", "G"), ("netG_A2B", "G"),
+    ("d_loss", None), ("loss_G", None), ("train_D", None), ("gen_imgs", None), ("criterionGAN", None),
+    ("self.model", None), ("decoder", None), ("optimizerD", None), ("GAN", None),
+])
+def test_module_roles_from_names(name, role):
+    assert name_role(name) == role
+
+
+def test_words_split_camel_case_and_underscores():
+    assert words("netG_A2B") == ["net", "g", "a", "2", "b"]
+    assert words("SRGenerator") == ["sr", "generator"]
+    assert words("optimizerD") == ["optimizer", "d"]
+
+
+def test_class_names_construct_modules_they_do_not_run_them():
+    assert is_class_name("Generator") and is_class_name("NLayerDiscriminator")
+    assert not is_class_name("G") and not is_class_name("G_AB") and not is_class_name("netG")
+
+
+def test_optimizers_give_roles_to_the_modules_they_train():
+    import ast
+    tree = ast.parse("opt_g = torch.optim.Adam(decoder.parameters())\n"
+                     "optim_1 = torch.optim.Adam(itertools.chain(netD_A.parameters(), netD_B.parameters()))\n"
+                     "params = list(encoder.parameters())\n")
+    names = GanNames(tree)
+    assert names.module_role("decoder") == "G"
+    assert names.optimizer_role("optim_1") == (True, "D")
+    assert names.module_role("encoder") is None
+    assert names.optimizer_role("lr_scheduler_G") == (False, None)
+    assert names.optimizer_role("self.GAN.D_opt") == (True, "D")
+
+
+# ------------------------------------------------------------------ consequences
+
+DCGAN_REUSE = """\
+fake = netG(noise)
+errD = netD(fake).mean()
+errD.backward({retain})
+optimizerD.step()
+{zero}errG = -netD(fake).mean()
+errG.backward()
+optimizerG.step()
+"""
+
+
+def test_reused_fake_without_retain_graph_crashes_the_generator_step():
+    line, msg, fix = only(DCGAN_REUSE.format(retain="", zero="optimizerG.zero_grad()\n"))
+    assert line == 2
+    assert 'the generator step that reuses this output then fails with "Trying to backward through the graph a ' \
+           'second time"; use netD(fake.detach())' in msg
+    assert fix.safety == "safe"
+
+
+def test_retain_graph_without_zero_grad_is_silently_wrong():
+    _, msg, _ = only(DCGAN_REUSE.format(retain="retain_graph=True", zero=""))
+    assert "retain_graph keeps the generator's graph and its gradients are not zeroed before its step" in msg
+
+
+def test_retain_graph_with_zero_grad_is_wasted_compute():
+    _, msg, _ = only(DCGAN_REUSE.format(retain="retain_graph=True", zero="netG.zero_grad()\n"))
+    assert "wasted compute, about 2x the D-step time" in msg
+
+
+def test_recomputed_fake_without_zero_grad_is_silently_wrong():
+    _, msg, _ = only("""\
+        optimizerD.zero_grad()
+        optimizerG.zero_grad()
+        d_loss = netD(netG(z)).mean()
+        d_loss.backward()
+        optimizerD.step()
+        g_loss = -netD(netG(z)).mean()
+        g_loss.backward()
+        optimizerG.step()
+    """)
+    assert "the generator's gradients are not zeroed before its step, so the generator update is silently " \
+           "wrong" in msg
+
+
+def test_generator_step_first_then_the_discriminator_backward_crashes():
+    _, msg, _ = only("""\
+        fake = G(z)
+        g_loss = -D(fake).mean()
+        g_loss.backward()
+        opt_g.step()
+        d_loss = D(fake).mean() - D(real).mean()
+        d_loss.backward()
+        opt_d.step()
+    """)
+    assert msg.startswith("D(fake) back-propagates the discriminator loss into the generator: this backward fails")
+
+
+def test_a_fake_made_outside_the_critic_loop_crashes_on_the_second_iteration():
+    _, msg, _ = only("""\
+        fake = netG(noise)
+        for _ in range(n_critic):
+            errD = netD(fake).mean()
+            errD.backward()
+            optimizerD.step()
+    """)
+    assert "the second iteration fails" in msg
+
+
+def test_a_fake_from_another_method_may_crash_or_waste():
+    line, msg, fix = only("""\
+        class Model:
+            def forward(self):
+                self.fake_B = self.netG(self.real_A)
+
+            def backward_D(self):
+                pred_fake = self.netD(torch.cat((self.real_A, self.fake_B), 1))
+                self.loss_D = pred_fake.mean()
+                self.loss_D.backward()
+    """)
+    assert line == 6 and "or a crash" in msg
+    assert "use self.netD(torch.cat((self.real_A, self.fake_B.detach()), 1))" in msg
+
+
+# ------------------------------------------------------------------ tracking
+
+
+@pytest.mark.parametrize("body", [
+    # tuple unpacking and a helper variable
+    "fake_img, _ = generator(noise)\nimg = fake_img * 2 - 1\nd_loss = F.softplus(discriminator(img)).mean()\n"
+    "d_loss.backward()\nd_optim.step()\n",
+    # an alias of the module
+    "G = self.GAN.G if not ddp else self.G_ddp\nfake = G(z)\nloss = D(fake).mean()\nloss.backward()\nD_opt.step()\n",
+    # indexing and a list of fakes
+    "fakes = [netG(z) for z in zs]\nerrD = netD(fakes[0]).mean()\nerrD.backward()\noptimizerD.step()\n",
+    # a generator-returning helper
+    "def make_fake(z):\n    return netG(z)\n\n\ndef d_step(z):\n    errD = netD(make_fake(z)).mean()\n"
+    "    errD.backward()\n    optimizerD.step()\n",
+    # `self(z)` when forward runs the generator
+    "class GAN(nn.Module):\n    def forward(self, z):\n        return self.generator(z)\n\n"
+    "    def d_step(self, z, opt_d):\n        d_loss = self.discriminator(self(z)).mean()\n"
+    "        self.manual_backward(d_loss)\n        opt_d.step()\n",
+    # torch.autograd.backward and a name-only D update (the step is elsewhere)
+    "def backward_D(netG, netD, z):\n    loss_D = netD(netG(z)).mean()\n    torch.autograd.backward(loss_D)\n",
+    # MMEngine's OptimWrapper
+    "def train_discriminator(self, z, optimizer_wrapper):\n    fake = self.generator(z)\n"
+    "    loss = self.discriminator(fake).mean()\n    optimizer_wrapper.update_params(loss)\n",
+    # a method running the discriminator module
+    "fake = netG(z)\nerrD = netD.forward(fake).mean()\nerrD.backward()\noptimizerD.step()\n",
+])
+def test_generator_output_is_followed(body):
+    assert len(findings(body)) == 1
+
+
+@pytest.mark.parametrize("body", [
+    # a loss class whose name mentions the discriminator is not one
+    "class AuxiliaryClassifierDiscriminatorLoss(nn.Module):\n"
+    "    def train_ops(self, generator, discriminator, opt_d, z, y):\n"
+    "        cgz = discriminator(generator(z).detach())\n        loss = self.forward(cgz, y)\n"
+    "        loss.backward()\n        opt_d.step()\n",
+    # a tensor named like a discriminator is a value
+    "fake = G(z).detach()\nd_out = D(fake)\nloss = d_out.mean()\nloss.backward()\nopt_d.step()\n",
+    # constructing a generator is not running it
+    "generator = Generator(nz)\ndiscriminator = Discriminator()\n"
+    "loss = discriminator(generator.sample(4).detach()).mean()\n"
+    "loss.backward()\noptimizer_D.step()\n",
+    # sampled tokens carry no graph (ELECTRA-style)
+    "ids = generator(masked).argmax(-1)\nloss = discriminator(ids).mean()\nloss.backward()\nopt_d.step()\n",
+    "probs = generator(masked).softmax(-1)\nids = torch.multinomial(probs, 1)\nloss = discriminator(ids).mean()\n"
+    "loss.backward()\nopt_d.step()\n",
+    # frozen through a helper, Lightning's toggle_optimizer, or requires_grad_
+    "set_requires_grad([netG], False)\nerrD = netD(netG(z)).mean()\nerrD.backward()\noptimizerD.step()\n",
+    "def training_step(self, batch, idx):\n    opt_g, opt_d = self.optimizers()\n    self.toggle_optimizer(opt_d)\n"
+    "    d_loss = self.discriminator(self.generator(batch)).mean()\n    self.manual_backward(d_loss)\n"
+    "    opt_d.step()\n    self.untoggle_optimizer(opt_d)\n",
+    # a generator update that looks at the discriminator
+    "optimizerG.zero_grad()\nerrG = -netD(netG(z)).mean()\nerrG.backward()\noptimizerG.step()\n",
+    # no backward at all (Lightning's automatic optimization returns the loss)
+    "def training_step(self, batch, batch_idx, optimizer_idx):\n    if optimizer_idx == 1:\n"
+    "        return self.discriminator(self.generator(batch)).mean()\n",
+    # a backward whose role is unknown (no step, no telling name)
+    "loss = netD(netG(z)).mean()\nloss.backward()\n",
+    # the two branches of one `if` never run together
+    "fake = netG(z)\nif step_d:\n    errD = netD(fake.detach()).mean()\n    errD.backward()\n    optimizerD.step()\n"
+    "else:\n    errG = -netD(fake).mean()\n    errG.backward()\n    optimizerG.step()\n",
+])
+def test_silent(body):
+    assert findings(body) == []
+
+
+def test_no_generator_or_no_discriminator_name_in_the_file_is_silent_fast():
+    text = HEAD + "fake = model(z)\nloss = critic_loss(fake)\nloss.backward()\nopt.step()\n"
+    assert lint_text(text, RULES).violations == []
+
+
+# ------------------------------------------------------------------ options and front ends
+
+CONFIGURED = HEAD + """\
+decoder, scorer = nn.Linear(4, 3), nn.Linear(3, 1)
+opt = torch.optim.SGD(scorer.parameters(), lr=0.1)
+sample = decoder(torch.randn(2, 4))
+loss = scorer(sample).mean()
+loss.backward()
+opt.step()
+"""
+
+
+def test_configured_names():
+    assert lint_text(CONFIGURED, RULES).violations == []
+    opts = Options(generator_names=("decoder",), discriminator_names=("scorer",))
+    [v] = lint_text(CONFIGURED, RULES, opts).violations
+    assert (v.line, v.col) == (7, 7)
+
+
+def test_cli_and_flake8_options_reach_the_rule(tmp_path):
+    path = tmp_path / "train.py"
+    path.write_text(CONFIGURED)
+    proc = subprocess.run([tool("tensorcopy"), "check", "--select", "TNS3", "--generator-names", "decoder",
+                           "--discriminator-names", "scorer", str(path)], capture_output=True, text=True)
+    assert proc.returncode == 1 and ":7:8: TNS301 scorer(sample) back-propagates" in proc.stdout, proc.stdout
+    proc = subprocess.run([tool("flake8"), "--select", "TNS3", "--tensorcopy-generator-names", "decoder",
+                           "--tensorcopy-discriminator-names", "scorer", str(path)], capture_output=True, text=True)
+    assert ":7:8: TNS301 " in proc.stdout, proc.stdout + proc.stderr
+    proc = subprocess.run([tool("flake8"), "--select", "TNS3", str(path)], capture_output=True, text=True)
+    assert "TNS301" not in proc.stdout
+
+
+# ------------------------------------------------------------------ fixes
+
+
+def test_gradient_penalty_fix_covers_every_branch_once_in_a_stable_order():
+    text = HEAD + textwrap.dedent("""\
+        def critic_step(generator, discriminator, optimizer_discriminator, real, noise, labels, kind):
+            optimizer_discriminator.zero_grad()
+            if kind == "none":
+                fake = generator(noise)
+            else:
+                fake = generator(noise, labels)
+            interpolate = 0.5 * real + 0.5 * fake
+            d_interpolate = discriminator(interpolate)
+            loss = penalty(interpolate, d_interpolate)
+            loss.backward()
+            optimizer_discriminator.step()
+    """)
+    [v] = lint_text(text, RULES).violations
+    assert v.fix.safety == "unsafe" and len(v.fix.edits) == 2
+    assert "use fake = generator(noise).detach().requires_grad_()" in v.message
+    fixed = fix_text(text, RULES, unsafe=True)
+    assert fixed.text.count(".detach().requires_grad_()") == 2
+    assert lint_text(fixed.text, RULES).violations == []
+    assert fix_text(text, RULES).text == text  # nothing safe to apply
+
+
+def test_fix_parenthesises_what_needs_it():
+    text = HEAD + "errD = netD(f := netG(z)).mean()\nerrD.backward()\noptimizerD.step()\n"
+    assert "netD((f := netG(z)).detach())" in fix_text(text, RULES).text
