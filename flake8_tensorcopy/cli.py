@@ -9,6 +9,7 @@ import argparse
 import difflib
 import errno
 import fnmatch
+import io
 import os
 import stat
 import sys
@@ -250,8 +251,10 @@ def process(path: str, display: str, job: Job) -> FileReport:
     try:
         if job.mode == "check":
             result = lint_text(decoded.text, rules, job.options, honor_noqa=job.noqa)
-            lines = LineIndex(decoded.text)
-            report.violations = [_output.place(v, lines) for v in keep(result.violations)]
+            found = keep(result.violations)
+            if found:
+                lines = LineIndex(decoded.text)
+                report.violations = [_output.place(v, lines) for v in found]
             report.error = f"cannot parse: {result.error}" if result.error else None
             if st is not None:
                 report.stamp = (content_hash(data), st.st_size, st.st_mtime_ns)
@@ -323,8 +326,10 @@ def _deliver(report: FileReport, path: str, job: Job, old: str, new: str, new_by
     """Show (--diff), return (stdin) or write the fixed text."""
     if job.diff:
         name = report.path.lstrip("/")
+        # Lines end where Python's end (\r\n, \r, \n), not also at \f or \u2028 as with
+        # str.splitlines, which put wrong line numbers in the hunk headers.
         report.diff = "".join(
-            difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
+            difflib.unified_diff(io.StringIO(old, newline="").readlines(), io.StringIO(new, newline="").readlines(),
                                  fromfile=f"a/{name}", tofile=f"b/{name}")
         )
     elif path == "-":

@@ -14,7 +14,9 @@ restructuring (wrapping a statement in a `with` block) and drives the codemod fr
 from __future__ import annotations
 
 import ast
+import bisect
 import re
+import warnings
 from dataclasses import dataclass, field
 
 from . import rules as _rules  # noqa: F401  (registers the rule families)
@@ -78,15 +80,20 @@ def lint_text(
         return LintResult()
     if tree is None:
         try:
-            tree = ast.parse(text)
+            tree = _parse(text)
         except SyntaxError as exc:
             return LintResult(error=f"SyntaxError: {exc.msg} (line {exc.lineno}, column {exc.offset})")
         except (ValueError, RecursionError, MemoryError) as exc:
-            return LintResult(error=f"{type(exc).__name__}: {exc}")
+            # The parser's MemoryError ("(a and " * 400) comes without a message.
+            why = str(exc) or "expressions nested too deeply for the parser"
+            return LintResult(error=f"{type(exc).__name__}: {why}")
     lines = LineIndex(text)
     ctx = Context(lines, options)
     instances = [cls(options) for cls in active]
-    analyzer = Analyzer(tree, instances, ctx)
+    def scope_filter(segment: str) -> bool:
+        return any(cls.might_match_scope(segment) for cls in active)
+
+    analyzer = Analyzer(tree, instances, ctx, scope_filter)
     try:
         analyzer.run()
     except RecursionError:
@@ -133,21 +140,50 @@ def _overlaps(a: Edit, b: Edit) -> bool:
     )
 
 
+def _malformed(edits, size: int) -> bool:
+    """Edits out of the text or overlapping each other: a rule bug, never applied."""
+    return any(not 0 <= e.start <= e.end <= size for e in edits) or any(
+        _overlaps(a, b) for i, a in enumerate(edits) for b in edits[i + 1 :])
+
+
+def _conflicts(e: Edit, starts: list, ends: list, points: list) -> bool:
+    """Whether `e` overlaps an accepted edit (the `_overlaps` test, in O(log n)).  `starts`/`ends`:
+    the accepted non-empty edits, disjoint and sorted; `points`: the accepted insertions."""
+    i = bisect.bisect_left(starts, e.end) - 1  # the last non-empty edit starting before e ends
+    if e.start == e.end:
+        return i >= 0 and ends[i] > e.start
+    if i >= 0 and ends[i] > e.start:
+        return True
+    j = bisect.bisect_right(points, e.start)  # the first insertion after e starts
+    return j < len(points) and points[j] < e.end
+
+
 def apply_fixes(text: str, violations: list[Violation], unsafe: bool = False):
     """Apply the non-conflicting fixes once. Returns (new_text, applied, skipped)."""
     accepted: list[tuple[Violation, Edit]] = []
     applied, skipped = [], []
+    starts: list[int] = []
+    ends: list[int] = []
+    points: list[int] = []
     for v in violations:
         fix = v.fix
         if fix is None or (fix.safety != "safe" and not unsafe):
             continue
         edits = fix.edits
-        if any(text[e.start : e.end] != e.expect for e in edits if e.expect is not None):
+        if any(text[e.start : e.end] != e.expect for e in edits if e.expect is not None) or _malformed(
+                edits, len(text)):
             skipped.append(v)
             continue
-        if any(_overlaps(e, other) for e in edits for _, other in accepted):
+        if any(_conflicts(e, starts, ends, points) for e in edits):
             skipped.append(v)
             continue
+        for e in edits:
+            if e.start == e.end:
+                bisect.insort(points, e.start)
+            else:
+                i = bisect.bisect_left(starts, e.start)
+                starts.insert(i, e.start)
+                ends.insert(i, e.end)
         accepted.extend((v, e) for e in edits)
         applied.append(v)
     if not accepted:
@@ -162,6 +198,23 @@ def apply_fixes(text: str, violations: list[Violation], unsafe: bool = False):
         pos = e.end
     parts.append(text[pos:])
     return "".join(parts), applied, skipped
+
+
+def _parse(text: str) -> ast.Module:
+    """ast.parse without the parser's warnings: `SyntaxWarning: invalid escape sequence` (3.12+)
+    is the user's compiler's business; printed by us it would land on the user's stderr once per
+    file and per fix pass."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ast.parse(text)
+
+
+def _parses(text: str) -> bool:
+    try:
+        _parse(text)
+        return True
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
 
 
 @dataclass
@@ -189,12 +242,13 @@ def fix_text(
         new, applied, _skipped = apply_fixes(current, result.violations, unsafe)
         if not applied:
             return FixResult(current, applied_all, result.violations)
-        try:
-            compile(new, "<fixed>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
-        except (SyntaxError, ValueError, RecursionError):
-            # A fix that breaks the file is a bug in a rule: never write it.
-            return FixResult(current, applied_all, result.violations,
-                             "a fix produced code that does not parse; no fix was applied to this file")
+        if not _parses(new):
+            # A fix that breaks the file is a bug in a rule: never write it, and say which.
+            culprits = [v for v in applied if not _parses(apply_fixes(current, [v], unsafe)[0])] or applied
+            where = ", ".join(sorted({f"{v.code} at line {v.line}" for v in culprits}))
+            return FixResult(text, [], lint_text(text, rules, options).violations,
+                             f"a fix produced code that does not parse: {where}; no fix was applied to this "
+                             "file (please report it)")
         applied_all.extend(applied)
         current = new
     return FixResult(current, applied_all, lint_text(current, rules, options).violations)

@@ -154,7 +154,7 @@ def test_statistics_text_and_json(project):
 
 @pytest.mark.parametrize("fmt", ["json", "json-lines", "sarif", "github"])
 def test_errors_stay_on_stderr(project, fmt):
-    (project / "pkg" / "broken.py").write_bytes(b"import torch\ny = x.clone(\n")
+    (project / "pkg" / "broken.py").write_bytes(b"import torch\ny = x.clone().detach(\n")
     proc = run("check", "--no-cache", "--output-format", fmt, "pkg", "missing.py", cwd=project)
     assert proc.returncode == 2
     assert "error: missing.py: no such file or directory" in proc.stderr

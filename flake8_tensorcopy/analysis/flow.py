@@ -18,6 +18,7 @@ enclosing environment as it is at the end of that code, which is when they are c
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 
 from . import torchapi as api
@@ -111,8 +112,11 @@ def dotted_name(node: ast.AST) -> str | None:
 class Analyzer:
     """Walks one module, keeps the abstract state, and dispatches rule visitors."""
 
-    def __init__(self, tree: ast.Module, rules, context) -> None:
+    def __init__(self, tree: ast.Module, rules, context, scope_filter=None) -> None:
         self.tree = tree
+        # scope_filter(function_source) -> bool: False means no enabled rule can report in
+        # that function, which is then not walked at all (the engine's per-function pre-filter).
+        self._scope_filter = scope_filter
         self.ctx = context
         context.analyzer = self
         self.saw_torch = False
@@ -122,7 +126,8 @@ class Analyzer:
         self._loop_depth = 0
         self._class_attrs: dict[int, dict] = {}
         self._dotted_roots: set = set()  # first names of the dotted keys (`self.w`) ever bound
-        self._no_grad_callees: frozenset = frozenset()
+        self._no_grad_callees: frozenset | None = None  # computed when a function is first walked
+        self._no_grad_text: str | None = None  # source of the file's no-grad blocks
         handlers: dict[type, list] = {}
         self._enter, self._leave = [], []
         for rule in rules:
@@ -140,16 +145,21 @@ class Analyzer:
     # ------------------------------------------------------------------ driving
 
     def run(self) -> None:
-        text = getattr(getattr(self.ctx, "lines", None), "text", None)
-        if text is None or any(h in text for h in (*_NO_GRAD_HINTS, "set_grad_enabled")):
-            self._no_grad_callees = no_grad_callees(self.tree)
-        scope = Scope("module", self.tree, None, self._module_evidence(self.tree.body))
+        scope = Scope("module", self.tree, None, self._module_evidence(self.tree))
         state = State({}, False)
         self._run_scope(scope, self.tree.body, state)
         while self._pending:
             pending, self._pending = self._pending, []
             for func, parent, outer_env, no_grad, self_fact in pending:
+                if self._scope_filter is not None and not self._scope_filter(self._source_of(func)):
+                    continue
                 self._run_function(func, parent, outer_env, no_grad, self_fact)
+
+    def _source_of(self, node) -> str:
+        lines = self.ctx.lines
+        starts = lines.starts
+        end = starts[node.end_lineno] if node.end_lineno < len(starts) else len(lines.text)
+        return lines.text[starts[node.lineno - 1] : end]
 
     def _run_scope(self, scope: Scope, body: list, state: State) -> None:
         ctx = self.ctx
@@ -164,8 +174,8 @@ class Analyzer:
         ctx.scope, ctx.state = prev_scope, prev_state
 
     def _run_function(self, func, parent: Scope, outer_env: dict, no_grad: bool, self_fact) -> None:
-        scope = Scope("function", func, parent, self._module_evidence(func.body))
-        no_grad = no_grad or self._decorated_no_grad(func, outer_env) or func.name in self._no_grad_callees
+        scope = Scope("function", func, parent, self._module_evidence(func))
+        no_grad = no_grad or self._decorated_no_grad(func, outer_env) or self._only_called_without_grad(func)
         state = State({}, no_grad, outer_env)
         args = func.args
         params = [*args.posonlyargs, *args.args, *args.kwonlyargs]
@@ -180,6 +190,25 @@ class Analyzer:
             if a is not None:
                 state.env[a.arg] = UNKNOWN_FACT
         self._run_scope(scope, func.body, state)
+
+    def _only_called_without_grad(self, func) -> bool:
+        if func.name == "forward" or func.name.startswith("__"):
+            return False  # also called by nn.Module.__call__ / Python itself, out of our sight
+        text = getattr(getattr(self.ctx, "lines", None), "text", None)
+        if text is not None:
+            # Cheap necessary conditions first: a no-grad context in the file, and a call of
+            # this function by name somewhere besides its own `def`.
+            if not any(h in text for h in (*_NO_GRAD_HINTS, "set_grad_enabled")):
+                return False
+            if text.count(func.name + "(") <= text.count("def " + func.name + "("):
+                return False
+            if self._no_grad_text is None:
+                self._no_grad_text = _no_grad_block_text(text)
+            if func.name + "(" not in self._no_grad_text:
+                return False  # never called inside a no-grad block
+        if self._no_grad_callees is None:
+            self._no_grad_callees = no_grad_callees(self.tree)
+        return func.name in self._no_grad_callees
 
     def _decorated_no_grad(self, func, env: dict) -> bool:
         state = State(env, False)
@@ -201,26 +230,22 @@ class Analyzer:
             q = node.value
         if q in ("torch.Tensor", "Tensor"):
             return Fact(TENSOR, Grad.UNKNOWN, Device.UNKNOWN)
-        if q and (q == "torch.nn.Module" or q == "nn.Module"):
-            return Fact(MODULE, Grad.UNKNOWN, Device.UNKNOWN)
+        if q in api.PARAMETER:
+            return tensor(Grad.YES, Device.UNKNOWN, leaf=True, tags=frozenset({"parameter"}))
+        if q and (q == "nn.Module" or q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper()):
+            # `model: nn.Module`, `layer: nn.Linear`: a module (parameters require grad).
+            return Fact(MODULE, Grad.UNKNOWN, Device.UNKNOWN, paramfree=q in api.PARAMFREE_MODULES)
         return UNKNOWN_FACT
 
-    def _module_evidence(self, body: list) -> frozenset:
-        names = set()
-        stack = list(body)
-        while stack:
-            node = stack.pop()
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-                continue
-            if (
-                isinstance(node, ast.Call)
-                and isinstance(node.func, ast.Attribute)
-                and node.func.attr in api.MODULE_EVIDENCE_METHODS
-                and isinstance(node.func.value, ast.Name)
-            ):
-                names.add(node.func.value.id)
-            stack.extend(ast.iter_child_nodes(node))
-        return frozenset(names)
+    def _module_evidence(self, scope_node) -> frozenset:
+        """Names `x` with `x.parameters()`, `x.eval()`, ... in the scope's source text (a text
+        search: walking every function's tree for this cost more than the rest of the
+        analysis; nested functions' evidence counts too, which only widens what is a module)."""
+        lines = getattr(self.ctx, "lines", None)
+        if lines is None:
+            return frozenset()
+        text = lines.text if isinstance(scope_node, ast.Module) else self._source_of(scope_node)
+        return frozenset(_MODULE_EVIDENCE.findall(text))
 
     # ------------------------------------------------------------------ statements
 
@@ -266,8 +291,9 @@ class Analyzer:
                 continue
             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n is not node:
                 continue
-            children = list(ast.iter_child_nodes(n))
-            stack.extend((c, st) for c in reversed(children))
+            children = child_nodes(n)
+            if children:
+                stack.extend((c, st) for c in reversed(children))
         ctx.state = state
 
     def _visit_stmt_only(self, stmt: ast.stmt, state: State) -> None:
@@ -442,12 +468,19 @@ class Analyzer:
             and any(_mentions_no_grad(d) for d in f.decorator_list) for f in stmt.body
         ) else frozenset()
         if is_module:
-            attrs = self._class_attr_facts(stmt, class_state)
-            for b in stmt.bases:  # what a module class of this file defined, a subclass inherits
-                bf = self.fact(b, state)
-                if _MODULE_CLASS_TAG in bf.tags and bf.attrs:
-                    for k, v in bf.attrs.items():
-                        attrs.setdefault(k, v)
+            # What a module class of this file defined, a subclass inherits.
+            inherited = [bf.attrs for bf in (self.fact(b, state) for b in stmt.bases)
+                         if _MODULE_CLASS_TAG in bf.tags and bf.attrs is not None]
+
+            def load(stmt=stmt, class_state=class_state, inherited=inherited):
+                found = self._class_attr_facts(stmt, class_state)
+                for base_attrs in inherited:
+                    for k, v in base_attrs.items():
+                        found.setdefault(k, v)
+                return found
+
+            # Computed on first use: most classes' methods are never analysed.
+            attrs = LazyAttrs(load)
             self_fact = Fact(MODULE, Grad.UNKNOWN, Device.UNKNOWN, attrs=attrs, tags=no_grad_forward)
         saved_pending = self._pending
         self._pending = []
@@ -489,7 +522,7 @@ class Analyzer:
             self_name = params[0].arg
             local = State({a.arg: UNKNOWN_FACT for a in ast.walk(item.args) if isinstance(a, ast.arg)},
                           False, state.outer)
-            for node in ast.walk(item):
+            for node in _statements_and_calls(item.body):
                 if isinstance(node, ast.Assign):
                     targets, value = node.targets, node.value
                 elif isinstance(node, ast.AnnAssign) and node.value is not None:
@@ -1113,6 +1146,81 @@ class Analyzer:
         return UNKNOWN_FACT
 
 
+_MODULE_EVIDENCE = re.compile(
+    r"\b([A-Za-z_]\w*)\.(?:" + "|".join(sorted(api.MODULE_EVIDENCE_METHODS)) + r")\("
+)
+
+# Fields of each node type that can hold child nodes (never `ctx`: Load/Store/Del objects).
+_CHILD_FIELDS: dict = {}
+
+
+def child_nodes(node) -> list:
+    """ast.iter_child_nodes without the expr_context objects, as a list (faster)."""
+    t = type(node)
+    fields = _CHILD_FIELDS.get(t)
+    if fields is None:
+        fields = _CHILD_FIELDS[t] = tuple(f for f in t._fields if f != "ctx")
+    out = []
+    for f in fields:
+        v = getattr(node, f, None)
+        if v is None:
+            continue
+        if type(v) is list:
+            out.extend(x for x in v if isinstance(x, ast.AST))
+        elif isinstance(v, ast.AST):
+            out.append(v)
+    return out
+
+
+def _statements_and_calls(body: list):
+    """Statements of a body, nested blocks included (not nested functions or classes), and
+    the calls of expression statements: where `self.x = ...` and `self.register_*()` stand."""
+    stack = list(body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        yield node
+        if isinstance(node, ast.Expr):
+            yield node.value
+            continue
+        for f in ("body", "orelse", "finalbody", "handlers", "cases"):
+            sub = getattr(node, f, None)
+            if type(sub) is list:
+                stack.extend(sub)
+
+
+class LazyAttrs:
+    """The `self.<attr>` facts of a module class, computed on first use."""
+
+    __slots__ = ("_load", "_data")
+
+    def __init__(self, load) -> None:
+        self._load = load
+        self._data = None
+
+    def _get(self) -> dict:
+        if self._data is None:
+            self._data = {}  # guards against re-entry while loading
+            self._data = self._load()
+        return self._data
+
+    def __contains__(self, key) -> bool:
+        return key in self._get()
+
+    def __getitem__(self, key):
+        return self._get()[key]
+
+    def __bool__(self) -> bool:
+        return bool(self._get())
+
+    def get(self, key, default=None):
+        return self._get().get(key, default)
+
+    def items(self):
+        return self._get().items()
+
+
 def _mentions_no_grad(expr) -> bool:
     """A `with` item or decorator that turns grad off, or may (`set_grad_enabled(flag)`)."""
     for n in ast.walk(expr):
@@ -1125,6 +1233,30 @@ def _mentions_no_grad(expr) -> bool:
         if name == "set_grad_enabled":
             return isinstance(expr, ast.Call) and bool(expr.args) and _const_bool(expr.args[0]) is not True
     return False
+
+
+_NO_GRAD_OPENER = re.compile(r"^([ \t]*)(?:async[ \t]+)?(?:with\b|@).*(?:no_grad|inference_mode|set_grad_enabled)")
+
+
+def _no_grad_block_text(text: str) -> str:
+    """The source lines of blocks opened by a no-grad `with` or decorator (a cheap text
+    over-approximation, used to rule out functions never called under no-grad)."""
+    lines = text.splitlines()
+    out = []
+    i, n = 0, len(lines)
+    while i < n:
+        m = _NO_GRAD_OPENER.match(lines[i])
+        if not m:
+            i += 1
+            continue
+        indent = len(m.group(1).expandtabs())
+        out.append(lines[i])
+        i += 1
+        while i < n and (not lines[i].strip() or len(lines[i]) - len(lines[i].lstrip()) > indent
+                         or lines[i].lstrip().startswith(("def ", "async def ", "@"))):
+            out.append(lines[i])
+            i += 1
+    return "\n".join(out)
 
 
 def no_grad_callees(tree: ast.Module) -> frozenset:

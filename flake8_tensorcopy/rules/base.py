@@ -138,6 +138,16 @@ class Rule:
         return any(s in text for s in cls.prefilter) if cls.prefilter else True
 
     @classmethod
+    def might_match_scope(cls, text: str) -> bool:
+        """Whether a finding may be reported inside a function whose source is `text`.
+
+        Functions for which no enabled rule says yes are not analysed at all (they cannot
+        export facts to other functions).  The default, the file pre-filter, is right for a rule
+        whose trigger text stands in the function where it reports; a rule that reports from
+        facts gathered in other functions must override this."""
+        return cls.might_match(text)
+
+    @classmethod
     def doc_sections(cls) -> dict[str, str]:
         sections: dict[str, str] = {}
         current = None

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import ast
+import re
 
 from ..analysis.facts import Grad
 from ..fixes import attr_name_span, has_comment, receiver_text, replace_node
 from .base import Edit, Fix, Invalid, Oracle, Rule, Valid
 
+# `torch.tensor(`, `tensor(`, `u.new_tensor(`; not `as_tensor(`, `is_tensor(`, `to_tensor(`.
+_CLONE_DETACH = re.compile(r"\.clone\((?:[^()]|\([^()]*\))*\)\s*\.\s*detach\s*\(")
+_TENSOR_CALL = re.compile(r"(?<![\w])tensor\(|new_tensor\(")
 _NOT_TENSORS = ("other", "module", "import", "seq", "loader", "device", "params", "named_params")
 
 
@@ -21,6 +25,10 @@ class CloneBeforeDetach(Rule):
     fix_title = "Swap to `.detach().clone()`"
     fix_safety = "safe"
     prefilter = (".clone(",)
+
+    @classmethod
+    def might_match(cls, text: str) -> bool:
+        return ".clone(" in text and _CLONE_DETACH.search(text) is not None
     docs = """
 ## What it does
 Checks for `x.clone().detach()`.
@@ -139,6 +147,10 @@ class CopyConstructFromTensor(Rule):
     fix_title = "Replace with `.detach().clone()`"
     fix_safety = "safe"
     prefilter = ("tensor(",)
+
+    @classmethod
+    def might_match_scope(cls, text: str) -> bool:
+        return _TENSOR_CALL.search(text) is not None
     docs = """
 ## What it does
 Checks for `torch.tensor(t)` and `u.new_tensor(t)` where `t` is known to be a tensor (the

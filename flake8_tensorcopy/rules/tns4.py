@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import io
+import re
 import tokenize
 from dataclasses import dataclass, field
 
@@ -167,6 +168,10 @@ def _compatible(p1: tuple, p2: tuple) -> bool:
 # --------------------------------------------------------------------------- TNS401
 
 
+# Text of an in-place write: `x[i] = v`, augmented assignment, `*_(` methods, `inplace=True`.
+_INPLACE_TEXT = re.compile(r"\]\s*=[^=]|[-+*/%@&|^]=|//=|\*\*=|>>=|<<=|[^_\W]_\(|inplace=True")
+
+
 class InplaceOnLeaf(Rule):
     code = "TNS401"
     name = "inplace-on-grad-leaf"
@@ -177,6 +182,25 @@ class InplaceOnLeaf(Rule):
     fix_title = "Wrap in `with torch.no_grad():`"
     fix_safety = "unsafe"
     prefilter = ("requires_grad", "Parameter", "parameters(", "weight", "bias")
+
+    @classmethod
+    def might_match_scope(cls, text: str) -> bool:
+        # The write is in this function; the leaf is made here (requires_grad, Parameter, a
+        # parameters() loop) or is an attribute written in place (`.weight`, `self.scale`).
+        if any(w in text for w in ("requires_grad", "Parameter", "parameters(")):
+            return _INPLACE_TEXT.search(text) is not None
+        if not ("weight" in text or "bias" in text or "param" in text or "self." in text):
+            return False
+        for m in _INPLACE_TEXT.finditer(text):
+            # What is written to: the expression just before the operator (`w[0] =`,
+            # `layer.weight -=`, `self.scale.mul_(`), not whatever else the line mentions.
+            start = text.rfind("\n", 0, m.start()) + 1
+            target = text[start : m.start() + 1]
+            if ".data" in target or ".grad" in target:
+                continue
+            if "weight" in target or "bias" in target or "param" in target or "self." in target:
+                return True
+        return False
     docs = """
 ## What it does
 Checks for in-place writes to a leaf tensor that requires grad, outside a no-grad region.
@@ -667,9 +691,11 @@ class _Frame:
 _BACKWARD_CALLS = frozenset({"backward", "manual_backward", "grad"})
 
 
-def _calls_backward(root) -> bool:
+def _calls_backward(root, text: str | None = None) -> bool:
     """Whether the scope's own code (not nested functions or classes) calls something named
     `backward`, `manual_backward` or `grad` (`torch.autograd.grad`)."""
+    if text is not None and "backward" not in text and "grad(" not in text:
+        return False
     stack = list(getattr(root, "body", []))
     while stack:
         node = stack.pop()
@@ -690,13 +716,19 @@ class _SavedWriteRule(Rule):
 
     vias: tuple = ()
 
+    @classmethod
+    def might_match_scope(cls, text: str) -> bool:
+        # The saved use, the write and the backward must all be in the reporting function.
+        return cls.might_match(text) and ("backward" in text or "grad(" in text)
+
     def __init__(self, options) -> None:
         super().__init__(options)
         self._frames: list[_Frame] = []
 
     def enter_scope(self, scope, ctx) -> None:
         # Without a backward call in the scope nothing here can be reported: skip the tracking.
-        active = _calls_backward(scope.node)
+        active = _calls_backward(scope.node, ctx.analyzer._source_of(scope.node)
+                                 if hasattr(scope.node, "end_lineno") else ctx.lines.text)
         self._frames.append(_Frame(layout=_parents(scope.node) if active else {}, active=active))
 
     def leave_scope(self, scope, ctx) -> None:
