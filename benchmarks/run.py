@@ -11,8 +11,9 @@ directories, and results are written to ``benchmarks/results/<name>.{json,md}``.
 
 What is measured, on the same files and with the same process count (--jobs):
 
-  ours-cold   tensorcopy check --no-cache [--jobs N] TARGET   (fresh cwd every run)
-  ours-warm   tensorcopy check [--jobs N] TARGET   (cwd keeps .tensorcopy_cache/, primed once)
+  ours-cold   tensorcopy check --isolated --no-cache --jobs N TARGET   (fresh cwd every run)
+  ours-warm   tensorcopy check --isolated --jobs N TARGET   (cwd keeps .tensorcopy_cache/, primed once)
+              (options the CLI lacks are left out, with a note in the report)
   flake8      flake8 --isolated --jobs N TARGET    (separate venv: flake8 only, no plugin)
   flake8+tns  flake8 --isolated --jobs N TARGET    (dev venv: flake8 + our plugin)
   flake8-tns  flake8 --isolated --select TNS --jobs N TARGET   (dev venv)
@@ -30,15 +31,16 @@ max peak RSS, files/s and lines/s from the median wall, ratio to ours-cold
 and to the floor.
 
 Targets:
-  default  the whole corpus for every tool except TorchFix; then a second
-           table on a FIXED subset (--torchfix-files, default 300: every k-th
+  default  table 1: the whole corpus, every tool except TorchFix;
+           table 2: a FIXED subset (--torchfix-files, default 300: every k-th
            file of the path-sorted corpus, see corpus.stride_subset) where ALL
            tools run, TorchFix included, so its ratios compare like with like.
            (TorchFix needs ~40 min for transformers alone on one core.)
-  --quick  one table, every tool, on a 200-file stride subset.
+  --quick  the same two tables on a 200-file and a 30-file stride subset
+           (a few minutes in all).
 Also: scaling (ours-cold on every other file of the main target vs all of it)
 and single-file editor latency (flake8 FILE and flake8 - < FILE, with and
-without the plugin, and tensorcopy check FILE) on transformers'
+without the plugin; tensorcopy check FILE and - < FILE) on transformers'
 models/llama/modeling_llama.py.
 
 Pure standard library.  A missing tool (e.g. the tensorcopy CLI, or TorchFix
@@ -81,6 +83,7 @@ RUFF_VERSION = "0.17.6"
 TORCHFIX_VERSION = "0.7.0"
 QUICK_FILES = 200
 TORCHFIX_FILES = 300
+QUICK_TORCHFIX_FILES = 30
 WARMUP_FILES = 10
 LATENCY_FILE = "transformers-5.24.0/transformers/models/llama/modeling_llama.py"
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
@@ -239,6 +242,15 @@ def machine_info(dev_python: Path) -> dict:
     return info
 
 
+def wait_for_idle(limit_s: float) -> None:
+    if not hasattr(os, "getloadavg"):
+        return
+    deadline = time.monotonic() + limit_s
+    while os.getloadavg()[0] >= 0.5 and time.monotonic() < deadline:
+        log(f"[wait-idle] 1-min load {os.getloadavg()[0]:.2f}, waiting...")
+        time.sleep(15)
+
+
 # --------------------------------------------------------------------------- tools
 
 
@@ -251,6 +263,8 @@ class Tool:
     fresh_cwd: bool = False  # new empty cwd for every run (cold cache)
     prime: bool = False  # one untimed run per target before timing (warm cache)
     cwd: Path | None = None
+    env_extra: dict[str, str] | None = None  # shown in the command line of the report
+    stdin_flag: str | None = None  # option naming the file read from stdin ('-')
 
     def argv(self, target: Path) -> list[str]:
         return self.make_argv(target)
@@ -261,8 +275,6 @@ class Tool:
         rest = ["benchmarks/floor.py" if a.endswith("benchmarks/floor.py") else a for a in argv[1:]]
         env = " ".join(f"{k}={v}" for k, v in (self.env_extra or {}).items())
         return (env + " " if env else "") + " ".join([first, *rest])
-
-    env_extra: dict[str, str] | None = None
 
 
 @dataclasses.dataclass
@@ -294,7 +306,8 @@ def discover(args, workdir: Path) -> Setup:
 
     # -- ours
     ours = Path(args.tensorcopy) if args.tensorcopy else venv_bin(dev, "tensorcopy")
-    ours_flags = {"present": False, "no_cache": False, "jobs": False, "output_format": False}
+    ours_flags = {"present": False, "no_cache": False, "jobs": False, "output_format": False,
+                  "isolated": False}
     if not ours.exists():
         notes.append(f"tensorcopy CLI not found at {ours}: ours-cold/ours-warm skipped "
                      "(install the project with `pip install -e .` in the dev venv)")
@@ -305,7 +318,8 @@ def discover(args, workdir: Path) -> Setup:
         else:
             ours_flags.update(present=True, no_cache="--no-cache" in help_text,
                               jobs=bool(re.search(r"(--jobs|-j)\b", help_text)),
-                              output_format="--output-format" in help_text)
+                              output_format="--output-format" in help_text,
+                              isolated="--isolated" in help_text)
             rc, v = run_text([str(ours), "--version"])
             versions["tensorcopy"] = (v.splitlines()[-1] if rc == 0 and v
                                       else dv.get("flake8-tensorcopy") or "?")
@@ -317,9 +331,14 @@ def discover(args, workdir: Path) -> Setup:
                 notes.append("`tensorcopy check` has no --no-cache option: ours-cold is the same "
                              "command run in a fresh empty cwd each time (no .tensorcopy_cache/)")
             nc = ["--no-cache"] if ours_flags["no_cache"] else []
+            # like flake8/ruff --isolated: no config from the corpus or the cwd; plain text output
+            common = (["--isolated"] if ours_flags["isolated"] else []) + \
+                (["--output-format", "text"] if ours_flags["output_format"] else [])
+            jobs_args = common + jobs_args
             tools.append(Tool("ours-cold", "tensorcopy check (no cache)",
                               lambda t, nc=nc, j=jobs_args: [str(ours), "check", *nc, *j, str(t)],
-                              env=base_env, fresh_cwd=True))
+                              env=base_env, fresh_cwd=True,
+                              stdin_flag="--stdin-filename" if "--stdin-filename" in help_text else None))
             tools.append(Tool("ours-warm", "tensorcopy check (warm cache)",
                               lambda t, j=jobs_args: [str(ours), "check", *j, str(t)],
                               env=base_env, prime=True, cwd=cwd_for("ours-warm")))
@@ -473,8 +492,9 @@ def bench(tools: list[Tool], target: Target, repeat: int, timeout: float, workdi
     for t in tools:
         if samples[t.key]:
             rows[t.key] = {"label": t.label, "command": t.shown(), **summarize(samples[t.key], target)}
-            if rows[t.key]["traceback"]:
-                rows[t.key]["stderr_tail"] = samples[t.key][-1].stderr_tail
+            bad = [s for s in samples[t.key] if s.traceback or s.rc not in (0, 1)]
+            if bad:
+                rows[t.key]["stderr_tail"] = bad[0].stderr_tail
     ref = "ours-cold" if "ours-cold" in rows else ("flake8" if "flake8" in rows else None)
     for row in rows.values():
         row["vs_ref"] = row["wall_median_s"] / rows[ref]["wall_median_s"] if ref else None
@@ -500,13 +520,15 @@ def latency(tools_by_key: dict[str, Tool], file: Path, runs: int, timeout: float
                       [exe, "--isolated", "--stdin-display-name", file.name, "-"], file))
     oc = tools_by_key.get("ours-cold")
     if oc:
-        argv = [a for a in oc.argv(file) if a not in ("--jobs",)]
-        # drop the value that followed --jobs
-        full = oc.argv(file)
-        if "--jobs" in full:
-            i = full.index("--jobs")
-            argv = full[:i] + full[i + 2:]
+        argv = oc.argv(file)
+        if "--jobs" in argv:  # single file: no worker pool
+            i = argv.index("--jobs")
+            argv = argv[:i] + argv[i + 2:]
         cases.append(("tensorcopy check FILE (no cache)", oc, argv, None))
+        if oc.stdin_flag:
+            i = argv.index(str(file))
+            cases.append(("tensorcopy check - < FILE (no cache)", oc,
+                          argv[:i] + [oc.stdin_flag, file.name, "-"] + argv[i + 1:], file))
     if not cases:
         return {}
     log(f"[latency] {file} ({count_lines(file.read_bytes())} lines), {runs} interleaved runs per case")
@@ -567,6 +589,10 @@ def table_lines(res: dict, md: bool) -> list[str]:
     return [fmt(head), fmt(["-" * w for w in widths])] + [fmt(r) for r in rows]
 
 
+def _load(x) -> str:
+    return "?" if not x else "/".join(f"{v:.2f}" for v in x)
+
+
 def report(result: dict, md: bool) -> str:
     L: list[str] = []
     h = (lambda s: L.append(f"\n## {s}\n")) if md else (lambda s: L.append(f"\n== {s} =="))
@@ -576,13 +602,15 @@ def report(result: dict, md: bool) -> str:
         L.append(f"Run {result['started']} with `{result['command']}`.\n")
     else:
         L.append(f"tensorcopy benchmark ({result['mode']}), {result['started']}")
-    L.append(f"Machine: {m.get('cpu_model', '?')}, {m['cpu_count']} CPUs "
+    L.append(("- " if md else "") + f"Machine: {m.get('cpu_model', '?')}, {m['cpu_count']} CPUs "
              f"({m.get('cpu_affinity')} usable), {m.get('ram_gib', '?')} GiB RAM, {m['platform']}, "
              f"python {m['python']}; --jobs {result['jobs']} for every tool; load at start "
-             f"{m.get('loadavg_at_start')}")
-    L.append("Tools: " + "; ".join(f"{k}: {v}" for k, v in result["versions"].items()))
-    L.append("Corpus: " + ", ".join(f"{p['name']}=={p['version']} ({p['files']} files, {p['lines']} lines)"
-                                    for p in result["corpus"]))
+             f"{_load(m.get('loadavg_at_start'))}, at end {_load(m.get('loadavg_at_end'))} "
+             "(other work on the machine shows up as load > jobs)")
+    L.append(("- " if md else "") + "Tools: " + "; ".join(f"{k}: {v}" for k, v in result["versions"].items()))
+    bullet = "- " if md else ""
+    L.append(bullet + "Corpus: " + ", ".join(f"{p['name']}=={p['version']} ({p['files']} files, {p['lines']} lines)"
+                                             for p in result["corpus"]))
     if result["notes"]:
         h("Notes")
         L.extend(f"- {n}" for n in result["notes"])
@@ -642,13 +670,15 @@ def main(argv: list[str] | None = None) -> int:
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog=__doc__.split("\n\n", 1)[1])
     ap.add_argument("--quick", action="store_true",
-                    help=f"one {QUICK_FILES}-file subset for every tool (smoke test, a few minutes)")
+                    help=f"{QUICK_FILES}-file subset (TorchFix table: {QUICK_TORCHFIX_FILES} files); "
+                    "a smoke test of a few minutes")
     ap.add_argument("--repeat", type=int, default=3, help="timed runs per tool (>= 3; default 3)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="process count for every tool")
     ap.add_argument("--files", type=int, default=None,
                     help=f"size of the --quick subset (default {QUICK_FILES})")
-    ap.add_argument("--torchfix-files", type=int, default=TORCHFIX_FILES,
-                    help=f"size of the fixed subset used for TorchFix in the default run (default {TORCHFIX_FILES})")
+    ap.add_argument("--torchfix-files", type=int, default=None,
+                    help=f"size of the fixed subset on which TorchFix (and, for the ratios, every other "
+                    f"tool) runs (default {TORCHFIX_FILES}, quick {QUICK_TORCHFIX_FILES})")
     ap.add_argument("--no-torchfix", action="store_true", help="skip TorchFix")
     ap.add_argument("--no-latency", action="store_true", help="skip the single-file latency runs")
     ap.add_argument("--latency-runs", type=int, default=None, help="runs per latency case (default 9, quick 5)")
@@ -658,6 +688,8 @@ def main(argv: list[str] | None = None) -> int:
                                           else Path(sys.prefix)),
                     help="dev venv with flake8 + our plugin + tensorcopy (default: ./.venv)")
     ap.add_argument("--tensorcopy", default=None, help="path of the tensorcopy CLI (default: VENV/bin/tensorcopy)")
+    ap.add_argument("--wait-idle", type=float, default=0, metavar="SECONDS",
+                    help="first wait up to SECONDS for the 1-minute load average to drop below 0.5")
     ap.add_argument("--out", default=None, help="results name under benchmarks/results/ (default: quick or full)")
     args = ap.parse_args(argv)
     if args.repeat < 3:
@@ -668,6 +700,8 @@ def main(argv: list[str] | None = None) -> int:
     t_start = time.perf_counter()
     started = _dt.datetime.now().isoformat(timespec="seconds")
 
+    if args.wait_idle > 0:
+        wait_for_idle(args.wait_idle)
     infos = ensure_corpus()
     all_files = corpus_files(infos)
     cache_dir().mkdir(parents=True, exist_ok=True)
@@ -678,25 +712,23 @@ def main(argv: list[str] | None = None) -> int:
         by_key = {t.key: t for t in setup.tools}
         if args.quick:
             n = args.files or QUICK_FILES
-            main_t = make_target(f"quick-{n}", stride_subset(all_files, n),
+            main_files = stride_subset(all_files, n)
+            main_t = make_target(f"quick-{n}", main_files,
                                  f"--quick: fixed stride subset of {n} corpus files (every k-th file of the "
-                                 "path-sorted corpus), hard-linked under the cache dir.")
-            tf_t = None
-            main_tools = setup.tools
+                                 "path-sorted corpus), hard-linked under the cache dir; TorchFix excluded "
+                                 "(see the next table).")
         else:
+            main_files = all_files
             main_t = make_target("corpus", all_files, "The whole corpus (TorchFix excluded: too slow; "
                                  "see the next table).", whole_corpus=True)
-            main_tools = [t for t in setup.tools if t.key != "torchfix"]
-            tf_t = None
-            if "torchfix" in by_key:
-                n = args.torchfix_files
-                tf_t = make_target(f"stride-{n}", stride_subset(all_files, n),
-                                   f"Fixed subset for TorchFix: {n} files, every k-th file of the path-sorted "
-                                   "corpus (corpus.stride_subset); every tool runs on it so ratios compare "
-                                   "the same files. TorchFix itself only parses files containing 'torch'.")
-        half_files = stride_subset(sorted(Path(main_t.path) / p.relative_to(corpus_path())
-                                          for p in stride_subset(all_files, main_t.files)),
-                                   main_t.files // 2)
+        main_tools = [t for t in setup.tools if t.key != "torchfix"]
+        tf_t = None
+        if "torchfix" in by_key:
+            n = args.torchfix_files or (QUICK_TORCHFIX_FILES if args.quick else TORCHFIX_FILES)
+            tf_t = make_target(f"stride-{n}", stride_subset(all_files, n),
+                               f"Fixed subset for TorchFix: {n} files, every k-th file of the path-sorted "
+                               "corpus (corpus.stride_subset); every tool runs on it so ratios compare "
+                               "the same files. TorchFix itself only parses files containing 'torch'.")
         warm_t = make_target(f"warmup-{WARMUP_FILES}", stride_subset(all_files, WARMUP_FILES), "warm-up")
 
         # Warm-up: page cache for the target, .pyc files of every tool.
@@ -716,6 +748,11 @@ def main(argv: list[str] | None = None) -> int:
             "versions": setup.versions, "ours_cli_flags": setup.ours_flags,
             "corpus": [dataclasses.asdict(i) for i in infos], "notes": notes,
         }
+        load0 = result["machine"].get("loadavg_at_start")
+        if load0 and load0[0] > 1.0:
+            notes.append(f"the machine was busy at start (1-min load {load0[0]:.2f}): wall times are "
+                         "inflated and noisy; CPU seconds are less affected. Rerun on an idle machine "
+                         "(--wait-idle 600 waits for one).")
         result["main"] = bench(main_tools, main_t, args.repeat, timeout, workdir)
         if tf_t is not None:
             result["torchfix_subset"] = bench(setup.tools, tf_t, args.repeat, timeout, workdir)
@@ -723,8 +760,7 @@ def main(argv: list[str] | None = None) -> int:
         # Scaling: ours-cold on every other file of the main target vs all of it.
         oc = by_key.get("ours-cold")
         if oc and "ours-cold" in result["main"]["rows"]:
-            rel = [p.relative_to(main_t.path) for p in half_files]
-            half_t = make_target(f"{main_t.name}-half", [corpus_path() / r for r in rel],
+            half_t = make_target(f"{main_t.name}-half", stride_subset(main_files, len(main_files) // 2),
                                  "every other file of the main target")
             log(f"[scaling] ours-cold on {half_t.files} files ({half_t.lines} lines)")
             hs = [run_once(oc, half_t.path, timeout, workdir) for _ in range(args.repeat)]
@@ -748,6 +784,7 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 notes.append(f"latency skipped: {lf} not in the corpus")
         result["elapsed_s"] = time.perf_counter() - t_start
+        result["machine"]["loadavg_at_end"] = os.getloadavg() if hasattr(os, "getloadavg") else None
 
         RESULTS_DIR.mkdir(parents=True, exist_ok=True)
         name = args.out or mode
