@@ -7,8 +7,9 @@ Why `ast` and not LibCST for detection: the stdlib parser is about ten times fas
 LibCST's and gives exact start/end positions with no metadata pass, and flake8 hands plugins
 an `ast` tree it already built, so inside flake8 we parse nothing at all.  Fixes are exact text
 edits on the original characters (everything outside an edit is byte-for-byte unchanged), and
-each fixed text is re-parsed before it is accepted.  LibCST builds the fixes that need real
-restructuring (wrapping a statement in a `with` block) and drives the codemod front end.
+each fixed text is re-parsed before it is accepted (a fix that would break the file is
+dropped and reported).  LibCST drives the codemod front end (codemod.py), which applies these
+same fixes; nothing on the check path imports it.
 """
 
 from __future__ import annotations

@@ -265,6 +265,8 @@ evaluated twice).
             if kw.arg not in self._ALLOWED:
                 return None
             kws[kw.arg] = ctx.text(kw.value)
+            if isinstance(kw.value, (ast.NamedExpr, ast.Yield, ast.YieldFrom)):
+                kws[kw.arg] = f"({kws[kw.arg]})"  # `device=(d := x)`: the parentheses are required
         if (isinstance(data, ast.Call) and isinstance(data.func, ast.Attribute) and data.func.attr == "detach"
                 and not data.args and not data.keywords):
             out = ctx.text(data) + ".clone()"

@@ -567,7 +567,12 @@ activations (`F.relu(w, inplace=True)` is part of the computation: use `inplace=
         for n in range(first, last + 1):
             content = lines.line(n)
             if n not in in_string and content.strip():
-                content = unit + content
+                # A form feed in indentation resets the column: one kept after the new unit
+                # would dedent the line out of the `with` block.
+                lead = content[: len(content) - len(content.lstrip(" \t\f"))]
+                if "\f" in lead:
+                    content = lead.replace("\f", "") + content[len(lead):]
+                content = unit.replace("\f", "") + content
             parts.append(content)
             if n < last:
                 parts.append(text[lines.starts[n - 1] + len(lines.line(n)) : lines.starts[n]])
