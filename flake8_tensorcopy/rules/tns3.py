@@ -10,9 +10,7 @@ from ..fixes import receiver_text, replace_node
 from .base import Fix, Invalid, Oracle, Rule, Valid
 
 # Shared by the examples: one tiny generator/discriminator pair, one step each.
-_SETUP = """import torch
-from torch import nn
-
+_SETUP = "import torch\nfrom torch import nn\n" + """
 torch.manual_seed(0)
 netG = nn.Linear(4, 3)
 netD = nn.Linear(3, 1)
