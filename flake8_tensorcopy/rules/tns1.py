@@ -272,6 +272,34 @@ class _NumpyMethodRule(_Tns1Rule):
         fix = Fix(self.force_title if force else self.fix_title, self.fix_safety, (edit,)) if edit else None
         ctx.report(self, node, fix, message=self.describe(hazard, base, node, insert, force, ctx))
 
+    # What each rule inserts, where, and how its message reads (filled in by TNS101/TNS102).
+    inserted = ""
+    before_cpu_move = False  # insert before a trailing `.cpu()` / `.to("cpu")` rather than `.numpy()`
+    shown_fallback = ""
+    said = {"yes": "", "may": ""}
+
+    def insertion(self, node, recv, cpu_move, ctx):
+        attr = cpu_move.func if cpu_move is not None and self.before_cpu_move else node.func
+        pos = _dot_before(ctx, attr)
+        if pos is None:
+            return None, None
+        return pos, Edit(pos, pos, self.inserted)
+
+    def unfixed_use(self, node, base, ctx) -> str:
+        return self.canonical(node, base, ctx, False)
+
+    def describe(self, hazard, base, node, insert, force, ctx) -> str:
+        expr = _display(ctx, base, "the tensor")
+        if force:
+            use = self.canonical(node, base, ctx, True)
+        elif insert is not None:
+            text = ctx.lines.text
+            s, e = ctx.span(node)
+            use = _shown(ctx, text[s:insert] + self.inserted + text[insert:e], self.shown_fallback)
+        else:
+            use = self.unfixed_use(node, base, ctx)
+        return f"{expr} {self.said[hazard]}; use {use}"
+
     def canonical(self, node, base, ctx, force: bool) -> str:
         if force:
             return _shown(ctx, ctx.text(node.func.value) + ".numpy(force=True)", "t.numpy(force=True)")
@@ -289,6 +317,13 @@ class NumpyOnGradTensor(_NumpyMethodRule):
     force_title = "Use `.numpy(force=True)`"
     fix_safety = "safe"
     prefilter = (".numpy(",)
+    inserted = ".detach()"
+    before_cpu_move = True
+    shown_fallback = "t.detach().cpu().numpy()"
+    said = {
+        "yes": f"requires grad here, so .numpy() raises {GRAD_ERROR}",
+        "may": f"may require grad (origin unknown); .numpy() would raise {GRAD_ERROR}",
+    }
     docs = """
 ## What it does
 Checks for `t.numpy()` where `t` may require grad (a model output, a loss, a parameter, a
@@ -512,26 +547,6 @@ without autograd noticing.  Copy it (`.copy()`) before writing into it in place.
             return None
         return None if self.grad_guarded(recv, ctx) else level
 
-    def insertion(self, node, recv, cpu_move, ctx):
-        attr = cpu_move.func if cpu_move is not None else node.func
-        pos = _dot_before(ctx, attr)
-        if pos is None:
-            return None, None
-        return pos, Edit(pos, pos, ".detach()")
-
-    def describe(self, hazard, base, node, insert, force, ctx) -> str:
-        expr = _display(ctx, base, "the tensor")
-        if force:
-            use = self.canonical(node, base, ctx, True)
-        elif insert is not None:
-            text = ctx.lines.text
-            s, e = ctx.span(node)
-            use = _shown(ctx, text[s:insert] + ".detach()" + text[insert:e], "t.detach().cpu().numpy()")
-        else:
-            use = self.canonical(node, base, ctx, False)
-        if hazard == "yes":
-            return f"{expr} requires grad here, so .numpy() raises {GRAD_ERROR}; use {use}"
-        return f"{expr} may require grad (origin unknown); .numpy() would raise {GRAD_ERROR}; use {use}"
 
 
 class NumpyOnAcceleratorTensor(_NumpyMethodRule):
@@ -542,6 +557,12 @@ class NumpyOnAcceleratorTensor(_NumpyMethodRule):
     force_title = "Use `.numpy(force=True)`"
     fix_safety = "safe"
     prefilter = (".numpy(",)
+    inserted = ".cpu()"
+    shown_fallback = "t.cpu().numpy()"
+    said = {
+        "yes": f"may be on an accelerator, so .numpy() raises {DEVICE_ERROR}",
+        "may": f"may be on an accelerator (device unknown); .numpy() would raise {DEVICE_ERROR}",
+    }
     docs = """
 ## What it does
 Checks for `t.numpy()` where `t` may live on an accelerator: it, or the tensors it was computed
@@ -668,25 +689,8 @@ is the same as before.  With `--numpy-fix force` the fix is `t.numpy(force=True)
             return None
         return None if self.moved_to_host(recv, ctx) else level
 
-    def insertion(self, node, recv, cpu_move, ctx):
-        pos = _dot_before(ctx, node.func)
-        if pos is None:
-            return None, None
-        return pos, Edit(pos, pos, ".cpu()")
-
-    def describe(self, hazard, base, node, insert, force, ctx) -> str:
-        expr = _display(ctx, base, "the tensor")
-        if force:
-            use = self.canonical(node, base, ctx, True)
-        elif insert is not None:
-            text = ctx.lines.text
-            s, e = ctx.span(node)
-            use = _shown(ctx, text[s:insert] + ".cpu()" + text[insert:e], "t.cpu().numpy()")
-        else:
-            use = _shown(ctx, ctx.text(node.func.value) + ".cpu().numpy()", "t.cpu().numpy()")
-        if hazard == "yes":
-            return f"{expr} may be on an accelerator, so .numpy() raises {DEVICE_ERROR}; use {use}"
-        return f"{expr} may be on an accelerator (device unknown); .numpy() would raise {DEVICE_ERROR}; use {use}"
+    def unfixed_use(self, node, base, ctx) -> str:
+        return _shown(ctx, ctx.text(node.func.value) + ".cpu().numpy()", "t.cpu().numpy()")
 
 
 class NumpyFunctionOnGradTensor(_Tns1Rule):
