@@ -63,6 +63,13 @@ class Fact:
     # A fixed-size tuple's facts by position: enumerate's (index, item), zip's tuples,
     # torch.max(x, dim)'s (values, indices).  Used when unpacking or indexing by a constant.
     items: tuple | None = None
+    # The kind is established by the flow of the code on every path (a torch call, a torch
+    # constructor, an isinstance guard), not by an annotation, a name or a guess.  Only such
+    # facts make a fix safe.
+    by_flow: bool = False
+    # The least `grad` over the paths that reach here (None: the same as `grad`): `grad` says
+    # what may be, this what must be.
+    min_grad: Grad | None = None
 
     def but(self, **changes) -> Fact:
         return replace(self, **changes)
@@ -79,14 +86,41 @@ class Fact:
     def may_be_on_accelerator(self) -> bool:
         return self.kind == TENSOR and self.device is Device.ACCEL
 
+    @property
+    def is_torch_tensor(self) -> bool:
+        """Certainly a torch tensor (or a structure of them, such as a model's output)."""
+        return self.kind == TENSOR and self.by_flow
+
+    @property
+    def must_require_grad(self) -> bool:
+        """Requires grad on every path, by the flow of the code."""
+        return self.kind == TENSOR and self.by_flow and (self.grad if self.min_grad is None else self.min_grad) is Grad.YES
+
 
 UNKNOWN_FACT = Fact()
 OTHER_FACT = Fact(OTHER, Grad.NO, Device.CPU)
 ARRAY_FACT = Fact(OTHER, Grad.NO, Device.CPU, tags=frozenset({"ndarray"}))
+# A value made by another framework (TensorFlow, JAX, pandas, ...): not a torch tensor.
+FOREIGN_FACT = Fact(OTHER, Grad.NO, Device.CPU, tags=frozenset({"foreign"}))
 
 
-def tensor(grad: Grad = Grad.NO, device: Device = Device.CPU, leaf: bool = False, tags=frozenset()) -> Fact:
-    return Fact(TENSOR, grad, device, leaf, tags=tags)
+def tensor(grad: Grad = Grad.NO, device: Device = Device.CPU, leaf: bool = False, tags=frozenset(),
+           by_flow: bool = True) -> Fact:
+    return Fact(TENSOR, grad, device, leaf, tags=tags, by_flow=by_flow)
+
+
+def must_grad(f: Fact) -> Grad:
+    """What `f`'s grad is on every path (`Fact.grad` is what it may be on some path)."""
+    return f.grad if f.min_grad is None else f.min_grad
+
+
+def with_must(f: Fact, must: Grad) -> Fact:
+    """`f` whose grad must be at least `must` on every path (never above `f.grad`)."""
+    must = min(must, f.grad)
+    cur = f.grad if f.min_grad is None else f.min_grad
+    if must == cur:
+        return f
+    return replace(f, min_grad=None if must == f.grad else must)
 
 
 def join(a: Fact | None, b: Fact | None) -> Fact:
@@ -108,7 +142,14 @@ def join(a: Fact | None, b: Fact | None) -> Fact:
         join(a.element, b.element) if (a.element or b.element) else None,
         a.tags | b.tags,
         _join_items(a.items, b.items),
+        a.by_flow and b.by_flow and kind == a.kind,
+        _min_grad(a, b),
     )
+
+
+def _min_grad(a: Fact, b: Fact) -> Grad | None:
+    low = min(must_grad(a), must_grad(b))
+    return None if low == max(a.grad, b.grad) else low
 
 
 def _join_items(a: tuple | None, b: tuple | None) -> tuple | None:

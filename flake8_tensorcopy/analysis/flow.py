@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from . import torchapi as api
 from .facts import (
     ARRAY_FACT,
+    FOREIGN_FACT,
     DEVICE,
     IMPORT,
     LOADER,
@@ -42,6 +43,7 @@ from .facts import (
     join,
     join_all,
     join_env,
+    must_grad,
     tensor,
 )
 
@@ -82,6 +84,29 @@ class State:
 
 def _join_states(a: State, b: State) -> State:
     return State(join_env(a.env, b.env), a.no_grad or b.no_grad, a.outer)
+
+
+def _frozen(module: Fact, frozen: bool) -> Fact:
+    """A module whose parameters were frozen (`requires_grad_(False)`) or thawed."""
+    return module.but(frozen=frozen, grad=Grad.NO if frozen else Grad.YES, min_grad=None)
+
+
+def _terminates(body: list) -> bool:
+    """Whether a block never falls through to the statement after it (it returns or raises)."""
+    if not body:
+        return False
+    last = body[-1]
+    if isinstance(last, (ast.Return, ast.Raise)):
+        return True
+    if isinstance(last, ast.If):
+        return _terminates(last.body) and _terminates(last.orelse)
+    return False
+
+
+_TENSOR_CLASSES = frozenset({"torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter",
+                             "torch.FloatTensor", "torch.DoubleTensor", "torch.LongTensor"})
+_SCALAR_CLASSES = frozenset({"int", "float", "bool", "str", "bytes", "complex", "numbers.Number", "numbers.Real",
+                             "numbers.Integral", "torch.Size", "torch.dtype", "torch.device", "range", "slice"})
 
 
 def _const_bool(node: ast.AST | None) -> bool | None:
@@ -231,7 +256,7 @@ class Analyzer:
         if q in ("torch.Tensor", "Tensor"):
             return Fact(TENSOR, Grad.UNKNOWN, Device.UNKNOWN)
         if q in api.PARAMETER:
-            return tensor(Grad.YES, Device.UNKNOWN, leaf=True, tags=frozenset({"parameter"}))
+            return tensor(Grad.YES, Device.UNKNOWN, leaf=True, tags=frozenset({"parameter"}), by_flow=False)
         if q and (q == "nn.Module" or q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper()):
             # `model: nn.Module`, `layer: nn.Linear`: a module (parameters require grad).
             return Fact(MODULE, Grad.UNKNOWN, Device.UNKNOWN, paramfree=q in api.PARAMFREE_MODULES)
@@ -291,6 +316,9 @@ class Analyzer:
                 continue
             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n is not node:
                 continue
+            if isinstance(n, (ast.IfExp, ast.BoolOp)):
+                stack.extend(reversed(self._narrowed_parts(n, st)))
+                continue
             children = child_nodes(n)
             if children:
                 stack.extend((c, st) for c in reversed(children))
@@ -319,8 +347,14 @@ class Analyzer:
         if t is ast.If:
             self._visit_stmt_only(stmt, state)
             self._visit(stmt.test, state)
-            a = self._block(stmt.body, state.copy(), scope)
-            b = self._block(stmt.orelse, state.copy(), scope)
+            when_true, when_false = self._narrowings(stmt.test, state)
+            a = self._block(stmt.body, self._narrowed(state, when_true), scope)
+            b = self._block(stmt.orelse, self._narrowed(state, when_false), scope)
+            # A branch that returns or raises does not reach the code after the `if`.
+            if _terminates(stmt.body) and not _terminates(stmt.orelse):
+                return b
+            if _terminates(stmt.orelse) and not _terminates(stmt.body):
+                return a
             return _join_states(a, b)
         if t in (ast.For, ast.AsyncFor, ast.While):
             return self._loop(stmt, state, scope)
@@ -457,7 +491,10 @@ class Analyzer:
         self._visit_stmt_only(stmt, state)
         for d in [*stmt.decorator_list, *stmt.bases, *(k.value for k in stmt.keywords)]:
             self._visit(d, state)
-        is_module = any(self._is_module_base(b, state) for b in stmt.bases)
+        evidence = [self._is_module_base(b, state) for b in stmt.bases]
+        is_module = any(evidence)
+        # A torch module for certain: a base is torch.nn.* or a class of this file that is.
+        certain = "certain" in evidence
         class_scope = Scope("class", stmt, scope)
         class_state = State({}, state.no_grad, self._closure_env(state))
         attrs: dict = {}
@@ -481,7 +518,7 @@ class Analyzer:
 
             # Computed on first use: most classes' methods are never analysed.
             attrs = LazyAttrs(load)
-            self_fact = Fact(MODULE, Grad.UNKNOWN, Device.UNKNOWN, attrs=attrs, tags=no_grad_forward)
+            self_fact = Fact(MODULE, Grad.UNKNOWN, Device.UNKNOWN, attrs=attrs, tags=no_grad_forward, by_flow=certain)
         saved_pending = self._pending
         self._pending = []
         self._run_scope(class_scope, stmt.body, class_state)
@@ -493,22 +530,27 @@ class Analyzer:
             # Methods see the module's names, not the class body's.
             self._pending.append((func, scope, self._closure_env(state), no_grad, sf))
         state.env[stmt.name] = (
-            Fact(OTHER, Grad.NO, Device.CPU, attrs=attrs, tags=frozenset({_MODULE_CLASS_TAG}) | no_grad_forward)
+            Fact(OTHER, Grad.NO, Device.CPU, attrs=attrs, tags=frozenset({_MODULE_CLASS_TAG}) | no_grad_forward,
+                 by_flow=certain)
             if is_module
             else OTHER_FACT
         )
         return state
 
-    def _is_module_base(self, base, state: State) -> bool:
+    def _is_module_base(self, base, state: State) -> str | None:
+        """"certain" when `base` is an nn.Module class by its import or definition, "name" when
+        only its name says so (`LightningModule`, `PreTrainedModel`), else None."""
         q = self.qualname(base, state)
         if q is not None and q.startswith("torch.nn."):
-            return True
+            return "certain"
         f = self.fact(base, state)
         if _MODULE_CLASS_TAG in f.tags:
-            return True
+            return "certain" if f.by_flow else "name"
         name = q or dotted_name(base) or ""
         last = name.rsplit(".", 1)[-1]
-        return last.endswith(("Module", "PreTrainedModel"))
+        if not last.endswith(("Module", "PreTrainedModel")):
+            return None
+        return "certain" if q is not None and q.startswith(api.MODULE_BASE_PACKAGES) else "name"
 
     def _class_attr_facts(self, cls: ast.ClassDef, state: State) -> dict:
         """Facts for `self.<attr>` from assignments in any method (evaluated without context)."""
@@ -539,7 +581,8 @@ class Analyzer:
                 ):
                     name = node.args[0].value
                     if node.func.attr == "register_buffer":
-                        f = Fact(TENSOR, Grad.NO, Device.UNKNOWN)
+                        f = Fact(TENSOR, Grad.NO, Device.UNKNOWN,
+                                 by_flow=self.fact(node.args[1], local).is_torch_tensor)
                     else:
                         f = self.fact(node.args[1], local)
                     attrs[name] = join(attrs.get(name), f) if name in attrs else f
@@ -607,7 +650,8 @@ class Analyzer:
                 flag = _const_bool(node.args[0]) if node.args else True
                 flag = flag if flag is not None else None
                 grad = Grad.YES if flag else (Grad.NO if flag is False else Grad.UNKNOWN)
-                self._bind(func.value, Fact(TENSOR, grad, recv.device, leaf=grad is Grad.YES), state)
+                self._bind(func.value, Fact(TENSOR, grad, recv.device, leaf=grad is Grad.YES,
+                                            by_flow=recv.by_flow and recv.kind == TENSOR), state)
                 if flag is False:
                     self._freeze_owner(recv, state)
             elif m == "detach_":
@@ -621,7 +665,7 @@ class Analyzer:
                 self._bind(func.value, recv.but(device=Device.CPU), state)
             elif m == "requires_grad_":
                 flag = _const_bool(node.args[0]) if node.args else True
-                self._bind(func.value, recv.but(frozen=flag is not True), state)
+                self._bind(func.value, _frozen(recv, flag is not True), state)
         if recv.kind == SEQ and m in ("append", "extend", "insert") and node.args:
             # losses.append(loss): the list's elements are now (also) what was added.
             new = self.fact(node.args[-1], state)
@@ -637,7 +681,7 @@ class Analyzer:
             if tag.startswith("param_of:"):
                 of = state.lookup(tag[9:])
                 if of is not None and of.kind == MODULE:
-                    state.env[tag[9:]] = of.but(frozen=True)
+                    state.env[tag[9:]] = _frozen(of, True)
 
     def _bind(self, target, fact: Fact, state: State, value=None) -> None:
         t = type(target)
@@ -688,7 +732,7 @@ class Analyzer:
                                 owner = tag[9:]
                                 of = state.lookup(owner)
                                 if of is not None and of.kind == MODULE:
-                                    state.env[owner] = of.but(frozen=True)
+                                    state.env[owner] = _frozen(of, True)
                 return
             if key is not None:
                 state.env[key] = fact
@@ -725,6 +769,112 @@ class Analyzer:
                 if any(h in name for h in _NO_GRAD_HINTS):
                     return True
         return None
+
+    # ------------------------------------------------------------------ narrowing
+
+    def _narrowed_parts(self, node, state: State) -> list:
+        """(child, state) for the parts of `a if test else b` and `a and b` / `a or b`, each
+        with what the tests before it establish (`x if torch.is_tensor(x) else torch.tensor(x)`)."""
+        if isinstance(node, ast.IfExp):
+            when_true, when_false = self._narrowings(node.test, state)
+            return [(node.test, state), (node.body, self._narrowed(state, when_true)),
+                    (node.orelse, self._narrowed(state, when_false))]
+        out = []
+        st = state
+        is_and = isinstance(node.op, ast.And)
+        for v in node.values:
+            out.append((v, st))
+            when_true, when_false = self._narrowings(v, st)
+            st = self._narrowed(st, when_true if is_and else when_false)
+        return out
+
+    def _narrowed(self, state: State, facts: list) -> State:
+        st = state.copy()
+        for key, fact in facts:
+            st.env[key] = fact
+            if "." in key:
+                self._dotted_roots.add(key.split(".", 1)[0])
+        return st
+
+    def _narrowings(self, test, state: State) -> tuple[list, list]:
+        """What a test establishes: ([(key, fact)] where it holds, [(key, fact)] where it does
+        not), from `isinstance(x, C)`, `torch.is_tensor(x)`, `type(x) is C`, `not`, `and`, `or`."""
+        t = type(test)
+        if t is ast.UnaryOp and isinstance(test.op, ast.Not):
+            when_true, when_false = self._narrowings(test.operand, state)
+            return when_false, when_true
+        if t is ast.BoolOp:
+            parts = [self._narrowings(v, state) for v in test.values]
+            if isinstance(test.op, ast.And):
+                return [p for ps, _ in parts for p in ps], []
+            return [], [n for _, ns in parts for n in ns]
+        target = classes = None
+        if t is ast.Call and len(test.args) == 2 and not test.keywords and isinstance(test.func, ast.Name) \
+                and test.func.id == "isinstance" and state.lookup("isinstance") is None:
+            target, classes = test.args
+            negative = True
+        elif t is ast.Call and len(test.args) == 1 and self.qualname(test.func, state) == "torch.is_tensor":
+            target, classes = test.args[0], None
+            negative = True
+        elif t is ast.Compare and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Is, ast.Eq)) \
+                and isinstance(test.left, ast.Call) and isinstance(test.left.func, ast.Name) \
+                and test.left.func.id == "type" and len(test.left.args) == 1 and state.lookup("type") is None:
+            target, classes = test.left.args[0], test.comparators[0]
+            negative = False  # type(x) is not C says nothing of subclasses
+        else:
+            return [], []
+        key = dotted_name(target)
+        if key is None:
+            return [], []
+        current = self.fact(target, state)
+        names = ["torch.Tensor"] if classes is None else [
+            self._class_name(c, state) for c in (classes.elts if isinstance(classes, ast.Tuple) else [classes])]
+        when_true = join_all(self._instance_of(current, n) for n in names)
+        when_false = []
+        if negative and all(n in _TENSOR_CLASSES for n in names):
+            when_false = [(key, self._not_tensor(current))]
+        return [(key, when_true)], when_false
+
+    def _class_name(self, node, state: State) -> str | None:
+        q = self.qualname(node, state)
+        if q is None and isinstance(node, ast.Name) and state.lookup(node.id) is None:
+            q = node.id  # a builtin: list, int, ...
+        return q
+
+    @staticmethod
+    def _instance_of(current: Fact, cls: str | None) -> Fact:
+        """What is known of a value with fact `current` that is an instance of class `cls`."""
+        if cls in _TENSOR_CLASSES:
+            if current.kind == TENSOR:
+                return current.but(by_flow=True)
+            grad = Grad.YES if cls in api.PARAMETER else Grad.UNKNOWN
+            return tensor(grad, Device.UNKNOWN, leaf=cls in api.PARAMETER, by_flow=True)
+        if cls is not None and (cls == "torch.nn.Module" or cls.startswith("torch.nn.") and cls.rsplit(".", 1)[-1][:1].isupper()):
+            return current if current.kind == MODULE else Fact(MODULE, Grad.UNKNOWN, Device.UNKNOWN, by_flow=True)
+        if cls in _SCALAR_CLASSES:
+            return OTHER_FACT
+        if cls in ("numpy.ndarray", "numpy.generic"):
+            return ARRAY_FACT
+        if cls is not None and cls.split(".", 1)[0] in api.FOREIGN_FRAMEWORKS:
+            return FOREIGN_FACT
+        if cls in ("list", "tuple", "dict", "set", "frozenset"):
+            # The analysis treats model outputs (tuples, dicts) as tensors: indexing one gives
+            # a tensor.  The value itself is no tensor.
+            if current.kind == TENSOR and "module_output" in current.tags:
+                return current.but(by_flow=False)
+            if current.kind == SEQ:
+                return current
+            return Fact(SEQ, Grad.UNKNOWN, Device.UNKNOWN) if cls != "dict" else OTHER_FACT
+        # A class we do not know (a project class, a Tensor subclass...).
+        return current.but(by_flow=False) if current.kind == TENSOR else current
+
+    @staticmethod
+    def _not_tensor(current: Fact) -> Fact:
+        if current.kind == TENSOR and "module_output" in current.tags:
+            return current.but(by_flow=False)  # a tuple or dict of outputs
+        if current.kind in (TENSOR, UNKNOWN):
+            return Fact(OTHER, Grad.NO, Device.CPU, tags=frozenset({"not_tensor"}))
+        return current
 
     # ------------------------------------------------------------------ evaluation
 
@@ -777,12 +927,13 @@ class Analyzer:
         if t is ast.Compare:
             facts = [self.fact(node.left, state)] + [self.fact(c, state) for c in node.comparators]
             if any(f.kind == TENSOR for f in facts):
-                return tensor(Grad.NO, join_all(facts).device)
+                return tensor(Grad.NO, join_all(facts).device, by_flow=any(f.is_torch_tensor for f in facts))
             return OTHER_FACT
         if t is ast.BoolOp:
-            return join_all(self.fact(v, state) for v in node.values)
+            return join_all(self.fact(v, st) for v, st in self._narrowed_parts(node, state))
         if t is ast.IfExp:
-            return join(self.fact(node.body, state), self.fact(node.orelse, state))
+            parts = self._narrowed_parts(node, state)
+            return join(self.fact(node.body, parts[1][1]), self.fact(node.orelse, parts[2][1]))
         if t is ast.Subscript:
             base = self.fact(node.value, state)
             if base.items is not None:
@@ -796,7 +947,7 @@ class Analyzer:
                     return base
                 return base.element
             if base.kind == MODULE:
-                return Fact(MODULE, Grad.UNKNOWN, base.device, frozen=base.frozen)
+                return Fact(MODULE, Grad.UNKNOWN, base.device, frozen=base.frozen, by_flow=base.by_flow)
             return UNKNOWN_FACT
         if t in (ast.Tuple, ast.List, ast.Set):
             elts = [self.fact(e.value if isinstance(e, ast.Starred) else e, state) for e in node.elts]
@@ -827,7 +978,12 @@ class Analyzer:
             if (a.kind == UNKNOWN or b.kind == UNKNOWN) and grad is Grad.NO:
                 grad = Grad.UNKNOWN
             dev = max(a.device if a.kind == TENSOR else Device.CPU, b.device if b.kind == TENSOR else Device.CPU)
-            return Fact(TENSOR, grad, dev, tags=a.tags | b.tags)
+            must = max(must_grad(a) if a.kind in (TENSOR, UNKNOWN) else Grad.NO,
+                       must_grad(b) if b.kind in (TENSOR, UNKNOWN) else Grad.NO)
+            if a.kind == UNKNOWN or b.kind == UNKNOWN:
+                must = min(must, Grad.UNKNOWN) if must is not Grad.YES else must
+            return Fact(TENSOR, grad, dev, tags=a.tags | b.tags, by_flow=a.is_torch_tensor or b.is_torch_tensor,
+                        min_grad=None if must == grad else min(must, grad))
         if a.kind == OTHER and b.kind == OTHER:
             return OTHER_FACT
         if a.kind == SEQ and b.kind == SEQ:
@@ -845,9 +1001,11 @@ class Analyzer:
         kind = base.kind
         if kind == IMPORT:
             return Fact(IMPORT, Grad.NO, Device.CPU, qual=f"{base.qual}.{attr}")
+        if kind == OTHER and "foreign" in base.tags:
+            return FOREIGN_FACT
         if kind == TENSOR:
             if attr in ("data", "grad"):
-                return Fact(TENSOR, Grad.NO, base.device, tags=base.tags - {"generator_output"})
+                return Fact(TENSOR, Grad.NO, base.device, tags=base.tags - {"generator_output"}, by_flow=base.by_flow)
             if attr == "device":  # `.to(x.device)`: wherever x is
                 return Fact(DEVICE, Grad.NO, base.device)
             if attr in api.NON_TENSOR_ATTRS:
@@ -868,8 +1026,8 @@ class Analyzer:
                 return f
             if attr in api.PARAM_ATTRS:
                 if base.frozen:
-                    return tensor(Grad.UNKNOWN, base.device)
-                return tensor(Grad.YES, base.device, leaf=True, tags=frozenset({"parameter"}))
+                    return tensor(Grad.UNKNOWN, base.device, by_flow=base.by_flow)
+                return tensor(Grad.YES, base.device, leaf=True, tags=frozenset({"parameter"}), by_flow=base.by_flow)
             if base.attrs is not None:
                 # An attribute of a local class that no method assigns: not known.
                 return UNKNOWN_FACT
@@ -915,7 +1073,7 @@ class Analyzer:
             return self._module_output(callee, node, state)
         if _MODULE_CLASS_TAG in callee.tags:
             return Fact(MODULE, Grad.UNKNOWN, Device.CPU, attrs=callee.attrs,
-                        tags=callee.tags & {_NO_GRAD_FORWARD})
+                        tags=callee.tags & {_NO_GRAD_FORWARD}, by_flow=callee.by_flow)
         if isinstance(func, ast.Name):
             name = func.id
             if name in ("len", "int", "float", "str", "bool", "isinstance", "print", "repr", "hash", "id",
@@ -949,7 +1107,7 @@ class Analyzer:
 
     def _call_qualified(self, q: str, node: ast.Call, state: State) -> Fact:
         if q in api.BUFFER:
-            return Fact(TENSOR, Grad.NO, Device.UNKNOWN)
+            return Fact(TENSOR, Grad.NO, Device.UNKNOWN, by_flow=True)
         if q in api.PARAMETER:
             rg = _kwarg(node, "requires_grad")
             if rg is None and len(node.args) > 1:
@@ -981,8 +1139,12 @@ class Analyzer:
             return tensor(Grad.NO, self._device_of_args(node, state))
         if q.startswith("numpy."):
             return ARRAY_FACT
+        if q.split(".", 1)[0] in api.FOREIGN_FRAMEWORKS:
+            return FOREIGN_FACT  # another framework's value is not a torch tensor
         if q.startswith("torch.nn.") and q[9:10].isupper() or q.startswith("torch.nn.modules."):
-            return Fact(MODULE, Grad.UNKNOWN, Device.CPU, paramfree=q in api.PARAMFREE_MODULES)
+            # A module's `grad`: whether its parameters require grad (a new torch.nn layer's do).
+            paramfree = q in api.PARAMFREE_MODULES
+            return Fact(MODULE, Grad.NO if paramfree else Grad.YES, Device.CPU, paramfree=paramfree, by_flow=True)
         if q in api.AUTOGRAD_GRAD:
             cg = _kwarg(node, "create_graph")
             g = tensor(Grad.NO if cg is None or _const_bool(cg) is False else Grad.UNKNOWN,
@@ -993,7 +1155,7 @@ class Analyzer:
         if q.startswith("torch.optim.") or q.startswith("torch.utils.") or q.startswith("torch.cuda."):
             return OTHER_FACT if not q.startswith("torch.utils.checkpoint") else self._join_args(node, state)
         if q.startswith(api.MODEL_FACTORY_PREFIXES):
-            return Fact(MODULE, Grad.UNKNOWN, Device.CPU)
+            return Fact(MODULE, Grad.UNKNOWN, Device.CPU, by_flow=True)
         if q == "copy.deepcopy" and node.args:
             return self.fact(node.args[0], state)
         if q.startswith("torch.") and (q.rsplit(".", 1)[-1].startswith("_") or q.startswith("torch.nn.init.calc")):
@@ -1004,7 +1166,8 @@ class Analyzer:
         if last == "from_pretrained":
             owner = q.rsplit(".", 2)[-2]
             if "Model" in owner or "For" in owner:
-                return Fact(MODULE, Grad.UNKNOWN, Device.CPU)
+                # transformers' TF and Flax classes are not torch modules.
+                return Fact(MODULE, Grad.UNKNOWN, Device.CPU, by_flow=not owner.startswith(("TF", "Flax")))
         return UNKNOWN_FACT
 
     def _values_indices(self, name: str, f: Fact, rest: list, node: ast.Call, state: State) -> Fact:
@@ -1016,7 +1179,7 @@ class Analyzer:
             dim = rest[0] if rest else _kwarg(node, "dim")
             if dim is None or isinstance(dim, ast.Starred) or self.fact(dim, state).kind == TENSOR:
                 return f  # torch.max(x) is a tensor; torch.max(a, b) is elementwise
-        return f.but(items=(f, tensor(Grad.NO, f.device)))
+        return f.but(items=(f, tensor(Grad.NO, f.device, by_flow=f.by_flow)))
 
     def _join_args(self, node: ast.Call, state: State) -> Fact:
         facts = self._arg_facts(node, state)
@@ -1028,10 +1191,12 @@ class Analyzer:
                 return Fact(UNKNOWN, Grad.UNKNOWN, Device.UNKNOWN)
             return Fact(UNKNOWN, Grad.NO, self._factory_device(node, state))
         grad = max(f.grad for f in tensors)
+        must = max(must_grad(f) for f in tensors)
         if grad is Grad.NO and any(f.kind == UNKNOWN for f in facts):
             grad = Grad.UNKNOWN
         tags = frozenset().union(*(f.tags for f in tensors))
-        return Fact(TENSOR, grad, max(f.device for f in tensors), tags=tags)
+        return Fact(TENSOR, grad, max(f.device for f in tensors), tags=tags,
+                    by_flow=any(f.is_torch_tensor for f in tensors), min_grad=None if must == grad else must)
 
     def _device_of_args(self, node: ast.Call, state: State) -> Device:
         devs = [f.device for f in self._arg_facts(node, state) if f.kind == TENSOR]
@@ -1058,7 +1223,14 @@ class Analyzer:
             grad = Grad.YES
         if _NO_GRAD_FORWARD in module.tags:
             grad = Grad.NO
-        return Fact(TENSOR, grad, max(module.device, arg_dev), tags=frozenset({"module_output"}))
+        # Certain only when the module's parameters require grad on every path (a module's
+        # `grad`), or when the result's grad comes from the inputs or a no-grad forward.
+        if grad is Grad.YES and not (module.paramfree and not module.frozen):
+            must = Grad.YES if module.by_flow and must_grad(module) is Grad.YES else Grad.UNKNOWN
+        else:
+            must = grad
+        return Fact(TENSOR, grad, max(module.device, arg_dev), tags=frozenset({"module_output"}),
+                    by_flow=module.by_flow, min_grad=None if must == grad else must)
 
     def _method(self, recv: Fact, m: str, node: ast.Call, state: State) -> Fact:
         kind = recv.kind
@@ -1068,14 +1240,14 @@ class Analyzer:
             if m in api.NON_TENSOR_METHODS:
                 return OTHER_FACT
             if m in api.NO_GRAD_METHODS:
-                return tensor(Grad.NO, recv.device, tags=recv.tags - {"generator_output"})
+                return tensor(Grad.NO, recv.device, tags=recv.tags - {"generator_output"}, by_flow=recv.by_flow)
             if m in api.NEW_TENSOR_METHODS:
                 rg_arg = _kwarg(node, "requires_grad")
                 rg = _const_bool(rg_arg)
                 dev = self._factory_device(node, state) if _kwarg(node, "device") is not None else recv.device
                 if rg is True:
-                    return tensor(Grad.YES, dev, leaf=True)
-                return tensor(Grad.NO if rg_arg is None or rg is False else Grad.UNKNOWN, dev)
+                    return tensor(Grad.YES, dev, leaf=True, by_flow=recv.by_flow)
+                return tensor(Grad.NO if rg_arg is None or rg is False else Grad.UNKNOWN, dev, by_flow=recv.by_flow)
             if m == "cpu":
                 return recv.but(device=Device.CPU, leaf=False)
             if m in ("cuda", "xpu", "mps"):
@@ -1092,7 +1264,10 @@ class Analyzer:
                 return recv  # in-place: returns self
             facts = [f for f in self._arg_facts(node, state) if f.kind == TENSOR]
             grad = max([recv.grad, *(f.grad for f in facts)])
-            return self._values_indices(m, Fact(TENSOR, grad, recv.device, tags=recv.tags), node.args, node, state)
+            must = max([must_grad(recv), *(must_grad(f) for f in facts)])
+            result = Fact(TENSOR, grad, recv.device, tags=recv.tags, by_flow=recv.by_flow,
+                          min_grad=None if must == grad else must)
+            return self._values_indices(m, result, node.args, node, state)
         if kind == MODULE:
             if m in api.MODULE_SELF_METHODS:
                 if m in ("to",):
@@ -1104,12 +1279,13 @@ class Analyzer:
                     return recv.but(device=Device.CPU)
                 if m == "requires_grad_":
                     flag = _const_bool(node.args[0]) if node.args else True
-                    return recv.but(frozen=flag is not True)
+                    return _frozen(recv, flag is not True)
                 return recv
             if m in ("parameters", "named_parameters"):
                 owner = dotted_name(node.func.value) if isinstance(node.func, ast.Attribute) else None
                 tags = frozenset({"parameter", f"param_of:{owner}"} if owner else {"parameter"})
-                p = tensor(Grad.NO if recv.frozen else Grad.YES, recv.device, leaf=not recv.frozen, tags=tags)
+                p = tensor(Grad.NO if recv.frozen else Grad.YES, recv.device, leaf=not recv.frozen, tags=tags,
+                           by_flow=recv.by_flow)
                 return Fact(PARAMS if m == "parameters" else NAMED_PARAMS, Grad.NO, recv.device, element=p)
             if m == "forward":
                 return self._module_output(recv, node, state)
@@ -1123,6 +1299,8 @@ class Analyzer:
             return recv.element
         if kind == OTHER and "ndarray" in recv.tags:
             return ARRAY_FACT
+        if kind == OTHER and "foreign" in recv.tags:
+            return FOREIGN_FACT
         if kind == UNKNOWN and m == "parameters" and isinstance(node.func, ast.Attribute):
             return UNKNOWN_FACT
         return UNKNOWN_FACT
@@ -1142,7 +1320,7 @@ class Analyzer:
         if kind == LOADER:
             return Fact(SEQ, Grad.NO, Device.CPU, element=tensor(Grad.NO, Device.CPU))
         if kind == MODULE:
-            return Fact(MODULE, Grad.UNKNOWN, f.device, frozen=f.frozen)
+            return Fact(MODULE, Grad.UNKNOWN, f.device, frozen=f.frozen, by_flow=f.by_flow)
         return UNKNOWN_FACT
 
 

@@ -140,3 +140,13 @@ BUFFER = frozenset({"torch.nn.Buffer", "torch.nn.parameter.Buffer"})
 
 # Packages whose calls return modules (model constructors).
 MODEL_FACTORY_PREFIXES = ("torchvision.models.", "timm.create_model")
+
+# Top-level packages of other frameworks: what their calls return is not a torch tensor (some
+# have `.numpy()`, `.clone()` or `.detach()` of their own, with other semantics).
+FOREIGN_FRAMEWORKS = frozenset(
+    "tensorflow keras tf_keras jax jaxlib flax optax paddle mxnet mindspore oneflow cupy pandas "
+    "polars scipy sklearn PIL cv2 xarray dask tensorrt onnxruntime".split()
+)
+
+# Base classes of torch modules outside torch.nn, by qualified name prefix.
+MODULE_BASE_PACKAGES = ("pytorch_lightning.", "lightning.", "transformers.")

@@ -37,6 +37,12 @@ _NUMPY_NO_CONVERSION = frozenset(
 # conversion, whatever its grad state. A list of tensors is converted (and raises RuntimeError).
 _NUMPY_METHOD_DISPATCH = frozenset("mean sum prod max min amax amin std var any all".split())
 
+# NumPy functions that return a plain ndarray for tensor arguments, as they do for the arrays
+# `t.detach().cpu().numpy()` gives (most others hand a tensor back through `__array_wrap__`).
+_NUMPY_PLAIN_CONVERSION = frozenset(
+    "asarray array asanyarray ascontiguousarray asfortranarray concatenate stack vstack hstack".split()
+)
+
 # Keyword arguments of NumPy functions that are not data.
 _NUMPY_NON_DATA_KW = frozenset("dtype axis out keepdims order copy ddof where casting subok like".split())
 
@@ -269,7 +275,11 @@ class _NumpyMethodRule(_Tns1Rule):
             insert = None
         else:
             insert, edit = self.insertion(node, recv, cpu_move, ctx)
-        fix = Fix(self.force_title if force else self.fix_title, self.fix_safety, (edit,)) if edit else None
+        # `.detach()`, `.cpu()` and `numpy(force=True)` are right for every torch tensor; a value
+        # that only looks like one (an annotation, strict mode's unknown origin, another
+        # framework's tensor with a `.numpy()` of its own) may not have them.
+        safety = self.fix_safety if ctx.fact(recv).is_torch_tensor else "unsafe"
+        fix = Fix(self.force_title if force else self.fix_title, safety, (edit,)) if edit else None
         ctx.report(self, node, fix, message=self.describe(hazard, base, node, insert, force, ctx))
 
     # What each rule inserts, where, and how its message reads (filled in by TNS101/TNS102).
@@ -371,6 +381,9 @@ Safe: `.detach()` is inserted right after the tensor expression (before `.cpu()`
 where the tensor did not require grad at run time the result is the same array as before (on
 the CPU it shares memory with the tensor either way).  With `--numpy-fix force` the fix is
 `t.numpy(force=True)` (torch >= 1.13), which detaches and copies to the CPU as needed.
+
+Unsafe when the receiver is a torch tensor only by an annotation or, in strict mode, of
+unknown origin: another framework's tensor has a `.numpy()` of its own and no `.detach()`.
 
 The array shares memory with the tensor on the CPU: writing into it changes the tensor
 without autograd noticing.  Copy it (`.copy()`) before writing into it in place.
@@ -529,6 +542,7 @@ without autograd noticing.  Copy it (`.copy()`) before writing into it in place.
             "arr = to_numpy(torch.ones(2, requires_grad=True))\n",
             oracle=Oracle(raises=_RAISES_GRAD, check_fixed="arr.tolist() == [1.0, 1.0]"),
             options={"strict": True},
+            unsafe=True,  # unknown origin: `t` may be another framework's tensor
             also=("TNS102",),
         ),
     ]
@@ -601,7 +615,9 @@ When the tensor may also require grad (TNS101), both fixes together give the can
 ## Fix safety
 Safe: `.cpu()` is inserted right before `.numpy()` (after any `.detach()`).  On an
 accelerator the code raised before; on the CPU `.cpu()` returns the same tensor, so the array
-is the same as before.  With `--numpy-fix force` the fix is `t.numpy(force=True)`.
+is the same as before.  With `--numpy-fix force` the fix is `t.numpy(force=True)`.  Unsafe
+when the receiver is a torch tensor only by an annotation or, in strict mode, of unknown
+origin (another framework's tensor has no `.cpu()`).
 
 ## References
 - https://pytorch.org/docs/stable/generated/torch.Tensor.numpy.html
@@ -743,6 +759,14 @@ same conversion.  A list held in a variable (`np.mean(losses)`) has no automatic
 each element where the list is filled (`losses.append(loss.item())`).  With `--numpy-fix
 force` the argument becomes `t.numpy(force=True)`.
 
+Safe only for tensors that are torch tensors by the flow of the code, and only where the NumPy
+call gives what it gave before: the plain conversions (`np.asarray`, `np.array`,
+`np.concatenate`, `np.stack`, ...) give the same array for every tensor, and a reduction of one
+tensor (`np.mean(t)`) raised whatever its grad state.  Ufuncs and most other NumPy functions
+hand a tensor that does not require grad back as a tensor (`np.exp(t)` is a `torch.Tensor`,
+through `__array_wrap__`), so there the fix is safe only when the tensor requires grad on every
+path (the original certainly raised), and unsafe otherwise.
+
 ## References
 - https://pytorch.org/docs/stable/generated/torch.Tensor.numpy.html
 - https://pytorch.org/docs/stable/generated/torch.Tensor.detach.html
@@ -875,7 +899,8 @@ force` the argument becomes `t.numpy(force=True)`.
                     edits = []
                     break
                 edits.extend(e)
-        fix = Fix(self.force_title if force else self.fix_title, self.fix_safety, tuple(edits)) if edits else None
+        safety = self.fix_safety if self._fix_is_safe(short, node, fixable, ctx) else "unsafe"
+        fix = Fix(self.force_title if force else self.fix_title, safety, tuple(edits)) if edits else None
         func = _display(ctx, node.func, "the NumPy function")
         if held:
             name = _display(ctx, held[0], "the list")
@@ -896,6 +921,23 @@ force` the argument becomes `t.numpy(force=True)`.
                 msg = (f"{func}() converts a tensor that may require grad (origin unknown) through .numpy(), "
                        f"which would raise {GRAD_ERROR}; use {use}")
         ctx.report(self, node, fix, message=msg)
+
+    @staticmethod
+    def _fix_is_safe(short, node, fixable, ctx) -> bool:
+        """The converted arguments are torch tensors for certain, and the NumPy call gives what it
+        gave before wherever it ran: a plain conversion gives the same array, and otherwise the
+        original certainly raised (a tensor that requires grad on every path, or a reduction
+        that calls the tensor's own method).  Ufuncs and most other functions hand a tensor that
+        does not require grad back as a tensor (`__array_wrap__`), which the fix would change
+        into an array."""
+        facts = [ctx.fact(e) for e in fixable]
+        if not facts or not all(f.is_torch_tensor for f in facts):
+            return False
+        if short in _NUMPY_PLAIN_CONVERSION:
+            return True
+        if short in _NUMPY_METHOD_DISPATCH and node.args and node.args[0] in fixable:
+            return True
+        return any(f.must_require_grad for f in facts)
 
     @staticmethod
     def _worst(a, b):

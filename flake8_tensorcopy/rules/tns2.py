@@ -58,7 +58,8 @@ history_weight = model.layer.weight.detach().clone()
 
 ## Fix safety
 Safe: the result has the same values, dtype, device, memory format and `requires_grad`.
-Arguments of `clone(...)` (such as `memory_format=`) move with it.
+Arguments of `clone(...)` (such as `memory_format=`) move with it.  Unsafe when the receiver
+is of unknown origin (strict mode) or a tensor only by an annotation.
 
 ## References
 - https://pytorch.org/docs/stable/generated/torch.Tensor.detach.html
@@ -128,7 +129,7 @@ Arguments of `clone(...)` (such as `memory_format=`) move with it.
         clone_args = text[clone_name_end:clone_end]
         fix = Fix(
             self.fix_title,
-            self.fix_safety,
+            self.fix_safety if fact.is_torch_tensor else "unsafe",
             (
                 Edit(clone_start, clone_end, "detach()", expect=text[clone_start:clone_end]),
                 Edit(detach_start, detach_end, "clone" + clone_args, expect=text[detach_start:detach_end]),
@@ -182,6 +183,13 @@ Safe: the replacement gives an equal tensor with the same dtype, device and `req
 offered when the call has other keyword arguments (`pin_memory=`), when the call contains a
 comment, or when `u` in `u.new_tensor(t)` is not a plain name or attribute (it would be
 evaluated twice).
+
+Safe only when `t` is a tensor by the flow of the code (the result of a torch call, a model,
+a parameter, an `isinstance(t, torch.Tensor)` guard).  When only an annotation says so
+(`def f(x: torch.Tensor)`, which callers often call with lists, arrays or `torch.Size`), the
+finding carries an unsafe fix: `x.detach().clone()` fails on those.  An `isinstance` /
+`torch.is_tensor` guard overrides the annotation: `torch.tensor(x)` under
+`if not torch.is_tensor(x):` or `if isinstance(x, torch.Size):` is not reported.
 
 ## References
 - https://pytorch.org/docs/stable/generated/torch.tensor.html
@@ -241,7 +249,8 @@ evaluated twice).
         if not node.args or isinstance(node.args[0], ast.Starred):
             return
         data = node.args[0]
-        if ctx.fact(data).kind != "tensor":
+        data_fact = ctx.fact(data)
+        if data_fact.kind != "tensor":
             return
         replacement = self._replacement(node, data, receiver, ctx)
         call = ctx.short(node, 50)
@@ -249,7 +258,11 @@ evaluated twice).
             call = "torch.tensor(t)" if receiver is None else "u.new_tensor(t)"
         fix = None
         if replacement is not None:
-            fix = Fix(self.fix_title, self.fix_safety, (replace_node(ctx, node, replacement),))
+            # Safe only when `data` is a torch tensor by the flow of the code: an annotation or a
+            # name is no proof (callers pass lists, arrays and torch.Size to `x: Tensor`).
+            certain = data_fact.is_torch_tensor and (receiver is None or ctx.fact(receiver).is_torch_tensor)
+            fix = Fix(self.fix_title, self.fix_safety if certain else "unsafe",
+                      (replace_node(ctx, node, replacement),))
             shown = replacement if len(replacement) <= 60 else f"{ctx.short(data, 30)}.detach().clone()"
         else:
             shown = f"{ctx.short(data, 30)}.detach().clone()"

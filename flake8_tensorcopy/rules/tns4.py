@@ -258,8 +258,10 @@ statements, in `with torch.no_grad():`, spelled with the file's own import (`th.
 after `import torch as th`, `no_grad()` after `from torch import no_grad`), keeping the file's
 line endings and indentation and leaving lines inside multi-line strings untouched.  No fix is
 offered when neither `torch` nor `no_grad` is imported, when the statement shares its line
-with another statement (`a = 1; w[0] = 2`, `for p in ps: p.zero_()`), or for in-place
-activations (`F.relu(w, inplace=True)` is part of the computation: use `inplace=False`).
+with another statement (`a = 1; w[0] = 2`, `for p in ps: p.zero_()`), for in-place
+activations (`F.relu(w, inplace=True)` is part of the computation: use `inplace=False`), or when
+the statement contains `yield`, `yield from` or `await` (grad mode would stay off in the caller
+while the generator or coroutine is suspended).
 
 ## References
 - https://pytorch.org/docs/stable/notes/autograd.html#in-place-operations-with-autograd
@@ -501,7 +503,7 @@ activations (`F.relu(w, inplace=True)` is part of the computation: use `inplace=
         for node, stmt, _leaf, spelling in findings:
             if stmt is None or not isinstance(stmt, _SIMPLE) or spelling is None or id(stmt) not in layout:
                 continue
-            if not _contains(stmt, node) or not self._own_lines(stmt, ctx):
+            if not _contains(stmt, node) or not self._own_lines(stmt, ctx) or _suspends(stmt):
                 continue
             body, index, owner, _ = layout[id(stmt)]
             wrappable[id(stmt)] = (body, index, owner, spelling)
@@ -629,6 +631,12 @@ activations (`F.relu(w, inplace=True)` is part of the computation: use `inplace=
 
 def _indentation(line: str) -> str:
     return line[: len(line) - len(line.lstrip(" \t"))]
+
+
+def _suspends(stmt) -> bool:
+    """Whether a statement can suspend its generator or coroutine (`yield`, `await`): wrapped in
+    `with torch.no_grad():`, grad mode would stay off in the caller while it is suspended."""
+    return any(isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await)) for n in ast.walk(stmt))
 
 
 def _contains(outer, inner) -> bool:
