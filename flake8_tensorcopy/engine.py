@@ -1,7 +1,7 @@
 """The engine: text in, violations (with optional fixes) out.  Every front end is a shell over it.
 
     pre-filter (plain substring tests) -> ast.parse once -> one ordered walk that runs every
-    enabled rule (analysis/flow.py) -> violations sorted by position
+    enabled rule and the domains they ask (analysis/walker.py) -> violations sorted by position
 
 Why `ast` and not LibCST for detection: the stdlib parser is about ten times faster than
 LibCST's and gives exact start/end positions with no metadata pass, and flake8 hands plugins
@@ -21,7 +21,7 @@ import warnings
 from dataclasses import dataclass, field
 
 from . import rules as _rules  # noqa: F401  (registers the rule families)
-from .analysis.flow import Analyzer
+from .analysis import Walker, make_domains
 from .rules.base import Context, Edit, Fix, Options, Rule, Violation, all_rules
 from .source import LineIndex
 
@@ -94,9 +94,10 @@ def lint_text(
     def scope_filter(segment: str) -> bool:
         return any(cls.might_match_scope(segment) for cls in active)
 
-    analyzer = Analyzer(tree, instances, ctx, scope_filter)
+    domains = make_domains({k for cls in active for k in cls.domains}, options)
+    walker = Walker(tree, instances, ctx, scope_filter, domains)
     try:
-        analyzer.run()
+        walker.run()
     except RecursionError:
         v = Violation(
             "TNS000",
@@ -108,7 +109,7 @@ def lint_text(
             0,
         )
         return LintResult([v], parsed=True)
-    if not analyzer.saw_torch:
+    if not walker.saw_torch:
         return LintResult(parsed=True)
     seen = set()
     out = []

@@ -8,6 +8,7 @@ line endings are whatever the file had: we never normalise them).
 
 from __future__ import annotations
 
+import ast
 import codecs
 import io
 import re
@@ -121,3 +122,43 @@ class LineIndex:
             else:
                 hi = mid - 1
         return lo + 1, offset - self.starts[lo]
+
+
+def lines_in_strings(text: str) -> set:
+    """1-based numbers of the lines that start inside a multi-line string (re-indenting them
+    would change the string)."""
+    in_string: set = set()
+    open_fstrings = []
+    for tok in tokenize.generate_tokens(io.StringIO(text, newline="").readline):
+        name = tokenize.tok_name[tok.type]
+        if name == "STRING" and tok.end[0] > tok.start[0]:
+            in_string.update(range(tok.start[0] + 1, tok.end[0] + 1))
+        elif name.endswith("STRING_START"):  # f-strings (3.12+), t-strings (3.14+)
+            open_fstrings.append(tok.start[0])
+        elif name.endswith("STRING_END") and open_fstrings:
+            begin = open_fstrings.pop()
+            if not open_fstrings and tok.end[0] > begin:
+                in_string.update(range(begin + 1, tok.end[0] + 1))
+    return in_string
+
+
+def indentation(line: str) -> str:
+    return line[: len(line) - len(line.lstrip(" \t"))]
+
+
+def indent_unit(tree, lines: LineIndex) -> str | None:
+    """The indentation unit of the first block of the file (`    `, `  `, a tab), or None."""
+    unit = None
+    best = None
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if not isinstance(body, list) or not body or not isinstance(node, ast.stmt):
+            continue
+        inner = body[0]
+        if inner.lineno == node.lineno or (best is not None and node.lineno >= best):
+            continue
+        outer = indentation(lines.line(node.lineno))
+        sub = indentation(lines.line(inner.lineno))
+        if sub.startswith(outer) and len(sub) > len(outer):
+            best, unit = node.lineno, sub[len(outer):]
+    return unit

@@ -6,7 +6,8 @@ import re
 
 import pytest
 
-from flake8_tensorcopy.analysis.flow import Analyzer, no_grad_callees
+from flake8_tensorcopy.analysis.gradmode import no_grad_callees
+from flake8_tensorcopy.analysis.walker import Walker
 from flake8_tensorcopy.engine import apply_fixes, fix_text, lint_text, select_rules
 from flake8_tensorcopy.rules import get_rule
 from flake8_tensorcopy.rules.base import Context, Options
@@ -29,7 +30,7 @@ class _Probe:
 def facts(code):
     ctx = Context(LineIndex(code), Options())
     probe = _Probe()
-    Analyzer(ast.parse(code), [probe], ctx).run()
+    Walker(ast.parse(code), [probe], ctx).run()
     return probe.facts
 
 

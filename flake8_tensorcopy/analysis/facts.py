@@ -70,6 +70,9 @@ class Fact:
     # The least `grad` over the paths that reach here (None: the same as `grad`): `grad` says
     # what may be, this what must be.
     min_grad: Grad | None = None
+    # The dotted name of the device variable the tensor was moved with (`x.to(device)`): a test
+    # of that variable (`if device != "cpu":`) tells where the tensor is.
+    device_var: str | None = None
 
     def but(self, **changes) -> Fact:
         return replace(self, **changes)
@@ -144,6 +147,7 @@ def join(a: Fact | None, b: Fact | None) -> Fact:
         _join_items(a.items, b.items),
         a.by_flow and b.by_flow and kind == a.kind,
         _min_grad(a, b),
+        a.device_var if a.device_var == b.device_var else None,
     )
 
 

@@ -5,21 +5,17 @@ Two parts:
 
 - `GanNames`: a cheap syntactic pass over the whole file that decides the role ("G" or "D") of
   module names, from the names themselves (`netG`, `G_AB`, `self.discriminator`, `model.D`), from
-  the optimizer their parameters are handed to (`optimizerG = Adam(decoder.parameters())`), from
-  configuration (`Options.generator_names` / `discriminator_names`), and which methods and
-  attributes yield generator output (`self.fake_B = self.netG(...)` in `forward`, a `forward`
-  that returns `self.generator(z)` makes `self(z)` a generator call).
-- `DiscriminatorSteps`: an interpreter over one scope's statements, in execution order (branches
-  joined, loops run twice so that values carried to the next iteration are seen), that tracks
-  where values come from: which generator calls, and which discriminator calls fed with
-  generator output, a value depends on through any expression that keeps the autograd graph
-  (aliases, tuple unpacking, arithmetic, torch.cat, indexing, helper calls; `.detach()`,
-  `.data`, `.item()` and no-grad regions cut it).  It records backward calls, optimizer steps and
-  zero_grad calls as ordered events, and from them classifies each backward as a discriminator
-  update or not, and says what goes wrong when a discriminator update reaches the generator.
-
-Grad mode, qualified names and frozen modules come from the shared analysis: the rule records
-them while the walker visits each call (`CallInfo`) and hands them to the interpreter.
+  the optimizer their parameters are handed to (`optimizerG = Adam(decoder.parameters())`) and
+  from configuration (`Options.generator_names` / `discriminator_names`).
+- `GanDomain`: a domain of the walker (walker.py) that tracks, through any expression that keeps
+  the autograd graph (aliases, tuple unpacking, arithmetic, torch.cat, indexing, helper calls;
+  `.detach()`, `.data`, `.item()` and no-grad regions cut it), which generator calls and which
+  discriminator calls fed with generator output a value depends on.  It records backward
+  calls, optimizer steps and zero_grad calls as events placed by the walker (order, loops,
+  branches), and from them classifies each backward as a discriminator update or not, and says
+  what goes wrong when a discriminator update reaches the generator.  What other functions and
+  methods of the file yield (generator output returned by `sample()`, `self.fake_B` set in
+  `forward`) comes from the walker's summaries of them.
 """
 
 from __future__ import annotations
@@ -29,7 +25,8 @@ import re
 from dataclasses import dataclass, field
 
 from . import torchapi as api
-from .flow import dotted_name
+from .astutil import dotted_name, is_plain_method
+from .walker import Domain, compatible
 
 G, D = "G", "D"
 
@@ -56,7 +53,9 @@ _MODULE_METHODS = frozenset(
     "train eval to cuda cpu xpu mps half float double bfloat16 type apply state_dict load_state_dict "
     "zero_grad requires_grad_ register_forward_hook register_forward_pre_hook register_backward_hook "
     "register_full_backward_hook register_buffer register_parameter add_module share_memory "
-    "extra_repr __repr__ get_submodule get_parameter".split()
+    "extra_repr __repr__ get_submodule get_parameter "
+    # A configuration named after a role (`generator.get("num_classes")`): dict methods.
+    "get keys items values pop update copy setdefault".split()
 )
 # Tensor methods and attributes whose result does not carry the autograd graph.
 _CUTTING_METHODS = frozenset(api.NO_GRAD_METHODS | api.NON_TENSOR_METHODS | {"detach", "detach_"})
@@ -119,16 +118,6 @@ def _norm(dotted: str) -> str:
     return dotted[5:] if dotted.startswith("self.") else dotted
 
 
-def _mentions_no_grad(node: ast.AST) -> bool:
-    for n in ast.walk(node):
-        name = n.id if isinstance(n, ast.Name) else n.attr if isinstance(n, ast.Attribute) else ""
-        if any(h in name for h in _NO_GRAD_HINTS):
-            return True
-        if name == "set_grad_enabled":
-            return True
-    return False
-
-
 def _const(node) -> object:
     return node.value if isinstance(node, ast.Constant) else None
 
@@ -150,12 +139,7 @@ class GanNames:
         self.cfg = {**{n: G for n in generator_names if n}, **{n: D for n in discriminator_names if n}}
         self.module_assoc: dict[str, str] = {}  # normalised module name -> role, from optimizers
         self.opt_assoc: dict[str, str] = {}  # normalised optimizer name -> role
-        self.func_class: dict[int, ast.ClassDef] = {}
         self.class_role: dict[int, str] = {}  # class id -> role of `self`
-        self.class_calls_g: set[int] = set()  # classes whose forward returns generator output
-        self.class_attr_g: dict[int, dict[str, ast.Call]] = {}  # class id -> attr -> generator call
-        self.gen_methods: dict[int, set] = {}  # class id -> methods returning generator output
-        self.gen_funcs: set[str] = set()  # module-level functions returning generator output
         self.active = False
         self._roles: dict[str, str | None] = {}
         if text is None or self._may_have_both_roles(text):
@@ -247,11 +231,6 @@ class GanNames:
             # `class NLayerDiscriminator(nn.Module)`; not `class DiscriminatorLoss`.
             if r is not None:
                 self.class_role[id(c)] = r
-            for item in c.body:
-                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    self.func_class[id(item)] = c
-        for f in funcs:
-            self._scan_function(f)
         self.active = True
 
     def _associate(self, a: ast.Assign) -> None:
@@ -286,94 +265,21 @@ class GanNames:
         if len(roles) == 1 and None not in roles:
             self.opt_assoc[_norm(opt)] = roles.pop()
 
-    def _scan_function(self, f) -> None:
-        """Does `f` return generator output; which `self.<attr>` does it set to generator output."""
-        if any(_mentions_no_grad(d) for d in f.decorator_list):
-            return
-        cls = self.func_class.get(id(f))
-        params = f.args.posonlyargs + f.args.args
-        self_name = params[0].arg if cls is not None and params else None
-        local_g: dict[str, ast.Call] = {}  # local name -> the generator call it holds
-        returns_g = False
-        attrs: dict[str, ast.Call] = {}
-
-        def gen_calls(expr) -> list:
-            out = []
-            stack = [expr]
-            while stack:
-                n = stack.pop()
-                if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _CUTTING_METHODS:
-                    continue
-                if isinstance(n, ast.Attribute) and n.attr in _CUTTING_ATTRS:
-                    continue
-                if isinstance(n, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                    continue
-                if isinstance(n, ast.Call):
-                    callee = dotted_name(n.func)
-                    if callee is not None and self_name and callee.startswith(self_name + "."):
-                        callee = "self." + callee[len(self_name) + 1:]
-                    if self.module_role(callee) == G:
-                        out.append(n)
-                if isinstance(n, ast.Name) and n.id in local_g:
-                    out.append(local_g[n.id])
-                stack.extend(ast.iter_child_nodes(n))
-            return out
-
-        def walk(body, no_grad: bool) -> None:
-            nonlocal returns_g
-            for st in body:
-                if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                    continue
-                if isinstance(st, (ast.With, ast.AsyncWith)):
-                    ng = no_grad or any(_mentions_no_grad(i.context_expr) for i in st.items)
-                    walk(st.body, ng)
-                    continue
-                if isinstance(st, ast.Assign) and not no_grad:
-                    found = gen_calls(st.value)
-                    for t in st.targets:
-                        for tt in (t.elts if isinstance(t, (ast.Tuple, ast.List)) else [t]):
-                            if isinstance(tt, ast.Name):
-                                if found:
-                                    local_g[tt.id] = found[0]
-                                else:
-                                    local_g.pop(tt.id, None)
-                            elif (found and self_name and isinstance(tt, ast.Attribute)
-                                  and isinstance(tt.value, ast.Name) and tt.value.id == self_name):
-                                attrs.setdefault(tt.attr, found[0])
-                elif isinstance(st, ast.Return) and st.value is not None and not no_grad:
-                    if gen_calls(st.value):
-                        returns_g = True
-                for sub in ("body", "orelse", "finalbody"):
-                    inner = getattr(st, sub, None)
-                    if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
-                        walk(inner, no_grad)
-                for h in getattr(st, "handlers", ()) or ():
-                    walk(h.body, no_grad)
-
-        walk(f.body, False)
-        if cls is not None:
-            if attrs:
-                self.class_attr_g.setdefault(id(cls), {}).update(attrs)
-            if returns_g:
-                self.gen_methods.setdefault(id(cls), set()).add(f.name)
-                if f.name == "forward":
-                    self.class_calls_g.add(id(cls))
-        elif returns_g:
-            self.gen_funcs.add(f.name)
-
 
 # --------------------------------------------------------------------------- the interpreter
 
 
-@dataclass(frozen=True)
 class CallInfo:
-    """What the shared analysis knew when the walker visited a call."""
+    """What the value facts say of a call, at the state before its statement."""
 
-    no_grad: bool = False
-    qual: str | None = None
-    frozen: bool = False  # the callee is a module whose parameters are frozen
-    # The receiver of `x.m(...)` is known to be a tensor, not a module.
-    receiver_tensor: bool = False
+    __slots__ = ("no_grad", "qual", "frozen", "receiver_tensor")
+
+    def __init__(self, no_grad=False, qual=None, frozen=False, receiver_tensor=False) -> None:
+        self.no_grad = no_grad
+        self.qual = qual
+        self.frozen = frozen  # the callee is a module whose parameters are frozen
+        # The receiver of `x.m(...)` is known to be a tensor, not a module.
+        self.receiver_tensor = receiver_tensor
 
 
 @dataclass(eq=False)
@@ -418,44 +324,109 @@ class Finding:
 
 
 EMPTY = frozenset()
-_MAX_LOOP_PREPASS = 3
 
 
-class DiscriminatorSteps:
-    """Runs over one scope (a function or the module body) and returns findings."""
+class GanState:
+    """The domain's part of the program state: what each name carries (generator sources and
+    discriminator calls), names that alias a module of a role, frozen generators."""
 
-    def __init__(self, names: GanNames, scope_node: ast.AST, calls: dict, stmt_no_grad: dict) -> None:
+    __slots__ = ("env", "aliases", "frozen", "frozen_all_g")
+
+    def __init__(self, env=None, aliases=None, frozen=None, frozen_all_g=False) -> None:
+        self.env: dict[str, frozenset] = env if env is not None else {}
+        self.aliases: dict[str, str] = aliases if aliases is not None else {}  # local name -> role
+        self.frozen: set[str] = frozen if frozen is not None else set()
+        self.frozen_all_g = frozen_all_g
+
+    def copy(self) -> GanState:
+        return GanState(dict(self.env), dict(self.aliases), set(self.frozen), self.frozen_all_g)
+
+    def join(self, other: GanState) -> GanState:
+        env = dict(self.env)
+        for k, v in other.env.items():
+            env[k] = env.get(k, EMPTY) | v
+        aliases = {k: r for k, r in self.aliases.items() if other.aliases.get(k, r) == r}
+        aliases.update((k, r) for k, r in other.aliases.items() if k not in self.aliases)
+        return GanState(env, aliases, self.frozen | other.frozen, self.frozen_all_g or other.frozen_all_g)
+
+    def __eq__(self, other) -> bool:
+        return (isinstance(other, GanState) and self.env == other.env and self.aliases == other.aliases
+                and self.frozen == other.frozen and self.frozen_all_g == other.frozen_all_g)
+
+    __hash__ = None
+
+
+class GanScope:
+    """What the domain tracks in one scope (a function or the module body): the transfer
+    functions the walker calls, the events, and the findings drawn at the end."""
+
+    def __init__(self, names: GanNames, walker, frame) -> None:
         self.names = names
-        self.calls = calls
-        self.stmt_no_grad = stmt_no_grad
-        self.scope_node = scope_node
-        self.cls = names.func_class.get(id(scope_node))
+        self.walker = walker
+        self.frame = frame
+        self.scope_node = frame.scope.node
+        self.cls_info = frame.scope.cls
+        self.cls = self.cls_info.node if self.cls_info is not None else None
         self.self_name = None
-        if self.cls is not None:
-            params = scope_node.args.posonlyargs + scope_node.args.args
-            if params and not any(dotted_name(d) in ("staticmethod", "classmethod") for d in scope_node.decorator_list):
+        if self.cls is not None and is_plain_method(self.scope_node):
+            params = self.scope_node.args.posonlyargs + self.scope_node.args.args
+            if params:
                 self.self_name = params[0].arg
-        self.env: dict[str, frozenset] = {}
-        self.aliases: dict[str, str] = {}  # local name -> role of the module it names
-        self.frozen: set[str] = set()
-        self.frozen_all_g = False
-        self.recording = True
-        self.loops: list = []
-        self.branches: list = []
+        self.st: GanState = GanState()
+        self.state = None  # the walker's state during a transfer function
         self.events: list[Event] = []
         self.sources: dict[int, GenSource] = {}
         self.dcalls: dict[int, DiscCall] = {}
-        self._depth = 0
-        self._stmt = None
         self._prov: dict[int, frozenset] = {}  # expression id -> what it carried when evaluated
+        self.findings: list[Finding] = []
+        # What the scope yields to others (its summary): generator output returned, and the
+        # `self.<attr>` it sets to generator output.
+        self.returns_gen = False
+        self.self_attrs: dict[str, ast.Call] = {}
 
-    # ------------------------------------------------------------------ entry
+    # the current state's parts
+    @property
+    def env(self) -> dict:
+        return self.st.env
 
-    def run(self) -> list[Finding]:
-        scope = self.scope_node
-        body = scope.body if isinstance(scope, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef)) else []
-        self.block(body)
-        return self.findings()
+    @env.setter
+    def env(self, value) -> None:
+        self.st.env = value
+
+    @property
+    def aliases(self) -> dict:
+        return self.st.aliases
+
+    @property
+    def frozen(self) -> set:
+        return self.st.frozen
+
+    @property
+    def frozen_all_g(self) -> bool:
+        return self.st.frozen_all_g
+
+    @frozen_all_g.setter
+    def frozen_all_g(self, value: bool) -> None:
+        self.st.frozen_all_g = value
+
+    @property
+    def recording(self) -> bool:
+        return self.frame.recording
+
+    def enter(self, state) -> None:
+        self.state = state
+        self.st = state.doms[GanDomain.key]
+
+    def info(self, node: ast.Call) -> CallInfo:
+        w, state = self.walker, self.state
+        func = node.func
+        frozen = receiver_tensor = False
+        if isinstance(func, (ast.Name, ast.Attribute)):
+            f = w.fact(func, state)
+            frozen = f.kind == "module" and f.frozen
+            if isinstance(func, ast.Attribute):
+                receiver_tensor = w.fact(func.value, state).kind == "tensor"
+        return CallInfo(state.no_grad, w.qualname(func, state), frozen, receiver_tensor)
 
     # ------------------------------------------------------------------ roles of callees
 
@@ -490,13 +461,13 @@ class DiscriminatorSteps:
         dotted = self._canon(dotted_name(func))
         if dotted is not None and not self._is_value(func, False):
             if dotted == "self" and self.cls is not None:
-                if id(self.cls) in self.names.class_calls_g:
+                if self._method_returns_gen("forward"):
                     return G, dotted
                 return self.names.class_role.get(id(self.cls)), dotted
-            if dotted in self.names.gen_funcs and "." not in dotted and dotted not in self.env:
+            if "." not in dotted and dotted not in self.env and self._function_returns_gen(dotted):
                 return G, None
             if (self.cls is not None and dotted.startswith("self.") and dotted.count(".") == 1
-                    and dotted[5:] in self.names.gen_methods.get(id(self.cls), ())):
+                    and self._method_returns_gen(dotted[5:])):
                 return G, None
             r = self.role(func)
             if r is not None:
@@ -510,14 +481,38 @@ class DiscriminatorSteps:
                 return r, self._canon(dotted_name(func.value))
         return None, None
 
+    # ------------------------------------------------------------------ summaries
+
+    def _function_returns_gen(self, name: str) -> bool:
+        func = self.walker.functions.get(name)
+        if func is None or func is self.scope_node:
+            return False
+        summary = self.walker.summary(func)
+        part = summary.doms.get(GanDomain.key) if summary is not None else None
+        return bool(part is not None and part.returns_gen)
+
+    def _method_summary(self, name: str):
+        func = self.cls_info.methods.get(name) if self.cls_info is not None else None
+        if func is None or func is self.scope_node:
+            return None
+        summary = self.walker.summary(func, self.cls_info)
+        return summary.doms.get(GanDomain.key) if summary is not None else None
+
+    def _method_returns_gen(self, name: str) -> bool:
+        part = self._method_summary(name)
+        return bool(part is not None and part.returns_gen)
+
+    def _attr_source(self, attr: str) -> ast.Call | None:
+        """A generator call another method of the class stores in `self.<attr>`."""
+        for name in self.cls_info.methods:
+            part = self._method_summary(name)
+            if part is not None and attr in part.self_attrs:
+                return part.self_attrs[attr]
+        return None
+
     # ------------------------------------------------------------------ statements
 
-    def block(self, body) -> None:
-        for st in body:
-            self.stmt(st)
-
-    def stmt(self, st) -> None:
-        self._stmt = st
+    def simple(self, st) -> None:
         t = type(st)
         if t is ast.Assign:
             v = self.eval(st.value)
@@ -535,81 +530,30 @@ class DiscriminatorSteps:
         elif t is ast.AugAssign:
             v = self.eval(st.value) | self.eval(st.target)
             self.bind(st.target, v, None)
-        elif t in (ast.Expr, ast.Return):
+        elif t is ast.Return:
             if st.value is not None:
-                self.eval(st.value)
-        elif t is ast.If:
-            self.eval(st.test)
-            self._branches(st, [st.body, st.orelse])
-        elif t in (ast.For, ast.AsyncFor, ast.While):
-            self.loop(st)
-        elif t in (ast.With, ast.AsyncWith):
-            for item in st.items:
-                v = self.eval(item.context_expr)
-                if item.optional_vars is not None:
-                    self.bind(item.optional_vars, v, None)
-            self.block(st.body)
-        elif t in (ast.Try, getattr(ast, "TryStar", ast.Try)):
-            self.block(st.body)
-            bodies = [h.body for h in st.handlers] + [st.orelse]
-            self._branches(st, bodies, keep_current=True)
-            self.block(st.finalbody)
-        elif t.__name__ == "Match":
-            self.eval(st.subject)
-            self._branches(st, [c.body for c in st.cases], keep_current=True)
+                v = self.eval(st.value)
+                # Generator output made here (not read from another method's `self.<attr>`).
+                if any(isinstance(a, GenSource) and not a.foreign for a in v):
+                    self.returns_gen = True
+        elif t is ast.Expr:
+            self.eval(st.value)
         elif t is ast.Delete:
             for target in st.targets:
                 if isinstance(target, ast.Name):
                     self.env.pop(target.id, None)
-        # FunctionDef / ClassDef: scopes of their own.  Import, Pass, ...: nothing to track.
+        elif t in (ast.Raise, ast.Assert):
+            for child in ast.iter_child_nodes(st):
+                self.eval(child)
 
-    def _branches(self, st, bodies, keep_current: bool = False) -> None:
-        start_env, start_frozen, start_all = dict(self.env), set(self.frozen), self.frozen_all_g
-        outs = [(dict(self.env), set(self.frozen), self.frozen_all_g)] if keep_current else []
-        for i, body in enumerate(bodies):
-            self.env, self.frozen, self.frozen_all_g = dict(start_env), set(start_frozen), start_all
-            self.branches.append((id(st), i))
-            self.block(body)
-            self.branches.pop()
-            outs.append((self.env, self.frozen, self.frozen_all_g))
-        env: dict = {}
-        frozen: set = set()
-        all_g = False
-        for e, f, a in outs:
-            for k, v in e.items():
-                env[k] = env.get(k, EMPTY) | v
-            frozen |= f
-            all_g = all_g or a
-        self.env, self.frozen, self.frozen_all_g = env, frozen, all_g
+    def loop_target(self, st) -> None:
+        self._freeze_loop(st)
+        self.bind(st.target, self.eval(st.iter), None)
 
-    def loop(self, st) -> None:
-        is_for = not isinstance(st, ast.While)
-        header = self.eval(st.iter if is_for else st.test)
-        if is_for:
-            self._freeze_loop(st)
-        if self._depth < _MAX_LOOP_PREPASS:
-            self._depth += 1
-            saved = self.recording
-            self.recording = False
-            entry = dict(self.env)
-            if is_for:
-                self.bind(st.target, header, None)
-            self.loops.append(st)
-            self.block(st.body)
-            self.loops.pop()
-            for k, v in entry.items():
-                self.env[k] = self.env.get(k, EMPTY) | v
-            self.recording = saved
-            self._depth -= 1
-        entry = dict(self.env)
-        if is_for:
-            self.bind(st.target, header, None)
-        self.loops.append(st)
-        self.block(st.body)
-        self.loops.pop()
-        for k, v in entry.items():
-            self.env[k] = self.env.get(k, EMPTY) | v
-        self.block(st.orelse)
+    def with_item(self, item) -> None:
+        v = self.eval(item.context_expr)
+        if item.optional_vars is not None:
+            self.bind(item.optional_vars, v, None)
 
     def _freeze_loop(self, st) -> None:
         """`for p in netG.parameters(): p.requires_grad = False` freezes netG."""
@@ -668,6 +612,10 @@ class DiscriminatorSteps:
             key = self._canon(dotted_name(target))
             if key is not None:
                 self.env[key] = v
+                if key.startswith("self.") and key.count(".") == 1 and key[5:] not in self.self_attrs:
+                    src = next((a for a in v if isinstance(a, GenSource) and not a.foreign), None)
+                    if src is not None:
+                        self.self_attrs[key[5:]] = src.node
         elif t in (ast.Tuple, ast.List):
             if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts) and not any(
                     isinstance(e, ast.Starred) for e in target.elts + value.elts):
@@ -687,7 +635,7 @@ class DiscriminatorSteps:
     # ------------------------------------------------------------------ expressions
 
     def _stmt_no_grad(self) -> bool:
-        return self.stmt_no_grad.get(id(self._stmt), False)
+        return self.state.no_grad
 
     def eval(self, node) -> frozenset:
         if node is None:
@@ -750,7 +698,7 @@ class DiscriminatorSteps:
             if v is not None:
                 return v
             if self.cls is not None and key.startswith("self.") and key.count(".") == 1:
-                call = self.names.class_attr_g.get(id(self.cls), {}).get(key[5:])
+                call = self._attr_source(key[5:])
                 if call is not None:
                     return frozenset({self._source(call, foreign=True)})
         return self.eval(node.value)
@@ -758,19 +706,19 @@ class DiscriminatorSteps:
     def _source(self, call: ast.Call, foreign: bool = False) -> GenSource:
         src = self.sources.get(id(call))
         if src is None:
-            src = GenSource(call, tuple(id(lp) for lp in self.loops) if not foreign else (), foreign)
+            src = GenSource(call, tuple(id(lp) for lp in self.frame.loops) if not foreign else (), foreign)
             self.sources[id(call)] = src
         return src
 
     def _event(self, kind: str, node, **kw) -> Event | None:
         if not self.recording:
             return None
-        e = Event(kind, node, len(self.events), tuple(id(lp) for lp in self.loops), tuple(self.branches), **kw)
+        e = Event(kind, node, len(self.events), tuple(id(lp) for lp in self.frame.loops), self.frame.path, **kw)
         self.events.append(e)
         return e
 
     def call(self, node: ast.Call) -> frozenset:
-        info = self.calls.get(id(node)) or CallInfo()
+        info = self.info(node)
         func = node.func
         recv = self.eval(func.value) if isinstance(func, ast.Attribute) else EMPTY
         args = [self.eval(a) for a in node.args]
@@ -902,7 +850,7 @@ class DiscriminatorSteps:
                 stack.append(e.operand)
             elif isinstance(e, ast.IfExp):
                 stack.extend((e.orelse, e.body))
-            elif (isinstance(e, ast.Call) and (self.calls.get(id(e)) or CallInfo()).qual in _CONCAT
+            elif (isinstance(e, ast.Call) and self.walker.qualname(e.func, self.state) in _CONCAT
                   and not any(isinstance(a, ast.Starred) for a in e.args)):
                 stack.extend(reversed(e.args))
             else:
@@ -986,8 +934,7 @@ class DiscriminatorSteps:
 
     @staticmethod
     def _exclusive(a: Event, b: Event) -> bool:
-        pa = dict(a.branches)
-        return any(k in pa and pa[k] != i for k, i in b.branches)
+        return not compatible(a.branches, b.branches)
 
     def _after(self, b: Event) -> list[Event]:
         """Events that may run after `b`: the rest of its innermost loop, the next iteration up to
@@ -1025,7 +972,7 @@ class DiscriminatorSteps:
         scope_name = getattr(self.scope_node, "name", "")
         return name_role(scope_name, verbs_ok=True)
 
-    def findings(self) -> list[Finding]:
+    def conclude(self) -> list[Finding]:
         backwards = [e for e in self.events if e.kind == "backward"]
         if not backwards or not self.dcalls:
             return []
@@ -1098,3 +1045,51 @@ class DiscriminatorSteps:
                         return []
             out.append(s)
         return sorted(out, key=lambda s: (s.node.lineno, s.node.col_offset))
+
+
+class GanDomain(Domain):
+    """Generator output and discriminator updates (see the module docstring).  Active in files
+    where both roles appear; findings of a scope are in `ctx.domain("gan").findings`."""
+
+    key = "gan"
+
+    def __init__(self, options) -> None:
+        self.options = options
+        self.names: GanNames | None = None
+
+    def active(self, walker, frame) -> bool:
+        if self.names is None:
+            text = walker.lines.text if walker.lines is not None else None
+            self.names = GanNames(walker.tree, self.options.generator_names, self.options.discriminator_names, text)
+        return self.names.active
+
+    def initial(self, walker, frame) -> GanState:
+        return GanState()
+
+    def start(self, walker, frame) -> GanScope:
+        return GanScope(self.names, walker, frame)
+
+    def simple(self, walker, stmt, state) -> None:
+        rec = walker.frame.doms[self.key]
+        rec.enter(state)
+        rec.simple(stmt)
+
+    def test(self, walker, expr, state) -> None:
+        rec = walker.frame.doms[self.key]
+        rec.enter(state)
+        rec.eval(expr)
+
+    def loop_target(self, walker, stmt, state) -> None:
+        rec = walker.frame.doms[self.key]
+        rec.enter(state)
+        rec.loop_target(stmt)
+
+    def with_item(self, walker, item, state) -> None:
+        rec = walker.frame.doms[self.key]
+        rec.enter(state)
+        rec.with_item(item)
+
+    def finish(self, walker, frame) -> None:
+        rec = frame.doms[self.key]
+        if frame.dispatch:
+            rec.findings = rec.conclude()

@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 
 from .facts import OTHER, SEQ, TENSOR, UNKNOWN, Grad
-from .flow import dotted_name
+from .astutil import dotted_name
 
 # Unary operations that save their input when autograd records them (a ** 2, a.log(), ...).
 SAVES_INPUT = frozenset(

@@ -120,6 +120,8 @@ class Rule:
     docs: ClassVar[str] = ""
     # Substrings of which at least one must be in a file for the rule to find anything.
     prefilter: ClassVar[tuple] = ()
+    # Domains of the walker the rule asks (`ctx.domain(key)`): "gan", "storage".
+    domains: ClassVar[tuple] = ()
     VALID: ClassVar[list] = []
     INVALID: ClassVar[list] = []
 
@@ -181,28 +183,65 @@ def get_rule(code: str) -> type[Rule] | None:
 
 
 class Context:
-    """What a rule visitor can ask at the current program point, and where it reports."""
+    """What a rule can ask at the current program point (answered by the walker), and where it
+    reports.  Read-only for rules: they ask, they never walk statements."""
 
     def __init__(self, lines: LineIndex, options: Options) -> None:
         self.lines = lines
         self.options = options
-        self.analyzer = None
-        self.scope = None
-        self.state = None
-        self.stmt = None
+        self.walker = None  # set by the walker
         self.violations: list[Violation] = []
+
+    # where the walker is
+    @property
+    def scope(self):
+        return self.walker.frame.scope
+
+    @property
+    def state(self):
+        return self.walker.frame.state
+
+    @property
+    def stmt(self):
+        """The statement being walked."""
+        return self.walker.frame.stmt
+
+    @property
+    def tree(self):
+        return self.walker.tree
 
     # analysis queries
     def fact(self, node):
-        return self.analyzer.fact(node, self.state)
+        return self.walker.fact(node, self.walker.frame.state)
 
     def qualname(self, node) -> str | None:
-        return self.analyzer.qualname(node, self.state)
+        return self.walker.qualname(node, self.walker.frame.state)
 
     @property
     def no_grad(self) -> bool:
         """Grad mode is off, or may be off, here."""
-        return self.state.no_grad
+        return self.walker.frame.state.no_grad
+
+    @property
+    def in_lambda(self) -> bool:
+        """The node is inside a lambda (it runs later, maybe under another grad mode)."""
+        return self.walker.frame.in_lambda
+
+    @property
+    def expects_error(self) -> bool:
+        """Inside `with pytest.raises(...)` / `self.assertRaises(...)`: the error is the point."""
+        return self.walker.frame.expects_error > 0
+
+    def block_of(self, stmt):
+        """(statement list, index, owner node) of a statement of the current scope, or None."""
+        return self.walker.frame.blocks.get(id(stmt))
+
+    def domain(self, key: str):
+        """What a domain of the walker concluded for the current scope (None if not active)."""
+        return self.walker.frame.doms.get(key)
+
+    def source_of(self, node) -> str:
+        return self.walker.source_of(node)
 
     # source text
     def span(self, node) -> tuple[int, int]:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ast
 
-from ..analysis import torchapi as api
 from ..analysis.facts import DEVICE, OTHER, SEQ, TENSOR, UNKNOWN, Device, Grad
 from ..fixes import attr_name_span, needs_parens
 from .base import Edit, Fix, Invalid, Oracle, Rule, Valid
@@ -15,14 +14,6 @@ DEVICE_ERROR = (
     "Use Tensor.cpu() to copy the tensor to host memory first"
 )
 _RAISES_GRAD = ("RuntimeError", "Can't call numpy() on Tensor that requires grad")
-
-# Hooks the PyTorch Lightning trainer runs with grad disabled (its evaluation and prediction
-# loops run under torch.no_grad() / torch.inference_mode()).
-_EVAL_HOOKS = frozenset(
-    "validation_step test_step predict_step validation_step_end test_step_end "
-    "validation_epoch_end test_epoch_end on_validation_batch_end on_test_batch_end "
-    "on_predict_batch_end on_validation_epoch_end on_test_epoch_end on_predict_epoch_end".split()
-)
 
 # NumPy functions that never turn a tensor argument into an array.
 _NUMPY_NO_CONVERSION = frozenset(
@@ -61,15 +52,6 @@ def _numpy_call(node: ast.Call) -> bool:
     return True
 
 
-def _in_eval_hook(ctx) -> bool:
-    scope = ctx.scope
-    while scope is not None:
-        if scope.kind == "function" and getattr(scope.node, "name", None) in _EVAL_HOOKS:
-            return True
-        scope = scope.parent
-    return False
-
-
 def _is_cpu_move(node, ctx) -> bool:
     """`x.cpu()`, `x.to("cpu")`, `x.to("cpu", torch.uint8)`, `x.to(device="cpu")`,
     `x.to(torch.device("cpu"))`."""
@@ -96,106 +78,6 @@ def _strip_cpu_moves(expr, ctx):
         first = expr
         expr = expr.func.value
     return expr, first
-
-
-def _chain(expr):
-    """The receivers of a method/attribute/index chain, outermost first: `a.b().c[0]` ->
-    a.b().c[0], a.b().c, a.b(), a.b, a."""
-    while True:
-        yield expr
-        if isinstance(expr, ast.Call):
-            expr = expr.func
-        elif isinstance(expr, (ast.Attribute, ast.Subscript)):
-            expr = expr.value
-        else:
-            return
-
-
-_GRAD_FREE_STEPS = frozenset({"data", "detach_", "grad"}) | api.NO_GRAD_METHODS | api.NEW_TENSOR_METHODS
-
-
-def _detached_in_chain(expr) -> bool:
-    """A `.detach()`, `.data`, `.long()`, `.argmax()`, ... on the way: what strict mode needs for
-    values of unknown kind, whose method results the analysis does not follow."""
-    for e in _chain(expr):
-        if isinstance(e, ast.Attribute) and e.attr in _GRAD_FREE_STEPS:
-            return True
-    return False
-
-
-def _on_host_in_chain(expr, ctx) -> bool:
-    """The last device move on the way is `.cpu()` / `.to("cpu")`."""
-    for e in _chain(expr):
-        if _is_cpu_move(e, ctx):
-            return True
-        if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr in ("cuda", "to"):
-            return False
-    return False
-
-
-_DEVICE_WORDS = ("device", "cuda", "cpu", "gpu", "accelerator")
-_DEVICE_STRINGS = frozenset({"cpu", "cuda", "mps", "xpu", "meta"})
-
-
-def _mentions_device(test) -> bool:
-    for n in ast.walk(test):
-        if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.split(":")[0] in _DEVICE_STRINGS:
-            return True
-        name = n.id if isinstance(n, ast.Name) else n.attr if isinstance(n, ast.Attribute) else ""
-        if any(w in name.lower() for w in _DEVICE_WORDS):
-            return True
-    return False
-
-
-def _host_move_targets(scope_node) -> frozenset:
-    """Names that a scope moves to the host under a device test (`if device != "cpu":
-    x = x.cpu()`): the author has handled the device on the path where it matters, and the
-    analysis cannot see that the test and the earlier `.to(device)` are about one device."""
-    names = set()
-    for n in ast.walk(scope_node):
-        if not (isinstance(n, ast.If) and _mentions_device(n.test)):
-            continue
-        for stmt in [*n.body, *n.orelse]:
-            for a in ast.walk(stmt):
-                if isinstance(a, ast.Assign) and _is_host_move_chain(a.value):
-                    names.update(t.id for t in a.targets if isinstance(t, ast.Name))
-    return frozenset(names)
-
-
-def _mentions_grad_state(test) -> bool:
-    for n in ast.walk(test):
-        if isinstance(n, ast.Attribute) and n.attr in ("requires_grad", "grad_fn", "is_leaf", "is_grad_enabled"):
-            return True
-        if isinstance(n, ast.Name) and n.id == "is_grad_enabled":
-            return True
-    return False
-
-
-def _grad_guards(scope_node) -> tuple[frozenset, frozenset]:
-    """What a scope does under a test of grad state (`if t.requires_grad: t = t.detach()`,
-    `t.detach().numpy() if t.requires_grad else t.numpy()`): the names it detaches there, and
-    the nodes inside such branches.  The author handles grad on the path where it matters."""
-    names, inside = set(), set()
-    for n in ast.walk(scope_node):
-        if not (isinstance(n, (ast.If, ast.IfExp)) and _mentions_grad_state(n.test)):
-            continue
-        branches = [*n.body, *n.orelse] if isinstance(n, ast.If) else [n.body, n.orelse]
-        for b in branches:
-            for a in ast.walk(b):
-                inside.add(id(a))
-                if isinstance(a, ast.Assign) and _detached_in_chain(a.value):
-                    names.update(t.id for t in a.targets if isinstance(t, ast.Name))
-    return frozenset(names), frozenset(inside)
-
-
-def _is_host_move_chain(expr) -> bool:
-    for e in _chain(expr):
-        if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute):
-            if e.func.attr == "cpu" or e.func.attr == "to" and any(
-                isinstance(a, ast.Constant) and a.value == "cpu" for a in [*e.args, *(k.value for k in e.keywords)]
-            ):
-                return True
-    return False
 
 
 def _dot_before(ctx, attr: ast.Attribute) -> int | None:
@@ -231,31 +113,8 @@ def _shown(ctx, text: str, fallback: str) -> str:
     return text if len(text) <= 60 and "\n" not in text else fallback
 
 
-def _root_name(expr) -> str | None:
-    return next((e.id for e in _chain(expr) if isinstance(e, ast.Name)), None)
-
-
 class _Tns1Rule(Rule):
-    """Per-file caches of what a scope does under grad and device tests."""
-
-    def __init__(self, options) -> None:
-        super().__init__(options)
-        self._scans: dict = {}
-
-    def _scan(self, what, ctx):
-        node = ctx.scope.node
-        key = (what, id(node))
-        found = self._scans.get(key)
-        if found is None:
-            found = self._scans[key] = what(node)
-        return found
-
-    def grad_guarded(self, expr, ctx) -> bool:
-        names, inside = self._scan(_grad_guards, ctx)
-        return id(expr) in inside or _root_name(expr) in names
-
-    def moved_to_host(self, expr, ctx) -> bool:
-        return _root_name(expr) in self._scan(_host_move_targets, ctx)
+    """The NumPy conversion rules."""
 
 
 class _NumpyMethodRule(_Tns1Rule):
@@ -548,18 +407,14 @@ without autograd noticing.  Copy it (`.copy()`) before writing into it in place.
     ]
 
     def hazard(self, recv, ctx) -> str | None:
-        if ctx.no_grad or _in_eval_hook(ctx):
+        if ctx.no_grad:
             return None
         f = ctx.fact(recv)
         if f.may_require_grad:
-            level = "yes"
-        elif ctx.options.strict and f.kind in (TENSOR, UNKNOWN) and f.grad is not Grad.NO:
-            if f.kind == UNKNOWN and _detached_in_chain(recv):
-                return None
-            level = "may"
-        else:
-            return None
-        return None if self.grad_guarded(recv, ctx) else level
+            return "yes"
+        if ctx.options.strict and f.kind in (TENSOR, UNKNOWN) and f.grad is not Grad.NO:
+            return "may"
+        return None
 
 
 
@@ -696,14 +551,10 @@ origin (another framework's tensor has no `.cpu()`).
     def hazard(self, recv, ctx) -> str | None:
         f = ctx.fact(recv)
         if f.may_be_on_accelerator:
-            level = "yes"
-        elif ctx.options.strict and f.kind in (TENSOR, UNKNOWN) and f.device is Device.UNKNOWN:
-            if f.kind == UNKNOWN and _on_host_in_chain(recv, ctx):
-                return None
-            level = "may"
-        else:
-            return None
-        return None if self.moved_to_host(recv, ctx) else level
+            return "yes"
+        if ctx.options.strict and f.kind in (TENSOR, UNKNOWN) and f.device is Device.UNKNOWN:
+            return "may"
+        return None
 
     def unfixed_use(self, node, base, ctx) -> str:
         return _shown(ctx, ctx.text(node.func.value) + ".cpu().numpy()", "t.cpu().numpy()")
@@ -859,7 +710,7 @@ path (the original certainly raised), and unsafe otherwise.
         if q is None or not q.startswith("numpy."):
             return
         short = q[6:]
-        if short in _NUMPY_NO_CONVERSION or ctx.no_grad or _in_eval_hook(ctx):
+        if short in _NUMPY_NO_CONVERSION or ctx.no_grad:
             return
         data = list(node.args)
         data += [kw.value for kw in node.keywords if kw.arg is not None and kw.arg not in _NUMPY_NON_DATA_KW]
@@ -888,7 +739,7 @@ path (the original certainly raised), and unsafe otherwise.
                         fixable.append(el)
             else:
                 held.append(arg.value if starred else arg)
-        if hazard is None or self.grad_guarded(node, ctx):
+        if hazard is None:
             return
         force = _force(ctx)
         edits = []

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import ast
 import re
 
-from ..analysis.gan import CallInfo, DiscriminatorSteps, GanNames
 from ..fixes import receiver_text, replace_node
 from .base import Fix, Invalid, Oracle, Rule, Valid
 
@@ -41,15 +39,6 @@ _CONSEQUENCES = {
 }
 
 
-class _ScopeRecord:
-    __slots__ = ("scope", "calls", "stmt_no_grad")
-
-    def __init__(self, scope) -> None:
-        self.scope = scope
-        self.calls: dict[int, CallInfo] = {}
-        self.stmt_no_grad: dict[int, bool] = {}
-
-
 _BACKWARD_CALL = re.compile(r"backward\s*\(")
 
 class DiscriminatorThroughGenerator(Rule):
@@ -59,6 +48,7 @@ class DiscriminatorThroughGenerator(Rule):
     fix_title = "Detach the generator output at the discriminator call"
     fix_safety = "safe"
     prefilter = ("backward", "update_params")
+    domains = ("gan",)
 
     @classmethod
     def might_match(cls, text: str) -> bool:
@@ -474,47 +464,11 @@ would cut the generator's only gradient path: recompute `netD(fake)` for the gen
         ),
     ]
 
-    def __init__(self, options) -> None:
-        super().__init__(options)
-        self._names: GanNames | None = None
-        self._stack: list[_ScopeRecord] = []
-
-    # ------------------------------------------------------------------ recording
-
-    def enter_scope(self, scope, ctx) -> None:
-        if scope.kind == "module":
-            self._names = GanNames(scope.node, self.options.generator_names, self.options.discriminator_names,
-                                   ctx.lines.text)
-        self._stack.append(_ScopeRecord(scope))
-
-    def visit_Call(self, node: ast.Call, ctx) -> None:
-        names = self._names
-        if names is None or not names.active or not self._stack:
-            return
-        rec = self._stack[-1]
-        frozen = receiver_tensor = False
-        func = node.func
-        if isinstance(func, (ast.Name, ast.Attribute)):
-            f = ctx.fact(func)
-            frozen = f.kind == "module" and f.frozen
-            if isinstance(func, ast.Attribute):
-                receiver_tensor = ctx.fact(func.value).kind == "tensor"
-        rec.calls[id(node)] = CallInfo(ctx.no_grad, ctx.qualname(func), frozen, receiver_tensor)
-        if ctx.stmt is not None:
-            rec.stmt_no_grad[id(ctx.stmt)] = ctx.no_grad
-
-    def _record_stmt(self, node, ctx) -> None:
-        if self._names is not None and self._names.active and self._stack:
-            self._stack[-1].stmt_no_grad[id(node)] = ctx.no_grad
-
-    visit_Assign = visit_AugAssign = visit_AnnAssign = visit_Expr = visit_Return = _record_stmt
-
     def leave_scope(self, scope, ctx) -> None:
-        rec = self._stack.pop() if self._stack else None
-        names = self._names
-        if rec is None or names is None or not names.active or scope.kind == "class":
+        gan = ctx.domain("gan")
+        if gan is None:
             return
-        for finding in DiscriminatorSteps(names, scope.node, rec.calls, rec.stmt_no_grad).run():
+        for finding in gan.findings:
             self._report(finding, ctx)
 
     # ------------------------------------------------------------------ reporting

@@ -4,33 +4,21 @@ see (`.detach()` aliases, NumPy arrays and `.data` of tensors saved for a backwa
 from __future__ import annotations
 
 import ast
-import io
 import re
 import tokenize
-from dataclasses import dataclass, field
 
-from ..analysis.facts import TENSOR, UNKNOWN, Device, Grad
-from ..analysis.flow import dotted_name
-from ..analysis.saved import saved_tensors, storage_key, strip_views
+from ..analysis.astutil import contains, suspends, target_elements
+from ..analysis.facts import TENSOR, Grad
+from ..analysis.saved import strip_views
+from ..analysis.storage import Alias, is_inplace_method
 from ..fixes import attr_name_span
+from ..source import indent_unit, indentation, lines_in_strings
 from .base import Edit, Fix, Invalid, Oracle, Rule, Valid
-
-# Methods that end in `_` but are not writes autograd checks as such (they change metadata,
-# flags or sharing, or fail with an error of their own).
-_NOT_WRITES = frozenset(
-    "requires_grad_ detach_ share_memory_ resize_ resize_as_ sparse_resize_ sparse_resize_and_clear_ "
-    "apply_ map_ map2_ rename_ retain_grad_ record_stream_".split()
-)
-# In-place methods of NumPy arrays (writes into an array from `t.detach().numpy()`).
-_ARRAY_WRITES = frozenset({"fill", "sort", "put", "itemset", "partition"})
-# Scopes whose code runs later (a lambda) or in an order we do not model (comprehensions).
-_DEFERRED = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
-_NESTED_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-_SIMPLE = (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign)
 
 _LEAF_ERROR = "a leaf Variable that requires grad is being used in an in-place operation"
 _VIEW_ERROR = "a view of a leaf Variable that requires grad is being used in an in-place operation"
 _VERSION_ERROR = "one of the variables needed for gradient computation has been modified by an inplace operation"
+_SIMPLE = (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign)
 
 
 # torch.nn.functional activations that write into their input with `inplace=True`.
@@ -42,127 +30,6 @@ _INPLACE_FUNCTIONAL = frozenset(
 
 def _is_true(node) -> bool:
     return isinstance(node, ast.Constant) and node.value is True
-
-
-def is_inplace_method(name: str) -> bool:
-    return name.endswith("_") and not name.startswith("_") and name not in _NOT_WRITES
-
-
-def _target_elements(target):
-    if isinstance(target, (ast.Tuple, ast.List)):
-        for e in target.elts:
-            yield from _target_elements(e)
-    elif isinstance(target, ast.Starred):
-        yield from _target_elements(target.value)
-    else:
-        yield target
-
-
-def _expressions(stmt):
-    """The expression nodes of a simple statement, in no particular order, without the
-    bodies of lambdas and comprehensions."""
-    stack = [stmt]
-    while stack:
-        node = stack.pop()
-        yield node
-        for child in ast.iter_child_nodes(node):
-            if not isinstance(child, _DEFERRED + _NESTED_DEFS):
-                stack.append(child)
-
-
-def _key_prefixes(key: str):
-    parts = key.split(".")
-    return [".".join(parts[: i + 1]) for i in range(len(parts))]
-
-
-def _mentioned_keys(node) -> set:
-    """Every dotted name (and each prefix of it) an expression reads."""
-    keys = set()
-    for n in ast.walk(node):
-        if isinstance(n, (ast.Name, ast.Attribute)):
-            k = dotted_name(n)
-            if k is not None:
-                keys.update(_key_prefixes(k))
-    return keys
-
-
-# --------------------------------------------------------------------------- statement layout
-
-
-def _parents(root) -> dict:
-    """id(stmt) -> (body list, index, owner node, branch path) for every statement of a scope,
-    not entering nested functions or classes.  The branch path lists (id(compound), kind,
-    branch) for the `if`/`try`/`match` branches the statement sits in."""
-    out = {}
-
-    def walk(body, owner, path):
-        for i, st in enumerate(body):
-            out[id(st)] = (body, i, owner, path)
-            if isinstance(st, _NESTED_DEFS):
-                continue
-            if isinstance(st, ast.If):
-                walk(st.body, st, path + ((id(st), "if", 0),))
-                walk(st.orelse, st, path + ((id(st), "if", 1),))
-            elif isinstance(st, (ast.Try, getattr(ast, "TryStar", ast.Try))):
-                walk(st.body, st, path + ((id(st), "try", "body"),))
-                for j, h in enumerate(st.handlers):
-                    walk(h.body, h, path + ((id(st), "try", f"h{j}"),))
-                walk(st.orelse, st, path + ((id(st), "try", "else"),))
-                walk(st.finalbody, st, path + ((id(st), "try", "finally"),))
-            elif type(st).__name__ == "Match":
-                for j, case in enumerate(st.cases):
-                    walk(case.body, case, path + ((id(st), "match", j),))
-            else:
-                for name in ("body", "orelse", "finalbody"):
-                    sub = getattr(st, name, None)
-                    if isinstance(sub, list):
-                        walk(sub, st, path)
-
-    walk(getattr(root, "body", []), root, ())
-    return out
-
-
-_RAISES = frozenset({"raises", "assertRaises", "assertRaisesRegex", "assertRaisesRegexp"})
-
-
-def _expected_errors(root) -> set:
-    """ids of the statements inside `with pytest.raises(...)` / `with self.assertRaises(...)`
-    blocks: tests that provoke the error on purpose."""
-    out: set = set()
-    stack = [(st, False) for st in getattr(root, "body", [])]
-    while stack:
-        node, inside = stack.pop()
-        if isinstance(node, _NESTED_DEFS):
-            continue
-        if inside and isinstance(node, ast.stmt):
-            out.add(id(node))
-        if isinstance(node, (ast.With, ast.AsyncWith)) and not inside:
-            for item in node.items:
-                for n in ast.walk(item.context_expr):
-                    name = n.attr if isinstance(n, ast.Attribute) else n.id if isinstance(n, ast.Name) else None
-                    if name in _RAISES:
-                        inside = True
-            stack.extend((c, inside) for c in node.body)
-            continue
-        stack.extend((c, inside) for c in ast.iter_child_nodes(node) if isinstance(c, (ast.stmt, ast.excepthandler))
-                     or type(c).__name__ == "match_case")
-    return out
-
-
-def _compatible(p1: tuple, p2: tuple) -> bool:
-    """Whether two statements can both run in one pass through the scope."""
-    d2 = {i: (kind, b) for i, kind, b in p2}
-    for i, kind, b in p1:
-        other = d2.get(i)
-        if other is None or other[1] == b:
-            continue
-        if kind in ("if", "match"):
-            return False
-        pair = {b, other[1]}
-        handlers = [str(x).startswith("h") for x in pair]
-        if all(handlers) or ("else" in pair and any(handlers)):
-            return False
-    return True
 
 
 # --------------------------------------------------------------------------- TNS401
@@ -411,7 +278,7 @@ while the generator or coroutine is suspended).
         super().__init__(options)
         self._frames: list[list] = []
         self._spellings = None
-        self._file = None  # (string-interior lines, file indent unit), computed on first need
+        self._file = None  # (lines inside multi-line strings, file indent unit), on first need
 
     # ------------------------------------------------------------------ detection
 
@@ -425,7 +292,7 @@ while the generator or coroutine is suspended).
 
     def visit_Assign(self, node: ast.Assign, ctx) -> None:
         for target in node.targets:
-            for el in _target_elements(target):
+            for el in target_elements(target):
                 if isinstance(el, ast.Subscript):
                     self._check(el, strip_views(el.value, ctx), ctx)
 
@@ -456,21 +323,21 @@ while the generator or coroutine is suspended).
             self._check(node, strip_views(node.args[0], ctx), ctx, wrap=False)
 
     def _check(self, node, base, ctx, wrap: bool = True) -> None:
-        if ctx.no_grad or not self._frames:
+        # Not under no-grad, not in a lambda (it runs later, maybe under no_grad), not where a
+        # test provokes the error on purpose (`pytest.raises`).
+        if ctx.no_grad or not self._frames or ctx.in_lambda or ctx.expects_error:
             return
         f = ctx.fact(base)
         if not (f.kind == TENSOR and f.leaf and f.grad is Grad.YES):
             return
         stmt = ctx.stmt
-        if stmt is not None and _inside_deferred(stmt, node):
-            return
         self._frames[-1].append((node, stmt, ctx.short(base, 60), self._no_grad_spelling(ctx) if wrap else None))
 
     def _no_grad_spelling(self, ctx) -> str | None:
         """How this file spells `torch.no_grad()` at this point, or None."""
         if self._spellings is None:
             cands = []
-            for n in ast.walk(ctx.analyzer.tree):
+            for n in ast.walk(ctx.tree):
                 if isinstance(n, ast.Import):
                     for a in n.names:
                         if a.asname is None and (a.name == "torch" or a.name.startswith("torch.")):
@@ -495,17 +362,15 @@ while the generator or coroutine is suspended).
     # ------------------------------------------------------------------ reporting and fixing
 
     def _report(self, scope, findings, ctx) -> None:
-        expected = _expected_errors(scope.node)
-        findings = [f for f in findings if f[1] is None or id(f[1]) not in expected]
-        layout = _parents(scope.node)
         # Statements that can be wrapped, grouped by the block they are in.
         wrappable: dict[int, tuple] = {}
         for node, stmt, _leaf, spelling in findings:
-            if stmt is None or not isinstance(stmt, _SIMPLE) or spelling is None or id(stmt) not in layout:
+            if stmt is None or not isinstance(stmt, _SIMPLE) or spelling is None:
                 continue
-            if not _contains(stmt, node) or not self._own_lines(stmt, ctx) or _suspends(stmt):
+            place = ctx.block_of(stmt)
+            if place is None or not contains(stmt, node) or not self._own_lines(stmt, ctx) or suspends(stmt):
                 continue
-            body, index, owner, _ = layout[id(stmt)]
+            body, index, owner = place
             wrappable[id(stmt)] = (body, index, owner, spelling)
         fixes: dict[int, Fix | None] = {}
         by_block: dict[int, list] = {}
@@ -585,33 +450,7 @@ while the generator or coroutine is suspended).
         """Lines that start inside a multi-line string (never re-indented), and the first
         indentation unit the file uses."""
         if self._file is None:
-            text = ctx.lines.text
-            in_string: set = set()
-            open_fstrings = []
-            for tok in tokenize.generate_tokens(io.StringIO(text, newline="").readline):
-                name = tokenize.tok_name[tok.type]
-                if name == "STRING" and tok.end[0] > tok.start[0]:
-                    in_string.update(range(tok.start[0] + 1, tok.end[0] + 1))
-                elif name.endswith("STRING_START"):  # f-strings (3.12+), t-strings (3.14+)
-                    open_fstrings.append(tok.start[0])
-                elif name.endswith("STRING_END") and open_fstrings:
-                    begin = open_fstrings.pop()
-                    if not open_fstrings and tok.end[0] > begin:
-                        in_string.update(range(begin + 1, tok.end[0] + 1))
-            unit = None
-            best = None
-            for node in ast.walk(ctx.analyzer.tree):
-                body = getattr(node, "body", None)
-                if not isinstance(body, list) or not body or not isinstance(node, ast.stmt):
-                    continue
-                inner = body[0]
-                if inner.lineno == node.lineno or (best is not None and node.lineno >= best):
-                    continue
-                outer = _indentation(ctx.lines.line(node.lineno))
-                sub = _indentation(ctx.lines.line(inner.lineno))
-                if sub.startswith(outer) and len(sub) > len(outer):
-                    best, unit = node.lineno, sub[len(outer):]
-            self._file = (in_string, unit)
+            self._file = (lines_in_strings(ctx.lines.text), indent_unit(ctx.tree, ctx.lines))
         return self._file
 
     def _indent_unit(self, indent: str, owner, file_unit, ctx) -> str:
@@ -621,7 +460,7 @@ while the generator or coroutine is suspended).
             line = getattr(owner, "lineno", None)
             if line is None:  # match_case: its pattern carries the position
                 line = owner.pattern.lineno
-            outer = _indentation(ctx.lines.line(line))
+            outer = indentation(ctx.lines.line(line))
             if indent.startswith(outer) and len(indent) > len(outer):
                 return indent[len(outer):]
         if file_unit and not file_unit.strip() and ("\t" not in file_unit or not indent):
@@ -629,357 +468,31 @@ while the generator or coroutine is suspended).
         return "    "
 
 
-def _indentation(line: str) -> str:
-    return line[: len(line) - len(line.lstrip(" \t"))]
-
-
-def _suspends(stmt) -> bool:
-    """Whether a statement can suspend its generator or coroutine (`yield`, `await`): wrapped in
-    `with torch.no_grad():`, grad mode would stay off in the caller while it is suspended."""
-    return any(isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await)) for n in ast.walk(stmt))
-
-
-def _contains(outer, inner) -> bool:
-    return any(n is inner for n in ast.walk(outer))
-
-
-def _inside_deferred(stmt, node) -> bool:
-    """Whether `node` sits in a lambda (runs later, maybe under no_grad) inside `stmt`."""
-    for n in ast.walk(stmt):
-        if isinstance(n, ast.Lambda) and _contains(n.body, node):
-            return True
-    return False
-
-
 # --------------------------------------------------------------------------- TNS402 / TNS403
 
 
-@dataclass
-class _Alias:
-    """A name whose storage is `base`'s, made by `via` ("detach", "numpy" or "data")."""
-
-    base: str
-    version: tuple
-    via: str
-    anchor: ast.AST  # the `x.detach()` call (or `x.data` attribute) that made it
-    named: bool = False  # reached through a name bound to it
-
-
-@dataclass
-class _Frame:
-    seq: int = 0
-    versions: dict = field(default_factory=dict)
-    aliases: dict = field(default_factory=dict)
-    taint: dict = field(default_factory=dict)  # key -> [(branch path, save ids)]
-    saves: list = field(default_factory=list)  # (seq, key, version, id, stmt)
-    writes: list = field(default_factory=list)  # (seq, node, alias, stmt, shown)
-    backwards: list = field(default_factory=list)  # (seq, deps, stmt)
-    next_id: int = 0
-    layout: dict = field(default_factory=dict)
-    active: bool = True
-
-    def path(self, stmt) -> tuple:
-        entry = self.layout.get(id(stmt))
-        return entry[3] if entry else ()
-
-    def depends(self, key: str) -> set:
-        """The saves the current value of `key` may depend on."""
-        out = set()
-        for _, ids in self.taint.get(key, ()):
-            out |= ids
-        return out
-
-    def assign(self, key: str, ids: set, stmt, replace: bool) -> None:
-        """Record that `key` now depends on `ids`.  An assignment replaces what an earlier one on
-        the same or a more deeply branched path recorded; one in a branch keeps the others."""
-        p = self.path(stmt)
-        entries = self.taint.get(key, [])
-        if replace:
-            entries = [(ep, e) for ep, e in entries if ep[: len(p)] != p]
-        if ids:
-            entries = entries + [(p, set(ids))]
-        self.taint[key] = entries
-
-
-_BACKWARD_CALLS = frozenset({"backward", "manual_backward", "grad"})
-
-
-def _calls_backward(root, text: str | None = None) -> bool:
-    """Whether the scope's own code (not nested functions or classes) calls something named
-    `backward`, `manual_backward` or `grad` (`torch.autograd.grad`)."""
-    if text is not None and "backward" not in text and "grad(" not in text:
-        return False
-    stack = list(getattr(root, "body", []))
-    while stack:
-        node = stack.pop()
-        if isinstance(node, _NESTED_DEFS):
-            continue
-        if isinstance(node, ast.Call):
-            f = node.func
-            name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
-            if name in _BACKWARD_CALLS:
-                return True
-        stack.extend(ast.iter_child_nodes(node))
-    return False
-
-
 class _SavedWriteRule(Rule):
-    """Shared tracking: tensors autograd saved, aliases of their storage, writes through the
-    aliases, and backward calls that depend on the saved tensors, per scope in execution order."""
+    """Writes through an alias (`vias`) of a tensor autograd saved for a backward to come: what
+    the walker's storage domain found in the scope."""
 
     vias: tuple = ()
+    domains = ("storage",)
 
     @classmethod
     def might_match_scope(cls, text: str) -> bool:
         # The saved use, the write and the backward must all be in the reporting function.
         return cls.might_match(text) and ("backward" in text or "grad(" in text)
 
-    def __init__(self, options) -> None:
-        super().__init__(options)
-        self._frames: list[_Frame] = []
-
-    def enter_scope(self, scope, ctx) -> None:
-        # Without a backward call in the scope nothing here can be reported: skip the tracking.
-        active = _calls_backward(scope.node, ctx.analyzer._source_of(scope.node)
-                                 if hasattr(scope.node, "end_lineno") else ctx.lines.text)
-        self._frames.append(_Frame(layout=_parents(scope.node) if active else {}, active=active))
-
     def leave_scope(self, scope, ctx) -> None:
-        frame = self._frames.pop()
-        if not frame.writes or not frame.saves or not frame.backwards:
+        storage = ctx.domain("storage")
+        if storage is None:
             return
-        path = frame.path
-        expected = _expected_errors(scope.node)
-        frame.writes = [w for w in frame.writes if id(w[3]) not in expected]
-        frame.backwards = [b for b in frame.backwards if id(b[2]) not in expected]
+        for write in storage.writes:
+            if write.alias.via in self.vias:
+                self.found(write.node, write.alias, write.shown, ctx)
 
-        for wseq, node, alias, wstmt, shown in frame.writes:
-            wpath = path(wstmt)
-            hit = False
-            for sseq, key, version, sid, sstmt in frame.saves:
-                if key != alias.base or version != alias.version or sseq >= wseq:
-                    continue
-                spath = path(sstmt)
-                if not _compatible(spath, wpath):
-                    continue
-                for bseq, deps, bstmt in frame.backwards:
-                    bpath = path(bstmt)
-                    if bseq > wseq and sid in deps and _compatible(bpath, wpath) and _compatible(bpath, spath):
-                        hit = True
-                        break
-                if hit:
-                    break
-            if hit:
-                self.found(node, alias, shown, ctx)
-
-    def found(self, node, alias: _Alias, shown: str, ctx) -> None:  # pragma: no cover - overridden
+    def found(self, node, alias: Alias, shown: str, ctx) -> None:  # pragma: no cover - overridden
         raise NotImplementedError
-
-    # ------------------------------------------------------------------ statements
-
-    def visit_Assign(self, node, ctx) -> None:
-        self._statement(node, ctx)
-
-    def visit_AugAssign(self, node, ctx) -> None:
-        self._statement(node, ctx)
-
-    def visit_AnnAssign(self, node, ctx) -> None:
-        self._statement(node, ctx)
-
-    def visit_Expr(self, node, ctx) -> None:
-        self._statement(node, ctx)
-
-    def visit_For(self, node, ctx) -> None:
-        if self._frames and self._frames[-1].active:
-            for t in _target_elements(node.target):
-                self._rebind(t)
-
-    visit_AsyncFor = visit_For
-
-    def visit_With(self, node, ctx) -> None:
-        if self._frames and self._frames[-1].active:
-            for item in node.items:
-                if item.optional_vars is not None:
-                    for t in _target_elements(item.optional_vars):
-                        self._rebind(t)
-
-    visit_AsyncWith = visit_With
-
-    def visit_Delete(self, node, ctx) -> None:
-        if self._frames and self._frames[-1].active:
-            for t in node.targets:
-                self._rebind(t)
-
-    def _version(self, key: str) -> tuple:
-        v = self._frames[-1].versions
-        return tuple(v.get(p, 0) for p in _key_prefixes(key))
-
-    def _rebind(self, target) -> str | None:
-        if isinstance(target, ast.Subscript):
-            return None
-        key = dotted_name(target)
-        if key is None:
-            return None
-        f = self._frames[-1]
-        f.versions[key] = f.versions.get(key, 0) + 1
-        for k in [k for k in f.aliases if k == key or k.startswith(key + ".")]:
-            del f.aliases[k]
-        return key
-
-    def _statement(self, stmt, ctx) -> None:
-        if not self._frames or not self._frames[-1].active:
-            return
-        f = self._frames[-1]
-        f.seq += 1
-        seq = f.seq
-        # 1. writes through aliases
-        for node, container in self._writes(stmt, ctx):
-            alias = self._resolve(container, ctx)
-            if alias is None:
-                continue
-            if alias.via == "numpy" and isinstance(node, ast.Call) and node.func.attr not in _ARRAY_WRITES:
-                continue
-            if alias.via != "numpy" and isinstance(node, ast.Call) and not is_inplace_method(node.func.attr):
-                continue
-            if alias.via in self.vias:
-                f.writes.append((seq, node, alias, stmt, ctx.short(container)))
-        # 2. saved tensors (inputs now, results once the target is bound)
-        new_ids = set()
-        result_nodes = []
-        value = getattr(stmt, "value", None)
-        for n in _expressions(stmt):
-            if not isinstance(n, (ast.BinOp, ast.Call)):
-                continue
-            for expr, what in saved_tensors(n, ctx):
-                if what == "input":
-                    key = storage_key(expr, ctx)
-                    if key is not None:
-                        new_ids.add(self._save(seq, key, self._version(key), stmt))
-                elif value is not None and strip_views(value, ctx) is n:
-                    result_nodes.append(n)
-        # 3. backward calls and what they depend on
-        deps = self._backward_deps(stmt, ctx)
-        if deps:
-            f.backwards.append((seq, deps, stmt))
-        # 4. bindings: versions, aliases, dependency taint
-        rhs_taint = set(new_ids)
-        if value is not None:
-            for k in _mentioned_keys(value):
-                rhs_taint |= f.depends(k)
-        if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and value is not None:
-            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-            alias = self._resolve(value, ctx) if len(targets) == 1 else None
-            for target in targets:
-                for el in _target_elements(target):
-                    key = self._rebind(el)
-                    if key is not None:
-                        f.assign(key, rhs_taint, stmt, replace=True)
-                    elif isinstance(el, ast.Subscript):
-                        key = dotted_name(strip_views(el, ctx))
-                        if key is not None:
-                            f.assign(key, rhs_taint, stmt, replace=False)
-                    if key is None:
-                        continue
-                    if alias is not None and el is target and not isinstance(el, ast.Subscript):
-                        f.aliases[key] = _Alias(alias.base, alias.version, alias.via, alias.anchor, named=True)
-                    if result_nodes and el is target and not isinstance(el, ast.Subscript):
-                        sid = self._save(seq, key, self._version(key), stmt)
-                        f.assign(key, {sid}, stmt, replace=False)
-        elif isinstance(stmt, ast.AugAssign):
-            key = dotted_name(strip_views(stmt.target, ctx))
-            if key is not None and rhs_taint:
-                f.assign(key, rhs_taint, stmt, replace=False)
-        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
-            call = stmt.value
-            if isinstance(call.func, ast.Attribute):
-                key = dotted_name(call.func.value)
-                if key is not None:
-                    taint = set(new_ids)
-                    for a in [*call.args, *(k.value for k in call.keywords)]:
-                        for k in _mentioned_keys(a):
-                            taint |= f.depends(k)
-                    if taint:
-                        f.assign(key, taint, stmt, replace=False)
-
-    def _save(self, seq, key, version, stmt) -> int:
-        f = self._frames[-1]
-        f.next_id += 1
-        f.saves.append((seq, key, version, f.next_id, stmt))
-        return f.next_id
-
-    def _writes(self, stmt, ctx):
-        """(reported node, the tensor or array written into) for each in-place write of `stmt`."""
-        if isinstance(stmt, ast.Assign):
-            for target in stmt.targets:
-                for el in _target_elements(target):
-                    if isinstance(el, ast.Subscript):
-                        yield el, el.value
-        elif isinstance(stmt, ast.AugAssign):
-            t = stmt.target
-            if isinstance(t, ast.Subscript):
-                yield t, t.value
-            elif isinstance(t, (ast.Name, ast.Attribute)):
-                yield t, t
-        for n in _expressions(stmt):
-            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
-                attr = n.func.attr
-                if is_inplace_method(attr) or attr in _ARRAY_WRITES:
-                    yield n, n.func.value
-
-    def _resolve(self, expr, ctx) -> _Alias | None:
-        """The alias `expr` writes through: `a.detach()`, `a.detach().numpy()`, `a.data`, or a
-        name bound to one of them (and views of any of these)."""
-        e = strip_views(expr, ctx)
-        if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute):
-            attr = e.func.attr
-            inner = e.func.value
-            if attr == "detach" and not e.args and not e.keywords:
-                key = dotted_name(strip_views(inner, ctx))
-                if key is not None and ctx.fact(inner).kind in (TENSOR, UNKNOWN):
-                    return _Alias(key, self._version(key), "detach", e)
-                return None
-            if attr == "numpy" and not e.args and not e.keywords:
-                r = self._resolve(inner, ctx)
-                if r is not None and r.via == "detach":
-                    return _Alias(r.base, r.version, "numpy", r.anchor, r.named)
-                return r
-            if attr == "cpu" and not e.args and ctx.fact(inner).kind == TENSOR and ctx.fact(inner).device is Device.CPU:
-                return self._resolve(inner, ctx)
-            return None
-        if isinstance(e, ast.Attribute) and e.attr == "data":
-            key = dotted_name(strip_views(e.value, ctx))
-            if key is not None and ctx.fact(e.value).kind in (TENSOR, UNKNOWN):
-                return _Alias(key, self._version(key), "data", e)
-            return None
-        key = dotted_name(e)
-        if key is not None:
-            return self._frames[-1].aliases.get(key)
-        return None
-
-    def _backward_deps(self, stmt, ctx) -> set:
-        f = self._frames[-1]
-        deps: set = set()
-
-        def taint_of(node):
-            out = set()
-            for k in _mentioned_keys(node):
-                out |= f.depends(k)
-            return out
-
-        for n in _expressions(stmt):
-            if not isinstance(n, ast.Call):
-                continue
-            func = n.func
-            q = ctx.qualname(func)
-            if q in ("torch.autograd.backward", "torch.autograd.grad"):
-                roots = n.args[:1] + [k.value for k in n.keywords if k.arg in ("tensors", "outputs")]
-                for r in roots:
-                    deps |= taint_of(r)
-            elif isinstance(func, ast.Attribute) and func.attr in ("backward", "manual_backward"):
-                deps |= taint_of(func.value)
-                for a in n.args[:1]:
-                    deps |= taint_of(a)
-        return deps
 
 
 class InplaceThroughDetach(_SavedWriteRule):
@@ -1138,7 +651,7 @@ only mean "change `a`", and is left to a manual change.
         ),
     ]
 
-    def found(self, node, alias: _Alias, shown: str, ctx) -> None:
+    def found(self, node, alias: Alias, shown: str, ctx) -> None:
         effect = "the gradient is silently wrong" if alias.via == "numpy" else "backward() raises RuntimeError"
         fix = None
         anchor = alias.anchor
@@ -1248,6 +761,6 @@ code means.
         ),
     ]
 
-    def found(self, node, alias: _Alias, shown: str, ctx) -> None:
+    def found(self, node, alias: Alias, shown: str, ctx) -> None:
         base = alias.base if len(alias.base) <= 40 else "<expr>"
         ctx.report(self, node, None, base=base)

@@ -1,0 +1,127 @@
+"""Small `ast` helpers the whole analysis uses."""
+
+from __future__ import annotations
+
+import ast
+
+_NESTED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+def dotted_name(node: ast.AST) -> str | None:
+    """`a.b.c` for a chain of attributes on a name, else None."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+def kwarg(call: ast.Call, name: str) -> ast.expr | None:
+    for kw in call.keywords:
+        if kw.arg == name:
+            return kw.value
+    return None
+
+
+def const_bool(node: ast.AST | None) -> bool | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, bool):
+        return node.value
+    return None
+
+
+def const(node) -> object:
+    return node.value if isinstance(node, ast.Constant) else None
+
+
+# Fields of each node type that can hold child nodes (never `ctx`: Load/Store/Del objects).
+_CHILD_FIELDS: dict = {}
+
+
+def child_nodes(node) -> list:
+    """ast.iter_child_nodes without the expr_context objects, as a list (faster)."""
+    t = type(node)
+    fields = _CHILD_FIELDS.get(t)
+    if fields is None:
+        fields = _CHILD_FIELDS[t] = tuple(f for f in t._fields if f != "ctx")
+    out = []
+    for f in fields:
+        v = getattr(node, f, None)
+        if v is None:
+            continue
+        if type(v) is list:
+            out.extend(x for x in v if isinstance(x, ast.AST))
+        elif isinstance(v, ast.AST):
+            out.append(v)
+    return out
+
+
+def expressions(node) -> list:
+    """`node` and the expressions below it, not entering lambdas, comprehensions or nested
+    function and class bodies (they run at another time)."""
+    out = []
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        out.append(n)
+        for c in child_nodes(n):
+            if not isinstance(c, _DEFERRED):
+                stack.append(c)
+    return out
+
+
+_DEFERRED = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.FunctionDef,
+             ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def contains(outer, inner) -> bool:
+    return any(n is inner for n in ast.walk(outer))
+
+
+def suspends(stmt) -> bool:
+    """Whether a statement can suspend its generator or coroutine (`yield`, `await`)."""
+    return any(isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await)) for n in ast.walk(stmt))
+
+
+def target_elements(target):
+    """The names, attributes and subscripts an assignment target binds."""
+    if isinstance(target, (ast.Tuple, ast.List)):
+        for e in target.elts:
+            yield from target_elements(e)
+    elif isinstance(target, ast.Starred):
+        yield from target_elements(target.value)
+    else:
+        yield target
+
+
+def key_prefixes(key: str) -> list:
+    """`a.b.c` -> [`a`, `a.b`, `a.b.c`]."""
+    parts = key.split(".")
+    return [".".join(parts[: i + 1]) for i in range(len(parts))]
+
+
+def mentioned_keys(node) -> set:
+    """Every dotted name (and each prefix of it) an expression reads."""
+    keys = set()
+    for n in ast.walk(node):
+        if isinstance(n, (ast.Name, ast.Attribute)):
+            k = dotted_name(n)
+            if k is not None:
+                keys.update(key_prefixes(k))
+    return keys
+
+
+def is_function(node) -> bool:
+    return isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+
+
+def decorator_names(func) -> set:
+    return {dotted_name(d.func if isinstance(d, ast.Call) else d) for d in func.decorator_list}
+
+
+def is_plain_method(func) -> bool:
+    """A method that takes the instance first (not a static or class method)."""
+    names = decorator_names(func)
+    return "staticmethod" not in names and "classmethod" not in names

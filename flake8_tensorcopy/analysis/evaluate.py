@@ -1,0 +1,1030 @@
+"""Value facts: what an expression may be at one program point, and what a simple statement
+does to the environment (the walker's first domain).
+
+`Evaluator.fact(expr, state)` answers "a tensor? may it require grad? must it? may it be on an
+accelerator? a torch tensor for certain, or only by an annotation?" from imports, torch API
+tables (`torchapi`), the environment and the enclosing scopes.  `effect(stmt, state)` applies
+an assignment, an augmented assignment or a call statement to the environment.  Tests narrow
+the environment (`narrowings`): `isinstance`, `torch.is_tensor`, `t.requires_grad`, device
+tests, `torch.is_grad_enabled()`.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from . import torchapi as api
+from .astutil import const_bool as _const_bool
+from .astutil import dotted_name
+from .astutil import kwarg as _kwarg
+from .gradmode import set_grad_call
+from .facts import (
+    ARRAY_FACT,
+    DEVICE,
+    FOREIGN_FACT,
+    IMPORT,
+    LOADER,
+    MODULE,
+    NAMED_PARAMS,
+    OTHER,
+    OTHER_FACT,
+    PARAMS,
+    SEQ,
+    TENSOR,
+    UNKNOWN,
+    UNKNOWN_FACT,
+    Device,
+    Fact,
+    Grad,
+    join,
+    join_all,
+    join_env,
+    must_grad,
+    tensor,
+)
+
+MODULE_CLASS_TAG = "nn_module_class"
+NO_GRAD_FORWARD = "no_grad_forward"
+
+def _frozen(module: Fact, frozen: bool) -> Fact:
+    """A module whose parameters were frozen (`requires_grad_(False)`) or thawed."""
+    return module.but(frozen=frozen, grad=Grad.NO if frozen else Grad.YES, min_grad=None)
+
+
+_TENSOR_CLASSES = frozenset({"torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter",
+                             "torch.FloatTensor", "torch.DoubleTensor", "torch.LongTensor"})
+_SCALAR_CLASSES = frozenset({"int", "float", "bool", "str", "bytes", "complex", "numbers.Number", "numbers.Real",
+                             "numbers.Integral", "torch.Size", "torch.dtype", "torch.device", "range", "slice"})
+
+
+MODULE_EVIDENCE = re.compile(
+    r"\b([A-Za-z_]\w*)\.(?:" + "|".join(sorted(api.MODULE_EVIDENCE_METHODS)) + r")\("
+)
+# The key under which narrowing records a grad mode (`if torch.is_grad_enabled():`).
+GRAD_MODE_KEY = "<no_grad>"
+_DEVICE_VAR_KEY = "<device_var>"
+_GRAD_ENABLED_TESTS = frozenset({"torch.is_grad_enabled", "torch.autograd.grad_mode.is_grad_enabled"})
+
+
+class State:
+    """The abstract program state at one point: value facts by name (and dotted name:
+    `self.w`), grad mode, the enclosing scopes' names, and the other domains' states."""
+
+    __slots__ = ("env", "no_grad", "outer", "doms")
+
+    def __init__(self, env: dict, no_grad: bool, outer: dict | None = None, doms: dict | None = None) -> None:
+        self.env = env
+        self.no_grad = no_grad  # grad mode is off, or may be
+        self.outer = outer  # enclosing scopes' names (read-only fallback)
+        self.doms = doms if doms is not None else {}
+
+    def copy(self) -> State:
+        doms = self.doms
+        return State(dict(self.env), self.no_grad, self.outer, {k: d.copy() for k, d in doms.items()} if doms else {})
+
+    def lookup(self, name: str) -> Fact | None:
+        f = self.env.get(name)
+        if f is None and self.outer is not None:
+            f = self.outer.get(name)
+        return f
+
+    def same(self, other: State) -> bool:
+        return self.no_grad == other.no_grad and self.env == other.env and self.doms == other.doms
+
+
+def join_states(a: State | None, b: State | None) -> State | None:
+    """The state where two paths meet (None: a path that does not get there)."""
+    if a is None:
+        return b
+    if b is None or a is b:
+        return a
+    doms = {k: d.join(b.doms[k]) for k, d in a.doms.items() if k in b.doms} if a.doms else {}
+    return State(join_env(a.env, b.env), a.no_grad or b.no_grad, a.outer, doms)
+
+
+class LazyAttrs:
+    """The `self.<attr>` facts of a module class, computed on first use."""
+
+    __slots__ = ("_load", "_data")
+
+    def __init__(self, load) -> None:
+        self._load = load
+        self._data = None
+
+    def _get(self) -> dict:
+        if self._data is None:
+            self._data = {}  # guards against re-entry while loading
+            self._data = self._load()
+        return self._data
+
+    def __contains__(self, key) -> bool:
+        return key in self._get()
+
+    def __getitem__(self, key):
+        return self._get()[key]
+
+    def __bool__(self) -> bool:
+        return bool(self._get())
+
+    def get(self, key, default=None):
+        return self._get().get(key, default)
+
+    def items(self):
+        return self._get().items()
+
+
+
+_DTYPES = frozenset(
+    "float float16 float32 float64 half double bfloat16 int int8 int16 int32 int64 uint8 long short "
+    "bool complex64 complex128 cfloat cdouble".split()
+)
+
+
+# A value of unknown kind that a tensor-only method (`.detach()`, `.cpu()`, `.data`) made.
+_TENSORISH = "tensorish"
+_TENSORISH_TAGS = frozenset({_TENSORISH})
+
+
+def _one_device_var(facts) -> str | None:
+    """The device variable of an operation's result: tensors in one operation are on one device,
+    so the one variable that the accelerator operands were moved with (if only one) is it."""
+    found = None
+    for f in facts:
+        if f.device is Device.ACCEL:
+            if f.device_var is None:
+                continue
+            if found is not None and found != f.device_var:
+                return None
+            found = f.device_var
+    return found
+
+
+def _device_of_string(s: str) -> Device:
+    s = s.strip().lower()
+    if s == "cpu" or s.startswith("cpu:"):
+        return Device.CPU
+    if s.split(":")[0] in ("cuda", "mps", "xpu", "hip", "npu", "xla", "meta", "hpu", "privateuseone"):
+        return Device.ACCEL
+    return Device.UNKNOWN
+
+
+class Evaluator:
+    """Expression semantics over `State`s.  The walker (walker.py), a subclass, owns statements
+    and control flow, and supplies `frame` (the scope being walked), `_cache` and
+    `_dotted_roots` (first names of the dotted keys, `self` of `self.w`, ever bound)."""
+
+    def _annotation_fact(self, node, state: State) -> Fact:
+        q = self.qualname(node, state)
+        if q is None and isinstance(node, ast.Constant) and isinstance(node.value, str):
+            q = node.value
+        if q in ("torch.Tensor", "Tensor"):
+            return Fact(TENSOR, Grad.UNKNOWN, Device.UNKNOWN)
+        if q in api.PARAMETER:
+            return tensor(Grad.YES, Device.UNKNOWN, leaf=True, tags=frozenset({"parameter"}), by_flow=False)
+        if q and (q == "nn.Module" or q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper()):
+            # `model: nn.Module`, `layer: nn.Linear`: a module (parameters require grad).
+            return Fact(MODULE, Grad.UNKNOWN, Device.UNKNOWN, paramfree=q in api.PARAMFREE_MODULES)
+        return UNKNOWN_FACT
+
+    def effect(self, stmt: ast.stmt, state: State) -> None:
+        """What a simple statement does to the value facts (after the rules and the other
+        domains saw the state before it)."""
+        t = type(stmt)
+        if t is ast.Assign:
+            f = self.fact(stmt.value, state)
+            for target in stmt.targets:
+                self._bind(target, f, state, stmt.value)
+        elif t is ast.AnnAssign:
+            if stmt.value is not None:
+                self._bind(stmt.target, self.fact(stmt.value, state), state, stmt.value)
+        elif t is ast.AugAssign:
+            target = stmt.target
+            if isinstance(target, (ast.Name, ast.Attribute)):
+                key = dotted_name(target)
+                if key is not None:
+                    old = self.fact(target, state)
+                    new = self._binop(old, self.fact(stmt.value, state), state)
+                    if old.kind == TENSOR and old.leaf:
+                        new = new.but(leaf=True)
+                    self._bind(target, new, state)
+        elif t is ast.Expr:
+            self._call_effect(stmt.value, state)
+        elif t is ast.Delete:
+            for target in stmt.targets:
+                if isinstance(target, ast.Name):
+                    state.env.pop(target.id, None)
+
+    def _call_effect(self, node, state: State) -> None:
+        """State changes made by a call statement: grad-mode switches and in-place state."""
+        if not isinstance(node, ast.Call):
+            return
+        func = node.func
+        switch = set_grad_call(node, lambda n: self.qualname(n, state))
+        if switch is not None:
+            state.no_grad = switch
+            return
+        if not isinstance(func, ast.Attribute):
+            return
+        m = func.attr
+        if m in api.MODULE_SELF_METHODS:
+            # `model.to(dev)`, `m.eval().requires_grad_(False).to(dev)`: methods that change the
+            # module and return it.  The chain's value is the module as it now is.
+            root = func.value
+            while (isinstance(root, ast.Call) and isinstance(root.func, ast.Attribute)
+                   and root.func.attr in api.MODULE_SELF_METHODS):
+                root = root.func.value
+            key = dotted_name(root)
+            if key is not None and self.fact(root, state).kind == MODULE:
+                after = self.fact(node, state)
+                if after.kind == MODULE:
+                    self._bind(root, after, state)
+                return
+        key = dotted_name(func.value)
+        if key is None:
+            return
+        recv = self.fact(func.value, state)
+        if recv.kind == TENSOR or recv.kind == UNKNOWN:
+            if m == "requires_grad_":
+                flag = _const_bool(node.args[0]) if node.args else True
+                grad = Grad.YES if flag else (Grad.NO if flag is False else Grad.UNKNOWN)
+                self._bind(func.value, Fact(TENSOR, grad, recv.device, leaf=grad is Grad.YES,
+                                            by_flow=recv.by_flow and recv.kind == TENSOR), state)
+                if flag is False:
+                    self._freeze_owner(recv, state)
+            elif m == "detach_":
+                self._bind(func.value, recv.but(kind=TENSOR, grad=Grad.NO, leaf=False, min_grad=None), state)
+        if recv.kind == SEQ and m in ("append", "extend", "insert") and node.args:
+            # losses.append(loss): the list's elements are now (also) what was added.
+            new = self.fact(node.args[-1], state)
+            if m == "extend":
+                new = self._element_of(new)
+            el = join(recv.element, new) if recv.element is not None else new
+            self._bind(func.value, Fact(SEQ, max(recv.grad, el.grad), max(recv.device, el.device), element=el),
+                       state)
+
+    def _freeze_owner(self, param: Fact, state: State) -> None:
+        """`p.requires_grad_(False)` on a parameter of `model.parameters()` freezes `model`."""
+        for tag in param.tags:
+            if tag.startswith("param_of:"):
+                of = state.lookup(tag[9:])
+                if of is not None and of.kind == MODULE:
+                    state.env[tag[9:]] = _frozen(of, True)
+
+    def _bind(self, target, fact: Fact, state: State, value=None) -> None:
+        t = type(target)
+        if t is ast.Name:
+            env = state.env
+            env[target.id] = fact
+            prefix = target.id + "."
+            # Only names some `name.attr` was ever bound under are scanned for: scanning every
+            # key on every assignment made a module of 50,000 assignments take a minute.
+            if target.id in self._dotted_roots and any(k.startswith(prefix) for k in env if "." in k):
+                for k in [k for k in env if k.startswith(prefix)]:
+                    del env[k]
+        elif t in (ast.Tuple, ast.List):
+            elts = target.elts
+            if (
+                isinstance(value, (ast.Tuple, ast.List))
+                and len(value.elts) == len(elts)
+                and not any(isinstance(e, ast.Starred) for e in elts + value.elts)
+            ):
+                facts = [self.fact(v, state) for v in value.elts]
+                for e, f in zip(elts, facts):
+                    self._bind(e, f, state)
+                return
+            if fact.items is not None and len(fact.items) == len(elts) and not any(
+                isinstance(e, ast.Starred) for e in elts
+            ):
+                for e, f in zip(elts, fact.items):
+                    self._bind(e, f, state)
+                return
+            element = self._element_of(fact)
+            for e in elts:
+                if isinstance(e, ast.Starred):
+                    self._bind(e.value, Fact(SEQ, element.grad, element.device, element=element), state)
+                else:
+                    self._bind(e, element, state)
+        elif t is ast.Attribute:
+            key = dotted_name(target)
+            if target.attr == "requires_grad" and key is not None:
+                base = self.fact(target.value, state)
+                if base.kind == TENSOR:
+                    flag = _const_bool(value) if value is not None else None
+                    if flag is True:
+                        self._bind(target.value, base.but(grad=Grad.YES, leaf=True), state)
+                    elif flag is False:
+                        self._bind(target.value, base.but(grad=Grad.NO, leaf=False), state)
+                        for tag in base.tags:
+                            if tag.startswith("param_of:"):
+                                owner = tag[9:]
+                                of = state.lookup(owner)
+                                if of is not None and of.kind == MODULE:
+                                    state.env[owner] = _frozen(of, True)
+                return
+            if key is not None:
+                state.env[key] = fact
+                self._dotted_roots.add(key.split(".", 1)[0])
+        elif t is ast.Starred:
+            self._bind(target.value, fact, state)
+
+    # ------------------------------------------------------------------ narrowing
+
+    def narrowed_parts(self, node, state: State) -> list:
+        """(child, state) for the parts of `a if test else b` and `a and b` / `a or b`, each
+        with what the tests before it establish (`x if torch.is_tensor(x) else torch.tensor(x)`)."""
+        if isinstance(node, ast.IfExp):
+            when_true, when_false = self.narrowings(node.test, state)
+            return [(node.test, state), (node.body, self.narrowed(state, when_true)),
+                    (node.orelse, self.narrowed(state, when_false))]
+        out = []
+        st = state
+        is_and = isinstance(node.op, ast.And)
+        for v in node.values:
+            out.append((v, st))
+            when_true, when_false = self.narrowings(v, st)
+            st = self.narrowed(st, when_true if is_and else when_false)
+        return out
+
+    def narrowed(self, state: State, facts: list) -> State:
+        """A copy of `state` with what a test established (see `narrowings`)."""
+        if not facts:
+            return state.copy()
+        st = state.copy()
+        env = st.env
+        for key, what in facts:
+            if key == GRAD_MODE_KEY:
+                st.no_grad = what
+            elif key == _DEVICE_VAR_KEY:
+                var, dev = what
+                for k, f in list(env.items()):
+                    if f.device_var == var and f.kind == TENSOR:
+                        env[k] = f.but(device=dev)
+                f = st.lookup(var)
+                if f is not None and f.kind in (DEVICE, OTHER, UNKNOWN):
+                    env[var] = Fact(DEVICE, Grad.NO, dev)
+                if "." in var:
+                    self._dotted_roots.add(var.split(".", 1)[0])
+            else:
+                env[key] = what
+                if "." in key:
+                    self._dotted_roots.add(key.split(".", 1)[0])
+        return st
+
+    def narrowings(self, test, state: State) -> tuple[list, list]:
+        """What a test establishes: ([(key, fact)] where it holds, [(key, fact)] where it does
+        not), from `isinstance(x, C)`, `torch.is_tensor(x)`, `type(x) is C`, `x.requires_grad`,
+        `x.is_cuda`, device comparisons (`x.device.type != "cpu"`, `device == "cpu"`),
+        `torch.is_grad_enabled()`, and `not`, `and`, `or` of these."""
+        t = type(test)
+        if t is ast.UnaryOp and isinstance(test.op, ast.Not):
+            when_true, when_false = self.narrowings(test.operand, state)
+            return when_false, when_true
+        if t is ast.BoolOp:
+            parts = [self.narrowings(v, state) for v in test.values]
+            if isinstance(test.op, ast.And):
+                return [p for ps, _ in parts for p in ps], []
+            return [], [n for _, ns in parts for n in ns]
+        if t is ast.Attribute:
+            return self._attribute_test(test, state)
+        if t is ast.Compare:
+            found = self._device_test(test, state)
+            if found is not None:
+                return found
+        target = classes = None
+        if t is ast.Call and len(test.args) == 2 and not test.keywords and isinstance(test.func, ast.Name) \
+                and test.func.id == "isinstance" and state.lookup("isinstance") is None:
+            target, classes = test.args
+            negative = True
+        elif t is ast.Call and len(test.args) == 1 and self.qualname(test.func, state) == "torch.is_tensor":
+            target, classes = test.args[0], None
+            negative = True
+        elif t is ast.Call and not test.args and self.qualname(test.func, state) in _GRAD_ENABLED_TESTS:
+            return [(GRAD_MODE_KEY, False)], [(GRAD_MODE_KEY, True)]
+        elif t is ast.Compare and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Is, ast.Eq)) \
+                and isinstance(test.left, ast.Call) and isinstance(test.left.func, ast.Name) \
+                and test.left.func.id == "type" and len(test.left.args) == 1 and state.lookup("type") is None:
+            target, classes = test.left.args[0], test.comparators[0]
+            negative = False  # type(x) is not C says nothing of subclasses
+        else:
+            return [], []
+        key = dotted_name(target)
+        if key is None:
+            return [], []
+        current = self.fact(target, state)
+        names = ["torch.Tensor"] if classes is None else [
+            self._class_name(c, state) for c in (classes.elts if isinstance(classes, ast.Tuple) else [classes])]
+        when_true = join_all(self._instance_of(current, n) for n in names)
+        when_false = []
+        if negative and all(n in _TENSOR_CLASSES for n in names):
+            when_false = [(key, self._not_tensor(current))]
+        return [(key, when_true)], when_false
+
+    def _attribute_test(self, test: ast.Attribute, state: State) -> tuple[list, list]:
+        """`if t.requires_grad:` / `if t.is_cuda:`."""
+        key = dotted_name(test.value)
+        if key is None or test.attr not in ("requires_grad", "is_cuda"):
+            return [], []
+        current = self.fact(test.value, state)
+        if current.kind not in (TENSOR, UNKNOWN):
+            return [], []
+        if test.attr == "requires_grad":
+            yes = current.but(kind=TENSOR, grad=Grad.YES, min_grad=None)
+            no = current.but(grad=Grad.NO, min_grad=None, leaf=False)
+        else:
+            yes = current.but(kind=TENSOR, device=Device.ACCEL)
+            no = current.but(device=Device.CPU)
+        return [(key, yes)], [(key, no)]
+
+    def _device_test(self, test: ast.Compare, state: State) -> tuple[list, list] | None:
+        """`x.device.type != "cpu"`, `x.device == torch.device("cpu")`, `str(x.device) == "cpu"`,
+        `device == "cpu"`, `device.type == "cuda"`: where the comparison says CPU, the tensor is
+        there (or every tensor moved with that device variable is)."""
+        if len(test.ops) != 1 or not isinstance(test.ops[0], (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)):
+            return None
+        left, right = test.left, test.comparators[0]
+        dev = self._device_constant(right, state)
+        if dev is None:
+            left, right = right, left
+            dev = self._device_constant(right, state)
+        if dev is None or dev is Device.UNKNOWN:
+            return None
+        # Strip `str(...)` and `.type` to the device expression.
+        if isinstance(left, ast.Call) and isinstance(left.func, ast.Name) and left.func.id == "str" \
+                and len(left.args) == 1:
+            left = left.args[0]
+        if isinstance(left, ast.Attribute) and left.attr == "type":
+            left = left.value
+        where: list = []
+        if isinstance(left, ast.Attribute) and left.attr == "device":
+            key = dotted_name(left.value)
+            current = self.fact(left.value, state)
+            if key is not None and current.kind in (TENSOR, UNKNOWN):
+                where = [(key, current.but(device=dev))]
+        else:
+            var = dotted_name(left)
+            if var is not None:
+                where = [(_DEVICE_VAR_KEY, (var, dev))]
+        if not where:
+            return None
+        # Only equality says where: `device.type != "cuda"` may be mps as well as the CPU.
+        return (where, []) if isinstance(test.ops[0], (ast.Eq, ast.Is)) else ([], where)
+
+    def _device_constant(self, node, state: State) -> Device | None:
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return _device_of_string(node.value)
+        if isinstance(node, ast.Call) and self.qualname(node.func, state) == "torch.device" and node.args \
+                and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+            return _device_of_string(node.args[0].value)
+        return None
+
+    def _class_name(self, node, state: State) -> str | None:
+        q = self.qualname(node, state)
+        if q is None and isinstance(node, ast.Name) and state.lookup(node.id) is None:
+            q = node.id  # a builtin: list, int, ...
+        return q
+
+    @staticmethod
+    def _instance_of(current: Fact, cls: str | None) -> Fact:
+        """What is known of a value with fact `current` that is an instance of class `cls`."""
+        if cls in _TENSOR_CLASSES:
+            if current.kind == TENSOR:
+                return current.but(by_flow=True)
+            grad = Grad.YES if cls in api.PARAMETER else Grad.UNKNOWN
+            return tensor(grad, Device.UNKNOWN, leaf=cls in api.PARAMETER, by_flow=True)
+        if cls is not None and (cls == "torch.nn.Module" or cls.startswith("torch.nn.") and cls.rsplit(".", 1)[-1][:1].isupper()):
+            return current if current.kind == MODULE else Fact(MODULE, Grad.UNKNOWN, Device.UNKNOWN, by_flow=True)
+        if cls in _SCALAR_CLASSES:
+            return OTHER_FACT
+        if cls in ("numpy.ndarray", "numpy.generic"):
+            return ARRAY_FACT
+        if cls is not None and cls.split(".", 1)[0] in api.FOREIGN_FRAMEWORKS:
+            return FOREIGN_FACT
+        if cls in ("list", "tuple", "dict", "set", "frozenset"):
+            # The analysis treats model outputs (tuples, dicts) as tensors: indexing one gives
+            # a tensor.  The value itself is no tensor.
+            if current.kind == TENSOR and "module_output" in current.tags:
+                return current.but(by_flow=False)
+            if current.kind == SEQ:
+                return current
+            return Fact(SEQ, Grad.UNKNOWN, Device.UNKNOWN) if cls != "dict" else OTHER_FACT
+        # A class we do not know (a project class, a Tensor subclass...).
+        return current.but(by_flow=False) if current.kind == TENSOR else current
+
+    @staticmethod
+    def _not_tensor(current: Fact) -> Fact:
+        if current.kind == TENSOR and "module_output" in current.tags:
+            return current.but(by_flow=False)  # a tuple or dict of outputs
+        if current.kind in (TENSOR, UNKNOWN):
+            return Fact(OTHER, Grad.NO, Device.CPU, tags=frozenset({"not_tensor"}))
+        return current
+
+    # ------------------------------------------------------------------ evaluation
+
+    def qualname(self, node, state: State | None = None) -> str | None:
+        state = state or self.frame.state
+        if isinstance(node, ast.Name):
+            f = state.lookup(node.id)
+            return f.qual if f is not None and f.kind == IMPORT else None
+        if isinstance(node, ast.Attribute):
+            base = self.qualname(node.value, state)
+            return f"{base}.{node.attr}" if base is not None else None
+        return None
+
+    def fact(self, node, state: State | None = None) -> Fact:
+        state = state or self.frame.state
+        key = id(node)
+        cached = self._cache.get(key)
+        if cached is not None and cached[0] is state.env:
+            return cached[1]
+        f = self._eval(node, state)
+        if state.no_grad and f.kind == TENSOR and f.grad is not Grad.NO and not f.leaf:
+            if isinstance(node, (ast.Call, ast.BinOp, ast.UnaryOp, ast.Subscript)):
+                f = f.but(grad=Grad.NO, items=f.items and tuple(i.but(grad=Grad.NO) for i in f.items))
+        self._cache[key] = (state.env, f)
+        return f
+
+    def _eval(self, node, state: State) -> Fact:
+        t = type(node)
+        if t is ast.Name:
+            f = state.lookup(node.id)
+            if f is None:
+                return UNKNOWN_FACT
+            if f.kind == UNKNOWN and node.id in self.frame.scope.module_names:
+                return Fact(MODULE, Grad.UNKNOWN, Device.UNKNOWN)
+            return f
+        if t is ast.Attribute:
+            return self._attribute(node, state)
+        if t is ast.Call:
+            return self._call(node, state)
+        if t is ast.Constant:
+            if isinstance(node.value, str):
+                return Fact(OTHER, Grad.NO, _device_of_string(node.value), tags=frozenset({"str"}))
+            return OTHER_FACT
+        if t is ast.BinOp:
+            return self._binop(self.fact(node.left, state), self.fact(node.right, state), state)
+        if t is ast.UnaryOp:
+            if isinstance(node.op, ast.Not):
+                return OTHER_FACT
+            return self.fact(node.operand, state).but(leaf=False)
+        if t is ast.Compare:
+            facts = [self.fact(node.left, state)] + [self.fact(c, state) for c in node.comparators]
+            if any(f.kind == TENSOR for f in facts):
+                return tensor(Grad.NO, join_all(facts).device, by_flow=any(f.is_torch_tensor for f in facts))
+            return OTHER_FACT
+        if t is ast.BoolOp:
+            return join_all(self.fact(v, st) for v, st in self.narrowed_parts(node, state))
+        if t is ast.IfExp:
+            parts = self.narrowed_parts(node, state)
+            return join(self.fact(node.body, parts[1][1]), self.fact(node.orelse, parts[2][1]))
+        if t is ast.Subscript:
+            base = self.fact(node.value, state)
+            if base.items is not None:
+                i, n = node.slice, len(base.items)
+                if isinstance(i, ast.Constant) and type(i.value) is int and -n <= i.value < n:
+                    return base.items[i.value]
+            if base.kind == TENSOR:
+                return base.but(leaf=False, tags=base.tags, items=None)
+            if base.kind == SEQ and base.element is not None:
+                if isinstance(node.slice, ast.Slice):
+                    return base
+                return base.element
+            if base.kind == MODULE:
+                return Fact(MODULE, Grad.UNKNOWN, base.device, frozen=base.frozen, by_flow=base.by_flow)
+            if base.kind == UNKNOWN and _TENSORISH in base.tags:
+                return base.but(leaf=False)  # `u.detach()[0]`
+            return UNKNOWN_FACT
+        if t in (ast.Tuple, ast.List, ast.Set):
+            elts = [self.fact(e.value if isinstance(e, ast.Starred) else e, state) for e in node.elts]
+            el = join_all(elts) if elts else None
+            if el is None:
+                return Fact(SEQ, Grad.NO, Device.CPU)
+            return Fact(SEQ, el.grad, el.device, element=el)
+        if t is ast.NamedExpr:
+            f = self.fact(node.value, state)
+            self._bind(node.target, f, state)
+            return f
+        if t in (ast.ListComp, ast.GeneratorExp, ast.SetComp):
+            inner = state.copy()
+            for gen in node.generators:
+                self._bind(gen.target, self._element_of(self.fact(gen.iter, inner)), inner)
+            el = self.fact(node.elt, inner)
+            return Fact(SEQ, el.grad, el.device, element=el)
+        if t is ast.Starred:
+            return self.fact(node.value, state)
+        if t in (ast.JoinedStr, ast.Dict, ast.DictComp, ast.Lambda):
+            return OTHER_FACT
+        return UNKNOWN_FACT
+
+    def _binop(self, a: Fact, b: Fact, state: State) -> Fact:
+        if a.kind == TENSOR or b.kind == TENSOR:
+            grad = max(a.grad if a.kind in (TENSOR, UNKNOWN) else Grad.NO,
+                       b.grad if b.kind in (TENSOR, UNKNOWN) else Grad.NO)
+            if (a.kind == UNKNOWN or b.kind == UNKNOWN) and grad is Grad.NO:
+                grad = Grad.UNKNOWN
+            dev = max(a.device if a.kind == TENSOR else Device.CPU, b.device if b.kind == TENSOR else Device.CPU)
+            must = max(must_grad(a) if a.kind in (TENSOR, UNKNOWN) else Grad.NO,
+                       must_grad(b) if b.kind in (TENSOR, UNKNOWN) else Grad.NO)
+            if a.kind == UNKNOWN or b.kind == UNKNOWN:
+                must = min(must, Grad.UNKNOWN) if must is not Grad.YES else must
+            var = _one_device_var(f for f in (a, b) if f.kind == TENSOR)
+            return Fact(TENSOR, grad, dev, tags=a.tags | b.tags, by_flow=a.is_torch_tensor or b.is_torch_tensor,
+                        min_grad=None if must == grad else min(must, grad), device_var=var)
+        if a.kind == OTHER and b.kind == OTHER:
+            return OTHER_FACT
+        if a.kind == SEQ and b.kind == SEQ:
+            return join(a, b)
+        return UNKNOWN_FACT
+
+    def _attribute(self, node: ast.Attribute, state: State) -> Fact:
+        key = dotted_name(node)
+        if key is not None:
+            f = state.env.get(key)
+            if f is not None:
+                return f
+        base = self.fact(node.value, state)
+        attr = node.attr
+        kind = base.kind
+        if kind == IMPORT:
+            return Fact(IMPORT, Grad.NO, Device.CPU, qual=f"{base.qual}.{attr}")
+        if kind == OTHER and "foreign" in base.tags:
+            return FOREIGN_FACT
+        if kind == TENSOR:
+            if attr in ("data", "grad"):
+                return Fact(TENSOR, Grad.NO, base.device, tags=base.tags - {"generator_output"}, by_flow=base.by_flow)
+            if attr == "device":  # `.to(x.device)`: wherever x is
+                return Fact(DEVICE, Grad.NO, base.device, device_var=base.device_var)
+            if attr in api.NON_TENSOR_ATTRS:
+                return OTHER_FACT
+            if base.items is not None and len(base.items) == 2 and attr in ("values", "indices"):
+                return base.items[attr == "indices"]
+            if attr in api.SAME_TENSOR_ATTRS:
+                return base.but(leaf=False)
+            # A field of a model output (outputs.logits, out.loss): same provenance.
+            return base.but(leaf=False)
+        if kind == MODULE:
+            if base.attrs is not None and attr in base.attrs:
+                f = base.attrs[attr]
+                if f.kind == MODULE and base.device is not Device.UNKNOWN:
+                    f = f.but(device=max(f.device, base.device))
+                if f.kind == TENSOR and f.leaf and base.frozen:
+                    f = f.but(grad=Grad.NO)
+                return f
+            if attr in api.PARAM_ATTRS:
+                if base.frozen:
+                    return tensor(Grad.UNKNOWN, base.device, by_flow=base.by_flow)
+                return tensor(Grad.YES, base.device, leaf=True, tags=frozenset({"parameter"}), by_flow=base.by_flow)
+            if base.attrs is not None:
+                # An attribute of a local class that no method assigns: not known.
+                return UNKNOWN_FACT
+            # Most attributes of a module are submodules (model.encoder.layer[3]).
+            return Fact(MODULE, Grad.UNKNOWN, base.device, frozen=base.frozen, tags=frozenset({"submodule?"}))
+        if kind == UNKNOWN and attr in ("data", "grad") and not (
+                isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
+            # `p.data` of an unknown `p` (most likely a tensor); `self.data` of a dataset is not.
+            return Fact(UNKNOWN, Grad.NO, base.device, tags=_TENSORISH_TAGS)
+        if kind == UNKNOWN and _TENSORISH in base.tags and attr not in api.NON_TENSOR_ATTRS:
+            return base.but(leaf=False)  # `u.detach().T`
+        return UNKNOWN_FACT
+
+    def _target_device(self, call: ast.Call, state: State) -> Device | None:
+        """The device a `.to(...)` call moves to; None when it only changes dtype."""
+        dev_kw = _kwarg(call, "device")
+        args = list(call.args)
+        if dev_kw is not None:
+            args = [dev_kw]
+        elif not args:
+            return None
+        arg = args[0]
+        q = self.qualname(arg, state)
+        if q is not None and q.startswith("torch.") and q.split(".")[1] in _DTYPES:
+            return None
+        f = self.fact(arg, state)
+        if f.kind == DEVICE:
+            return f.device
+        if "str" in f.tags and f.kind in (OTHER, UNKNOWN):
+            return f.device  # a device string, or a join with one (`x.device if c else "cpu"`)
+        if f.kind == TENSOR:
+            return f.device
+        name = (dotted_name(arg) or "").rsplit(".", 1)[-1].lower()
+        if "dtype" in name:
+            return None
+        # `.to(device)`, `.to(self.device)`, `.to(args.device)`: may be an accelerator.
+        return Device.ACCEL
+
+    def _call(self, node: ast.Call, state: State) -> Fact:
+        func = node.func
+        q = self.qualname(func, state)
+        if q is not None:
+            return self._call_qualified(q, node, state)
+        if isinstance(func, ast.Attribute):
+            recv = self.fact(func.value, state)
+            return self._method(recv, func.attr, node, state)
+        callee = self.fact(func, state)
+        if callee.kind == MODULE:
+            return self._module_output(callee, node, state)
+        if MODULE_CLASS_TAG in callee.tags:
+            return Fact(MODULE, Grad.UNKNOWN, Device.CPU, attrs=callee.attrs,
+                        tags=callee.tags & {NO_GRAD_FORWARD}, by_flow=callee.by_flow)
+        if isinstance(func, ast.Name):
+            name = func.id
+            if name in ("len", "int", "float", "str", "bool", "isinstance", "print", "repr", "hash", "id",
+                        "round", "range", "format", "type", "callable", "hasattr", "getattr"):
+                return OTHER_FACT
+            if name in ("list", "tuple", "sorted", "reversed") and node.args:
+                el = self._element_of(self.fact(node.args[0], state))
+                return Fact(SEQ, el.grad, el.device, element=el)
+            if name in ("enumerate", "zip") and node.args and state.lookup(name) is None and not any(
+                isinstance(a, ast.Starred) for a in node.args
+            ):
+                els = [self._element_of(self.fact(a, state)) for a in node.args]
+                if name == "enumerate":
+                    els = [OTHER_FACT, els[0]]
+                tup = Fact(SEQ, max(e.grad for e in els), max(e.device for e in els), element=join_all(els),
+                           items=tuple(els))
+                return Fact(SEQ, tup.grad, tup.device, element=tup)
+        return UNKNOWN_FACT
+
+    def _arg_facts(self, node: ast.Call, state: State) -> list[Fact]:
+        facts = []
+        for a in node.args:
+            f = self.fact(a, state)
+            if f.kind == SEQ and f.element is not None:
+                f = f.element
+            facts.append(f)
+        for kw in node.keywords:
+            if kw.arg not in ("dtype", "device", "dim", "out", "layout"):
+                facts.append(self.fact(kw.value, state))
+        return facts
+
+    def _call_qualified(self, q: str, node: ast.Call, state: State) -> Fact:
+        if q in api.BUFFER:
+            return Fact(TENSOR, Grad.NO, Device.UNKNOWN, by_flow=True)
+        if q in api.PARAMETER:
+            rg = _kwarg(node, "requires_grad")
+            if rg is None and len(node.args) > 1:
+                rg = node.args[1]
+            flag = _const_bool(rg) if rg is not None else True
+            if flag is False:
+                return tensor(Grad.NO, self._device_of_args(node, state))
+            grad = Grad.YES if flag else Grad.UNKNOWN
+            return tensor(grad, self._device_of_args(node, state), leaf=True, tags=frozenset({"parameter"}))
+        if q in api.FACTORIES:
+            rg = _kwarg(node, "requires_grad")
+            dev = self._factory_device(node, state)
+            flag = _const_bool(rg) if rg is not None else False
+            if flag is False:
+                made = tensor(Grad.NO, dev)
+            else:
+                made = tensor(Grad.YES if flag else Grad.UNKNOWN, dev, leaf=True)
+            var = self._device_var(node, state) if dev is not Device.CPU else None
+            return made.but(device_var=var) if var else made
+        if q in api.FROM_HOST:
+            return tensor(Grad.NO, Device.CPU)
+        if q in api.DATALOADERS:
+            return Fact(LOADER, Grad.NO, Device.CPU)
+        if q == "torch.device":
+            f = self.fact(node.args[0], state) if node.args else UNKNOWN_FACT
+            return Fact(DEVICE, Grad.NO, f.device if f.kind in (OTHER, DEVICE) else Device.UNKNOWN)
+        if q in api.NON_TENSOR_FUNCS:
+            return OTHER_FACT
+        if q in api.NO_GRAD_FUNCS:
+            return tensor(Grad.NO, self._device_of_args(node, state))
+        if q.startswith("numpy."):
+            return ARRAY_FACT
+        if q.split(".", 1)[0] in api.FOREIGN_FRAMEWORKS:
+            return FOREIGN_FACT  # another framework's value is not a torch tensor
+        if q.startswith("torch.nn.") and q[9:10].isupper() or q.startswith("torch.nn.modules."):
+            # A module's `grad`: whether its parameters require grad (a new torch.nn layer's do).
+            paramfree = q in api.PARAMFREE_MODULES
+            return Fact(MODULE, Grad.NO if paramfree else Grad.YES, Device.CPU, paramfree=paramfree, by_flow=True)
+        if q in api.AUTOGRAD_GRAD:
+            cg = _kwarg(node, "create_graph")
+            g = tensor(Grad.NO if cg is None or _const_bool(cg) is False else Grad.UNKNOWN,
+                       self._device_of_args(node, state))
+            return Fact(SEQ, g.grad, g.device, element=g)
+        if q.startswith("torch.distributions."):
+            return UNKNOWN_FACT  # a Distribution: .sample() is detached, .rsample()/.log_prob() are not
+        if q.startswith("torch.optim.") or q.startswith("torch.utils.") or q.startswith("torch.cuda."):
+            return OTHER_FACT if not q.startswith("torch.utils.checkpoint") else self._join_args(node, state)
+        if q.startswith(api.MODEL_FACTORY_PREFIXES):
+            return Fact(MODULE, Grad.UNKNOWN, Device.CPU, by_flow=True)
+        if q == "copy.deepcopy" and node.args:
+            return self.fact(node.args[0], state)
+        if q.startswith("torch.") and (q.rsplit(".", 1)[-1].startswith("_") or q.startswith("torch.nn.init.calc")):
+            return UNKNOWN_FACT  # private helpers and init arithmetic return ints and tuples, not tensors
+        if q.startswith("torch."):
+            return self._values_indices(q[6:], self._join_args(node, state), node.args[1:], node, state)
+        last = q.rsplit(".", 1)[-1]
+        if last == "from_pretrained":
+            owner = q.rsplit(".", 2)[-2]
+            if "Model" in owner or "For" in owner:
+                # transformers' TF and Flax classes are not torch modules.
+                return Fact(MODULE, Grad.UNKNOWN, Device.CPU, by_flow=not owner.startswith(("TF", "Flax")))
+        return UNKNOWN_FACT
+
+    def _values_indices(self, name: str, f: Fact, rest: list, node: ast.Call, state: State) -> Fact:
+        """`torch.max(x, 1)`, `x.sort()`, `x.topk(k)`, ...: a (values, indices) pair whose indices
+        never require grad (`_, pred = out.max(1)`, `out.topk(5).indices`, `out.max(1)[1]`)."""
+        if f.kind != TENSOR or name not in api.VALUES_INDICES:
+            if f.kind != TENSOR or name not in api.VALUES_INDICES_WITH_DIM:
+                return f
+            dim = rest[0] if rest else _kwarg(node, "dim")
+            if dim is None or isinstance(dim, ast.Starred) or self.fact(dim, state).kind == TENSOR:
+                return f  # torch.max(x) is a tensor; torch.max(a, b) is elementwise
+        return f.but(items=(f, tensor(Grad.NO, f.device, by_flow=f.by_flow)))
+
+    def _join_args(self, node: ast.Call, state: State) -> Fact:
+        facts = self._arg_facts(node, state)
+        tensors = [f for f in facts if f.kind == TENSOR]
+        if not tensors:
+            # Without a tensor argument, an unlisted torch function may not return a tensor at
+            # all (torch.finfo(dtype).min): only its grad state is known.
+            if any(f.kind == UNKNOWN for f in facts):
+                return Fact(UNKNOWN, Grad.UNKNOWN, Device.UNKNOWN)
+            return Fact(UNKNOWN, Grad.NO, self._factory_device(node, state))
+        grad = max(f.grad for f in tensors)
+        must = max(must_grad(f) for f in tensors)
+        if grad is Grad.NO and any(f.kind == UNKNOWN for f in facts):
+            grad = Grad.UNKNOWN
+        tags = frozenset().union(*(f.tags for f in tensors))
+        return Fact(TENSOR, grad, max(f.device for f in tensors), tags=tags,
+                    by_flow=any(f.is_torch_tensor for f in tensors), min_grad=None if must == grad else must,
+                    device_var=_one_device_var(tensors))
+
+    def _device_of_args(self, node: ast.Call, state: State) -> Device:
+        devs = [f.device for f in self._arg_facts(node, state) if f.kind == TENSOR]
+        return max(devs) if devs else Device.CPU
+
+    def _factory_device(self, node: ast.Call, state: State) -> Device:
+        dev = _kwarg(node, "device")
+        if dev is None:
+            return Device.CPU
+        f = self.fact(dev, state)
+        if f.kind in (DEVICE, OTHER) and f.device is not Device.UNKNOWN:
+            return f.device
+        if f.kind == DEVICE or "str" in f.tags and f.kind == UNKNOWN:
+            return f.device  # `device=x.device` with x's device unknown
+        return Device.ACCEL
+
+    def _module_output(self, module: Fact, node: ast.Call, state: State) -> Fact:
+        args = self._arg_facts(node, state)
+        arg_grad = max((f.grad for f in args if f.kind in (TENSOR, UNKNOWN)), default=Grad.NO)
+        arg_dev = max((f.device for f in args if f.kind == TENSOR), default=Device.CPU)
+        if module.paramfree or module.frozen:
+            grad = arg_grad if not module.frozen else (Grad.YES if arg_grad is Grad.YES else Grad.UNKNOWN)
+        else:
+            grad = Grad.YES
+        if NO_GRAD_FORWARD in module.tags:
+            grad = Grad.NO
+        # Certain only when the module's parameters require grad on every path (a module's
+        # `grad`), or when the result's grad comes from the inputs or a no-grad forward.
+        if grad is Grad.YES and not (module.paramfree and not module.frozen):
+            must = Grad.YES if module.by_flow and must_grad(module) is Grad.YES else Grad.UNKNOWN
+        else:
+            must = grad
+        # Where the output is: the module's device, or the inputs' when the module moved with
+        # them (one device variable for both, as in `model.to(device)`, `x.to(device)`).
+        dev = max(module.device, arg_dev)
+        var = module.device_var
+        if var is None and module.device is not Device.ACCEL:
+            var = _one_device_var(f for f in args if f.kind == TENSOR)
+        return Fact(TENSOR, grad, dev, tags=frozenset({"module_output"}), by_flow=module.by_flow,
+                    min_grad=None if must == grad else must, device_var=var)
+
+    def _method(self, recv: Fact, m: str, node: ast.Call, state: State) -> Fact:
+        kind = recv.kind
+        if kind == TENSOR:
+            if m == "numpy":
+                return ARRAY_FACT
+            if m in api.NON_TENSOR_METHODS:
+                return OTHER_FACT
+            if m in api.NO_GRAD_METHODS:
+                return tensor(Grad.NO, recv.device, tags=recv.tags - {"generator_output"},
+                              by_flow=recv.by_flow).but(device_var=recv.device_var)
+            if m in api.NEW_TENSOR_METHODS:
+                rg_arg = _kwarg(node, "requires_grad")
+                rg = _const_bool(rg_arg)
+                dev = self._factory_device(node, state) if _kwarg(node, "device") is not None else recv.device
+                if rg is True:
+                    return tensor(Grad.YES, dev, leaf=True, by_flow=recv.by_flow)
+                return tensor(Grad.NO if rg_arg is None or rg is False else Grad.UNKNOWN, dev, by_flow=recv.by_flow)
+            if m == "cpu":
+                return recv.but(device=Device.CPU, leaf=False, device_var=None)
+            if m in ("cuda", "xpu", "mps"):
+                return recv.but(device=Device.ACCEL, leaf=False, device_var=None)
+            if m == "to":
+                dev = self._target_device(node, state)
+                if dev is None:
+                    return recv.but(leaf=False)
+                return recv.but(device=dev, leaf=False, device_var=self._device_var(node, state))
+            if m == "requires_grad_":
+                flag = _const_bool(node.args[0]) if node.args else True
+                if flag is False:
+                    return recv.but(grad=Grad.NO, leaf=False)
+                return recv.but(grad=Grad.YES if flag else Grad.UNKNOWN, leaf=True)
+            if m.endswith("_") and not m.startswith("_"):
+                return recv  # in-place: returns self
+            facts = [f for f in self._arg_facts(node, state) if f.kind == TENSOR]
+            grad = max([recv.grad, *(f.grad for f in facts)])
+            must = max([must_grad(recv), *(must_grad(f) for f in facts)])
+            result = Fact(TENSOR, grad, recv.device, tags=recv.tags, by_flow=recv.by_flow,
+                          min_grad=None if must == grad else must, device_var=recv.device_var)
+            return self._values_indices(m, result, node.args, node, state)
+        if kind == MODULE:
+            if m in api.MODULE_SELF_METHODS:
+                if m in ("to",):
+                    dev = self._target_device(node, state)
+                    if dev is None:
+                        return recv
+                    return recv.but(device=dev, device_var=self._device_var(node, state))
+                if m in ("cuda", "xpu", "mps"):
+                    return recv.but(device=Device.ACCEL, device_var=None)
+                if m == "cpu":
+                    return recv.but(device=Device.CPU, device_var=None)
+                if m == "requires_grad_":
+                    flag = _const_bool(node.args[0]) if node.args else True
+                    return _frozen(recv, flag is not True)
+                return recv
+            if m in ("parameters", "named_parameters"):
+                owner = dotted_name(node.func.value) if isinstance(node.func, ast.Attribute) else None
+                tags = frozenset({"parameter", f"param_of:{owner}"} if owner else {"parameter"})
+                p = tensor(Grad.NO if recv.frozen else Grad.YES, recv.device, leaf=not recv.frozen, tags=tags,
+                           by_flow=recv.by_flow)
+                return Fact(PARAMS if m == "parameters" else NAMED_PARAMS, Grad.NO, recv.device, element=p)
+            if m == "forward":
+                return self._module_output(recv, node, state)
+            if recv.attrs is not None:
+                f = recv.attrs.get(m)
+                if f is not None and f.kind == MODULE:
+                    return self._module_output(f, node, state)
+                return UNKNOWN_FACT
+            return UNKNOWN_FACT
+        if kind == SEQ and m in ("pop", "__getitem__") and recv.element is not None:
+            return recv.element
+        if kind == OTHER and "ndarray" in recv.tags:
+            return ARRAY_FACT
+        if kind == OTHER and "foreign" in recv.tags:
+            return FOREIGN_FACT
+        if kind == UNKNOWN:
+            return self._unknown_method(recv, m, node, state)
+        return UNKNOWN_FACT
+
+    def _unknown_method(self, recv: Fact, m: str, node: ast.Call, state: State) -> Fact:
+        """Methods of a value of unknown kind that tell what the result is whatever the receiver
+        (what strict mode needs to stay quiet on `param.detach().cpu().numpy()`):
+        `u.detach()` does not require grad, `u.cpu()` is on the host.  After one of them the
+        value is taken as tensor-like ("tensorish"), and its other methods keep what is known."""
+        tensorish = _TENSORISH in recv.tags
+        if m in api.NO_GRAD_METHODS:
+            return Fact(UNKNOWN, Grad.NO, recv.device, tags=_TENSORISH_TAGS)
+        if m == "cpu" and not node.args:
+            return recv.but(device=Device.CPU, device_var=None, tags=recv.tags | _TENSORISH_TAGS)
+        if m in ("cuda", "xpu", "mps"):
+            return recv.but(device=Device.ACCEL, device_var=None, tags=recv.tags | _TENSORISH_TAGS)
+        if m == "to":
+            dev = self._target_device(node, state)
+            if dev is not None:
+                return recv.but(device=dev, device_var=self._device_var(node, state),
+                                tags=recv.tags | _TENSORISH_TAGS)
+            return recv
+        if m == "numpy":
+            return ARRAY_FACT if recv.grad is Grad.NO and recv.device is Device.CPU else UNKNOWN_FACT
+        if tensorish and m not in api.NON_TENSOR_METHODS:
+            return recv.but(leaf=False)
+        return UNKNOWN_FACT
+
+    def _device_var(self, call: ast.Call, state: State) -> str | None:
+        """The dotted name of a device variable a call moves to (`x.to(device)`,
+        `torch.zeros(3, device=self.device)`), when the variable's device is not known."""
+        arg = _kwarg(call, "device")
+        if arg is None and call.args and isinstance(call.func, ast.Attribute) and call.func.attr == "to":
+            arg = call.args[0]
+        if arg is None:
+            return None
+        f = self.fact(arg, state)
+        if f.device_var is not None:
+            return f.device_var  # `device=x.device`, x moved with `device`
+        var = dotted_name(arg)
+        if var is None or f.kind in (DEVICE, OTHER) and f.device is not Device.UNKNOWN:
+            return None
+        return var
+
+    def _element_of(self, f: Fact) -> Fact:
+        """What iterating over (or unpacking) a value of fact `f` yields."""
+        kind = f.kind
+        if kind == SEQ:
+            return f.element or UNKNOWN_FACT
+        if kind == PARAMS:
+            return f.element or UNKNOWN_FACT
+        if kind == NAMED_PARAMS:
+            el = f.element or UNKNOWN_FACT
+            return Fact(SEQ, Grad.NO, el.device, element=el, items=(OTHER_FACT, el))
+        if kind == TENSOR:
+            return f.but(leaf=False)
+        if kind == LOADER:
+            return Fact(SEQ, Grad.NO, Device.CPU, element=tensor(Grad.NO, Device.CPU))
+        if kind == MODULE:
+            return Fact(MODULE, Grad.UNKNOWN, f.device, frozen=f.frozen, by_flow=f.by_flow)
+        return UNKNOWN_FACT
+

@@ -1,0 +1,194 @@
+"""Grad mode: which contexts, decorators, calls and framework hooks turn autograd recording off.
+
+One classification for the whole analysis (the walker, the no-grad callee index and every
+domain ask these functions), so that `torch.set_grad_enabled(True)` or `inference_mode(False)`
+mean the same thing everywhere.  `qualname` arguments resolve an expression through the file's
+imports (`th.no_grad` -> `torch.no_grad`), or return None.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from . import torchapi as api
+from .astutil import const_bool, kwarg
+
+# Names of project helpers that wrap a no-grad context (`with self.no_grad_ctx():`, `@inference_mode_if(...)`):
+# they may turn grad off, so code inside stays silent.
+NO_GRAD_HINTS = ("no_grad", "inference_mode")
+
+# Hooks the PyTorch Lightning trainer runs with grad disabled (its evaluation and prediction
+# loops run under torch.no_grad() / torch.inference_mode()).
+EVAL_HOOKS = frozenset(
+    "validation_step test_step predict_step validation_step_end test_step_end "
+    "validation_epoch_end test_epoch_end on_validation_batch_end on_test_batch_end "
+    "on_predict_batch_end on_validation_epoch_end on_test_epoch_end on_predict_epoch_end".split()
+)
+
+# Base classes whose subclasses get the hooks above run under no-grad.
+LIGHTNING_BASES = frozenset({
+    "pytorch_lightning.LightningModule", "pytorch_lightning.core.LightningModule",
+    "pytorch_lightning.core.lightning.LightningModule", "pytorch_lightning.core.module.LightningModule",
+    "lightning.LightningModule", "lightning.pytorch.LightningModule", "lightning.pytorch.core.LightningModule",
+    "lightning.pytorch.core.module.LightningModule",
+})
+
+
+def _name_of(n) -> str | None:
+    return n.id if isinstance(n, ast.Name) else n.attr if isinstance(n, ast.Attribute) else None
+
+
+def context_effect(expr, qualname) -> bool | None:
+    """What a `with` item (or a decorator) does to grad mode: True turns it off (or may: a
+    non-constant `set_grad_enabled(flag)`, a project helper named after no_grad), False turns it
+    on (`enable_grad`, `set_grad_enabled(True)`), None leaves it alone."""
+    if isinstance(expr, ast.Call):
+        q = qualname(expr.func)
+        if q in api.NO_GRAD:
+            if q.endswith("inference_mode"):
+                arg = expr.args[0] if expr.args else kwarg(expr, "mode")
+                if const_bool(arg) is False:
+                    return None
+            return True
+        if q in api.ENABLE_GRAD:
+            return False
+        if q in api.SET_GRAD_ENABLED:
+            arg = expr.args[0] if expr.args else kwarg(expr, "mode")
+            flag = const_bool(arg)
+            return True if flag is None else not flag
+        name = _name_of(expr.func)
+        if name == "inference_mode" and any(
+                const_bool(a) is False for a in [*expr.args, *(k.value for k in expr.keywords)]):
+            return None
+        if name == "set_grad_enabled" and expr.args and const_bool(expr.args[0]) is True:
+            return False
+    for n in ast.walk(expr):
+        if isinstance(n, (ast.Name, ast.Attribute)):
+            q = qualname(n)
+            if q in api.NO_GRAD or q in api.SET_GRAD_ENABLED:
+                return True
+            if q in api.ENABLE_GRAD:
+                return False
+            name = _name_of(n)
+            if any(h in name for h in NO_GRAD_HINTS):
+                return True
+            if name == "set_grad_enabled":
+                return True
+    return None
+
+
+def decorator_turns_grad_off(dec, qualname) -> bool:
+    """`@torch.no_grad()`, `@torch.no_grad`, `@torch.inference_mode()`, `@ng()` with `ng`
+    an alias, or a project decorator named after one."""
+    target = dec.func if isinstance(dec, ast.Call) else dec
+    q = qualname(target)
+    if q in api.NO_GRAD:
+        if isinstance(dec, ast.Call) and dec.args and const_bool(dec.args[0]) is False:
+            return False
+        return True
+    if q in api.SET_GRAD_ENABLED:
+        return isinstance(dec, ast.Call) and bool(dec.args) and const_bool(dec.args[0]) is not True
+    return context_effect(dec, qualname) is True
+
+
+def set_grad_call(call: ast.Call, qualname) -> bool | None:
+    """The no-grad state after a statement `torch.set_grad_enabled(flag)` (True: off, or may
+    be), or None when `call` is not one."""
+    if qualname(call.func) not in api.SET_GRAD_ENABLED or not call.args:
+        return None
+    flag = const_bool(call.args[0])
+    return True if flag is None else not flag
+
+
+# --------------------------------------------------------------------------- callees
+
+
+def module_qualnames(tree: ast.Module):
+    """A qualname resolver from the module's imports alone (no data flow): for the index below."""
+    names: dict = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.asname:
+                    names[a.asname] = a.name
+                else:
+                    names[a.name.split(".")[0]] = a.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            for a in node.names:
+                if a.name != "*":
+                    names[a.asname or a.name] = f"{node.module}.{a.name}"
+
+    def qualname(n) -> str | None:
+        if isinstance(n, ast.Name):
+            return names.get(n.id)
+        if isinstance(n, ast.Attribute):
+            base = qualname(n.value)
+            return f"{base}.{n.attr}" if base is not None else None
+        return None
+
+    return qualname
+
+
+def no_grad_callees(tree: ast.Module) -> frozenset:
+    """Names of the functions of a module that are only ever called with grad off.
+
+    Every call of the name in the module is inside a no-grad `with` block, a function decorated
+    with one, or another such function (`with torch.no_grad(): evaluate()`), there is at least
+    one, and the name is not otherwise used (passed as a callback, for instance).  Calls are
+    matched by name (`evaluate()`, `self.evaluate()`), so a clash only makes this stricter.
+    One pass over the tree; grad mode is classified by `context_effect`, as the walker does.
+    """
+    qualname = module_qualnames(tree)
+    sites: dict[str, list] = {}
+    used: set = set()
+    defined: set = set()
+    stack = [(tree, False, None)]
+    while stack:
+        n, ng, encl = stack.pop()
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            defined.add(n.name)
+            inner = any(decorator_turns_grad_off(d, qualname) for d in n.decorator_list)
+            stack.extend((d, ng, encl) for d in n.decorator_list)
+            stack.extend((d, ng, encl) for d in [*n.args.defaults, *n.args.kw_defaults] if d is not None)
+            stack.extend((b, inner, n.name) for b in n.body)
+            continue
+        if isinstance(n, ast.Lambda):
+            stack.append((n.body, False, None))  # runs whenever it is called
+            continue
+        if isinstance(n, (ast.With, ast.AsyncWith)):
+            inner = ng
+            for i in n.items:
+                effect = context_effect(i.context_expr, qualname)
+                if effect is not None:
+                    inner = effect
+            stack.extend((i, ng, encl) for i in n.items)
+            stack.extend((b, inner, encl) for b in n.body)
+            continue
+        if isinstance(n, ast.Call):
+            f = n.func
+            if isinstance(f, ast.Name):
+                sites.setdefault(f.id, []).append((ng, encl))
+            elif isinstance(f, ast.Attribute):
+                sites.setdefault(f.attr, []).append((ng, encl))
+                stack.append((f.value, ng, encl))
+            else:
+                stack.append((f, ng, encl))
+            stack.extend((a, ng, encl) for a in n.args)
+            stack.extend((k.value, ng, encl) for k in n.keywords)
+            continue
+        if isinstance(n, ast.Name):
+            used.add(n.id)
+        elif isinstance(n, ast.Attribute):
+            used.add(n.attr)
+        stack.extend((c, ng, encl) for c in ast.iter_child_nodes(n))
+    result: set = set()
+    changed = True
+    while changed:
+        changed = False
+        for name, calls in sites.items():
+            if name in result or name not in defined or name in used:
+                continue
+            if all(ng or (encl is not None and encl in result) for ng, encl in calls):
+                result.add(name)
+                changed = True
+    return frozenset(result)

@@ -1,0 +1,383 @@
+"""Storage, aliases and versions: the walker's domain for tensors autograd saved (family TNS4).
+
+In one scope it follows, in execution order and across branches and loops (the walker joins
+and iterates it like the value facts):
+
+- which names are aliases of another tensor's storage made around autograd's back (`c =
+  a.detach()`, `arr = a.detach().numpy()`, `d = a.data`) and which binding of `a` they alias
+  (a version number that any rebinding of `a` changes);
+- which saved tensors each name's value depends on (a backward through it needs them).
+
+and records, as events placed by the walker (order, branch path): saves (an operation that
+needs a tensor for its gradient used it: `saved.saved_tensors`), in-place writes through an
+alias, and backward calls with the saves they depend on.  `finish` pairs them: a write through
+an alias of a tensor saved earlier, before a backward that depends on that save, all on paths
+that can run together.  TNS402 and TNS403 read the pairs (`ctx.domain("storage").writes`).
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+from dataclasses import dataclass
+
+from .astutil import dotted_name, expressions, key_prefixes, mentioned_keys, target_elements
+from .facts import TENSOR, UNKNOWN, Device
+from .saved import saved_tensors, storage_key, strip_views
+from .walker import Domain, compatible
+
+# Methods that end in `_` but are not writes autograd checks as such (they change metadata,
+# flags or sharing, or fail with an error of their own).
+NOT_WRITES = frozenset(
+    "requires_grad_ detach_ share_memory_ resize_ resize_as_ sparse_resize_ sparse_resize_and_clear_ "
+    "apply_ map_ map2_ rename_ retain_grad_ record_stream_".split()
+)
+# In-place methods of NumPy arrays (writes into an array from `t.detach().numpy()`).
+ARRAY_WRITES = frozenset({"fill", "sort", "put", "itemset", "partition"})
+_BACKWARD_CALLS = frozenset({"backward", "manual_backward", "grad"})
+_FRESH = itertools.count(1_000_000)  # versions a join makes (either binding may be the current one)
+
+
+def is_inplace_method(name: str) -> bool:
+    return name.endswith("_") and not name.startswith("_") and name not in NOT_WRITES
+
+
+@dataclass(frozen=True)
+class Alias:
+    """A name whose storage is `base`'s (at `version`), made by `via` ("detach", "numpy" or "data")."""
+
+    base: str
+    version: tuple
+    via: str
+    anchor: ast.AST  # the `.detach()` call or `.data` attribute that made it
+    named: bool = False  # bound to a name (`c = a.detach()`), not written inline
+
+
+@dataclass(frozen=True)
+class Write:
+    node: ast.AST  # what is reported
+    alias: Alias
+    shown: str  # the source of the tensor or array written into
+
+
+class StorageState:
+    """The domain's part of the program state."""
+
+    __slots__ = ("versions", "aliases", "taint")
+
+    def __init__(self, versions=None, aliases=None, taint=None) -> None:
+        self.versions: dict[str, int] = versions if versions is not None else {}
+        self.aliases: dict[str, frozenset] = aliases if aliases is not None else {}  # key -> {Alias}
+        self.taint: dict[str, frozenset] = taint if taint is not None else {}  # key -> save ids
+
+    def copy(self) -> StorageState:
+        return StorageState(dict(self.versions), dict(self.aliases), dict(self.taint))
+
+    def join(self, other: StorageState) -> StorageState:
+        versions = dict(self.versions)
+        for k, v in other.versions.items():
+            if versions.get(k, 0) != v:
+                versions[k] = next(_FRESH)
+        for k in self.versions.keys() - other.versions.keys():
+            if self.versions[k] != 0:
+                versions[k] = next(_FRESH)
+        return StorageState(versions, _union(self.aliases, other.aliases), _union(self.taint, other.taint))
+
+    def __eq__(self, other) -> bool:
+        return (isinstance(other, StorageState) and self.versions.keys() == other.versions.keys()
+                and self.aliases == other.aliases and self.taint == other.taint)
+
+    __hash__ = None
+
+
+def _union(a: dict, b: dict) -> dict:
+    out = dict(a)
+    for k, v in b.items():
+        out[k] = out.get(k, frozenset()) | v
+    return out
+
+
+class _Query:
+    """The value facts at one state, for the `saved` helpers (which take a rule context)."""
+
+    __slots__ = ("walker", "state")
+
+    def __init__(self, walker, state) -> None:
+        self.walker = walker
+        self.state = state
+
+    def fact(self, node):
+        return self.walker.fact(node, self.state)
+
+    def qualname(self, node):
+        return self.walker.qualname(node, self.state)
+
+    @property
+    def no_grad(self) -> bool:
+        return self.state.no_grad
+
+    def short(self, node, limit: int = 40) -> str:
+        return self.walker.ctx.short(node, limit)
+
+
+class StorageScope:
+    """The events of one scope, and the writes `finish` found harmful."""
+
+    def __init__(self) -> None:
+        self.saves: list = []  # (seq, key, version, save id, path)
+        self.writes_seen: list = []  # (seq, Write, path)
+        self.backwards: list = []  # (seq, save ids, path)
+        self.writes: list[Write] = []  # the findings: writes through an alias of a saved tensor
+
+
+class StorageDomain(Domain):
+    key = "storage"
+
+    def active(self, walker, frame) -> bool:
+        # Without a backward call in the scope's own code nothing here can be reported.
+        node = frame.scope.node
+        text = walker.source_of(node) if hasattr(node, "end_lineno") else (
+            walker.lines.text if walker.lines is not None else None)
+        return _calls_backward(node, text)
+
+    def initial(self, walker, frame) -> StorageState:
+        return StorageState()
+
+    def start(self, walker, frame) -> StorageScope:
+        return StorageScope()
+
+    # ------------------------------------------------------------------ transfer
+
+    def loop_target(self, walker, stmt, state) -> None:
+        st = state.doms[self.key]
+        for t in target_elements(stmt.target):
+            _rebind(st, t)
+
+    def with_item(self, walker, item, state) -> None:
+        if item.optional_vars is not None:
+            st = state.doms[self.key]
+            for t in target_elements(item.optional_vars):
+                _rebind(st, t)
+
+    def simple(self, walker, stmt, state) -> None:
+        frame = walker.frame
+        st: StorageState = state.doms[self.key]
+        rec: StorageScope = frame.doms[self.key]
+        q = _Query(walker, state)
+        # Writes and backwards inside `pytest.raises(...)` provoke the error on purpose.
+        record = frame.recording
+        record_use = record and not frame.expects_error
+        seq, path = frame.seq, frame.path
+        if isinstance(stmt, ast.Delete):
+            for t in stmt.targets:
+                _rebind(st, t)
+            return
+        # 1. writes through aliases
+        if record_use:
+            for node, container in _writes(stmt):
+                for alias in _resolve(st, container, q):
+                    if alias.via == "numpy" and isinstance(node, ast.Call) and node.func.attr not in ARRAY_WRITES:
+                        continue
+                    if alias.via != "numpy" and isinstance(node, ast.Call) and not is_inplace_method(node.func.attr):
+                        continue
+                    rec.writes_seen.append((seq, Write(node, alias, q.short(container)), path))
+        # 2. saved tensors (inputs now, results once the target is bound)
+        new_ids = set()
+        result_nodes = []
+        value = getattr(stmt, "value", None)
+        for n in expressions(stmt):
+            if not isinstance(n, (ast.BinOp, ast.Call)):
+                continue
+            for expr, what in saved_tensors(n, q):
+                if what == "input":
+                    key = storage_key(expr, q)
+                    if key is not None:
+                        sid = (id(n), key)
+                        new_ids.add(sid)
+                        if record:
+                            rec.saves.append((seq, key, _version(st, key), sid, path))
+                elif value is not None and strip_views(value, q) is n:
+                    result_nodes.append(n)
+        # 3. backward calls and what they depend on
+        deps = _backward_deps(st, stmt, q)
+        if deps and record_use:
+            rec.backwards.append((seq, deps, path))
+        # 4. bindings: versions, aliases, dependency taint
+        rhs_taint = frozenset(new_ids)
+        if value is not None:
+            for k in mentioned_keys(value):
+                rhs_taint |= st.taint.get(k, frozenset())
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and value is not None:
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            aliases = _resolve(st, value, q) if len(targets) == 1 else frozenset()
+            for target in targets:
+                for el in target_elements(target):
+                    key = _rebind(st, el)
+                    if key is not None:
+                        st.taint[key] = rhs_taint
+                    elif isinstance(el, ast.Subscript):
+                        key = dotted_name(strip_views(el, q))
+                        if key is not None:
+                            st.taint[key] = st.taint.get(key, frozenset()) | rhs_taint
+                    if key is None or el is not target or isinstance(el, ast.Subscript):
+                        continue
+                    if aliases:
+                        st.aliases[key] = frozenset(
+                            Alias(a.base, a.version, a.via, a.anchor, named=True) for a in aliases)
+                    if result_nodes:
+                        sid = (id(stmt), key)
+                        if record:
+                            rec.saves.append((seq, key, _version(st, key), sid, path))
+                        st.taint[key] = st.taint.get(key, frozenset()) | {sid}
+        elif isinstance(stmt, ast.AugAssign):
+            key = dotted_name(strip_views(stmt.target, q))
+            if key is not None and rhs_taint:
+                st.taint[key] = st.taint.get(key, frozenset()) | rhs_taint
+        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+            call = stmt.value
+            if isinstance(call.func, ast.Attribute):
+                key = dotted_name(call.func.value)
+                if key is not None:
+                    taint = frozenset(new_ids)
+                    for a in [*call.args, *(k.value for k in call.keywords)]:
+                        for k in mentioned_keys(a):
+                            taint |= st.taint.get(k, frozenset())
+                    if taint:
+                        st.taint[key] = st.taint.get(key, frozenset()) | taint
+
+    # ------------------------------------------------------------------ conclusions
+
+    def finish(self, walker, frame) -> None:
+        rec: StorageScope = frame.doms[self.key]
+        if not rec.writes_seen or not rec.saves or not rec.backwards:
+            return
+        for wseq, write, wpath in rec.writes_seen:
+            alias = write.alias
+            hit = False
+            for sseq, key, version, sid, spath in rec.saves:
+                if key != alias.base or version != alias.version or sseq >= wseq:
+                    continue
+                if not compatible(spath, wpath):
+                    continue
+                for bseq, deps, bpath in rec.backwards:
+                    if bseq > wseq and sid in deps and compatible(bpath, wpath) and compatible(bpath, spath):
+                        hit = True
+                        break
+                if hit:
+                    break
+            if hit:
+                rec.writes.append(write)
+
+
+def _version(st: StorageState, key: str) -> tuple:
+    v = st.versions
+    return tuple(v.get(p, 0) for p in key_prefixes(key))
+
+
+def _rebind(st: StorageState, target) -> str | None:
+    if isinstance(target, ast.Subscript):
+        return None
+    key = dotted_name(target)
+    if key is None:
+        return None
+    st.versions[key] = st.versions.get(key, 0) + 1
+    prefix = key + "."
+    for k in [k for k in st.aliases if k == key or k.startswith(prefix)]:
+        del st.aliases[k]
+    return key
+
+
+def _writes(stmt):
+    """(reported node, the tensor or array written into) for each in-place write of `stmt`."""
+    if isinstance(stmt, ast.Assign):
+        for target in stmt.targets:
+            for el in target_elements(target):
+                if isinstance(el, ast.Subscript):
+                    yield el, el.value
+    elif isinstance(stmt, ast.AugAssign):
+        t = stmt.target
+        if isinstance(t, ast.Subscript):
+            yield t, t.value
+        elif isinstance(t, (ast.Name, ast.Attribute)):
+            yield t, t
+    for n in expressions(stmt):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
+            attr = n.func.attr
+            if is_inplace_method(attr) or attr in ARRAY_WRITES:
+                yield n, n.func.value
+
+
+def _resolve(st: StorageState, expr, q) -> frozenset:
+    """The aliases `expr` writes through: `a.detach()`, `a.detach().numpy()`, `a.data`, or a
+    name bound to one of them (and views of any of these)."""
+    e = strip_views(expr, q)
+    if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute):
+        attr = e.func.attr
+        inner = e.func.value
+        if attr == "detach" and not e.args and not e.keywords:
+            key = dotted_name(strip_views(inner, q))
+            if key is not None and q.fact(inner).kind in (TENSOR, UNKNOWN):
+                return frozenset({Alias(key, _version(st, key), "detach", e)})
+            return frozenset()
+        if attr == "numpy" and not e.args and not e.keywords:
+            return frozenset(Alias(r.base, r.version, "numpy", r.anchor, r.named) if r.via == "detach" else r
+                             for r in _resolve(st, inner, q))
+        if attr == "cpu" and not e.args and q.fact(inner).kind == TENSOR and q.fact(inner).device is Device.CPU:
+            return _resolve(st, inner, q)
+        return frozenset()
+    if isinstance(e, ast.Attribute) and e.attr == "data":
+        key = dotted_name(strip_views(e.value, q))
+        if key is not None and q.fact(e.value).kind in (TENSOR, UNKNOWN):
+            return frozenset({Alias(key, _version(st, key), "data", e)})
+        return frozenset()
+    key = dotted_name(e)
+    if key is not None:
+        return st.aliases.get(key, frozenset())
+    return frozenset()
+
+
+def _backward_deps(st: StorageState, stmt, q) -> frozenset:
+    deps: frozenset = frozenset()
+
+    def taint_of(node):
+        out = frozenset()
+        for k in mentioned_keys(node):
+            out |= st.taint.get(k, frozenset())
+        return out
+
+    for n in expressions(stmt):
+        if not isinstance(n, ast.Call):
+            continue
+        func = n.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+        if name not in _BACKWARD_CALLS:
+            continue
+        qn = q.qualname(func)
+        if qn in ("torch.autograd.backward", "torch.autograd.grad"):
+            roots = n.args[:1] + [k.value for k in n.keywords if k.arg in ("tensors", "outputs")]
+            for r in roots:
+                deps |= taint_of(r)
+        elif isinstance(func, ast.Attribute) and func.attr in ("backward", "manual_backward"):
+            deps |= taint_of(func.value)
+            for a in n.args[:1]:
+                deps |= taint_of(a)
+    return deps
+
+
+def _calls_backward(root, text: str | None = None) -> bool:
+    """Whether the scope's own code (not nested functions or classes) calls something named
+    `backward`, `manual_backward` or `grad` (`torch.autograd.grad`)."""
+    if text is not None and "backward" not in text and "grad(" not in text:
+        return False
+    stack = list(getattr(root, "body", []))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        if isinstance(node, ast.Call):
+            f = node.func
+            name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
+            if name in _BACKWARD_CALLS:
+                return True
+        stack.extend(ast.iter_child_nodes(node))
+    return False

@@ -1,0 +1,860 @@
+"""The one walker: a single statement interpreter that owns control flow, and hosts domains.
+
+It interprets each scope's statements in execution order over an abstract `State`:
+
+- value facts by name (evaluate.py: "a tensor? may it require grad? on an accelerator?"),
+- grad mode (`no_grad` / `inference_mode` / `set_grad_enabled` regions, decorators, functions
+  only called under no-grad, Lightning hooks the trainer runs without grad: gradmode.py),
+- one state per hosted domain (GAN provenance in gan.py, storage and aliases in storage.py).
+
+Control flow: branches are walked on copies of the state and joined (a branch that returns,
+raises, breaks or continues does not reach the join; `break`/`continue` states go to the loop's
+exit and head); tests narrow each branch (`isinstance`, `torch.is_tensor`, `t.requires_grad`,
+device tests, `torch.is_grad_enabled()`); loops are iterated to a fixpoint (bounded) before
+the pass that reports; `try` handlers start from what the body may have done; `with` items
+switch grad mode; `match` cases are branches.  Function bodies are walked after the code that
+defines them (module level first), seeing the enclosing scope as it is at its end (pyflakes'
+model).  Each statement gets a position in the scope (`Frame.path`: the branches it sits in,
+`Frame.loops`: the loops around it, `Frame.seq`: its order), which domains attach to the events
+they record (a backward, an optimizer step, a save, a write).
+
+While it walks, it calls the rules' `visit_<NodeType>(node, ctx)` with the state before the
+statement, and `enter_scope` / `leave_scope` around each scope; rules ask `ctx` (facts, grad
+mode, the domains' conclusions) and never walk statements themselves.
+
+Re-entrant: `summary(func)` walks a function's body on demand (rules off) in a frame of its
+own, from inside an expression of another walk, and leaves the caller's frame untouched.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from . import torchapi as api
+from .astutil import const_bool, dotted_name, is_plain_method, child_nodes
+from .evaluate import (
+    MODULE_CLASS_TAG,
+    MODULE_EVIDENCE,
+    NO_GRAD_FORWARD,
+    Evaluator,
+    LazyAttrs,
+    State,
+    join_states,
+)
+from .facts import IMPORT, MODULE, OTHER, OTHER_FACT, TENSOR, UNKNOWN_FACT, Device, Fact, Grad, join
+from .gradmode import (
+    EVAL_HOOKS,
+    LIGHTNING_BASES,
+    context_effect,
+    decorator_turns_grad_off,
+    no_grad_callees,
+)
+
+_MAX_LOOP_PREPASS_DEPTH = 3  # nested loops whose bodies are pre-run to a fixpoint
+_MAX_LOOP_ITERATIONS = 4  # pre-runs of one loop body before the reporting pass
+_EXPECTED_ERRORS = frozenset({"raises", "assertRaises", "assertRaisesRegex", "assertRaisesRegexp"})
+_LIGHTNING_TAG = "lightning_module"
+
+
+@dataclass(eq=False)
+class ClassInfo:
+    """A class of the file: its node, what `self` is in its methods, its methods by name."""
+
+    node: ast.ClassDef
+    self_fact: Fact | None
+    lightning: bool
+    methods: dict = field(default_factory=dict)
+
+
+@dataclass(eq=False, slots=True)
+class Scope:
+    kind: str  # "module", "function", "class"
+    node: ast.AST
+    parent: Scope | None
+    # Names with evidence of being an nn.Module (x.parameters(), x.eval(), ...).
+    module_names: frozenset = frozenset()
+    cls: ClassInfo | None = None  # the class of a method
+    end_env: dict | None = None  # the names at the end of the scope (what nested functions see)
+    closure: dict | None = None
+
+
+class Frame:
+    """One walk of one scope's body: where the walker is in it, and what the domains record."""
+
+    __slots__ = ("scope", "state", "stmt", "loops", "path", "recording", "dispatch", "seq", "doms",
+                 "loop_exits", "returns", "in_lambda", "expects_error", "blocks", "last_live", "dead_by",
+                 "loop_depth", "returns_fact", "raising")
+
+    def __init__(self, scope: Scope, state: State, dispatch: bool) -> None:
+        self.scope = scope
+        self.state = state
+        self.stmt = None
+        self.loops: tuple = ()  # the loop statements around the current one, outermost first
+        self.path: tuple = ()  # (id(compound), kind, branch) for each branch it sits in
+        self.recording = True  # False while loop bodies are pre-run (no events, no reports)
+        self.dispatch = dispatch  # rule visitors on
+        self.seq = 0  # order of the simple statements (in recording passes)
+        self.doms: dict = {}  # domain key -> what the domain records for this scope
+        self.loop_exits: list = []  # per enclosing loop: [break states, continue states]
+        self.returns: list = []  # (state, return statement) pairs
+        self.in_lambda = False
+        self.expects_error = 0  # inside `with pytest.raises(...)` / `self.assertRaises(...)`
+        self.blocks: dict = {}  # id(stmt) -> (body list, index, owner node)
+        self.last_live: State | None = None  # the state before the last return / raise / break
+        self.dead_by: str | None = None
+        self.loop_depth = 0
+        # Per enclosing `try` body: the join of the states its statements left (what a
+        # handler may start from).
+        self.raising: list = []
+        self.returns_fact: Fact | None = None  # the join of the returned values (summary walks)
+
+
+def compatible(p1: tuple, p2: tuple) -> bool:
+    """Whether statements at two branch paths can both run in one pass through the scope."""
+    if not p1 or not p2:
+        return True
+    d2 = {i: (kind, b) for i, kind, b in p2}
+    for i, kind, b in p1:
+        other = d2.get(i)
+        if other is None or other[1] == b:
+            continue
+        if kind in ("if", "match"):
+            return False
+        pair = {b, other[1]}
+        handlers = [str(x).startswith("h") for x in pair]
+        if all(handlers) or ("else" in pair and any(handlers)):
+            return False
+    return True
+
+
+class Domain:
+    """A kind of abstract value the walker carries alongside the value facts.
+
+    `initial` gives the domain's part of a scope's start state (an object with `copy()`,
+    `join(other)` and `==`), `start` what it records for the scope (events).  The transfer
+    functions see the state before the statement's own effects and update
+    `state.doms[self.key]`; `finish` draws the scope's conclusions, which rules read through
+    `ctx.domain(key)`."""
+
+    key = ""
+
+    def active(self, walker: Walker, frame: Frame) -> bool:
+        return True
+
+    def initial(self, walker: Walker, frame: Frame):
+        raise NotImplementedError
+
+    def start(self, walker: Walker, frame: Frame):
+        return None
+
+    def simple(self, walker: Walker, stmt: ast.stmt, state: State) -> None:
+        """An assignment, expression statement, return, raise, delete or assert."""
+
+    def test(self, walker: Walker, expr: ast.expr, state: State) -> None:
+        """The test of an `if` / `while`, a `for` header, a `match` subject."""
+
+    def loop_target(self, walker: Walker, stmt, state: State) -> None:
+        """The start of one iteration of `for target in iter:`."""
+
+    def with_item(self, walker: Walker, item: ast.withitem, state: State) -> None:
+        """One item of a `with` statement."""
+
+    def finish(self, walker: Walker, frame: Frame) -> None:
+        """The scope's walk is over."""
+
+
+class Summary:
+    """What a function does, as far as the walk of its body found out (domains add theirs)."""
+
+    __slots__ = ("returns", "doms")
+
+    def __init__(self, returns: Fact | None, doms: dict) -> None:
+        self.returns = returns  # the join of the values it returns (None: it never returns one)
+        self.doms = doms
+
+
+class Walker(Evaluator):
+    """Walks one module, keeps the abstract state, hosts the domains, dispatches rule visitors."""
+
+    def __init__(self, tree: ast.Module, rules, context, scope_filter=None, domains=()) -> None:
+        self.tree = tree
+        # scope_filter(function_source) -> bool: False means no enabled rule can report in
+        # that function, which is then not walked at all (the engine's per-function pre-filter).
+        self._scope_filter = scope_filter
+        self.ctx = context
+        context.walker = self
+        self.lines = getattr(context, "lines", None)
+        self.domains = list(domains)
+        self.saw_torch = False
+        self.frame: Frame | None = None
+        self.module_scope: Scope | None = None
+        self._cache: dict[int, tuple] = {}
+        self._pending: list = []
+        self._dotted_roots: set = set()  # first names of the dotted keys (`self.w`) ever bound
+        self._no_grad_callees: frozenset | None = None  # computed when a function is first walked
+        self._mentions_grad_mode: bool | None = None
+        self._summaries: dict = {}
+        self.functions: dict = {}  # module-level functions by name
+        self.classes: dict = {}  # id(ClassDef) -> ClassInfo
+        handlers: dict[type, list] = {}
+        self._enter, self._leave = [], []
+        for rule in rules:
+            for attr in dir(type(rule)):
+                if attr.startswith("visit_"):
+                    node_type = getattr(ast, attr[6:], None)
+                    if isinstance(node_type, type):
+                        handlers.setdefault(node_type, []).append(getattr(rule, attr))
+            if hasattr(rule, "enter_scope"):
+                self._enter.append(rule.enter_scope)
+            if hasattr(rule, "leave_scope"):
+                self._leave.append(rule.leave_scope)
+        self._handlers = handlers
+
+    # ------------------------------------------------------------------ driving
+
+    def run(self) -> None:
+        scope = self.module_scope = Scope("module", self.tree, None, self._module_evidence(self.tree))
+        self._walk_scope(scope, self.tree.body, State({}, False), dispatch=True)
+        while self._pending:
+            pending, self._pending = self._pending, []
+            for func, parent, no_grad, cls in pending:
+                if self._scope_filter is not None and not self._scope_filter(self.source_of(func)):
+                    continue
+                self._run_function(func, parent, no_grad, cls, dispatch=True)
+
+    def source_of(self, node) -> str:
+        lines = self.lines
+        starts = lines.starts
+        end = starts[node.end_lineno] if node.end_lineno < len(starts) else len(lines.text)
+        return lines.text[starts[node.lineno - 1] : end]
+
+    def _walk_scope(self, scope: Scope, body: list, state: State, dispatch: bool) -> Frame:
+        frame = Frame(scope, state, dispatch)
+        if scope.kind == "module":
+            self.module_frame = frame
+        outer, self.frame = self.frame, frame
+        try:
+            if scope.kind != "class":
+                for d in self.domains:
+                    if d.active(self, frame):
+                        frame.doms[d.key] = d.start(self, frame)
+                        state.doms[d.key] = d.initial(self, frame)
+            if dispatch:
+                for hook in self._enter:
+                    hook(scope, self.ctx)
+            end = self.block(body, state, scope.node)
+            exits = [s for s, _ in frame.returns]
+            final = end
+            for s in exits:
+                final = join_states(final, s)
+            if final is None:
+                final = frame.last_live or state
+            scope.end_env = final.env
+            frame.state = final
+            if not dispatch and scope.kind == "function":
+                for st, ret in frame.returns:
+                    f = self.fact(ret.value, st) if ret.value is not None else OTHER_FACT
+                    frame.returns_fact = f if frame.returns_fact is None else join(frame.returns_fact, f)
+            for d in self.domains:
+                if d.key in frame.doms:
+                    d.finish(self, frame)
+            if dispatch:
+                for hook in self._leave:
+                    hook(scope, self.ctx)
+        finally:
+            self.frame = outer
+        return frame
+
+    def _run_function(self, func, parent: Scope, no_grad: bool, cls: ClassInfo | None, dispatch: bool) -> Frame:
+        scope = Scope("function", func, parent, self._module_evidence(func), cls)
+        outer = self._closure(parent)
+        no_grad = (no_grad or self._decorated_no_grad(func, outer) or self._only_called_without_grad(func)
+                   or (cls is not None and cls.lightning and func.name in EVAL_HOOKS))
+        state = State({}, no_grad, outer)
+        probe = State(outer or {}, False)
+        args = func.args
+        params = [*args.posonlyargs, *args.args, *args.kwonlyargs]
+        self_fact = cls.self_fact if cls is not None and is_plain_method(func) else None
+        for i, a in enumerate(params):
+            fact = UNKNOWN_FACT
+            if i == 0 and self_fact is not None and a in (args.posonlyargs + args.args):
+                fact = self_fact
+            elif a.annotation is not None:
+                fact = self._annotation_fact(a.annotation, probe)
+            state.env[a.arg] = fact
+        for a in (args.vararg, args.kwarg):
+            if a is not None:
+                state.env[a.arg] = UNKNOWN_FACT
+        return self._walk_scope(scope, func.body, state, dispatch)
+
+    def _closure(self, scope: Scope | None) -> dict | None:
+        """The names a function defined in `scope` sees from outside: each enclosing function's
+        and the module's, as they are at the end of those scopes."""
+        if scope is None:
+            return None
+        if scope.end_env is None:
+            # Asked while the scope is still being walked (a summary needed by module-level
+            # code): the names as they are now.
+            return self.module_frame.state.env if scope.kind == "module" else self._closure(scope.parent)
+        if scope.closure is None:
+            env = scope.end_env
+            if scope.kind == "module":
+                scope.closure = env
+            else:
+                above = self._closure(scope.parent) or {}
+                scope.closure = {**above, **env}
+        return scope.closure
+
+    def summary(self, func, cls: ClassInfo | None = None) -> Summary | None:
+        """What `func` does, from a walk of its body with rules off (memoised; None while it
+        is being computed, so that recursion terminates)."""
+        key = id(func)
+        if key in self._summaries:
+            return self._summaries[key]
+        self._summaries[key] = None
+        cache = self._cache
+        self._cache = {}
+        try:
+            frame = self._run_function(func, self.module_scope, False, cls, dispatch=False)
+        finally:
+            self._cache = cache
+        result = Summary(frame.returns_fact, frame.doms)
+        self._summaries[key] = result
+        return result
+
+    def _only_called_without_grad(self, func) -> bool:
+        if func.name == "forward" or func.name.startswith("__"):
+            return False  # also called by nn.Module.__call__ / Python itself, out of our sight
+        if self._mentions_grad_mode is None:
+            text = self.lines.text if self.lines is not None else ""
+            self._mentions_grad_mode = not text or any(
+                h in text for h in ("no_grad", "inference_mode", "set_grad_enabled"))
+        if not self._mentions_grad_mode:
+            return False
+        if self._no_grad_callees is None:
+            self._no_grad_callees = no_grad_callees(self.tree)
+        return func.name in self._no_grad_callees
+
+    def _decorated_no_grad(self, func, env: dict | None) -> bool:
+        state = State(env or {}, False)
+        return any(decorator_turns_grad_off(d, lambda n: self.qualname(n, state)) for d in func.decorator_list)
+
+    def _module_evidence(self, scope_node) -> frozenset:
+        """Names `x` with `x.parameters()`, `x.eval()`, ... in the scope's source text (a text
+        search: walking every function's tree for this cost more than the rest of the
+        analysis; nested functions' evidence counts too, which only widens what is a module)."""
+        if self.lines is None:
+            return frozenset()
+        text = self.lines.text if isinstance(scope_node, ast.Module) else self.source_of(scope_node)
+        return frozenset(MODULE_EVIDENCE.findall(text))
+
+    # ------------------------------------------------------------------ rule dispatch
+
+    def _visit(self, node: ast.AST, state: State) -> None:
+        """Dispatch rule visitors on `node` and every expression below it (not into nested
+        function or class bodies, which are walked as scopes of their own)."""
+        frame = self.frame
+        if not frame.dispatch:
+            return
+        ctx = self.ctx
+        handlers = self._handlers
+        stack = [(node, state, False)]
+        while stack:
+            n, st, lam = stack.pop()
+            hs = handlers.get(type(n))
+            if hs:
+                frame.state = st
+                frame.in_lambda = lam
+                for h in hs:
+                    h(n, ctx)
+            if isinstance(n, ast.Lambda):
+                inner = st.copy()
+                for a in ast.walk(n.args):
+                    if isinstance(a, ast.arg):
+                        inner.env[a.arg] = UNKNOWN_FACT
+                stack.extend((d, st, lam) for d in n.args.defaults)
+                stack.append((n.body, inner, True))
+                continue
+            if isinstance(n, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+                inner = st.copy()
+                for i, gen in enumerate(n.generators):
+                    stack.append((gen.iter, st if i == 0 else inner, lam))
+                    self._bind(gen.target, self._element_of(self.fact(gen.iter, inner)), inner)
+                    stack.extend((c, inner, lam) for c in gen.ifs)
+                if isinstance(n, ast.DictComp):
+                    stack.append((n.key, inner, lam))
+                    stack.append((n.value, inner, lam))
+                else:
+                    stack.append((n.elt, inner, lam))
+                continue
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n is not node:
+                continue
+            if isinstance(n, (ast.IfExp, ast.BoolOp)):
+                stack.extend((c, s, lam) for c, s in reversed(self.narrowed_parts(n, st)))
+                continue
+            children = child_nodes(n)
+            if children:
+                stack.extend((c, st, lam) for c in reversed(children))
+        frame.state = state
+        frame.in_lambda = False
+
+    def _visit_stmt_only(self, stmt: ast.stmt, state: State) -> None:
+        frame = self.frame
+        if not frame.dispatch:
+            return
+        hs = self._handlers.get(type(stmt))
+        if hs:
+            frame.state = state
+            for h in hs:
+                h(stmt, self.ctx)
+
+    # ------------------------------------------------------------------ statements
+
+    def block(self, body: list, state: State | None, owner) -> State | None:
+        """Walk a statement list; None when no path falls through its end."""
+        frame = self.frame
+        blocks = frame.blocks if frame.dispatch else None
+        raising = frame.raising
+        for i, stmt in enumerate(body):
+            if state is None:
+                return None  # unreachable code
+            if blocks is not None:
+                blocks[id(stmt)] = (body, i, owner)
+            state = self._stmt(stmt, state)
+            if raising and state is not None:
+                raising[-1] = join_states(raising[-1], state)
+        return state
+
+    def _branch(self, body: list, state: State | None, owner, step: tuple) -> State | None:
+        frame = self.frame
+        saved = frame.path
+        frame.path = saved + (step,)
+        try:
+            return self.block(body, state, owner)
+        finally:
+            frame.path = saved
+
+    def _dead(self, state: State, why: str) -> None:
+        self.frame.last_live = state
+        self.frame.dead_by = why
+        return None
+
+    def _simple(self, stmt, state: State) -> None:
+        frame = self.frame
+        frame.stmt = stmt
+        frame.state = state
+        self._cache.clear()
+        if frame.recording:
+            frame.seq += 1
+        if frame.dispatch:
+            self._visit(stmt, state)
+        if frame.doms:
+            for d in self.domains:
+                if d.key in frame.doms:
+                    d.simple(self, stmt, state)
+        self.effect(stmt, state)
+
+    def _test(self, expr, state: State, domains: bool = True) -> None:
+        """An expression evaluated by a compound statement (a test, a loop header)."""
+        frame = self.frame
+        frame.state = state
+        self._cache.clear()
+        if frame.dispatch:
+            self._visit(expr, state)
+        if domains and frame.doms:
+            for d in self.domains:
+                if d.key in frame.doms:
+                    d.test(self, expr, state)
+
+    def _stmt(self, stmt: ast.stmt, state: State) -> State | None:
+        frame = self.frame
+        frame.stmt = stmt
+        frame.state = state
+        t = type(stmt)
+        if t in (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Delete, ast.Assert):
+            self._simple(stmt, state)
+            return state
+        if t is ast.Return:
+            self._simple(stmt, state)
+            frame.returns.append((state, stmt))
+            return self._dead(state, "return")
+        if t is ast.Raise:
+            self._simple(stmt, state)
+            return self._dead(state, "raise")
+        if t is ast.If:
+            self._visit_stmt_only(stmt, state)
+            self._test(stmt.test, state)
+            when_true, when_false = self.narrowings(stmt.test, state)
+            a = self._branch(stmt.body, self.narrowed(state, when_true), stmt, (id(stmt), "if", 0))
+            b = self._branch(stmt.orelse, self.narrowed(state, when_false), stmt, (id(stmt), "if", 1))
+            return join_states(a, b)
+        if t in (ast.For, ast.AsyncFor, ast.While):
+            return self._loop(stmt, state)
+        if t in (ast.Break, ast.Continue):
+            self._visit(stmt, state)
+            if frame.loop_exits:
+                frame.loop_exits[-1][t is ast.Continue].append(state)
+            return self._dead(state, "break")
+        if t in (ast.With, ast.AsyncWith):
+            return self._with(stmt, state)
+        if t in (ast.Try, getattr(ast, "TryStar", ast.Try)):
+            return self._try(stmt, state)
+        if t in (ast.FunctionDef, ast.AsyncFunctionDef):
+            self._visit_stmt_only(stmt, state)
+            for d in stmt.decorator_list:
+                self._visit(d, state)
+            for d in [*stmt.args.defaults, *stmt.args.kw_defaults]:
+                if d is not None:
+                    self._visit(d, state)
+            if frame.dispatch:
+                self._pending.append((stmt, frame.scope, state.no_grad, None))
+            if frame.scope.kind == "module":
+                self.functions[stmt.name] = stmt
+            state.env[stmt.name] = OTHER_FACT
+            return state
+        if t is ast.ClassDef:
+            return self._class(stmt, state)
+        if t is ast.Import:
+            for alias in stmt.names:
+                if alias.asname:
+                    state.env[alias.asname] = Fact(IMPORT, Grad.NO, Device.CPU, qual=alias.name)
+                else:
+                    top = alias.name.split(".")[0]
+                    state.env[top] = Fact(IMPORT, Grad.NO, Device.CPU, qual=top)
+                if alias.name == "torch" or alias.name.startswith("torch."):
+                    self.saw_torch = True
+            self._visit_stmt_only(stmt, state)
+            return state
+        if t is ast.ImportFrom:
+            mod = stmt.module or ""
+            if stmt.level == 0 and (mod == "torch" or mod.startswith("torch.")):
+                self.saw_torch = True
+            for alias in stmt.names:
+                if alias.name == "*":
+                    continue
+                qual = f"{mod}.{alias.name}" if stmt.level == 0 else None
+                state.env[alias.asname or alias.name] = (
+                    Fact(IMPORT, Grad.NO, Device.CPU, qual=qual) if qual else UNKNOWN_FACT
+                )
+            self._visit_stmt_only(stmt, state)
+            return state
+        if t.__name__ == "Match":
+            return self._match(stmt, state)
+        # Global, Nonlocal, Pass, TypeAlias and anything newer.
+        self._visit(stmt, state)
+        return state
+
+    def _with(self, stmt, state: State) -> State | None:
+        frame = self.frame
+        self._visit_stmt_only(stmt, state)
+        no_grad = state.no_grad
+        expects = False
+        for item in stmt.items:
+            self._test(item.context_expr, state)
+            effect = context_effect(item.context_expr, lambda n: self.qualname(n, state))
+            if effect is not None:
+                no_grad = effect
+            if frame.doms:
+                for d in self.domains:
+                    if d.key in frame.doms:
+                        d.with_item(self, item, state)
+            if item.optional_vars is not None:
+                self._bind(item.optional_vars, UNKNOWN_FACT, state)
+            expects = expects or any(
+                (n.attr if isinstance(n, ast.Attribute) else n.id if isinstance(n, ast.Name) else None)
+                in _EXPECTED_ERRORS for n in ast.walk(item.context_expr))
+        saved = state.no_grad
+        state.no_grad = no_grad
+        frame.expects_error += expects
+        try:
+            out = self.block(stmt.body, state, stmt)
+        finally:
+            frame.expects_error -= expects
+        if out is None and frame.dead_by == "raise":
+            out = frame.last_live  # the context manager may swallow it (pytest.raises)
+        if out is not None:
+            out.no_grad = saved
+        return out
+
+    def _try(self, stmt, state: State) -> State | None:
+        frame = self.frame
+        self._visit_stmt_only(stmt, state)
+        # A handler starts from anything between the start and the end of the body.
+        frame.raising.append(state.copy())
+        try:
+            after = self._branch(stmt.body, state, stmt, (id(stmt), "try", "body"))
+        finally:
+            raised = frame.raising.pop()
+        if after is None:
+            raised = join_states(raised, frame.last_live)
+        if frame.raising:  # an enclosing `try` sees these states too
+            frame.raising[-1] = join_states(frame.raising[-1], raised)
+        outs = []
+        if after is not None:
+            outs.append(self._branch(stmt.orelse, after, stmt, (id(stmt), "try", "else")))
+        for j, h in enumerate(stmt.handlers):
+            hs = raised.copy()
+            if h.type is not None:
+                self._visit(h.type, hs)
+            if h.name:
+                hs.env[h.name] = OTHER_FACT
+            outs.append(self._branch(h.body, hs, h, (id(stmt), "try", f"h{j}")))
+        result = None
+        for o in outs:
+            result = join_states(result, o)
+        if stmt.finalbody:
+            fin_in = result if result is not None else raised.copy()
+            fin = self._branch(stmt.finalbody, fin_in, stmt, (id(stmt), "try", "finally"))
+            if result is None or fin is None:
+                return None if fin is None else self._dead(fin, frame.dead_by or "raise")
+            return fin
+        return result
+
+    def _match(self, stmt, state: State) -> State | None:
+        self._visit_stmt_only(stmt, state)
+        self._test(stmt.subject, state)
+        result = state
+        for j, case in enumerate(stmt.cases):
+            cs = state.copy()
+            for n in ast.walk(case.pattern):
+                name = getattr(n, "name", None) or getattr(n, "rest", None)
+                if isinstance(name, str):
+                    cs.env[name] = UNKNOWN_FACT
+            if case.guard is not None:
+                self._visit(case.guard, cs)
+            result = join_states(result, self._branch(case.body, cs, case, (id(stmt), "match", j)))
+        return result
+
+    def _loop(self, stmt, state: State) -> State | None:
+        frame = self.frame
+        self._visit_stmt_only(stmt, state)
+        is_for = not isinstance(stmt, ast.While)
+        header = stmt.iter if is_for else stmt.test
+        # A `for` header is the domains' at each iteration (`loop_target`).
+        self._test(header, state, domains=not is_for)
+        iter_fact = self.fact(stmt.iter, state) if is_for else None
+        element = self._element_of(iter_fact) if is_for else None
+        forever = not is_for and bool(getattr(stmt.test, "value", False)) and isinstance(stmt.test, ast.Constant)
+        when_true, when_false = ([], []) if is_for else self.narrowings(stmt.test, state)
+        entry = state
+        if frame.loop_depth < _MAX_LOOP_PREPASS_DEPTH:
+            # Pre-run the body without reporting until what reaches its top no longer changes,
+            # so that values assigned late in the body are known at its top.
+            saved = frame.recording, frame.dispatch
+            frame.recording = frame.dispatch = False
+            frame.loop_depth += 1
+            try:
+                for _ in range(_MAX_LOOP_ITERATIONS):
+                    out, exits = self._iteration(stmt, entry, element, when_true)
+                    new = entry
+                    for s in (out, *exits[1]):
+                        new = join_states(new, s)
+                    if new is entry or new.same(entry):
+                        break
+                    entry = new
+            finally:
+                frame.recording, frame.dispatch = saved
+                frame.loop_depth -= 1
+        out, exits = self._iteration(stmt, entry, element, when_true, final=True)
+        if is_for and iter_fact.kind in ("params", "named_params"):
+            # A module's parameters: the body runs at least once (a freezing loop freezes).
+            normal = out
+            for s in exits[1]:
+                normal = join_states(normal, s)
+        elif forever:
+            normal = None
+        else:
+            normal = entry
+            for s in (out, *exits[1]):
+                normal = join_states(normal, s)
+            if not is_for and normal is not None:
+                normal = self.narrowed(normal, when_false)
+        if stmt.orelse and normal is not None:
+            normal = self.block(stmt.orelse, normal, stmt)
+        result = normal
+        for s in exits[0]:
+            result = join_states(result, s)
+        return result
+
+    def _iteration(self, stmt, entry: State, element, when_true, final: bool = False):
+        """One pass through a loop body: (the state at its end, [break states, continue states])."""
+        frame = self.frame
+        body_in = self.narrowed(entry, when_true) if when_true else entry.copy()
+        if element is not None:
+            if final:
+                frame.state = body_in
+                self._visit(stmt.target, body_in)
+            self._bind(stmt.target, element, body_in)
+            if frame.doms:
+                for d in self.domains:
+                    if d.key in frame.doms:
+                        d.loop_target(self, stmt, body_in)
+        exits: list = [[], []]
+        frame.loop_exits.append(exits)
+        loops = frame.loops
+        frame.loops = loops + (stmt,)
+        try:
+            out = self.block(stmt.body, body_in, stmt)
+        finally:
+            frame.loops = loops
+            frame.loop_exits.pop()
+        return out, exits
+
+    # ------------------------------------------------------------------ classes
+
+    def _class(self, stmt: ast.ClassDef, state: State) -> State:
+        frame = self.frame
+        self._visit_stmt_only(stmt, state)
+        for d in [*stmt.decorator_list, *stmt.bases, *(k.value for k in stmt.keywords)]:
+            self._visit(d, state)
+        evidence = [self._is_module_base(b, state) for b in stmt.bases]
+        is_module = any(evidence)
+        # A torch module for certain: a base is torch.nn.* or a class of this file that is.
+        certain = "certain" in evidence
+        lightning = any(self._is_lightning_base(b, state) for b in stmt.bases)
+        class_scope = Scope("class", stmt, frame.scope)
+        class_state = State({}, state.no_grad, self._closure_env(state))
+        attrs: dict = {}
+        self_fact = None
+        # A module whose forward runs with grad off (`@torch.no_grad() def forward`).
+        q = lambda n: self.qualname(n, state)  # noqa: E731
+        no_grad_forward = frozenset({NO_GRAD_FORWARD}) if is_module and any(
+            isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.name == "forward"
+            and any(decorator_turns_grad_off(d, q) for d in f.decorator_list) for f in stmt.body
+        ) else frozenset()
+        if is_module:
+            # What a module class of this file defined, a subclass inherits.
+            inherited = [bf.attrs for bf in (self.fact(b, state) for b in stmt.bases)
+                         if MODULE_CLASS_TAG in bf.tags and bf.attrs is not None]
+
+            def load(stmt=stmt, class_state=class_state, inherited=inherited):
+                found = self._class_attr_facts(stmt, class_state)
+                for base_attrs in inherited:
+                    for k, v in base_attrs.items():
+                        found.setdefault(k, v)
+                return found
+
+            # Computed on first use: most classes' methods are never analysed.
+            attrs = LazyAttrs(load)
+            self_fact = Fact(MODULE, Grad.UNKNOWN, Device.UNKNOWN, attrs=attrs, tags=no_grad_forward, by_flow=certain)
+        info = ClassInfo(stmt, self_fact, lightning)
+        self.classes[id(stmt)] = info
+        saved_pending = self._pending
+        self._pending = []
+        self._walk_scope(class_scope, stmt.body, class_state, dispatch=frame.dispatch)
+        methods, self._pending = self._pending, saved_pending
+        for item in stmt.body:
+            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                info.methods[item.name] = item
+        for func, _parent, no_grad, _ in methods:
+            # Methods see the module's names, not the class body's.
+            self._pending.append((func, frame.scope, no_grad, info))
+        tags = frozenset({MODULE_CLASS_TAG}) | no_grad_forward
+        if lightning:
+            tags |= {_LIGHTNING_TAG}
+        state.env[stmt.name] = (
+            Fact(OTHER, Grad.NO, Device.CPU, attrs=attrs, tags=tags, by_flow=certain)
+            if is_module else Fact(OTHER, Grad.NO, Device.CPU, tags=frozenset({_LIGHTNING_TAG}) if lightning else
+                                   frozenset())
+        )
+        return state
+
+    def _closure_env(self, state: State) -> dict:
+        if state.outer:
+            env = dict(state.outer)
+            env.update(state.env)
+            return env
+        return state.env
+
+    def _is_module_base(self, base, state: State) -> str | None:
+        """"certain" when `base` is an nn.Module class by its import or definition, "name" when
+        only its name says so (`LightningModule`, `PreTrainedModel`), else None."""
+        q = self.qualname(base, state)
+        if q is not None and q.startswith("torch.nn."):
+            return "certain"
+        f = self.fact(base, state)
+        if MODULE_CLASS_TAG in f.tags:
+            return "certain" if f.by_flow else "name"
+        name = q or dotted_name(base) or ""
+        last = name.rsplit(".", 1)[-1]
+        if not last.endswith(("Module", "PreTrainedModel")):
+            return None
+        return "certain" if q is not None and q.startswith(api.MODULE_BASE_PACKAGES) else "name"
+
+    def _is_lightning_base(self, base, state: State) -> bool:
+        q = self.qualname(base, state)
+        if q in LIGHTNING_BASES:
+            return True
+        if _LIGHTNING_TAG in self.fact(base, state).tags:
+            return True
+        return q is None and (dotted_name(base) or "").rsplit(".", 1)[-1] == "LightningModule"
+
+    def _class_attr_facts(self, cls: ast.ClassDef, state: State) -> dict:
+        """Facts for `self.<attr>` from assignments in any method (evaluated without context)."""
+        attrs: dict = {}
+        for item in cls.body:
+            if not isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            params = item.args.posonlyargs + item.args.args
+            if not params:
+                continue
+            self_name = params[0].arg
+            local = State({a.arg: UNKNOWN_FACT for a in ast.walk(item.args) if isinstance(a, ast.arg)},
+                          False, state.outer)
+            for node in _statements_and_calls(item.body):
+                if isinstance(node, ast.Assign):
+                    targets, value = node.targets, node.value
+                elif isinstance(node, ast.AnnAssign) and node.value is not None:
+                    targets, value = [node.target], node.value
+                elif (  # self.register_buffer("weight", t) / self.register_parameter("w", p)
+                    isinstance(node, ast.Call)
+                    and isinstance(node.func, ast.Attribute)
+                    and node.func.attr in ("register_buffer", "register_parameter")
+                    and isinstance(node.func.value, ast.Name)
+                    and node.func.value.id == self_name
+                    and len(node.args) >= 2
+                    and isinstance(node.args[0], ast.Constant)
+                    and isinstance(node.args[0].value, str)
+                ):
+                    name = node.args[0].value
+                    if node.func.attr == "register_buffer":
+                        f = Fact(TENSOR, Grad.NO, Device.UNKNOWN,
+                                 by_flow=self.fact(node.args[1], local).is_torch_tensor)
+                    else:
+                        f = self.fact(node.args[1], local)
+                    attrs[name] = join(attrs.get(name), f) if name in attrs else f
+                    continue
+                else:
+                    continue
+                for t in targets:
+                    if (
+                        isinstance(t, ast.Attribute)
+                        and isinstance(t.value, ast.Name)
+                        and t.value.id == self_name
+                    ):
+                        f = self.fact(value, local)
+                        attrs[t.attr] = join(attrs.get(t.attr), f) if t.attr in attrs else f
+        self._cache.clear()
+        return attrs
+
+
+def _statements_and_calls(body: list):
+    """Statements of a body, nested blocks included (not nested functions or classes), and
+    the calls of expression statements: where `self.x = ...` and `self.register_*()` stand."""
+    stack = list(body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        yield node
+        if isinstance(node, ast.Expr):
+            yield node.value
+            continue
+        for f in ("body", "orelse", "finalbody", "handlers", "cases"):
+            sub = getattr(node, f, None)
+            if type(sub) is list:
+                stack.extend(sub)
+
+
+__all__ = ["ClassInfo", "Domain", "Frame", "Scope", "State", "Summary", "Walker", "compatible", "const_bool"]

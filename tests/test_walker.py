@@ -1,0 +1,332 @@
+"""The one walker: control flow, grad mode, narrowing, deferred functions, re-entrant summaries."""
+
+import ast
+import textwrap
+
+import pytest
+
+from flake8_tensorcopy.analysis.walker import Walker, compatible
+from flake8_tensorcopy.engine import lint_text, select_rules
+from flake8_tensorcopy.rules.base import Context, Options
+from flake8_tensorcopy.source import LineIndex
+
+
+def found(code, prefix="TNS", **options):
+    result = lint_text(textwrap.dedent(code), select_rules([prefix]), Options(**options))
+    assert result.error is None
+    return sorted((v.code, v.line) for v in result.violations)
+
+
+class _Probe:
+    """Records (fact, no_grad) of the argument of every `probe(...)` call."""
+
+    def __init__(self):
+        self.seen = []
+
+    def visit_Call(self, node, ctx):
+        if isinstance(node.func, ast.Name) and node.func.id == "probe":
+            self.seen.append((ctx.fact(node.args[0]), ctx.no_grad))
+
+
+def probes(code):
+    code = textwrap.dedent(code)
+    ctx = Context(LineIndex(code), Options())
+    probe = _Probe()
+    Walker(ast.parse(code), [probe], ctx).run()
+    return probe.seen
+
+
+# --------------------------------------------------------------------------- the issue's cases
+
+
+LOOP = """
+import torch
+
+w = torch.ones(3, requires_grad=True)
+a = torch.zeros(3)
+b = torch.zeros(3)
+for step in range(4):
+    print(b.numpy())
+    b = a
+    a = w * 2
+"""
+
+
+def test_loop_carried_values_reach_a_fixpoint():
+    # `b` requires grad only from the third iteration on: two pre-runs are needed.
+    assert found(LOOP, "TNS101") == [("TNS101", 8)]
+
+
+def test_the_loop_case_raises_on_real_torch():
+    torch = pytest.importorskip("torch")
+    with pytest.raises(RuntimeError, match="requires grad"):
+        exec(compile(LOOP, "<loop>", "exec"), {"torch": torch, "print": lambda *a: None})
+
+
+def test_functions_see_the_enclosing_scope_as_it_is_at_its_end():
+    # A module-level `if` between the function and the global used to hide the global.
+    code = """
+    import torch
+
+    def report():
+        return x.numpy()
+
+    if torch.cuda.is_available():
+        pass
+    x = torch.ones(3, requires_grad=True) * 2
+    report()
+    """
+    assert found(code, "TNS101") == [("TNS101", 5)]
+    code = textwrap.dedent(code).replace("if torch.cuda.is_available():\n    pass\n", "")
+    assert found(code, "TNS101") == [("TNS101", 5)]
+
+
+LIGHTNING = """
+import torch
+import pytorch_lightning as pl
+
+
+class Lit(pl.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(3, 2)
+
+    def validation_step(self, batch, batch_idx):
+        self.fc.weight.mul_(0.5)
+        return self.fc(batch).numpy()
+
+    def training_step(self, batch, batch_idx):
+        self.fc.weight.mul_(0.5)
+"""
+
+
+def test_lightning_eval_hooks_run_without_grad_for_every_rule():
+    assert found(LIGHTNING) == [("TNS401", 16)]
+
+
+def test_lightning_hooks_need_the_lightning_base_class():
+    plain = LIGHTNING.replace("pl.LightningModule", "torch.nn.Module")
+    assert found(plain) == [("TNS101", 13), ("TNS401", 12), ("TNS401", 16)]
+
+
+def test_a_lightning_base_class_of_the_file_is_inherited():
+    code = LIGHTNING.replace("class Lit(pl.LightningModule)", "class Base(pl.LightningModule):\n    pass\n\n\n"
+                             "class Lit(Base)")
+    assert [c for c, _ in found(code)] == ["TNS401"]
+
+
+# --------------------------------------------------------------------------- control flow
+
+
+def test_a_branch_that_returns_does_not_reach_the_join():
+    (fact, _), = probes("""
+    import torch
+    def f(x, flag):
+        y = torch.ones(2)
+        if flag:
+            y = torch.ones(2, requires_grad=True)
+            return y
+        probe(y)
+    """)
+    assert not fact.may_require_grad
+
+
+def test_break_states_reach_the_loop_exit_and_continue_states_its_head():
+    seen = probes("""
+    import torch
+    w = torch.ones(2, requires_grad=True)
+    y = torch.zeros(2)
+    z = torch.zeros(2)
+    for i in range(3):
+        probe(z)
+        if i == 1:
+            y = w * 2
+            break
+        if i == 0:
+            z = w * 3
+            continue
+    probe(y)
+    """)
+    assert [f.may_require_grad for f, _ in seen] == [True, True]
+
+
+def test_while_true_exits_only_through_break():
+    (fact, _), = probes("""
+    import torch
+    w = torch.ones(2, requires_grad=True)
+    y = w * 2
+    while True:
+        y = torch.zeros(2)
+        break
+    probe(y)
+    """)
+    assert not fact.may_require_grad
+
+
+def test_try_handlers_see_what_the_body_may_have_done():
+    (fact, _), = probes("""
+    import torch
+    w = torch.ones(2, requires_grad=True)
+    y = torch.zeros(2)
+    try:
+        y = w * 2
+        risky()
+        y = torch.zeros(2)
+    except ValueError:
+        probe(y)
+    """)
+    assert fact.may_require_grad
+
+
+def test_code_after_raise_in_pytest_raises_is_still_walked():
+    assert found("""
+    import pytest
+    import torch
+    def test_it():
+        w = torch.ones(2, requires_grad=True)
+        with pytest.raises(RuntimeError):
+            w[0] = 1
+        w.add_(1)
+    """, "TNS401") == [("TNS401", 8)]
+
+
+def test_branch_paths_compatibility():
+    if_a, if_b = (1, "if", 0), (1, "if", 1)
+    assert not compatible((if_a,), (if_b,))
+    assert compatible((if_a,), (if_a, (2, "if", 1)))
+    body, h0, h1, els, fin = [(3, "try", k) for k in ("body", "h0", "h1", "else", "finally")]
+    assert compatible((body,), (h0,)) and compatible((fin,), (h1,))
+    assert not compatible((h0,), (h1,)) and not compatible((h0,), (els,))
+
+
+# --------------------------------------------------------------------------- narrowing and grad mode
+
+
+def test_device_tests_narrow_tensors_moved_with_that_device():
+    # transformers' Whisper feature extractor: no accelerator tensor reaches .numpy().
+    code = """
+    import torch
+    def extract(waveform, device: str = "cpu"):
+        waveform = torch.from_numpy(waveform).to(device, torch.float32)
+        window = torch.hann_window(400, device=device)
+        if waveform.dim() == 2:
+            waveform += torch.randn(waveform.shape, device=waveform.device)
+        spec = torch.stft(waveform, 400, window=window, return_complex=True).abs() ** 2
+        if device != "cpu":
+            spec = spec.detach().cpu()
+        return spec.numpy()
+    """
+    assert found(code, "TNS102") == []
+    assert found(code.replace('if device != "cpu":', "if False:"), "TNS102") == [("TNS102", 11)]
+
+
+def test_tensor_device_and_grad_tests():
+    assert found("""
+    import torch
+    model = torch.nn.Linear(3, 2).cuda()
+    def f(x):
+        out = model(x)
+        if out.is_cuda:
+            out = out.cpu()
+        if out.requires_grad:
+            out = out.detach()
+        return out.numpy()
+    def g(t):
+        t = model(t)
+        return t.detach().numpy() if t.requires_grad else t.cpu().numpy()
+    """) == [("TNS102", 13)]
+
+
+def test_is_grad_enabled_narrows_grad_mode():
+    seen = probes("""
+    import torch
+    w = torch.ones(2, requires_grad=True)
+    if torch.is_grad_enabled():
+        probe(w * 2)
+    else:
+        probe(w * 2)
+    """)
+    assert [ng for _, ng in seen] == [False, True]
+
+
+def test_enable_grad_inside_no_grad():
+    seen = probes("""
+    import torch
+    w = torch.ones(2, requires_grad=True)
+    with torch.no_grad():
+        with torch.enable_grad():
+            probe(w * 2)
+        probe(w * 2)
+    """)
+    assert [ng for _, ng in seen] == [False, True]
+
+
+def test_no_grad_callees_with_tab_indentation():
+    # The exemption of functions only called under no-grad must not depend on indentation.
+    code = ("import torch\nmodel = torch.nn.Linear(3, 2)\n\ndef report():\n\treturn model(torch.randn(2, 3)).numpy()\n\n"
+            "def main():\n\twith torch.no_grad():\n\t\treport()\n")
+    assert lint_text(code).violations == []
+    assert [v.line for v in lint_text(code.replace("\twith torch.no_grad():\n\t\treport()", "\treport()"))
+            .violations] == [5]
+
+
+def test_unknown_receivers_after_tensor_only_methods():
+    # Strict mode: `.detach()`, `.cpu()`, `.data` say what the result is whatever the receiver.
+    assert found("""
+    import torch
+    def f(t, u, v):
+        a = t.detach().cpu().float().numpy()
+        b = u.data.cpu()[0].numpy()
+        return a, b, v.cpu().numpy()
+    """, "TNS1", strict=True) == [("TNS101", 6)]
+
+
+# --------------------------------------------------------------------------- re-entrant summaries
+
+
+def test_summaries_of_other_methods_feed_the_gan_domain():
+    code = """
+    import torch
+    from torch import nn
+
+
+    class Trainer:
+        def __init__(self):
+            self.netG = nn.Linear(4, 3)
+            self.netD = nn.Linear(3, 1)
+            self.optimizer_D = torch.optim.SGD(self.netD.parameters(), lr=0.1)
+
+        def backward_D(self):
+            loss = self.netD(self.fake).mean()
+            loss.backward()
+            self.optimizer_D.step()
+
+        def forward(self, z):
+            self.fake = self.sample(z)
+
+        def sample(self, z):
+            return self.netG(z)
+    """
+    assert found(code, "TNS3") == [("TNS301", 13)]
+
+
+def test_a_summary_leaves_the_callers_state_untouched():
+    # The summary of `sample` is computed while the walker is inside `d_step`'s expression.
+    seen = probes("""
+    import torch
+    netG = torch.nn.Linear(4, 3)
+    netD = torch.nn.Linear(3, 1)
+    optimizerD = torch.optim.SGD(netD.parameters(), lr=0.1)
+
+    def d_step(z):
+        w = torch.ones(2, requires_grad=True)
+        loss = netD(sample(z)).mean()
+        probe(w)
+        loss.backward()
+        optimizerD.step()
+
+    def sample(z):
+        w = torch.zeros(2)
+        return netG(z)
+    """)
+    assert [f.may_require_grad for f, _ in seen] == [True]
