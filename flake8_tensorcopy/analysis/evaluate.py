@@ -58,9 +58,9 @@ _SCALAR_CLASSES = frozenset({"int", "float", "bool", "str", "bytes", "complex", 
                              "numbers.Integral", "torch.Size", "torch.dtype", "torch.device", "range", "slice"})
 
 
-MODULE_EVIDENCE = re.compile(
-    r"\b([A-Za-z_]\w*)\.(?:" + "|".join(sorted(api.MODULE_EVIDENCE_METHODS)) + r")\("
-)
+# `x.parameters(`, `x.eval(`, ...: evidence that `x` is a module (the walker reads the name
+# before the dot).
+MODULE_EVIDENCE = re.compile(r"\.(?:" + "|".join(sorted(api.MODULE_EVIDENCE_METHODS)) + r")\(")
 # The key under which narrowing records a grad mode (`if torch.is_grad_enabled():`).
 GRAD_MODE_KEY = "<no_grad>"
 _DEVICE_VAR_KEY = "<device_var>"

@@ -25,12 +25,13 @@ import re
 from dataclasses import dataclass, field
 
 from . import torchapi as api
-from .astutil import dotted_name, is_plain_method
+from .astutil import all_nodes, child_nodes, dotted_name, is_plain_method
 from .walker import Domain, compatible
 
 G, D = "G", "D"
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_CALLEE = re.compile(r"([A-Za-z_][\w.]*)\s*\(")
 _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 _G_WORDS = frozenset({"g", "gen", "generator", "generators", "netg"})
 _D_WORDS = frozenset({"d", "disc", "discrim", "discriminator", "discriminators", "dis", "critic", "netd"})
@@ -143,7 +144,7 @@ class GanNames:
         self.active = False
         self._roles: dict[str, str | None] = {}
         if text is None or self._may_have_both_roles(text):
-            self._scan(tree)
+            self._scan(tree, text)
 
     def _may_have_both_roles(self, text: str) -> bool:
         """A cheap look at the identifiers before walking the tree: some name must mention a
@@ -200,28 +201,36 @@ class GanNames:
 
     # ---- the scan
 
-    def _scan(self, tree: ast.Module) -> None:
-        assigns, classes, funcs, calls = [], [], [], []
-        for node in ast.walk(tree):
+    def _scan(self, tree: ast.Module, text: str | None) -> None:
+        assigns, classes = [], []
+        stack = list(tree.body)  # statements only: expressions are not walked here
+        while stack:
+            node = stack.pop()
             t = type(node)
-            if t is ast.Call:
-                calls.append(node)
-            elif t is ast.Assign:
+            if t is ast.Assign:
                 if isinstance(node.value, ast.Call):
                     assigns.append(node)
-            elif t is ast.ClassDef:
+                continue
+            if t is ast.ClassDef:
                 classes.append(node)
-            elif t is ast.FunctionDef or t is ast.AsyncFunctionDef:
-                funcs.append(node)
+            for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+                sub = getattr(node, field, None)
+                if type(sub) is list:
+                    stack.extend(sub)
         for a in assigns:
             self._associate(a)
         self._roles.clear()
         saw = set()
-        for node in calls:
-            func = node.func
-            r = self.module_role(dotted_name(func))
-            if r is None and isinstance(func, ast.Attribute):
-                r = self.module_role(dotted_name(func.value))
+        # The callees of the file, from its text (a call in a comment only makes the file
+        # looked at more closely): `netG(`, `self.D_A(`, `netD.forward(`.
+        callees = set(_CALLEE.findall(text)) if text is not None else {
+            dotted_name(n.func) for n in all_nodes(tree) if isinstance(n, ast.Call)}
+        for dotted in callees:
+            if not dotted:
+                continue
+            r = self.module_role(dotted)
+            if r is None and "." in dotted:
+                r = self.module_role(dotted.rsplit(".", 1)[0])
             if r is not None:
                 saw.add(r)
         class_roles = [role_of_words(words(c.name)) for c in classes]
@@ -270,16 +279,29 @@ class GanNames:
 
 
 class CallInfo:
-    """What the value facts say of a call, at the state before its statement."""
+    """What the value facts say of a call, at the state before its statement (asked lazily)."""
 
-    __slots__ = ("no_grad", "qual", "frozen", "receiver_tensor")
+    __slots__ = ("no_grad", "qual", "_node", "_walker", "_state")
 
-    def __init__(self, no_grad=False, qual=None, frozen=False, receiver_tensor=False) -> None:
-        self.no_grad = no_grad
-        self.qual = qual
-        self.frozen = frozen  # the callee is a module whose parameters are frozen
-        # The receiver of `x.m(...)` is known to be a tensor, not a module.
-        self.receiver_tensor = receiver_tensor
+    def __init__(self, node, walker, state) -> None:
+        self.no_grad = state.no_grad
+        self.qual = walker.qualname(node.func, state)
+        self._node, self._walker, self._state = node, walker, state
+
+    @property
+    def frozen(self) -> bool:
+        """The callee is a module whose parameters are frozen."""
+        func = self._node.func
+        if not isinstance(func, (ast.Name, ast.Attribute)):
+            return False
+        f = self._walker.fact(func, self._state)
+        return f.kind == "module" and f.frozen
+
+    @property
+    def receiver_tensor(self) -> bool:
+        """The receiver of `x.m(...)` is known to be a tensor, not a module."""
+        func = self._node.func
+        return isinstance(func, ast.Attribute) and self._walker.fact(func.value, self._state).kind == "tensor"
 
 
 @dataclass(eq=False)
@@ -418,15 +440,7 @@ class GanScope:
         self.st = state.doms[GanDomain.key]
 
     def info(self, node: ast.Call) -> CallInfo:
-        w, state = self.walker, self.state
-        func = node.func
-        frozen = receiver_tensor = False
-        if isinstance(func, (ast.Name, ast.Attribute)):
-            f = w.fact(func, state)
-            frozen = f.kind == "module" and f.frozen
-            if isinstance(func, ast.Attribute):
-                receiver_tensor = w.fact(func.value, state).kind == "tensor"
-        return CallInfo(state.no_grad, w.qualname(func, state), frozen, receiver_tensor)
+        return CallInfo(node, self.walker, self.state)
 
     # ------------------------------------------------------------------ roles of callees
 
@@ -457,7 +471,6 @@ class GanScope:
 
     def callee_role(self, func, info: CallInfo | None = None) -> tuple[str | None, str | None]:
         """(role, dotted name of the module) of a called expression."""
-        info = info or CallInfo()
         dotted = self._canon(dotted_name(func))
         if dotted is not None and not self._is_value(func, False):
             if dotted == "self" and self.cls is not None:
@@ -473,7 +486,7 @@ class GanScope:
             if r is not None:
                 return r, dotted
         if (isinstance(func, ast.Attribute) and func.attr not in _MODULE_METHODS
-                and not self._is_value(func.value, info.receiver_tensor)):
+                and not self._is_value(func.value, info is not None and info.receiver_tensor)):
             # A method that runs a module: `netD.forward(x)`, `netG.generate_images(n)`,
             # `netD.main(x)`.
             r = self.role(func.value)
@@ -681,7 +694,7 @@ class GanScope:
             out = self.eval(node.value)
         else:
             out = EMPTY
-            for child in ast.iter_child_nodes(node):
+            for child in child_nodes(node):
                 if isinstance(child, ast.expr):
                     out = out | self.eval(child)
         if self._stmt_no_grad() and t not in (ast.Tuple, ast.List, ast.Starred, ast.IfExp, ast.BoolOp):

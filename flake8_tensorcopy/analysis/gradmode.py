@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 
 from . import torchapi as api
-from .astutil import const_bool, kwarg
+from .astutil import all_nodes, child_nodes, const_bool, kwarg
 
 # Names of project helpers that wrap a no-grad context (`with self.no_grad_ctx():`, `@inference_mode_if(...)`):
 # they may turn grad off, so code inside stays silent.
@@ -62,7 +62,7 @@ def context_effect(expr, qualname) -> bool | None:
             return None
         if name == "set_grad_enabled" and expr.args and const_bool(expr.args[0]) is True:
             return False
-    for n in ast.walk(expr):
+    for n in all_nodes(expr):
         if isinstance(n, (ast.Name, ast.Attribute)):
             q = qualname(n)
             if q in api.NO_GRAD or q in api.SET_GRAD_ENABLED:
@@ -104,10 +104,19 @@ def set_grad_call(call: ast.Call, qualname) -> bool | None:
 
 
 def module_qualnames(tree: ast.Module):
-    """A qualname resolver from the module's imports alone (no data flow): for the index below."""
+    """A qualname resolver from the module's own imports (module-level statements, also inside
+    `if` / `try` blocks; no data flow): for the index below."""
     names: dict = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
+    stack = list(tree.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.If, ast.Try, getattr(ast, "TryStar", ast.Try))):
+            stack.extend(node.body)
+            stack.extend(node.orelse)
+            stack.extend(getattr(node, "finalbody", ()))
+            for h in getattr(node, "handlers", ()):
+                stack.extend(h.body)
+        elif isinstance(node, ast.Import):
             for a in node.names:
                 if a.asname:
                     names[a.asname] = a.name
@@ -180,7 +189,8 @@ def no_grad_callees(tree: ast.Module) -> frozenset:
             used.add(n.id)
         elif isinstance(n, ast.Attribute):
             used.add(n.attr)
-        stack.extend((c, ng, encl) for c in ast.iter_child_nodes(n))
+        for c in child_nodes(n):
+            stack.append((c, ng, encl))
     result: set = set()
     changed = True
     while changed:

@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import ast
 import itertools
+import re
 from dataclasses import dataclass
 
-from .astutil import dotted_name, expressions, key_prefixes, mentioned_keys, target_elements
+from .astutil import all_nodes, dotted_name, expressions, key_prefixes, mentioned_keys, target_elements
 from .facts import TENSOR, UNKNOWN, Device
 from .saved import saved_tensors, storage_key, strip_views
 from .walker import Domain, compatible
@@ -172,9 +173,10 @@ class StorageDomain(Domain):
             for t in stmt.targets:
                 _rebind(st, t)
             return
+        nodes = expressions(stmt)
         # 1. writes through aliases
         if record_use:
-            for node, container in _writes(stmt):
+            for node, container in _writes(stmt, nodes):
                 for alias in _resolve(st, container, q):
                     if alias.via == "numpy" and isinstance(node, ast.Call) and node.func.attr not in ARRAY_WRITES:
                         continue
@@ -185,7 +187,7 @@ class StorageDomain(Domain):
         new_ids = set()
         result_nodes = []
         value = getattr(stmt, "value", None)
-        for n in expressions(stmt):
+        for n in nodes:
             if not isinstance(n, (ast.BinOp, ast.Call)):
                 continue
             for expr, what in saved_tensors(n, q):
@@ -199,12 +201,12 @@ class StorageDomain(Domain):
                 elif value is not None and strip_views(value, q) is n:
                     result_nodes.append(n)
         # 3. backward calls and what they depend on
-        deps = _backward_deps(st, stmt, q)
+        deps = _backward_deps(st, nodes, q)
         if deps and record_use:
             rec.backwards.append((seq, deps, path))
         # 4. bindings: versions, aliases, dependency taint
         rhs_taint = frozenset(new_ids)
-        if value is not None:
+        if value is not None and st.taint:
             for k in mentioned_keys(value):
                 rhs_taint |= st.taint.get(k, frozenset())
         if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and value is not None:
@@ -287,8 +289,9 @@ def _rebind(st: StorageState, target) -> str | None:
     return key
 
 
-def _writes(stmt):
-    """(reported node, the tensor or array written into) for each in-place write of `stmt`."""
+def _writes(stmt, nodes):
+    """(reported node, the tensor or array written into) for each in-place write of `stmt`
+    (`nodes`: its expressions)."""
     if isinstance(stmt, ast.Assign):
         for target in stmt.targets:
             for el in target_elements(target):
@@ -300,7 +303,7 @@ def _writes(stmt):
             yield t, t.value
         elif isinstance(t, (ast.Name, ast.Attribute)):
             yield t, t
-    for n in expressions(stmt):
+    for n in nodes:
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
             attr = n.func.attr
             if is_inplace_method(attr) or attr in ARRAY_WRITES:
@@ -336,8 +339,10 @@ def _resolve(st: StorageState, expr, q) -> frozenset:
     return frozenset()
 
 
-def _backward_deps(st: StorageState, stmt, q) -> frozenset:
+def _backward_deps(st: StorageState, nodes, q) -> frozenset:
     deps: frozenset = frozenset()
+    if not st.taint:
+        return deps
 
     def taint_of(node):
         out = frozenset()
@@ -345,7 +350,7 @@ def _backward_deps(st: StorageState, stmt, q) -> frozenset:
             out |= st.taint.get(k, frozenset())
         return out
 
-    for n in expressions(stmt):
+    for n in nodes:
         if not isinstance(n, ast.Call):
             continue
         func = n.func
@@ -364,20 +369,14 @@ def _backward_deps(st: StorageState, stmt, q) -> frozenset:
     return deps
 
 
+_BACKWARD_CALL = re.compile(r"\b(?:backward|manual_backward|grad)\s*\(")
+
+
 def _calls_backward(root, text: str | None = None) -> bool:
-    """Whether the scope's own code (not nested functions or classes) calls something named
-    `backward`, `manual_backward` or `grad` (`torch.autograd.grad`)."""
-    if text is not None and "backward" not in text and "grad(" not in text:
-        return False
-    stack = list(getattr(root, "body", []))
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            continue
-        if isinstance(node, ast.Call):
-            f = node.func
-            name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
-            if name in _BACKWARD_CALLS:
-                return True
-        stack.extend(ast.iter_child_nodes(node))
-    return False
+    """Whether the scope's code calls something named `backward`, `manual_backward` or `grad`
+    (`torch.autograd.grad`): a text search of its source (a nested function's call only makes
+    the domain track a scope it did not need to)."""
+    if text is not None:
+        return ("backward" in text or "grad" in text) and _BACKWARD_CALL.search(text) is not None
+    return any(isinstance(n, ast.Call) and (getattr(n.func, "attr", None) or getattr(n.func, "id", None))
+               in _BACKWARD_CALLS for n in all_nodes(root))

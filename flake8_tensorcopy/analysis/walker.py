@@ -29,6 +29,9 @@ own, from inside an expression of another walk, and leaves the caller's frame un
 from __future__ import annotations
 
 import ast
+import re
+from bisect import bisect_left
+from collections import Counter
 from dataclasses import dataclass, field
 
 from . import torchapi as api
@@ -55,6 +58,9 @@ _MAX_LOOP_PREPASS_DEPTH = 3  # nested loops whose bodies are pre-run to a fixpoi
 _MAX_LOOP_ITERATIONS = 4  # pre-runs of one loop body before the reporting pass
 _EXPECTED_ERRORS = frozenset({"raises", "assertRaises", "assertRaisesRegex", "assertRaisesRegexp"})
 _LIGHTNING_TAG = "lightning_module"
+_TRAILING_NAME = re.compile(r"([A-Za-z_]\w*)$")
+_CALLED_NAME = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
+_DEFINED_NAME = re.compile(r"\bdef\s+([A-Za-z_]\w*)\s*\(")
 
 
 @dataclass(eq=False)
@@ -194,6 +200,9 @@ class Walker(Evaluator):
         self._dotted_roots: set = set()  # first names of the dotted keys (`self.w`) ever bound
         self._no_grad_callees: frozenset | None = None  # computed when a function is first walked
         self._mentions_grad_mode: bool | None = None
+        self._called: set | None = None
+        self._count_asks = 0
+        self._evidence: tuple | None = None
         self._summaries: dict = {}
         self.functions: dict = {}  # module-level functions by name
         self.classes: dict = {}  # id(ClassDef) -> ClassInfo
@@ -332,6 +341,21 @@ class Walker(Evaluator):
                 h in text for h in ("no_grad", "inference_mode", "set_grad_enabled"))
         if not self._mentions_grad_mode:
             return False
+        # Called somewhere besides its `def`?  A text search per function, or, once more than a
+        # few functions asked, one pass that counts every name (a search per function made a
+        # file of many functions quadratic).
+        text = self.lines.text if self.lines is not None else ""
+        if self._called is None and self._count_asks < 16:
+            self._count_asks += 1
+            if text.count(func.name + "(") <= text.count("def " + func.name + "("):
+                return False
+        else:
+            if self._called is None:
+                calls = Counter(_CALLED_NAME.findall(text))
+                calls.subtract(_DEFINED_NAME.findall(text))
+                self._called = {name for name, n in calls.items() if n > 0}
+            if func.name not in self._called:
+                return False
         if self._no_grad_callees is None:
             self._no_grad_callees = no_grad_callees(self.tree)
         return func.name in self._no_grad_callees
@@ -341,13 +365,31 @@ class Walker(Evaluator):
         return any(decorator_turns_grad_off(d, lambda n: self.qualname(n, state)) for d in func.decorator_list)
 
     def _module_evidence(self, scope_node) -> frozenset:
-        """Names `x` with `x.parameters()`, `x.eval()`, ... in the scope's source text (a text
-        search: walking every function's tree for this cost more than the rest of the
-        analysis; nested functions' evidence counts too, which only widens what is a module)."""
+        """Names `x` with `x.parameters()`, `x.eval()`, ... in the scope's source text (one text
+        search of the file, cut by each scope's span: walking every function's tree for this
+        cost more than the rest of the analysis; nested functions' evidence counts too, which
+        only widens what is a module)."""
         if self.lines is None:
             return frozenset()
-        text = self.lines.text if isinstance(scope_node, ast.Module) else self.source_of(scope_node)
-        return frozenset(MODULE_EVIDENCE.findall(text))
+        if self._evidence is None:
+            text = self.lines.text
+            positions, names = [], []
+            for m in MODULE_EVIDENCE.finditer(text):  # `.parameters(`, `.eval(`, ...
+                p = m.start()
+                k = _TRAILING_NAME.search(text, max(0, p - 80), p)
+                if k is not None:
+                    positions.append(k.start())
+                    names.append(k.group(1))
+            self._evidence = (positions, names)
+        positions, names = self._evidence
+        if not positions:
+            return frozenset()
+        if isinstance(scope_node, ast.Module):
+            return frozenset(names)
+        starts = self.lines.starts
+        lo = starts[scope_node.lineno - 1]
+        hi = starts[scope_node.end_lineno] if scope_node.end_lineno < len(starts) else len(self.lines.text)
+        return frozenset(names[bisect_left(positions, lo):bisect_left(positions, hi)])
 
     # ------------------------------------------------------------------ rule dispatch
 

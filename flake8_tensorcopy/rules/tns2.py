@@ -151,7 +151,7 @@ class CopyConstructFromTensor(Rule):
 
     @classmethod
     def might_match_scope(cls, text: str) -> bool:
-        return _TENSOR_CALL.search(text) is not None
+        return "tensor(" in text and _TENSOR_CALL.search(text) is not None
     docs = """
 ## What it does
 Checks for `torch.tensor(t)` and `u.new_tensor(t)` where `t` is known to be a tensor (the
