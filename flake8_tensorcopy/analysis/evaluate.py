@@ -21,7 +21,10 @@ from .astutil import kwarg as _kwarg
 from .gradmode import set_grad_call
 from .facts import (
     ARRAY_FACT,
+    CLASS,
     DEVICE,
+    FUNCTION,
+    OBJECT,
     FOREIGN_FACT,
     IMPORT,
     LOADER,
@@ -140,6 +143,10 @@ _DTYPES = frozenset(
     "bool complex64 complex128 cfloat cdouble".split()
 )
 
+
+# Text that a function must contain for its result not to require grad when its module's does.
+_NO_GRAD_RESULT_HINTS = ("sample(", "detach(", "no_grad", "inference_mode", "set_grad_enabled", "argmax",
+                         "argmin", ".item(", "tolist(", "requires_grad", ".data", ".long(", ".bool(")
 
 # A value of unknown kind that a tensor-only method (`.detach()`, `.cpu()`, `.data`) made.
 _TENSORISH = "tensorish"
@@ -679,6 +686,9 @@ class Evaluator:
                 return UNKNOWN_FACT
             # Most attributes of a module are submodules (model.encoder.layer[3]).
             return Fact(MODULE, Grad.UNKNOWN, base.device, frozen=base.frozen, tags=frozenset({"submodule?"}))
+        if kind == OBJECT:
+            f = base.attrs.get(attr) if base.attrs is not None else None
+            return f if f is not None else UNKNOWN_FACT
         if kind == UNKNOWN and attr in ("data", "grad") and not (
                 isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
             # `p.data` of an unknown `p` (most likely a tensor); `self.data` of a dataset is not.
@@ -723,9 +733,14 @@ class Evaluator:
         callee = self.fact(func, state)
         if callee.kind == MODULE:
             return self._module_output(callee, node, state)
-        if MODULE_CLASS_TAG in callee.tags:
-            return Fact(MODULE, Grad.UNKNOWN, Device.CPU, attrs=callee.attrs,
-                        tags=callee.tags & {NO_GRAD_FORWARD}, by_flow=callee.by_flow)
+        if callee.kind == CLASS:
+            if MODULE_CLASS_TAG in callee.tags:
+                return Fact(MODULE, Grad.UNKNOWN, Device.CPU, attrs=callee.attrs,
+                            tags=callee.tags & {NO_GRAD_FORWARD}, by_flow=callee.by_flow, node=callee.node)
+            return Fact(OBJECT, Grad.UNKNOWN, Device.UNKNOWN, attrs=callee.attrs, node=callee.node)
+        if callee.kind == FUNCTION:
+            result = self.function_result(callee.node, None)
+            return result if result is not None else UNKNOWN_FACT
         if isinstance(func, ast.Name):
             name = func.id
             if name in ("len", "int", "float", "str", "bool", "isinstance", "print", "repr", "hash", "id",
@@ -877,6 +892,12 @@ class Evaluator:
             grad = Grad.YES
         if NO_GRAD_FORWARD in module.tags:
             grad = Grad.NO
+        elif grad is not Grad.NO and module.node is not None:
+            # A forward of this file that returns values that do not require grad
+            # (`Categorical(...).sample()`, `logits.argmax(-1)`, `x.detach()`).
+            result = self.method_result(module.node, "forward", hint=_NO_GRAD_RESULT_HINTS)
+            if result is not None and result.kind == TENSOR and result.grad is Grad.NO:
+                grad = Grad.NO
         # Certain only when the module's parameters require grad on every path (a module's
         # `grad`), or when the result's grad comes from the inputs or a no-grad forward.
         if grad is Grad.YES and not (module.paramfree and not module.frozen):
@@ -958,8 +979,15 @@ class Evaluator:
                 f = recv.attrs.get(m)
                 if f is not None and f.kind == MODULE:
                     return self._module_output(f, node, state)
-                return UNKNOWN_FACT
+                result = self.method_result(recv.node, m) if recv.node is not None else None
+                return result if result is not None else UNKNOWN_FACT
             return UNKNOWN_FACT
+        if kind == OBJECT:
+            f = recv.attrs.get(m) if recv.attrs is not None else None
+            if f is not None and f.kind == MODULE:
+                return self._module_output(f, node, state)
+            result = self.method_result(recv.node, m) if recv.node is not None else None
+            return result if result is not None else UNKNOWN_FACT
         if kind == SEQ and m in ("pop", "__getitem__") and recv.element is not None:
             return recv.element
         if kind == OTHER and "ndarray" in recv.tags:
@@ -969,6 +997,13 @@ class Evaluator:
         if kind == UNKNOWN:
             return self._unknown_method(recv, m, node, state)
         return UNKNOWN_FACT
+
+    # Summaries of the file's functions (the walker computes them; none here).
+    def function_result(self, func, cls) -> Fact | None:
+        return None
+
+    def method_result(self, classdef, name: str, hint: tuple | None = None) -> Fact | None:
+        return None
 
     def _unknown_method(self, recv: Fact, m: str, node: ast.Call, state: State) -> Fact:
         """Methods of a value of unknown kind that tell what the result is whatever the receiver

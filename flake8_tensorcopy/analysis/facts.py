@@ -40,6 +40,9 @@ DEVICE = "device"  # a torch.device or a device string
 IMPORT = "import"  # a module-level object reached by import: carries its qualified name
 SEQ = "seq"  # a list/tuple whose elements are described by `element`
 OTHER = "other"  # a known non-tensor value (numbers, strings, arrays, ...)
+FUNCTION = "function"  # a function of this file (`node` is its def)
+CLASS = "class"  # a class of this file (`node` is its def); nn.Module classes carry a tag
+OBJECT = "object"  # an instance of a class of this file that is not an nn.Module
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +76,9 @@ class Fact:
     # The dotted name of the device variable the tensor was moved with (`x.to(device)`): a test
     # of that variable (`if device != "cpu":`) tells where the tensor is.
     device_var: str | None = None
+    # For FUNCTION and CLASS facts, and the instances (MODULE, OBJECT) of classes of the file:
+    # the definition.
+    node: object = field(default=None, compare=False)
 
     def but(self, **changes) -> Fact:
         return replace(self, **changes)
@@ -148,6 +154,7 @@ def join(a: Fact | None, b: Fact | None) -> Fact:
         a.by_flow and b.by_flow and kind == a.kind,
         _min_grad(a, b),
         a.device_var if a.device_var == b.device_var else None,
+        a.node if a.node is b.node else None,
     )
 
 

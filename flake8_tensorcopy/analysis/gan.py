@@ -1065,6 +1065,7 @@ class GanDomain(Domain):
     where both roles appear; findings of a scope are in `ctx.domain("gan").findings`."""
 
     key = "gan"
+    in_summaries = True
 
     def __init__(self, options) -> None:
         self.options = options

@@ -45,7 +45,21 @@ from .evaluate import (
     State,
     join_states,
 )
-from .facts import IMPORT, MODULE, OTHER, OTHER_FACT, TENSOR, UNKNOWN_FACT, Device, Fact, Grad, join
+from .facts import (
+    CLASS,
+    FUNCTION,
+    IMPORT,
+    MODULE,
+    OBJECT,
+    OTHER,
+    OTHER_FACT,
+    TENSOR,
+    UNKNOWN_FACT,
+    Device,
+    Fact,
+    Grad,
+    join,
+)
 from .gradmode import (
     EVAL_HOOKS,
     LIGHTNING_BASES,
@@ -65,12 +79,29 @@ _DEFINED_NAME = re.compile(r"\bdef\s+([A-Za-z_]\w*)\s*\(")
 
 @dataclass(eq=False)
 class ClassInfo:
-    """A class of the file: its node, what `self` is in its methods, its methods by name."""
+    """A class of the file: its node, what `self` is in its methods, its methods by name, and
+    its base classes that the file defines."""
 
     node: ast.ClassDef
     self_fact: Fact | None
     lightning: bool
     methods: dict = field(default_factory=dict)
+    bases: list = field(default_factory=list)  # ClassInfo
+
+    def method(self, name: str):
+        """(the def of method `name`, the class that defines it), searching the file's bases."""
+        seen = set()
+        todo = [self]
+        while todo:
+            info = todo.pop(0)
+            if id(info) in seen:
+                continue
+            seen.add(id(info))
+            func = info.methods.get(name)
+            if func is not None:
+                return func, info
+            todo.extend(info.bases)
+        return None, None
 
 
 @dataclass(eq=False, slots=True)
@@ -144,6 +175,7 @@ class Domain:
     `ctx.domain(key)`."""
 
     key = ""
+    in_summaries = False  # also tracked in summary walks (what the scope yields to others)
 
     def active(self, walker: Walker, frame: Frame) -> bool:
         return True
@@ -204,6 +236,7 @@ class Walker(Evaluator):
         self._count_asks = 0
         self._evidence: tuple | None = None
         self._summaries: dict = {}
+        self._summary_budget = 400  # summary walks per file (each function at most once)
         self.functions: dict = {}  # module-level functions by name
         self.classes: dict = {}  # id(ClassDef) -> ClassInfo
         handlers: dict[type, list] = {}
@@ -246,7 +279,7 @@ class Walker(Evaluator):
         try:
             if scope.kind != "class":
                 for d in self.domains:
-                    if d.active(self, frame):
+                    if (dispatch or d.in_summaries) and d.active(self, frame):
                         frame.doms[d.key] = d.start(self, frame)
                         state.doms[d.key] = d.initial(self, frame)
             if dispatch:
@@ -331,6 +364,29 @@ class Walker(Evaluator):
         result = Summary(frame.returns_fact, frame.doms)
         self._summaries[key] = result
         return result
+
+    def function_result(self, func, cls) -> Fact | None:
+        """The join of what a function of the file returns (its summary)."""
+        if self._summary_budget <= 0 and id(func) not in self._summaries:
+            return None
+        self._summary_budget -= 1
+        summary = self.summary(func, cls)
+        return summary.returns if summary is not None else None
+
+    def method_result(self, classdef, name: str, hint: tuple | None = None) -> Fact | None:
+        """What method `name` of a class of the file returns (None: unknown).  `hint`: text the
+        method's source must contain for the answer to be worth a walk."""
+        info = self.classes.get(id(classdef))
+        if info is None:
+            return None
+        func, owner = info.method(name)
+        if func is None:
+            return None
+        if hint is not None and self.lines is not None:
+            source = self.source_of(func)
+            if not any(h in source for h in hint):
+                return None
+        return self.function_result(func, info)
 
     def _only_called_without_grad(self, func) -> bool:
         if func.name == "forward" or func.name.startswith("__"):
@@ -553,7 +609,7 @@ class Walker(Evaluator):
                 self._pending.append((stmt, frame.scope, state.no_grad, None))
             if frame.scope.kind == "module":
                 self.functions[stmt.name] = stmt
-            state.env[stmt.name] = OTHER_FACT
+            state.env[stmt.name] = Fact(FUNCTION, Grad.NO, Device.CPU, by_flow=True, node=stmt)
             return state
         if t is ast.ClassDef:
             return self._class(stmt, state)
@@ -765,22 +821,27 @@ class Walker(Evaluator):
             isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.name == "forward"
             and any(decorator_turns_grad_off(d, q) for d in f.decorator_list) for f in stmt.body
         ) else frozenset()
+        # What a class of this file defined, a subclass inherits.
+        base_facts = [self.fact(b, state) for b in stmt.bases]
+        inherited = [bf.attrs for bf in base_facts if bf.kind == CLASS and bf.attrs is not None]
+
+        def load(stmt=stmt, class_state=class_state, inherited=inherited):
+            found = self._class_attr_facts(stmt, class_state)
+            for base_attrs in inherited:
+                for k, v in base_attrs.items():
+                    found.setdefault(k, v)
+            return found
+
+        # Computed on first use: most classes' methods are never analysed.
+        attrs = LazyAttrs(load)
         if is_module:
-            # What a module class of this file defined, a subclass inherits.
-            inherited = [bf.attrs for bf in (self.fact(b, state) for b in stmt.bases)
-                         if MODULE_CLASS_TAG in bf.tags and bf.attrs is not None]
-
-            def load(stmt=stmt, class_state=class_state, inherited=inherited):
-                found = self._class_attr_facts(stmt, class_state)
-                for base_attrs in inherited:
-                    for k, v in base_attrs.items():
-                        found.setdefault(k, v)
-                return found
-
-            # Computed on first use: most classes' methods are never analysed.
-            attrs = LazyAttrs(load)
-            self_fact = Fact(MODULE, Grad.UNKNOWN, Device.UNKNOWN, attrs=attrs, tags=no_grad_forward, by_flow=certain)
+            self_fact = Fact(MODULE, Grad.UNKNOWN, Device.UNKNOWN, attrs=attrs, tags=no_grad_forward, by_flow=certain,
+                             node=stmt)
+        else:
+            self_fact = Fact(OBJECT, Grad.UNKNOWN, Device.UNKNOWN, attrs=attrs, node=stmt)
         info = ClassInfo(stmt, self_fact, lightning)
+        info.bases = [self.classes[id(bf.node)] for bf in base_facts
+                      if bf.kind == CLASS and bf.node is not None and id(bf.node) in self.classes]
         self.classes[id(stmt)] = info
         saved_pending = self._pending
         self._pending = []
@@ -792,14 +853,10 @@ class Walker(Evaluator):
         for func, _parent, no_grad, _ in methods:
             # Methods see the module's names, not the class body's.
             self._pending.append((func, frame.scope, no_grad, info))
-        tags = frozenset({MODULE_CLASS_TAG}) | no_grad_forward
+        tags = (frozenset({MODULE_CLASS_TAG}) | no_grad_forward) if is_module else frozenset()
         if lightning:
             tags |= {_LIGHTNING_TAG}
-        state.env[stmt.name] = (
-            Fact(OTHER, Grad.NO, Device.CPU, attrs=attrs, tags=tags, by_flow=certain)
-            if is_module else Fact(OTHER, Grad.NO, Device.CPU, tags=frozenset({_LIGHTNING_TAG}) if lightning else
-                                   frozenset())
-        )
+        state.env[stmt.name] = Fact(CLASS, Grad.NO, Device.CPU, attrs=attrs, tags=tags, by_flow=certain, node=stmt)
         return state
 
     def _closure_env(self, state: State) -> dict:
