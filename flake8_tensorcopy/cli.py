@@ -124,7 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(fix)
     fix.add_argument("--diff", action="store_true", help="print a unified diff and write nothing")
     sub.add_parser("rules", help="list the rules")
-    sub.add_parser("lsp", help="run the language server (stdio); needs flake8-tensorcopy[lsp]")
+    sub.add_parser("lsp", help="run the language server (stdio); needs pygls 2 (the [lsp] extra)")
     explain = sub.add_parser("explain", help="print one rule's documentation")
     explain.add_argument("code")
     return parser
@@ -301,7 +301,8 @@ def process(path: str, display: str, job: Job) -> FileReport:
     nul = decoded.text.find("\x00")
     if nul >= 0:  # past the binary sniff: the parser would say so without a position
         line, col = LineIndex(decoded.text).position(nul)
-        report.error = f"cannot parse: SyntaxError: source code cannot contain null bytes (line {line}, column {col + 1})"
+        report.error = ("cannot parse: SyntaxError: source code cannot contain null bytes "
+                        f"(line {line}, column {col + 1})")
         if job.mode == "check" and st is not None:
             report.stamp = (content_hash(data), st.st_size, st.st_mtime_ns)
         return report
@@ -466,7 +467,7 @@ def cmd_check_or_fix(args, mode: str) -> int:
     files, missing = discover(paths, exclude, excluded_by_config if settings.exclude else None)
     job = Job(mode, codes, options, settings.unsafe_fixes, getattr(args, "diff", False), not args.no_noqa,
               settings.per_file_ignores, settings.root, settings.internal)
-    stdin_name = args.stdin_filename or "-"
+    stdin_name = display_path(args.stdin_filename) if args.stdin_filename else "-"
     cache = None
     if mode == "check" and not args.no_cache:
         first = paths[0] if paths[0] != "-" else (args.stdin_filename or ".")
@@ -487,27 +488,27 @@ def cmd_check_or_fix(args, mode: str) -> int:
         cache.save()
     reports.extend(done)
     reports.sort(key=lambda r: r.path)
+    return _printing(_print_results, args, mode, job, files, missing, reports)
+
+
+def _printing(fn, *args) -> int:
+    """Run `fn`, which prints; an output that cannot be written (a full disk, a closed pipe) is
+    exit status 2 with a message, never a traceback and never 1 ("findings")."""
     try:
-        status = _print_results(args, mode, job, files, missing, reports)
+        status = fn(*args)
         sys.stdout.flush()
-    except OSError as exc:  # a full disk, a closed pipe: say so (exit 2), never a traceback
-        _discard_stdout()
-        if not isinstance(exc, BrokenPipeError):
+        return status
+    except OSError as exc:
+        try:  # so that the interpreter's last flush of stdout cannot fail again
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError, AttributeError):
+            pass
+        if not isinstance(exc, BrokenPipeError):  # the reader went away: nothing to say
             try:
                 print(f"error: cannot write the output: {exc.strerror or exc}", file=sys.stderr)
             except OSError:
                 pass
         return 2
-    return status
-
-
-def _discard_stdout() -> None:
-    """Point stdout at /dev/null, so that the interpreter's last flush cannot fail again."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError, AttributeError):
-        pass
 
 
 def _print_results(args, mode, job: Job, files, missing, reports) -> int:
@@ -624,9 +625,9 @@ def main(argv=None) -> int:
         if args.command in (None,):
             args = parser.parse_args(["check", *argv])
         if args.command == "rules":
-            return cmd_rules()
+            return _printing(cmd_rules)
         if args.command == "explain":
-            return cmd_explain(args.code)
+            return _printing(cmd_explain, args.code)
         if args.command == "lsp":
             from .lsp import main as lsp_main
 

@@ -283,7 +283,8 @@ def resolve(config: Config, *, select=None, ignore=(), extend_select=(), strict=
 
     codes = resolve_codes([
         (config.select, config.ignore, config.extend_select),
-        (checked(select, "--select", True), checked(ignore, "--ignore"), checked(extend_select, "--extend-select", True)),
+        (checked(select, "--select", True), checked(ignore, "--ignore"),
+         checked(extend_select, "--extend-select", True)),
     ])
 
     def pick(cli, cfg, default):

@@ -38,7 +38,6 @@ __all__ = [
 ]
 
 
-
 @dataclass
 class LintResult:
     violations: list[Violation] = field(default_factory=list)

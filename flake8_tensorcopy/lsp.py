@@ -13,7 +13,7 @@ and columns in the encoding negotiated at `initialize` (UTF-16 code units unless
 offers UTF-8 or UTF-32).  Full document sync: the client sends the whole buffer on change, so
 line splitting is ours (Python's: \\n, \\r\\n, \\r), not the client's.
 
-Needs pygls 2 (`pip install 'flake8-tensorcopy[lsp]'`).
+Needs pygls 2 (the `[lsp]` extra: `pip install '.[lsp]'` in a checkout).
 """
 
 from __future__ import annotations
@@ -42,8 +42,9 @@ def main() -> int:
     try:
         server = create_server()
     except ImportError as exc:
-        print(f"error: `tensorcopy lsp` needs pygls 2 ({exc}); install it with: "
-              "pip install 'flake8-tensorcopy[lsp]'", file=sys.stderr)
+        print(f"error: `tensorcopy lsp` needs pygls 2 ({exc}); install it with: pip install 'pygls>=2,<3' "
+              "(what the [lsp] extra adds: pip install '.[lsp]' in a checkout, or "
+              "pip install 'flake8-tensorcopy[lsp]' once released)", file=sys.stderr)
         return 2
     server.start_io()
     return 0

@@ -688,7 +688,8 @@ def _raw_offset(text: str, start: int, k: int) -> int:
         else:
             high = int(text[i + 2 : i + 6], 16)
             i += 6
-            if 0xD800 <= high < 0xDC00 and text.startswith("\\u", i) and 0xDC00 <= int(text[i + 2 : i + 6], 16) < 0xE000:
+            low = int(text[i + 2 : i + 6], 16) if text.startswith("\\u", i) else 0
+            if 0xD800 <= high < 0xDC00 and 0xDC00 <= low < 0xE000:
                 i += 6  # a surrogate pair is one character
         k -= 1
     return i

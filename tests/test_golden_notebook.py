@@ -18,8 +18,11 @@ import shutil
 import subprocess
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import ROOT, tool
+from flake8_tensorcopy.notebook import _raw_offset
 
 GOLDEN = os.path.join(ROOT, "tests", "data", "golden")
 UPDATE = os.environ.get("TENSORCOPY_GOLDEN") == "update"
@@ -90,4 +93,15 @@ def test_sarif_and_github_positions_are_where_the_code_is_in_the_ipynb_file(note
         line, col = region["startLine"], region["startColumn"]
         assert lines[line - 1][col - 1:].startswith(snippets[f["code"]]), (f, region)
         assert result["properties"]["cell"] == f["cell"] and result["properties"]["cellLine"] == f["line"]
-        assert f"line={line},col={col}," in annotation and f"::cell {f['cell']}:{f['line']}:{f['column']}: " in annotation
+        assert f"line={line},col={col}," in annotation
+        assert f"::cell {f['cell']}:{f['line']}:{f['column']}: " in annotation
+
+
+@settings(max_examples=300)
+@given(st.text(alphabet=st.sampled_from(['a', 'é', '"', '\\', '\n', '\t', '\x00', '😀', '\ud800', '\u2028'])),
+       st.booleans())
+def test_json_columns_count_escapes(value, ascii_only):
+    literal = json.dumps(value, ensure_ascii=ascii_only)
+    for k in range(len(value) + 1):
+        raw = _raw_offset(literal, 0, k)
+        assert json.loads(literal[:raw] + '"') == value[:k]
