@@ -154,7 +154,13 @@ def _fresh_env(venv, tmp):
     env = {k: v for k, v in os.environ.items()
            if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "TENSORCOPY_SLOW", "PRE_COMMIT_HOME")}
     path = [p for p in env.get("PATH", "").split(os.pathsep) if p and os.path.abspath(p) != os.path.abspath(BIN)]
-    env.update(PATH=os.pathsep.join([str(venv / "bin"), *path]), VIRTUAL_ENV=str(venv), TMPDIR=str(tmp))
+    # pip takes its packages from its configuration (this project's machines: a local wheel
+    # directory and indexes, no network).  Only the CPU build of torch is acceptable: where pip
+    # can find no such wheel, it fails at once instead of downloading a multi-GB CUDA build.
+    constraints = tmp / "constraints.txt"
+    constraints.write_text("torch==2.13.0+cpu\n")
+    env.update(PATH=os.pathsep.join([str(venv / "bin"), *path]), VIRTUAL_ENV=str(venv), TMPDIR=str(tmp),
+               PIP_CONSTRAINT=str(constraints))
     return env
 
 
