@@ -8,9 +8,15 @@ syntax is not Python: lines with magics, shell escapes and help (`%time`, `!pip`
 column of the cell.  Code after `%time`/`%timeit`, and under `%%time`, `%%timeit`,
 `%%capture` and `%%prun`, is Python and is analysed.
 
+Each cell is first cleaned up the way IPython cleans it before running it (`leading_indent`:
+a cell whose first non-blank line is indented loses that indentation), and positions and fixes
+are mapped back to the cell's own text.  A cell that still does not parse is left out of the
+program and reported as one error; the other cells are checked and fixed.
+
 A finding is reported as (cell, line in the cell, column); cells are numbered from 1 over all
 cells, markdown included (Jupyter's execution counts are not stable).  A fix is applied only
-when all its edits lie inside one cell and outside the placeholders.
+when all its edits lie inside one cell and outside the placeholders.  SARIF and GitHub output
+place a finding in the .ipynb file's own text (`json_position`).
 
 Writing back touches nothing but the JSON text of the changed cells' `source` values: the
 rest of the file (outputs, metadata, ids, key order, indentation, escapes, trailing newline)
