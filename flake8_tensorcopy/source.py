@@ -9,6 +9,7 @@ line endings are whatever the file had: we never normalise them).
 from __future__ import annotations
 
 import codecs
+import io
 import re
 import tokenize
 from itertools import accumulate
