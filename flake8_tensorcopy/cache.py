@@ -1,7 +1,8 @@
 """Result cache for `tensorcopy check`, like ruff's: an unchanged file is not read or parsed again.
 
-One JSON file per (tool version, configuration) under `.tensorcopy_cache/` (with a `.gitignore`
-inside).  An entry is reused when the file's size and mtime are unchanged, or, failing that,
+One JSON file per (tool version, configuration) under `.tensorcopy_cache/` in the project root
+(the nearest directory with a pyproject.toml or a .git; else the current directory), with a
+`.gitignore` inside.  An entry is reused when the file's size and mtime are unchanged, or, failing that,
 when its content hash is unchanged.  Any problem with the cache makes it a miss, never an error.
 """
 
@@ -13,9 +14,29 @@ import os
 import tempfile
 
 from . import __version__
-from .rules.base import Edit, Fix, Violation
+from .rules.base import Edit, Fix
 
 CACHE_DIR = ".tensorcopy_cache"
+_ROOT_MARKERS = ("pyproject.toml", ".git")
+
+
+def project_root(start: str) -> str:
+    """The nearest directory at or above `start` with a pyproject.toml or a .git, else the
+    current directory: where the cache lives, whatever directory tensorcopy runs from."""
+    here = os.path.abspath(start)
+    if not os.path.isdir(here):
+        here = os.path.dirname(here)
+    while True:
+        if any(os.path.exists(os.path.join(here, m)) for m in _ROOT_MARKERS):
+            return here
+        parent = os.path.dirname(here)
+        if parent == here:
+            return os.getcwd()
+        here = parent
+
+
+def default_dir(start: str) -> str:
+    return os.path.join(project_root(start), CACHE_DIR)
 
 
 def config_key(*parts) -> str:
@@ -36,26 +57,65 @@ def content_hash(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _dump_violation(v: Violation) -> list:
+def _dump_violation(v) -> list:
+    """One output.Finding as JSON: where it is (in a file, or a notebook cell), its fix, and
+    where its edits are."""
     fix = None
     if v.fix is not None:
         fix = [v.fix.title, v.fix.safety, [[e.start, e.end, e.text, e.expect] for e in v.fix.edits]]
-    row = [v.code, v.message, v.line, v.col, v.end_line, v.end_col, fix]
-    if hasattr(v, "cell"):  # an output.Finding: where it is in a notebook, where its edits are
-        row += [v.cell, [list(r) for r in v.edit_ranges]]
-    return row
+    return [v.code, v.message, v.line, v.col, v.end_line, v.end_col, fix, v.cell,
+            [list(r) for r in v.edit_ranges], list(v.json_range) if v.json_range else None]
 
 
-def _load_violation(row) -> Violation:
-    code, message, line, col, end_line, end_col, fix = row[:7]
+class _Malformed(ValueError):
+    """A cache entry that is valid JSON but not what we write: a miss, never a crash."""
+
+
+def _int(x, low: int = 0) -> int:
+    if type(x) is not int or x < low:  # bool is an int subclass: not one of ours
+        raise _Malformed(x)
+    return x
+
+
+def _str(x) -> str:
+    if not isinstance(x, str):
+        raise _Malformed(x)
+    return x
+
+
+def _list(x, length: int | None = None) -> list:
+    if not isinstance(x, list) or (length is not None and len(x) != length):
+        raise _Malformed(x)
+    return x
+
+
+def _load_violation(row):
+    from .output import Finding
+
+    code, message, line, col, end_line, end_col, fix, cell, ranges, json_range = _list(row, 10)
     if fix is not None:
-        title, safety, edits = fix
-        fix = Fix(title, safety, tuple(Edit(s, e, t, x) for s, e, t, x in edits))
-    if len(row) == 9:
-        from .output import Finding
+        title, safety, edits = _list(fix, 3)
+        if safety not in ("safe", "unsafe"):
+            raise _Malformed(safety)
+        fix = Fix(_str(title), safety, tuple(
+            Edit(_int(s), _int(e), _str(t), None if x is None else _str(x))
+            for s, e, t, x in (_list(edit, 4) for edit in _list(edits))))
+    ranges = tuple((_int(a, 1), _int(b), _int(c, 1), _int(d), _str(t))
+                   for a, b, c, d, t in (_list(r, 5) for r in _list(ranges)))
+    if json_range is not None:
+        json_range = tuple(_int(x) for x in _list(json_range, 4))
+    return Finding(_str(code), _str(message), _int(line, 1), _int(col), _int(end_line, 1), _int(end_col), fix,
+                   None if cell is None else _int(cell, 1), ranges, json_range)
 
-        return Finding(code, message, line, col, end_line, end_col, fix, row[7], tuple(tuple(r) for r in row[8]))
-    return Violation(code, message, line, col, end_line, end_col, fix)
+
+def _load_entry(entry) -> tuple:
+    """(violations, error) of a cache entry; _Malformed when it is not one we wrote."""
+    if not isinstance(entry, dict):
+        raise _Malformed(entry)
+    error = entry.get("error")
+    if error is not None:
+        _str(error)
+    return [_load_violation(r) for r in _list(entry.get("violations"))], error
 
 
 class Cache:
@@ -78,17 +138,18 @@ class Cache:
         if entry is None:
             return None
         try:
+            found = _load_entry(entry)  # first: a malformed entry is a miss, whatever the file
             st = os.stat(path)
-            if entry["size"] != st.st_size:
+            if entry.get("size") != st.st_size:
                 return None
-            if entry["mtime"] != st.st_mtime_ns:
+            if entry.get("mtime") != st.st_mtime_ns:
                 with open(path, "rb") as f:
-                    if content_hash(f.read()) != entry["sha"]:
+                    if content_hash(f.read()) != entry.get("sha"):
                         return None
                 entry["mtime"] = st.st_mtime_ns
                 self.dirty = True
-            return [_load_violation(r) for r in entry["violations"]], entry["error"]
-        except (OSError, KeyError, TypeError, ValueError):
+            return found
+        except (OSError, ValueError, TypeError):
             return None
 
     def store(self, path: str, data_hash: str, size: int, mtime: int, violations, error) -> None:

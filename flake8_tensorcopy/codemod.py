@@ -1,8 +1,11 @@
-"""LibCST codemod front end: `python -m libcst.tool codemod codemod.TensorCopyFix PATH`.
+"""LibCST codemod front end: `python -m libcst.tool codemod --no-format codemod.TensorCopyFix PATH`.
 
 Add `flake8_tensorcopy` to `modules` in the repository's `.libcst.codemod.yaml` (created by
-`python -m libcst.tool initialize .`).  The codemod applies exactly the fixes `tensorcopy fix`
-applies (same engine, same selection and safety rules), so the two never disagree.
+`python -m libcst.tool initialize .`); `python -m libcst.tool list` then lists it.  The codemod
+applies exactly the fixes `tensorcopy fix` applies (same engine, same selection and safety
+rules), so the two never disagree.  `--no-format`: without it LibCST pipes every file it
+touches through its configured formatter (black by default), which fails when black is not
+installed and reformats the whole file when it is.
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ from __future__ import annotations
 import argparse
 
 import libcst as cst
-from libcst.codemod import Codemod, CodemodContext, SkipFile
+from libcst.codemod import CodemodCommand, CodemodContext, SkipFile
 
 from .engine import fix_text, select_rules
 from .rules.base import Options
@@ -20,7 +23,7 @@ def _csv(value: str) -> list[str]:
     return [v.strip() for v in value.split(",") if v.strip()]
 
 
-class TensorCopyFix(Codemod):
+class TensorCopyFix(CodemodCommand):
     DESCRIPTION = "Apply flake8-tensorcopy fixes (TNS codes): safe ones, or unsafe too with --unsafe-fixes."
 
     @staticmethod

@@ -30,6 +30,26 @@ CONFIG_FILE = "pyproject.toml"
 NUMPY_FIXES = ("detach", "force")
 # What a code prefix may look like: ours are TNS + three digits.
 _PREFIX = re.compile(r"^TNS[0-9]{0,3}$")
+# "File not analysed" (nested too deeply for the analysis, or a plugin crash under flake8):
+# not a rule, but selected, ignored and silenced like one.
+INTERNAL = "TNS000"
+
+
+def known_codes() -> list:
+    return [cls.code for cls in all_rules()] + [INTERNAL]
+
+
+def check_code(value: str, where: str, *, allow_all: bool = False) -> str:
+    """A code or code prefix, upper-cased; ConfigError when it selects no rule (`E501`, `TNS999`):
+    the command line and the configuration file accept exactly the same values."""
+    code = value.strip().upper()
+    if allow_all and code == "ALL":
+        return code
+    if not _PREFIX.match(code) or not any(k.startswith(code) for k in known_codes()):
+        hint = " (or \"ALL\")" if allow_all else ""
+        raise ConfigError(f"{where}: {value!r} is not a rule code or prefix such as \"TNS\" or \"TNS201\"{hint}; "
+                          "`tensorcopy rules` lists the codes")
+    return code
 
 
 class ConfigError(Exception):
@@ -59,14 +79,7 @@ def _str_list(value, where: str, *, codes: bool = False, allow_all: bool = False
         raise ConfigError(f"{where} must be a list of strings, not {_describe(value)}")
     if not codes:
         return tuple(value)
-    out = []
-    for v in value:
-        code = v.strip().upper()
-        if not (_PREFIX.match(code) or (allow_all and code == "ALL")):
-            hint = " (or \"ALL\")" if allow_all else ""
-            raise ConfigError(f"{where}: {v!r} is not a rule code or prefix such as \"TNS\" or \"TNS201\"{hint}")
-        out.append(code)
-    return tuple(out)
+    return tuple(check_code(v, where, allow_all=allow_all) for v in value)
 
 
 def _describe(value) -> str:
@@ -231,7 +244,7 @@ def resolve_codes(layers) -> tuple:
     rule).  A layer that sets `select` starts afresh; one that does not adjusts the codes the
     layers under it enabled (ruff's rule for a command line over a configuration file).
     """
-    codes = [cls.code for cls in all_rules()]
+    codes = known_codes()
     enabled = set(c for c in codes if c.startswith("TNS"))
     for select, ignore, extend_select in layers:
         selectors = list(select or ()) + list(extend_select or ())
@@ -250,13 +263,14 @@ def resolve_codes(layers) -> tuple:
 class Settings:
     """A configuration merged with command-line overrides: what a run uses."""
 
-    codes: tuple
+    codes: tuple  # the rules that run
     options: object  # rules.base.Options
     unsafe_fixes: bool
     exclude: tuple
     per_file_ignores: tuple
     root: str
     config: Config
+    internal: bool = True  # whether TNS000 ("file not analysed") is reported
 
 
 def resolve(config: Config, *, select=None, ignore=(), extend_select=(), strict=None, unsafe_fixes=None,
@@ -264,12 +278,13 @@ def resolve(config: Config, *, select=None, ignore=(), extend_select=(), strict=
     """Command-line values (None: not given) over the configuration's, over the defaults."""
     from .rules.base import Options
 
-    def upper(values):
-        return [v.upper() for v in values] if values else values
+    def checked(values, flag, allow_all=False):
+        return [check_code(v, flag, allow_all=allow_all) for v in values] if values else values
 
     codes = resolve_codes([
         (config.select, config.ignore, config.extend_select),
-        (upper(select), upper(ignore), upper(extend_select)),
+        (checked(select, "--select", True), checked(ignore, "--ignore"),
+         checked(extend_select, "--extend-select", True)),
     ])
 
     def pick(cli, cfg, default):
@@ -281,5 +296,5 @@ def resolve(config: Config, *, select=None, ignore=(), extend_select=(), strict=
         generator_names=tuple(pick(generator_names, config.generator_names, ())),
         discriminator_names=tuple(pick(discriminator_names, config.discriminator_names, ())),
     )
-    return Settings(codes, options, pick(unsafe_fixes, config.unsafe_fixes, False), config.exclude,
-                    config.per_file_ignores, config.root, config)
+    return Settings(tuple(c for c in codes if c != INTERNAL), options, pick(unsafe_fixes, config.unsafe_fixes, False),
+                    config.exclude, config.per_file_ignores, config.root, config, INTERNAL in codes)

@@ -17,10 +17,10 @@ from __future__ import annotations
 import ast
 import bisect
 import gc
-import re
 import warnings
 from dataclasses import dataclass, field
 
+from . import noqa as _noqa
 from . import rules as _rules  # noqa: F401  (registers the rule families)
 from .analysis import Walker, make_domains
 from .rules.base import Context, Edit, Fix, Options, Rule, Violation, all_rules
@@ -37,9 +37,6 @@ __all__ = [
     "lint_text",
     "select_rules",
 ]
-
-# A line that mentions none of these cannot hold a finding of any rule.
-_NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z][0-9]+(?:[,\s]+[A-Z][0-9]+)*))?", re.IGNORECASE)
 
 
 @dataclass
@@ -139,13 +136,8 @@ def _lint(text: str, rule_classes, options: Options, tree, honor_noqa: bool) -> 
 
 
 def _suppressed(lines: LineIndex, v: Violation) -> bool:
-    m = _NOQA.search(lines.line(v.line))
-    if m is None:
-        return False
-    codes = m.group("codes")
-    if not codes:
-        return True
-    return any(v.code.startswith(c.upper()) for c in re.split(r"[,\s]+", codes) if c)
+    """`# noqa` with flake8's semantics (noqa.py), so that every front end agrees with flake8."""
+    return _noqa.suppressed(lines, v.line, v.code)
 
 
 def _overlaps(a: Edit, b: Edit) -> bool:
@@ -246,15 +238,27 @@ def fix_text(
     rules: list[type[Rule]] | None = None,
     options: Options | None = None,
     unsafe: bool = False,
-    max_passes: int = 10,
+    max_passes: int | None = None,
 ) -> FixResult:
-    """Apply fixes until none is left to apply (each pass re-lints the fixed text)."""
+    """Apply fixes until none is left to apply (each pass re-lints the fixed text).
+
+    Overlapping fixes (nested calls) are applied one per pass, so a pass limit must grow with
+    them: by default it is the number of fixable findings the first pass sees, plus a margin
+    for findings that only appear once a fix is in.  Every pass applies at least one fix or
+    ends the loop, and each costs one lint of the text (no per-fix re-lint)."""
     applied_all: list[Violation] = []
     current = text
-    for _ in range(max_passes):
+    passes = 0
+    limit = max_passes
+    while True:
         result = lint_text(current, rules, options)
         if result.error:
             return FixResult(current, applied_all, [], result.error)
+        if limit is None:
+            limit = _EXTRA_PASSES + sum(
+                1 for v in result.violations if v.fix is not None and (v.fix.safety == "safe" or unsafe))
+        if passes >= limit:
+            return FixResult(current, applied_all, result.violations)
         new, applied, _skipped = apply_fixes(current, result.violations, unsafe)
         if not applied:
             return FixResult(current, applied_all, result.violations)
@@ -267,4 +271,8 @@ def fix_text(
                              "file (please report it)")
         applied_all.extend(applied)
         current = new
-    return FixResult(current, applied_all, lint_text(current, rules, options).violations)
+        passes += 1
+
+
+# fix_text: passes allowed beyond the number of fixable findings first seen.
+_EXTRA_PASSES = 10

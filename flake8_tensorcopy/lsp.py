@@ -13,7 +13,7 @@ and columns in the encoding negotiated at `initialize` (UTF-16 code units unless
 offers UTF-8 or UTF-32).  Full document sync: the client sends the whole buffer on change, so
 line splitting is ours (Python's: \\n, \\r\\n, \\r), not the client's.
 
-Needs pygls 2 (`pip install 'flake8-tensorcopy[lsp]'`).
+Needs pygls 2 (the `[lsp]` extra: `pip install '.[lsp]'` in a checkout).
 """
 
 from __future__ import annotations
@@ -22,12 +22,12 @@ import asyncio
 import logging
 import os
 import sys
-from dataclasses import replace
 
 from . import __version__
 from . import config as _config
+from . import noqa as _noqa
 from .engine import fix_text, lint_text
-from .notebook import python_view
+from .notebook import cell_view, cell_violation
 from .rules.base import get_rule
 from .source import LineIndex
 
@@ -42,8 +42,9 @@ def main() -> int:
     try:
         server = create_server()
     except ImportError as exc:
-        print(f"error: `tensorcopy lsp` needs pygls 2 ({exc}); install it with: "
-              "pip install 'flake8-tensorcopy[lsp]'", file=sys.stderr)
+        print(f"error: `tensorcopy lsp` needs pygls 2 ({exc}); install it with: pip install 'pygls>=2,<3' "
+              "(what the [lsp] extra adds: pip install '.[lsp]' in a checkout, or "
+              "pip install 'flake8-tensorcopy[lsp]' once released)", file=sys.stderr)
         return 2
     server.start_io()
     return 0
@@ -131,16 +132,16 @@ class Configs:
 def lint_document(text: str, path: str | None, settings, ipython: bool = False):
     """(violations, the rules that ran) for a buffer, or None when it does not parse.
 
-    `ipython`: the buffer is a notebook cell; its magics and shell escapes are skipped the way
-    `tensorcopy check` skips them in a notebook (same positions), and a fix that would touch
-    one is not offered."""
+    `ipython`: the buffer is a notebook cell, cleaned up as IPython does (leading indentation)
+    and with its magics and shell escapes skipped, the way `tensorcopy check` reads a notebook;
+    positions are the cell's, and a fix that would touch a magic is not offered."""
     if path and any(_config.path_matches(path, g, settings.root) for g in settings.exclude):
         return [], []
     if path and path.endswith(".ipynb") and not ipython:
         return [], []  # a notebook's JSON opened as text: `tensorcopy check` reads those
     ignored = _config.ignored_prefixes(path, settings.per_file_ignores, settings.root) if path else ()
     rules = [get_rule(c) for c in settings.codes if not c.startswith(ignored)]
-    view, protected = python_view(text) if ipython else (text, [])
+    view = cell_view(text) if ipython else text
     try:
         result = lint_text(view, rules, settings.options)
     except Exception:  # a bug in a rule must not take the editor's server down
@@ -148,16 +149,13 @@ def lint_document(text: str, path: str | None, settings, ipython: bool = False):
         return None
     if result.error:
         return None
-    found = [v for v in result.violations if not v.code.startswith(ignored)]
-    if protected:
-        found = [v if v.fix is None or not any(_touches(e, protected) for e in v.fix.edits) else replace(v, fix=None)
-                 for v in found]
+    lines = LineIndex(view)
+    # TNS000 ("not analysed") comes without the engine's noqa pass: selection and noqa here.
+    found = [v for v in result.violations if not v.code.startswith(ignored) and (
+        v.code != _config.INTERNAL or settings.internal and not _noqa.suppressed(lines, v.line, v.code))]
+    if ipython:
+        found = [cell_violation(text, v) for v in found]
     return found, rules
-
-
-def _touches(edit, protected) -> bool:
-    return any((edit.start < pe and ps < edit.end) or (edit.start == edit.end and ps < edit.start < pe)
-               for ps, pe in protected)
 
 
 # --------------------------------------------------------------------------- the server

@@ -8,9 +8,15 @@ syntax is not Python: lines with magics, shell escapes and help (`%time`, `!pip`
 column of the cell.  Code after `%time`/`%timeit`, and under `%%time`, `%%timeit`,
 `%%capture` and `%%prun`, is Python and is analysed.
 
+Each cell is first cleaned up the way IPython cleans it before running it (`leading_indent`:
+a cell whose first non-blank line is indented loses that indentation), and positions and fixes
+are mapped back to the cell's own text.  A cell that still does not parse is left out of the
+program and reported as one error; the other cells are checked and fixed.
+
 A finding is reported as (cell, line in the cell, column); cells are numbered from 1 over all
 cells, markdown included (Jupyter's execution counts are not stable).  A fix is applied only
-when all its edits lie inside one cell and outside the placeholders.
+when all its edits lie inside one cell and outside the placeholders.  SARIF and GitHub output
+place a finding in the .ipynb file's own text (`json_position`).
 
 Writing back touches nothing but the JSON text of the changed cells' `source` values: the
 rest of the file (outputs, metadata, ids, key order, indentation, escapes, trailing newline)
@@ -23,9 +29,11 @@ import ast
 import bisect
 import json
 import re
-from dataclasses import dataclass, field
+import warnings
+from dataclasses import dataclass, field, replace
 from json.decoder import scanstring
 
+from . import noqa as _noqa
 from .engine import apply_fixes, lint_text
 from .output import Finding
 from .source import LineIndex
@@ -131,6 +139,7 @@ class Notebook:
     bom: bool
     cells: list
     python: bool  # False: another kernel language; nothing to check
+    lines: LineIndex | None = field(default=None, repr=False, compare=False)  # of `text`, made on demand
 
     @property
     def code_cells(self) -> list:
@@ -138,11 +147,17 @@ class Notebook:
 
 
 def parse(data: bytes) -> Notebook:
-    bom = data.startswith(b"\xef\xbb\xbf")
     try:
         text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise NotebookError(f"not a notebook (invalid JSON: {exc})") from None
+    return parse_text(text, data.startswith(b"\xef\xbb\xbf"))
+
+
+def parse_text(text: str, bom: bool = False) -> Notebook:
+    try:
         nb = json.loads(text)
-    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+    except (ValueError, RecursionError) as exc:
         raise NotebookError(f"not a notebook (invalid JSON: {exc})") from None
     if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
         raise NotebookError("not a notebook in nbformat 4 (no 'cells' list)")
@@ -318,12 +333,87 @@ def python_view(source: str) -> tuple[str, list]:
     return "".join(pieces), protected
 
 
+# --------------------------------------------------------------------------- IPython's cleanup
+
+_INDENT = re.compile(r"[ \t]+")
+_BREAK_BEFORE_TEXT = re.compile(r"(?:\r\n|\r|\n)(?=[^\r\n])")
+
+
+def _split_lines(source: str) -> list:
+    """(start offset, content, line ending) for each line, ended where Python ends lines."""
+    lines, pos = [], 0
+    for m in _LINE_END.finditer(source):
+        lines.append((pos, source[pos:m.start()], m.group()))
+        pos = m.end()
+    if pos < len(source) or not lines:
+        lines.append((pos, source[pos:], ""))
+    return lines
+
+
+@dataclass(frozen=True)
+class Dedent:
+    """A cell after IPython's `leading_indent` cleanup, and the way back to the cell's text.
+
+    IPython runs a cell whose first non-blank line is indented: it removes that line's
+    leading whitespace from every line that starts with it (`inputtransformer2.leading_indent`).
+    The analysis sees the cell that way; positions and fixes are mapped back to the cell's
+    own text."""
+
+    text: str  # the cell as IPython compiles it
+    indent: str = ""  # the whitespace removed from the lines that start with it ("" when none)
+    cell_starts: tuple = ()  # line start offsets in the cell's own text
+    starts: tuple = ()  # line start offsets in `text`
+    removed: tuple = ()  # per line: the number of characters removed at its start
+
+    def to_cell(self, offset: int) -> int:
+        """The offset in the cell's own text of `offset` in `text` (the start of a dedented
+        line maps to its first character after the indentation)."""
+        if not self.indent:
+            return offset
+        k = bisect.bisect_right(self.starts, offset) - 1
+        return self.cell_starts[k] + self.removed[k] + offset - self.starts[k]
+
+    def column(self, line: int, col: int) -> int:
+        """The column in the cell's own text of column `col` of 1-based `line` of `text`."""
+        return col + self.removed[line - 1] if self.indent and 0 < line <= len(self.removed) else col
+
+    def inserted(self, new: str, cell_source: str, cell_end: int) -> str:
+        """Text written for `text`, as it must read in the cell's own text, where it replaces
+        what ends at `cell_end`: each line it starts gets the indentation back."""
+        if not self.indent or not _LINE_END.search(new):
+            return new
+        out = _BREAK_BEFORE_TEXT.sub(lambda m: m.group() + self.indent, new)
+        if new.endswith(("\n", "\r")) and cell_end < len(cell_source) and cell_source[cell_end] not in "\r\n":
+            out += self.indent
+        return out
+
+
+def dedent(source: str) -> Dedent:
+    """IPython's `leading_indent` on a cell (see `Dedent`)."""
+    lines = _split_lines(source)
+    first = next((k for k, (_s, content, _e) in enumerate(lines) if content.strip()), None)
+    m = _INDENT.match(lines[first][1]) if first is not None else None
+    if m is None:
+        return Dedent(source)
+    indent = m.group()
+    pieces, starts, removed, pos = [], [], [], 0
+    for k, (_start, content, ending) in enumerate(lines):
+        cut = len(indent) if k >= first and content.startswith(indent) else 0
+        starts.append(pos)
+        removed.append(cut)
+        pieces.append(content[cut:] + ending)
+        pos += len(content) - cut + len(ending)
+    return Dedent("".join(pieces), indent, tuple(s for s, _c, _e in lines), tuple(starts), tuple(removed))
+
+
 # --------------------------------------------------------------------------- the program
 
 
 @dataclass
 class _Part:
     cell: Cell
+    source: str  # the cell's own text
+    dedent: Dedent
     start: int  # offset of the cell's text in the program
     line: int  # 1-based program line of the cell's first line
     text: str  # the Python view of the cell
@@ -334,15 +424,82 @@ class _Part:
         return self.start + len(self.text)
 
 
-class Program:
-    """The code cells of a notebook (with sources possibly replaced) joined into one text."""
+def _syntax_error(text: str) -> tuple[str, int | None, int | None] | None:
+    """(message, 1-based line, 1-based column) of what keeps `text` from parsing, or None."""
+    nul = text.find("\x00")
+    if nul >= 0:  # the parser says so without a position
+        line, col = LineIndex(text).position(nul)
+        return "SyntaxError: source code cannot contain null bytes", line, col + 1
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile(text, "<cell>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as exc:
+        return f"SyntaxError: {exc.msg}", exc.lineno, exc.offset
+    except (ValueError, RecursionError, MemoryError) as exc:
+        why = str(exc) or "expressions nested too deeply for the parser"
+        return f"{type(exc).__name__}: {why}", None, None
+    return None
 
-    def __init__(self, cells, sources: dict | None = None) -> None:
+
+def _cell_edits(d: Dedent, source: str, edits) -> list | None:
+    """Edits (start, end, edit) of the cleaned cell `d.text` as (start, end, text, edit) in the
+    cell's own text `source`; None when they do not map back exactly."""
+    out = []
+    for s, t, e in edits:
+        cs, ct = d.to_cell(s), d.to_cell(t)
+        out.append((cs, ct, d.inserted(e.text, source, ct), e))
+    if d.indent:
+        # Exactly what the fix does to the cleaned cell, or no fix.
+        order = sorted(range(len(out)), key=lambda i: (out[i][0], out[i][1], out[i][3].seq))
+        new_cell = _apply(source, [out[i][:3] for i in order])
+        expected = _apply(d.text, [(edits[i][0], edits[i][1], edits[i][2].text) for i in order])
+        if dedent(new_cell).text != expected:
+            return None
+    return out
+
+
+def _touches(s: int, t: int, protected) -> bool:
+    return any((s < pe and ps < t) or (s == t and ps < s < pe) for ps, pe in protected)
+
+
+def cell_violation(source: str, v):
+    """A violation found in `cell_view(source)`, placed in the cell's own text `source`: its
+    columns and its fix's edits mapped back, the fix dropped when it would touch a magic's
+    placeholder or does not map back exactly.  (For editors, which send one cell at a time.)"""
+    d = dedent(source)
+    _view, protected = python_view(d.text)
+    fix = v.fix
+    if fix is not None:
+        if any(_touches(e.start, e.end, protected) for e in fix.edits):
+            fix = None
+        else:
+            mapped = _cell_edits(d, source, [(e.start, e.end, e) for e in fix.edits])
+            fix = None if mapped is None else replace(fix, edits=tuple(
+                replace(e, start=s, end=t, text=text, expect=None) for s, t, text, e in mapped))
+    return replace(v, col=d.column(v.line, v.col), end_col=d.column(v.end_line, v.end_col), fix=fix)
+
+
+def cell_view(source: str) -> str:
+    """The Python the analysis sees for one cell: IPython's cleanup, then magics replaced."""
+    return python_view(dedent(source).text)[0]
+
+
+class Program:
+    """The code cells of a notebook (with sources possibly replaced) joined into one text.
+
+    `skip`: cells left out (cell number -> why), those that do not parse."""
+
+    def __init__(self, cells, sources: dict | None = None, skip=()) -> None:
         sources = sources or {}
         parts, chunks, offset, line = [], [], 0, 1
         for cell in cells:
-            text, protected = python_view(sources.get(cell.number, cell.source))
-            parts.append(_Part(cell, offset, line, text, protected))
+            if cell.number in skip:
+                continue
+            source = sources.get(cell.number, cell.source)
+            cleaned = dedent(source)
+            text, protected = python_view(cleaned.text)
+            parts.append(_Part(cell, source, cleaned, offset, line, text, protected))
             chunks.append(text + "\n")
             offset += len(text) + 1
             line += len(LineIndex(text).starts)
@@ -355,40 +512,32 @@ class Program:
         return self.parts[max(0, bisect.bisect_right(self._starts, offset) - 1)]
 
     def locate(self, offset: int) -> tuple[_Part, int, int]:
-        """(part, 1-based line in the cell, 0-based column) of a program offset."""
+        """(part, 1-based line, 0-based column) in the cell's own text of a program offset."""
         part = self.part_at(offset)
         line, col = self.lines.position(offset)
-        return part, line - part.line + 1, col
+        line -= part.line - 1
+        return part, line, part.dedent.column(line, col)
 
-    def local_edits(self, v) -> list | None:
-        """The fix's edits as (part, start, end) in one cell, or None when it cannot apply."""
-        if v.fix is None:
+    def cell_edits(self, v) -> list | None:
+        """The fix's edits as (part, start, end, text, edit) in the cell's own text, or None when
+        it cannot apply there: edits in several cells, on a magic's placeholder, or in a cleaned
+        (dedented) cell where the edit does not map back exactly."""
+        if v.fix is None or not self.parts:
             return None
-        out = []
+        local = []
         for e in v.fix.edits:
             part = self.part_at(e.start)
             if not (part.start <= e.start <= e.end <= part.end):
                 return None
             s, t = e.start - part.start, e.end - part.start
-            for ps, pe in part.protected:
-                if (s < pe and ps < t) or (s == t and ps < s < pe):
-                    return None
-            out.append((part, s, t, e))
-        if len({id(p) for p, *_ in out}) > 1:
+            if _touches(s, t, part.protected):
+                return None
+            local.append((part, s, t, e))
+        if len({id(p) for p, *_ in local}) > 1:
             return None
-        return out
-
-    def explain_error(self, error: str) -> str:
-        """The engine's parse error with its position given in cell coordinates."""
-        try:
-            ast.parse(self.text)
-        except SyntaxError as exc:
-            if exc.lineno and 0 < exc.lineno <= len(self.lines.starts):
-                part, line, _ = self.locate(self.lines.starts[exc.lineno - 1])
-                return f"SyntaxError: {exc.msg} (cell {part.cell.number}, line {line}, column {exc.offset})"
-        except (ValueError, RecursionError, MemoryError):
-            pass
-        return error
+        part = local[0][0]
+        mapped = _cell_edits(part.dedent, part.source, [(s, t, e) for _p, s, t, e in local])
+        return None if mapped is None else [(part, *m) for m in mapped]
 
     def finding(self, v) -> Finding:
         """A program violation placed in its cell (its fix dropped if it cannot apply there)."""
@@ -398,13 +547,12 @@ class Program:
         if end_offset > part.end:  # cannot end in another cell, but never report a nonsense range
             end_line, end_col = line, col
         fix, ranges = v.fix, ()
-        edits = self.local_edits(v)
+        edits = self.cell_edits(v)
         if edits is None:
             fix = None
         else:
-            ranges = tuple(
-                (*self.locate(e.start)[1:], *self.locate(e.end)[1:], e.text) for _p, _s, _t, e in edits
-            )
+            cell_lines = LineIndex(part.source)
+            ranges = tuple((*cell_lines.position(s), *cell_lines.position(t), text) for _p, s, t, text, _e in edits)
         return Finding(v.code, v.message, line, col, end_line, end_col, fix, part.cell.number, ranges)
 
 
@@ -414,18 +562,61 @@ class Program:
 @dataclass
 class NotebookResult:
     findings: list
-    error: str | None = None
+    errors: list = field(default_factory=list)  # what could not be analysed, one message each
     text: str | None = None  # the fixed file's JSON text, when something changed
     fixed: int = 0
+
+    @property
+    def error(self) -> str | None:
+        return "\n".join(self.errors) or None
+
+
+def _cell_error(part: _Part, why) -> str:
+    msg, line, col = why
+    if line is None:
+        return f"{msg} (cell {part.cell.number})"
+    if col is not None and 0 < line <= len(part.dedent.removed):
+        col += part.dedent.removed[line - 1]
+    return f"{msg} (cell {part.cell.number}, line {line}, column {col})"
+
+
+def _analyse(cells, sources, rules, options, honor_noqa=True):
+    """(program, lint result, errors): the cells that do not parse are left out, each one error,
+    and the rest is analysed as one program."""
+    skip: dict[int, str] = {}
+    while True:
+        program = Program(cells, sources, skip)
+        result = lint_text(program.text, rules, options, honor_noqa=honor_noqa)
+        if not result.error:
+            return program, result, [skip[n] for n in sorted(skip)]
+        bad = {}
+        for part in program.parts:
+            why = _syntax_error(part.text)
+            if why is not None:
+                bad[part.cell.number] = _cell_error(part, why)
+        if not bad:
+            # Every cell parses alone, but not after the others: blame the cell at the error.
+            why = _syntax_error(program.text)
+            if why is None or why[1] is None or why[1] > len(program.lines.starts):
+                return program, result, [skip[n] for n in sorted(skip)] + [result.error]
+            part, line, _ = program.locate(program.lines.starts[why[1] - 1])
+            bad[part.cell.number] = _cell_error(part, (why[0], line, why[2]))
+        skip.update(bad)
+
+
+def _internal_noqa(program: Program, violations, honor_noqa: bool) -> list:
+    # TNS000 ("file not analysed") comes without the engine's noqa pass.
+    if not honor_noqa:
+        return violations
+    return [v for v in violations if v.code != "TNS000" or not _noqa.suppressed(program.lines, v.line, v.code)]
 
 
 def lint(nb: Notebook, rules, options, honor_noqa: bool = True) -> NotebookResult:
     if not nb.python or not nb.code_cells:
         return NotebookResult([])
-    program = Program(nb.code_cells)
-    result = lint_text(program.text, rules, options, honor_noqa=honor_noqa)
-    error = program.explain_error(result.error) if result.error else None
-    return NotebookResult([program.finding(v) for v in result.violations], error)
+    program, result, errors = _analyse(nb.code_cells, None, rules, options, honor_noqa)
+    violations = _internal_noqa(program, result.violations, honor_noqa)
+    return NotebookResult(with_json_positions(nb, [program.finding(v) for v in violations]), errors)
 
 
 def _apply(text: str, edits) -> str:
@@ -438,50 +629,122 @@ def _apply(text: str, edits) -> str:
     return "".join(parts)
 
 
-def fix(nb: Notebook, rules, options, unsafe: bool = False, max_passes: int = 10) -> NotebookResult:
-    """Apply fixes cell by cell until none is left; `text` is the new file, or None."""
+def fix(nb: Notebook, rules, options, unsafe: bool = False, max_passes: int | None = None) -> NotebookResult:
+    """Apply fixes cell by cell until none is left; `text` is the new file, or None.  Cells that
+    do not parse are reported and left alone; the others are fixed.  Passes are bounded like
+    engine.fix_text's: by the fixable findings first seen, plus a margin."""
     if not nb.python or not nb.code_cells:
         return NotebookResult([])
     cells = nb.code_cells
     sources = {c.number: c.source for c in cells}
-    fixed = 0
-    for _ in range(max_passes):
-        program = Program(cells, sources)
-        result = lint_text(program.text, rules, options)
+    fixed = passes = 0
+    limit = max_passes
+    while True:
+        program, result, errors = _analyse(cells, sources, rules, options)
         if result.error:
-            return NotebookResult([], program.explain_error(result.error))
-        eligible = [v for v in result.violations if program.local_edits(v) is not None]
+            return NotebookResult([], errors)
+        placed = [(v, program.cell_edits(v)) for v in result.violations]
+        eligible = [v for v, edits in placed if edits is not None]
+        if limit is None:
+            limit = _EXTRA_PASSES + sum(1 for v in eligible if v.fix.safety == "safe" or unsafe)
+        if passes >= limit:
+            break
         _, applied, _ = apply_fixes(program.text, eligible, unsafe)
         if not applied:
             break
+        edits_of = {id(v): edits for v, edits in placed}
         per_cell: dict[int, list] = {}
         for v in applied:
-            for part, s, t, e in program.local_edits(v):
-                per_cell.setdefault(part.cell.number, []).append((s, t, v.code, e.seq, e.text))
+            for part, s, t, text, e in edits_of[id(v)]:
+                per_cell.setdefault(part.cell.number, []).append((s, t, v.code, e.seq, text))
         new_sources = dict(sources)
         for number, edits in per_cell.items():
             edits.sort(key=lambda x: (x[0], x[1], x[2], x[3]))
             new_sources[number] = _apply(sources[number], [(s, t, new) for s, t, _c, _q, new in edits])
-        try:
-            compile(Program(cells, new_sources).text, "<fixed>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
-        except (SyntaxError, ValueError, RecursionError):
+        skip = {c.number for c in cells} - {p.cell.number for p in program.parts}
+        if _syntax_error(Program(cells, new_sources, skip).text) is not None:
             return NotebookResult([program.finding(v) for v in result.violations],
-                                  "a fix produced code that does not parse; no fix was applied to this file")
+                                  errors + ["a fix produced code that does not parse; no fix was applied to this file"])
         sources = new_sources
         fixed += len(applied)
-    program = Program(cells, sources)
-    remaining = [program.finding(v) for v in lint_text(program.text, rules, options).violations]
+        passes += 1
+    findings = [program.finding(v) for v in _internal_noqa(program, result.violations, True)]
     changed = {n: s for n, s in sources.items() if s != next(c.source for c in cells if c.number == n)}
     if not changed:
-        return NotebookResult(remaining, fixed=fixed)
-    return NotebookResult(remaining, text=rewrite(nb, changed), fixed=fixed)
+        return NotebookResult(with_json_positions(nb, findings), errors, fixed=fixed)
+    text = rewrite(nb, changed)
+    return NotebookResult(with_json_positions(parse_text(text, nb.bom), findings), errors, text=text, fixed=fixed)
+
+
+# fix: passes allowed beyond the number of fixable findings first seen (as engine.fix_text).
+_EXTRA_PASSES = 10
+
+
+# --------------------------------------------------------------------------- positions in the JSON text
+
+
+def _raw_offset(text: str, start: int, k: int) -> int:
+    """The offset in `text` of character `k` of the JSON string literal that starts at `start`."""
+    i = start + 1
+    while k > 0:
+        if text[i] != "\\":
+            i += 1
+        elif text[i + 1] != "u":
+            i += 2
+        else:
+            high = int(text[i + 2 : i + 6], 16)
+            i += 6
+            low = int(text[i + 2 : i + 6], 16) if text.startswith("\\u", i) else 0
+            if 0xD800 <= high < 0xDC00 and 0xDC00 <= low < 0xE000:
+                i += 6  # a surrogate pair is one character
+        k -= 1
+    return i
+
+
+def json_position(nb: Notebook, cell: Cell, offset: int) -> tuple[int, int]:
+    """(1-based line, 0-based column) in the notebook's JSON text of character `offset` of a
+    cell's source: where an editor opening the .ipynb file shows that character."""
+    if nb.lines is None:
+        nb.lines = LineIndex(nb.text)
+    if cell.span is None:
+        return 1, 0
+    start, _end = cell.span
+    text = nb.text
+    if not cell.as_list:
+        return nb.lines.position(_raw_offset(text, start, offset))
+    seen, last = 0, None
+    for s, e in _items(text, start):
+        n = len(json.loads(text[s:e]))
+        if offset < seen + n:
+            return nb.lines.position(_raw_offset(text, s, offset - seen))
+        seen += n
+        last = (s, n)
+    if last is None:
+        return nb.lines.position(start)
+    return nb.lines.position(_raw_offset(text, last[0], last[1]))  # the end of the last line
+
+
+def with_json_positions(nb: Notebook, findings: list) -> list:
+    """The findings with their range in the .ipynb file's own text (for SARIF and GitHub)."""
+    by_number = {c.number: c for c in nb.cells}
+    out = []
+    for f in findings:
+        cell = by_number.get(f.cell)
+        if cell is None:
+            out.append(f)
+            continue
+        lines = LineIndex(cell.source)
+        start = lines.starts[min(f.line, len(lines.starts)) - 1] + f.col
+        end = lines.starts[min(f.end_line, len(lines.starts)) - 1] + f.end_col
+        out.append(replace(f, json_range=(*json_position(nb, cell, start), *json_position(nb, cell, end))))
+    return out
 
 
 # --------------------------------------------------------------------------- writing back
 
 
 def _line_indent(text: str, offset: int) -> str:
-    start = text.rfind("\n", 0, offset) + 1
+    start = max(text.rfind("\n", 0, offset), text.rfind("\r", 0, offset)) + 1
     line = text[start:offset]
     return line[: len(line) - len(line.lstrip(" \t"))]
 
@@ -503,7 +766,8 @@ def _render_source(nb: Notebook, cell: Cell, new: str, ensure_ascii: bool) -> st
         known.setdefault(json.loads(text[s:e]), text[s:e])
     items = [known.get(line) or json.dumps(line, ensure_ascii=ensure_ascii) for line in lines]
     unit = _indent_unit(text)
-    if old_items and "\n" in old:  # one item a line, as nbformat and Jupyter write it
+    newline = _newline(text)
+    if old_items and ("\n" in old or "\r" in old):  # one item a line, as nbformat and Jupyter write it
         item_indent, close_indent = _line_indent(text, old_items[0][0]), _line_indent(text, end - 1)
     elif not old_items and unit is not None:  # was `[]` in an indented file
         close_indent = _line_indent(text, start)
@@ -511,7 +775,13 @@ def _render_source(nb: Notebook, cell: Cell, new: str, ensure_ascii: bool) -> st
     else:
         sep = "," if re.search(r'",\S', old) else ", "
         return "[" + sep.join(items) + "]"
-    return "[\n" + ",\n".join(item_indent + it for it in items) + "\n" + close_indent + "]"
+    return "[" + newline + ("," + newline).join(item_indent + it for it in items) + newline + close_indent + "]"
+
+
+def _newline(text: str) -> str:
+    """The file's own line ending (a notebook saved on Windows may use \\r\\n)."""
+    m = re.search(r"\r\n|\r|\n", text)
+    return m.group() if m else "\n"
 
 
 def _indent_unit(text: str) -> str | None:

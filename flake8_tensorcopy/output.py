@@ -32,6 +32,9 @@ class Finding(Violation):
     # (start_line, start_col, end_line, end_col, text) per edit of `fix`: 1-based lines,
     # 0-based character columns, in the same file or cell as the finding.
     edit_ranges: tuple = ()
+    # A notebook finding's (start_line, start_col, end_line, end_col) in the .ipynb file's own
+    # JSON text (1-based lines, 0-based columns): where SARIF and GitHub annotations point.
+    json_range: tuple | None = None
 
 
 def place(v: Violation, lines: LineIndex) -> Finding:
@@ -54,15 +57,22 @@ def _rule_name(code: str) -> str:
 # --------------------------------------------------------------------------- text
 
 
-def text_line(path: str, v: Violation) -> str:
+def location(v: Violation) -> str:
+    """`line:col`, or `cell N:line:col` in a notebook (ruff's spelling, which editors' problem
+    matchers read as path, line and column)."""
     cell = getattr(v, "cell", None)
-    where = f"{path}:cell {cell}:line {v.line}:col {v.col + 1}" if cell is not None else f"{path}:{v.line}:{v.col + 1}"
-    return f"{where}: {v.code} {v.message}"
+    return f"cell {cell}:{v.line}:{v.col + 1}" if cell is not None else f"{v.line}:{v.col + 1}"
 
 
-def summary(total: int, fixable: int, unsafe_fixable: int) -> str:
+def text_line(path: str, v: Violation) -> str:
+    return f"{path}:{location(v)}: {v.code} {v.message}"
+
+
+def summary(total: int, fixable: int, unsafe_fixable: int, errors: int = 0) -> str:
+    """`check`'s last line.  "All checks passed!" only when every file was checked and is clean;
+    `errors` counts the `error:` lines printed (files that could not be read, decoded or parsed)."""
     if total == 0:
-        return "All checks passed!"
+        return f"Found {errors} error{'s' if errors != 1 else ''}." if errors else "All checks passed!"
     noun = "problem" if total == 1 else "problems"
     parts = []
     if fixable:
@@ -70,7 +80,8 @@ def summary(total: int, fixable: int, unsafe_fixable: int) -> str:
     if unsafe_fixable:
         parts.append(f"{unsafe_fixable} more with `tensorcopy fix --unsafe-fixes`")
     extra = f" ({'; '.join(parts)})" if parts else ""
-    return f"Found {total} {noun}{extra}."
+    also = f" and {errors} error{'s' if errors != 1 else ''}" if errors else ""
+    return f"Found {total} {noun}{extra}{also}."
 
 
 # --------------------------------------------------------------------------- json
@@ -126,12 +137,21 @@ def render_github(findings) -> str:
     """GitHub Actions workflow commands: one `::error` annotation per finding."""
     out = []
     for path, v in findings:
-        cell = getattr(v, "cell", None)
-        where = f"cell {cell}, line {v.line}: " if cell is not None else ""
-        props = (f"file={_gh_prop(path)},line={v.line},col={v.col + 1},endLine={v.end_line},"
-                 f"endColumn={v.end_col + 1},title={_gh_prop(f'tensorcopy ({v.code})')}")
+        line, col, end_line, end_col = file_range(v)
+        where = f"{location(v)}: " if getattr(v, "cell", None) is not None else ""
+        props = (f"file={_gh_prop(path)},line={line},col={col + 1},endLine={end_line},"
+                 f"endColumn={end_col + 1},title={_gh_prop(f'tensorcopy ({v.code})')}")
         out.append(f"::error {props}::{_gh_data(f'{where}{v.code} {v.message}')}\n")
     return "".join(out)
+
+
+def file_range(v: Violation) -> tuple:
+    """(line, col, end_line, end_col) in the file itself: for a notebook finding, in the
+    .ipynb file's JSON text (the cell's line there), not in the cell."""
+    json_range = getattr(v, "json_range", None)
+    if getattr(v, "cell", None) is not None and json_range:
+        return tuple(json_range)
+    return v.line, v.col, v.end_line, v.end_col
 
 
 # --------------------------------------------------------------------------- sarif
@@ -182,14 +202,16 @@ def _rule_descriptor(code: str) -> dict:
 def render_sarif(findings, codes) -> str:
     """SARIF 2.1.0: the rules that ran, and one result per finding.
 
-    Notebook findings give the line and column in their cell, with the cell number in the
-    result's `properties`: SARIF has no notion of cells."""
+    SARIF has no notion of cells: a notebook finding's region is in the .ipynb file's JSON
+    text (the line of the cell's source that holds it), and its `properties` give the cell
+    number and the line and column in the cell."""
     ids = sorted(set(codes) | {v.code for _, v in findings})
     index = {code: i for i, code in enumerate(ids)}
     results = []
     for path, v in findings:
         uri = _uri(path)
-        region = {"startLine": v.line, "startColumn": v.col + 1, "endLine": v.end_line, "endColumn": v.end_col + 1}
+        line, col, end_line, end_col = file_range(v)
+        region = {"startLine": line, "startColumn": col + 1, "endLine": end_line, "endColumn": end_col + 1}
         result = {
             "ruleId": v.code,
             "ruleIndex": index[v.code],
@@ -199,7 +221,9 @@ def render_sarif(findings, codes) -> str:
         }
         cell = getattr(v, "cell", None)
         if cell is not None:
-            result["properties"] = {"cell": cell}
+            # SARIF has no cells: the region is in the .ipynb file's text; where in the cell:
+            result["properties"] = {"cell": cell, "cellLine": v.line, "cellColumn": v.col + 1,
+                                    "cellEndLine": v.end_line, "cellEndColumn": v.end_col + 1}
         elif v.fix is not None and getattr(v, "edit_ranges", ()):
             replacements = [
                 {

@@ -35,7 +35,7 @@ class Decoded:
 def decode(data: bytes) -> Decoded:
     """Decode a Python file's bytes as the interpreter would (PEP 263 cookie, UTF-8 BOM)."""
     try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        encoding, _ = tokenize.detect_encoding(_first_lines(data))
     except SyntaxError as exc:  # unknown codec in the cookie, or BOM + non-utf-8 cookie
         raise DecodeError(str(exc)) from None
     bom = data.startswith(codecs.BOM_UTF8)
@@ -49,6 +49,25 @@ def decode(data: bytes) -> Decoded:
     except (ValueError, LookupError) as exc:  # UnicodeError too: `# coding: undefined`, punycode
         raise DecodeError(f"not valid {encoding}: {exc}") from None
     return Decoded(text, encoding, bom)
+
+
+def _first_lines(data: bytes):
+    """A `readline` over the first two lines of `data`, ended where Python ends them (\\r\\n,
+    \\r or \\n): BytesIO.readline ends lines at \\n only, so in a file with lone CRs the first
+    "line" was the whole file, and its cookie was refused as soon as any byte was not UTF-8."""
+    lines, pos = [], 0
+    for _ in range(2):
+        m = _NEWLINE_BYTES.search(data, pos)
+        end = m.end() if m else len(data)
+        lines.append(data[pos:end])
+        pos = end
+        if m is None:
+            break
+    rest = iter(lines)
+    return lambda: next(rest, b"")
+
+
+_NEWLINE_BYTES = re.compile(rb"\r\n|\r|\n")
 
 
 def encode(text: str, encoding: str, bom: bool) -> bytes:

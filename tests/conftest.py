@@ -1,4 +1,6 @@
 import os
+import shutil
+import subprocess
 import sys
 
 import pytest
@@ -30,3 +32,47 @@ def tool(name: str) -> str:
 @pytest.fixture
 def root():
     return ROOT
+
+
+# What a checkout holds: the source tree without git, virtual environments, build outputs and
+# caches (the same list as .gitignore).
+_NOT_SOURCE = shutil.ignore_patterns(".git", ".venv", "venv", "__pycache__", "*.py[cod]", "build", "dist",
+                                     "*.egg-info", ".pytest_cache", ".hypothesis", ".tensorcopy_cache", ".whl",
+                                     ".gl")
+
+
+def copy_source_tree(dst) -> None:
+    """Copy this project's source tree to `dst` (which must not exist), as a plain checkout."""
+    shutil.copytree(ROOT, dst, ignore=_NOT_SOURCE, symlinks=True)
+
+
+GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t", "GIT_CONFIG_NOSYSTEM": "1"}
+
+
+@pytest.fixture(scope="session")
+def hook_repo(tmp_path_factory):
+    """(path, commit): a git repository holding a copy of this project, committed, to use as a
+    pre-commit hook repository or a pip git URL.  The tests must not need the checkout they run
+    from to be a git repository (CI and the README's Quick start run on plain copies)."""
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    repo = tmp_path_factory.mktemp("hook-repo") / "flake8-tensorcopy"
+    copy_source_tree(repo)
+    env = dict(os.environ, **GIT_ENV)
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "copy"]):
+        subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True)
+    sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, env=env, check=True, capture_output=True,
+                         text=True).stdout.strip()
+    return repo, sha
+
+
+@pytest.fixture(scope="session")
+def precommit_env(tmp_path_factory):
+    """Environment for running pre-commit: its own store (shared by the tests of one run, so a
+    hook environment is built once per repository and commit) and `tensorcopy` on PATH."""
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    home = tmp_path_factory.mktemp("pre-commit-home")
+    return dict(os.environ, PRE_COMMIT_HOME=str(home), PATH=BIN + os.pathsep + os.environ.get("PATH", ""),
+                **GIT_ENV)

@@ -5,25 +5,13 @@ import shutil
 import subprocess
 import sys
 
-import pytest
-
-from conftest import FIXTURES, ROOT, tool
+from conftest import FIXTURES, tool
 
 BAD = "import torch\nx = torch.ones(2, requires_grad=True)\ny = x.clone().detach()\n"
 
 
 def run(*args, cwd=None, env=None):
     return subprocess.run(args, capture_output=True, text=True, cwd=cwd, env=env)
-
-
-@pytest.fixture(scope="module")
-def precommit_env(tmp_path_factory):
-    if shutil.which("git") is None:
-        pytest.skip("git is not installed")
-    home = tmp_path_factory.mktemp("pre-commit-home")
-    env = dict(os.environ, PRE_COMMIT_HOME=str(home), GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t",
-               GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@t")
-    return env
 
 
 def _repo(tmp_path, env):
@@ -33,27 +21,29 @@ def _repo(tmp_path, env):
     return repo
 
 
-def test_pre_commit_hooks_check_and_fix(tmp_path, precommit_env):
+def test_pre_commit_hooks_check_and_fix(tmp_path, precommit_env, hook_repo):
+    # try-repo on a git copy of this project: the checkout the tests run from may have no .git.
     env = precommit_env
+    hooks = str(hook_repo[0])
     repo = _repo(tmp_path, env)
     precommit = [sys.executable, "-m", "pre_commit"]
     # No Python file staged: both hooks succeed.
     (repo / "notes.txt").write_text("hello\n")
     run("git", "add", "notes.txt", cwd=repo, env=env)
     for hook in ("tensorcopy", "tensorcopy-fix"):
-        proc = run(*precommit, "try-repo", ROOT, hook, cwd=repo, env=env)
+        proc = run(*precommit, "try-repo", hooks, hook, cwd=repo, env=env)
         assert proc.returncode == 0, proc.stdout + proc.stderr
     # A staged file with a finding: check fails and reports it; fix rewrites it.
     (repo / "train.py").write_text(BAD)
     run("git", "add", "train.py", cwd=repo, env=env)
-    proc = run(*precommit, "try-repo", ROOT, "tensorcopy", cwd=repo, env=env)
+    proc = run(*precommit, "try-repo", hooks, "tensorcopy", cwd=repo, env=env)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "train.py:3:5: TNS201" in proc.stdout
-    proc = run(*precommit, "try-repo", ROOT, "tensorcopy-fix", cwd=repo, env=env)
+    proc = run(*precommit, "try-repo", hooks, "tensorcopy-fix", cwd=repo, env=env)
     assert proc.returncode == 1  # pre-commit fails a hook that modified files
     assert (repo / "train.py").read_text() == BAD.replace("x.clone().detach()", "x.detach().clone()")
     run("git", "add", "train.py", cwd=repo, env=env)
-    proc = run(*precommit, "try-repo", ROOT, "tensorcopy", cwd=repo, env=env)
+    proc = run(*precommit, "try-repo", hooks, "tensorcopy", cwd=repo, env=env)
     assert proc.returncode == 0, proc.stdout
 
 

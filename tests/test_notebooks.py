@@ -57,7 +57,7 @@ def test_check_reports_cell_line_and_column(nb_path, tmp_path):
     proc = run("check", "--no-cache", str(nb_path))
     assert proc.returncode == 1, proc.stderr
     lines = proc.stdout.splitlines()
-    assert lines[0].startswith(f"{nb_path}:cell 3:line 2:col 11: TNS201 x.clone().detach() ")
+    assert lines[0].startswith(f"{nb_path}:cell 3:2:11: TNS201 x.clone().detach() ")
     assert lines[-1].startswith("Found 1 problem (1 fixable")
     assert len(lines) == 2
     (finding,) = json.loads(run("check", "--no-cache", "--output-format", "json", str(nb_path)).stdout)
@@ -117,7 +117,7 @@ def test_magics_are_skipped_and_code_after_time_is_checked(tmp_path):
     proc = run("check", "--no-cache", str(path))
     assert proc.returncode == 1, proc.stderr
     found = [line.split(": TNS")[0].split(":", 1)[1] for line in proc.stdout.splitlines()[:-1]]
-    assert found == ["cell 1:line 6:col 15", "cell 2:line 2:col 5", "cell 4:line 5:col 5"]
+    assert found == ["cell 1:6:15", "cell 2:2:5", "cell 4:5:5"]
     assert run("fix", str(path)).returncode == 0
     cells = nbformat.read(str(path), as_version=4).cells
     assert "    %time y = x.detach().clone()\n" in cells[0].source
