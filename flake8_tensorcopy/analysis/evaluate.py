@@ -144,6 +144,10 @@ _DTYPES = frozenset(
 )
 
 
+_MODULE_OUTPUT = frozenset({"module_output"})
+_DISTRIBUTION = "distribution"
+_DISTRIBUTION_TAGS = frozenset({_DISTRIBUTION})
+
 # Text that a function must contain for its result not to require grad when its module's does.
 _NO_GRAD_RESULT_HINTS = ("sample(", "detach(", "no_grad", "inference_mode", "set_grad_enabled", "argmax",
                          "argmin", ".item(", "tolist(", "requires_grad", ".data", ".long(", ".bool(")
@@ -227,6 +231,8 @@ class Evaluator:
         if not isinstance(node, ast.Call):
             return
         func = node.func
+        if not isinstance(func, ast.Attribute) or isinstance(func.value, ast.Name):
+            self.fact(node, state)  # `log(x)`, `self.step(x)`: the call's arguments are a call site
         switch = set_grad_call(node, lambda n: self.qualname(n, state))
         if switch is not None:
             state.no_grad = switch
@@ -403,7 +409,10 @@ class Evaluator:
                 and test.func.id == "isinstance" and state.lookup("isinstance") is None:
             target, classes = test.args
             negative = True
-        elif t is ast.Call and len(test.args) == 1 and self.qualname(test.func, state) == "torch.is_tensor":
+        elif t is ast.Call and len(test.args) == 1 and (
+                self.qualname(test.func, state) == "torch.is_tensor"
+                or (dotted_name(test.func) or "").rsplit(".", 1)[-1] == "is_torch_tensor"):
+            # torch.is_tensor(x); transformers' and others' is_torch_tensor(x)
             target, classes = test.args[0], None
             negative = True
         elif t is ast.Call and not test.args and self.qualname(test.func, state) in _GRAD_ENABLED_TESTS:
@@ -419,6 +428,11 @@ class Evaluator:
         if key is None:
             return [], []
         current = self.fact(target, state)
+        if classes is None and self.qualname(test.func, state) != "torch.is_tensor":
+            # `is_torch_tensor(x)`: a helper known by its name only, so not proof for a fix.
+            when_true = current.but(by_flow=False) if current.kind == TENSOR else tensor(
+                Grad.UNKNOWN, Device.UNKNOWN, by_flow=False)
+            return [(key, when_true)], [(key, self._not_tensor(current))]
         names = ["torch.Tensor"] if classes is None else [
             self._class_name(c, state) for c in (classes.elts if isinstance(classes, ast.Tuple) else [classes])]
         when_true = join_all(self._instance_of(current, n) for n in names)
@@ -734,11 +748,14 @@ class Evaluator:
         if callee.kind == MODULE:
             return self._module_output(callee, node, state)
         if callee.kind == CLASS:
+            if callee.node is not None:
+                self.note_constructor(callee.node, node, state)
             if MODULE_CLASS_TAG in callee.tags:
                 return Fact(MODULE, Grad.UNKNOWN, Device.CPU, attrs=callee.attrs,
                             tags=callee.tags & {NO_GRAD_FORWARD}, by_flow=callee.by_flow, node=callee.node)
             return Fact(OBJECT, Grad.UNKNOWN, Device.UNKNOWN, attrs=callee.attrs, node=callee.node)
         if callee.kind == FUNCTION:
+            self.note_function_call(callee.node, node, state)
             result = self.function_result(callee.node, None)
             return result if result is not None else UNKNOWN_FACT
         if isinstance(func, ast.Name):
@@ -818,8 +835,10 @@ class Evaluator:
             g = tensor(Grad.NO if cg is None or _const_bool(cg) is False else Grad.UNKNOWN,
                        self._device_of_args(node, state))
             return Fact(SEQ, g.grad, g.device, element=g)
-        if q.startswith("torch.distributions."):
-            return UNKNOWN_FACT  # a Distribution: .sample() is detached, .rsample()/.log_prob() are not
+        if q.startswith("torch.distributions.") and q.rsplit(".", 1)[-1][:1].isupper():
+            # A Distribution: its grad state is its parameters'.
+            args = self._join_args(node, state)
+            return Fact(OTHER, args.grad, args.device, tags=_DISTRIBUTION_TAGS, by_flow=True)
         if q.startswith("torch.optim.") or q.startswith("torch.utils.") or q.startswith("torch.cuda."):
             return OTHER_FACT if not q.startswith("torch.utils.checkpoint") else self._join_args(node, state)
         if q.startswith(api.MODEL_FACTORY_PREFIXES):
@@ -910,7 +929,9 @@ class Evaluator:
         var = module.device_var
         if var is None and module.device is not Device.ACCEL:
             var = _one_device_var(f for f in args if f.kind == TENSOR)
-        return Fact(TENSOR, grad, dev, tags=frozenset({"module_output"}), by_flow=module.by_flow,
+        # Where an input's facts came from the file's calls of this function, so does the output's.
+        origins = frozenset(t for f in args if f.tags for t in f.tags if t.startswith("callsite:"))
+        return Fact(TENSOR, grad, dev, tags=_MODULE_OUTPUT | origins, by_flow=module.by_flow,
                     min_grad=None if must == grad else must, device_var=var)
 
     def _method(self, recv: Fact, m: str, node: ast.Call, state: State) -> Fact:
@@ -979,17 +1000,30 @@ class Evaluator:
                 f = recv.attrs.get(m)
                 if f is not None and f.kind == MODULE:
                     return self._module_output(f, node, state)
-                result = self.method_result(recv.node, m) if recv.node is not None else None
+                if recv.node is None:
+                    return UNKNOWN_FACT
+                self.note_method_call(recv.node, m, node, state)
+                result = self.method_result(recv.node, m)
                 return result if result is not None else UNKNOWN_FACT
             return UNKNOWN_FACT
         if kind == OBJECT:
             f = recv.attrs.get(m) if recv.attrs is not None else None
             if f is not None and f.kind == MODULE:
                 return self._module_output(f, node, state)
+            if recv.node is not None:
+                self.note_method_call(recv.node, m, node, state)
             result = self.method_result(recv.node, m) if recv.node is not None else None
             return result if result is not None else UNKNOWN_FACT
         if kind == SEQ and m in ("pop", "__getitem__") and recv.element is not None:
             return recv.element
+        if kind == OTHER and _DISTRIBUTION in recv.tags:
+            if m in ("sample", "sample_n", "enumerate_support"):
+                # Sampling runs under no-grad: the sample never requires grad.
+                return tensor(Grad.NO, recv.device)
+            if m in ("rsample", "log_prob", "cdf", "icdf", "entropy", "perplexity"):
+                grad = max([recv.grad, *(f.grad for f in self._arg_facts(node, state) if f.kind in (TENSOR, UNKNOWN))])
+                return Fact(TENSOR, grad, recv.device, by_flow=True)
+            return UNKNOWN_FACT
         if kind == OTHER and "ndarray" in recv.tags:
             return ARRAY_FACT
         if kind == OTHER and "foreign" in recv.tags:
@@ -1001,6 +1035,15 @@ class Evaluator:
     # Summaries of the file's functions (the walker computes them; none here).
     def function_result(self, func, cls) -> Fact | None:
         return None
+
+    def note_function_call(self, func, call, state) -> None:
+        pass
+
+    def note_method_call(self, classdef, name: str, call, state) -> None:
+        pass
+
+    def note_constructor(self, classdef, call, state) -> None:
+        pass
 
     def method_result(self, classdef, name: str, hint: tuple | None = None) -> Fact | None:
         return None

@@ -597,11 +597,29 @@ class GanScope:
             self.frozen.discard(_norm(owner))
 
     def _alias(self, st: ast.Assign) -> None:
-        """`G = self.GAN.G` names a module: keep its role for the local name."""
-        if len(st.targets) != 1 or not isinstance(st.targets[0], ast.Name):
+        """`G = self.GAN.G` names a module, `netG = generator()` makes one: keep its role for the
+        local name."""
+        if len(st.targets) != 1:
             return
-        name = st.targets[0].id
-        value = st.value
+        target, value = st.targets[0], st.value
+        if isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)) \
+                and len(target.elts) == len(value.elts):
+            for t, v in zip(target.elts, value.elts):
+                if isinstance(t, ast.Name):
+                    self._alias_one(t.id, v)
+        elif isinstance(target, ast.Name):
+            self._alias_one(target.id, value)
+
+    def _alias_one(self, name: str, value) -> None:
+        constructed = self._constructed_class(value)
+        if constructed is not None:
+            # An instance of a class of the file: the class is a module, its name gives the role.
+            r = self.names.class_role.get(id(constructed))
+            if r is not None:
+                self.aliases[name] = r
+            else:
+                self.aliases.pop(name, None)
+            return
         if isinstance(value, ast.IfExp):
             roles = {self.role(value.body), self.role(value.orelse)}
             r = roles.pop() if len(roles) == 1 else None
@@ -613,6 +631,13 @@ class GanScope:
             self.aliases[name] = r
         else:
             self.aliases.pop(name, None)
+
+    def _constructed_class(self, value):
+        """The class of the file that `value` (a call) instantiates, or None."""
+        if not isinstance(value, ast.Call):
+            return None
+        f = self.walker.fact(value.func, self.state)
+        return f.node if f.kind == "class" and f.node is not None else None
 
     def bind(self, target, v: frozenset, value) -> None:
         t = type(target)
@@ -791,6 +816,8 @@ class GanScope:
             return EMPTY
 
         # --- generator and discriminator calls
+        if self._constructed_class(node) is not None:
+            return EMPTY  # `generator()`: makes a module, does not run one
         role, owner = self.callee_role(func, info)
         if role == G:
             if info.no_grad:

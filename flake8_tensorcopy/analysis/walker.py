@@ -60,6 +60,7 @@ from .facts import (
     Grad,
     join,
 )
+from .summaries import Summaries, Summary
 from .gradmode import (
     EVAL_HOOKS,
     LIGHTNING_BASES,
@@ -73,8 +74,7 @@ _MAX_LOOP_ITERATIONS = 4  # pre-runs of one loop body before the reporting pass
 _EXPECTED_ERRORS = frozenset({"raises", "assertRaises", "assertRaisesRegex", "assertRaisesRegexp"})
 _LIGHTNING_TAG = "lightning_module"
 _TRAILING_NAME = re.compile(r"([A-Za-z_]\w*)$")
-_CALLED_NAME = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
-_DEFINED_NAME = re.compile(r"\bdef\s+([A-Za-z_]\w*)\s*\(")
+
 
 
 @dataclass(eq=False)
@@ -202,17 +202,7 @@ class Domain:
         """The scope's walk is over."""
 
 
-class Summary:
-    """What a function does, as far as the walk of its body found out (domains add theirs)."""
-
-    __slots__ = ("returns", "doms")
-
-    def __init__(self, returns: Fact | None, doms: dict) -> None:
-        self.returns = returns  # the join of the values it returns (None: it never returns one)
-        self.doms = doms
-
-
-class Walker(Evaluator):
+class Walker(Summaries, Evaluator):
     """Walks one module, keeps the abstract state, hosts the domains, dispatches rule visitors."""
 
     def __init__(self, tree: ast.Module, rules, context, scope_filter=None, domains=()) -> None:
@@ -232,11 +222,8 @@ class Walker(Evaluator):
         self._dotted_roots: set = set()  # first names of the dotted keys (`self.w`) ever bound
         self._no_grad_callees: frozenset | None = None  # computed when a function is first walked
         self._mentions_grad_mode: bool | None = None
-        self._called: set | None = None
-        self._count_asks = 0
+        self._init_summaries()
         self._evidence: tuple | None = None
-        self._summaries: dict = {}
-        self._summary_budget = 400  # summary walks per file (each function at most once)
         self.functions: dict = {}  # module-level functions by name
         self.classes: dict = {}  # id(ClassDef) -> ClassInfo
         handlers: dict[type, list] = {}
@@ -328,6 +315,13 @@ class Walker(Evaluator):
         for a in (args.vararg, args.kwarg):
             if a is not None:
                 state.env[a.arg] = UNKNOWN_FACT
+        if dispatch:
+            # What the file's call sites pass (summary walks and surveys keep the parameters
+            # unknown: one level of call sites, and no walk waits for another).
+            self._walked.add(id(func))
+            for name, fact in self.parameter_facts(func, cls).items():
+                if fact.kind != "unknown" or state.env.get(name) is UNKNOWN_FACT:
+                    state.env[name] = fact
         return self._walk_scope(scope, func.body, state, dispatch)
 
     def _closure(self, scope: Scope | None) -> dict | None:
@@ -348,46 +342,6 @@ class Walker(Evaluator):
                 scope.closure = {**above, **env}
         return scope.closure
 
-    def summary(self, func, cls: ClassInfo | None = None) -> Summary | None:
-        """What `func` does, from a walk of its body with rules off (memoised; None while it
-        is being computed, so that recursion terminates)."""
-        key = id(func)
-        if key in self._summaries:
-            return self._summaries[key]
-        self._summaries[key] = None
-        cache = self._cache
-        self._cache = {}
-        try:
-            frame = self._run_function(func, self.module_scope, False, cls, dispatch=False)
-        finally:
-            self._cache = cache
-        result = Summary(frame.returns_fact, frame.doms)
-        self._summaries[key] = result
-        return result
-
-    def function_result(self, func, cls) -> Fact | None:
-        """The join of what a function of the file returns (its summary)."""
-        if self._summary_budget <= 0 and id(func) not in self._summaries:
-            return None
-        self._summary_budget -= 1
-        summary = self.summary(func, cls)
-        return summary.returns if summary is not None else None
-
-    def method_result(self, classdef, name: str, hint: tuple | None = None) -> Fact | None:
-        """What method `name` of a class of the file returns (None: unknown).  `hint`: text the
-        method's source must contain for the answer to be worth a walk."""
-        info = self.classes.get(id(classdef))
-        if info is None:
-            return None
-        func, owner = info.method(name)
-        if func is None:
-            return None
-        if hint is not None and self.lines is not None:
-            source = self.source_of(func)
-            if not any(h in source for h in hint):
-                return None
-        return self.function_result(func, info)
-
     def _only_called_without_grad(self, func) -> bool:
         if func.name == "forward" or func.name.startswith("__"):
             return False  # also called by nn.Module.__call__ / Python itself, out of our sight
@@ -397,21 +351,8 @@ class Walker(Evaluator):
                 h in text for h in ("no_grad", "inference_mode", "set_grad_enabled"))
         if not self._mentions_grad_mode:
             return False
-        # Called somewhere besides its `def`?  A text search per function, or, once more than a
-        # few functions asked, one pass that counts every name (a search per function made a
-        # file of many functions quadratic).
-        text = self.lines.text if self.lines is not None else ""
-        if self._called is None and self._count_asks < 16:
-            self._count_asks += 1
-            if text.count(func.name + "(") <= text.count("def " + func.name + "("):
-                return False
-        else:
-            if self._called is None:
-                calls = Counter(_CALLED_NAME.findall(text))
-                calls.subtract(_DEFINED_NAME.findall(text))
-                self._called = {name for name, n in calls.items() if n > 0}
-            if func.name not in self._called:
-                return False
+        if not self.called_elsewhere(func.name):
+            return False
         if self._no_grad_callees is None:
             self._no_grad_callees = no_grad_callees(self.tree)
         return func.name in self._no_grad_callees
@@ -901,6 +842,11 @@ class Walker(Evaluator):
             self_name = params[0].arg
             local = State({a.arg: UNKNOWN_FACT for a in ast.walk(item.args) if isinstance(a, ast.arg)},
                           False, state.outer)
+            if item.name == "__init__":
+                # What the constructor calls of the file pass (`Trainer(model=Net())`).
+                info = self.classes.get(id(cls))
+                if info is not None:
+                    local.env.update(self.parameter_facts(item, info))
             for node in _statements_and_calls(item.body):
                 if isinstance(node, ast.Assign):
                     targets, value = node.targets, node.value
@@ -956,4 +902,4 @@ def _statements_and_calls(body: list):
                 stack.extend(sub)
 
 
-__all__ = ["ClassInfo", "Domain", "Frame", "Scope", "State", "Summary", "Walker", "compatible", "const_bool"]
+__all__ = ["ClassInfo", "Domain", "Frame", "Scope", "State", "Summary", "Walker", "compatible"]

@@ -243,6 +243,19 @@ class Context:
     def source_of(self, node) -> str:
         return self.walker.source_of(node)
 
+    def origin(self, node, about: str = "grad") -> str:
+        """" (passed at line 12)" when what the message says of `node` (`about`: "grad", "device"
+        or "kind") comes from the file's calls of the function it is a parameter of, else ""."""
+        fact = self.fact(node)
+        known = {"grad": fact.grad.name == "YES", "device": fact.device.name == "ACCEL", "kind": True}[about]
+        if fact.kind != "tensor" or not known:
+            return ""  # the calls did not make it a hazard
+        lines = sorted({int(t[9:]) for t in fact.tags if t.startswith("callsite:")})
+        if not lines:
+            return ""
+        shown = ", ".join(str(n) for n in lines[:3]) + (", ..." if len(lines) > 3 else "")
+        return f" (passed at line{'s' if len(lines) > 1 else ''} {shown})"
+
     # source text
     def span(self, node) -> tuple[int, int]:
         return self.lines.node_span(node)

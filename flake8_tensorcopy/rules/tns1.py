@@ -158,7 +158,7 @@ class _NumpyMethodRule(_Tns1Rule):
         return self.canonical(node, base, ctx, False)
 
     def describe(self, hazard, base, node, insert, force, ctx) -> str:
-        expr = _display(ctx, base, "the tensor")
+        expr = _display(ctx, base, "the tensor") + ctx.origin(base, self.origin_about)
         if force:
             use = self.canonical(node, base, ctx, True)
         elif insert is not None:
@@ -187,6 +187,7 @@ class NumpyOnGradTensor(_NumpyMethodRule):
     fix_safety = "safe"
     prefilter = (".numpy(",)
     inserted = ".detach()"
+    origin_about = "grad"
     before_cpu_move = True
     shown_fallback = "t.detach().cpu().numpy()"
     said = {
@@ -427,6 +428,7 @@ class NumpyOnAcceleratorTensor(_NumpyMethodRule):
     fix_safety = "safe"
     prefilter = (".numpy(",)
     inserted = ".cpu()"
+    origin_about = "device"
     shown_fallback = "t.cpu().numpy()"
     said = {
         "yes": f"may be on an accelerator, so .numpy() raises {DEVICE_ERROR}",
@@ -753,11 +755,12 @@ path (the original certainly raised), and unsafe otherwise.
         safety = self.fix_safety if self._fix_is_safe(short, node, fixable, ctx) else "unsafe"
         fix = Fix(self.force_title if force else self.fix_title, safety, tuple(edits)) if edits else None
         func = _display(ctx, node.func, "the NumPy function")
+        origin = ctx.origin(held[0] if held else fixable[0]) if held or fixable else ""
         if held:
             name = _display(ctx, held[0], "the list")
             use = (f"{name}.append(t.item()) or {name}.append(t.detach().cpu().numpy()) where the list is "
                    "filled")
-            what = "a list of tensors that " + ("require grad" if hazard == "yes" else "may require grad")
+            what = f"a list of tensors{origin} that " + ("require grad" if hazard == "yes" else "may require grad")
             msg = f"{func}() converts {what} through .numpy(), which raises {GRAD_ERROR}; use {use}"
         else:
             use = self._use(node, fixable, ctx, force)
@@ -766,10 +769,10 @@ path (the original certainly raised), and unsafe otherwise.
                 msg = (f"{func}() on a tensor calls Tensor.{short}() with NumPy keywords and raises TypeError "
                        f"(converted, it would raise {GRAD_ERROR}); use {use}")
             elif hazard == "yes":
-                msg = (f"{func}() converts a tensor that requires grad through .numpy() and raises {GRAD_ERROR}; "
-                       f"use {use}")
+                msg = (f"{func}() converts a tensor{origin} that requires grad through .numpy() and raises "
+                       f"{GRAD_ERROR}; use {use}")
             else:
-                msg = (f"{func}() converts a tensor that may require grad (origin unknown) through .numpy(), "
+                msg = (f"{func}() converts a tensor{origin} that may require grad (origin unknown) through .numpy(), "
                        f"which would raise {GRAD_ERROR}; use {use}")
         ctx.report(self, node, fix, message=msg)
 

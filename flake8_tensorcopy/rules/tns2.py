@@ -266,7 +266,7 @@ finding carries an unsafe fix: `x.detach().clone()` fails on those.  An `isinsta
             shown = replacement if len(replacement) <= 60 else f"{ctx.short(data, 30)}.detach().clone()"
         else:
             shown = f"{ctx.short(data, 30)}.detach().clone()"
-        ctx.report(self, node, fix, call=call, replacement=shown)
+        ctx.report(self, node, fix, call=call + ctx.origin(data, "kind"), replacement=shown)
 
     def _replacement(self, node: ast.Call, data, receiver, ctx) -> str | None:
         if len(node.args) > 1 or has_comment(ctx.text(node)):

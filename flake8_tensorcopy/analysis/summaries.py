@@ -1,0 +1,275 @@
+"""Summaries of the file's functions, methods and classes, for the walker (a mixin of it).
+
+- What a function returns: `summary(func)` walks its body on demand with rules off, in a frame
+  of its own (re-entrant: from inside an expression of another walk), memoised.  Calls of the
+  file's functions, methods (`self.m()`, `obj.m()`) and modules whose `forward` is in the file
+  take their value from it (evaluate.py asks `function_result` / `method_result`).
+- What its parameters are: every call of a function of the file that the walker evaluates is
+  recorded (`note_call`) with the facts of its arguments.  Before a function is walked to
+  report, the functions that call it by name are walked first with rules off (a survey), so
+  that all its call sites in the file are known; its parameters are then the join of what they
+  pass (`parameter_facts`), tagged with the lines of the calls for messages.  A function that
+  others may also call (a public name, a name used other than in a call) keeps "unknown" in
+  the join where the call sites would make a parameter look harmless, and a parameter informed
+  only by call sites is never a torch tensor "by flow" (a fix resting on it is unsafe).
+
+Call sites are found by text (`name(`): one search per function while few functions ask, then
+one index of the whole file, so that the cost stays linear in the size of the file.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from bisect import bisect_right
+
+from .astutil import is_plain_method
+from .facts import MODULE, TENSOR, UNKNOWN, UNKNOWN_FACT, Device, Fact, Grad, join
+
+_CALLED_NAME = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
+_DEFINED = re.compile(r"\b(?:def|class)\s+([A-Za-z_]\w*)\s*\(")
+_SUMMARY_BUDGET = 400  # summary walks per file (each function at most once)
+_SURVEY_BUDGET = 200  # functions walked with rules off to find call sites
+_DIRECT_SEARCHES = 16  # text searches per function before one index of the whole file
+_HARMLESS_DECORATORS = frozenset({"staticmethod", "classmethod", "torch.no_grad", "no_grad", "torch.inference_mode",
+                                  "inference_mode", "torch.enable_grad", "functools.wraps"})
+
+
+class Summary:
+    """What a function does, as far as the walk of its body found out (domains add theirs)."""
+
+    __slots__ = ("returns", "doms")
+
+    def __init__(self, returns: Fact | None, doms: dict) -> None:
+        self.returns = returns  # the join of the values it returns (None: it never returns one)
+        self.doms = doms
+
+
+class Summaries:
+    """Mixed into the walker (which provides `_run_function`, `classes`, `functions`, `lines`,
+    `tree`, `fact` and the frames)."""
+
+    def _init_summaries(self) -> None:
+        self._summaries: dict = {}
+        self._summary_budget = _SUMMARY_BUDGET
+        self._survey_budget = _SURVEY_BUDGET
+        self._sites: dict = {}  # id(func) -> {id(call): (line, {param: Fact}, complete)}
+        self._surveyed: set = set()
+        self._walked: set = set()  # ids of the functions walked to report
+        self._searches = 0
+        self._call_index: dict | None = None  # name -> offsets of `name(` in the text
+        self._def_spans: tuple | None = None  # (starts, ends, defs) of every function of the file
+
+    # ------------------------------------------------------------------ return facts
+
+    def summary(self, func, cls=None) -> Summary | None:
+        """What `func` does, from a walk of its body with rules off (memoised; None while it
+        is being computed, so that recursion terminates)."""
+        key = id(func)
+        if key in self._summaries:
+            return self._summaries[key]
+        if self._summary_budget <= 0:
+            return None
+        self._summary_budget -= 1
+        self._summaries[key] = None
+        cache = self._cache
+        self._cache = {}
+        try:
+            frame = self._run_function(func, self.module_scope, False, cls, dispatch=False)
+        finally:
+            self._cache = cache
+        result = Summary(frame.returns_fact, frame.doms)
+        self._summaries[key] = result
+        return result
+
+    def function_result(self, func, cls) -> Fact | None:
+        """The join of what a function of the file returns (its summary)."""
+        summary = self.summary(func, cls)
+        return summary.returns if summary is not None else None
+
+    def method_result(self, classdef, name: str, hint: tuple | None = None) -> Fact | None:
+        """What method `name` of a class of the file returns (None: unknown).  `hint`: text the
+        method's source must contain for the answer to be worth a walk."""
+        info = self.classes.get(id(classdef))
+        if info is None:
+            return None
+        func, _owner = info.method(name)
+        if func is None:
+            return None
+        if hint is not None and self.lines is not None:
+            source = self.source_of(func)
+            if not any(h in source for h in hint):
+                return None
+        return self.function_result(func, info)
+
+    # ------------------------------------------------------------------ call sites
+
+    def note_function_call(self, func, call: ast.Call, state) -> None:
+        self.note_call(func, call, state, skip_first=False)
+
+    def note_method_call(self, classdef, name: str, call: ast.Call, state) -> None:
+        info = self.classes.get(id(classdef))
+        func = info.method(name)[0] if info is not None else None
+        if func is not None:
+            self.note_call(func, call, state, skip_first=is_plain_method(func))
+
+    def note_constructor(self, classdef, call: ast.Call, state) -> None:
+        self.note_method_call(classdef, "__init__", call, state)
+
+    def note_call(self, callee, call: ast.Call, state, skip_first: bool) -> None:
+        """A call of function `callee` of the file (a method or a constructor when
+        `skip_first`: its first parameter is the instance) with the arguments of `call`."""
+        args = callee.args
+        positional = [*args.posonlyargs, *args.args]
+        if skip_first:
+            positional = positional[1:]
+        complete = True
+        facts: dict = {}
+        for i, a in enumerate(call.args):
+            if isinstance(a, ast.Starred):
+                complete = False
+                break
+            if i < len(positional):
+                facts[positional[i].arg] = self.fact(a, state)
+        names = {a.arg for a in [*positional, *args.kwonlyargs]}
+        for kw in call.keywords:
+            if kw.arg is None:
+                complete = False  # **kwargs
+            elif kw.arg in names:
+                facts[kw.arg] = self.fact(kw.value, state)
+        self._sites.setdefault(id(callee), {})[id(call)] = (call.lineno, facts, complete)
+
+    def parameter_facts(self, func, cls) -> dict:
+        """{parameter: fact} from the file's call sites of `func` (empty: none known)."""
+        params = [*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs]
+        method = cls is not None and is_plain_method(func)
+        if len(params) <= (1 if method else 0):
+            return {}
+        name = func.name
+        if func.name == "__init__" and cls is not None:
+            name = cls.node.name  # constructed by `ClassName(...)`
+        elif func.name.startswith("__") or func.name == "forward":
+            return {}  # called by Python or nn.Module, out of sight
+        positions = self.call_positions(name)
+        if not positions:
+            return {}
+        self._survey(positions, func)
+        sites = self._sites.get(id(func))
+        if not sites:
+            return {}
+        complete = (self._private(func, cls) and all(c for _, _, c in sites.values())
+                    and len(sites) >= len(positions) and not self._escapes(func, name))
+        out: dict = {}
+        for line, facts, _ in sorted(sites.values(), key=lambda s: s[0]):
+            for param, fact in facts.items():
+                tagged = fact.but(by_flow=False, tags=fact.tags | {f"callsite:{line}"})
+                out[param] = join(out[param], tagged) if param in out else tagged
+        if not complete:
+            # Other callers may pass anything: what the known ones pass shows a hazard, but
+            # never that there is none.
+            out = {p: f.but(grad=max(f.grad, Grad.UNKNOWN), device=max(f.device, Device.UNKNOWN),
+                            min_grad=Grad.UNKNOWN if f.grad is not Grad.UNKNOWN else None)
+                   if f.kind in (TENSOR, MODULE) else UNKNOWN_FACT for p, f in out.items()}
+        return {p: f for p, f in out.items() if f.kind != UNKNOWN or f.grad is not Grad.UNKNOWN}
+
+    def _private(self, func, cls) -> bool:
+        """Only this file calls it (a `_name`, or a function nested in another)."""
+        if func.name.startswith("_") and not func.name.startswith("__"):
+            return True
+        return func.name == "__init__" and cls is not None and cls.node.name.startswith("_")
+
+    def _escapes(self, func, name: str) -> bool:
+        """The name is used other than by a call (passed as a callback, stored), or a decorator
+        we do not know wraps the function."""
+        from .astutil import dotted_name
+
+        for d in func.decorator_list:
+            if dotted_name(d.func if isinstance(d, ast.Call) else d) not in _HARMLESS_DECORATORS:
+                return True
+        text = self.lines.text
+        mentions = len(re.findall(r"\b" + re.escape(name) + r"\b", text))
+        defs = text.count("def " + name + "(") + text.count("class " + name)
+        return mentions > len(self.call_positions(name)) + defs
+
+    def _survey(self, positions: list, func) -> None:
+        """Walk, with rules off, the functions that call `func` by name and were not walked
+        yet: their calls record what they pass."""
+        spans = self._function_spans()
+        starts, ends, defs = spans
+        for pos in positions:
+            i = bisect_right(starts, pos) - 1
+            caller = None
+            while i >= 0:  # the innermost function around the call
+                if ends[i] > pos and defs[i] is not func:
+                    caller = defs[i]
+                    break
+                i -= 1
+            if caller is None or id(caller) in self._walked or id(caller) in self._surveyed:
+                continue
+            if self._survey_budget <= 0:
+                return
+            self._survey_budget -= 1
+            self._surveyed.add(id(caller))
+            cls = self._class_of(caller)
+            cache = self._cache
+            self._cache = {}
+            try:
+                self._run_function(caller, self.module_scope, False, cls, dispatch=False)
+            finally:
+                self._cache = cache
+
+    def _class_of(self, func):
+        for info in self.classes.values():
+            if info.methods.get(func.name) is func:
+                return info
+        return None
+
+    def _function_spans(self) -> tuple:
+        if self._def_spans is None:
+            starts_of = self.lines.starts
+            text_len = len(self.lines.text)
+            found = []
+            stack = list(self.tree.body)
+            while stack:  # statements only
+                node = stack.pop()
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    end = starts_of[node.end_lineno] if node.end_lineno < len(starts_of) else text_len
+                    found.append((starts_of[node.lineno - 1], end, node))
+                for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+                    sub = getattr(node, field, None)
+                    if type(sub) is list:
+                        stack.extend(sub)
+            found.sort(key=lambda t: t[0])
+            self._def_spans = ([t[0] for t in found], [t[1] for t in found], [t[2] for t in found])
+        return self._def_spans
+
+    # ------------------------------------------------------------------ text index of calls
+
+    def call_positions(self, name: str) -> list:
+        """Offsets of `name(` in the text that are not its `def`: a search per asking function
+        while few ask, then one index of every call in the file."""
+        text = self.lines.text if self.lines is not None else ""
+        if self._call_index is None and self._searches < _DIRECT_SEARCHES:
+            self._searches += 1
+            out = []
+            needle = name + "("
+            start = text.find(needle)
+            while start != -1:
+                before = text[start - 1] if start else " "
+                if not (before.isalnum() or before == "_") and not text.endswith(("def ", "class "), 0, start):
+                    out.append(start)
+                start = text.find(needle, start + 1)
+            return out
+        if self._call_index is None:
+            index: dict = {}
+            for m in _CALLED_NAME.finditer(text):
+                index.setdefault(m.group(1), []).append(m.start(1))
+            for m in _DEFINED.finditer(text):
+                positions = index.get(m.group(1))
+                if positions and m.start(1) in positions:
+                    positions.remove(m.start(1))
+            self._call_index = index
+        return self._call_index.get(name, [])
+
+    def called_elsewhere(self, name: str) -> bool:
+        return bool(self.call_positions(name))

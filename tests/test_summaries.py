@@ -1,0 +1,345 @@
+"""Summaries inside a file (issue 13): return facts, call-site facts, class facts, narrowing and
+freeze state.  Each case is a small program; runtime claims are checked on real torch."""
+
+import textwrap
+
+import pytest
+
+from flake8_tensorcopy.engine import lint_text, select_rules
+from flake8_tensorcopy.rules.base import Options
+
+
+def found(code, prefix="TNS", **options):
+    result = lint_text(textwrap.dedent(code), select_rules([prefix]), Options(**options))
+    assert result.error is None
+    return sorted((v.code, v.line) for v in result.violations)
+
+
+def messages(code, prefix="TNS", **options):
+    return [v.message for v in lint_text(textwrap.dedent(code), select_rules([prefix]), Options(**options)).violations]
+
+
+def run(code):
+    torch = pytest.importorskip("torch")
+    env = {"torch": torch}
+    exec(compile(textwrap.dedent(code), "<case>", "exec"), env)
+    return env
+
+
+# --------------------------------------------------------------------------- return facts
+
+
+NO_GRAD_HELPER = """
+import torch
+model = torch.nn.Linear(3, 2)
+
+@torch.no_grad()
+def predict(x):
+    return model(x)
+
+def report(x):
+    return predict(x).numpy()
+
+def grad_one(x):
+    return model(x)
+
+def report2(x):
+    return grad_one(x).numpy()
+
+r = report(torch.randn(2, 3))
+"""
+
+
+def test_a_no_grad_function_returns_values_without_grad():
+    assert found(NO_GRAD_HELPER, "TNS101") == [("TNS101", 16)]
+    env = run(NO_GRAD_HELPER)
+    assert not env["r"].flags.writeable or env["r"].shape == (2, 2)
+
+
+SAMPLE = """
+import torch
+from torch import nn
+from torch.distributions import Categorical, Normal
+
+
+class Policy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x):
+        return Categorical(logits=self.fc(x)).sample()
+
+
+class Reparam(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x):
+        return Normal(self.fc(x), 1.0).rsample()
+
+
+policy, reparam = Policy(), Reparam()
+actions = policy(torch.randn(2, 4)).numpy()
+noise = reparam(torch.randn(2, 4)).numpy()
+"""
+
+
+def test_sample_through_forward_has_no_grad_rsample_has():
+    assert found(SAMPLE, "TNS101") == [("TNS101", 27)]
+    torch = pytest.importorskip("torch")
+    with pytest.raises(RuntimeError, match="requires grad"):
+        run(SAMPLE)
+    ok = run(SAMPLE.replace("noise = reparam(torch.randn(2, 4)).numpy()\n", ""))
+    assert ok["actions"].shape == (2,)
+    del torch
+
+
+def test_item_and_tolist_give_python_values():
+    assert found("""
+    import torch
+    import numpy as np
+    model = torch.nn.Linear(3, 1)
+
+    def loss_value(x):
+        return model(x).sum().item()
+
+    def values(x):
+        return model(x).tolist()
+
+    losses = [loss_value(torch.randn(2, 3)) for _ in range(3)]
+    a = np.array(losses)
+    b = np.array(values(torch.randn(2, 3)))
+    """, "TNS1") == []
+
+
+def test_a_list_filled_by_a_callee_with_floats():
+    assert found("""
+    import numpy as np
+    import torch
+    model = torch.nn.Linear(3, 1)
+
+    def train_epoch(losses):
+        for _ in range(2):
+            loss = model(torch.randn(4, 3)).pow(2).mean()
+            loss.backward()
+            losses.append(loss.item())
+
+    history = []
+    train_epoch(history)
+    print(np.array(history).mean())
+    """, "TNS1") == []
+
+
+# --------------------------------------------------------------------------- call sites
+
+
+CALL_SITES = """
+import torch
+model = torch.nn.Linear(3, 2)
+
+def to_numpy(t):
+    return t.numpy()
+
+def log(t):
+    print(t.numpy())
+
+out = model(torch.randn(2, 3))
+a = to_numpy(out)
+log(torch.zeros(3))
+"""
+
+
+def test_arguments_at_call_sites_inform_parameters():
+    # `to_numpy` receives a tensor that requires grad (line 12); `log` only zeros.
+    assert found(CALL_SITES, "TNS101") == [("TNS101", 6)]
+    msg, = messages(CALL_SITES, "TNS101")
+    assert "line 12" in msg
+    with pytest.raises(RuntimeError, match="requires grad"):
+        run(CALL_SITES)
+
+
+def test_a_parameter_no_call_site_informs_stays_unknown():
+    # Passed as a callback: what it will be called with is unknown.
+    code = CALL_SITES.replace("a = to_numpy(out)", "callbacks = [to_numpy]")
+    assert found(code, "TNS101") == []
+    assert ("TNS101", 6) in found(code, "TNS101", strict=True)
+
+
+def test_other_callers_never_make_a_parameter_look_harmless():
+    # `log` is public and also escapes: the zeros passed here do not prove much.
+    code = CALL_SITES + "handlers = {'log': log}\n"
+    assert ("TNS101", 9) in found(code, "TNS101", strict=True)
+    private = CALL_SITES.replace("log", "_log")
+    assert ("TNS101", 9) not in found(private, "TNS101", strict=True)
+
+
+def test_fixes_relying_on_a_call_site_are_unsafe():
+    result = lint_text(textwrap.dedent(CALL_SITES), select_rules(["TNS101"]))
+    (v,) = result.violations
+    assert v.fix is not None and v.fix.safety == "unsafe"
+
+
+def test_methods_called_only_under_no_grad_through_self():
+    assert found("""
+    import torch
+    from torch import nn
+
+
+    class Trainer:
+        def __init__(self):
+            self.model = nn.Linear(3, 2)
+
+        def evaluate(self, x):
+            return self.model(x).numpy()
+
+        def run(self, x):
+            with torch.no_grad():
+                return self.evaluate(x)
+    """, "TNS101") == []
+
+
+def test_constructor_arguments_inform_attributes():
+    code = """
+    import torch
+    from torch import nn
+
+
+    class Trainer:
+        def __init__(self, model):
+            self.model = model
+
+        def log(self, x):
+            return self.model(x).numpy()
+
+
+    trainer = Trainer(nn.Linear(3, 2))
+    """
+    assert found(code, "TNS101") == [("TNS101", 11)]
+
+
+# --------------------------------------------------------------------------- class facts
+
+
+def test_attributes_of_any_class_from_any_method():
+    assert found("""
+    import unittest
+    import torch
+    from torch import nn
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(3, 2)
+
+        def forward(self, x):
+            return self.fc(x)
+
+
+    class TestNet(unittest.TestCase):
+        def setUp(self):
+            self.model = Net()
+
+        def test_output(self):
+            out = self.model(torch.randn(2, 3))
+            self.assertEqual(out.numpy().shape, (2, 2))
+    """, "TNS101") == [("TNS101", 22)]
+
+
+def test_gan_roles_from_classes_whatever_their_spelling():
+    code = """
+    import torch
+    from torch import nn
+
+
+    class generator(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 3)
+
+        def forward(self, z):
+            return self.fc(z)
+
+
+    class discriminator(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(3, 1)
+
+        def forward(self, x):
+            return self.fc(x)
+
+
+    G, D = generator(), discriminator()
+    opt_d = torch.optim.SGD(D.parameters(), lr=0.1)
+    fake = G(torch.randn(2, 4))
+    loss_d = D(fake).mean()
+    loss_d.backward()
+    opt_d.step()
+    """
+    assert found(code, "TNS3") == [("TNS301", 27)]
+    inside = "def step():\n" + textwrap.indent(textwrap.dedent(code).split("G, D = ", 1)[1].split("\n", 1)[1], "    ")
+    head = textwrap.dedent(code).split("G, D = ", 1)[0] + "G, D = generator(), discriminator()\n"
+    assert found(head + inside, "TNS3") == [("TNS301", head.count("\n") + 4)]
+
+
+# --------------------------------------------------------------------------- freeze state
+
+
+def test_a_module_built_frozen_and_its_deepcopy():
+    code = """
+    import copy
+    import torch
+    from torch import nn
+
+    def build():
+        return nn.Sequential(nn.Linear(3, 3))
+
+    G = build().train().requires_grad_(False)
+    G_ema = copy.deepcopy(G)
+    out = G(torch.randn(2, 3)).numpy()
+    with torch.no_grad():
+        for p_ema, p in zip(G_ema.parameters(), G.parameters()):
+            p_ema.copy_(p.lerp(p_ema, 0.9))
+    ema_out = G_ema(torch.randn(2, 3)).numpy()
+    """
+    assert found(code) == []
+    run(code)
+
+
+def test_a_freeze_chain_as_a_bare_statement():
+    code = """
+    import torch
+    from torch import nn
+
+    sampler = nn.Linear(3, 3)
+    sampler.eval().requires_grad_(False).to("cpu")
+    z = sampler(torch.randn(2, 3)).numpy()
+    """
+    assert found(code) == []
+    run(code)
+
+
+def test_values_computed_under_no_grad_keep_no_grad():
+    code = """
+    import torch
+    lin = torch.nn.Linear(3, 2)
+    with torch.no_grad():
+        y = lin(torch.randn(2, 3))
+    arr = y.numpy()
+    """
+    assert found(code) == []
+    run(code)
+
+
+def test_data_facts_survive_joins():
+    code = """
+    import torch
+    lin = torch.nn.Linear(3, 2)
+    w = lin.weight.data if torch.cuda.is_available() else lin.weight.detach()
+    arr = w.numpy()
+    """
+    assert found(code) == []
+    run(code)
