@@ -55,6 +55,7 @@ class Summaries:
         self._survey_budget = _SURVEY_BUDGET
         self._sites: dict = {}  # id(func) -> {id(call): (line, {param: Fact}, complete)}
         self._surveyed: set = set()
+        self._surveying = 0
         self._walked: set = set()  # ids of the functions walked to report
         self._searches = 0
         self._call_index: dict | None = None  # name -> offsets of `name(` in the text
@@ -83,7 +84,11 @@ class Summaries:
         return result
 
     def function_result(self, func, cls) -> Fact | None:
-        """The join of what a function of the file returns (its summary)."""
+        """The join of what a function of the file returns (its summary).  Not while surveying
+        call sites: what a call returns is rarely what another call passes, and summaries
+        inside surveys made the two multiply."""
+        if self._surveying:
+            return None
         summary = self.summary(func, cls)
         return summary.returns if summary is not None else None
 
@@ -213,10 +218,12 @@ class Summaries:
             cls = self._class_of(caller)
             cache = self._cache
             self._cache = {}
+            self._surveying += 1
             try:
                 self._run_function(caller, self.module_scope, False, cls, dispatch=False)
             finally:
                 self._cache = cache
+                self._surveying -= 1
 
     def _class_of(self, func):
         for info in self.classes.values():
