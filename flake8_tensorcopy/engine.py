@@ -73,7 +73,10 @@ def lint_text(
     options = options or Options()
     rule_classes = rules if rules is not None else select_rules()
     if "torch" not in text:
-        return LintResult()
+        # Only idiom rules look at files that never mention torch.
+        rule_classes = [cls for cls in rule_classes if not cls.needs_torch]
+        if not rule_classes:
+            return LintResult()
     # The cyclic garbage collector would traverse the whole tree again and again while it is
     # built and analysed (a third of the parse time of a large file): nothing here needs it
     # until the file is done.
@@ -120,19 +123,28 @@ def _lint(text: str, rule_classes, options: Options, tree, honor_noqa: bool) -> 
             0,
         )
         return LintResult([v], parsed=True)
+    violations = ctx.violations
     if not walker.saw_torch:
-        return LintResult(parsed=True)
+        torch_free = {cls.code for cls in active if not cls.needs_torch}
+        violations = [v for v in violations if v.code in torch_free]
     seen = set()
-    out = []
-    for v in sorted(ctx.violations, key=lambda v: (v.line, v.col, v.code)):
+    kept = []
+    for v in sorted(violations, key=lambda v: (v.line, v.col, v.code)):
         key = (v.code, v.line, v.col, v.end_line, v.end_col)
         if key in seen:
             continue
         seen.add(key)
-        if honor_noqa and _suppressed(lines, v):
-            continue
-        out.append(v)
+        kept.append((v, _suppressed(lines, v)))
+    # One finding per expression: where a rule's finding covers another's (TNS101 names and fixes
+    # TNS102's hazard too), the covered one goes, unless the covering one is suppressed there.
+    covers = {(code, v.line, v.col, v.end_line, v.end_col)
+              for v, suppressed in kept if not suppressed for code in _SUBSUMES.get(v.code, ())}
+    out = [v for v, suppressed in kept
+           if (v.code, v.line, v.col, v.end_line, v.end_col) not in covers and not (honor_noqa and suppressed)]
     return LintResult(out, parsed=True)
+
+
+_SUBSUMES = {cls.code: cls.subsumes for cls in all_rules() if cls.subsumes}
 
 
 def _suppressed(lines: LineIndex, v: Violation) -> bool:

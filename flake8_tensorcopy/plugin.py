@@ -21,10 +21,24 @@ def _names(value) -> tuple:
     return tuple(v.strip() for v in value if v.strip())
 
 
+def _selected_rules(options):
+    """The rules flake8's own selection keeps (`--select`, `--ignore`, `--extend-ignore`, ...):
+    where TNS101 covers TNS102 on one expression, TNS102 must still be reported when flake8 is
+    told to hide TNS101."""
+    try:
+        from flake8.style_guide import Decision, DecisionEngine
+
+        decide = DecisionEngine(options)
+        return [cls for cls in all_rules() if decide.decision_for(cls.code) is Decision.Selected]
+    except Exception:  # another flake8, or options from a test: show everything
+        return None
+
+
 class TensorCopyChecker:
     name = "flake8-tensorcopy"
     version = __version__
     options = Options()
+    rules = None  # the rules flake8 will show (None: all); set by parse_options
 
     def __init__(self, tree, lines, filename="stdin"):
         self.tree = tree
@@ -76,11 +90,13 @@ class TensorCopyChecker:
             generator_names=_names(getattr(options, "tensorcopy_generator_names", ())),
             discriminator_names=_names(getattr(options, "tensorcopy_discriminator_names", ())),
         )
+        cls.rules = _selected_rules(options)
 
     def run(self):
         try:
             text = "".join(self.lines)
-            result = lint_text(text, all_rules(), self.options, tree=self.tree, honor_noqa=False)
+            rules = self.rules if self.rules is not None else all_rules()
+            result = lint_text(text, rules, self.options, tree=self.tree, honor_noqa=False)
             violations = result.violations
         except Exception as exc:  # never take the user's whole flake8 run down with us
             yield (1, 0, f"TNS000 internal error in flake8-tensorcopy ({type(exc).__name__}: {exc}); "

@@ -691,11 +691,16 @@ def test_rebinding_a_name_still_forgets_its_attributes():
     # key on every assignment made 50,000 assignments take a minute); the meaning is unchanged.
     base = "import torch\nclass M:\n    pass\nm = M()\nm.w = torch.ones(3, requires_grad=True)\n"
     use = "y = m.w.clone().detach()\n"
-    assert [v.code for v in lint_text(base + use).violations] == ["TNS201"]
-    assert [v.code for v in lint_text(base + "m = M()\n" + use).violations] == []
-    assert [v.code for v in lint_text(base + "n = M()\n" + use).violations] == ["TNS201"]
+
+    def knows_grad(code):  # TNS201 names the graph cost only where `m.w` is known to require grad
+        (v,) = lint_text(code).violations
+        return "autograd graph" in v.message
+
+    assert knows_grad(base + use)
+    assert not knows_grad(base + "m = M()\n" + use)
+    assert knows_grad(base + "n = M()\n" + use)
     many = "".join(f"v{i} = {i}\n" for i in range(20000))
-    assert [v.code for v in lint_text(base + many + use).violations] == ["TNS201"]
+    assert knows_grad(base + many + use)
 
 
 # ============================================================================ rule bugs found by fuzzing

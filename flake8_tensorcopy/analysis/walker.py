@@ -215,6 +215,7 @@ class Walker(Summaries, Evaluator):
         self.lines = getattr(context, "lines", None)
         self.domains = list(domains)
         self.saw_torch = False
+        self.imported: set = set()  # top-level packages the file imports
         self.frame: Frame | None = None
         self.module_scope: Scope | None = None
         self._cache: dict[int, tuple] = {}
@@ -563,12 +564,15 @@ class Walker(Summaries, Evaluator):
                     state.env[top] = Fact(IMPORT, Grad.NO, Device.CPU, qual=top)
                 if alias.name == "torch" or alias.name.startswith("torch."):
                     self.saw_torch = True
+                self.imported.add(alias.name.split(".")[0])
             self._visit_stmt_only(stmt, state)
             return state
         if t is ast.ImportFrom:
             mod = stmt.module or ""
             if stmt.level == 0 and (mod == "torch" or mod.startswith("torch.")):
                 self.saw_torch = True
+            if stmt.level == 0 and mod:
+                self.imported.add(mod.split(".")[0])
             for alias in stmt.names:
                 if alias.name == "*":
                     continue

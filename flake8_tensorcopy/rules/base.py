@@ -122,6 +122,12 @@ class Rule:
     prefilter: ClassVar[tuple] = ()
     # Domains of the walker the rule asks (`ctx.domain(key)`): "gan", "storage".
     domains: ClassVar[tuple] = ()
+    # Hazard rules report only in files that use torch (TensorFlow and JAX have `.numpy()` too);
+    # an idiom rule may say False.
+    needs_torch: ClassVar[bool] = True
+    # Codes whose finding on the same expression this rule's finding covers (TNS101 says what
+    # TNS102 would, and fixes both): the engine keeps one.
+    subsumes: ClassVar[tuple] = ()
     VALID: ClassVar[list] = []
     INVALID: ClassVar[list] = []
 
@@ -210,6 +216,11 @@ class Context:
     def tree(self):
         return self.walker.tree
 
+    @property
+    def imported_packages(self) -> set:
+        """Top-level packages the file imports (`torch`, `paddle`, ...)."""
+        return self.walker.imported
+
     # analysis queries
     def fact(self, node):
         return self.walker.fact(node, self.walker.frame.state)
@@ -270,11 +281,13 @@ class Context:
         return t if len(t) <= limit and "\n" not in t else "<expr>"
 
     # reporting
-    def report(self, rule: Rule, node: ast.AST, fix: Fix | None = None, message: str | None = None, **fmt) -> None:
+    def report(self, rule: Rule, node: ast.AST, fix: Fix | None = None, **fields) -> None:
+        """Report `node`: the message is always the rule's `message` template with `fields` (one
+        message source for the CLI, flake8, the editor, the docs and SARIF)."""
         lines = self.lines
         line = node.lineno
         col = lines.char_col(line, node.col_offset)
         end_line = getattr(node, "end_lineno", line) or line
         end_col = lines.char_col(end_line, node.end_col_offset) if node.end_col_offset is not None else col
-        msg = message if message is not None else rule.message.format(**fmt)
+        msg = rule.message.format(**fields)
         self.violations.append(Violation(rule.code, msg, line, col, end_line, end_col, fix))

@@ -117,61 +117,107 @@ class _Tns1Rule(Rule):
     """The NumPy conversion rules."""
 
 
+def _grad_hazard(recv, ctx) -> str | None:
+    """"yes" when `.numpy()` on `recv` raises for grad, "may" (strict mode) when its origin is
+    unknown, else None."""
+    if ctx.no_grad:
+        return None
+    f = ctx.fact(recv)
+    if f.may_require_grad:
+        return "yes"
+    if ctx.options.strict and f.kind in (TENSOR, UNKNOWN) and f.grad is not Grad.NO:
+        return "may"
+    return None
+
+
+def _device_hazard(recv, ctx) -> str | None:
+    """"yes" when `recv` may live on an accelerator, "may" (strict mode) when its device is
+    unknown, else None."""
+    f = ctx.fact(recv)
+    if f.may_be_on_accelerator:
+        return "yes"
+    if ctx.options.strict and f.kind in (TENSOR, UNKNOWN) and f.device is Device.UNKNOWN:
+        return "may"
+    return None
+
+
 class _NumpyMethodRule(_Tns1Rule):
-    """Shared visitor of TNS101/TNS102: `.numpy()` on a hazardous receiver."""
+    """Shared visitor of TNS101/TNS102: `.numpy()` on a receiver that requires grad or may live
+    on an accelerator.  Where both hold, TNS101 says both and its fix resolves both (the engine
+    then drops TNS102's finding on the same call, unless TNS101 is off or suppressed there)."""
+
+    grad: bool = False  # TNS101: the grad hazard leads; TNS102: the device hazard alone
 
     def visit_Call(self, node: ast.Call, ctx) -> None:
         if not _numpy_call(node):
             return
         recv = node.func.value
-        hazard = self.hazard(recv, ctx)
-        if hazard is None:
+        grad = _grad_hazard(recv, ctx)
+        device = _device_hazard(recv, ctx)
+        if self.grad:
+            if grad is None:
+                return
+        elif device is None:
             return
+        else:
+            grad = None
         base, cpu_move = _strip_cpu_moves(recv, ctx)
+        inserted = (".detach()" if grad else "") + (".cpu()" if device else "")
         force = _force(ctx)
         if force:
-            edit = _force_edit(ctx, node)
-            insert = None
+            edit, insert = _force_edit(ctx, node), None
         else:
-            insert, edit = self.insertion(node, recv, cpu_move, ctx)
+            insert, edit = self._insertion(node, cpu_move, inserted, ctx)
         # `.detach()`, `.cpu()` and `numpy(force=True)` are right for every torch tensor; a value
         # that only looks like one (an annotation, strict mode's unknown origin, another
         # framework's tensor with a `.numpy()` of its own) may not have them.
         safety = self.fix_safety if ctx.fact(recv).is_torch_tensor else "unsafe"
-        fix = Fix(self.force_title if force else self.fix_title, safety, (edit,)) if edit else None
-        ctx.report(self, node, fix, message=self.describe(hazard, base, node, insert, force, ctx))
+        title = self.force_title if force else f"Insert `{inserted or self.inserted}`"
+        fix = Fix(title, safety, (edit,)) if edit else None
+        origin = ctx.origin(base, "grad" if grad else "device")
+        ctx.report(self, node, fix, expr=_display(ctx, base, "the tensor"), origin=origin,
+                   hazard=self._hazard_text(grad, device), error=self._error(grad, device),
+                   use=self._use(node, base, insert, inserted, force, ctx))
 
-    # What each rule inserts, where, and how its message reads (filled in by TNS101/TNS102).
+    # What each rule inserts and how it names the hazard (filled in by TNS101/TNS102).
     inserted = ""
-    before_cpu_move = False  # insert before a trailing `.cpu()` / `.to("cpu")` rather than `.numpy()`
-    shown_fallback = ""
-    said = {"yes": "", "may": ""}
 
-    def insertion(self, node, recv, cpu_move, ctx):
-        attr = cpu_move.func if cpu_move is not None and self.before_cpu_move else node.func
+    @staticmethod
+    def _hazard_text(grad, device) -> str:
+        parts = []
+        if grad:
+            parts.append("requires grad" if grad == "yes" else "may require grad")
+        if device:
+            parts.append("may be on an accelerator")
+        text = " and ".join(parts)
+        unknown = grad == "may" or (not grad and device == "may")
+        return text + (" (origin unknown)" if unknown and grad else " (device unknown)" if unknown else "")
+
+    @staticmethod
+    def _error(grad, device) -> str:
+        if grad and device:
+            return "TypeError or RuntimeError"
+        return "RuntimeError" if grad else "TypeError"
+
+    @staticmethod
+    def _insertion(node, cpu_move, inserted: str, ctx):
+        """Where `inserted` goes: `.detach()` before a trailing `.cpu()` / `.to("cpu")` (so the
+        copy to the host is not recorded), else right before `.numpy()`."""
+        attr = cpu_move.func if cpu_move is not None and inserted == ".detach()" else node.func
         pos = _dot_before(ctx, attr)
         if pos is None:
             return None, None
-        return pos, Edit(pos, pos, self.inserted)
+        return pos, Edit(pos, pos, inserted)
 
-    def unfixed_use(self, node, base, ctx) -> str:
-        return self.canonical(node, base, ctx, False)
-
-    def describe(self, hazard, base, node, insert, force, ctx) -> str:
-        expr = _display(ctx, base, "the tensor") + ctx.origin(base, self.origin_about)
-        if force:
-            use = self.canonical(node, base, ctx, True)
-        elif insert is not None:
-            text = ctx.lines.text
-            s, e = ctx.span(node)
-            use = _shown(ctx, text[s:insert] + self.inserted + text[insert:e], self.shown_fallback)
-        else:
-            use = self.unfixed_use(node, base, ctx)
-        return f"{expr} {self.said[hazard]}; use {use}"
-
-    def canonical(self, node, base, ctx, force: bool) -> str:
+    @staticmethod
+    def _use(node, base, insert, inserted: str, force: bool, ctx) -> str:
+        """What to write instead, shown in the message (short)."""
         if force:
             return _shown(ctx, ctx.text(node.func.value) + ".numpy(force=True)", "t.numpy(force=True)")
+        if insert is not None:
+            text = ctx.lines.text
+            s, e = ctx.span(node)
+            return _shown(ctx, text[s:insert] + inserted + text[insert:e], f"{inserted} before .numpy()")
         b = ctx.text(base)
         if needs_parens(base, b):
             b = f"({b})"
@@ -181,19 +227,14 @@ class _NumpyMethodRule(_Tns1Rule):
 class NumpyOnGradTensor(_NumpyMethodRule):
     code = "TNS101"
     name = "numpy-on-grad-tensor"
-    message = "{expr}.numpy() on a tensor that requires grad raises " + GRAD_ERROR + "; use {replacement}"
-    fix_title = "Insert `.detach()` before the conversion"
+    message = "{expr}{origin} {hazard}, so .numpy() raises {error}; use {use}"
+    fix_title = "Insert `.detach()` (and `.cpu()` where the tensor may be on an accelerator)"
     force_title = "Use `.numpy(force=True)`"
     fix_safety = "safe"
     prefilter = (".numpy(",)
+    grad = True
     inserted = ".detach()"
-    origin_about = "grad"
-    before_cpu_move = True
-    shown_fallback = "t.detach().cpu().numpy()"
-    said = {
-        "yes": f"requires grad here, so .numpy() raises {GRAD_ERROR}",
-        "may": f"may require grad (origin unknown); .numpy() would raise {GRAD_ERROR}",
-    }
+    subsumes = ("TNS102",)
     docs = """
 ## What it does
 Checks for `t.numpy()` where `t` may require grad (a model output, a loss, a parameter, a
@@ -393,6 +434,27 @@ without autograd noticing.  Copy it (`.copy()`) before writing into it in place.
             options={"numpy_fix": "force"},
         ),
         Invalid(
+            # Requires grad and lives on an accelerator: one finding, one fix for both.
+            "import torch\nfrom torch import nn\n\nmodel = nn.Linear(3, 2).cuda()\nout = model(torch.randn(4, 3).cuda())\n"
+            "arr = out.numpy()\n",
+            line=6,
+            col=6,
+            fixed="import torch\nfrom torch import nn\n\nmodel = nn.Linear(3, 2).cuda()\nout = model(torch.randn(4, 3).cuda())\n"
+            "arr = out.detach().cpu().numpy()\n",
+            also=("TNS102",),
+        ),
+        Invalid(
+            # --numpy-fix force: `numpy(force=True)` resolves both.
+            "import torch\nfrom torch import nn\n\nmodel = nn.Linear(3, 2).cuda()\nout = model(torch.randn(4, 3).cuda())\n"
+            "arr = out.numpy()\n",
+            line=6,
+            col=6,
+            fixed="import torch\nfrom torch import nn\n\nmodel = nn.Linear(3, 2).cuda()\nout = model(torch.randn(4, 3).cuda())\n"
+            "arr = out.numpy(force=True)\n",
+            options={"numpy_fix": "force"},
+            also=("TNS102",),
+        ),
+        Invalid(
             # Strict mode: a parameter of unknown origin ("may require grad").
             "import torch\n\ndef to_numpy(t):\n    return t.numpy()\n\n"
             "arr = to_numpy(torch.ones(2, requires_grad=True))\n",
@@ -407,33 +469,15 @@ without autograd noticing.  Copy it (`.copy()`) before writing into it in place.
         ),
     ]
 
-    def hazard(self, recv, ctx) -> str | None:
-        if ctx.no_grad:
-            return None
-        f = ctx.fact(recv)
-        if f.may_require_grad:
-            return "yes"
-        if ctx.options.strict and f.kind in (TENSOR, UNKNOWN) and f.grad is not Grad.NO:
-            return "may"
-        return None
-
-
-
 class NumpyOnAcceleratorTensor(_NumpyMethodRule):
     code = "TNS102"
     name = "numpy-on-accelerator-tensor"
-    message = "{expr} may be on an accelerator, so .numpy() raises " + DEVICE_ERROR + "; use {replacement}"
-    fix_title = "Insert `.cpu()` before the conversion"
+    message = "{expr}{origin} {hazard}, so .numpy() raises {error}; use {use}"
+    fix_title = "Insert `.cpu()`"
     force_title = "Use `.numpy(force=True)`"
     fix_safety = "safe"
     prefilter = (".numpy(",)
     inserted = ".cpu()"
-    origin_about = "device"
-    shown_fallback = "t.cpu().numpy()"
-    said = {
-        "yes": f"may be on an accelerator, so .numpy() raises {DEVICE_ERROR}",
-        "may": f"may be on an accelerator (device unknown); .numpy() would raise {DEVICE_ERROR}",
-    }
     docs = """
 ## What it does
 Checks for `t.numpy()` where `t` may live on an accelerator: it, or the tensors it was computed
@@ -528,44 +572,20 @@ origin (another framework's tensor has no `.cpu()`).
             "snapshot = w.detach().cpu().numpy()\n",
         ),
         Invalid(
-            # Both rules: the two insertions compose into `.detach().cpu()`.
+            # Also requires grad: with TNS101 off (or suppressed) this rule reports alone.
             "import torch\nfrom torch import nn\n\nmodel = nn.Linear(3, 2).cuda()\nout = model(torch.randn(4, 3).cuda())\n"
             "arr = out.numpy()\n",
             line=6,
             col=6,
             fixed="import torch\nfrom torch import nn\n\nmodel = nn.Linear(3, 2).cuda()\nout = model(torch.randn(4, 3).cuda())\n"
-            "arr = out.detach().cpu().numpy()\n",
-            also=("TNS101",),
-        ),
-        Invalid(
-            # --numpy-fix force: both rules make the same edit, applied once.
-            "import torch\nfrom torch import nn\n\nmodel = nn.Linear(3, 2).cuda()\nout = model(torch.randn(4, 3).cuda())\n"
-            "arr = out.numpy()\n",
-            line=6,
-            col=6,
-            fixed="import torch\nfrom torch import nn\n\nmodel = nn.Linear(3, 2).cuda()\nout = model(torch.randn(4, 3).cuda())\n"
-            "arr = out.numpy(force=True)\n",
-            options={"numpy_fix": "force"},
-            also=("TNS101",),
+            "arr = out.cpu().numpy()\n",
         ),
     ]
-
-    def hazard(self, recv, ctx) -> str | None:
-        f = ctx.fact(recv)
-        if f.may_be_on_accelerator:
-            return "yes"
-        if ctx.options.strict and f.kind in (TENSOR, UNKNOWN) and f.device is Device.UNKNOWN:
-            return "may"
-        return None
-
-    def unfixed_use(self, node, base, ctx) -> str:
-        return _shown(ctx, ctx.text(node.func.value) + ".cpu().numpy()", "t.cpu().numpy()")
-
 
 class NumpyFunctionOnGradTensor(_Tns1Rule):
     code = "TNS103"
     name = "numpy-function-on-grad-tensor"
-    message = "{func}(...) converts a tensor that requires grad and raises " + GRAD_ERROR + "; use {replacement}"
+    message = "{func}() on {what}{origin} raises {error}; use {use}"
     fix_title = "Pass `t.detach().cpu().numpy()` to the NumPy call"
     force_title = "Pass `t.numpy(force=True)` to the NumPy call"
     fix_safety = "safe"
@@ -756,25 +776,23 @@ path (the original certainly raised), and unsafe otherwise.
         fix = Fix(self.force_title if force else self.fix_title, safety, tuple(edits)) if edits else None
         func = _display(ctx, node.func, "the NumPy function")
         origin = ctx.origin(held[0] if held else fixable[0]) if held or fixable else ""
+        maybe = "" if hazard == "yes" else "may "
+        unknown = "" if hazard == "yes" else " (origin unknown)"
+        first = node.args[0] if node.args else None
         if held:
             name = _display(ctx, held[0], "the list")
-            use = (f"{name}.append(t.item()) or {name}.append(t.detach().cpu().numpy()) where the list is "
-                   "filled")
-            what = f"a list of tensors{origin} that " + ("require grad" if hazard == "yes" else "may require grad")
-            msg = f"{func}() converts {what} through .numpy(), which raises {GRAD_ERROR}; use {use}"
-        else:
+            what = f"a list of tensors that {maybe}require grad{unknown}"
+            error = "RuntimeError"
+            use = f"{name}.append(t.item()) where the list is filled"
+        elif short in _NUMPY_METHOD_DISPATCH and first is not None and first in fixable:
+            what = f"a tensor that {'may require' if maybe else 'requires'} grad{unknown}"
+            error = f"TypeError (it calls Tensor.{short}() with NumPy keywords)"
             use = self._use(node, fixable, ctx, force)
-            first = node.args[0] if node.args else None
-            if short in _NUMPY_METHOD_DISPATCH and first is not None and first in fixable:
-                msg = (f"{func}() on a tensor calls Tensor.{short}() with NumPy keywords and raises TypeError "
-                       f"(converted, it would raise {GRAD_ERROR}); use {use}")
-            elif hazard == "yes":
-                msg = (f"{func}() converts a tensor{origin} that requires grad through .numpy() and raises "
-                       f"{GRAD_ERROR}; use {use}")
-            else:
-                msg = (f"{func}() converts a tensor{origin} that may require grad (origin unknown) through .numpy(), "
-                       f"which would raise {GRAD_ERROR}; use {use}")
-        ctx.report(self, node, fix, message=msg)
+        else:
+            what = f"a tensor that {'may require' if maybe else 'requires'} grad{unknown}"
+            error = "RuntimeError"
+            use = self._use(node, fixable, ctx, force)
+        ctx.report(self, node, fix, func=func, what=what, origin=origin, error=error, use=use)
 
     @staticmethod
     def _fix_is_safe(short, node, fixable, ctx) -> bool:

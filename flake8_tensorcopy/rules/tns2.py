@@ -12,39 +12,47 @@ from .base import Edit, Fix, Invalid, Oracle, Rule, Valid
 # `torch.tensor(`, `tensor(`, `u.new_tensor(`; not `as_tensor(`, `is_tensor(`, `to_tensor(`.
 _CLONE_DETACH = re.compile(r"\.clone\((?:[^()]|\([^()]*\))*\)\s*\.\s*detach\s*\(")
 _TENSOR_CALL = re.compile(r"(?<![\w])tensor\(|new_tensor\(")
-_NOT_TENSORS = ("other", "module", "import", "seq", "loader", "device", "params", "named_params")
+_NOT_TENSORS = ("other", "module", "import", "seq", "loader", "device", "params", "named_params", "function",
+                "class")
+# Tensor libraries whose clone() / detach() look like torch's: TNS201 says nothing in their files.
+_LOOK_ALIKE_LIBRARIES = frozenset({"paddle", "oneflow", "jittor", "mindspore", "megengine"})
+# Libraries whose objects have clone() / detach() with other semantics (torch_geometric's
+# `Data.detach()` detaches the object in place): only torch tensors are reported in their files.
+_LOOK_ALIKE_OBJECTS = frozenset({"torch_geometric", "dgl"})
 
 
 class CloneBeforeDetach(Rule):
     code = "TNS201"
     name = "clone-before-detach"
-    message = (
-        "{expr}.clone().detach() records the copy in the autograd graph and then throws it away; "
-        "use {expr}.detach().clone()"
-    )
+    message = "{expr}.clone().detach() {why}; use {expr}.detach().clone()"
     fix_title = "Swap to `.detach().clone()`"
     fix_safety = "safe"
     prefilter = (".clone(",)
+    needs_torch = False  # an idiom: also where the tensors come from a project base class
 
     @classmethod
     def might_match(cls, text: str) -> bool:
         return ".clone(" in text and _CLONE_DETACH.search(text) is not None
     docs = """
 ## What it does
-Checks for `x.clone().detach()`.
+Checks for `x.clone().detach()` outside a no-grad region.
+
+This is an idiom rule: it flags the spelling wherever it occurs, whatever `x` is and whether or
+not the file imports torch itself (tensors often come from a project's own base classes), not
+only where the analysis can show that `x` requires grad.  It stays silent inside
+`torch.no_grad()` / `inference_mode()` regions, and in files that import another tensor library
+whose `clone()` and `detach()` look the same but mean something else (Paddle, OneFlow, Jittor,
+MindSpore, MegEngine; in files importing torch_geometric or DGL, where `Data.detach()` detaches
+the object in place, only tensors known to be torch tensors are reported).
 
 ## Why is this bad?
-Both orders give the same tensor: new storage, `requires_grad=False`, a leaf.  But when `x`
-requires grad, `clone()` first records a `CloneBackward0` node in the autograd graph (and
-keeps `x`'s graph alive until the temporary dies), and `detach()` then throws it away.
-Detaching first copies without touching autograd: 3.9 us against 5.2 us (1.34x) for a small
-tensor that requires grad on torch 2.13 (CPU); for large tensors the copy dominates.  It is
-also the spelling PyTorch itself recommends in its copy-construct warning.
-
-Reported when `x` may require grad (a parameter, a model output, a loss, a tensor created
-with `requires_grad=True`, or anything computed from one).  Not reported inside a no-grad
-region or when `x` does not require grad (there clone-first records nothing); when the
-analysis cannot tell where `x` came from (a function parameter), only with `--strict`.
+Both orders give the same tensor: new storage, `requires_grad=False`, a leaf.  `detach().clone()`
+is the order PyTorch recommends (its copy-construct warning says `sourceTensor.detach().clone()`).
+When `x` requires grad, `clone()` first records a `CloneBackward0` node in the autograd graph
+(and keeps `x`'s graph alive until the temporary dies), and `detach()` then throws it away;
+detaching first copies without touching autograd: 3.9 us against 5.2 us (1.34x) for a small
+tensor that requires grad on torch 2.13 (CPU); for large tensors the copy dominates.  The
+message names that cost only where `x` may require grad.
 
 ## Example
 ```python
@@ -57,9 +65,12 @@ history_weight = model.layer.weight.detach().clone()
 ```
 
 ## Fix safety
-Safe: the result has the same values, dtype, device, memory format and `requires_grad`.
-Arguments of `clone(...)` (such as `memory_format=`) move with it.  Unsafe when the receiver
-is of unknown origin (strict mode) or a tensor only by an annotation.
+Safe when `x` is a torch tensor by the flow of the code: for every torch tensor both spellings
+give equal values, dtype, device, memory format and `requires_grad`.  Arguments of
+`clone(...)` (such as `memory_format=`) move with it.  Unsafe when `x` is of unknown origin or
+a tensor only by an annotation: other objects with both methods may differ (torch_geometric's
+`Data.detach()` changes the object in place, so the swapped order would detach the caller's
+object).
 
 ## References
 - https://pytorch.org/docs/stable/generated/torch.Tensor.detach.html
@@ -70,8 +81,9 @@ is of unknown origin (strict mode) or a tensor only by an annotation.
         Valid("import torch\nx = torch.ones(3, requires_grad=True)\ny = x.detach().clone()\n", runs=True),
         Valid("import torch\nx = torch.ones(3, requires_grad=True)\nwith torch.no_grad():\n    y = x.clone().detach()\n",
               runs=True),
-        Valid("import torch\nx = torch.randn(3)\ny = x.clone().detach()\n", runs=True),
         Valid("import torch\nx = torch.ones(3, requires_grad=True)\ny = x.clone()\n", runs=True),
+        # Another tensor library with methods of the same names.
+        Valid("import paddle\n\ndef snapshot(t):\n    return t.clone().detach()\n"),
     ]
     INVALID = [
         Invalid(
@@ -103,6 +115,38 @@ is of unknown origin (strict mode) or a tensor only by an annotation.
             "    return w.detach().clone(memory_format=th.contiguous_format)  # keep\n\nout = snapshot(None)\n",
             oracle=Oracle(grad_fn="CloneBackward0", same=("out",)),
         ),
+        Invalid(
+            # A tensor that does not require grad: the same result either way, and no graph node;
+            # detach().clone() is the recommended spelling.
+            "import torch\nx = torch.randn(3)\ny = x.clone().detach()\n",
+            line=3,
+            col=4,
+            fixed="import torch\nx = torch.randn(3)\ny = x.detach().clone()\n",
+            oracle=Oracle(same=("y",), check_bad="y.grad_fn is None and not y.requires_grad",
+                          check_fixed="y.grad_fn is None and y.data_ptr() != x.data_ptr()"),
+        ),
+        Invalid(
+            # The seed's snapshot in a function taking the model: reported, the fix unsafe (the
+            # parameter could be anything with these two methods).
+            "import torch\n\n\ndef remember(model):\n    return model.layer.weight.clone().detach()\n\n\n"
+            "net = torch.nn.Module()\nnet.layer = torch.nn.Linear(2, 2)\nw = remember(net)\n",
+            line=5,
+            col=11,
+            fixed="import torch\n\n\ndef remember(model):\n    return model.layer.weight.detach().clone()\n\n\n"
+            "net = torch.nn.Module()\nnet.layer = torch.nn.Linear(2, 2)\nw = remember(net)\n",
+            unsafe=True,
+            oracle=Oracle(grad_fn="CloneBackward0", same=("w",)),
+        ),
+        Invalid(
+            # A file that gets its tensors from a project base class and never imports torch.
+            "from project.base import Trainer\n\n\nclass MyTrainer(Trainer):\n    def snapshot(self):\n"
+            "        return self.weights.clone().detach()\n",
+            line=6,
+            col=15,
+            fixed="from project.base import Trainer\n\n\nclass MyTrainer(Trainer):\n    def snapshot(self):\n"
+            "        return self.weights.detach().clone()\n",
+            unsafe=True,
+        ),
     ]
 
     def visit_Call(self, node: ast.Call, ctx) -> None:
@@ -116,11 +160,11 @@ is of unknown origin (strict mode) or a tensor only by an annotation.
             return
         base = inner.func.value
         fact = ctx.fact(base)
-        # Only a tensor that requires grad records the throw-away node; of unknown origin: strict.
-        if fact.kind in _NOT_TENSORS or fact.grad is Grad.NO:
-            return
-        if fact.grad is not Grad.YES and not ctx.options.strict:
-            return
+        if fact.kind in _NOT_TENSORS:
+            return  # a value known not to be a tensor (a list, an array, a module)
+        imported = ctx.imported_packages
+        if not fact.is_torch_tensor and (imported & _LOOK_ALIKE_LIBRARIES or imported & _LOOK_ALIKE_OBJECTS):
+            return  # another library's clone()/detach() (or torch_geometric's Data, detached in place)
         text = ctx.lines.text
         clone_start, clone_name_end = attr_name_span(ctx, inner.func)
         _, clone_end = ctx.span(inner)
@@ -138,7 +182,9 @@ is of unknown origin (strict mode) or a tensor only by an annotation.
         if not text[clone_start:clone_end].startswith("clone") or not text[detach_start:detach_end].startswith("detach"):
             fix = None
         expr = ctx.short(base)
-        ctx.report(self, node, fix, expr=receiver_text(ctx, base) if expr != "<expr>" else expr)
+        why = ("records the copy in the autograd graph and throws it away" if fact.may_require_grad
+               else "is the reverse of the order PyTorch recommends")
+        ctx.report(self, node, fix, expr=receiver_text(ctx, base) if expr != "<expr>" else expr, why=why)
 
 
 class CopyConstructFromTensor(Rule):
