@@ -401,6 +401,7 @@ class GanScope:
         self.dcalls: dict[int, DiscCall] = {}
         self._prov: dict[int, frozenset] = {}  # expression id -> what it carried when evaluated
         self.findings: list[Finding] = []
+        self._statement_call = None  # the call of an expression statement being evaluated
         # What the scope yields to others (its summary): generator output returned, and the
         # `self.<attr>` it sets to generator output.
         self.returns_gen = False
@@ -550,7 +551,9 @@ class GanScope:
                 if any(isinstance(a, GenSource) and not a.foreign for a in v):
                     self.returns_gen = True
         elif t is ast.Expr:
+            self._statement_call = st.value
             self.eval(st.value)
+            self._statement_call = None
         elif t is ast.Delete:
             for target in st.targets:
                 if isinstance(target, ast.Name):
@@ -866,6 +869,11 @@ class GanScope:
             # `gradient_penalty(interpolates, d_interpolates)`: a helper that gets both the input
             # and the output of a discriminator call differentiates one by the other.
             self._event("penalty", node, prov=every)
+        elif node is self._statement_call and not qual.startswith(("torch.", "numpy.", "math.")) \
+                and not info.receiver_tensor:
+            # A helper called for its effect, which we do not see (`reset_grad()`,
+            # `zero_all(model)`): it may clear the generator's gradients.
+            self._event("opaque", node)
         if info.no_grad:
             return EMPTY
         return every
@@ -1042,7 +1050,7 @@ class GanScope:
 
     def _consequence(self, d_updates, gens, backwards) -> str:
         best = None
-        order = ("crash_later", "crash_here", "crash_loop", "wrong_retain", "wrong", "waste", "unknown")
+        order = ("crash_later", "crash_here", "crash_loop", "wrong_retain", "wrong", "neutral")
         for b in d_updates:
             c = self._consequence_of(b, gens, backwards)
             if best is None or order.index(c) < order.index(best):
@@ -1060,17 +1068,17 @@ class GanScope:
         if b.retain is False and b.loops and any(
                 not s.foreign and b.loops[-1] not in s.loops for s in gens):
             return "crash_loop"
-        zeroed = False
+        zeroed = opaque = False
         for e in self._after(b):
             if e.kind == "zero" and e.role in (G, None):
                 zeroed = True
+            elif e.kind == "opaque":
+                opaque = True  # a helper may zero them: the update is not certainly wrong
             elif e.kind == "step" and e.role == G:
-                if not zeroed:
+                if not zeroed and not opaque:
                     return "wrong_retain" if b.retain else "wrong"
                 break
-        if all(s.foreign for s in gens):
-            return "unknown"
-        return "waste"
+        return "neutral"
 
     def _binding_fix(self, gens, backwards, roles) -> list[GenSource]:
         """Where `fake = netG(z)` can become `fake = netG(z).detach().requires_grad_()`: every

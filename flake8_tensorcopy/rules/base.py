@@ -280,6 +280,24 @@ class Context:
         t = self.text(node)
         return t if len(t) <= limit and "\n" not in t else "<expr>"
 
+    def shortened(self, node, limit: int = 50) -> str:
+        """The expression's source on one line for a message, shortened where long: a call keeps
+        its callee and first argument (`torch.tensor(features, ...)`)."""
+        text = " ".join(self.text(node).split())
+        if len(text) <= limit:
+            return text
+        if isinstance(node, ast.Call):
+            callee = " ".join(self.text(node.func).split())
+            first = self.short(node.args[0], 24) if node.args else ""
+            more = len(node.args) + len(node.keywords) > (1 if node.args else 0)
+            if first == "<expr>":
+                first = "..."
+                more = False
+            shown = f"{callee}({first}{', ...' if more else ''})"
+            if len(shown) <= limit + 10:
+                return shown
+        return text[: limit - 3].rstrip() + "..."
+
     # reporting
     def report(self, rule: Rule, node: ast.AST, fix: Fix | None = None, **fields) -> None:
         """Report `node`: the message is always the rule's `message` template with `fields` (one

@@ -299,9 +299,7 @@ finding carries an unsafe fix: `x.detach().clone()` fails on those.  An `isinsta
         if data_fact.kind != "tensor":
             return
         replacement = self._replacement(node, data, receiver, ctx)
-        call = ctx.short(node, 50)
-        if call == "<expr>":
-            call = "torch.tensor(t)" if receiver is None else "u.new_tensor(t)"
+        call = ctx.shortened(node)
         fix = None
         if replacement is not None:
             # Safe only when `data` is a torch tensor by the flow of the code: an annotation or a
@@ -309,9 +307,10 @@ finding carries an unsafe fix: `x.detach().clone()` fails on those.  An `isinsta
             certain = data_fact.is_torch_tensor and (receiver is None or ctx.fact(receiver).is_torch_tensor)
             fix = Fix(self.fix_title, self.fix_safety if certain else "unsafe",
                       (replace_node(ctx, node, replacement),))
-            shown = replacement if len(replacement) <= 60 else f"{ctx.short(data, 30)}.detach().clone()"
+            shown = replacement if len(replacement) <= 60 and "\n" not in replacement else (
+                f"{ctx.shortened(data, 30)}.detach().clone()")
         else:
-            shown = f"{ctx.short(data, 30)}.detach().clone()"
+            shown = f"{ctx.shortened(data, 30)}.detach().clone()"
         ctx.report(self, node, fix, call=call + ctx.origin(data, "kind"), replacement=shown)
 
     def _replacement(self, node: ast.Call, data, receiver, ctx) -> str | None:

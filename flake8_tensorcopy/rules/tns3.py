@@ -22,20 +22,17 @@ ones, zeros = torch.ones(2, 1), torch.zeros(2, 1)
 _G_GRAD = "sum(p.grad.abs().sum().item() for p in netG.parameters() if p.grad is not None)"
 _CRASH = ("RuntimeError", "Trying to backward through the graph a second time")
 
+# What the message says follows: only what the code shows for certain (a crash, a wrong update
+# with nothing in between that could clear the gradients); otherwise nothing more than the fact.
 _CONSEQUENCES = {
-    "crash_later": 'the generator step that reuses this output then fails with "Trying to backward through '
+    "crash_later": ': the generator step that reuses this output then fails with "Trying to backward through '
                    'the graph a second time"',
-    "crash_here": 'this backward fails with "Trying to backward through the graph a second time": an earlier '
-                  "backward already freed the generator's graph",
-    "crash_loop": 'the second iteration fails with "Trying to backward through the graph a second time": '
-                  "the generator output is made once, outside the loop",
-    "wrong_retain": "retain_graph keeps the generator's graph and its gradients are not zeroed before its "
-                    "step, so the generator update is silently wrong",
-    "wrong": "the generator's gradients are not zeroed before its step, so the generator update is "
-             "silently wrong",
-    "waste": "wasted compute, about 2x the D-step time",
-    "unknown": "wasted compute (about 2x the D-step time), or a crash (\"Trying to backward through the "
-               "graph a second time\") if the generator step reuses this output",
+    "crash_here": ': this backward fails with "Trying to backward through the graph a second time"',
+    "crash_loop": ': the second iteration fails with "Trying to backward through the graph a second time"',
+    "wrong_retain": ": retain_graph keeps the graph and nothing zeroes the generator's gradients before its "
+                    "step, so its update is silently wrong",
+    "wrong": ": nothing zeroes the generator's gradients before its step, so its update is silently wrong",
+    "neutral": "",
 }
 
 
@@ -44,7 +41,7 @@ _BACKWARD_CALL = re.compile(r"backward\s*\(")
 class DiscriminatorThroughGenerator(Rule):
     code = "TNS301"
     name = "discriminator-step-through-generator"
-    message = "{call} back-propagates the discriminator loss into the generator: {consequence}; use {instead}"
+    message = "{call} back-propagates the discriminator loss into the generator{consequence}; use {instead}"
     fix_title = "Detach the generator output at the discriminator call"
     fix_safety = "safe"
     prefilter = ("backward", "update_params")
@@ -99,7 +96,13 @@ that costs depends on what comes next (tiny `nn.Linear` pair, torch 2.13 CPU):
   whole generator for nothing: 2.0x the D-step time with a 256-1024-1024-256 MLP generator
   and a discriminator of the same size (1.5x to 1.9x when re-measured on a shared, busy CPU).
 
-The message names the consequence the analysis can see in the code.
+The message names a consequence only where the code shows it for certain: a crash (the
+generator's graph was freed by an earlier backward), or a wrong generator update (nothing
+between the discriminator's backward and the generator's step could zero the generator's
+gradients: no `zero_grad()` and no helper call such as `reset_grad()`).  Otherwise it says only
+that the discriminator loss reaches the generator: whether that costs time, or a crash when a
+later step back-propagates through weights the discriminator's optimizer changed, depends on
+code the analysis does not see.
 
 ## Example
 ```python
@@ -199,6 +202,26 @@ would cut the generator's only gradient path: recompute `netD(fake)` for the gen
               "    loss = D_aug(fake, detach=True).mean()\n    loss.backward()\n    D_opt.step()\n"),
     ]
     INVALID = [
+        Invalid(
+            # A helper clears every gradient before the generator's step: the update is right,
+            # the discriminator step only back-propagated through the generator for nothing.
+            # The message says no more than that the loss reaches the generator.
+            _SETUP + "\n\ndef reset_grad():\n    netG.zero_grad()\n    netD.zero_grad()\n\n\n"
+            "fake = netG(noise)\nerrD = criterion(netD(fake), zeros)\nerrD.backward()\n"
+            f"g_grad_after_d = {_G_GRAD}\noptimizerD.step()\nreset_grad()\n"
+            f"g_grad_before_g = {_G_GRAD}\nerrG = criterion(netD(netG(noise)), ones)\nerrG.backward()\n"
+            "optimizerG.step()\n",
+            line=21,
+            col=17,
+            fixed=_SETUP + "\n\ndef reset_grad():\n    netG.zero_grad()\n    netD.zero_grad()\n\n\n"
+            "fake = netG(noise)\nerrD = criterion(netD(fake.detach()), zeros)\nerrD.backward()\n"
+            f"g_grad_after_d = {_G_GRAD}\noptimizerD.step()\nreset_grad()\n"
+            f"g_grad_before_g = {_G_GRAD}\nerrG = criterion(netD(netG(noise)), ones)\nerrG.backward()\n"
+            "optimizerG.step()\n",
+            oracle=Oracle(check_bad="g_grad_after_d > 0 and g_grad_before_g == 0",
+                          check_fixed="g_grad_after_d == 0 and g_grad_before_g == 0",
+                          same=("g_grad_before_g",)),
+        ),
         # DCGAN: the fake is reused by the generator step after the discriminator's backward.
         Invalid(
             _SETUP + "netD.zero_grad()\nfake = netG(noise)\n"
@@ -496,7 +519,7 @@ would cut the generator's only gradient path: recompute `netD(fake)` for the gen
             target = ctx.short(s.binding.targets[0], 20)
             made = ctx.short(s.node, 30)
             made = f"{target} = {made}" if made != "<expr>" else f"{target} = ..."
-            instead = f"{made}.detach().requires_grad_() (the gradient penalty still differentiates with respect to it)"
+            instead = f"{made}.detach().requires_grad_()"
         elif finding.fix == "none_reuse":
             atom = _first_text(ctx, dc)
             instead = (f"{atom}.detach() for the discriminator loss and a new discriminator call on "

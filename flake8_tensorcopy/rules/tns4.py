@@ -42,10 +42,7 @@ _INPLACE_TEXT = re.compile(r"\]\s*=[^=]|[-+*/%@&|^]=|//=|\*\*=|>>=|<<=|[^_\W]_\(
 class InplaceOnLeaf(Rule):
     code = "TNS401"
     name = "inplace-on-grad-leaf"
-    message = (
-        "in-place write to leaf tensor {leaf} that requires grad raises RuntimeError; wrap it in "
-        "`with {no_grad}:` or, if the write should be differentiable, use {leaf}.clone() and write into the copy"
-    )
+    message = "in-place write to {leaf}, a leaf that requires grad, raises RuntimeError; wrap it in `with {no_grad}:`"
     fix_title = "Wrap in `with torch.no_grad():`"
     fix_safety = "unsafe"
     prefilter = ("requires_grad", "Parameter", "parameters(", "weight", "bias")
@@ -498,10 +495,8 @@ class _SavedWriteRule(Rule):
 class InplaceThroughDetach(_SavedWriteRule):
     code = "TNS402"
     name = "inplace-through-detach"
-    message = (
-        "in-place write through {alias} changes {base}, which autograd saved for the backward() below "
-        "({effect}); use {base}.detach().clone() to get a copy that is safe to write"
-    )
+    message = ("in-place write through {alias} changes {base}, saved for the backward() below ({effect}); "
+               "use {base}.detach().clone()")
     fix_title = "Copy with `.detach().clone()`"
     fix_safety = "unsafe"
     prefilter = (".detach(",)
@@ -667,11 +662,8 @@ only mean "change `a`", and is left to a manual change.
 class InplaceThroughData(_SavedWriteRule):
     code = "TNS403"
     name = "inplace-through-data"
-    message = (
-        "in-place write through {base}.data changes a tensor autograd saved for the backward() below, and the "
-        "gradient is silently wrong; move the write after backward(), or use `with torch.no_grad():` and write to "
-        "{base} itself so that PyTorch raises instead"
-    )
+    message = ("in-place write through {base}.data changes a tensor saved for the backward() below, so the "
+               "gradient is silently wrong; move the write after backward()")
     fix_title = None
     fix_safety = None
     prefilter = (".data",)
