@@ -68,8 +68,11 @@ def lint_text(
     options: Options | None = None,
     tree: ast.Module | None = None,
     honor_noqa: bool = True,
+    project=None,
+    path: str | None = None,
 ) -> LintResult:
-    """Find violations in one module's source text."""
+    """Find violations in one module's source text.  With a `project` (analysis/project.py) and
+    the file's `path`, imports of the project's other modules bring what they define."""
     options = options or Options()
     rule_classes = rules if rules is not None else select_rules()
     if "torch" not in text:
@@ -83,13 +86,13 @@ def lint_text(
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _lint(text, rule_classes, options, tree, honor_noqa)
+        return _lint(text, rule_classes, options, tree, honor_noqa, project, path)
     finally:
         if collecting:
             gc.enable()
 
 
-def _lint(text: str, rule_classes, options: Options, tree, honor_noqa: bool) -> LintResult:
+def _lint(text: str, rule_classes, options: Options, tree, honor_noqa: bool, project=None, path=None) -> LintResult:
     active = [cls for cls in rule_classes if cls.might_match(text)]
     if not active:
         return LintResult()
@@ -109,7 +112,9 @@ def _lint(text: str, rule_classes, options: Options, tree, honor_noqa: bool) -> 
         return any(cls.might_match_scope(segment) for cls in active)
 
     domains = make_domains({k for cls in active for k in cls.domains}, options)
-    walker = Walker(tree, instances, ctx, scope_filter, domains)
+    module = project.module_name(path) if project is not None and path else None
+    walker = Walker(tree, instances, ctx, scope_filter, domains, project=project, module=module,
+                    module_is_package=bool(path) and path.endswith("__init__.py"))
     try:
         walker.run()
     except RecursionError:
@@ -251,6 +256,8 @@ def fix_text(
     options: Options | None = None,
     unsafe: bool = False,
     max_passes: int | None = None,
+    project=None,
+    path: str | None = None,
 ) -> FixResult:
     """Apply fixes until none is left to apply (each pass re-lints the fixed text).
 
@@ -263,7 +270,7 @@ def fix_text(
     passes = 0
     limit = max_passes
     while True:
-        result = lint_text(current, rules, options)
+        result = lint_text(current, rules, options, project=project, path=path)
         if result.error:
             return FixResult(current, applied_all, [], result.error)
         if limit is None:
@@ -278,7 +285,7 @@ def fix_text(
             # A fix that breaks the file is a bug in a rule: never write it, and say which.
             culprits = [v for v in applied if not _parses(apply_fixes(current, [v], unsafe)[0])] or applied
             where = ", ".join(sorted({f"{v.code} at line {v.line}" for v in culprits}))
-            return FixResult(text, [], lint_text(text, rules, options).violations,
+            return FixResult(text, [], lint_text(text, rules, options, project=project, path=path).violations,
                              f"a fix produced code that does not parse: {where}; no fix was applied to this "
                              "file (please report it)")
         applied_all.extend(applied)

@@ -185,6 +185,21 @@ class Evaluator:
     and control flow, and supplies `frame` (the scope being walked), `_cache` and
     `_dotted_roots` (first names of the dotted keys, `self` of `self.w`, ever bound)."""
 
+    project = None  # the whole project (project.py), when the front end knows it
+    _project_facts: dict = {}
+
+    def project_fact(self, qual: str | None) -> Fact | None:
+        """What a project module defines under qualified name `qual` (None: not the project's)."""
+        project = self.project
+        if project is None or not qual:
+            return None
+        cache = self._project_facts
+        if qual in cache:
+            return cache[qual]
+        f = project.fact(qual) if project.owns(qual) else None
+        cache[qual] = f
+        return f
+
     def _annotation_fact(self, node, state: State) -> Fact:
         q = self.qualname(node, state)
         if q is None and isinstance(node, ast.Constant) and isinstance(node.value, str):
@@ -571,6 +586,10 @@ class Evaluator:
             f = state.lookup(node.id)
             if f is None:
                 return UNKNOWN_FACT
+            if f.kind == IMPORT and self.project is not None:
+                pf = self.project_fact(f.qual)
+                if pf is not None:
+                    return pf
             if f.kind == UNKNOWN and node.id in self.frame.scope.module_names:
                 return Fact(MODULE, Grad.UNKNOWN, Device.UNKNOWN)
             return f
@@ -667,7 +686,9 @@ class Evaluator:
         attr = node.attr
         kind = base.kind
         if kind == IMPORT:
-            return Fact(IMPORT, Grad.NO, Device.CPU, qual=f"{base.qual}.{attr}")
+            qual = f"{base.qual}.{attr}"
+            pf = self.project_fact(qual) if self.project is not None else None
+            return pf if pf is not None else Fact(IMPORT, Grad.NO, Device.CPU, qual=qual)
         if kind == OTHER and "foreign" in base.tags:
             return FOREIGN_FACT
         if kind == TENSOR:
@@ -739,21 +760,25 @@ class Evaluator:
     def _call(self, node: ast.Call, state: State) -> Fact:
         func = node.func
         q = self.qualname(func, state)
-        if q is not None:
+        callee = self.project_fact(q) if q is not None and self.project is not None else None
+        if q is not None and callee is None:
             return self._call_qualified(q, node, state)
-        if isinstance(func, ast.Attribute):
+        if callee is None and isinstance(func, ast.Attribute):
             recv = self.fact(func.value, state)
             return self._method(recv, func.attr, node, state)
-        callee = self.fact(func, state)
+        if callee is None:
+            callee = self.fact(func, state)
         if callee.kind == MODULE:
             return self._module_output(callee, node, state)
         if callee.kind == CLASS:
             if callee.node is not None:
                 self.note_constructor(callee.node, node, state)
+            # Where the class is defined, when another file of the project defines it.
+            defined = frozenset(t for t in callee.tags if t.startswith("defined:"))
             if MODULE_CLASS_TAG in callee.tags:
                 return Fact(MODULE, Grad.UNKNOWN, Device.CPU, attrs=callee.attrs,
-                            tags=callee.tags & {NO_GRAD_FORWARD}, by_flow=callee.by_flow, node=callee.node)
-            return Fact(OBJECT, Grad.UNKNOWN, Device.UNKNOWN, attrs=callee.attrs, node=callee.node)
+                            tags=(callee.tags & {NO_GRAD_FORWARD}) | defined, by_flow=callee.by_flow, node=callee.node)
+            return Fact(OBJECT, Grad.UNKNOWN, Device.UNKNOWN, attrs=callee.attrs, node=callee.node, tags=defined)
         if callee.kind == FUNCTION:
             self.note_function_call(callee.node, node, state)
             result = self.function_result(callee.node, None)
@@ -931,6 +956,7 @@ class Evaluator:
             var = _one_device_var(f for f in args if f.kind == TENSOR)
         # Where an input's facts came from the file's calls of this function, so does the output's.
         origins = frozenset(t for f in args if f.tags for t in f.tags if t.startswith("callsite:"))
+        origins |= frozenset(t for t in module.tags if t.startswith("defined:"))
         return Fact(TENSOR, grad, dev, tags=_MODULE_OUTPUT | origins, by_flow=module.by_flow,
                     min_grad=None if must == grad else must, device_var=var)
 

@@ -616,8 +616,10 @@ class GanScope:
     def _alias_one(self, name: str, value) -> None:
         constructed = self._constructed_class(value)
         if constructed is not None:
-            # An instance of a class of the file: the class is a module, its name gives the role.
+            # An instance of a class of the project: the class is a module, its name gives the role.
             r = self.names.class_role.get(id(constructed))
+            if r is None and hasattr(constructed, "name"):
+                r = role_of_words(words(constructed.name))
             if r is not None:
                 self.aliases[name] = r
             else:

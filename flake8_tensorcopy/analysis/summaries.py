@@ -89,17 +89,25 @@ class Summaries:
         inside surveys made the two multiply."""
         if self._surveying:
             return None
+        if hasattr(func, "returns") and hasattr(func, "summary"):  # a function of another module
+            return func.returns()
         summary = self.summary(func, cls)
         return summary.returns if summary is not None else None
 
     def method_result(self, classdef, name: str, hint: tuple | None = None) -> Fact | None:
         """What method `name` of a class of the file returns (None: unknown).  `hint`: text the
         method's source must contain for the answer to be worth a walk."""
+        if hasattr(classdef, "method_return"):  # a class of another module of the project
+            return classdef.method_return(name, hint)
         info = self.classes.get(id(classdef))
         if info is None:
             return None
         func, _owner = info.method(name)
         if func is None:
+            for base in info.project_bases:  # inherited from another module
+                result = base.method_return(name, hint)
+                if result is not None:
+                    return result
             return None
         if hint is not None and self.lines is not None:
             source = self.source_of(func)
@@ -110,7 +118,8 @@ class Summaries:
     # ------------------------------------------------------------------ call sites
 
     def note_function_call(self, func, call: ast.Call, state) -> None:
-        self.note_call(func, call, state, skip_first=False)
+        if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):  # (not another module's)
+            self.note_call(func, call, state, skip_first=False)
 
     def note_method_call(self, classdef, name: str, call: ast.Call, state) -> None:
         info = self.classes.get(id(classdef))

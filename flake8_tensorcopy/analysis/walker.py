@@ -87,6 +87,7 @@ class ClassInfo:
     lightning: bool
     methods: dict = field(default_factory=dict)
     bases: list = field(default_factory=list)  # ClassInfo
+    project_bases: list = field(default_factory=list)  # project.ProjectEntity
 
     def method(self, name: str):
         """(the def of method `name`, the class that defines it), searching the file's bases."""
@@ -205,8 +206,14 @@ class Domain:
 class Walker(Summaries, Evaluator):
     """Walks one module, keeps the abstract state, hosts the domains, dispatches rule visitors."""
 
-    def __init__(self, tree: ast.Module, rules, context, scope_filter=None, domains=()) -> None:
+    def __init__(self, tree: ast.Module, rules, context, scope_filter=None, domains=(), project=None,
+                 module: str | None = None, module_is_package: bool = False) -> None:
         self.tree = tree
+        # The whole project (project.py): imports of its modules bind what they define.
+        self.project = project
+        self.module = module
+        self.module_is_package = module_is_package
+        self._project_facts: dict = {}
         # scope_filter(function_source) -> bool: False means no enabled rule can report in
         # that function, which is then not walked at all (the engine's per-function pre-filter).
         self._scope_filter = scope_filter
@@ -242,6 +249,12 @@ class Walker(Summaries, Evaluator):
         self._handlers = handlers
 
     # ------------------------------------------------------------------ driving
+
+    def run_module(self) -> None:
+        """Walk the module-level code only, with rules off (a summary of the module for the
+        files that import it: its functions and classes are walked on demand)."""
+        scope = self.module_scope = Scope("module", self.tree, None, self._module_evidence(self.tree))
+        self._walk_scope(scope, self.tree.body, State({}, False), dispatch=False)
 
     def run(self) -> None:
         scope = self.module_scope = Scope("module", self.tree, None, self._module_evidence(self.tree))
@@ -573,10 +586,12 @@ class Walker(Summaries, Evaluator):
                 self.saw_torch = True
             if stmt.level == 0 and mod:
                 self.imported.add(mod.split(".")[0])
+            if stmt.level and self.project is not None:
+                mod = self.project.absolute(stmt.module, stmt.level, self.module, self.module_is_package) or ""
             for alias in stmt.names:
                 if alias.name == "*":
                     continue
-                qual = f"{mod}.{alias.name}" if stmt.level == 0 else None
+                qual = f"{mod}.{alias.name}" if (stmt.level == 0 or mod) else None
                 state.env[alias.asname or alias.name] = (
                     Fact(IMPORT, Grad.NO, Device.CPU, qual=qual) if qual else UNKNOWN_FACT
                 )
@@ -787,6 +802,8 @@ class Walker(Summaries, Evaluator):
         info = ClassInfo(stmt, self_fact, lightning)
         info.bases = [self.classes[id(bf.node)] for bf in base_facts
                       if bf.kind == CLASS and bf.node is not None and id(bf.node) in self.classes]
+        # Base classes in other modules of the project: their methods, by summary.
+        info.project_bases = [bf.node for bf in base_facts if bf.kind == CLASS and hasattr(bf.node, "method_return")]
         self.classes[id(stmt)] = info
         saved_pending = self._pending
         self._pending = []

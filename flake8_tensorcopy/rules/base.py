@@ -261,11 +261,14 @@ class Context:
         known = {"grad": fact.grad.name == "YES", "device": fact.device.name == "ACCEL", "kind": True}[about]
         if fact.kind != "tensor" or not known:
             return ""  # the calls did not make it a hazard
+        parts = []
         lines = sorted({int(t[9:]) for t in fact.tags if t.startswith("callsite:")})
-        if not lines:
-            return ""
-        shown = ", ".join(str(n) for n in lines[:3]) + (", ..." if len(lines) > 3 else "")
-        return f" (passed at line{'s' if len(lines) > 1 else ''} {shown})"
+        if lines:
+            shown = ", ".join(str(n) for n in lines[:3]) + (", ..." if len(lines) > 3 else "")
+            parts.append(f"passed at line{'s' if len(lines) > 1 else ''} {shown}")
+        # Facts that come from another file of the project say where: `Critic: an nn.Module, models.py:12`.
+        parts.extend(sorted(t[8:] for t in fact.tags if t.startswith("defined:"))[:2])
+        return f" ({'; '.join(parts)})" if parts else ""
 
     # source text
     def span(self, node) -> tuple[int, int]:

@@ -1,0 +1,153 @@
+"""Whole-project analysis (issue 15): facts cross files through the project's own imports."""
+
+import os
+import subprocess
+import textwrap
+
+import pytest
+
+from conftest import tool
+from flake8_tensorcopy.analysis.project import Project, find_root
+from flake8_tensorcopy.engine import lint_text
+from flake8_tensorcopy.rules.base import Options
+
+FILES = {
+    "pyproject.toml": "[project]\nname = 'demo'\n",
+    "PKG/__init__.py": "from .models import Critic\n",
+    "PKG/models.py": """
+        import torch
+        from torch import nn
+
+
+        class Critic(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(3, 1)
+
+            def forward(self, x):
+                return self.fc(x)
+
+
+        frozen = nn.Linear(3, 3).requires_grad_(False)
+        """,
+    "PKG/utils.py": """
+        import torch
+
+
+        @torch.no_grad()
+        def sample(model, x):
+            return model(x)
+        """,
+    "PKG/base.py": """
+        from torch import nn
+
+
+        class BaseTrainer:
+            def __init__(self):
+                self.model = nn.Linear(3, 2)
+        """,
+    "PKG/cycle_a.py": "from .cycle_b import thing\nimport torch\nvalue = torch.ones(2)\n",
+    "PKG/cycle_b.py": "from .cycle_a import value\nthing = value\n",
+    "PKG/train.py": """
+        import torch
+
+        import PKG.models as m
+        from PKG import Critic as Reexported
+        from .base import BaseTrainer
+        from .cycle_a import value
+        from .models import Critic, frozen
+        from .utils import sample
+
+        x = torch.randn(2, 3)
+        critic = Critic()
+        a = critic(x).numpy()
+        b = frozen(x).numpy()
+        c = sample(critic, x).numpy()
+        d = m.Critic()(x).numpy()
+        e = Reexported()(x).numpy()
+        f = value.numpy()
+
+
+        class Trainer(BaseTrainer):
+            def log(self, x):
+                return self.model(x).numpy()
+        """,
+}
+
+EXPECTED = [("TNS101", 12), ("TNS101", 15), ("TNS101", 16), ("TNS101", 22)]
+
+
+def make(root, files=FILES, package="PKG", prefix=""):
+    for name, text in files.items():
+        path = root / prefix / name.replace("PKG", package) if name != "pyproject.toml" else root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip("\n").replace("PKG", package))
+    return root / prefix / package / "train.py"
+
+
+def engine_findings(path, root):
+    text = path.read_text()
+    result = lint_text(text, options=Options(), project=Project(root), path=str(path))
+    assert result.error is None
+    return result.violations
+
+
+@pytest.mark.parametrize("layout", ["flat", "src"])
+def test_facts_cross_files(tmp_path, layout):
+    train = make(tmp_path, package="pkg", prefix="src" if layout == "src" else "")
+    found = engine_findings(train, tmp_path)
+    assert sorted((v.code, v.line) for v in found) == EXPECTED
+    by_line = {v.line: v.message for v in found}
+    assert "(Critic: an nn.Module, models.py:5)" in by_line[12]
+    # Without the project, the imported names are unknown: nothing is reported.
+    assert lint_text(train.read_text()).violations == []
+
+
+def test_project_root_and_module_names(tmp_path):
+    train = make(tmp_path, package="pkg", prefix="src")
+    assert find_root(str(train)) == str(tmp_path)
+    project = Project(str(tmp_path))
+    assert project.module_name(str(train)) == "pkg.train"
+    assert project.module_name(str(train.parent / "__init__.py")) == "pkg"
+    assert project.absolute("models", 1, "pkg.train", False) == "pkg.models"
+    assert project.absolute(None, 2, "pkg.sub.mod", False) == "pkg"
+    assert project.path_of("numpy") is None and not project.owns("torch.nn")
+
+
+def test_an_import_cycle_terminates(tmp_path):
+    make(tmp_path, package="pkg")
+    project = Project(str(tmp_path))
+    assert project.summary("pkg.cycle_a") is not None
+    assert project.fact("pkg.cycle_b.thing") is not None
+
+
+def test_the_cli_uses_the_project(tmp_path):
+    train = make(tmp_path, package="pkg")
+    proc = subprocess.run([tool("tensorcopy"), "check", "--no-cache", str(train)], capture_output=True, text=True,
+                          cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    lines = sorted(int(line.split(":")[1]) for line in proc.stdout.splitlines() if ": TNS" in line)
+    assert lines == [line for _, line in EXPECTED]
+
+
+def test_the_flake8_plugin_uses_the_project(tmp_path):
+    train = make(tmp_path, package="pkg")
+    proc = subprocess.run([tool("flake8"), "--select", "TNS", "--format", "%(row)d:%(code)s", str(train)],
+                          capture_output=True, text=True, cwd=tmp_path)
+    assert sorted(tuple(reversed(line.split(":"))) for line in proc.stdout.split()) == [
+        (code, str(line)) for code, line in EXPECTED]
+
+
+def test_editing_a_module_updates_its_dependents_in_the_cli_cache(tmp_path):
+    train = make(tmp_path, package="pkg")
+    run = lambda: subprocess.run([tool("tensorcopy"), "check", str(train)], capture_output=True, text=True,  # noqa: E731
+                                 cwd=tmp_path)
+    first = run()
+    assert first.returncode == 1
+    models = tmp_path / "pkg" / "models.py"
+    models.write_text(models.read_text().replace("frozen = nn.Linear(3, 3).requires_grad_(False)",
+                                                 "frozen = nn.Linear(3, 3)"))
+    second = run()
+    assert second.stdout.count(": TNS101") == first.stdout.count(": TNS101") + 1, (first.stdout, second.stdout)
+    os.utime(models)  # nothing changed again: the cached result is the same
+    assert run().stdout == second.stdout
