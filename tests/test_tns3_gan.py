@@ -300,3 +300,82 @@ def test_gradient_penalty_fix_covers_every_branch_once_in_a_stable_order():
 def test_fix_parenthesises_what_needs_it():
     text = HEAD + "errD = netD(f := netG(z)).mean()\nerrD.backward()\noptimizerD.step()\n"
     assert "netD((f := netG(z)).detach())" in fix_text(text, RULES).text
+
+
+# ------------------------------------------------------------------ roles by structure
+
+
+def _structure(code):
+    result = lint_text(textwrap.dedent(code), RULES)
+    assert result.error is None
+    return [(v.line, v.message) for v in result.violations]
+
+
+def test_modules_held_in_dicts():
+    found = _structure("""
+        import torch
+        from torch import nn, optim
+
+        G = {"model": nn.Linear(4, 3)}
+        D = {"model": nn.Linear(3, 1)}
+        G["solver"] = optim.Adam(G["model"].parameters())
+        D["solver"] = optim.Adam(D["model"].parameters())
+        z = torch.randn(2, 4)
+        D_loss = D["model"](G["model"](z)).mean()
+        D_loss.backward()
+        D["solver"].step()
+        """)
+    assert [line for line, _ in found] == [10]
+
+
+def test_an_encoder_that_plays_the_generator():
+    # An adversarial autoencoder: Q (encoder) feeds D; neither name says a role.
+    found = _structure("""
+        import torch
+        from torch import nn, optim
+
+        Q = nn.Linear(4, 2)
+        D = nn.Linear(2, 1)
+        Q_solver = optim.Adam(Q.parameters())
+        D_solver = optim.Adam(D.parameters())
+        X = torch.randn(8, 4)
+        z_fake = Q(X)
+        D_loss = -torch.mean(torch.log(1 - torch.sigmoid(D(z_fake))))
+        D_loss.backward()
+        D_solver.step()
+        """)
+    assert [line for line, _ in found] == [11]
+
+
+def test_a_critic_named_t():
+    found = _structure("""
+        import torch
+        from torch import nn, optim
+
+        netG = nn.Linear(4, 3)
+        T = nn.Linear(3, 1)
+        G_solver = optim.Adam(netG.parameters())
+        T_solver = optim.Adam(T.parameters())
+        fake = netG(torch.randn(2, 4))
+        T_loss = T(fake).mean()
+        T_loss.backward()
+        T_solver.step()
+        """)
+    assert [line for line, _ in found] == [10]
+
+
+def test_structure_without_an_adversary_is_silent():
+    # An encoder and a classifier trained jointly: one backward steps both.
+    assert _structure("""
+        import torch
+        from torch import nn, optim
+
+        enc = nn.Linear(4, 2)
+        cls = nn.Linear(2, 1)
+        opt_enc = optim.Adam(enc.parameters())
+        opt_cls = optim.Adam(cls.parameters())
+        loss = cls(enc(torch.randn(2, 4))).mean()
+        loss.backward()
+        opt_enc.step()
+        opt_cls.step()
+        """) == []

@@ -76,6 +76,24 @@ _NEW_VALUE_FUNCS = frozenset(
 _CONCAT = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.hstack", "torch.vstack"})
 
 
+def gan_key(expr) -> str | None:
+    """The name of a module or optimizer expression: `netG`, `self.D_A`, and for modules held in
+    dicts `D['model']`, `nets['G'].main` (a subscript by a constant)."""
+    d = dotted_name(expr)
+    if d is not None:
+        return d
+    if isinstance(expr, ast.Subscript):
+        index = expr.slice
+        if isinstance(index, ast.Constant) and isinstance(index.value, (str, int)) and not isinstance(index.value, bool):
+            base = gan_key(expr.value)
+            return f"{base}[{index.value!r}]" if base is not None else None
+        return None
+    if isinstance(expr, ast.Attribute):
+        base = gan_key(expr.value)
+        return f"{base}.{expr.attr}" if base is not None else None
+    return None
+
+
 def words(name: str) -> list[str]:
     """`netG_A2B` -> ["net", "g", "a", "2", "b"]; `optimizerD` -> ["optimizer", "d"]."""
     return [w.lower() for w in _WORD.findall(name)]
@@ -141,10 +159,16 @@ class GanNames:
         self.module_assoc: dict[str, str] = {}  # normalised module name -> role, from optimizers
         self.opt_assoc: dict[str, str] = {}  # normalised optimizer name -> role
         self.class_role: dict[int, str] = {}  # class id -> role of `self`
+        self.opt_modules: dict[str, list] = {}  # optimizer name -> the modules it steps
         self.active = False
         self._roles: dict[str, str | None] = {}
-        if text is None or self._may_have_both_roles(text):
+        if text is None or self._may_have_both_roles(text) or self._may_have_structure(text):
             self._scan(tree, text)
+
+    @staticmethod
+    def _may_have_structure(text: str) -> bool:
+        """Two optimizers and a backward: roles may follow from which module feeds which."""
+        return "backward" in text and text.count(".parameters(") >= 2
 
     def _may_have_both_roles(self, text: str) -> bool:
         """A cheap look at the identifiers before walking the tree: some name must mention a
@@ -224,7 +248,7 @@ class GanNames:
         # The callees of the file, from its text (a call in a comment only makes the file
         # looked at more closely): `netG(`, `self.D_A(`, `netD.forward(`.
         callees = set(_CALLEE.findall(text)) if text is not None else {
-            dotted_name(n.func) for n in all_nodes(tree) if isinstance(n, ast.Call)}
+            gan_key(n.func) for n in all_nodes(tree) if isinstance(n, ast.Call)}
         for dotted in callees:
             if not dotted:
                 continue
@@ -234,6 +258,8 @@ class GanNames:
             if r is not None:
                 saw.add(r)
         class_roles = [role_of_words(words(c.name)) for c in classes]
+        if G not in saw or not (D in saw or D in class_roles):
+            saw |= self._structural_roles(tree)
         if G not in saw or not (D in saw or D in class_roles):
             return  # no generator call, or no discriminator: nothing to find in this file
         for c, r in zip(classes, class_roles):
@@ -245,14 +271,14 @@ class GanNames:
     def _associate(self, a: ast.Assign) -> None:
         if len(a.targets) != 1 or not isinstance(a.value, ast.Call):
             return
-        opt = dotted_name(a.targets[0])
+        opt = gan_key(a.targets[0])
         if opt is None:
             return
         mods = []
         for n in ast.walk(a.value):
             if (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
                     and n.func.attr in ("parameters", "named_parameters")):
-                m = dotted_name(n.func.value)
+                m = gan_key(n.func.value)
                 if m is not None:
                     mods.append(m)
         if not mods:
@@ -261,9 +287,10 @@ class GanNames:
         is_opt, role = self.optimizer_role(opt)
         if not is_opt and not any(w in _OPT_WORDS for w in words(opt.rsplit(".", 1)[-1])):
             # `params = list(netG.parameters())` and the like: not an optimizer.
-            callee = dotted_name(a.value.func) or ""
+            callee = gan_key(a.value.func) or ""
             if not re.search(r"(Adam|SGD|RMSprop|Adagrad|Adadelta|Lion|LBFGS|Optim|optim\.)", callee):
                 return
+        self.opt_modules[_norm(opt)] = [_norm(m) for m in mods]
         if role is not None:
             for m in mods:
                 if self.module_role(m) is None:
@@ -273,6 +300,83 @@ class GanNames:
         roles = {self.module_role(m) for m in mods}
         if len(roles) == 1 and None not in roles:
             self.opt_assoc[_norm(opt)] = roles.pop()
+
+
+    def _structural_roles(self, tree: ast.Module) -> set:
+        """Roles from structure where names say nothing (`Q` with `Q_solver`, a critic `T`, modules
+        held in dicts): of the modules that optimizers step, one whose output is fed to another's
+        call is a generator, the other a discriminator.  Returns the roles found."""
+        trained = {m for mods in self.opt_modules.values() for m in mods}
+        if len(trained) < 2:
+            return set()
+        edges = set()  # (feeding module, fed module)
+
+        def module_of(call):
+            if not isinstance(call, ast.Call):
+                return None
+            k = gan_key(call.func)
+            k = _norm(k) if k else None
+            if k in trained:
+                return k
+            if isinstance(call.func, ast.Attribute) and call.func.attr == "forward":
+                k = gan_key(call.func.value)
+                k = _norm(k) if k else None
+                return k if k in trained else None
+            return None
+
+        scopes = [tree.body] + [n.body for n in all_nodes(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        for body in scopes:
+            made: dict = {}  # local name -> the trained module whose call made it
+            for node in _scope_nodes(body):
+                if isinstance(node, ast.Assign) and len(node.targets) == 1:
+                    m = module_of(node.value)
+                    key = gan_key(node.targets[0])
+                    if key is not None:
+                        if m is not None:
+                            made[key] = m
+                        else:
+                            made.pop(key, None)
+                elif isinstance(node, ast.Call):
+                    fed = module_of(node)
+                    if fed is None:
+                        continue
+                    for arg in [*node.args, *(k.value for k in node.keywords)]:
+                        for n in all_nodes(arg):
+                            src = module_of(n) if isinstance(n, ast.Call) else made.get(gan_key(n) or "")
+                            if src is not None and src != fed:
+                                edges.add((src, fed))
+        feeders = {a for a, _ in edges}
+        fed = {b for _, b in edges}
+        found = set()
+        for module in trained:
+            role = G if module in feeders and module not in fed else D if module in fed and module not in feeders else None
+            if role is not None and self.module_role(module) in (None, role):
+                self.module_assoc[module] = role
+                found.add(role)
+        for opt, mods in self.opt_modules.items():
+            roles = {self.module_assoc.get(m) for m in mods}
+            if len(roles) == 1 and None not in roles and opt not in self.opt_assoc:
+                self.opt_assoc[opt] = roles.pop()
+        self._roles.clear()
+        return found
+
+
+def _scope_nodes(body: list):
+    """The statements of a scope and the expressions in them, in source order (not nested
+    functions or classes)."""
+    for stmt in body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        yield stmt
+        for field in ("body", "orelse", "finalbody", "handlers"):
+            sub = getattr(stmt, field, None)
+            if type(sub) is list and sub and isinstance(sub[0], (ast.stmt, ast.excepthandler)):
+                yield from _scope_nodes(sub if isinstance(sub[0], ast.stmt) else [s for h in sub for s in h.body])
+        for child in child_nodes(stmt):
+            if isinstance(child, ast.expr):
+                for n in all_nodes(child):
+                    if isinstance(n, ast.Call):
+                        yield n
 
 
 # --------------------------------------------------------------------------- the interpreter
@@ -453,7 +557,7 @@ class GanScope:
 
     def role(self, expr) -> str | None:
         """The role of a module expression (`netG`, `self.D_A`, an alias of one)."""
-        dotted = self._canon(dotted_name(expr))
+        dotted = self._canon(gan_key(expr))
         if dotted is None:
             return None
         if dotted == "self":
@@ -467,12 +571,12 @@ class GanScope:
         (`d_interp = discriminator(interp)` is not a discriminator however it is named)."""
         if known_tensor:
             return True
-        dotted = self._canon(dotted_name(expr))
+        dotted = self._canon(gan_key(expr))
         return bool(dotted is not None and self.env.get(dotted))
 
     def callee_role(self, func, info: CallInfo | None = None) -> tuple[str | None, str | None]:
         """(role, dotted name of the module) of a called expression."""
-        dotted = self._canon(dotted_name(func))
+        dotted = self._canon(gan_key(func))
         if dotted is not None and not self._is_value(func, False):
             if dotted == "self" and self.cls is not None:
                 if self._method_returns_gen("forward"):
@@ -492,7 +596,7 @@ class GanScope:
             # `netD.main(x)`.
             r = self.role(func.value)
             if r is not None:
-                return r, self._canon(dotted_name(func.value))
+                return r, self._canon(gan_key(func.value))
         return None, None
 
     # ------------------------------------------------------------------ summaries
@@ -577,7 +681,7 @@ class GanScope:
         if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and it.func.attr == "parameters"
                 and isinstance(st.target, ast.Name)):
             return
-        owner = self._canon(dotted_name(it.func.value))
+        owner = self._canon(gan_key(it.func.value))
         if owner is None or self.role(it.func.value) != G:
             return
         p = st.target.id
@@ -652,7 +756,7 @@ class GanScope:
             for k in [k for k in self.env if k.startswith(prefix)]:
                 del self.env[k]
         elif t is ast.Attribute:
-            key = self._canon(dotted_name(target))
+            key = self._canon(gan_key(target))
             if key is not None:
                 self.env[key] = v
                 if key.startswith("self.") and key.count(".") == 1 and key[5:] not in self.self_attrs:
@@ -671,7 +775,7 @@ class GanScope:
             self.bind(target.value, v, None)
         elif t is ast.Subscript:
             # `fakes[i] = netG(z)`: the container now holds generator output too.
-            key = self._canon(dotted_name(target.value))
+            key = self._canon(gan_key(target.value))
             if key is not None:
                 self.env[key] = self.env.get(key, EMPTY) | v
 
@@ -735,7 +839,7 @@ class GanScope:
         if node.attr in _CUTTING_ATTRS:
             self.eval(node.value)
             return EMPTY
-        key = self._canon(dotted_name(node))
+        key = self._canon(gan_key(node))
         if key is not None:
             v = self.env.get(key)
             if v is not None:
@@ -767,7 +871,7 @@ class GanScope:
         args = [self.eval(a) for a in node.args]
         kws = {kw.arg: self.eval(kw.value) for kw in node.keywords}
         every = recv.union(*args, *kws.values())
-        dotted = dotted_name(func) or ""
+        dotted = gan_key(func) or ""
         qual = info.qual or ""
         m = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
 
@@ -792,7 +896,7 @@ class GanScope:
         if m == "update_params" and isinstance(func, ast.Attribute) and node.args:
             # MMEngine's OptimWrapper: backward, step and zero_grad in one call.
             self._backward(node, args[0], node.args[0], None, None)
-            _, role = self.names.optimizer_role(self._canon(dotted_name(func.value)))
+            _, role = self.names.optimizer_role(self._canon(gan_key(func.value)))
             self._event("step", node, role=role)
             return EMPTY
         if m == "manual_backward" or (m.endswith(("backward", "backwards")) and not m.startswith("backward_")
@@ -804,14 +908,14 @@ class GanScope:
         # --- optimizer bookkeeping
         if isinstance(func, ast.Attribute) and m == "step":
             opt = func.value
-            if "scaler" in words(dotted_name(opt) or "") and node.args:
+            if "scaler" in words(gan_key(opt) or "") and node.args:
                 opt = node.args[0]
-            is_opt, role = self.names.optimizer_role(self._canon(dotted_name(opt)))
+            is_opt, role = self.names.optimizer_role(self._canon(gan_key(opt)))
             if is_opt:
                 self._event("step", node, role=role)
             return EMPTY
         if isinstance(func, ast.Attribute) and m == "zero_grad":
-            owner = self._canon(dotted_name(func.value))
+            owner = self._canon(gan_key(func.value))
             is_opt, role = self.names.optimizer_role(owner)
             if not is_opt:
                 role = self.role(func.value)
@@ -930,11 +1034,11 @@ class GanScope:
         else:
             c = _const(retain_expr)
             retain = c if isinstance(c, bool) else None
-        name = self._canon(dotted_name(loss_expr)) if loss_expr is not None else None
+        name = self._canon(gan_key(loss_expr)) if loss_expr is not None else None
         if name is None and isinstance(loss_expr, ast.Call):
             # `scaler.scale(errD).backward()`
             for a in loss_expr.args:
-                name = self._canon(dotted_name(a))
+                name = self._canon(gan_key(a))
                 if name:
                     break
         self._event("backward", node, prov=prov, retain=retain, name_role=name_role(name, verbs_ok=True))
@@ -943,7 +1047,7 @@ class GanScope:
         """`netG.requires_grad_(False)`, `requires_grad(netG, False)`, `set_requires_grad(
         [netD], True)`, `self.toggle_optimizer(opt_d)`: record which generator is frozen."""
         if m == "requires_grad_" and isinstance(func, ast.Attribute):
-            owner = self._canon(dotted_name(func.value))
+            owner = self._canon(gan_key(func.value))
             if owner is not None and self.role(func.value) == G:
                 flag = _const(node.args[0]) if node.args else True
                 if isinstance(flag, bool):
@@ -951,7 +1055,7 @@ class GanScope:
                 return True
             return False
         if m in ("toggle_optimizer", "untoggle_optimizer") and node.args:
-            _, role = self.names.optimizer_role(self._canon(dotted_name(node.args[0])))
+            _, role = self.names.optimizer_role(self._canon(gan_key(node.args[0])))
             if role == D:
                 self.frozen_all_g = m == "toggle_optimizer"
             return True
@@ -974,7 +1078,7 @@ class GanScope:
         for a in node.args:
             for e in (a.elts if isinstance(a, (ast.List, ast.Tuple)) else [a]):
                 if isinstance(e, (ast.Name, ast.Attribute)) and self.role(e) == G:
-                    mods.append(self._canon(dotted_name(e)))
+                    mods.append(self._canon(gan_key(e)))
         for owner in mods:
             if owner is not None:
                 self._set_frozen(owner, frozen)
