@@ -4,13 +4,15 @@ flake8 hands us the `ast` tree it already parsed and the file's lines (from disk
 stdin, which is how editors call it), so the plugin parses nothing itself.  flake8 applies
 `# noqa`, `--select`, `--ignore` and `--extend-select` to what we yield, and prints the column
 plus one, so we yield 0-based columns.
+
+flake8 imports every plugin on every run, also for files that never mention torch: this module
+imports nothing of ours until a file that mentions torch comes along (the engine, the rules and
+the analysis cost more than the rest of a one-file flake8 run's start; benchmarks/startup.py).
 """
 
 from __future__ import annotations
 
 from . import __version__
-from .engine import lint_text
-from .rules.base import Options, all_rules
 
 
 def _names(value) -> tuple:
@@ -24,7 +26,9 @@ def _names(value) -> tuple:
 class TensorCopyChecker:
     name = "flake8-tensorcopy"
     version = __version__
-    options = Options()
+    # Options' fields from flake8's options; the engine's Options object is built on first use.
+    settings: dict = {}
+    _options = None
 
     def __init__(self, tree, lines, filename="stdin"):
         self.tree = tree
@@ -70,17 +74,31 @@ class TensorCopyChecker:
         if numpy_fix not in ("detach", "force"):
             # flake8 does not check `choices` for values read from config files.
             raise SystemExit(f"flake8-tensorcopy: tensorcopy-numpy-fix must be 'detach' or 'force', not {numpy_fix!r}")
-        cls.options = Options(
-            strict=bool(getattr(options, "tensorcopy_strict", False)),
-            numpy_fix=numpy_fix,
-            generator_names=_names(getattr(options, "tensorcopy_generator_names", ())),
-            discriminator_names=_names(getattr(options, "tensorcopy_discriminator_names", ())),
-        )
+        cls.settings = {
+            "strict": bool(getattr(options, "tensorcopy_strict", False)),
+            "numpy_fix": numpy_fix,
+            "generator_names": _names(getattr(options, "tensorcopy_generator_names", ())),
+            "discriminator_names": _names(getattr(options, "tensorcopy_discriminator_names", ())),
+        }
+        cls._options = None
+
+    @classmethod
+    def engine_options(cls):
+        if cls._options is None:
+            from .rules.base import Options
+
+            cls._options = Options(**cls.settings)
+        return cls._options
 
     def run(self):
         try:
             text = "".join(self.lines)
-            result = lint_text(text, all_rules(), self.options, tree=self.tree, honor_noqa=False)
+            if "torch" not in text:  # what the engine checks first, before importing it
+                return
+            from .engine import lint_text
+            from .rules.base import all_rules
+
+            result = lint_text(text, all_rules(), self.engine_options(), tree=self.tree, honor_noqa=False)
             violations = result.violations
         except Exception as exc:  # never take the user's whole flake8 run down with us
             yield (1, 0, f"TNS000 internal error in flake8-tensorcopy ({type(exc).__name__}: {exc}); "
