@@ -15,6 +15,24 @@ from __future__ import annotations
 from . import __version__
 
 
+def _engine():
+    """(lint_text, all_rules), imported on first use with the cyclic collector off: the import
+    allocates a few hundred thousand objects and frees almost none, and with flake8's own objects
+    in the heap each collection during it costs more than the import itself (measured: 18 ms
+    instead of 24 to 38 ms)."""
+    import gc
+
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        from .engine import lint_text
+        from .rules.base import all_rules
+    finally:
+        if collecting:
+            gc.enable()
+    return lint_text, all_rules
+
+
 def _names(value) -> tuple:
     if not value:
         return ()
@@ -95,8 +113,7 @@ class TensorCopyChecker:
             text = "".join(self.lines)
             if "torch" not in text:  # what the engine checks first, before importing it
                 return
-            from .engine import lint_text
-            from .rules.base import all_rules
+            lint_text, all_rules = _engine()
 
             result = lint_text(text, all_rules(), self.engine_options(), tree=self.tree, honor_noqa=False)
             violations = result.violations
