@@ -1,6 +1,6 @@
 """Start-up cost: what an editor or pre-commit pays for one file.
 
-    .venv/bin/python -m benchmarks.startup [--runs N] [--file F] [--dev]
+    .venv/bin/python -m benchmarks.startup [--runs N] [--file F] [--dev] [--baseline REV]
 
 Prints the median wall time of
 
@@ -28,6 +28,8 @@ How, so that the figures are what a user gets:
   temporary working directory holding only FILE (so no configuration file applies and the
   result cache stays out of the repository).
 - ``--dev`` adds the same commands in the dev venv (editable install), for comparison.
+- ``--baseline REV`` installs git revision REV the same way (venv ``startup-baseline``) and times
+  its ``check`` and plugin in the same rounds: a before/after on one machine at one time.
 
 The FILE (default: a 42-line training step with one finding) imports torch: a file that does
 not is answered before the engine is even imported, which would measure nothing.
@@ -110,19 +112,28 @@ def child_env() -> dict:
     return env
 
 
-def install_checkout(venv: Path) -> str:
-    """Install this working tree (a copy: nothing is built inside the repository) as a regular
-    package, without dependencies.  '' on success, else why not."""
+def install_checkout(venv: Path, rev: str | None = None) -> str:
+    """Install this working tree (a copy: nothing is built inside the repository), or git
+    revision `rev` of it, as a regular package, without dependencies.  '' on success, else why
+    not."""
     with tempfile.TemporaryDirectory(prefix="tensorcopy-startup-src-") as tmp:
         src = Path(tmp) / "src"
         src.mkdir()
-        for name in ("pyproject.toml", "README.md"):
-            shutil.copy2(REPO_ROOT / name, src / name)
-        shutil.copytree(REPO_ROOT / "flake8_tensorcopy", src / "flake8_tensorcopy",
-                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        if rev is None:
+            for name in ("pyproject.toml", "README.md"):
+                shutil.copy2(REPO_ROOT / name, src / name)
+            shutil.copytree(REPO_ROOT / "flake8_tensorcopy", src / "flake8_tensorcopy",
+                            ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        else:
+            archive = Path(tmp) / "rev.tar"
+            rc, out = run_text(["git", "-C", str(REPO_ROOT), "archive", "-o", str(archive), rev,
+                                "pyproject.toml", "README.md", "flake8_tensorcopy"])
+            if rc != 0:
+                return f"git archive {rev} failed: {out[-400:]}"
+            shutil.unpack_archive(str(archive), str(src))
         rc, out = run_text([str(venv_bin(venv, "python")), "-m", "pip", "install", "-q", "--disable-pip-version-check",
                             "--no-deps", "--force-reinstall", str(src)], timeout=600)
-    return "" if rc == 0 else f"pip install of the checkout failed: {out[-600:]}"
+    return "" if rc == 0 else f"pip install of {rev or 'the checkout'} failed: {out[-600:]}"
 
 
 def median_ms(samples: list[float]) -> float:
@@ -172,6 +183,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs", type=int, default=30, help="timed runs of each command (default 30)")
     ap.add_argument("--file", type=Path, default=None, help="the file to check (default: a 42-line training step)")
     ap.add_argument("--dev", action="store_true", help="also measure the dev venv (editable install)")
+    ap.add_argument("--baseline", metavar="REV", default=None,
+                    help="also measure git revision REV, installed the same way, in the same rounds")
     ns = ap.parse_args(argv)
 
     dev_python = Path(sys.executable)
@@ -190,6 +203,13 @@ def main(argv: list[str] | None = None) -> int:
     if why:
         log(why)
         return 2
+    base = None
+    if ns.baseline:
+        base, why = ensure_venv("startup-baseline", pins or ["flake8"])
+        why = why or install_checkout(base, ns.baseline)
+        if why:
+            log(why)
+            return 2
 
     env = child_env()
     with tempfile.TemporaryDirectory(prefix="tensorcopy-startup-") as tmp:
@@ -207,6 +227,12 @@ def main(argv: list[str] | None = None) -> int:
             "flake8": [str(venv_bin(plain, "flake8")), "--isolated", target.name],
             "flake8+tns": [str(venv_bin(ours, "flake8")), "--isolated", target.name],
         }
+        if base is not None:
+            commands.update({
+                "base:check": [str(venv_bin(base, "tensorcopy")), "check", target.name],
+                "base:check-nc": [str(venv_bin(base, "tensorcopy")), "check", "--no-cache", target.name],
+                "base:flake8+tns": [str(venv_bin(base, "flake8")), "--isolated", target.name],
+            })
         probe = subprocess.run(commands["check-nc"], cwd=cwd, env=env, capture_output=True, text=True)
         plugin = subprocess.run(commands["flake8+tns"], cwd=cwd, env=env, capture_output=True, text=True)
         if probe.returncode not in (0, 1) or (probe.returncode == 1) != (" TNS" in plugin.stdout):
@@ -224,9 +250,16 @@ def main(argv: list[str] | None = None) -> int:
               f"{ns.runs} interleaved runs each; file: {ns.file or 'the built-in sample'} "
               f"({len(target.read_text(encoding='utf-8').splitlines())} lines, "
               f"{sum(1 for line in probe.stdout.splitlines() if ': TNS' in line)} finding(s))")
+        if base is not None:
+            labels.update({f"base:{k}": f"{v} [{ns.baseline}]" for k, v in list(labels.items())
+                           if k in ("check", "check-nc", "flake8+tns")})
         med = report("Installed package (regular install, no editable hook):",
                      measure(commands, ns.runs, cwd, env), labels)
         ratios(med)
+        if base is not None:
+            print(f"Baseline {ns.baseline}, same rounds:")
+            ratios({"floor": med["floor"], "flake8": med["flake8"],
+                    **{k[5:]: v for k, v in med.items() if k.startswith("base:")}})
         if ns.dev:
             dev_bin = dev_python.parent
             dev_commands = {

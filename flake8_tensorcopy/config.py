@@ -16,7 +16,6 @@ import fnmatch
 import os
 import re
 import sys
-from dataclasses import dataclass
 
 from .rules.base import all_rules
 
@@ -59,24 +58,62 @@ class ConfigError(Exception):
     """A configuration file that cannot be used; the message names the file and the key."""
 
 
-@dataclass(frozen=True)
-class Config:
+class _Record:
+    """An immutable record with keyword (or positional) fields and defaults, equality and a
+    repr: what `@dataclass(frozen=True)` gives, without generating and compiling five methods
+    per class when the module is imported (a millisecond of every start, for two classes)."""
+
+    __slots__ = ()
+    _FIELDS: tuple = ()  # ((name, default), ...)
+
+    def __init__(self, *args, **kwargs) -> None:
+        names = [n for n, _ in self._FIELDS]
+        if len(args) > len(names):
+            raise TypeError(f"{type(self).__name__} takes at most {len(names)} positional arguments")
+        values = dict(zip(names, args))
+        for key, value in kwargs.items():
+            if key not in names or key in values:
+                raise TypeError(f"{type(self).__name__}: unexpected or repeated argument {key!r}")
+            values[key] = value
+        for name, default in self._FIELDS:
+            object.__setattr__(self, name, values.get(name, default))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"{type(self).__name__} is immutable")
+
+    def _values(self) -> tuple:
+        return tuple(getattr(self, n) for n, _ in self._FIELDS)
+
+    def __eq__(self, other):
+        return type(other) is type(self) and other._values() == self._values()
+
+    def __hash__(self):
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(f'{n}={getattr(self, n)!r}' for n, _ in self._FIELDS)})"
+
+
+class Config(_Record):
     """The `[tool.tensorcopy]` table, validated.  None: the key is not set."""
 
-    path: str | None = None  # the pyproject.toml it came from
-    root: str = "."  # the directory globs are relative to
-    select: tuple | None = None
-    ignore: tuple = ()
-    extend_select: tuple = ()
-    exclude: tuple | None = None  # replaces the built-in excludes (ruff's `exclude`)
-    extend_exclude: tuple = ()  # added to them
-    force_exclude: bool | None = None  # exclusions apply to files named on the command line too
-    per_file_ignores: tuple = ()  # ((glob, (prefix, ...)), ...)
-    strict: bool | None = None
-    unsafe_fixes: bool | None = None
-    generator_names: tuple | None = None
-    discriminator_names: tuple | None = None
-    numpy_fix: str | None = None
+    _FIELDS = (
+        ("path", None),  # the pyproject.toml it came from
+        ("root", "."),  # the directory globs are relative to
+        ("select", None),
+        ("ignore", ()),
+        ("extend_select", ()),
+        ("exclude", None),  # replaces the built-in excludes (ruff's `exclude`)
+        ("extend_exclude", ()),  # added to them
+        ("force_exclude", None),  # exclusions apply to files named on the command line too
+        ("per_file_ignores", ()),  # ((glob, (prefix, ...)), ...)
+        ("strict", None),
+        ("unsafe_fixes", None),
+        ("generator_names", None),
+        ("discriminator_names", None),
+        ("numpy_fix", None),
+    )
+    __slots__ = tuple(n for n, _ in _FIELDS)
 
 
 def _str_list(value, where: str, *, codes: bool = False, allow_all: bool = False) -> tuple:
@@ -306,20 +343,22 @@ def resolve_codes(layers) -> tuple:
     return tuple(c for c in codes if c in enabled)
 
 
-@dataclass(frozen=True)
-class Settings:
+class Settings(_Record):
     """A configuration merged with command-line overrides: what a run uses."""
 
-    codes: tuple  # the rules that run
-    options: object  # rules.base.Options
-    unsafe_fixes: bool
-    exclude: tuple  # the configuration's `exclude` (globs relative to `root`); () when not set
-    per_file_ignores: tuple  # ((glob, codes) or (glob, codes, root), ...)
-    root: str
-    config: Config
-    internal: bool = True  # whether TNS000 ("file not analysed") is reported
-    extend_exclude: tuple = ()  # the configuration's `extend-exclude`
-    force_exclude: bool = False
+    _FIELDS = (
+        ("codes", ()),  # the rules that run
+        ("options", None),  # rules.base.Options
+        ("unsafe_fixes", False),
+        ("exclude", ()),  # the configuration's `exclude` (globs relative to `root`); () when not set
+        ("per_file_ignores", ()),  # ((glob, codes) or (glob, codes, root), ...)
+        ("root", "."),
+        ("config", None),
+        ("internal", True),  # whether TNS000 ("file not analysed") is reported
+        ("extend_exclude", ()),  # the configuration's `extend-exclude`
+        ("force_exclude", False),
+    )
+    __slots__ = tuple(n for n, _ in _FIELDS)
 
 
 def resolve(config: Config, *, select=None, ignore=(), extend_select=(), strict=None, unsafe_fixes=None,
