@@ -333,17 +333,16 @@ class Exclusions:
                 break
         here = full
         while True:
+            # Command-line globs see the path below the anchor; the configuration's find their
+            # own way from the absolute path to its directory.
             shown = os.path.relpath(here, stop) if stop else here
-            if shown != "." and self(shown if stop else here):
+            if shown != "." and (_excluded(shown, self.globs)
+                                 or any(_config.path_matches(here, g, self.root) for g in self.config_globs)):
                 return True
             parent = os.path.dirname(here)
-            if parent == here or (stop is not None and here == stop) or stop is None:
+            if stop is None or here == stop or parent == here:
                 return False
             here = parent
-
-    def describe(self) -> dict:
-        return {"exclude": self.globs, "exclude (configuration, relative to its directory)": self.config_globs,
-                "force-exclude": self.force}
 
 
 def discover(paths, exclude=(), exclusions: Exclusions | None = None):

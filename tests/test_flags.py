@@ -542,3 +542,15 @@ def test_the_command_exits_with_mains_status_and_flushes_everything(tmp_path):
                           capture_output=True, text=True)
     assert proc.returncode == 1 and len(codes(proc.stdout)) == 2001
     assert proc.stdout.endswith("Found 2001 problems (2001 fixable with `tensorcopy fix`).\n")
+
+
+def test_force_exclude_from_outside_the_project(tmp_path, capsys, monkeypatch):
+    project = tmp_path / "project"
+    write(project / "legacy" / "old.py", SAFE)
+    write(project / "src" / "m.py", SAFE)
+    (project / "pyproject.toml").write_text('[tool.tensorcopy]\nextend-exclude = ["legacy"]\nforce-exclude = true\n')
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    named = [str(project / "legacy" / "old.py"), str(project / "src" / "m.py")]
+    assert files(capsys, *named) == [str(project / "src" / "m.py")]
