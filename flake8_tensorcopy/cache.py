@@ -8,16 +8,25 @@ when its content hash is unchanged.  Any problem with the cache makes it a miss,
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
-import tempfile
 
 from . import __version__
 from .rules.base import Edit, Fix
 
 CACHE_DIR = ".tensorcopy_cache"
 _ROOT_MARKERS = ("pyproject.toml", ".git")
+# Part of every key: a change in what an entry holds (or in the hash) starts a new cache.
+_FORMAT = "2:blake2b"
+
+
+def _hasher():
+    """BLAKE2b: in the standard library without OpenSSL, so that a one-file run does not load
+    libcrypto (hashlib's import does: a few milliseconds of every start)."""
+    try:
+        from _blake2 import blake2b
+    except ImportError:  # pragma: no cover - an interpreter built without it
+        from hashlib import blake2b
+    return blake2b
 
 
 def project_root(start: str) -> str:
@@ -40,7 +49,7 @@ def default_dir(start: str) -> str:
 
 
 def config_key(*parts) -> str:
-    h = hashlib.sha256(__version__.encode())
+    h = _hasher()(f"{__version__}:{_FORMAT}".encode(), digest_size=16)
     # The rules' own code is part of the key in development checkouts: editing a rule must
     # not serve stale results.
     here = os.path.dirname(os.path.abspath(__file__))
@@ -54,7 +63,7 @@ def config_key(*parts) -> str:
 
 
 def content_hash(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
+    return _hasher()(data, digest_size=32).hexdigest()
 
 
 def _dump_violation(v) -> list:
@@ -126,7 +135,10 @@ class Cache:
         self.dirty = False
         try:
             with open(self.path, encoding="utf-8") as f:
-                data = json.load(f)
+                text = f.read()
+            import json
+
+            data = json.loads(text)
             if isinstance(data, dict):
                 self.entries = data
         except (OSError, ValueError):
@@ -171,9 +183,20 @@ class Cache:
             if not os.path.exists(ignore):
                 with open(ignore, "w", encoding="utf-8") as f:
                     f.write("# Created by tensorcopy: a cache, never commit it.\n*\n")
-            fd, tmp = tempfile.mkstemp(dir=os.path.dirname(self.path), suffix=".tmp")
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(self.entries, f, separators=(",", ":"))
-            os.replace(tmp, self.path)
+            import json
+
+            # A name of our own rather than tempfile.mkstemp (tempfile costs milliseconds to import).
+            tmp = f"{self.path}.{os.getpid()}.{id(self):x}.tmp"
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as f:
+                    json.dump(self.entries, f, separators=(",", ":"))
+                os.replace(tmp, self.path)
+            except BaseException:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+                raise
         except OSError:
             pass  # a cache that cannot be written is just not a cache

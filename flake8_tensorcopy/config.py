@@ -12,17 +12,10 @@ and the key (the CLI exits with status 2), never silently ignored.
 
 from __future__ import annotations
 
-import difflib
 import fnmatch
 import os
 import re
 import sys
-from dataclasses import dataclass
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
 
 from .rules.base import all_rules
 
@@ -33,6 +26,15 @@ _PREFIX = re.compile(r"^TNS[0-9]{0,3}$")
 # "File not analysed" (nested too deeply for the analysis, or a plugin crash under flake8):
 # not a rule, but selected, ignored and silenced like one.
 INTERNAL = "TNS000"
+
+
+def _toml():
+    # Imported when a configuration file is read, not on every start (about 5 ms).
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on 3.10 only
+        import tomli as tomllib
+    return tomllib
 
 
 def known_codes() -> list:
@@ -56,22 +58,62 @@ class ConfigError(Exception):
     """A configuration file that cannot be used; the message names the file and the key."""
 
 
-@dataclass(frozen=True)
-class Config:
+class _Record:
+    """An immutable record with keyword (or positional) fields and defaults, equality and a
+    repr: what `@dataclass(frozen=True)` gives, without generating and compiling five methods
+    per class when the module is imported (a millisecond of every start, for two classes)."""
+
+    __slots__ = ()
+    _FIELDS: tuple = ()  # ((name, default), ...)
+
+    def __init__(self, *args, **kwargs) -> None:
+        names = [n for n, _ in self._FIELDS]
+        if len(args) > len(names):
+            raise TypeError(f"{type(self).__name__} takes at most {len(names)} positional arguments")
+        values = dict(zip(names, args))
+        for key, value in kwargs.items():
+            if key not in names or key in values:
+                raise TypeError(f"{type(self).__name__}: unexpected or repeated argument {key!r}")
+            values[key] = value
+        for name, default in self._FIELDS:
+            object.__setattr__(self, name, values.get(name, default))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"{type(self).__name__} is immutable")
+
+    def _values(self) -> tuple:
+        return tuple(getattr(self, n) for n, _ in self._FIELDS)
+
+    def __eq__(self, other):
+        return type(other) is type(self) and other._values() == self._values()
+
+    def __hash__(self):
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(f'{n}={getattr(self, n)!r}' for n, _ in self._FIELDS)})"
+
+
+class Config(_Record):
     """The `[tool.tensorcopy]` table, validated.  None: the key is not set."""
 
-    path: str | None = None  # the pyproject.toml it came from
-    root: str = "."  # the directory globs are relative to
-    select: tuple | None = None
-    ignore: tuple = ()
-    extend_select: tuple = ()
-    exclude: tuple = ()
-    per_file_ignores: tuple = ()  # ((glob, (prefix, ...)), ...)
-    strict: bool | None = None
-    unsafe_fixes: bool | None = None
-    generator_names: tuple | None = None
-    discriminator_names: tuple | None = None
-    numpy_fix: str | None = None
+    _FIELDS = (
+        ("path", None),  # the pyproject.toml it came from
+        ("root", "."),  # the directory globs are relative to
+        ("select", None),
+        ("ignore", ()),
+        ("extend_select", ()),
+        ("exclude", None),  # replaces the built-in excludes (ruff's `exclude`)
+        ("extend_exclude", ()),  # added to them
+        ("force_exclude", None),  # exclusions apply to files named on the command line too
+        ("per_file_ignores", ()),  # ((glob, (prefix, ...)), ...)
+        ("strict", None),
+        ("unsafe_fixes", None),
+        ("generator_names", None),
+        ("discriminator_names", None),
+        ("numpy_fix", None),
+    )
+    __slots__ = tuple(n for n, _ in _FIELDS)
 
 
 def _str_list(value, where: str, *, codes: bool = False, allow_all: bool = False) -> tuple:
@@ -118,6 +160,8 @@ _KEYS = {
     "ignore": ("ignore", lambda v, w: _str_list(v, w, codes=True)),
     "extend-select": ("extend_select", lambda v, w: _str_list(v, w, codes=True, allow_all=True)),
     "exclude": ("exclude", _str_list),
+    "extend-exclude": ("extend_exclude", _str_list),
+    "force-exclude": ("force_exclude", _bool),
     "per-file-ignores": ("per_file_ignores", _per_file_ignores),
     "strict": ("strict", _bool),
     "unsafe-fixes": ("unsafe_fixes", _bool),
@@ -135,6 +179,8 @@ def parse_table(table, path: str) -> Config:
     values = {}
     for key, value in table.items():
         if key not in _KEYS:
+            import difflib
+
             close = difflib.get_close_matches(key.replace("_", "-"), KEYS, n=1)
             hint = f"; did you mean {close[0]!r}?" if close else f"; known keys: {', '.join(KEYS)}"
             raise ConfigError(f"{path}: unknown key {key!r} in [tool.tensorcopy]{hint}")
@@ -146,6 +192,7 @@ def parse_table(table, path: str) -> Config:
 
 def load(path: str) -> Config:
     """Read and validate one pyproject.toml (an empty Config when it has no [tool.tensorcopy])."""
+    tomllib = _toml()
     try:
         with open(path, "rb") as f:
             data = tomllib.load(f)
@@ -176,6 +223,7 @@ def find(start: str) -> str | None:
     while True:
         candidate = os.path.join(here, CONFIG_FILE)
         if os.path.isfile(candidate) and _mentions_us(candidate):
+            tomllib = _toml()
             try:
                 with open(candidate, "rb") as f:
                     data = tomllib.load(f)
@@ -225,12 +273,48 @@ def _inside(path: str, root: str) -> bool:
 
 
 def ignored_prefixes(path: str, per_file_ignores, root: str) -> tuple:
-    """The code prefixes `per-file-ignores` turns off for `path`."""
+    """The code prefixes `per-file-ignores` turns off for `path`.  An entry is (glob, codes), its
+    glob relative to `root`, or (glob, codes, its own root) (one from the command line: the
+    current directory)."""
     out: list[str] = []
-    for glob, codes in per_file_ignores:
-        if path_matches(path, glob, root):
-            out.extend(codes)
+    for entry in per_file_ignores:
+        if path_matches(path, entry[0], entry[2] if len(entry) > 2 else root):
+            out.extend(entry[1])
     return tuple(out)
+
+
+_PFI_TOKEN = re.compile(r"(:)|[\s,]+")
+_CODE_LIKE = re.compile(r"^[A-Za-z]+[0-9]*$")
+
+
+def parse_per_file_ignores(value: str, where: str, root: str) -> tuple:
+    """`--per-file-ignores` in flake8's syntax: `GLOB[,GLOB...]:CODE[,CODE...]`, several separated
+    by spaces (`"tests/*:TNS2 scripts/*.py:TNS401,TNS402"`).  -> ((glob, codes, root), ...)."""
+    entries: list = []
+    globs: list = []
+    codes: list = []
+    after_colon = False
+
+    def flush() -> None:
+        if not globs or not codes:
+            raise ConfigError(f"{where}: {value!r} is not GLOB:CODES (for example \"tests/*:TNS2\")")
+        checked = tuple(check_code(c, where) for c in codes)
+        entries.extend((g, checked, root) for g in globs)
+
+    for token in (t for t in _PFI_TOKEN.split(value) if t):
+        if token == ":":
+            if after_colon or not globs:
+                flush()  # raises: a colon with no glob before it, or two colons
+            after_colon = True
+        elif after_colon and _CODE_LIKE.match(token):
+            codes.append(token)
+        else:
+            if after_colon:
+                flush()
+                globs, codes, after_colon = [], [], False
+            globs.append(token)
+    flush()
+    return tuple(entries)
 
 
 def _longest(code: str, prefixes) -> int:
@@ -259,23 +343,31 @@ def resolve_codes(layers) -> tuple:
     return tuple(c for c in codes if c in enabled)
 
 
-@dataclass(frozen=True)
-class Settings:
+class Settings(_Record):
     """A configuration merged with command-line overrides: what a run uses."""
 
-    codes: tuple  # the rules that run
-    options: object  # rules.base.Options
-    unsafe_fixes: bool
-    exclude: tuple
-    per_file_ignores: tuple
-    root: str
-    config: Config
-    internal: bool = True  # whether TNS000 ("file not analysed") is reported
+    _FIELDS = (
+        ("codes", ()),  # the rules that run
+        ("options", None),  # rules.base.Options
+        ("unsafe_fixes", False),
+        ("exclude", ()),  # the configuration's `exclude` (globs relative to `root`); () when not set
+        ("per_file_ignores", ()),  # ((glob, codes) or (glob, codes, root), ...)
+        ("root", "."),
+        ("config", None),
+        ("internal", True),  # whether TNS000 ("file not analysed") is reported
+        ("extend_exclude", ()),  # the configuration's `extend-exclude`
+        ("force_exclude", False),
+    )
+    __slots__ = tuple(n for n, _ in _FIELDS)
 
 
 def resolve(config: Config, *, select=None, ignore=(), extend_select=(), strict=None, unsafe_fixes=None,
-            numpy_fix=None, generator_names=None, discriminator_names=None) -> Settings:
-    """Command-line values (None: not given) over the configuration's, over the defaults."""
+            numpy_fix=None, generator_names=None, discriminator_names=None, per_file_ignores=None,
+            extend_per_file_ignores=(), force_exclude=None) -> Settings:
+    """Command-line values (None: not given) over the configuration's, over the defaults.
+
+    `per_file_ignores` (from `--per-file-ignores`) replaces the configuration's table;
+    `extend_per_file_ignores` adds to it (ruff's pair of flags)."""
     from .rules.base import Options
 
     def checked(values, flag, allow_all=False):
@@ -296,5 +388,7 @@ def resolve(config: Config, *, select=None, ignore=(), extend_select=(), strict=
         generator_names=tuple(pick(generator_names, config.generator_names, ())),
         discriminator_names=tuple(pick(discriminator_names, config.discriminator_names, ())),
     )
+    ignores = tuple(pick(per_file_ignores, config.per_file_ignores, ())) + tuple(extend_per_file_ignores or ())
     return Settings(tuple(c for c in codes if c != INTERNAL), options, pick(unsafe_fixes, config.unsafe_fixes, False),
-                    config.exclude, config.per_file_ignores, config.root, config, INTERNAL in codes)
+                    config.exclude or (), ignores, config.root, config, INTERNAL in codes,
+                    config.extend_exclude, pick(force_exclude, config.force_exclude, False))

@@ -17,14 +17,48 @@ from .rules import all_rules
 _TABLE = re.compile(r"(<!-- rules-table:[^\n]*-->\n)(.*?)(<!-- end rules-table -->)", re.S)
 
 
+def rule_summary(rule) -> str:
+    """The first sentence of a rule's "What it does" (the README's table, `tensorcopy rules`)."""
+    what = rule.doc_sections().get("What it does", "").split("\n\n")[0].replace("\n", " ")
+    return re.split(r"(?<=[.:])\s", what, maxsplit=1)[0].rstrip(":.")
+
+
 def rules_table() -> str:
     rows = ["| Code | Name | What it finds | Fix |", "|---|---|---|---|"]
     for r in all_rules():
-        what = r.doc_sections().get("What it does", "").split("\n\n")[0].replace("\n", " ")
-        what = re.split(r"(?<=[.:])\s", what, maxsplit=1)[0].rstrip(":.")
         fix = {"safe": "safe", "unsafe": "unsafe (`--unsafe-fixes`)", None: "-"}[r.fix_safety]
-        rows.append(f"| {r.code} | {r.name} | {what} | {fix} |")
+        rows.append(f"| {r.code} | {r.name} | {rule_summary(r)} | {fix} |")
     return "\n".join(rows) + "\n"
+
+
+def rules_text_table(width: int = 100, style=None) -> str:
+    """`tensorcopy rules`: code, name, fix safety and summary in aligned columns, the summary
+    wrapped at word boundaries to `width` (on its own indented lines when the columns before it
+    leave it less than 30 characters)."""
+    rules = all_rules()
+    head = ("Code", "Name", "Fix", "What it finds")
+    rows = [(r.code, r.name, r.fix_safety or "-", rule_summary(r)) for r in rules]
+    w0 = max(len(x[0]) for x in [head, *rows])
+    w1 = max(len(x[1]) for x in [head, *rows])
+    w2 = max(len(x[2]) for x in [head, *rows])
+    indent = w0 + w1 + w2 + 6
+    room = width - indent
+    bold = style.bold if style is not None else (lambda s: s)
+    out = []
+    if room >= 30:
+        out.append(bold(f"{head[0]:<{w0}}  {head[1]:<{w1}}  {head[2]:<{w2}}  {head[3]}".rstrip()))
+    else:
+        out.append(bold(f"{head[0]:<{w0}}  {head[1]:<{w1}}  {head[2]}".rstrip()))
+    for code, name, fix, summary in rows:
+        left = f"{code:<{w0}}  {name:<{w1}}  {fix:<{w2}}  "
+        if room >= 30:
+            lines = textwrap.wrap(summary, room, break_on_hyphens=False) or [""]
+            out.append(left + lines[0])
+            out.extend(" " * indent + line for line in lines[1:])
+        else:
+            out.append(left.rstrip())
+            out.extend("    " + line for line in textwrap.wrap(summary, max(20, width - 4), break_on_hyphens=False))
+    return "\n".join(out) + "\n"
 
 
 def rules_markdown() -> str:

@@ -18,7 +18,6 @@ import ast
 import bisect
 import gc
 import warnings
-from dataclasses import dataclass, field
 
 from . import noqa as _noqa
 from . import rules as _rules  # noqa: F401  (registers the rule families)
@@ -39,12 +38,20 @@ __all__ = [
 ]
 
 
-@dataclass
 class LintResult:
-    violations: list[Violation] = field(default_factory=list)
-    # Why the file could not be analysed (a syntax error), or None.
-    error: str | None = None
-    parsed: bool = False
+    """What linting one text found.  (A plain class, not a dataclass: the flake8 plugin imports
+    this module on every run, and each dataclass costs a compile of its generated methods.)"""
+
+    __slots__ = ("violations", "error", "parsed")
+
+    def __init__(self, violations: list[Violation] | None = None, error: str | None = None,
+                 parsed: bool = False) -> None:
+        self.violations = violations if violations is not None else []
+        self.error = error  # why the file could not be analysed (a syntax error), or None
+        self.parsed = parsed
+
+    def __repr__(self) -> str:
+        return f"LintResult(violations={self.violations!r}, error={self.error!r}, parsed={self.parsed!r})"
 
 
 def select_rules(select=None, ignore=None, extend_select=None) -> list[type[Rule]]:
@@ -242,12 +249,21 @@ def _parses(text: str) -> bool:
         return False
 
 
-@dataclass
 class FixResult:
-    text: str
-    applied: list[Violation]
-    remaining: list[Violation]
-    error: str | None = None
+    """What fixing one text did (a plain class, like LintResult)."""
+
+    __slots__ = ("text", "applied", "remaining", "error")
+
+    def __init__(self, text: str, applied: list[Violation], remaining: list[Violation],
+                 error: str | None = None) -> None:
+        self.text = text
+        self.applied = applied
+        self.remaining = remaining
+        self.error = error
+
+    def __repr__(self) -> str:
+        return (f"FixResult(text={self.text!r}, applied={self.applied!r}, remaining={self.remaining!r}, "
+                f"error={self.error!r})")
 
 
 def fix_text(

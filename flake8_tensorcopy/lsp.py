@@ -2,6 +2,7 @@
 
 - Diagnostics on open and save, and on change from the unsaved buffer (debounced: the
   buffer is linted once the user has stopped typing for `DEBOUNCE_S`).
+- Each diagnostic links to its rule's documentation (`codeDescription.href`, links.py).
 - A quick fix per fixable diagnostic (the rule's fix title; unsafe fixes say "(unsafe)" and
   are never the preferred action), and a `source.fixAll.tensorcopy` action that applies what
   `tensorcopy fix` would.
@@ -28,6 +29,7 @@ from . import config as _config
 from . import noqa as _noqa
 from .engine import fix_text, lint_text
 from .notebook import cell_view, cell_violation
+from .output import rule_url
 from .rules.base import get_rule
 from .source import LineIndex
 
@@ -135,7 +137,8 @@ def lint_document(text: str, path: str | None, settings, ipython: bool = False):
     `ipython`: the buffer is a notebook cell, cleaned up as IPython does (leading indentation)
     and with its magics and shell escapes skipped, the way `tensorcopy check` reads a notebook;
     positions are the cell's, and a fix that would touch a magic is not offered."""
-    if path and any(_config.path_matches(path, g, settings.root) for g in settings.exclude):
+    if path and any(_config.path_matches(path, g, settings.root)
+                    for g in (*settings.exclude, *settings.extend_exclude)):
         return [], []
     if path and path.endswith(".ipynb") and not ipython:
         return [], []  # a notebook's JSON opened as text: `tensorcopy check` reads those
@@ -202,6 +205,7 @@ def create_server():
                 message=v.message,
                 severity=types.DiagnosticSeverity.Warning,
                 code=v.code,
+                code_description=types.CodeDescription(href=rule_url(v.code)),
                 source=SOURCE,
             )
 

@@ -565,6 +565,7 @@ class NotebookResult:
     errors: list = field(default_factory=list)  # what could not be analysed, one message each
     text: str | None = None  # the fixed file's JSON text, when something changed
     fixed: int = 0
+    applied: list = field(default_factory=list)  # the violations whose fixes were applied
 
     @property
     def error(self) -> str | None:
@@ -638,6 +639,7 @@ def fix(nb: Notebook, rules, options, unsafe: bool = False, max_passes: int | No
     cells = nb.code_cells
     sources = {c.number: c.source for c in cells}
     fixed = passes = 0
+    applied_all: list = []
     limit = max_passes
     while True:
         program, result, errors = _analyse(cells, sources, rules, options)
@@ -667,13 +669,15 @@ def fix(nb: Notebook, rules, options, unsafe: bool = False, max_passes: int | No
                                   errors + ["a fix produced code that does not parse; no fix was applied to this file"])
         sources = new_sources
         fixed += len(applied)
+        applied_all.extend(applied)
         passes += 1
     findings = [program.finding(v) for v in _internal_noqa(program, result.violations, True)]
     changed = {n: s for n, s in sources.items() if s != next(c.source for c in cells if c.number == n)}
     if not changed:
-        return NotebookResult(with_json_positions(nb, findings), errors, fixed=fixed)
+        return NotebookResult(with_json_positions(nb, findings), errors, fixed=fixed, applied=applied_all)
     text = rewrite(nb, changed)
-    return NotebookResult(with_json_positions(parse_text(text, nb.bom), findings), errors, text=text, fixed=fixed)
+    return NotebookResult(with_json_positions(parse_text(text, nb.bom), findings), errors, text=text, fixed=fixed,
+                          applied=applied_all)
 
 
 # fix: passes allowed beyond the number of fixable findings first seen (as engine.fix_text).

@@ -8,14 +8,16 @@ again.
 
 Columns: `Finding.col`/`end_col` are 0-based characters like the engine's; every output
 prints 1-based columns, like ruff and flake8.
+
+Text is coloured as ruff colours it when it goes to a terminal (`Style`); `NO_COLOR` (any
+value) turns colour off, `FORCE_COLOR` (any value) on when the output is not a terminal.  The
+machine-readable formats are never coloured.  They import json (and urllib) when used: the
+text path of a one-file run does not pay for them.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import urllib.parse
-from collections import Counter
 from dataclasses import dataclass
 
 from . import __version__
@@ -64,8 +66,86 @@ def location(v: Violation) -> str:
     return f"cell {cell}:{v.line}:{v.col + 1}" if cell is not None else f"{v.line}:{v.col + 1}"
 
 
-def text_line(path: str, v: Violation) -> str:
-    return f"{path}:{location(v)}: {v.code} {v.message}"
+class Style:
+    """ANSI colours, or none (`on` false)."""
+
+    def __init__(self, on: bool) -> None:
+        self.on = on
+
+    @classmethod
+    def for_stream(cls, stream) -> Style:
+        return cls(use_colour(stream))
+
+    def _wrap(self, codes: str, s: str) -> str:
+        return f"\x1b[{codes}m{s}\x1b[0m" if self.on and s else s
+
+    def bold(self, s: str) -> str:
+        return self._wrap("1", s)
+
+    def code(self, s: str) -> str:
+        return self._wrap("1;31", s)
+
+    def sep(self, s: str) -> str:
+        return self._wrap("36", s)
+
+    def error(self, s: str) -> str:
+        return self._wrap("1;31", s)
+
+    def good(self, s: str) -> str:
+        return self._wrap("1;32", s)
+
+    def star(self) -> str:
+        return f"[{self._wrap('36', '*')}]"
+
+
+def use_colour(stream) -> bool:
+    """NO_COLOR (non-empty) wins; then FORCE_COLOR (non-empty); else a terminal that is not dumb."""
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    if os.environ.get("TERM") == "dumb":
+        return False
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+_PLAIN = Style(False)
+
+
+def text_line(path: str, v: Violation, fixable: bool = False, style: Style = _PLAIN) -> str:
+    """`path:line:col: CODE message`, with ruff's `[*]` before the message when `fix` would fix
+    it."""
+    sep = style.sep(":")
+    cell = getattr(v, "cell", None)
+    where = ([f"cell {cell}"] if cell is not None else []) + [str(v.line), str(v.col + 1)]
+    mark = f"{style.star()} " if fixable else ""
+    return f"{style.bold(path)}{sep}{sep.join(where)}{sep} {style.code(v.code)} {mark}{v.message}"
+
+
+def fix_help(v: Violation, unsafe: bool, style: Style = _PLAIN) -> str:
+    """`--show-fixes` under a finding: what its fix does."""
+    note = "" if v.fix.safety == "safe" or unsafe else " (unsafe: applied with --unsafe-fixes)"
+    return f"    {style.sep('help:')} {v.fix.title}{note}"
+
+
+def fix_summary(applied: dict, would: bool = False, style: Style = _PLAIN) -> str:
+    """ruff's `--show-fixes` list: per file, how many fixes of each rule were applied, and the
+    fix's title.  `applied`: path -> [(code, title), ...]."""
+    from collections import Counter
+
+    counts = {path: Counter(pairs) for path, pairs in applied.items()}
+    total = sum(sum(c.values()) for c in counts.values())
+    width = len(str(max(n for c in counts.values() for n in c.values())))
+    label = f"{'Would fix' if would else 'Fixed'} {total} problem{'s' if total != 1 else ''}:"
+    lines = [style.good(label)]
+    for path in sorted(counts):
+        lines.append(f"{style.sep('-')} {style.bold(path)}{style.sep(':')}")
+        for (code, title), n in sorted(counts[path].items(), key=lambda kv: (-kv[1], kv[0])):
+            lines.append(f"    {n:>{width}} \u00d7 {style.code(code)} ({_rule_name(code)}): {title}")
+    return "\n".join(lines) + "\n"
 
 
 def summary(total: int, fixable: int, unsafe_fixable: int, errors: int = 0) -> str:
@@ -111,14 +191,27 @@ def finding_json(path: str, v: Violation) -> dict:
         "name": _rule_name(v.code),
         "message": v.message,
         "fix": fix,
+        "url": rule_url(v.code),
     }
 
 
+def rule_url(code: str) -> str:
+    """The documentation of the rule behind `code` (links.py)."""
+    from .links import rule_url as url
+
+    cls = get_rule(code)
+    return url(code, cls.name if cls is not None else None)
+
+
 def render_json(findings) -> str:
+    import json
+
     return json.dumps([finding_json(p, v) for p, v in findings], indent=2, ensure_ascii=False) + "\n"
 
 
 def render_json_lines(findings) -> str:
+    import json
+
     return "".join(json.dumps(finding_json(p, v), ensure_ascii=False) + "\n" for p, v in findings)
 
 
@@ -159,6 +252,8 @@ def file_range(v: Violation) -> tuple:
 
 def _uri(path: str) -> str:
     """A relative URI for paths under the current directory, else a file:// URI."""
+    import urllib.parse
+
     full = os.path.abspath(path)
     cwd = os.getcwd()
     try:
@@ -179,6 +274,7 @@ def _rule_descriptor(code: str) -> dict:
             "name": "internal",
             "shortDescription": {"text": "The file could not be analysed."},
             "defaultConfiguration": {"level": "error"},
+            "helpUri": rule_url(code),
         }
     sections = cls.doc_sections()
     what = sections.get("What it does", "").strip() or cls.message
@@ -192,10 +288,12 @@ def _rule_descriptor(code: str) -> dict:
         "defaultConfiguration": {"level": "error"},
         "properties": {"fixSafety": cls.fix_safety or "none"},
     }
+    # helpUri: the rule's documentation (links.py); the references it cites, in properties.
+    descriptor["helpUri"] = rule_url(cls.code)
     refs = [line.strip()[2:].split()[0] for line in sections.get("References", "").splitlines()
             if line.strip().startswith("- http")]
     if refs:
-        descriptor["helpUri"] = refs[0]
+        descriptor["properties"]["references"] = refs
     return descriptor
 
 
@@ -251,6 +349,8 @@ def render_sarif(findings, codes) -> str:
             "results": results,
         }],
     }
+    import json
+
     return json.dumps(log, indent=2, ensure_ascii=False) + "\n"
 
 
@@ -258,6 +358,8 @@ def render_sarif(findings, codes) -> str:
 
 
 def statistics(findings, unsafe: bool = False) -> list[dict]:
+    from collections import Counter
+
     counts = Counter(v.code for _, v in findings)
     fixable = {v.code for _, v in findings if is_fixable(v, unsafe)}
     return [
@@ -266,17 +368,20 @@ def statistics(findings, unsafe: bool = False) -> list[dict]:
     ]
 
 
-def render_statistics(findings, fmt: str, unsafe: bool = False) -> str:
+def render_statistics(findings, fmt: str, unsafe: bool = False, style: Style = _PLAIN) -> str:
     """ruff's `--statistics`: count, code, `[*]` when fixable, rule name."""
     rows = statistics(findings, unsafe)
     if fmt in ("json", "json-lines"):
+        import json
+
         return json.dumps(rows, indent=2) + "\n"
     if not rows:
         return ""
     width = max(len(str(r["count"])) for r in rows)
     cwidth = max(len(r["code"]) for r in rows)
     return "".join(
-        f"{r['count']:>{width}}\t{r['code']:<{cwidth}}\t{'[*]' if r['fixable'] else '[ ]'} {r['name']}\n" for r in rows
+        f"{style.bold(str(r['count']).rjust(width))}\t{style.code(r['code'].ljust(cwidth))}\t"
+        f"{style.star() if r['fixable'] else '[ ]'} {r['name']}\n" for r in rows
     )
 
 

@@ -4,13 +4,65 @@ flake8 hands us the `ast` tree it already parsed and the file's lines (from disk
 stdin, which is how editors call it), so the plugin parses nothing itself.  flake8 applies
 `# noqa`, `--select`, `--ignore` and `--extend-select` to what we yield, and prints the column
 plus one, so we yield 0-based columns.
+
+flake8 imports every plugin on every run, also for files that never mention torch: this module
+imports nothing of ours until a file that mentions torch comes along (the engine, the rules and
+the analysis cost more than the rest of a one-file flake8 run's start; benchmarks/startup.py).
 """
 
 from __future__ import annotations
 
 from . import __version__
-from .engine import lint_text
-from .rules.base import Options, all_rules
+
+
+def _engine():
+    """(lint_text, all_rules), imported on first use with the cyclic collector off: the import
+    allocates a few hundred thousand objects and frees almost none, and by now flake8's own
+    objects are in the heap, so each collection during it would cost more than the import itself
+    (measured in flake8's process: 12 to 18 ms with the collector off, 24 to 38 ms with it on)."""
+    import gc
+
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        from .engine import lint_text
+        from .rules.base import all_rules
+    finally:
+        if collecting:
+            gc.enable()
+    return lint_text, all_rules
+
+
+def _selected_codes(options, all_rules) -> frozenset | None:
+    """The codes flake8's own selection keeps (`--select`, `--ignore`, `--extend-ignore`, ...):
+    where TNS101 covers TNS102 on one expression, TNS102 must still be reported when flake8 is
+    told to hide TNS101.  None: show everything (another flake8, options from a test)."""
+    if options is None:
+        return None
+    try:
+        from flake8.style_guide import Decision, DecisionEngine
+
+        decide = DecisionEngine(options)
+        return frozenset(cls.code for cls in all_rules() if decide.decision_for(cls.code) is Decision.Selected)
+    except Exception:
+        return None
+
+
+_PROJECTS: dict = {}  # root -> analysis.project.Project, for the files of this flake8 process
+
+
+def _project(filename: str):
+    """The project the file belongs to (its modules' summaries are kept for the whole run)."""
+    import os
+
+    from .analysis.project import Project, find_root
+
+    start = filename if filename not in ("stdin", "-", "") else os.getcwd()
+    root = find_root(start)
+    project = _PROJECTS.get(root)
+    if project is None:
+        project = _PROJECTS[root] = Project(root)
+    return project
 
 
 def _names(value) -> tuple:
@@ -21,24 +73,14 @@ def _names(value) -> tuple:
     return tuple(v.strip() for v in value if v.strip())
 
 
-def _selected_rules(options):
-    """The rules flake8's own selection keeps (`--select`, `--ignore`, `--extend-ignore`, ...):
-    where TNS101 covers TNS102 on one expression, TNS102 must still be reported when flake8 is
-    told to hide TNS101."""
-    try:
-        from flake8.style_guide import Decision, DecisionEngine
-
-        decide = DecisionEngine(options)
-        return [cls for cls in all_rules() if decide.decision_for(cls.code) is Decision.Selected]
-    except Exception:  # another flake8, or options from a test: show everything
-        return None
-
-
 class TensorCopyChecker:
     name = "flake8-tensorcopy"
     version = __version__
-    options = Options()
-    rules = None  # the rules flake8 will show (None: all); set by parse_options
+    # Options' fields from flake8's options; the engine's Options object is built on first use.
+    settings: dict = {}
+    _options = None
+    _flake8_options = None
+    _rules = None
 
     def __init__(self, tree, lines, filename="stdin"):
         self.tree = tree
@@ -84,19 +126,41 @@ class TensorCopyChecker:
         if numpy_fix not in ("detach", "force"):
             # flake8 does not check `choices` for values read from config files.
             raise SystemExit(f"flake8-tensorcopy: tensorcopy-numpy-fix must be 'detach' or 'force', not {numpy_fix!r}")
-        cls.options = Options(
-            strict=bool(getattr(options, "tensorcopy_strict", False)),
-            numpy_fix=numpy_fix,
-            generator_names=_names(getattr(options, "tensorcopy_generator_names", ())),
-            discriminator_names=_names(getattr(options, "tensorcopy_discriminator_names", ())),
-        )
-        cls.rules = _selected_rules(options)
+        cls.settings = {
+            "strict": bool(getattr(options, "tensorcopy_strict", False)),
+            "numpy_fix": numpy_fix,
+            "generator_names": _names(getattr(options, "tensorcopy_generator_names", ())),
+            "discriminator_names": _names(getattr(options, "tensorcopy_discriminator_names", ())),
+        }
+        cls._options = None
+        cls._flake8_options = options
+        cls._rules = None
+
+    @classmethod
+    def engine_options(cls):
+        if cls._options is None:
+            from .rules.base import Options
+
+            cls._options = Options(**cls.settings)
+        return cls._options
 
     def run(self):
         try:
             text = "".join(self.lines)
-            rules = self.rules if self.rules is not None else all_rules()
-            result = lint_text(text, rules, self.options, tree=self.tree, honor_noqa=False)
+            if "torch" not in text:  # what the engine checks first, before importing it
+                return
+            lint_text, all_rules = _engine()
+
+            cls = type(self)
+            if cls._rules is None:
+                codes = _selected_codes(cls._flake8_options, all_rules)
+                cls._rules = [r for r in all_rules() if codes is None or r.code in codes]
+            options = self.engine_options()
+            project = _project(self.filename)
+            project.options = options
+            project.begin()
+            result = lint_text(text, cls._rules, options, tree=self.tree, honor_noqa=False, project=project,
+                               path=self.filename if self.filename not in ("stdin", "-") else None)
             violations = result.violations
         except Exception as exc:  # never take the user's whole flake8 run down with us
             yield (1, 0, f"TNS000 internal error in flake8-tensorcopy ({type(exc).__name__}: {exc}); "

@@ -36,7 +36,7 @@ def test_check_reports_sorted_findings_and_exits_1(bad, tmp_path):
     proc = run(tool("tensorcopy"), "check", str(tmp_path))
     assert proc.returncode == 1, proc.stderr
     lines = proc.stdout.splitlines()
-    assert lines[0].startswith(f"{bad}:4:5: TNS201 x.clone().detach() ")
+    assert lines[0].startswith(f"{bad}:4:5: TNS201 [*] x.clone().detach() ")  # [*]: `fix` fixes it
     assert lines[0].endswith("use x.detach().clone()")
     assert lines[1].startswith(f"{bad}:7:5: TNS201 ")  # noqa for another code does not hide it
     assert lines[2] == "Found 2 problems (2 fixable with `tensorcopy fix`)."
@@ -154,7 +154,10 @@ def test_default_excludes(tmp_path):
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "bad.py").write_text(BAD)
     assert run(tool("tensorcopy"), "check", str(tmp_path)).returncode == 1
-    assert run(tool("tensorcopy"), "check", "--exclude", "src", str(tmp_path)).returncode == 0
+    # ruff's semantics: --extend-exclude adds to the built-in list, --exclude replaces it.
+    assert run(tool("tensorcopy"), "check", "--extend-exclude", "src", str(tmp_path)).returncode == 0
+    replaced = run(tool("tensorcopy"), "check", "--no-cache", "--exclude", "src", str(tmp_path))
+    assert replaced.returncode == 1 and f"{tmp_path}/build/bad.py:" in replaced.stdout
 
 
 def test_rules_and_explain():

@@ -72,8 +72,10 @@ def test_per_file_ignores_and_exclude(project):
                        '"tests/*" = ["TNS2"]\n"copy.py" = ["TNS202"]\n')
     proc = run("check", "--no-cache", ".", cwd=project)
     assert [line.split(":")[0] for line in proc.stdout.splitlines()[:-1]] == ["src/clone.py"], proc.stdout
-    # Named on the command line (as pre-commit does), an excluded file is still excluded.
-    assert run("check", "--no-cache", "legacy/old.py", cwd=project).returncode == 0
+    # Named on the command line (as pre-commit does), an excluded file is checked, as in ruff,
+    # unless --force-exclude (which the pre-commit hooks pass) or force-exclude = true.
+    assert run("check", "--no-cache", "legacy/old.py", cwd=project).returncode == 1
+    assert run("check", "--no-cache", "--force-exclude", "legacy/old.py", cwd=project).returncode == 0
     # `fix` leaves alone what per-file-ignores turned off.
     assert run("fix", "tests/test_clone.py", cwd=project).returncode == 0
     assert (project / "tests" / "test_clone.py").read_text() == CLONE

@@ -31,7 +31,7 @@ FORMATS = {"text": "train.txt", "json": "train.json", "sarif": "train.sarif.json
 
 def _normalise(fmt: str, out: str) -> str:
     if fmt == "text":
-        return re.sub(r"^(\S+: TNS\d{3}) .*$", r"\1 <message>", out, flags=re.M)
+        return re.sub(r"^(.+?: TNS\d{3}(?: \[\*\])?) .*$", r"\1 <message>", out, flags=re.M)
     if fmt == "github":
         return re.sub(r"::(cell \d+:\d+:\d+: )?(TNS\d{3}) .*$", r"::\1\2 <message>", out, flags=re.M)
     data = json.loads(out)

@@ -33,6 +33,8 @@ HEAD = "import torch\nx = torch.ones(3, requires_grad=True)\n"
 BAD_LINE = "y = x.clone().detach()"
 GOOD_LINE = "y = x.detach().clone()"
 MSG_201 = "TNS201 x.clone().detach() records the copy"
+# What `check` prints: the fix would fix it, so ruff's [*] marks it (`fix` prints what remains unmarked).
+CHECK_201 = "TNS201 [*] x.clone().detach() records the copy"
 
 
 @pytest.fixture(autouse=True)
@@ -78,7 +80,7 @@ def test_syntax_error_is_reported_with_its_position_exit_2(tmp_path, capsys, src
     code, out, err = tc(capsys, "check", "--no-cache", str(p), str(ok))
     assert code == 2
     assert f"error: {p}: cannot parse: {why}" in err
-    assert f"{ok}:3:5: {MSG_201}" in out  # the rest of the run goes on
+    assert f"{ok}:3:5: {CHECK_201}" in out  # the rest of the run goes on
     code, out, err = tc(capsys, "fix", str(p), str(ok))
     assert code == 2 and f"error: {p}: cannot parse: {why}" in err
     assert p.read_bytes() == src.encode()
@@ -108,7 +110,7 @@ def test_bom_columns_count_characters_and_the_bom_is_kept(tmp_path, capsys):
     p = write(tmp_path / "bom.py", src.encode("utf-8"))
     col = line.index("x.clone") + 1
     code, out, _ = tc(capsys, "check", "--no-cache", str(p))
-    assert code == 1 and out.startswith(f"{p}:3:{col}: {MSG_201}")
+    assert code == 1 and out.startswith(f"{p}:3:{col}: {CHECK_201}")
     assert plugin(src[1:])[0][:2] == (3, col - 1)
     assert tc(capsys, "fix", str(p))[0] == 0
     assert p.read_bytes() == src.replace(BAD_LINE, GOOD_LINE).encode("utf-8")
@@ -130,7 +132,7 @@ def test_latin1_cookie_non_ascii_bytes_around_the_fix_keep_their_encoding(tmp_pa
     data = src.encode("latin-1")
     p = write(tmp_path / "latin.py", data)
     code, out, _ = tc(capsys, "check", "--no-cache", str(p))
-    assert code == 1 and out.startswith(f"{p}:5:15: {MSG_201}")
+    assert code == 1 and out.startswith(f"{p}:5:15: {CHECK_201}")
     assert tc(capsys, "fix", str(p))[0] == 0
     assert p.read_bytes() == src.replace(BAD_LINE, GOOD_LINE).encode("latin-1")
     assert b"\xc3" not in p.read_bytes()  # never re-encoded as UTF-8
@@ -142,7 +144,7 @@ def test_encoding_that_does_not_round_trip_is_checked_but_never_rewritten(tmp_pa
     data = b"# -*- coding: cp932 -*-\n" + (HEAD + BAD_LINE).encode() + b"  # \x87\x90\n"
     p = write(tmp_path / "cp932.py", data)
     code, out, _ = tc(capsys, "check", "--no-cache", str(p))
-    assert code == 1 and out.startswith(f"{p}:4:5: {MSG_201}")
+    assert code == 1 and out.startswith(f"{p}:4:5: {CHECK_201}")
     code, out, err = tc(capsys, "fix", str(p))
     assert code == 2
     assert f"error: {p}: cannot fix: cp932 does not write this file's bytes back exactly" in err
@@ -207,7 +209,7 @@ def test_lone_cr_file(tmp_path, capsys):
     src = (HEAD + "if x.sum():\n    " + BAD_LINE + "\n").replace("\n", "\r")
     p = write(tmp_path / "cr.py", src.encode())
     code, out, _ = tc(capsys, "check", "--no-cache", str(p))
-    assert code == 1 and out.startswith(f"{p}:4:9: {MSG_201}")
+    assert code == 1 and out.startswith(f"{p}:4:9: {CHECK_201}")
     assert tc(capsys, "fix", str(p))[0] == 0
     assert p.read_bytes() == src.replace(BAD_LINE, GOOD_LINE).encode()
     assert b"\n" not in p.read_bytes()
@@ -228,7 +230,7 @@ def test_tabs_and_form_feeds(tmp_path, capsys, body):
     line = src.split("\n")[lineno - 1]
     col = line.index("x.clone") + 1
     code, out, _ = tc(capsys, "check", "--no-cache", str(p))
-    assert code == 1 and out.startswith(f"{p}:{lineno}:{col}: {MSG_201}"), out
+    assert code == 1 and out.startswith(f"{p}:{lineno}:{col}: {CHECK_201}"), out
     assert plugin(src)[0][:2] == (lineno, col - 1)
     assert tc(capsys, "fix", str(p))[0] == 0
     assert p.read_bytes() == src.replace("x.clone().detach()", "x.detach().clone()").encode()
@@ -305,7 +307,7 @@ def test_nesting_1000_deep_is_a_clear_error_never_a_crash(tmp_path, capsys, case
         assert code == 1 and err == ""
         assert out.startswith(f"{p}:1:1: {tns000}\n")
     elif expect == "finding":
-        assert (code, err) == (1, "") and out.startswith(f"{p}:3:{col}: {MSG_201}")
+        assert (code, err) == (1, "") and out.startswith(f"{p}:3:{col}: {CHECK_201}")
     else:
         assert code == 2
         assert err.startswith(f"error: {p}: cannot parse: ")
@@ -359,7 +361,7 @@ def test_newer_syntax_on_311_is_a_clear_parse_error(tmp_path, capsys, src, line)
 def test_match_statement_is_analysed_and_fixed(tmp_path, capsys):
     p = write(tmp_path / "m.py", MATCH.encode())
     code, out, _ = tc(capsys, "check", "--no-cache", str(p))
-    assert code == 1 and out.startswith(f"{p}:5:13: {MSG_201}")
+    assert code == 1 and out.startswith(f"{p}:5:13: {CHECK_201}")
     assert tc(capsys, "fix", str(p))[0] == 0 and p.read_text() == MATCH.replace(BAD_LINE, GOOD_LINE)
 
 
@@ -420,7 +422,7 @@ def test_directory_symlink_loop_terminates_and_checks_each_file_once(tmp_path, c
     os.symlink(".", tmp_path / "pkg" / "self")
     code, out, err = tc(capsys, "check", "--no-cache", str(tmp_path / "pkg"))
     assert (code, err) == (1, "")
-    assert out.startswith(f"{tmp_path / 'pkg' / 'sub' / 'm.py'}:3:5: {MSG_201}")
+    assert out.startswith(f"{tmp_path / 'pkg' / 'sub' / 'm.py'}:3:5: {CHECK_201}")
     assert out.count("TNS201") == 1
 
 

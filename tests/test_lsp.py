@@ -19,6 +19,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
 from flake8_tensorcopy.engine import lint_text
+from flake8_tensorcopy.links import rule_url
 from flake8_tensorcopy.rules.base import all_rules
 
 SERVER = [sys.executable, "-m", "flake8_tensorcopy", "lsp"]
@@ -151,6 +152,8 @@ async def test_diagnostic_quick_fix_then_clean(client: LanguageClient, editor, t
     buf = Buffer(client, tmp_path / "train.py", BAD)
     (diag,) = await buf.diagnostics()
     assert (diag.code, diag.source) == ("TNS201", "tensorcopy")
+    # The rule's documentation, which editors link from the code (issue 18).
+    assert diag.code_description.href == rule_url("TNS201", "clone-before-detach")
     assert "use x.detach().clone()" in diag.message
     # The finding starts after the emoji: its column is in the client's encoding.
     line = BAD.splitlines()[3]

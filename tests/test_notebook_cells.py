@@ -89,7 +89,7 @@ def test_a_cell_that_does_not_parse_is_one_error_and_the_rest_is_checked_and_fix
     proc = run("check", "--no-cache", str(path))
     assert proc.returncode == 2
     assert proc.stdout.splitlines() == [
-        f"{path}:cell 4:1:5: TNS201 x.clone().detach() records the copy in the autograd graph and throws it "
+        f"{path}:cell 4:1:5: TNS201 [*] x.clone().detach() records the copy in the autograd graph and throws it "
         "away; use x.detach().clone()",
         "Found 1 problem (1 fixable with `tensorcopy fix`) and 2 errors."]
     err = proc.stderr.splitlines()

@@ -57,7 +57,7 @@ def test_check_reports_cell_line_and_column(nb_path, tmp_path):
     proc = run("check", "--no-cache", str(nb_path))
     assert proc.returncode == 1, proc.stderr
     lines = proc.stdout.splitlines()
-    assert lines[0].startswith(f"{nb_path}:cell 3:2:11: TNS201 x.clone().detach() ")
+    assert lines[0].startswith(f"{nb_path}:cell 3:2:11: TNS201 [*] x.clone().detach() ")
     assert lines[-1].startswith("Found 1 problem (1 fixable")
     assert len(lines) == 2
     (finding,) = json.loads(run("check", "--no-cache", "--output-format", "json", str(nb_path)).stdout)

@@ -9,6 +9,7 @@ import jsonschema
 import pytest
 
 from conftest import ROOT, tool
+from flake8_tensorcopy import links
 
 BAD = (
     "import torch\n"
@@ -63,6 +64,7 @@ def test_json_has_positions_fixes_and_edits_that_reproduce_the_fix(project):
         "name": "clone-before-detach",
         "message": first["message"],
         "fix": {"title": "Swap to `.detach().clone()`", "safety": "safe", "edits": first["fix"]["edits"]},
+        "url": links.rule_url("TNS201", "clone-before-detach"),
     }
     assert first["message"].endswith("use x.detach().clone()")
     # Every safe fix's edits, applied to the file, give what `tensorcopy fix` writes.

@@ -263,7 +263,7 @@ def test_cli_and_flake8_options_reach_the_rule(tmp_path):
     path.write_text(CONFIGURED)
     proc = subprocess.run([tool("tensorcopy"), "check", "--select", "TNS3", "--generator-names", "decoder",
                            "--discriminator-names", "scorer", str(path)], capture_output=True, text=True)
-    assert proc.returncode == 1 and ":7:8: TNS301 scorer(sample) back-propagates" in proc.stdout, proc.stdout
+    assert proc.returncode == 1 and ":7:8: TNS301 [*] scorer(sample) back-propagates" in proc.stdout, proc.stdout
     proc = subprocess.run([tool("flake8"), "--select", "TNS3", "--tensorcopy-generator-names", "decoder",
                            "--tensorcopy-discriminator-names", "scorer", str(path)], capture_output=True, text=True)
     assert ":7:8: TNS301 " in proc.stdout, proc.stdout + proc.stderr

@@ -2,12 +2,13 @@
 code registers itself: adding a rule is writing one file (or one class in a family's file)."""
 
 import importlib
-import pkgutil
+import os
 
 from .base import Rule, all_rules, get_rule
 
-for _info in pkgutil.iter_modules(__path__):
-    if _info.name != "base" and not _info.name.startswith("_"):
-        importlib.import_module(f"{__name__}.{_info.name}")
+# A listing, not pkgutil.iter_modules: pkgutil imports typing, a few ms of every start.
+for _name in sorted(n[:-3] for n in os.listdir(__path__[0]) if n.endswith(".py")):
+    if _name != "base" and not _name.startswith("_"):
+        importlib.import_module(f"{__name__}.{_name}")
 
 __all__ = ["Rule", "all_rules", "get_rule"]

@@ -11,9 +11,13 @@ import ast
 import itertools
 import re
 from dataclasses import dataclass, field
-from typing import ClassVar
 
 from ..source import LineIndex
+
+# For type checkers only: the annotations are strings, and typing costs a few ms of every start.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import ClassVar
 
 DOC_SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead", "Fix safety", "References")
 
