@@ -160,19 +160,50 @@ class Cache:
                         return None
                 entry["mtime"] = st.st_mtime_ns
                 self.dirty = True
+            if not self._deps_unchanged(entry.get("deps")):
+                return None  # a project module it imports changed: its findings may change too
             return found
         except (OSError, ValueError, TypeError):
             return None
 
-    def store(self, path: str, data_hash: str, size: int, mtime: int, violations, error) -> None:
-        self.entries[os.path.abspath(path)] = {
+    def store(self, path: str, data_hash: str, size: int, mtime: int, violations, error, deps=None) -> None:
+        entry = {
             "size": size,
             "mtime": mtime,
             "sha": data_hash,
             "violations": [_dump_violation(v) for v in violations],
             "error": error,
         }
+        if deps:
+            # The project modules the result depends on (whole-project analysis): a change in any
+            # of them makes the entry a miss.
+            dep_entries = {}
+            for dep, sha in deps.items():
+                try:
+                    st = os.stat(dep)
+                except OSError:
+                    return  # gone already: do not cache
+                dep_entries[dep] = [st.st_size, st.st_mtime_ns, sha]
+            entry["deps"] = dep_entries
+        self.entries[os.path.abspath(path)] = entry
         self.dirty = True
+
+    def _deps_unchanged(self, deps) -> bool:
+        if not deps:
+            return True
+        if not isinstance(deps, dict):
+            raise _Malformed(deps)
+        for dep, (size, mtime, sha) in deps.items():
+            st = os.stat(dep)
+            if st.st_size != size:
+                return False
+            if st.st_mtime_ns != mtime:
+                import hashlib
+
+                with open(dep, "rb") as f:
+                    if hashlib.sha256(f.read()).hexdigest() != sha:
+                        return False
+        return True
 
     def save(self) -> None:
         if not self.dirty:

@@ -85,7 +85,7 @@ class UsageError(Exception):
 class FileReport:
     """What happened to one file."""
 
-    __slots__ = ("path", "violations", "error", "fixed", "applied", "diff", "new_source", "stamp")
+    __slots__ = ("path", "violations", "error", "fixed", "applied", "diff", "new_source", "stamp", "deps")
 
     def __init__(self, path: str, violations=None, error: str | None = None, fixed: int = 0, applied=None,
                  diff: str = "", new_source: bytes | None = None, stamp: tuple | None = None) -> None:
@@ -97,15 +97,18 @@ class FileReport:
         self.diff = diff
         self.new_source = new_source  # for stdin fixes
         self.stamp = stamp  # (hash, size, mtime_ns) of what was checked, for the cache
+        self.deps: dict = {}  # path -> sha256 of the project modules the result depends on
 
 
 class Job:
     """What to do with each file (sent to worker processes: plain, picklable values)."""
 
-    __slots__ = ("mode", "codes", "options", "unsafe", "diff", "noqa", "per_file_ignores", "root", "internal")
+    __slots__ = ("mode", "codes", "options", "unsafe", "diff", "noqa", "per_file_ignores", "root", "internal",
+                 "project_root")
 
     def __init__(self, mode: str, codes: tuple, options: Options, unsafe: bool = False, diff: bool = False,
-                 noqa: bool = True, per_file_ignores: tuple = (), root: str = ".", internal: bool = True) -> None:
+                 noqa: bool = True, per_file_ignores: tuple = (), root: str = ".", internal: bool = True,
+                 project_root: str | None = None) -> None:
         self.mode = mode  # "check" or "fix"
         self.codes = codes
         self.options = options
@@ -115,6 +118,7 @@ class Job:
         self.per_file_ignores = per_file_ignores  # ((glob, (prefix, ...)[, root]), ...)
         self.root = root  # what the globs without their own root are relative to
         self.internal = internal  # report TNS000 ("file not analysed")
+        self.project_root = project_root  # whose modules' summaries the analysis may use
 
     def __getstate__(self):
         return tuple(getattr(self, k) for k in self.__slots__)
@@ -210,6 +214,9 @@ def _add_common(p, mode: str) -> None:
                      help="read [tool.tensorcopy] from this file instead of looking for one")
     cfg.add_argument("--isolated", action="store_true", help="ignore all configuration files")
     cfg.add_argument("--stdin-filename", default=None, metavar="PATH", help="the name to report for '-'")
+    cfg.add_argument("--project-root", default=None, metavar="DIR",
+                     help="the project whose modules the analysis follows across files (default: the nearest "
+                     "directory with a pyproject.toml, setup.cfg, setup.py or .git above the first path)")
     cfg.add_argument("--jobs", "-j", type=_jobs, default=0,
                      help="processes, at most one per 4 files (default, 0: one per CPU for large trees)")
     cfg.add_argument("--no-noqa", "--ignore-noqa", dest="no_noqa", action="store_true",
@@ -454,6 +461,21 @@ def _is_notebook(path: str) -> bool:
     return path.endswith(".ipynb")
 
 
+_PROJECTS: dict = {}  # root -> analysis.project.Project, kept for the files of this process
+
+
+def _project(job: Job):
+    if job.project_root is None:
+        return None
+    from .analysis.project import Project
+
+    project = _PROJECTS.get(job.project_root)
+    if project is None:
+        project = _PROJECTS[job.project_root] = Project(job.project_root, job.options)
+    project.begin()
+    return project
+
+
 def process(path: str, display: str, job: Job) -> FileReport:
     report = FileReport(display)
     try:
@@ -474,8 +496,10 @@ def process(path: str, display: str, job: Job) -> FileReport:
             v.code != _config.INTERNAL or job.internal and not (
                 job.noqa and lines is not None and _noqa.suppressed(lines, v.line, v.code)))]
 
+    project = _project(job)
+    where = os.path.abspath(path if path != "-" else display) if display != "-" or path != "-" else None
     if _is_notebook(display):
-        return _process_notebook(path, display, job, data, st, rules, keep, report)
+        return _process_notebook(path, display, job, data, st, rules, keep, report, project, where)
     try:
         decoded = decode(data)
     except DecodeError as exc:
@@ -491,7 +515,9 @@ def process(path: str, display: str, job: Job) -> FileReport:
         return report
     try:
         if job.mode == "check":
-            result = lint_text(decoded.text, rules, job.options, honor_noqa=job.noqa)
+            result = lint_text(decoded.text, rules, job.options, honor_noqa=job.noqa, project=project, path=where)
+            if project is not None:
+                report.deps = {p: h for p, h in project.touched.items() if p != where}
             if result.violations:
                 lines = LineIndex(decoded.text)
                 report.violations = [_output.place(v, lines) for v in keep(result.violations, lines)]
@@ -499,7 +525,7 @@ def process(path: str, display: str, job: Job) -> FileReport:
             if st is not None:
                 report.stamp = (_cache.content_hash(data), st.st_size, st.st_mtime_ns)
             return report
-        fixed = fix_text(decoded.text, rules, job.options, unsafe=job.unsafe)
+        fixed = fix_text(decoded.text, rules, job.options, unsafe=job.unsafe, project=project, path=where)
     except Exception as exc:  # a bug in a rule must not cost the user the rest of the run
         report.error = f"internal error: {type(exc).__name__}: {exc} (please report it)"
         return report
@@ -514,7 +540,8 @@ def process(path: str, display: str, job: Job) -> FileReport:
         def relint():
             original = LineIndex(decoded.text)
             return [_output.place(v, original)
-                    for v in keep(lint_text(decoded.text, rules, job.options).violations, original)]
+                    for v in keep(lint_text(decoded.text, rules, job.options, project=project,
+                                            path=where).violations, original)]
 
         try:
             new_bytes = encode_edited(decoded, data, fixed.text)
@@ -530,7 +557,7 @@ def process(path: str, display: str, job: Job) -> FileReport:
     return report
 
 
-def _process_notebook(path, display, job, data, st, rules, keep, report) -> FileReport:
+def _process_notebook(path, display, job, data, st, rules, keep, report, project=None, where=None) -> FileReport:
     from . import notebook as _notebook
 
     try:
@@ -540,13 +567,13 @@ def _process_notebook(path, display, job, data, st, rules, keep, report) -> File
         return report
     try:
         if job.mode == "check":
-            result = _notebook.lint(nb, rules, job.options, honor_noqa=job.noqa)
+            result = _notebook.lint(nb, rules, job.options, honor_noqa=job.noqa, project=project, path=where)
             report.violations = keep(result.findings)
             report.error = _notebook_errors(result.errors)
             if st is not None:
                 report.stamp = (_cache.content_hash(data), st.st_size, st.st_mtime_ns)
             return report
-        result = _notebook.fix(nb, rules, job.options, unsafe=job.unsafe)
+        result = _notebook.fix(nb, rules, job.options, unsafe=job.unsafe, project=project, path=where)
     except Exception as exc:  # a bug in a rule must not cost the user the rest of the run
         report.error = f"internal error: {type(exc).__name__}: {exc} (please report it)"
         return report
@@ -558,7 +585,7 @@ def _process_notebook(path, display, job, data, st, rules, keep, report) -> File
         # Cells that do not parse are left alone; the others are fixed and written.
 
         def relint():
-            return keep(_notebook.lint(nb, rules, job.options).findings)
+            return keep(_notebook.lint(nb, rules, job.options, project=project, path=where).findings)
 
         _deliver(report, path, job, nb.text, result.text, _notebook.encode(nb, result.text), relint)
     elif path == "-":
@@ -737,8 +764,12 @@ def cmd_check_or_fix(args, command: str) -> int:
         passthrough = FileReport(stdin_name, new_source=_read("-")) if mode == "fix" and not args.diff else None
     if args.show_files:
         return _printing(_show_files, files, missing)
+    from .analysis.project import find_root
+
+    first_path = paths[0] if paths[0] != "-" else (args.stdin_filename or ".")
+    project_root = os.path.realpath(args.project_root or find_root(first_path))
     job = Job(mode, settings.codes, settings.options, settings.unsafe_fixes, args.diff, not args.no_noqa,
-              settings.per_file_ignores, settings.root, settings.internal)
+              settings.per_file_ignores, settings.root, settings.internal, project_root)
     cache = None
     if mode == "check" and not args.no_cache:
         first = paths[0] if paths[0] != "-" else (args.stdin_filename or ".")
@@ -761,7 +792,7 @@ def cmd_check_or_fix(args, command: str) -> int:
     if cache is not None:
         for r in done:
             if r.stamp is not None:
-                cache.store(r.path, *r.stamp, r.violations, r.error)
+                cache.store(r.path, *r.stamp, r.violations, r.error, r.deps)
         cache.save()
     reports.extend(done)
     reports.sort(key=lambda r: r.path)

@@ -20,9 +20,11 @@ Needs pygls 2 (the `[lsp]` extra: `pip install '.[lsp]'` in a checkout).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import sys
+import threading
 
 from . import __version__
 from . import config as _config
@@ -131,7 +133,42 @@ class Configs:
         return result
 
 
-def lint_document(text: str, path: str | None, settings, ipython: bool = False):
+_NO_LOCK = contextlib.nullcontext()
+
+
+class Projects:
+    """The projects of the open documents (whole-project analysis), and which project modules
+    each document's findings depend on: a saved module makes its dependents re-checked."""
+
+    def __init__(self) -> None:
+        self._by_root: dict = {}
+        self.lock = threading.Lock()  # linting runs on worker threads; summaries are shared
+        self.deps: dict = {}  # uri -> paths of the project modules its last check used
+
+    def for_path(self, path: str | None):
+        if not path:
+            return None
+        from .analysis.project import Project, find_root
+
+        root = os.path.realpath(find_root(path))
+        project = self._by_root.get(root)
+        if project is None:
+            project = self._by_root[root] = Project(root)
+        return project
+
+    def changed(self, path: str) -> None:
+        """A file was saved: the summaries of its project are read again from disk."""
+        real = os.path.realpath(path)
+        for root in list(self._by_root):
+            if real.startswith(root + os.sep):
+                del self._by_root[root]
+
+    def dependents(self, path: str) -> list:
+        real = os.path.realpath(path)
+        return [uri for uri, deps in self.deps.items() if real in deps]
+
+
+def lint_document(text: str, path: str | None, settings, ipython: bool = False, project=None, projects=None):
     """(violations, the rules that ran) for a buffer, or None when it does not parse.
 
     `ipython`: the buffer is a notebook cell, cleaned up as IPython does (leading indentation)
@@ -139,14 +176,22 @@ def lint_document(text: str, path: str | None, settings, ipython: bool = False):
     positions are the cell's, and a fix that would touch a magic is not offered."""
     if path and any(_config.path_matches(path, g, settings.root)
                     for g in (*settings.exclude, *settings.extend_exclude)):
-        return [], []
+        return [], [], set()
     if path and path.endswith(".ipynb") and not ipython:
-        return [], []  # a notebook's JSON opened as text: `tensorcopy check` reads those
+        return [], [], set()  # a notebook's JSON opened as text: `tensorcopy check` reads those
     ignored = _config.ignored_prefixes(path, settings.per_file_ignores, settings.root) if path else ()
     rules = [get_rule(c) for c in settings.codes if not c.startswith(ignored)]
     view = cell_view(text) if ipython else text
+    deps: set = set()
     try:
-        result = lint_text(view, rules, settings.options)
+        if project is not None:
+            with projects.lock if projects is not None else _NO_LOCK:
+                project.options = settings.options
+                project.begin()
+                result = lint_text(view, rules, settings.options, project=project, path=path)
+                deps = set(project.touched)
+        else:
+            result = lint_text(view, rules, settings.options)
     except Exception:  # a bug in a rule must not take the editor's server down
         logger.exception("tensorcopy: internal error while linting %s (please report it)", path or "a buffer")
         return None
@@ -158,7 +203,7 @@ def lint_document(text: str, path: str | None, settings, ipython: bool = False):
         v.code != _config.INTERNAL or settings.internal and not _noqa.suppressed(lines, v.line, v.code))]
     if ipython:
         found = [cell_violation(text, v) for v in found]
-    return found, rules
+    return found, rules, deps
 
 
 # --------------------------------------------------------------------------- the server
@@ -172,6 +217,7 @@ def create_server():
         def __init__(self) -> None:
             super().__init__("tensorcopy", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Full)
             self.configs = Configs()
+            self.projects = Projects()
             self.pending: dict[str, asyncio.Task] = {}
 
         # helpers
@@ -189,7 +235,9 @@ def create_server():
 
         def lint_args(self, doc) -> tuple:
             """What linting `doc` needs, taken now (on the server's thread)."""
-            return doc.source, self.doc_path(doc), self.settings_for(doc), self.is_cell(doc)
+            path = self.doc_path(doc)
+            return (doc.source, path, self.settings_for(doc), self.is_cell(doc), self.projects.for_path(path),
+                    self.projects)
 
         def settings_for(self, doc):
             settings, error = self.configs.settings(self.doc_path(doc))
@@ -212,6 +260,7 @@ def create_server():
         def publish(self, uri: str, version, text: str, found) -> None:
             if found is None:  # does not parse: keep what is shown until it does again
                 return
+            self.projects.deps[uri] = found[2]
             pos = Positions(text, self.encoding)
             self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
                 uri=uri, version=version, diagnostics=[self.diagnostic(v, pos) for v in found[0]]))
@@ -265,12 +314,20 @@ def create_server():
                 if other.endswith(".py") or other.endswith(".pyi"):
                     ls.lint_now(other)
         else:
+            doc = ls.workspace.get_text_document(uri)
+            path = ls.doc_path(doc)
+            if path:
+                ls.projects.changed(path)  # its summary, and its dependents' findings, may change
             ls.lint_now(uri)
+            for other in ls.projects.dependents(path) if path else ():
+                if other != uri and other in ls.workspace.text_documents:
+                    ls.lint_now(other)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: TensorCopyServer, params: types.DidCloseTextDocumentParams) -> None:
         uri = params.text_document.uri
         ls.cancel(uri)
+        ls.projects.deps.pop(uri, None)
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
     @server.feature(
@@ -284,7 +341,7 @@ def create_server():
         found = lint_document(*args)
         if not found:
             return []
-        violations, rules = found
+        violations, rules = found[0], found[1]
         only = params.context.only
 
         def wanted(kind: str) -> bool:
@@ -313,7 +370,10 @@ def create_server():
                     is_preferred=safe,
                 ))
         if wanted(FIX_ALL_KIND) and not ls.is_cell(doc):
-            fixed = fix_text(text, rules, settings.options, unsafe=settings.unsafe_fixes)
+            project = args[4]
+            with ls.projects.lock:
+                fixed = fix_text(text, rules, settings.options, unsafe=settings.unsafe_fixes, project=project,
+                                 path=args[1])
             if not fixed.error and fixed.text != text:
                 # One edit over the part that changed, so the cursor and folds elsewhere stay put.
                 a = 0

@@ -581,13 +581,13 @@ def _cell_error(part: _Part, why) -> str:
     return f"{msg} (cell {part.cell.number}, line {line}, column {col})"
 
 
-def _analyse(cells, sources, rules, options, honor_noqa=True):
+def _analyse(cells, sources, rules, options, honor_noqa=True, project=None, path=None):
     """(program, lint result, errors): the cells that do not parse are left out, each one error,
     and the rest is analysed as one program."""
     skip: dict[int, str] = {}
     while True:
         program = Program(cells, sources, skip)
-        result = lint_text(program.text, rules, options, honor_noqa=honor_noqa)
+        result = lint_text(program.text, rules, options, honor_noqa=honor_noqa, project=project, path=path)
         if not result.error:
             return program, result, [skip[n] for n in sorted(skip)]
         bad = {}
@@ -612,10 +612,10 @@ def _internal_noqa(program: Program, violations, honor_noqa: bool) -> list:
     return [v for v in violations if v.code != "TNS000" or not _noqa.suppressed(program.lines, v.line, v.code)]
 
 
-def lint(nb: Notebook, rules, options, honor_noqa: bool = True) -> NotebookResult:
+def lint(nb: Notebook, rules, options, honor_noqa: bool = True, project=None, path=None) -> NotebookResult:
     if not nb.python or not nb.code_cells:
         return NotebookResult([])
-    program, result, errors = _analyse(nb.code_cells, None, rules, options, honor_noqa)
+    program, result, errors = _analyse(nb.code_cells, None, rules, options, honor_noqa, project, path)
     violations = _internal_noqa(program, result.violations, honor_noqa)
     return NotebookResult(with_json_positions(nb, [program.finding(v) for v in violations]), errors)
 
@@ -630,7 +630,8 @@ def _apply(text: str, edits) -> str:
     return "".join(parts)
 
 
-def fix(nb: Notebook, rules, options, unsafe: bool = False, max_passes: int | None = None) -> NotebookResult:
+def fix(nb: Notebook, rules, options, unsafe: bool = False, max_passes: int | None = None, project=None,
+        path=None) -> NotebookResult:
     """Apply fixes cell by cell until none is left; `text` is the new file, or None.  Cells that
     do not parse are reported and left alone; the others are fixed.  Passes are bounded like
     engine.fix_text's: by the fixable findings first seen, plus a margin."""
@@ -642,7 +643,7 @@ def fix(nb: Notebook, rules, options, unsafe: bool = False, max_passes: int | No
     applied_all: list = []
     limit = max_passes
     while True:
-        program, result, errors = _analyse(cells, sources, rules, options)
+        program, result, errors = _analyse(cells, sources, rules, options, project=project, path=path)
         if result.error:
             return NotebookResult([], errors)
         placed = [(v, program.cell_edits(v)) for v in result.violations]

@@ -168,7 +168,7 @@ def test_statistics_in_sarif_or_github_is_a_usage_error(tmp_path, capsys):
 
 
 def _fake_tns000(monkeypatch):
-    def lint(text, rules=None, options=None, tree=None, honor_noqa=True):
+    def lint(text, rules=None, options=None, tree=None, honor_noqa=True, project=None, path=None):
         return LintResult([Violation("TNS000", "file not analysed: expressions nested too deeply", 1, 0, 1, 0)],
                           parsed=True)
 

@@ -265,3 +265,25 @@ async def test_notebook_cell_with_magics(client: LanguageClient, editor, tmp_pat
     params = await published(client, uri)
     # TNS202 is off: the notebook's own pyproject.toml applies to its cells.
     assert [(d.code, d.range.start.line) for d in params.diagnostics] == [("TNS201", 5)]
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_saving_a_project_module_rechecks_its_open_dependents(client: LanguageClient, editor, tmp_path):
+    # Whole-project analysis (issue 15): train.py's finding comes from models.py.
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    frozen = "import torch\nfrom torch import nn\n\nmodel = nn.Linear(3, 2).requires_grad_(False)\n"
+    models = Buffer(client, pkg / "models.py", frozen)
+    assert await models.diagnostics() == []
+    train = Buffer(client, pkg / "train.py", "import torch\nfrom .models import model\n\n"
+                   "out = model(torch.randn(2, 3)).numpy()\n")
+    assert await train.diagnostics() == []
+    thawed = frozen.replace(".requires_grad_(False)", "")
+    models.change(thawed)
+    (pkg / "models.py").write_text(thawed)
+    client.text_document_did_save(types.DidSaveTextDocumentParams(
+        text_document=types.TextDocumentIdentifier(uri=models.uri)))
+    (diag,) = list((await published(client, train.uri)).diagnostics)
+    assert diag.code == "TNS101" and "models.py" in diag.message

@@ -103,7 +103,7 @@ def test_a_cell_that_does_not_parse_is_one_error_and_the_rest_is_checked_and_fix
 def test_the_editor_server_reads_a_cell_like_ipython(tmp_path):
     settings = resolve(Config(root=str(tmp_path)))
     cell = "    import torch\n    x = torch.ones(3, requires_grad=True)\n    y = x.clone().detach()"
-    found, _rules = lint_document(cell, str(tmp_path / "nb.ipynb"), settings, ipython=True)
+    found, _rules, _deps = lint_document(cell, str(tmp_path / "nb.ipynb"), settings, ipython=True)
     (v,) = found
     assert (v.line, v.col, v.end_col) == (3, 8, 26)
     text = cell
