@@ -1,37 +1,28 @@
-"""Copies that are not copies: the walker's domains for snapshots that alias live tensors and for
-running totals that keep every iteration's autograd graph (family TNS5).
+"""Snapshots that are not copies: the walker's domain for values that look like copies but
+share storage with live tensors (family TNS5; the running totals are in accumulators.py).
 
-Two domains, both joined and iterated by the walker like the value facts:
-
-- `SnapshotDomain` ("snapshots") follows, name by name and container by container, the values
-  that look like copies but share storage with a module's parameters or with a tensor:
-  `model.state_dict()` (and its shallow copies `.copy()`, `dict(...)`), `t.detach()`, `t.data`,
-  `t.detach().numpy()`, `t.detach().cpu().numpy()` on a tensor that is on the CPU.  Each such
-  value is a token (where it was made, what it aliases).  In-place updates of the source mark
-  the tokens that alias it as stale: an optimizer step (for parameters and state dicts; an
-  optimizer built on other modules' parameters does not count), a call of a function of the file
-  that steps one and is handed the source, `load_state_dict`, `reset_parameters`, `nn.init.*_`,
-  in-place methods, subscript and augmented assignment on the tensor.  Rebinding the source
-  (`model = Net()`, `x = x - lr * g`) cuts the tokens loose: later updates do not reach them.
-  A read of a stale token's value (passing it to a call, returning it, indexing it, arithmetic)
-  is a use; each token made in the scope and used stale is a finding (`.findings`).
-- `AccumulatorDomain` ("accumulators") follows `total += loss` / `total = total + loss` where
-  `loss` may require grad (outside no-grad regions): a statement whose accumulator may still
-  hold its own previous result (it went around a loop) keeps each iteration's graph alive.
-  `finish` keeps those whose accumulator (or anything computed from it) never reaches a
-  backward call and never escapes the scope (returned, yielded, stored in an attribute or a
-  container, passed to a function that could back-propagate it, read by a nested function,
-  declared global or nonlocal).
-
-Events are placed by the walker's statement order (`frame.seq`), loops (`frame.loops`) and
-branches (the joins of the states), like storage.py's.
+`SnapshotDomain` ("snapshots") follows, name by name and container by container, the values
+that look like copies but share storage with a module's parameters or with a tensor:
+`model.state_dict()` (and its shallow copies `.copy()`, `dict(...)`), `t.detach()`, `t.data`,
+`t.detach().numpy()`, `t.detach().cpu().numpy()` on a tensor that is on the CPU.  Each such
+value is a token (where it was made, what it aliases); the walker joins the tokens at branches
+and iterates them around loops with the rest of the state.  In-place updates of the source mark
+the tokens that alias it as stale, with the update's line: an optimizer step (for parameters and
+state dicts; an optimizer the file builds on other modules' parameters does not count), a call
+of a function of the file that steps one and is handed the source, `load_state_dict`,
+`reset_parameters`, `nn.init.*_`, in-place methods, subscript and augmented assignment on the
+tensor.  Rebinding the source (`model = Net()`, `x = x - lr * g`) cuts the tokens loose: later
+updates do not reach them.  A read of a stale token's value (passing it to a call, returning
+it, indexing it, arithmetic; not `len()`, `is None`, `.append()` into the container) is a use,
+recorded in the walker's recording pass with its order (`frame.seq`); each token made in the
+scope and used stale is a finding (`.findings`).
 """
 
 from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import NamedTuple
 
 from .astutil import child_nodes, dotted_name, expressions, target_elements
@@ -56,8 +47,15 @@ _OPTIMIZER_CLASSES = frozenset(
 )
 _STEP_TEXT = re.compile(r"([A-Za-z_][\w.]*)\.step\(")
 _CALLED = re.compile(r"(?<![\w.])(self\.)?([A-Za-z_]\w*)\s*\(")
-_SNAPSHOT_TEXT = re.compile(r"state_dict\(|\.detach\(|\.numpy\(|\.data\b")
+# A `.detach()` / `.data` / NumPy view that ends an expression (kept: bound, appended, stored),
+# not one that a call continues (`w.data.normal_(...)`).
+_KEPT_ALIAS = re.compile(r"(?m)(?:\.detach\(\)|\.data|\.numpy\(\))(?:\.cpu\(\))?(?:\.numpy\(\))?[ \t]*(?:[,)\]}#]|\r?$)")
 _UPDATE_TEXT = re.compile(r"\.step\(|[A-Za-z0-9]_\(|load_state_dict\(|reset_parameters\(|[-+*/]=|\]\s*=[^=]")
+
+
+def might_alias_tensor(text: str) -> bool:
+    """Whether a source text keeps a `.detach()`, `.data` or NumPy view of a tensor (a text test)."""
+    return ("detach()" in text or ".data" in text or "numpy()" in text) and _KEPT_ALIAS.search(text) is not None
 
 
 def words(name: str) -> list[str]:
@@ -165,7 +163,7 @@ class SnapshotDomain(Domain):
             walker.lines.text if walker.lines is not None else None)
         if text is None:
             return True
-        if _SNAPSHOT_TEXT.search(text) is None:
+        if "state_dict(" not in text and not might_alias_tensor(text):
             return False
         if _UPDATE_TEXT.search(text) is not None:
             return True
@@ -599,7 +597,8 @@ class SnapshotDomain(Domain):
             return out
         if t is ast.Call:
             func = node.func
-            if isinstance(func, ast.Name) and func.id in ("dict", "list", "tuple", "OrderedDict") and len(node.args) == 1:
+            if (isinstance(func, ast.Name) and func.id in ("dict", "list", "tuple", "OrderedDict")
+                    and len(node.args) == 1):
                 return self._tokens(walker, node.args[0], state, st, rec)
             if isinstance(func, ast.Attribute):
                 inner = self._tokens(walker, func.value, state, st, rec) if func.attr in (
@@ -740,6 +739,10 @@ def _state_dict_alias(node, walker, state):
     key = dotted_name(recv)
     if key is None or not _is_module(walker, recv, state):
         return None
+    cls = walker.fact(recv, state).node
+    info = walker.classes.get(id(cls)) if cls is not None else None
+    if info is not None and info.method("state_dict")[0] is not None:
+        return None  # the class of the file defines its own state_dict (maybe a deep copy)
     return key, inner
 
 
@@ -780,404 +783,13 @@ def _tensor_alias(node, walker, state):
     return None
 
 
-# --------------------------------------------------------------------------- accumulators
-
-
-class AccumState:
-    """The accumulation statements (ids) whose result each name may hold."""
-
-    __slots__ = ("holds",)
-
-    def __init__(self, holds=None) -> None:
-        self.holds: dict[str, frozenset] = holds if holds is not None else {}
-
-    def copy(self) -> AccumState:
-        return AccumState(dict(self.holds))
-
-    def join(self, other: AccumState) -> AccumState:
-        out = dict(self.holds)
-        for k, v in other.holds.items():
-            out[k] = out[k] | v if k in out else v
-        return AccumState(out)
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, AccumState) and self.holds == other.holds
-
-    __hash__ = None
-
-
-@dataclass(frozen=True)
-class Accumulation:
-    stmt: ast.stmt  # `total += loss` or `total = total + loss`
-    name: str
-    term: ast.expr  # what is added (`loss`)
-    term_is_tensor: bool  # a torch tensor by the flow of the code (so `.detach()` exists)
-    shown: bool = False  # the accumulator's repr / autograd attributes are observed somewhere
-
-
-@dataclass
-class AccumScope:
-    candidates: dict = field(default_factory=dict)  # id(stmt) -> Accumulation
-    findings: list = field(default_factory=list)  # [Accumulation]
-
-
-_ACCUM_TEXT = re.compile(r"([A-Za-z_]\w*)\s*\+=|\b([A-Za-z_]\w*)\s*=\s*\2\s*\+")
-_LOOP_TEXT = re.compile(r"\b(?:for|while)\b")
-
-
-def might_accumulate(text: str) -> bool:
-    return _ACCUM_TEXT.search(text) is not None
-
-
-def _accumulation(stmt):
-    """(name, term) for `name += term` and `name = name + term` / `name = term + name`."""
-    if isinstance(stmt, ast.AugAssign) and isinstance(stmt.op, ast.Add) and isinstance(stmt.target, ast.Name):
-        return stmt.target.id, stmt.value
-    if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
-            and isinstance(stmt.value, ast.BinOp) and isinstance(stmt.value.op, ast.Add)):
-        name = stmt.targets[0].id
-        left, right = stmt.value.left, stmt.value.right
-        if isinstance(left, ast.Name) and left.id == name:
-            return name, right
-        if isinstance(right, ast.Name) and right.id == name:
-            return name, left
-    return None
-
-
-class AccumulatorDomain(Domain):
-    key = "accumulators"
-
-    def __init__(self, options=None) -> None:
-        self.options = options
-
-    def active(self, walker, frame) -> bool:
-        node = frame.scope.node
-        text = walker.source_of(node) if hasattr(node, "end_lineno") else (
-            walker.lines.text if walker.lines is not None else None)
-        if text is None:
-            return True
-        return might_accumulate(text) and _LOOP_TEXT.search(text) is not None
-
-    def initial(self, walker, frame) -> AccumState:
-        return AccumState()
-
-    def start(self, walker, frame) -> AccumScope:
-        return AccumScope()
-
-    def simple(self, walker, stmt, state) -> None:
-        frame = walker.frame
-        st: AccumState = state.doms[self.key]
-        acc = _accumulation(stmt)
-        if acc is not None:
-            name, term = acc
-            f = walker.fact(term, state)
-            if state.no_grad or not (f.kind == TENSOR and f.grad is Grad.YES):
-                return  # `total += loss.item()`: the accumulator keeps what it held
-            aid = id(stmt)
-            held = st.holds.get(name, frozenset())
-            if aid in held and frame.loops and frame.recording and not frame.expects_error:
-                # What this statement added in an earlier iteration is still in `name`.
-                frame.doms[self.key].candidates.setdefault(
-                    aid, Accumulation(stmt, name, term, f.is_torch_tensor))
-            st.holds[name] = held | {aid}
-            return
-        if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Delete)):
-            targets = stmt.targets if isinstance(stmt, (ast.Assign, ast.Delete)) else [stmt.target]
-            for t in targets:
-                for el in target_elements(t):
-                    if isinstance(el, ast.Name):
-                        st.holds.pop(el.id, None)
-
-    def loop_target(self, walker, stmt, state) -> None:
-        st: AccumState = state.doms[self.key]
-        for el in target_elements(stmt.target):
-            if isinstance(el, ast.Name):
-                st.holds.pop(el.id, None)
-
-    def with_item(self, walker, item, state) -> None:
-        if item.optional_vars is not None:
-            st: AccumState = state.doms[self.key]
-            for el in target_elements(item.optional_vars):
-                if isinstance(el, ast.Name):
-                    st.holds.pop(el.id, None)
-
-    def finish(self, walker, frame) -> None:
-        if not frame.dispatch:
-            return
-        rec: AccumScope = frame.doms[self.key]
-        if not rec.candidates:
-            return
-        fates: dict = {}
-        for acc in rec.candidates.values():
-            if acc.name not in fates:
-                fates[acc.name] = fate(frame.scope.node, acc.name)
-            kind, shown = fates[acc.name]
-            if kind == "local":
-                rec.findings.append(Accumulation(acc.stmt, acc.name, acc.term, acc.term_is_tensor, shown))
-        rec.findings.sort(key=lambda a: (a.stmt.lineno, a.stmt.col_offset))
-
-
-# What happens to an accumulator: where its value (or one computed from it) goes.
-_BACKWARD_NAMES = frozenset({"backward", "manual_backward", "grad"})
-# Calls that turn a tensor into a plain value or a tensor without graph.
-_CUT_METHODS = frozenset({"item", "tolist", "detach", "numpy", "__format__", "size", "dim", "numel", "nelement"})
-_CUT_FUNCS = frozenset({"float", "int", "round", "bool", "len", "str", "repr", "format", "print", "isinstance",
-                        "type", "id", "hash"})
-_SHOWN_FUNCS = frozenset({"str", "repr", "format", "print"})
-# Calls whose result is computed from their arguments and stays in the scope.
-_PRESERVING_FUNCS = frozenset({"abs", "min", "max", "sum", "pow", "divmod"})
-# Methods of loggers, progress bars and summary writers: they display a value, never differentiate it.
-_DISPLAY_METHODS = frozenset(
-    "debug info warning warn error critical exception log write set_postfix set_postfix_str set_description "
-    "set_description_str add_scalar add_scalars echo secho".split()
-)
-_DISPLAY_OWNERS = re.compile(r"(?:^|[._])(?:log|logger|logging|logs|writer|tb|tensorboard|pbar|bar|tqdm|progress|"
-                             r"summary_writer|sw|wandb|mlflow|console|click|sys\.stdout|sys\.stderr|f|fh|file|fp)$",
-                             re.I)
-_GRAPH_ATTRS = frozenset({"requires_grad", "grad_fn", "is_leaf", "grad", "_version"})
-
-
-def fate(scope_node, name: str):
-    """("backward" | "escape" | "local", shown) for the accumulator `name` of a scope: whether it
-    (or anything computed from it) reaches a backward call, may leave the scope, or stays; and
-    whether its repr or autograd attributes are observed (then `.detach()` changes output)."""
-    body = scope_node.body
-    stmts = list(_statements(body))
-    # Declared global/nonlocal, or read by a nested function, lambda or class: it leaves.
-    for s in stmts:
-        if isinstance(s, (ast.Global, ast.Nonlocal)) and name in s.names:
-            return "escape", False
-    derived = {name}
-    changed = True
-    while changed:
-        changed = False
-        for s in stmts:
-            for target, value in _flows(s):
-                if value is None or not _reads_derived(value, derived):
-                    continue
-                for el in target_elements(target):
-                    if isinstance(el, ast.Name) and el.id not in derived:
-                        derived.add(el.id)
-                        changed = True
-    for s in stmts:
-        for n in _nested(s):
-            if any(isinstance(x, ast.Name) and x.id in derived for x in ast.walk(n)):
-                return "escape", False
-    if isinstance(scope_node, ast.Module):
-        # A global of the module: any function of the file may use it.
-        for n in ast.walk(scope_node):
-            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and any(
-                    isinstance(x, ast.Name) and x.id in derived for x in ast.walk(n)):
-                return "escape", False
-    shown = False
-    result = "local"
-    for s in stmts:
-        for occ, parents in _occurrences(s, derived):
-            what, show = _classify(occ, parents, derived)
-            shown = shown or show
-            if what == "backward":
-                return "backward", shown
-            if what == "escape":
-                result = "escape"
-    return result, shown
-
-
-def _statements(body):
-    """Every statement of a body, nested blocks included (not nested scopes' bodies)."""
-    stack = list(reversed(body))
-    while stack:
-        s = stack.pop()
-        yield s
-        if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            continue
-        subs = []
-        for f in ("body", "orelse", "finalbody"):
-            v = getattr(s, f, None)
-            if type(v) is list:
-                subs.extend(v)
-        for h in getattr(s, "handlers", None) or ():
-            subs.extend(h.body)
-        for c in getattr(s, "cases", None) or ():
-            subs.extend(c.body)
-        stack.extend(reversed(subs))
-
-
-def _own_exprs(s) -> list:
-    """The expressions a statement evaluates itself (not those of its nested blocks)."""
-    t = type(s)
-    if t in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
-        return [*s.decorator_list]
-    if t in (ast.If, ast.While):
-        return [s.test]
-    if t in (ast.For, ast.AsyncFor):
-        return [s.iter]
-    if t in (ast.With, ast.AsyncWith):
-        return [i.context_expr for i in s.items]
-    if t.__name__ == "Match":
-        return [s.subject] + [c.guard for c in s.cases if c.guard is not None]
-    if t in (ast.Try, getattr(ast, "TryStar", ast.Try)):
-        return [h.type for h in s.handlers if h.type is not None]
-    return [s]
-
-
-def _flows(s):
-    """(target, value) pairs by which a value moves into names: assignments, loop targets,
-    `with ... as`, walrus."""
-    t = type(s)
-    if t is ast.Assign:
-        for target in s.targets:
-            yield target, s.value
-    elif t is ast.AnnAssign or t is ast.AugAssign:
-        yield s.target, s.value
-    elif t in (ast.For, ast.AsyncFor):
-        yield s.target, s.iter
-    elif t in (ast.With, ast.AsyncWith):
-        for i in s.items:
-            if i.optional_vars is not None:
-                yield i.optional_vars, i.context_expr
-    for e in _own_exprs(s):
-        for n in ast.walk(e):
-            if isinstance(n, ast.NamedExpr):
-                yield n.target, n.value
-
-
-def _nested(s):
-    """Nested functions, lambdas and classes in a statement (they may run later)."""
-    if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        yield s
-        return
-    for e in _own_exprs(s):
-        for n in ast.walk(e):
-            if isinstance(n, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                yield n
-
-
-def _reads_derived(value, derived) -> bool:
-    """Whether `value` carries a derived name's graph (a cut such as `.item()` stops it)."""
-    for occ, parents in _occurrences_in(value, derived, []):
-        what, _ = _classify(occ, parents, derived, flow=True)
-        if what == "flow":
-            return True
-    return False
-
-
-def _occurrences(s, derived):
-    for e in _own_exprs(s):
-        if e is s:
-            yield from _occurrences_in(s, derived, [])
-        else:
-            yield from _occurrences_in(e, derived, [s])
-
-
-def _occurrences_in(node, derived, parents):
-    """(Name load of a derived name, its ancestors innermost last) under `node`."""
-    stack = [(node, parents)]
-    while stack:
-        n, ps = stack.pop()
-        if isinstance(n, ast.Name):
-            if n.id in derived and isinstance(n.ctx, ast.Load):
-                yield n, ps
-            continue
-        if isinstance(n, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            continue
-        sub = ps + [n]
-        for c in child_nodes(n):
-            stack.append((c, sub))
-
-
-def _classify(occ, parents, derived, flow: bool = False):
-    """What the value at `occ` becomes: ("backward" | "escape" | "cut" | "local" | "flow", shown)."""
-    child = occ
-    for parent in reversed(parents):
-        t = type(parent)
-        if t is ast.Call:
-            func = parent.func
-            if child is func:
-                # A method of the value (`total.item()`, `total.backward()`), reached through
-                # the Attribute below.
-                name = getattr(func, "attr", None)
-                if name in _BACKWARD_NAMES:
-                    return "backward", False
-                if name in _CUT_METHODS:
-                    return "cut", False
-                child = parent
-                continue
-            fname = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
-            owner = dotted_name(func.value) if isinstance(func, ast.Attribute) else None
-            if fname in _BACKWARD_NAMES or (fname or "").endswith("backward"):
-                return "backward", False
-            if isinstance(func, ast.Name) and fname in _CUT_FUNCS:
-                return "cut", fname in _SHOWN_FUNCS
-            if isinstance(func, ast.Attribute) and fname == "format":
-                return "cut", True
-            if isinstance(func, ast.Attribute) and (owner or "").split(".", 1)[0] in ("math", "np", "numpy"):
-                return "cut", False
-            if isinstance(func, ast.Attribute) and fname in _DISPLAY_METHODS and owner is not None and (
-                    _DISPLAY_OWNERS.search(owner) or owner in ("self", "logging")):
-                return "cut", fname != "add_scalar" and fname != "add_scalars"
-            if isinstance(func, ast.Name) and fname in _PRESERVING_FUNCS:
-                child = parent
-                continue
-            return "escape", False
-        if t is ast.Attribute:
-            if parent.attr in _GRAPH_ATTRS:
-                return "cut", True
-            if parent.attr == "data":
-                return "cut", False
-            child = parent
-            continue
-        if t is ast.FormattedValue:
-            return "cut", parent.format_spec is None
-        if t is ast.BinOp and isinstance(parent.op, ast.Mod) and isinstance(parent.left, (ast.Constant, ast.JoinedStr)) \
-                and isinstance(getattr(parent.left, "value", ""), str):
-            return "cut", True
-        if t is ast.Compare:
-            return "cut", False
-        if t in (ast.BinOp, ast.UnaryOp, ast.Subscript, ast.IfExp, ast.BoolOp, ast.Starred, ast.keyword):
-            child = parent
-            continue
-        if t in (ast.Tuple, ast.List, ast.Set, ast.Dict):
-            child = parent
-            continue
-        if t in (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp, ast.comprehension):
-            child = parent
-            continue
-        if t in (ast.Yield, ast.YieldFrom, ast.Await):
-            return "escape", False
-        if t is ast.NamedExpr:
-            if flow:
-                return "flow", False
-            child = parent
-            continue
-        # Statements.
-        if t is ast.Return:
-            return "escape", False
-        if t in (ast.Assign, ast.AnnAssign, ast.AugAssign):
-            if child is getattr(parent, "value", None):
-                targets = parent.targets if t is ast.Assign else [parent.target]
-                if flow:
-                    return "flow", False
-                if all(isinstance(el, ast.Name) for tg in targets for el in target_elements(tg)):
-                    return "local", False
-                return "escape", False
-            return "local", False  # a read in a target's index
-        if t in (ast.For, ast.AsyncFor):
-            return ("flow" if flow else "local"), False
-        if t in (ast.With, ast.AsyncWith):
-            return ("flow" if flow else "local"), False
-        if t in (ast.Expr, ast.If, ast.While, ast.Assert, ast.Delete):
-            return "cut", False
-        if t.__name__ == "Match" or t in (ast.Raise, ast.Try):
-            return "escape", False
-        child = parent
-    return ("flow" if flow else "local"), False
-
-
 def domains_for(keys, options) -> list:
     """The TNS5 domains the enabled rules ask, by key."""
     out: list = []
     if "snapshots" in keys:
         out.append(SnapshotDomain(options))
     if "accumulators" in keys:
+        from .accumulators import AccumulatorDomain
+
         out.append(AccumulatorDomain(options))
     return out

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import ast
 
-from ..analysis.snapshots import STATE, Accumulation, SnapFinding, might_accumulate
+from ..analysis.accumulators import Accumulation, might_accumulate
+from ..analysis.snapshots import STATE, SnapFinding, might_alias_tensor
 from .base import Edit, Fix, Invalid, Oracle, Rule, Valid
 
 _SETUP = (
@@ -58,10 +59,11 @@ class StateDictNotACopy(_SnapshotRule):
     kind = STATE
     docs = """
 ## What it does
-Checks for a module's `state_dict()` kept as a snapshot (`best_state = model.state_dict()`, a
-checkpoint dict that holds one, or a shallow copy of it: `.copy()`, `dict(...)`,
-`OrderedDict(...)`) that is used after an in-place update of the module's parameters.
+Checks for a module's `state_dict()` kept as a snapshot and used after an in-place update of
+the module's parameters.
 
+The snapshot is `best_state = model.state_dict()`, a checkpoint dict or list that holds one,
+or a shallow copy of one (`.copy()`, `dict(...)`, `OrderedDict(...)`).
 The updates are optimizer steps (`opt.step()`, `scaler.step(opt)`; an optimizer that the file
 builds on another module's parameters does not count), calls of a function or method of the
 file that steps an optimizer and is handed the module (`train_one_epoch(model, ...)`),
@@ -233,12 +235,16 @@ class TensorSnapshotNotACopy(_SnapshotRule):
     fix_safety = "unsafe"
     prefilter = (".detach(", ".numpy(", ".data")
     kind = "tensor"
+
+    @classmethod
+    def might_match(cls, text: str) -> bool:
+        return might_alias_tensor(text)
     docs = """
 ## What it does
-Checks for a `.detach()`, `.data` or NumPy view of a tensor kept as a snapshot (bound to a
-name, appended to a history list, stored in a container) and read after an in-place update of
-that tensor.
+Checks for a `.detach()`, `.data` or NumPy view of a tensor kept as a snapshot and read after an
+in-place update of that tensor.
 
+The snapshot is bound to a name, appended to a history list or stored in a container.
 The views are `t.detach()`, `t.data`, `t.detach().numpy()`, `t.numpy()` (where grad is off or
 `t` does not require grad) and `t.detach().cpu().numpy()` when `t` is certainly on the CPU
 (from an accelerator, `.cpu()` copies).  The updates are optimizer steps (for parameters and
@@ -374,11 +380,13 @@ class LossAccumulatedWithGraph(Rule):
     domains = ("accumulators",)
     docs = """
 ## What it does
-Checks for a running total that adds a tensor that may require grad (a loss, a model output)
-in a loop, `total += loss` or `total = total + loss`, outside a no-grad region, when the total
-(and everything computed from it) never reaches `backward()` or `torch.autograd.grad` and never
-leaves the function.
+Checks for a running total of losses that keeps their autograd graphs (`total += loss` in a
+loop) and is never back-propagated.
 
+The total adds a tensor that may require grad (a loss, a model output) in a loop, `total +=
+loss` or `total = total + loss`, outside a no-grad region, and the total (and everything
+computed from it) never reaches `backward()` or `torch.autograd.grad` and never leaves the
+function.
 The total leaves the function when it (or a value computed from it) is returned or yielded,
 stored in an attribute or a container (`self.total = total`, `losses.append(total)`), passed to
 a function that is not a display or conversion (`print`, `float`, `str`, f-strings, `logger.*`,
@@ -457,7 +465,8 @@ breaks) and synchronises with an accelerator at every iteration.
               "        total = 0\n        for x in xs:\n            total += nn.functional.mse_loss(model(x), y)\n"
               "        self.total = total\n        sink(total)\n"),
         # Reset at the top of every iteration: no graph crosses iterations.
-        Valid(_SETUP + "for step in range(3):\n    step_loss = 0\n    step_loss += nn.functional.mse_loss(model(x), y)\n"
+        Valid(_SETUP + "for step in range(3):\n    step_loss = 0\n"
+              "    step_loss += nn.functional.mse_loss(model(x), y)\n"
               "    print(step_loss.item())\n", runs=True),
         # Under no_grad (validation).
         Valid(_SETUP + "total = 0\nwith torch.no_grad():\n    for step in range(3):\n"
