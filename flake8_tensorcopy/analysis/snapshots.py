@@ -45,6 +45,10 @@ _OPTIMIZER_CLASSES = frozenset(
     "SGD Adam AdamW Adamax Adagrad Adadelta RMSprop Rprop ASGD NAdam RAdam LBFGS SparseAdam Adafactor "
     "Lion LAMB Lamb FusedAdam FusedLAMB FusedSGD AdamW8bit Adam8bit PagedAdamW Adan Lookahead Muon".split()
 )
+# Methods only a module has: `x.parameters()` says `x` is one.
+_MODULE_EVIDENCE = ("parameters", "named_parameters", "train", "eval", "modules", "children", "buffers")
+# Module methods that may give the parameters new storage (a device or dtype conversion).
+_MODULE_MOVES = frozenset("to cuda cpu xpu mps half float double bfloat16 type to_empty".split())
 _STEP_TEXT = re.compile(r"([A-Za-z_][\w.]*)\.step\(")
 _CALLED = re.compile(r"(?<![\w.])(self\.)?([A-Za-z_]\w*)\s*\(")
 # A `.detach()` / `.data` / NumPy view that ends an expression (kept: bound, appended, stored),
@@ -345,6 +349,13 @@ class SnapshotDomain(Domain):
                 if self._is_optimizer(walker, opt):
                     roots = self._optimizer_roots(walker).get(opt)
                     self._stale(st, line, lambda tok: tok.param and _related(tok.source, roots))
+                continue
+            if m in _MODULE_MOVES and isinstance(func, ast.Attribute):
+                key = dotted_name(func.value)
+                if key is not None and walker.fact(func.value, state).kind == MODULE:
+                    # `model.to(device)` gives the parameters new storage when it converts
+                    # them: the old state dict and views keep the old values.
+                    _cut_loose(st, key)
                 continue
             if m in ("load_state_dict", "reset_parameters") and isinstance(func, ast.Attribute):
                 key = dotted_name(func.value)
@@ -709,13 +720,17 @@ def _is_module(walker, expr, state) -> bool:
         return True
     if f.kind != UNKNOWN:
         return False
-    # `self.model` of a class that is not an nn.Module: evidence in the scope's text.
+    # `self.model` of a class that is not an nn.Module, a parameter `net`: evidence in the text
+    # of the class (for `self.*`) or of the scope.
     key = dotted_name(expr)
     if key is None or walker.lines is None:
         return False
-    node = walker.frame.scope.node
+    frame = walker.frame
+    node = frame.scope.node
+    if key.startswith("self.") and frame.scope.cls is not None:
+        node = frame.scope.cls.node
     text = walker.source_of(node) if hasattr(node, "end_lineno") else walker.lines.text
-    return any(f"{key}.{m}(" in text for m in ("parameters", "named_parameters", "train", "eval", "zero_grad"))
+    return any(f"{key}.{m}(" in text for m in _MODULE_EVIDENCE)
 
 
 def _state_dict_alias(node, walker, state):

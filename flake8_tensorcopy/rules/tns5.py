@@ -383,10 +383,12 @@ class LossAccumulatedWithGraph(Rule):
 Checks for a running total of losses that keeps their autograd graphs (`total += loss` in a
 loop) and is never back-propagated.
 
-The total adds a tensor that may require grad (a loss, a model output) in a loop, `total +=
-loss` or `total = total + loss`, outside a no-grad region, and the total (and everything
-computed from it) never reaches `backward()` or `torch.autograd.grad` and never leaves the
-function.
+The total starts from zero (`total = 0`, `0.0`, `torch.zeros(...)`, `torch.tensor(0.0)`) and adds,
+in a loop, `total += loss` or `total = total + loss`, a tensor that may require grad (a loss, a
+model output; or a name back-propagated earlier in the same loop body, which requires grad for
+certain), outside a no-grad region; what it added in an earlier iteration is still in it; and
+the total (and everything computed from it) never reaches `backward()` or
+`torch.autograd.grad` and never leaves the function.
 The total leaves the function when it (or a value computed from it) is returned or yielded,
 stored in an attribute or a container (`self.total = total`, `losses.append(total)`), passed to
 a function that is not a display or conversion (`print`, `float`, `str`, f-strings, `logger.*`,
