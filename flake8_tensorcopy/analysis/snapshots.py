@@ -319,7 +319,7 @@ class SnapshotDomain(Domain):
         frame = walker.frame
         if not frame.recording or frame.expects_error:
             return
-        for tok in toks:
+        for tok in sorted(toks, key=lambda t: (t.anchor, t.stale)):
             if tok.stale and tok.anchor not in rec.uses:
                 rec.uses[tok.anchor] = (frame.seq, key, getattr(node, "lineno", 0), tok.stale)
 
