@@ -53,7 +53,8 @@ _STEP_TEXT = re.compile(r"([A-Za-z_][\w.]*)\.step\(")
 _CALLED = re.compile(r"(?<![\w.])(self\.)?([A-Za-z_]\w*)\s*\(")
 # A `.detach()` / `.data` / NumPy view that ends an expression (kept: bound, appended, stored),
 # not one that a call continues (`w.data.normal_(...)`).
-_KEPT_ALIAS = re.compile(r"(?m)(?:\.detach\(\)|\.data|\.numpy\(\))(?:\.cpu\(\))?(?:\.numpy\(\))?[ \t]*(?:[,)\]}#]|\r?$)")
+_KEPT_ALIAS = re.compile(
+    r"(?m)(?:\.detach\(\)|\.data|\.numpy\(\))(?:\.cpu\(\))?(?:\.numpy\(\))?[ \t]*(?:[,)\]}#]|\r?$)")
 _UPDATE_TEXT = re.compile(r"\.step\(|[A-Za-z0-9]_\(|load_state_dict\(|reset_parameters\(|[-+*/]=|\]\s*=[^=]")
 
 
@@ -114,6 +115,7 @@ class SnapFinding:
     holder: str  # the name whose value was used
     use_line: int
     update_line: int
+    update: str = "<expr>"  # the source of the update (shortened)
 
 
 class SnapState:
@@ -147,6 +149,7 @@ class SnapScope:
     def __init__(self) -> None:
         self.anchors: dict[int, Anchor] = {}
         self.uses: dict[int, tuple] = {}  # anchor id -> (seq, holder, use line, update line)
+        self.updates: dict[int, str] = {}  # line -> the update there, as shown in messages
         self.findings: list[SnapFinding] = []
 
 
@@ -196,7 +199,7 @@ class SnapshotDomain(Domain):
             return
         if st.holds:
             self._uses(walker, stmt, st, rec)
-            self._updates(walker, stmt, state, st)
+            self._updates(walker, stmt, state, st, rec)
         self._bindings(walker, stmt, state, st, rec)
 
     def test(self, walker, expr, state) -> None:
@@ -251,7 +254,8 @@ class SnapshotDomain(Domain):
         for aid, (_seq, holder, use_line, update_line) in sorted(rec.uses.items(), key=lambda kv: kv[1][0]):
             anchor = rec.anchors.get(aid)
             if anchor is not None:
-                rec.findings.append(SnapFinding(anchor, holder, use_line, update_line))
+                rec.findings.append(SnapFinding(anchor, holder, use_line, update_line,
+                                                rec.updates.get(update_line, "<expr>")))
         rec.findings.sort(key=lambda f: (f.anchor.node.lineno, f.anchor.node.col_offset))
 
     # ------------------------------------------------------------------ uses
@@ -325,8 +329,13 @@ class SnapshotDomain(Domain):
 
     # ------------------------------------------------------------------ updates
 
-    def _updates(self, walker, stmt, state, st: SnapState) -> None:
+    def _updates(self, walker, stmt, state, st: SnapState, rec: SnapScope) -> None:
         line = stmt.lineno
+
+        def stale(pred, node) -> None:
+            if self._stale(st, line, pred) and line not in rec.updates:
+                rec.updates[line] = walker.ctx.short(node, 40)
+
         # Writes by statement shape: `w[0] = v`, `w += d` on a tensor.
         targets = []
         if isinstance(stmt, ast.Assign):
@@ -334,7 +343,7 @@ class SnapshotDomain(Domain):
         elif isinstance(stmt, ast.AugAssign):
             targets = [stmt.target]
         for t in targets:
-            self._tensor_write(walker, t, state, st, line)
+            self._tensor_write(walker, t, state, st, stale, stmt)
         for n in expressions(stmt):
             if type(n) is not ast.Call:
                 continue
@@ -348,7 +357,7 @@ class SnapshotDomain(Domain):
                     opt = dotted_name(n.args[0])
                 if self._is_optimizer(walker, opt):
                     roots = self._optimizer_roots(walker).get(opt)
-                    self._stale(st, line, lambda tok: tok.param and _related(tok.source, roots))
+                    stale(lambda tok: tok.param and _related(tok.source, roots), n)
                 continue
             if m in _MODULE_MOVES and isinstance(func, ast.Attribute):
                 key = dotted_name(func.value)
@@ -361,14 +370,14 @@ class SnapshotDomain(Domain):
                 key = dotted_name(func.value)
                 if key is not None and not self._is_optimizer(walker, key) and not any(
                         w in _NOT_OPT_WORDS for w in words(key.rsplit(".", 1)[-1])):
-                    self._stale(st, line, lambda tok, key=key: _related(tok.source, (key,)))
+                    stale(lambda tok, key=key: _related(tok.source, (key,)), n)
                 continue
             if is_inplace_method(m):
                 q = walker.qualname(func, state)
                 if q is not None and q.startswith("torch.nn.init.") and n.args:
-                    self._tensor_write(walker, n.args[0], state, st, line)
+                    self._tensor_write(walker, n.args[0], state, st, stale, n)
                 elif isinstance(func, ast.Attribute):
-                    self._tensor_write(walker, func.value, state, st, line)
+                    self._tensor_write(walker, func.value, state, st, stale, n)
                 continue
             callee = self._callee(walker, n, state)
             if callee is not None and self._steps(walker, callee, 0):
@@ -380,9 +389,9 @@ class SnapshotDomain(Domain):
                     if k is not None:
                         handed.add(k)
                 if handed:
-                    self._stale(st, line, lambda tok, h=frozenset(handed): tok.param and _related(tok.source, h))
+                    stale(lambda tok, h=frozenset(handed): tok.param and _related(tok.source, h), n)
 
-    def _tensor_write(self, walker, target, state, st: SnapState, line: int) -> None:
+    def _tensor_write(self, walker, target, state, st: SnapState, stale, shown) -> None:
         """An in-place write into `target` (a tensor, a view of one, its `.data` or `.detach()`)."""
         base = target
         while True:
@@ -409,14 +418,18 @@ class SnapshotDomain(Domain):
                 return True
             return any(_related(src, (o,)) for o in owners)
 
-        self._stale(st, line, lambda tok: tok.source is not None and hit(tok))
+        stale(lambda tok: tok.source is not None and hit(tok), shown)
 
     @staticmethod
-    def _stale(st: SnapState, line: int, pred) -> None:
+    def _stale(st: SnapState, line: int, pred) -> bool:
+        """Mark the tokens `pred` selects as updated at `line`; whether there were any."""
+        hit = False
         for k, toks in list(st.holds.items()):
             if any(not t.stale and t.source is not None and pred(t) for t in toks):
+                hit = True
                 st.holds[k] = frozenset(t._replace(stale=line) if not t.stale and t.source is not None and pred(t)
                                         else t for t in toks)
+        return hit
 
     def _is_optimizer(self, walker, key: str | None) -> bool:
         if not key:

@@ -49,8 +49,8 @@ class StateDictNotACopy(_SnapshotRule):
     code = "TNS501"
     name = "state-dict-not-a-copy"
     message = (
-        "`{expr}` holds references to the live tensors of `{module}`, not a copy: the in-place update at line "
-        "{update} changes `{holder}` before its use at line {use}, so it holds the updated weights; use "
+        "`{expr}` holds references to the live tensors of `{module}`, not a copy: `{update}` (line {update_line}) "
+        "changes them in place before `{holder}` is used (line {use}), so it holds the updated weights; use "
         "`{fixed}`"
     )
     fix_title = "Copy the state dict"
@@ -199,8 +199,8 @@ model.state_dict().items()}`, which needs no import but fails on a module whose
         start, end = ctx.span(node)
         fix = Fix(self.fix_title, self.fix_safety, (Edit(start, end, fixed, expect=ctx.lines.text[start:end]),))
         shown_fix = f"{copy_call or 'copy.deepcopy'}({_short(ctx, inner)})"
-        ctx.report(self, node, fix, expr=_short(ctx, node), module=anchor.source, update=finding.update_line,
-                   holder=finding.holder, use=finding.use_line, fixed=shown_fix)
+        ctx.report(self, node, fix, expr=_short(ctx, node), module=anchor.source, update=finding.update,
+                   update_line=finding.update_line, holder=finding.holder, use=finding.use_line, fixed=shown_fix)
 
     @staticmethod
     def _deepcopy_spelling(ctx) -> str | None:
@@ -228,8 +228,8 @@ class TensorSnapshotNotACopy(_SnapshotRule):
     code = "TNS502"
     name = "tensor-snapshot-not-a-copy"
     message = (
-        "`{expr}` shares memory with `{source}`, which is updated in place at line {update} before `{holder}` is "
-        "used at line {use}, so it holds the updated values, not a snapshot; use `{fixed}`"
+        "`{expr}` shares memory with `{source}`: `{update}` (line {update_line}) changes it in place before "
+        "`{holder}` is used (line {use}), so it holds the updated values, not a snapshot; use `{fixed}`"
     )
     fix_title = "Copy the values"
     fix_safety = "unsafe"
@@ -359,8 +359,8 @@ view and `.clone()` to a tensor view.
         fix = Fix(self.fix_title, self.fix_safety, (Edit(end, end, suffix),))
         expr = _short(ctx, node)
         fixed = expr + suffix if expr != "<expr>" else f"<expr>{suffix}"
-        ctx.report(self, node, fix, expr=expr, source=finding.anchor.source, update=finding.update_line,
-                   holder=finding.holder, use=finding.use_line, fixed=fixed)
+        ctx.report(self, node, fix, expr=expr, source=finding.anchor.source, update=finding.update,
+                   update_line=finding.update_line, holder=finding.holder, use=finding.use_line, fixed=fixed)
 
 
 # --------------------------------------------------------------------------- TNS503
