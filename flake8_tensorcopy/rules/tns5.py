@@ -63,17 +63,25 @@ Checks for a module's `state_dict()` kept as a snapshot and used after an in-pla
 the module's parameters.
 
 The snapshot is `best_state = model.state_dict()`, a checkpoint dict or list that holds one,
-or a shallow copy of one (`.copy()`, `dict(...)`, `OrderedDict(...)`).
+or a shallow copy of one (`.copy()`, `dict(...)`, `OrderedDict(...)`), of a module: a torch
+module by the flow of the code, or a name with module methods in the code (`model.train()`,
+`model.parameters()`); a class of the file that defines its own `state_dict` is not one.
+
 The updates are optimizer steps (`opt.step()`, `scaler.step(opt)`; an optimizer that the file
 builds on another module's parameters does not count), calls of a function or method of the
-file that steps an optimizer and is handed the module (`train_one_epoch(model, ...)`),
+file that steps an optimizer (itself or through the file's functions it calls) and is handed
+the module (`train_one_epoch(model, ...)`, `self.train_epoch()` for `self.model`),
 `model.load_state_dict(...)`, `model.reset_parameters()`, `nn.init.*_` and in-place writes to
-its parameters.  The use is any read of the snapshot's values after the update on some path:
+its parameters.  The use is a read of the snapshot's values after the update on some path:
 `model.load_state_dict(best_state)`, `torch.save(best_state, ...)`, `return best_state`,
-`copy.deepcopy(best_state)`, indexing it.  Only reported when the snapshot, the update and the
-use are in one function (or at module level), in that order on a path that can run (around a
-loop: a snapshot taken in one epoch and an update in the next); not reported when the module's
-name was rebound in between (`model = Net()`), or for a snapshot taken after training ends.
+`copy.deepcopy(best_state)`, indexing it (not `len()`, `is None`, `in`, or iterating its keys).
+
+Only reported when the snapshot, the update and the use are in one function (or at module
+level, or in a notebook), in that order on a path that can run (around a loop: a snapshot
+taken in one epoch and an update in the next).  Not reported when the module's name was
+rebound in between (`model = Net()`) or the module was converted (`model.to(device)`,
+`model.double()`: the parameters may get new storage, and the snapshot keeps the old), or for
+a snapshot taken after training ends.
 
 ## Why is this bad?
 `state_dict()` returns references to the parameters and buffers themselves (detached, sharing
@@ -244,17 +252,24 @@ class TensorSnapshotNotACopy(_SnapshotRule):
 Checks for a `.detach()`, `.data` or NumPy view of a tensor kept as a snapshot and read after an
 in-place update of that tensor.
 
-The snapshot is bound to a name, appended to a history list or stored in a container.
-The views are `t.detach()`, `t.data`, `t.detach().numpy()`, `t.numpy()` (where grad is off or
-`t` does not require grad) and `t.detach().cpu().numpy()` when `t` is certainly on the CPU
-(from an accelerator, `.cpu()` copies).  The updates are optimizer steps (for parameters and
-other leaves that require grad; an optimizer the file builds on other tensors does not count),
-calls of a function of the file that steps an optimizer and is handed the tensor or its module,
-`load_state_dict` of its module, `nn.init.*_`, in-place methods (`t.add_(...)`,
-`t.data.copy_(...)`), `t[i] = v` and `t -= lr * g` on the tensor.  A tensor that is rebound
-instead (`x = x - lr * g`) is a new tensor: its old views keep their values and are not
-reported.  Only reported when the view, the update and the read are in one function (or at
-module level), in that order on a path that can run.
+The snapshot is bound to a name, appended to a history list or stored in a container.  The
+views are `t.detach()`, `t.data`, `t.detach().numpy()`, `t.numpy()` (where grad is off or `t`
+does not require grad) and `t.detach().cpu().numpy()` when `t` is certainly on the CPU (from an
+accelerator, `.cpu()` copies), of a tensor with a name (`model.fc.weight`, `w`, a loop variable
+over `model.parameters()`).
+
+The updates are optimizer steps (for parameters and other leaves that require grad; an
+optimizer the file builds on other tensors does not count), calls of a function of the file
+that steps an optimizer and is handed the tensor or its module, `load_state_dict` of its
+module, `nn.init.*_`, in-place methods (`t.add_(...)`, `t.data.copy_(...)`), `t[i] = v` and
+`t -= lr * g` on the tensor.  The use is a read of the snapshot's values after the update on
+some path (passing it to a call, returning it, indexing it, arithmetic, iterating a history
+list; not `len()` or `history.append(...)`).
+
+A tensor that is rebound instead (`x = x - lr * g`) is a new tensor: its old views keep their
+values and are not reported; neither are views taken before a conversion of the tensor's module
+(`model.to(device)`, `model.double()`), which may give the parameters new storage.  Only reported when the view, the update and the read are in one
+function (or at module level, or in a notebook), in that order on a path that can run.
 
 ## Why is this bad?
 `detach()`, `.data` and `.numpy()` share storage with the tensor: they are views, not copies.
