@@ -137,6 +137,7 @@ class AccumulatorDomain(Domain):
 
     def __init__(self, options=None) -> None:
         self.options = options
+        self._backprop: dict = {}  # (id(loop), id(stmt)) -> the term is back-propagated before
 
     def active(self, walker, frame) -> bool:
         node = frame.scope.node
@@ -164,7 +165,7 @@ class AccumulatorDomain(Domain):
         acc = _accumulation(stmt)
         if acc is not None:
             name, term = acc
-            if not state.no_grad and self._requires_grad(walker, term, stmt, state):
+            if not state.no_grad and self._requires_grad(walker, term, stmt, state, self._backprop):
                 aid = id(stmt)
                 held = st.holds.get(name, frozenset())
                 if aid in held and frame.loops and record:
@@ -253,13 +254,17 @@ class AccumulatorDomain(Domain):
             st.holds.pop(name, None)
 
     @staticmethod
-    def _requires_grad(walker, term, stmt, state) -> bool:
+    def _requires_grad(walker, term, stmt, state, cache: dict) -> bool:
         f = walker.fact(term, state)
         if f.kind == TENSOR and f.grad is Grad.YES:
             return True
         loops = walker.frame.loops
-        return (f.kind in (TENSOR, UNKNOWN) and f.grad is not Grad.NO and bool(loops)
-                and _backpropagated_before(loops[-1], term, stmt))
+        if not (f.kind in (TENSOR, UNKNOWN) and f.grad is not Grad.NO and loops):
+            return False
+        key = (id(loops[-1]), id(stmt))
+        if key not in cache:
+            cache[key] = _backpropagated_before(loops[-1], term, stmt)
+        return cache[key]
 
     @staticmethod
     def _observe(node, parents, st: AccumState, rec: AccumScope) -> None:
