@@ -33,8 +33,8 @@ _ACCUM_TEXT = re.compile(r"(?m)^[ \t]*([A-Za-z_]\w*)[ \t]*(?:\+=|=[ \t]*\1[ \t]*
 _LOOP_TEXT = re.compile(r"\b(?:for|while)\b")
 
 
-# The right-hand side of a start from zero: `0`, `0.0`, `torch.zeros(...)`, `torch.tensor(...)`.
-_ZERO = re.compile(r"(?<![\w.])0(?:\.0*)?(?![\w.])|torch\.(?:zeros|tensor|scalar_tensor)\b")
+# The start of a right-hand side that is zero: `0`, `0.0`, `torch.zeros(...)`, `torch.tensor(...)`.
+_ZERO = re.compile(r"[ \t]*(?:0(?:\.0*)?(?![\w.(\[])|torch\.(?:zeros|tensor|scalar_tensor)\()")
 _TARGETS_BEFORE = re.compile(r"[ \t]*(?:[A-Za-z_]\w*[ \t]*,[ \t]*)*")
 
 
@@ -65,14 +65,20 @@ def might_accumulate(text: str) -> bool:
 
 
 def _starts_from_zero(name: str, text: str) -> bool:
+    """`name = 0` (or `0.0`, `torch.zeros(...)`, `torch.tensor(...)`) on a line of its own, or
+    `a, name = x, 0` (some element of the tuple is a zero)."""
     for m in re.finditer(re.escape(name) + r"[ \t]*(?:,[^=\n]*)?=(?!=)", text):
         start = m.start()
         line = text.rfind("\n", 0, start) + 1
         if _TARGETS_BEFORE.fullmatch(text, line, start) is None:
             continue
-        end = text.find("\n", m.end())
-        if _ZERO.search(text, m.end(), end if end >= 0 else len(text)) is not None:
+        if _ZERO.match(text, m.end()) is not None:
             return True
+        if "," in text[line:m.end()]:
+            end = text.find("\n", m.end())
+            rhs = text[m.end():end if end >= 0 else len(text)]
+            if any(_ZERO.fullmatch(part.strip()) or _ZERO.match(part) for part in rhs.split(",")):
+                return True
     return False
 
 

@@ -55,7 +55,13 @@ _CALLED = re.compile(r"(?<![\w.])(self\.)?([A-Za-z_]\w*)\s*\(")
 # not one that a call continues (`w.data.normal_(...)`).
 _KEPT_ALIAS = re.compile(
     r"(?m)(?:\.detach\(\)|\.data|\.numpy\(\))(?:\.cpu\(\))?(?:\.numpy\(\))?[ \t]*(?:[,)\]}#]|\r?$)")
+_STATE_DICT_CALL = re.compile(r"\.state_dict\(")
 _UPDATE_TEXT = re.compile(r"\.step\(|[A-Za-z0-9]_\(|load_state_dict\(|reset_parameters\(|[-+*/]=|\]\s*=[^=]")
+
+
+def might_keep_state_dict(text: str) -> bool:
+    """Whether a source text calls a `.state_dict()` method (not `_load_from_state_dict(`)."""
+    return "state_dict(" in text and _STATE_DICT_CALL.search(text) is not None
 
 
 def might_alias_tensor(text: str) -> bool:
@@ -170,7 +176,7 @@ class SnapshotDomain(Domain):
             walker.lines.text if walker.lines is not None else None)
         if text is None:
             return True
-        if "state_dict(" not in text and not might_alias_tensor(text):
+        if not might_keep_state_dict(text) and not might_alias_tensor(text):
             return False
         if _UPDATE_TEXT.search(text) is not None:
             return True

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 
 from ..analysis.accumulators import Accumulation, might_accumulate
-from ..analysis.snapshots import STATE, SnapFinding, might_alias_tensor
+from ..analysis.snapshots import STATE, SnapFinding, might_alias_tensor, might_keep_state_dict
 from .base import Edit, Fix, Invalid, Oracle, Rule, Valid
 
 _SETUP = (
@@ -57,6 +57,10 @@ class StateDictNotACopy(_SnapshotRule):
     fix_safety = "unsafe"
     prefilter = ("state_dict(",)
     kind = STATE
+
+    @classmethod
+    def might_match(cls, text: str) -> bool:
+        return might_keep_state_dict(text)
     docs = """
 ## What it does
 Checks for a module's `state_dict()` kept as a snapshot and used after an in-place update of
