@@ -272,8 +272,9 @@ list; not `len()` or `history.append(...)`).
 
 A tensor that is rebound instead (`x = x - lr * g`) is a new tensor: its old views keep their
 values and are not reported; neither are views taken before a conversion of the tensor's module
-(`model.to(device)`, `model.double()`), which may give the parameters new storage.  Only reported when the view, the update and the read are in one
-function (or at module level, or in a notebook), in that order on a path that can run.
+(`model.to(device)`, `model.double()`), which may give the parameters new storage.  Only
+reported when the view, the update and the read are in one function (or at module level, or in
+a notebook), in that order on a path that can run.
 
 ## Why is this bad?
 `detach()`, `.data` and `.numpy()` share storage with the tensor: they are views, not copies.
