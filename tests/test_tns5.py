@@ -194,6 +194,16 @@ def test_checker_fixture_runs_on_real_torch():
         torch.save(snapshot, "s.pt")
     """, [("TNS501", 1)], id="nn.init writes in place"),
     pytest.param("""
+        def gan_step(netG, netD, optimizerD, batches):
+            netG.train()
+            netD.train()
+            g_init, d_init = netG.state_dict(), netD.state_dict()
+            for x in batches:
+                optimizerD.step()
+            netG.load_state_dict(g_init)
+            netD.load_state_dict(d_init)
+    """, [("TNS501", 4)], id="the discriminator's optimizer steps the discriminator, not the generator"),
+    pytest.param("""
         start = model.state_dict()
         with torch.no_grad():
             for p in model.parameters():

@@ -81,6 +81,20 @@ def is_optimizer_name(key: str | None) -> bool:
     return any(w in _OPT_WORDS for w in ws) and not any(w in _NOT_OPT_WORDS for w in ws)
 
 
+_G_WORDS = frozenset({"g", "gen", "generator", "netg"})
+_D_WORDS = frozenset({"d", "disc", "discriminator", "critic", "netd", "dis"})
+
+
+def gan_role(key: str | None) -> str | None:
+    """"G" or "D" when the last part of a name says generator or discriminator (`optimizerG`,
+    `netD`, `self.discriminator`), else None: an optimizer of the one does not step the other."""
+    if not key:
+        return None
+    ws = set(words(key.rsplit(".", 1)[-1]))
+    g, d = bool(ws & _G_WORDS), bool(ws & _D_WORDS)
+    return None if g == d else ("G" if g else "D")
+
+
 def _related(source: str, roots) -> bool:
     """Whether a module or tensor named `source` may be one of `roots`, inside one, or hold one
     (None: any)."""
@@ -363,7 +377,9 @@ class SnapshotDomain(Domain):
                     opt = dotted_name(n.args[0])
                 if self._is_optimizer(walker, opt):
                     roots = self._optimizer_roots(walker).get(opt)
-                    stale(lambda tok: tok.param and _related(tok.source, roots), n)
+                    role = gan_role(opt) if roots is None else None
+                    stale(lambda tok: tok.param and _related(tok.source, roots) and not (
+                        role is not None and gan_role(tok.source) not in (None, role)), n)
                 continue
             if m in _MODULE_MOVES and isinstance(func, ast.Attribute):
                 key = dotted_name(func.value)

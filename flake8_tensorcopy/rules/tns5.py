@@ -72,7 +72,8 @@ module by the flow of the code, or a name with module methods in the code (`mode
 `model.parameters()`); a class of the file that defines its own `state_dict` is not one.
 
 The updates are optimizer steps (`opt.step()`, `scaler.step(opt)`; an optimizer that the file
-builds on another module's parameters does not count), calls of a function or method of the
+builds on another module's parameters does not count, nor does a generator's optimizer,
+`optimizerG`, for a discriminator, `netD`, or the reverse), calls of a function or method of the
 file that steps an optimizer (itself or through the file's functions it calls) and is handed
 the module (`train_one_epoch(model, ...)`, `self.train_epoch()` for `self.model`),
 `model.load_state_dict(...)`, `model.reset_parameters()`, `nn.init.*_` and in-place writes to
