@@ -178,7 +178,8 @@ class SnapshotDomain(Domain):
 
     def __init__(self, options=None) -> None:
         self.options = options
-        self._optimizers: dict | None = None  # normalised optimizer name -> roots (None: unknown)
+        self._optimizers: dict | None = None  # optimizer name -> the roots it updates (None: unknown)
+        # id(def) -> whether that function of the file steps an optimizer
         self._stepping: dict[int, bool] = {}
         self._file_steps: bool | None = None
 
@@ -460,7 +461,7 @@ class SnapshotDomain(Domain):
 
     def _optimizer_roots(self, walker) -> dict:
         """Optimizers the file builds (`opt = torch.optim.Adam(model.parameters())`), by
-        normalised name: the modules and tensors whose parameters they update (None: unknown)."""
+        name: the modules and tensors whose parameters they update (None: unknown)."""
         if self._optimizers is None:
             found: dict = {}
             for node in ast.walk(walker.tree):
