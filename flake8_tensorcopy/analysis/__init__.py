@@ -21,4 +21,8 @@ def make_domains(keys, options) -> list:
         from .storage import StorageDomain
 
         out.append(StorageDomain())
+    if "snapshots" in keys or "accumulators" in keys:
+        from .snapshots import domains_for
+
+        out.extend(domains_for(keys, options))
     return out

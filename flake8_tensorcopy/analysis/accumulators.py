@@ -1,0 +1,553 @@
+"""Running totals that keep every iteration's autograd graph (family TNS5): the walker's
+"accumulators" domain.
+
+It follows `total += loss` and `total = total + loss` where `loss` may require grad (outside
+no-grad regions; a name back-propagated earlier in the same loop body requires grad for
+certain).  The state says, for each name, which accumulation statements' graphs its value may
+carry (the accumulator itself, and whatever is computed from it: `avg = total / n`).  An
+accumulation whose accumulator may already hold its own earlier result went around the loop:
+it keeps each iteration's graph (a candidate).  At every statement the domain looks at where
+the carried values go: into a backward call (`total.backward()`, `torch.autograd.grad(total,
+...)`, `scaler.scale(total).backward()`), out of the scope (returned, yielded, stored in an
+attribute or a container, passed to a function that is not a display or a conversion), or into
+something harmless (`.item()`, `float()`, f-strings, `print`, comparisons, loggers).  `finish`
+keeps the candidates whose graphs never reach a backward call and never leave the scope, nor
+are read by a nested function or declared global / nonlocal (`.findings`).  Placing the events
+in the walk (and its loop fixpoints and joins) makes this flow-sensitive: returning the total
+before the loop, while it holds a plain number, is not an escape.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+
+from .astutil import child_nodes, dotted_name, target_elements
+from .facts import TENSOR, UNKNOWN, Grad
+from .walker import Domain
+
+# `name += term` / `name = name + term` with a plain name and a term that is not a literal,
+# a tuple, a list or a string (`hidden_states += (h,)`, `count += 1`).
+_ACCUM_TEXT = re.compile(r"(?m)^[ \t]*([A-Za-z_]\w*)[ \t]*(?:\+=|=[ \t]*\1[ \t]*\+(?!=))[ \t]*(?![\d\['\"\s\\])")
+_LOOP_TEXT = re.compile(r"\b(?:for|while)\b")
+
+
+# The start of a right-hand side that is zero: `0`, `0.0`, `torch.zeros(...)`, `torch.tensor(...)`.
+_ZERO = re.compile(r"[ \t]*(?:0(?:\.0*)?(?![\w.(\[])|torch\.(?:zeros|tensor|scalar_tensor)\()")
+_TARGETS_BEFORE = re.compile(r"[ \t]*(?:[A-Za-z_]\w*[ \t]*,[ \t]*)*")
+
+
+def might_accumulate(text: str) -> bool:
+    """Whether a source text may hold an accumulation the rule looks at: `name += term` or
+    `name = name + term` after a `for` / `while`, where `name` starts from zero on a line of its
+    own (`total = 0`, `0.0`, `torch.zeros(...)`, `torch.tensor(...)`, or a tuple of them).  A
+    text test only (the analysis decides)."""
+    if "+" not in text:
+        return False
+    loop = _LOOP_TEXT.search(text)
+    if loop is None:
+        return False
+    names = set()
+    pos, last_line = loop.end(), -1
+    while True:
+        pos = text.find("+", pos)
+        if pos < 0:
+            break
+        line = text.rfind("\n", 0, pos) + 1
+        if line != last_line:
+            last_line = line
+            a = _ACCUM_TEXT.match(text, line)
+            if a is not None:
+                names.add(a.group(1))
+        pos += 1
+    return any(_starts_from_zero(name, text) for name in names)
+
+
+def _starts_from_zero(name: str, text: str) -> bool:
+    """`name = 0` (or `0.0`, `torch.zeros(...)`, `torch.tensor(...)`) on a line of its own, or
+    `a, name = x, 0` (some element of the tuple is a zero)."""
+    for m in re.finditer(re.escape(name) + r"[ \t]*(?:,[^=\n]*)?=(?!=)", text):
+        start = m.start()
+        line = text.rfind("\n", 0, start) + 1
+        if _TARGETS_BEFORE.fullmatch(text, line, start) is None:
+            continue
+        if _ZERO.match(text, m.end()) is not None:
+            return True
+        if "," in text[line:m.end()]:
+            end = text.find("\n", m.end())
+            rhs = text[m.end():end if end >= 0 else len(text)]
+            if any(_ZERO.fullmatch(part.strip()) or _ZERO.match(part) for part in rhs.split(",")):
+                return True
+    return False
+
+
+@dataclass(frozen=True)
+class Accumulation:
+    stmt: ast.stmt  # `total += loss` or `total = total + loss`
+    name: str
+    term: ast.expr  # what is added (`loss`)
+    term_is_tensor: bool  # a torch tensor by the flow of the code (so `.detach()` exists)
+    shown: bool = False  # the total's printed form or autograd attributes are observed somewhere
+
+
+class AccumState:
+    """The accumulation statements (ids) whose graphs each name's value may carry."""
+
+    __slots__ = ("holds",)
+
+    def __init__(self, holds=None) -> None:
+        self.holds: dict[str, frozenset] = holds if holds is not None else {}
+
+    def copy(self) -> AccumState:
+        return AccumState(dict(self.holds))
+
+    def join(self, other: AccumState) -> AccumState:
+        out = dict(self.holds)
+        for k, v in other.holds.items():
+            out[k] = out[k] | v if k in out else v
+        return AccumState(out)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, AccumState) and self.holds == other.holds
+
+    __hash__ = None
+
+
+@dataclass
+class AccumScope:
+    candidates: dict = field(default_factory=dict)  # id(stmt) -> Accumulation
+    gone: set = field(default_factory=set)  # ids whose graphs reach a backward or leave the scope
+    shown: set = field(default_factory=set)  # ids whose carriers are printed or asked for autograd state
+    holders: dict = field(default_factory=dict)  # id -> names that carried it
+    findings: list = field(default_factory=list)  # [Accumulation]
+
+
+def _accumulation(stmt):
+    """(name, term) for `name += term` and `name = name + term` / `name = term + name`."""
+    if isinstance(stmt, ast.AugAssign) and isinstance(stmt.op, ast.Add) and isinstance(stmt.target, ast.Name):
+        return stmt.target.id, stmt.value
+    if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+            and isinstance(stmt.value, ast.BinOp) and isinstance(stmt.value.op, ast.Add)):
+        name = stmt.targets[0].id
+        left, right = stmt.value.left, stmt.value.right
+        if isinstance(left, ast.Name) and left.id == name:
+            return name, right
+        if isinstance(right, ast.Name) and right.id == name:
+            return name, left
+    return None
+
+
+class AccumulatorDomain(Domain):
+    key = "accumulators"
+
+    def __init__(self, options=None) -> None:
+        self.options = options
+        self._backprop: dict = {}  # (id(loop), id(stmt)) -> the term is back-propagated before
+
+    def active(self, walker, frame) -> bool:
+        node = frame.scope.node
+        text = walker.source_of(node) if hasattr(node, "end_lineno") else (
+            walker.lines.text if walker.lines is not None else None)
+        if text is None:
+            return True
+        return might_accumulate(text)
+
+    def initial(self, walker, frame) -> AccumState:
+        return AccumState()
+
+    def start(self, walker, frame) -> AccumScope:
+        return AccumScope()
+
+    # ------------------------------------------------------------------ transfer
+
+    def simple(self, walker, stmt, state) -> None:
+        frame = walker.frame
+        st: AccumState = state.doms[self.key]
+        rec: AccumScope = frame.doms[self.key]
+        record = frame.recording and not frame.expects_error
+        if st.holds and record:
+            self._observe(stmt, [], st, rec)
+        acc = _accumulation(stmt)
+        if acc is not None:
+            name, term = acc
+            if not state.no_grad and self._requires_grad(walker, term, stmt, state, self._backprop):
+                aid = id(stmt)
+                held = st.holds.get(name, frozenset())
+                if aid in held and frame.loops and record:
+                    # What this statement added in an earlier iteration is still in `name`.
+                    f = walker.fact(term, state)
+                    rec.candidates.setdefault(aid, Accumulation(stmt, name, term, f.is_torch_tensor))
+                st.holds[name] = held | {aid}
+                rec.holders.setdefault(aid, set()).add(name)
+                return
+        t = type(stmt)
+        if t is ast.Assign or t is ast.AnnAssign:
+            if stmt.value is None:
+                return
+            carried = self._carried(stmt.value, st)
+            targets = stmt.targets if t is ast.Assign else [stmt.target]
+            for target in targets:
+                for el in target_elements(target):
+                    if isinstance(el, ast.Name):
+                        self._bind(st, rec, el.id, carried)
+        elif t is ast.AugAssign:
+            if isinstance(stmt.target, ast.Name):
+                name = stmt.target.id
+                self._bind(st, rec, name, st.holds.get(name, frozenset()) | self._carried(stmt.value, st))
+        elif t is ast.Delete:
+            for target in stmt.targets:
+                for el in target_elements(target):
+                    if isinstance(el, ast.Name):
+                        st.holds.pop(el.id, None)
+
+    def test(self, walker, expr, state) -> None:
+        st: AccumState = state.doms[self.key]
+        frame = walker.frame
+        if st.holds and frame.recording and not frame.expects_error:
+            self._observe(expr, [], st, frame.doms[self.key])
+
+    def loop_target(self, walker, stmt, state) -> None:
+        st: AccumState = state.doms[self.key]
+        frame = walker.frame
+        rec: AccumScope = frame.doms[self.key]
+        carried = frozenset()
+        if st.holds:
+            if frame.recording and not frame.expects_error:
+                self._observe(stmt.iter, [stmt], st, rec)
+            carried = self._carried(stmt.iter, st)
+        for el in target_elements(stmt.target):
+            if isinstance(el, ast.Name):
+                self._bind(st, rec, el.id, carried)
+
+    def with_item(self, walker, item, state) -> None:
+        st: AccumState = state.doms[self.key]
+        frame = walker.frame
+        if st.holds and frame.recording and not frame.expects_error:
+            self._observe(item.context_expr, [], st, frame.doms[self.key])
+        if item.optional_vars is not None:
+            for el in target_elements(item.optional_vars):
+                if isinstance(el, ast.Name):
+                    st.holds.pop(el.id, None)
+
+    def finish(self, walker, frame) -> None:
+        if not frame.dispatch:
+            return
+        rec: AccumScope = frame.doms[self.key]
+        if not rec.candidates:
+            return
+        closures: dict = {}
+        for aid, acc in rec.candidates.items():
+            if aid in rec.gone:
+                continue
+            names = frozenset(rec.holders.get(aid, ())) | {acc.name}
+            if names not in closures:
+                closures[names] = _leaves_by_name(frame.scope.node, names)
+            if closures[names]:
+                continue
+            rec.findings.append(Accumulation(acc.stmt, acc.name, acc.term, acc.term_is_tensor, aid in rec.shown))
+        rec.findings.sort(key=lambda a: (a.stmt.lineno, a.stmt.col_offset))
+
+    # ------------------------------------------------------------------ helpers
+
+    @staticmethod
+    def _bind(st: AccumState, rec: AccumScope, name: str, carried: frozenset) -> None:
+        if carried:
+            st.holds[name] = carried
+            for aid in carried:
+                rec.holders.setdefault(aid, set()).add(name)
+        else:
+            st.holds.pop(name, None)
+
+    @staticmethod
+    def _requires_grad(walker, term, stmt, state, cache: dict) -> bool:
+        f = walker.fact(term, state)
+        if f.kind == TENSOR and f.grad is Grad.YES:
+            return True
+        loops = walker.frame.loops
+        if not (f.kind in (TENSOR, UNKNOWN) and f.grad is not Grad.NO and loops):
+            return False
+        key = (id(loops[-1]), id(stmt))
+        if key not in cache:
+            cache[key] = _backpropagated_before(loops[-1], term, stmt)
+        return cache[key]
+
+    @staticmethod
+    def _observe(node, parents, st: AccumState, rec: AccumScope) -> None:
+        """Where the carried values read in `node` go."""
+        holds = st.holds
+        for occ, chain in _occurrences_in(node, holds, parents):
+            what, shown = _classify(occ, chain)
+            ids = holds[occ.id]
+            if what in ("backward", "escape"):
+                rec.gone.update(ids)
+            if shown:
+                rec.shown.update(ids)
+
+    @staticmethod
+    def _carried(value, st: AccumState) -> frozenset:
+        """The graphs the value of `value` carries (a cut such as `.item()` stops them)."""
+        out = frozenset()
+        if not st.holds:
+            return out
+        for occ, chain in _occurrences_in(value, st.holds, []):
+            what, _ = _classify(occ, chain, flow=True)
+            if what == "flow":
+                out |= st.holds[occ.id]
+        return out
+
+
+# --------------------------------------------------------------------------- term evidence
+
+
+def _backward_root(call) -> ast.expr | None:
+    """What a backward call back-propagates: `x` of `x.backward()`, `scaler.scale(x).backward()`,
+    `torch.autograd.backward(x)`, `self.manual_backward(x)`, `accelerator.backward(x)`."""
+    if not isinstance(call, ast.Call):
+        return None
+    func = call.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+    if name not in ("backward", "manual_backward"):
+        return None
+    if isinstance(func, ast.Attribute) and not call.args:
+        recv = func.value
+        if (isinstance(recv, ast.Call) and isinstance(recv.func, ast.Attribute) and recv.func.attr == "scale"
+                and len(recv.args) == 1):
+            return recv.args[0]
+        return recv
+    return call.args[0] if call.args else None
+
+
+def _backpropagated_before(loop, term, stmt) -> bool:
+    """Whether `term` (a name) is back-propagated earlier in the body of `loop` than `stmt`, and
+    not rebound in between: then it requires grad (a backward of a tensor that does not raises)."""
+    if not isinstance(term, ast.Name):
+        return False
+    name = term.id
+    calls, binds = [], []
+    for s in _statements(loop.body):
+        for e in _own_exprs(s):
+            for n in ast.walk(e):
+                root = _backward_root(n)
+                if isinstance(root, ast.Name) and root.id == name:
+                    calls.append(n.lineno)
+        for target, _value in _flows(s):
+            for el in target_elements(target):
+                if isinstance(el, ast.Name) and el.id == name:
+                    binds.append(s.lineno)
+    line = stmt.lineno
+    return any(c < line and not any(c < b < line for b in binds) for c in calls)
+
+
+# --------------------------------------------------------------------------- where values go
+
+
+_BACKWARD_NAMES = frozenset({"backward", "manual_backward", "grad"})
+# Methods that turn a tensor into a plain value or a tensor without graph.
+_CUT_METHODS = frozenset({"item", "tolist", "detach", "numpy", "__format__", "size", "dim", "numel", "nelement"})
+# Functions that turn their argument into a plain value (or display it).
+_CUT_FUNCS = frozenset({"float", "int", "round", "bool", "len", "str", "repr", "format", "print", "isinstance",
+                        "type", "id", "hash", "any", "all"})
+_SHOWN_FUNCS = frozenset({"str", "repr", "format", "print"})
+# Functions whose result is computed from their arguments (and stays in the scope).
+_PRESERVING_FUNCS = frozenset({"abs", "min", "max", "sum", "pow", "divmod"})
+_PRESERVING_OWNERS = frozenset({"torch", "F", "torch.nn.functional", "nn.functional"})
+# Methods of loggers, progress bars and summary writers: they display a value, never differentiate it.
+_DISPLAY_METHODS = frozenset(
+    "debug info warning warn error critical exception log write set_postfix set_postfix_str set_description "
+    "set_description_str add_scalar add_scalars echo secho".split()
+)
+_DISPLAY_OWNERS = re.compile(r"(?:^|[._])(?:log|logger|logging|logs|writer|tb|tensorboard|pbar|bar|tqdm|progress|"
+                             r"summary_writer|sw|wandb|mlflow|console|click|stdout|stderr|f|fh|file|fp|self)$",
+                             re.I)
+# Display methods whose output does not show a tensor's repr (they take its value).
+_VALUE_DISPLAYS = frozenset({"add_scalar", "add_scalars"})
+_GRAPH_ATTRS = frozenset({"requires_grad", "grad_fn", "is_leaf", "grad", "_version"})
+
+
+def _occurrences_in(node, names, parents):
+    """(a Name that reads one of `names`, its ancestors innermost last) under `node`, not inside
+    nested functions, lambdas or classes."""
+    stack = [(node, parents)]
+    while stack:
+        n, ps = stack.pop()
+        if isinstance(n, ast.Name):
+            if n.id in names and isinstance(n.ctx, ast.Load):
+                yield n, ps
+            continue
+        if isinstance(n, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        sub = ps + [n]
+        for c in child_nodes(n):
+            stack.append((c, sub))
+
+
+def _classify(occ, parents, flow: bool = False):
+    """What the value read at `occ` becomes, walking up its ancestors: ("backward" | "escape" |
+    "cut" | "local" | "flow", shown).  "flow": it is (part of) the value being computed (only
+    asked with `flow`, for the value of an assignment)."""
+    child = occ
+    for parent in reversed(parents):
+        t = type(parent)
+        if t is ast.Call:
+            func = parent.func
+            if child is func:
+                # A method of the value (`total.item()`, `total.backward()`).
+                name = getattr(func, "attr", None)
+                if name in _BACKWARD_NAMES:
+                    return "backward", False
+                if name in _CUT_METHODS:
+                    return "cut", False
+                child = parent
+                continue
+            fname = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+            owner = dotted_name(func.value) if isinstance(func, ast.Attribute) else None
+            if fname in _BACKWARD_NAMES or (fname or "").endswith("backward"):
+                return "backward", False
+            if isinstance(func, ast.Name) and fname in _CUT_FUNCS:
+                return "cut", fname in _SHOWN_FUNCS
+            if isinstance(func, ast.Attribute) and fname == "format":
+                return "cut", True
+            if owner is not None and owner.split(".", 1)[0] in ("math", "np", "numpy"):
+                return "cut", False
+            if isinstance(func, ast.Attribute) and fname in _DISPLAY_METHODS and owner is not None and (
+                    _DISPLAY_OWNERS.search(owner) or owner == "logging"):
+                return "cut", fname not in _VALUE_DISPLAYS
+            if isinstance(func, ast.Name) and fname in _PRESERVING_FUNCS or owner in _PRESERVING_OWNERS:
+                child = parent
+                continue
+            return "escape", False
+        if t is ast.Attribute:
+            if parent.attr in _GRAPH_ATTRS:
+                return "cut", True
+            if parent.attr == "data":
+                return "cut", False
+            child = parent
+            continue
+        if t is ast.FormattedValue:
+            return "cut", parent.format_spec is None
+        if (t is ast.BinOp and isinstance(parent.op, ast.Mod) and isinstance(parent.left, (ast.Constant, ast.JoinedStr))
+                and isinstance(getattr(parent.left, "value", ""), str)):
+            return "cut", True
+        if t is ast.Compare:
+            return "cut", False
+        if t is ast.Subscript and child is not parent.value:
+            return "cut", False  # an index
+        if t in (ast.BinOp, ast.UnaryOp, ast.Subscript, ast.IfExp, ast.BoolOp, ast.Starred, ast.keyword,
+                 ast.Tuple, ast.List, ast.Set, ast.Dict, ast.ListComp, ast.SetComp, ast.GeneratorExp,
+                 ast.DictComp, ast.comprehension):
+            child = parent
+            continue
+        if t in (ast.Yield, ast.YieldFrom, ast.Await):
+            return "escape", False
+        if t is ast.NamedExpr:
+            return ("flow" if flow else "escape"), False
+        # Statements.
+        if t is ast.Return:
+            return "escape", False
+        if t in (ast.Assign, ast.AnnAssign, ast.AugAssign):
+            if child is getattr(parent, "value", None):
+                if flow:
+                    return "flow", False
+                targets = parent.targets if t is ast.Assign else [parent.target]
+                if all(isinstance(el, ast.Name) for tg in targets for el in target_elements(tg)):
+                    return "local", False
+                return "escape", False  # into an attribute or a container
+            return "cut", False  # a read in a target's index
+        if t in (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith):
+            return ("flow" if flow else "local"), False
+        if t in (ast.Expr, ast.If, ast.While, ast.Assert, ast.Delete):
+            return "cut", False
+        if t is ast.Raise:
+            return "escape", False
+        child = parent
+    return ("flow" if flow else "local"), False
+
+
+# --------------------------------------------------------------------------- names that leave
+
+
+def _leaves_by_name(scope_node, names) -> bool:
+    """Whether one of `names` is declared global / nonlocal in the scope, read by a function,
+    lambda or class nested in it, or (at module level) read by any function of the file."""
+    for s in _statements(scope_node.body):
+        if isinstance(s, (ast.Global, ast.Nonlocal)) and names & set(s.names):
+            return True
+        for n in _nested(s):
+            if any(isinstance(x, ast.Name) and x.id in names for x in ast.walk(n)):
+                return True
+    if isinstance(scope_node, ast.Module):
+        for n in ast.walk(scope_node):
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and any(
+                    isinstance(x, ast.Name) and x.id in names for x in ast.walk(n)):
+                return True
+    return False
+
+
+def _statements(body):
+    """Every statement of a body, nested blocks included (not nested scopes' bodies)."""
+    stack = list(reversed(body))
+    while stack:
+        s = stack.pop()
+        yield s
+        if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        subs = []
+        for f in ("body", "orelse", "finalbody"):
+            v = getattr(s, f, None)
+            if type(v) is list:
+                subs.extend(v)
+        for h in getattr(s, "handlers", None) or ():
+            subs.extend(h.body)
+        for c in getattr(s, "cases", None) or ():
+            subs.extend(c.body)
+        stack.extend(reversed(subs))
+
+
+def _own_exprs(s) -> list:
+    """The expressions a statement evaluates itself (not those of its nested blocks)."""
+    t = type(s)
+    if t in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+        return [*s.decorator_list]
+    if t in (ast.If, ast.While):
+        return [s.test]
+    if t in (ast.For, ast.AsyncFor):
+        return [s.iter]
+    if t in (ast.With, ast.AsyncWith):
+        return [i.context_expr for i in s.items]
+    if t.__name__ == "Match":
+        return [s.subject] + [c.guard for c in s.cases if c.guard is not None]
+    if t in (ast.Try, getattr(ast, "TryStar", ast.Try)):
+        return [h.type for h in s.handlers if h.type is not None]
+    return [s]
+
+
+def _flows(s):
+    """(target, value) pairs by which a statement binds names."""
+    t = type(s)
+    if t is ast.Assign:
+        for target in s.targets:
+            yield target, s.value
+    elif t is ast.AnnAssign or t is ast.AugAssign:
+        yield s.target, s.value
+    elif t in (ast.For, ast.AsyncFor):
+        yield s.target, s.iter
+    elif t in (ast.With, ast.AsyncWith):
+        for i in s.items:
+            if i.optional_vars is not None:
+                yield i.optional_vars, i.context_expr
+    for e in _own_exprs(s):
+        for n in ast.walk(e):
+            if isinstance(n, ast.NamedExpr):
+                yield n.target, n.value
+
+
+def _nested(s):
+    """Nested functions, lambdas and classes in a statement (they may run later)."""
+    if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        yield s
+        return
+    for e in _own_exprs(s):
+        for n in ast.walk(e):
+            if isinstance(n, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                yield n

@@ -1,0 +1,841 @@
+"""Snapshots that are not copies: the walker's domain for values that look like copies but
+share storage with live tensors (family TNS5; the running totals are in accumulators.py).
+
+`SnapshotDomain` ("snapshots") follows, name by name and container by container, the values
+that look like copies but share storage with a module's parameters or with a tensor:
+`model.state_dict()` (and its shallow copies `.copy()`, `dict(...)`), `t.detach()`, `t.data`,
+`t.detach().numpy()`, `t.detach().cpu().numpy()` on a tensor that is on the CPU.  Each such
+value is a token (where it was made, what it aliases); the walker joins the tokens at branches
+and iterates them around loops with the rest of the state.  In-place updates of the source mark
+the tokens that alias it as stale, with the update's line: an optimizer step (for parameters and
+state dicts; an optimizer the file builds on other modules' parameters does not count), a call
+of a function of the file that steps one and is handed the source, `load_state_dict`,
+`reset_parameters`, `nn.init.*_`, in-place methods, subscript and augmented assignment on the
+tensor.  Rebinding the source (`model = Net()`, `x = x - lr * g`) cuts the tokens loose: later
+updates do not reach them.  A read of a stale token's value (passing it to a call, returning
+it, indexing it, arithmetic; not `len()`, `is None`, `.append()` into the container) is a use,
+recorded in the walker's recording pass with its order (`frame.seq`); each token made in the
+scope and used stale is a finding (`.findings`).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from collections import namedtuple
+
+from .astutil import child_nodes, dotted_name, expressions, target_elements
+from .facts import FUNCTION, MODULE, TENSOR, UNKNOWN, Device, Grad
+from .storage import is_inplace_method
+from .walker import Domain
+
+STATE, TENSOR_ALIAS = "state", "tensor"
+
+# Methods of a container that write into it (their receiver is not a read of its values).
+_CONTAINER_WRITES = frozenset("append appendleft extend extendleft insert add update setdefault clear".split())
+# Calls that read no value out of their argument (length, identity, type).
+_NOT_VALUE_READS = frozenset({"len", "isinstance", "id", "type", "hasattr", "callable", "bool"})
+_OPT_WORDS = frozenset({"opt", "optim", "optimizer", "optimiser", "optimizers", "optimisers", "optimz"})
+_NOT_OPT_WORDS = frozenset({"sched", "scheduler", "schedulers", "lr", "warmup", "ema", "swa", "scaler", "state",
+                            "dict", "config", "cfg", "args", "kwargs", "name", "names", "type", "cls", "class"})
+_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+# Optimizer classes (torch.optim and the common third-party ones), by the last part of the name.
+_OPTIMIZER_CLASSES = frozenset(
+    "SGD Adam AdamW Adamax Adagrad Adadelta RMSprop Rprop ASGD NAdam RAdam LBFGS SparseAdam Adafactor "
+    "Lion LAMB Lamb FusedAdam FusedLAMB FusedSGD AdamW8bit Adam8bit PagedAdamW Adan Lookahead Muon".split()
+)
+# Methods only a module has: `x.parameters()` says `x` is one.
+_MODULE_EVIDENCE = ("parameters", "named_parameters", "train", "eval", "modules", "children", "buffers")
+# Module methods that may give the parameters new storage (a device or dtype conversion).
+_MODULE_MOVES = frozenset("to cuda cpu xpu mps half float double bfloat16 type to_empty".split())
+_STEP_TEXT = re.compile(r"([A-Za-z_][\w.]*)\.step\(")
+_CALLED = re.compile(r"(?<![\w.])(self\.)?([A-Za-z_]\w*)\s*\(")
+# A `.detach()` / `.data` / NumPy view that ends an expression (kept: bound, appended, stored),
+# not one that a call continues (`w.data.normal_(...)`).
+_KEPT_ALIAS = re.compile(
+    r"(?m)(?:\.detach\(\)|\.data|\.numpy\(\))(?:\.cpu\(\))?(?:\.numpy\(\))?[ \t]*(?:[,)\]}#]|\r?$)")
+_STATE_DICT_CALL = re.compile(r"\.state_dict\(")
+_UPDATE_TEXT = re.compile(r"\.step\(|[A-Za-z0-9]_\(|load_state_dict\(|reset_parameters\(|[-+*/]=|\]\s*=[^=]")
+
+
+def might_keep_state_dict(text: str) -> bool:
+    """Whether a source text calls a `.state_dict()` method (not `_load_from_state_dict(`)."""
+    return "state_dict(" in text and _STATE_DICT_CALL.search(text) is not None
+
+
+def might_alias_tensor(text: str) -> bool:
+    """Whether a source text keeps a `.detach()`, `.data` or NumPy view of a tensor (a text test)."""
+    return ("detach()" in text or ".data" in text or "numpy()" in text) and _KEPT_ALIAS.search(text) is not None
+
+
+def words(name: str) -> list[str]:
+    """`optimizerG` -> ["optimizer", "g"]; `opt_d` -> ["opt", "d"]."""
+    return [w.lower() for w in _WORD.findall(name)]
+
+
+def is_optimizer_name(key: str | None) -> bool:
+    if not key:
+        return False
+    ws = words(key.rsplit(".", 1)[-1])
+    return any(w in _OPT_WORDS for w in ws) and not any(w in _NOT_OPT_WORDS for w in ws)
+
+
+_G_WORDS = frozenset({"g", "gen", "generator", "netg"})
+_D_WORDS = frozenset({"d", "disc", "discriminator", "critic", "netd", "dis"})
+
+
+def gan_role(key: str | None) -> str | None:
+    """"G" or "D" when the last part of a name says generator or discriminator (`optimizerG`,
+    `netD`, `self.discriminator`), else None: an optimizer of the one does not step the other."""
+    if not key:
+        return None
+    ws = set(words(key.rsplit(".", 1)[-1]))
+    g, d = bool(ws & _G_WORDS), bool(ws & _D_WORDS)
+    return None if g == d else ("G" if g else "D")
+
+
+def _related(source: str, roots) -> bool:
+    """Whether a module or tensor named `source` may be one of `roots`, inside one, or hold one
+    (None: any)."""
+    if roots is None:
+        return True
+    for r in roots:
+        if source == r or source.startswith(r + ".") or r.startswith(source + "."):
+            return True
+    return False
+
+
+# --------------------------------------------------------------------------- snapshots
+
+
+# A value that aliases live storage: made at `anchor` (the id of the expression), of `source`
+# (None once that name was rebound), "state" or "tensor"; `param`: an optimizer step may update
+# the source; `stale`: the line of the first in-place update since (0: none).  (A namedtuple,
+# not typing.NamedTuple: typing costs every start of the CLI.)
+Token = namedtuple("Token", "anchor source kind param stale", defaults=(0,))
+
+
+@dataclass(frozen=True)
+class Anchor:
+    node: ast.AST  # the expression that looks like a copy (reported)
+    kind: str  # "state" or "tensor"
+    source: str  # what it aliases (a dotted name)
+    inner: ast.AST | None = None  # "state": the `.state_dict()` call inside a shallow copy
+
+
+@dataclass(frozen=True)
+class SnapFinding:
+    anchor: Anchor
+    holder: str  # the name whose value was used
+    use_line: int
+    update_line: int
+    update: str = "<expr>"  # the source of the update (shortened)
+
+
+class SnapState:
+    """The domain's part of the program state: the tokens each name (or dotted name) may hold."""
+
+    __slots__ = ("holds",)
+
+    def __init__(self, holds=None) -> None:
+        self.holds: dict[str, frozenset] = holds if holds is not None else {}
+
+    def copy(self) -> SnapState:
+        return SnapState(dict(self.holds))
+
+    def join(self, other: SnapState) -> SnapState:
+        if not other.holds:
+            return self.copy()
+        out = dict(self.holds)
+        for k, v in other.holds.items():
+            out[k] = out[k] | v if k in out else v
+        return SnapState(out)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, SnapState) and self.holds == other.holds
+
+    __hash__ = None
+
+
+class SnapScope:
+    """What one scope recorded: the aliasing expressions, their first stale uses, the findings."""
+
+    def __init__(self) -> None:
+        self.anchors: dict[int, Anchor] = {}
+        self.uses: dict[int, tuple] = {}  # anchor id -> (seq, holder, use line, update line)
+        self.updates: dict[int, str] = {}  # line -> the update there, as shown in messages
+        self.findings: list[SnapFinding] = []
+
+
+class SnapshotDomain(Domain):
+    key = "snapshots"
+
+    def __init__(self, options=None) -> None:
+        self.options = options
+        self._optimizers: dict | None = None  # optimizer name -> the roots it updates (None: unknown)
+        # id(def) -> whether that function of the file steps an optimizer
+        self._stepping: dict[int, bool] = {}
+        self._file_steps: bool | None = None
+
+    # ------------------------------------------------------------------ activity
+
+    def active(self, walker, frame) -> bool:
+        node = frame.scope.node
+        text = walker.source_of(node) if hasattr(node, "end_lineno") else (
+            walker.lines.text if walker.lines is not None else None)
+        if text is None:
+            return True
+        if not might_keep_state_dict(text) and not might_alias_tensor(text):
+            return False
+        if _UPDATE_TEXT.search(text) is not None:
+            return True
+        # An update may hide in a function of the file that steps an optimizer.
+        if self._file_steps is None:
+            whole = walker.lines.text if walker.lines is not None else ""
+            self._file_steps = ".step(" in whole
+        return self._file_steps
+
+    def initial(self, walker, frame) -> SnapState:
+        return SnapState()
+
+    def start(self, walker, frame) -> SnapScope:
+        return SnapScope()
+
+    # ------------------------------------------------------------------ transfer
+
+    def simple(self, walker, stmt, state) -> None:
+        frame = walker.frame
+        st: SnapState = state.doms[self.key]
+        rec: SnapScope = frame.doms[self.key]
+        if isinstance(stmt, ast.Delete):
+            for t in stmt.targets:
+                for el in target_elements(t):
+                    self._rebind(st, el)
+            return
+        if st.holds:
+            self._uses(walker, stmt, st, rec)
+            self._updates(walker, stmt, state, st, rec)
+        self._bindings(walker, stmt, state, st, rec)
+
+    def test(self, walker, expr, state) -> None:
+        st: SnapState = state.doms[self.key]
+        if not st.holds:
+            return
+        e = expr.operand if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not) else expr
+        if isinstance(e, (ast.Name, ast.Attribute)) and dotted_name(e) in st.holds:
+            return  # `if best_state:` tests the container, not the values
+        self._uses(walker, expr, st, walker.frame.doms[self.key])
+
+    def loop_target(self, walker, stmt, state) -> None:
+        st: SnapState = state.doms[self.key]
+        rec: SnapScope = walker.frame.doms[self.key]
+        toks = frozenset()
+        if st.holds:
+            it = stmt.iter
+            key = dotted_name(it)
+            if key in st.holds:
+                # Iterating a state dict gives its keys; a list of arrays gives the arrays.
+                toks = frozenset(t for t in st.holds[key] if t.kind == TENSOR_ALIAS)
+                if any(t.stale for t in toks):
+                    self._use_tokens(walker, key, it, toks, rec)
+            else:
+                self._uses(walker, it, st, rec)
+                toks = self._iter_tokens(it, st)
+        for el in target_elements(stmt.target):
+            self._rebind(st, el)
+        if toks:
+            elts = stmt.target.elts if isinstance(stmt.target, ast.Tuple) else None
+            if elts is not None and len(elts) == 2 and _is_items(stmt.iter):
+                k = dotted_name(elts[1])
+                if k is not None:
+                    st.holds[k] = toks
+            else:
+                k = dotted_name(stmt.target)
+                if k is not None:
+                    st.holds[k] = toks
+
+    def with_item(self, walker, item, state) -> None:
+        st: SnapState = state.doms[self.key]
+        if st.holds:
+            self._uses(walker, item.context_expr, st, walker.frame.doms[self.key])
+        if item.optional_vars is not None:
+            for el in target_elements(item.optional_vars):
+                self._rebind(st, el)
+
+    def finish(self, walker, frame) -> None:
+        if not frame.dispatch:
+            return
+        rec: SnapScope = frame.doms[self.key]
+        for aid, (_seq, holder, use_line, update_line) in sorted(rec.uses.items(), key=lambda kv: kv[1][0]):
+            anchor = rec.anchors.get(aid)
+            if anchor is not None:
+                rec.findings.append(SnapFinding(anchor, holder, use_line, update_line,
+                                                rec.updates.get(update_line, "<expr>")))
+        rec.findings.sort(key=lambda f: (f.anchor.node.lineno, f.anchor.node.col_offset))
+
+    # ------------------------------------------------------------------ uses
+
+    def _uses(self, walker, root, st: SnapState, rec: SnapScope) -> None:
+        """Record each read of a stale token's value in `root` (a statement or an expression)."""
+        stack = [root]
+        holds = st.holds
+        while stack:
+            n = stack.pop()
+            t = type(n)
+            if t is ast.Name or t is ast.Attribute:
+                key = dotted_name(n)
+                if key is not None and key in holds:
+                    self._use_tokens(walker, key, n, holds[key], rec)
+                    continue
+                if t is ast.Attribute:
+                    stack.append(n.value)
+                continue
+            if t in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda):
+                continue
+            if t is ast.Assign:
+                stack.append(n.value)
+                if isinstance(n.value, (ast.Name, ast.Attribute)) and dotted_name(n.value) in holds:
+                    stack.pop()  # `other = best_state`: the tokens move, nothing is read yet
+                stack.extend(_target_reads(n.targets))
+                continue
+            if t is ast.AugAssign or t is ast.AnnAssign:
+                if n.value is not None:
+                    stack.append(n.value)
+                stack.extend(_target_reads([n.target]))
+                continue
+            if t is ast.Delete:
+                continue
+            if t is ast.Call:
+                func = n.func
+                if isinstance(func, ast.Attribute):
+                    if func.attr in _CONTAINER_WRITES or func.attr == "keys":
+                        pass  # `history.append(x)`: writes into the container
+                    else:
+                        stack.append(func)
+                elif not (isinstance(func, ast.Name) and func.id in _NOT_VALUE_READS):
+                    stack.append(func)
+                else:
+                    # len(history), isinstance(x, dict): read no values (arguments that are
+                    # expressions are still walked).
+                    stack.extend(a for a in n.args if not isinstance(a, (ast.Name, ast.Attribute)))
+                    continue
+                stack.extend(n.args)
+                stack.extend(k.value for k in n.keywords)
+                continue
+            if t is ast.Compare:
+                ops = n.ops
+                parts = [n.left, *n.comparators]
+                for i, p in enumerate(parts):
+                    neighbours = [ops[j] for j in (i - 1, i) if 0 <= j < len(ops)]
+                    if isinstance(p, (ast.Name, ast.Attribute)) and all(
+                            isinstance(o, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for o in neighbours):
+                        continue  # `x is None`, `k in state`
+                    stack.append(p)
+                continue
+            stack.extend(child_nodes(n))
+
+    def _use_tokens(self, walker, key: str, node, toks, rec: SnapScope) -> None:
+        frame = walker.frame
+        if not frame.recording or frame.expects_error:
+            return
+        for tok in sorted(toks, key=lambda t: (t.anchor, t.stale)):
+            if tok.stale and tok.anchor not in rec.uses:
+                rec.uses[tok.anchor] = (frame.seq, key, getattr(node, "lineno", 0), tok.stale)
+
+    # ------------------------------------------------------------------ updates
+
+    def _updates(self, walker, stmt, state, st: SnapState, rec: SnapScope) -> None:
+        line = stmt.lineno
+
+        def stale(pred, node) -> None:
+            if self._stale(st, line, pred) and line not in rec.updates:
+                rec.updates[line] = walker.ctx.short(node, 40)
+
+        # Writes by statement shape: `w[0] = v`, `w += d` on a tensor.
+        targets = []
+        if isinstance(stmt, ast.Assign):
+            targets = [el for t in stmt.targets for el in target_elements(t) if isinstance(el, ast.Subscript)]
+        elif isinstance(stmt, ast.AugAssign):
+            targets = [stmt.target]
+        for t in targets:
+            self._tensor_write(walker, t, state, st, stale, stmt)
+        for n in expressions(stmt):
+            if type(n) is not ast.Call:
+                continue
+            func = n.func
+            m = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+            if m is None:
+                continue
+            if m == "step" and isinstance(func, ast.Attribute):
+                opt = dotted_name(func.value)
+                if opt is not None and "scaler" in words(opt.rsplit(".", 1)[-1]) and n.args:
+                    opt = dotted_name(n.args[0])
+                if self._is_optimizer(walker, opt):
+                    roots = self._optimizer_roots(walker).get(opt)
+                    role = gan_role(opt) if roots is None else None
+                    stale(lambda tok: tok.param and _related(tok.source, roots) and not (
+                        role is not None and gan_role(tok.source) not in (None, role)), n)
+                continue
+            if m in _MODULE_MOVES and isinstance(func, ast.Attribute):
+                key = dotted_name(func.value)
+                if key is not None and walker.fact(func.value, state).kind == MODULE:
+                    # `model.to(device)` gives the parameters new storage when it converts
+                    # them: the old state dict and views keep the old values.
+                    _cut_loose(st, key)
+                continue
+            if m in ("load_state_dict", "reset_parameters") and isinstance(func, ast.Attribute):
+                key = dotted_name(func.value)
+                if key is not None and not self._is_optimizer(walker, key) and not any(
+                        w in _NOT_OPT_WORDS for w in words(key.rsplit(".", 1)[-1])):
+                    stale(lambda tok, key=key: _related(tok.source, (key,)), n)
+                continue
+            if is_inplace_method(m):
+                q = walker.qualname(func, state)
+                if q is not None and q.startswith("torch.nn.init.") and n.args:
+                    self._tensor_write(walker, n.args[0], state, st, stale, n)
+                elif isinstance(func, ast.Attribute):
+                    self._tensor_write(walker, func.value, state, st, stale, n)
+                continue
+            callee = self._callee(walker, n, state)
+            if callee is not None and self._steps(walker, callee, 0):
+                # A function of the file that steps an optimizer: it updates what it is handed.
+                handed = set()
+                for a in [*n.args, *(k.value for k in n.keywords)] + (
+                        [func.value] if isinstance(func, ast.Attribute) else []):
+                    k = dotted_name(a.value if isinstance(a, ast.Starred) else a)
+                    if k is not None:
+                        handed.add(k)
+                if handed:
+                    stale(lambda tok, h=frozenset(handed): tok.param and _related(tok.source, h), n)
+
+    def _tensor_write(self, walker, target, state, st: SnapState, stale, shown) -> None:
+        """An in-place write into `target` (a tensor, a view of one, its `.data` or `.detach()`)."""
+        base = target
+        while True:
+            if isinstance(base, ast.Subscript):
+                base = base.value
+            elif isinstance(base, ast.Attribute) and base.attr in ("data", "T", "mT"):
+                base = base.value
+            elif (isinstance(base, ast.Call) and isinstance(base.func, ast.Attribute)
+                  and base.func.attr in ("detach", "view", "t", "transpose", "view_as")):
+                base = base.func.value
+            else:
+                break
+        key = dotted_name(base)
+        if key is None or ".grad" in "." + key + "." or key.endswith(".grad"):
+            return
+        f = walker.fact(base, state)
+        if f.kind != TENSOR:
+            return
+        owners = [tag[9:] for tag in f.tags if tag.startswith("param_of:")]
+
+        def hit(tok) -> bool:
+            src = tok.source
+            if src == key or key.startswith(src + "."):
+                return True
+            return any(_related(src, (o,)) for o in owners)
+
+        stale(lambda tok: tok.source is not None and hit(tok), shown)
+
+    @staticmethod
+    def _stale(st: SnapState, line: int, pred) -> bool:
+        """Mark the tokens `pred` selects as updated at `line`; whether there were any."""
+        hit = False
+        for k, toks in list(st.holds.items()):
+            if any(not t.stale and t.source is not None and pred(t) for t in toks):
+                hit = True
+                st.holds[k] = frozenset(t._replace(stale=line) if not t.stale and t.source is not None and pred(t)
+                                        else t for t in toks)
+        return hit
+
+    def _is_optimizer(self, walker, key: str | None) -> bool:
+        if not key:
+            return False
+        return is_optimizer_name(key) or key in self._optimizer_roots(walker)
+
+    def _optimizer_roots(self, walker) -> dict:
+        """Optimizers the file builds (`opt = torch.optim.Adam(model.parameters())`), by
+        name: the modules and tensors whose parameters they update (None: unknown)."""
+        if self._optimizers is None:
+            found: dict = {}
+            for node in ast.walk(walker.tree):
+                if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)):
+                    continue
+                fn = dotted_name(node.value.func) or ""
+                last = fn.rsplit(".", 1)[-1]
+                if last not in _OPTIMIZER_CLASSES:
+                    continue
+                call = node.value
+                params = call.args[0] if call.args else next(
+                    (k.value for k in call.keywords if k.arg == "params"), None)
+                roots = _param_roots(params) if params is not None else None
+                for t in node.targets:
+                    k = dotted_name(t)
+                    if k is None:
+                        continue
+                    if k in found and (found[k] is None or roots is None):
+                        found[k] = None
+                    else:
+                        found[k] = (found.get(k) or frozenset()) | roots if roots is not None else None
+            self._optimizers = found
+        return self._optimizers
+
+    def _callee(self, walker, call: ast.Call, state):
+        """The def of a function or method of this file that `call` calls, or None."""
+        func = call.func
+        if isinstance(func, ast.Name):
+            f = walker.fact(func, state)
+            return f.node if f.kind == FUNCTION else None
+        if isinstance(func, ast.Attribute):
+            recv = walker.fact(func.value, state)
+            node = recv.node
+            if node is None:
+                return None
+            info = walker.classes.get(id(node))
+            if info is None:
+                return None
+            found, _owner = info.method(func.attr)
+            return found
+        return None
+
+    def _steps(self, walker, func, depth: int) -> bool:
+        """Whether a function of the file steps an optimizer (itself, or through the file's
+        functions and methods it calls, two levels down)."""
+        key = id(func)
+        if key in self._stepping:
+            return self._stepping[key]
+        self._stepping[key] = False  # recursion
+        text = walker.source_of(func)
+        result = any(is_optimizer_name(m.group(1)) or "scaler" in m.group(1).lower()
+                     for m in _STEP_TEXT.finditer(text))
+        if not result and depth < 2:
+            for m in _CALLED.finditer(text):
+                name = m.group(2)
+                target = None
+                if m.group(1):
+                    for info in walker.classes.values():
+                        if any(f is func for f in info.methods.values()):
+                            target, _ = info.method(name)
+                            break
+                else:
+                    target = walker.functions.get(name)
+                if target is not None and target is not func and self._steps(walker, target, depth + 1):
+                    result = True
+                    break
+        self._stepping[key] = result
+        return result
+
+    # ------------------------------------------------------------------ bindings
+
+    def _bindings(self, walker, stmt, state, st: SnapState, rec: SnapScope) -> None:
+        t = type(stmt)
+        if t is ast.Assign or t is ast.AnnAssign:
+            value = stmt.value
+            if value is None:
+                return
+            targets = stmt.targets if t is ast.Assign else [stmt.target]
+            for target in targets:
+                if (isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List))
+                        and len(target.elts) == len(value.elts)
+                        and not any(isinstance(e, ast.Starred) for e in target.elts + value.elts)):
+                    pairs = [(el, self._tokens(walker, v, state, st, rec)) for el, v in zip(target.elts, value.elts)]
+                else:
+                    toks = self._tokens(walker, value, state, st, rec)
+                    pairs = [(el, toks) for el in target_elements(target)]
+                for el, toks in pairs:
+                    if isinstance(el, ast.Subscript):
+                        key = dotted_name(el.value)
+                        if key is not None and toks:
+                            st.holds[key] = st.holds.get(key, frozenset()) | toks
+                        continue
+                    if isinstance(el, ast.Attribute) and el.attr == "data":
+                        # `w.data = new`: w now has other storage; the old aliases keep the old values.
+                        key = dotted_name(el.value)
+                        if key is not None:
+                            _cut_loose(st, key)
+                        continue
+                    key = self._rebind(st, el)
+                    if key is not None and toks:
+                        st.holds[key] = toks
+        elif t is ast.AugAssign:
+            target = stmt.target
+            key = dotted_name(target)
+            if key is None:
+                return
+            toks = self._tokens(walker, stmt.value, state, st, rec)
+            if toks and walker.fact(target, state).kind != TENSOR:
+                st.holds[key] = st.holds.get(key, frozenset()) | toks  # `history += [w.detach()]`
+        elif t is ast.Expr and isinstance(stmt.value, ast.Call):
+            call = stmt.value
+            func = call.func
+            if isinstance(func, ast.Attribute) and func.attr in _CONTAINER_WRITES and func.attr != "clear":
+                key = dotted_name(func.value)
+                if key is None:
+                    return
+                toks = frozenset()
+                args = call.args[1:] if func.attr == "insert" else call.args
+                for a in [*args, *(k.value for k in call.keywords)]:
+                    toks |= self._tokens(walker, a, state, st, rec)
+                if toks:
+                    st.holds[key] = st.holds.get(key, frozenset()) | toks
+            elif isinstance(func, ast.Attribute) and func.attr == "clear":
+                key = dotted_name(func.value)
+                if key is not None:
+                    st.holds.pop(key, None)
+
+    def _rebind(self, st: SnapState, target) -> str | None:
+        if isinstance(target, ast.Starred):
+            target = target.value
+        key = dotted_name(target)
+        if key is None:
+            return None
+        prefix = key + "."
+        for k in [k for k in st.holds if k == key or k.startswith(prefix)]:
+            del st.holds[k]
+        _cut_loose(st, key)
+        return key
+
+    def _iter_tokens(self, it, st: SnapState) -> frozenset:
+        """`for k, v in best_state.items()` / `for v in best_state.values()`."""
+        if isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and it.func.attr in ("items", "values"):
+            key = dotted_name(it.func.value)
+            if key is not None:
+                return st.holds.get(key, frozenset())
+        return frozenset()
+
+    def _tokens(self, walker, node, state, st: SnapState, rec: SnapScope) -> frozenset:
+        """The tokens the value of `node` holds (new ones for the aliasing expressions)."""
+        t = type(node)
+        if t is ast.Call or t is ast.Attribute:
+            made = self._anchor(walker, node, state, rec)
+            if made is not None:
+                return frozenset({made})
+        if t is ast.Name or t is ast.Attribute:
+            key = dotted_name(node)
+            if key is not None and key in st.holds:
+                return st.holds[key]
+            return frozenset()
+        if t is ast.Subscript:
+            return self._tokens(walker, node.value, state, st, rec)
+        if t in (ast.Tuple, ast.List, ast.Set):
+            out = frozenset()
+            for e in node.elts:
+                out |= self._tokens(walker, e, state, st, rec)
+            return out
+        if t is ast.Dict:
+            out = frozenset()
+            for v in node.values:
+                out |= self._tokens(walker, v, state, st, rec)
+            return out
+        if t is ast.Starred:
+            return self._tokens(walker, node.value, state, st, rec)
+        if t is ast.IfExp:
+            return self._tokens(walker, node.body, state, st, rec) | self._tokens(walker, node.orelse, state, st, rec)
+        if t is ast.BoolOp:
+            out = frozenset()
+            for v in node.values:
+                out |= self._tokens(walker, v, state, st, rec)
+            return out
+        if t is ast.Call:
+            func = node.func
+            if (isinstance(func, ast.Name) and func.id in ("dict", "list", "tuple", "OrderedDict")
+                    and len(node.args) == 1):
+                return self._tokens(walker, node.args[0], state, st, rec)
+            if isinstance(func, ast.Attribute):
+                inner = self._tokens(walker, func.value, state, st, rec) if func.attr in (
+                    "copy", "items", "values", "detach", "numpy") else frozenset()
+                if func.attr == "copy":
+                    return frozenset(x for x in inner if x.kind == STATE)  # ndarray.copy() copies
+                return inner
+        return frozenset()
+
+    def _anchor(self, walker, node, state, rec: SnapScope) -> Token | None:
+        """A new token when `node` makes an alias: a state dict of a module (or a shallow copy of
+        one), or a `.detach()` / `.data` / NumPy view of a named tensor."""
+        found = _state_dict_alias(node, walker, state)
+        if found is not None:
+            source, inner = found
+            if id(node) not in rec.anchors:
+                rec.anchors[id(node)] = Anchor(node, STATE, source, inner)
+            return Token(id(node), source, STATE, True)
+        base = _tensor_alias(node, walker, state)
+        if base is None:
+            return None
+        source = dotted_name(base)
+        if source is None:
+            return None
+        f = walker.fact(base, state)
+        param = (f.leaf and f.grad is Grad.YES) or "parameter" in f.tags
+        if id(node) not in rec.anchors:
+            rec.anchors[id(node)] = Anchor(node, TENSOR_ALIAS, source)
+        return Token(id(node), source, TENSOR_ALIAS, param)
+
+
+def _cut_loose(st: SnapState, key: str) -> None:
+    """`key` was rebound: tokens of the old object keep what they hold, and no later update of
+    `key` reaches them."""
+    prefix = key + "."
+    for k, toks in list(st.holds.items()):
+        if any(t.source is not None and (t.source == key or t.source.startswith(prefix)) for t in toks):
+            st.holds[k] = frozenset(
+                t._replace(source=None) if t.source is not None and (t.source == key or t.source.startswith(prefix))
+                else t for t in toks)
+
+
+def _target_reads(targets) -> list:
+    """What an assignment target reads: the index of `d[i] = v`, the object of `o.a = v` (but
+    not the container written into)."""
+    out = []
+    for t in targets:
+        for el in target_elements(t):
+            if isinstance(el, ast.Subscript):
+                out.append(el.slice)
+    return out
+
+
+def _is_items(it) -> bool:
+    return isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and it.func.attr == "items"
+
+
+def _param_roots(expr) -> frozenset | None:
+    """The modules (and tensors) whose parameters an optimizer's `params` argument names."""
+    if isinstance(expr, ast.Call):
+        func = expr.func
+        if isinstance(func, ast.Attribute) and func.attr in ("parameters", "named_parameters"):
+            k = dotted_name(func.value)
+            return frozenset({k}) if k is not None else None
+        out = frozenset()
+        parts = [*expr.args, *(k.value for k in expr.keywords)]
+        if isinstance(func, ast.Attribute) and not parts:
+            return None
+        for a in parts:
+            if isinstance(a, ast.Lambda):
+                continue
+            r = _param_roots(a)
+            if r is None:
+                return None
+            out |= r
+        return out or None
+    if isinstance(expr, ast.BinOp):
+        a, b = _param_roots(expr.left), _param_roots(expr.right)
+        return None if a is None or b is None else a | b
+    if isinstance(expr, (ast.List, ast.Tuple)):
+        out = frozenset()
+        for e in expr.elts:
+            if isinstance(e, (ast.Name, ast.Attribute)):
+                k = dotted_name(e)
+                if k is None:
+                    return None
+                out |= {k}
+                continue
+            r = _param_roots(e)
+            if r is None:
+                return None
+            out |= r
+        return out
+    if isinstance(expr, ast.Dict):
+        for k, v in zip(expr.keys, expr.values):
+            if isinstance(k, ast.Constant) and k.value == "params":
+                return _param_roots(v) if not isinstance(v, (ast.Name, ast.Attribute)) else frozenset(
+                    {dotted_name(v)} - {None}) or None
+        return None
+    if isinstance(expr, (ast.ListComp, ast.GeneratorExp)) and expr.generators:
+        return _param_roots(expr.generators[0].iter)
+    return None
+
+
+def _is_module(walker, expr, state) -> bool:
+    f = walker.fact(expr, state)
+    if f.kind == MODULE:
+        return True
+    if f.kind != UNKNOWN:
+        return False
+    # `self.model` of a class that is not an nn.Module, a parameter `net`: evidence in the text
+    # of the class (for `self.*`) or of the scope.
+    key = dotted_name(expr)
+    if key is None or walker.lines is None:
+        return False
+    frame = walker.frame
+    node = frame.scope.node
+    if key.startswith("self.") and frame.scope.cls is not None:
+        node = frame.scope.cls.node
+    text = walker.source_of(node) if hasattr(node, "end_lineno") else walker.lines.text
+    return any(f"{key}.{m}(" in text for m in _MODULE_EVIDENCE)
+
+
+def _state_dict_alias(node, walker, state):
+    """(the module's dotted name, the `.state_dict()` call) when `node` is `m.state_dict()`, or a
+    shallow copy of one: `m.state_dict().copy()`, `dict(m.state_dict())`, `OrderedDict(...)`."""
+    inner = None
+    if isinstance(node, ast.Call):
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr == "copy" and not node.args and not node.keywords:
+            inner = func.value
+        elif len(node.args) == 1 and not node.keywords and _is_dict_constructor(func, walker, state):
+            inner = node.args[0]
+        else:
+            inner = node
+    if not (isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute)
+            and inner.func.attr == "state_dict" and not inner.args):
+        return None
+    if any(k.arg in ("destination", "keep_vars") for k in inner.keywords):
+        return None
+    recv = inner.func.value
+    key = dotted_name(recv)
+    if key is None or not _is_module(walker, recv, state):
+        return None
+    cls = walker.fact(recv, state).node
+    info = walker.classes.get(id(cls)) if cls is not None else None
+    if info is not None and info.method("state_dict")[0] is not None:
+        return None  # the class of the file defines its own state_dict (maybe a deep copy)
+    return key, inner
+
+
+def _is_dict_constructor(func, walker, state) -> bool:
+    """`dict` (the builtin) or `collections.OrderedDict`: a shallow copy of a mapping."""
+    if isinstance(func, ast.Name) and func.id == "dict" and state.lookup("dict") is None:
+        return True
+    return walker.qualname(func, state) in ("collections.OrderedDict", "typing.OrderedDict")
+
+
+def _tensor_alias(node, walker, state):
+    """The named tensor whose storage `node` shares without copying, or None: `t.detach()`,
+    `t.data`, `t.detach().numpy()`, `t.numpy()` (allowed only where grad is off or not
+    required: it shares memory), `t.detach().cpu()` / `.cpu().numpy()` when `t` is on the CPU."""
+    if isinstance(node, ast.Attribute):
+        if node.attr == "data" and walker.fact(node.value, state).kind == TENSOR and dotted_name(node.value):
+            return node.value
+        return None
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+        return None
+    m = node.func.attr
+    inner = node.func.value
+    if m == "detach" and not node.args and not node.keywords:
+        return inner if walker.fact(inner, state).kind == TENSOR and dotted_name(inner) else None
+    if m == "numpy" and not node.args and not any(k.arg == "force" for k in node.keywords):
+        base = _tensor_alias(inner, walker, state)
+        if base is not None:
+            return base
+        f = walker.fact(inner, state)
+        if f.kind == TENSOR and dotted_name(inner) and (f.grad is Grad.NO or state.no_grad) \
+                and f.device is not Device.ACCEL:
+            return inner
+        return None
+    if m == "cpu" and not node.args and not node.keywords:
+        base = _tensor_alias(inner, walker, state)
+        if base is not None and walker.fact(base, state).device is Device.CPU:
+            return base
+    return None
+
+
+def domains_for(keys, options) -> list:
+    """The TNS5 domains the enabled rules ask, by key."""
+    out: list = []
+    if "snapshots" in keys:
+        out.append(SnapshotDomain(options))
+    if "accumulators" in keys:
+        from .accumulators import AccumulatorDomain
+
+        out.append(AccumulatorDomain(options))
+    return out

@@ -1,0 +1,552 @@
+"""TNS5xx: copies that are not copies.  A "best model" `state_dict()` that is the live weights, a
+NumPy history of a tensor that is updated in place, a running loss total that keeps every
+iteration's autograd graph."""
+
+from __future__ import annotations
+
+import ast
+
+from ..analysis.accumulators import Accumulation, might_accumulate
+from ..analysis.snapshots import STATE, SnapFinding, might_alias_tensor, might_keep_state_dict
+from .base import Edit, Fix, Invalid, Oracle, Rule, Valid
+
+_SETUP = (
+    "import torch\nfrom torch import nn\n\nmodel = nn.Linear(4, 1)\n"
+    "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+    "x, y = torch.randn(32, 4), torch.randn(32, 1)\n"
+)
+_TRAIN_STEP = (
+    "    loss = nn.functional.mse_loss(model(x), y)\n    opt.zero_grad()\n    loss.backward()\n    opt.step()\n"
+)
+
+
+def _short(ctx, node, limit: int = 40) -> str:
+    return ctx.short(node, limit)
+
+
+class _SnapshotRule(Rule):
+    """Reports what the walker's snapshot domain found in the scope (`ctx.domain("snapshots")`)."""
+
+    domains = ("snapshots",)
+    kind = ""
+
+    def leave_scope(self, scope, ctx) -> None:
+        snaps = ctx.domain("snapshots")
+        if snaps is None:
+            return
+        for finding in snaps.findings:
+            if finding.anchor.kind == self.kind:
+                self.found(finding, ctx)
+
+    def found(self, finding: SnapFinding, ctx) -> None:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+
+# --------------------------------------------------------------------------- TNS501
+
+
+class StateDictNotACopy(_SnapshotRule):
+    code = "TNS501"
+    name = "state-dict-not-a-copy"
+    message = (
+        "`{expr}` holds references to the live tensors of `{module}`, not a copy: `{update}` (line {update_line}) "
+        "changes them in place before `{holder}` is used (line {use}), so it holds the updated weights; use "
+        "`{fixed}`"
+    )
+    fix_title = "Copy the state dict"
+    fix_safety = "unsafe"
+    prefilter = ("state_dict(",)
+    kind = STATE
+
+    @classmethod
+    def might_match(cls, text: str) -> bool:
+        return might_keep_state_dict(text)
+    docs = """
+## What it does
+Checks for a module's `state_dict()` kept as a snapshot and used after an in-place update of
+the module's parameters.
+
+The snapshot is `best_state = model.state_dict()`, a checkpoint dict or list that holds one,
+or a shallow copy of one (`.copy()`, `dict(...)`, `OrderedDict(...)`), of a module: a torch
+module by the flow of the code, or a name with module methods in the code (`model.train()`,
+`model.parameters()`); a class of the file that defines its own `state_dict` is not one.
+
+The updates are optimizer steps (`opt.step()`, `scaler.step(opt)`; an optimizer that the file
+builds on another module's parameters does not count, nor does a generator's optimizer,
+`optimizerG`, for a discriminator, `netD`, or the reverse), calls of a function or method of the
+file that steps an optimizer (itself or through the file's functions it calls) and is handed
+the module (`train_one_epoch(model, ...)`, `self.train_epoch()` for `self.model`),
+`model.load_state_dict(...)`, `model.reset_parameters()`, `nn.init.*_` and in-place writes to
+its parameters.  The use is a read of the snapshot's values after the update on some path:
+`model.load_state_dict(best_state)`, `torch.save(best_state, ...)`, `return best_state`,
+`copy.deepcopy(best_state)`, indexing it (not `len()`, `is None`, `in`, or iterating its keys).
+
+Only reported when the snapshot, the update and the use are in one function (or at module
+level, or in a notebook), in that order on a path that can run (around a loop: a snapshot
+taken in one epoch and an update in the next).  Not reported when the module's name was
+rebound in between (`model = Net()`) or the module was converted (`model.to(device)`,
+`model.double()`: the parameters may get new storage, and the snapshot keeps the old), or for
+a snapshot taken after training ends.
+
+## Why is this bad?
+`state_dict()` returns references to the parameters and buffers themselves (detached, sharing
+storage): it is a view of the model, not a copy.  Every later `opt.step()` changes the
+"snapshot" too, so `model.load_state_dict(best_state)` after training restores nothing: the
+"best" weights are silently the last ones (`torch.equal(best_state["weight"], model.weight)` is
+`True` after more steps), and early stopping, "restore best checkpoint" or rewinding to the
+initial weights do not do what they say.  PyTorch's transfer-learning tutorial writes
+`copy.deepcopy(model.state_dict())` for exactly this reason.
+
+## Example
+```python
+for epoch in range(epochs):
+    train_one_epoch(model, loader, opt)
+    val_loss = evaluate(model)
+    if val_loss < best_loss:
+        best_loss = val_loss
+        best_state = model.state_dict()
+model.load_state_dict(best_state)
+```
+
+## Use instead
+```python
+import copy
+
+for epoch in range(epochs):
+    ...
+    if val_loss < best_loss:
+        best_loss = val_loss
+        best_state = copy.deepcopy(model.state_dict())
+model.load_state_dict(best_state)
+```
+To keep the snapshot off the accelerator: `{k: v.detach().cpu().clone() for k, v in
+model.state_dict().items()}` (`clone()` matters on the CPU, where `.cpu()` returns the tensor
+itself).
+
+## Fix safety
+Unsafe: the copy makes the snapshot keep the values it had, which is what the name says, but
+code that relied on it following the model changes behaviour, and the copy takes memory (on the
+model's device).  The fix wraps the call in `copy.deepcopy(...)` when the file imports `copy`
+(or `deepcopy`), and otherwise writes `{k: v.detach().clone() for k, v in
+model.state_dict().items()}`, which needs no import but fails on a module whose
+`get_extra_state()` puts a non-tensor value in its state dict.
+
+## References
+- https://pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.state_dict
+- https://pytorch.org/tutorials/beginner/transfer_learning_tutorial.html
+- https://pytorch.org/tutorials/beginner/saving_loading_models.html
+"""
+    _BEST = (
+        _SETUP + "x_val, y_val = torch.randn(16, 4), torch.randn(16, 1)\n"
+        "best_loss, best_state = float(\"inf\"), None\nfor epoch in range(20):\n" + _TRAIN_STEP +
+        "    with torch.no_grad():\n        val_loss = nn.functional.mse_loss(model(x_val), y_val).item()\n"
+        "    if val_loss < best_loss:\n        best_loss = val_loss\n        best_state = {snap}\n"
+        "model.load_state_dict(best_state)\nwith torch.no_grad():\n"
+        "    restored = nn.functional.mse_loss(model(x_val), y_val).item()\n"
+    )
+    _REWIND = (
+        "init_loss = nn.functional.mse_loss(model(x), y).item()\ninit_state = {snap}\n"
+        "for epoch in range(3):\n" + _TRAIN_STEP + "model.load_state_dict(init_state)\n"
+        "rewound_loss = nn.functional.mse_loss(model(x), y).item()\n"
+    )
+    VALID = [
+        # The tutorial's spelling, and a copy by comprehension.
+        Valid("import copy\n\n" + _BEST.format(snap="copy.deepcopy(model.state_dict())"), runs=True),
+        Valid(_BEST.format(snap="{k: v.detach().clone() for k, v in model.state_dict().items()}"), runs=True),
+        # A snapshot taken after training ends.
+        Valid(_SETUP + "for epoch in range(3):\n" + _TRAIN_STEP +
+              "final = model.state_dict()\ntorch.save(final, \"final.pt\")\n"),
+        # Saved at once in every epoch: each checkpoint is written before the next step.
+        Valid(_SETUP + "import io\n\nfor epoch in range(3):\n" + _TRAIN_STEP +
+              "    ckpt = {\"model\": model.state_dict(), \"epoch\": epoch}\n    torch.save(ckpt, io.BytesIO())\n",
+              runs=True),
+        # The model is rebuilt: the old state dict is no longer updated.
+        Valid(_SETUP + "init = model.state_dict()\nmodel = nn.Linear(4, 1)\n"
+              "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nfor epoch in range(3):\n" + _TRAIN_STEP +
+              "print(init[\"weight\"].shape)\n", runs=True),
+        # Another model's optimizer steps.
+        Valid(_SETUP + "teacher = nn.Linear(4, 1)\nteacher_state = teacher.state_dict()\nfor epoch in range(3):\n"
+              + _TRAIN_STEP + "teacher.load_state_dict(teacher_state)\n", runs=True),
+    ]
+    INVALID = [
+        Invalid(
+            # Early stopping's "best" weights are the last ones; the fix uses the file's `copy`.
+            "import copy\n\n" + _BEST.format(snap="model.state_dict()"),
+            line=20,
+            col=21,
+            fixed="import copy\n\n" + _BEST.format(snap="copy.deepcopy(model.state_dict())"),
+            unsafe=True,
+            oracle=Oracle(check_bad="abs(restored - best_loss) > 1e-3 and restored == val_loss",
+                          check_fixed="abs(restored - best_loss) < 1e-6"),
+        ),
+        Invalid(
+            # Without `import copy`: a copy by comprehension.
+            _BEST.format(snap="model.state_dict()"),
+            line=18,
+            col=21,
+            fixed=_BEST.format(snap="{k: v.detach().clone() for k, v in model.state_dict().items()}"),
+            unsafe=True,
+            oracle=Oracle(check_bad="abs(restored - best_loss) > 1e-3",
+                          check_fixed="abs(restored - best_loss) < 1e-6"),
+        ),
+        Invalid(
+            # Rewinding to the initial weights rewinds nothing; dict.copy() is shallow.
+            "from copy import deepcopy\n\n" + _SETUP + _REWIND.format(snap="model.state_dict().copy()"),
+            line=10,
+            col=13,
+            fixed="from copy import deepcopy\n\n" + _SETUP + _REWIND.format(snap="deepcopy(model.state_dict())"),
+            unsafe=True,
+            oracle=Oracle(check_bad="rewound_loss != init_loss", check_fixed="rewound_loss == init_loss"),
+        ),
+    ]
+
+    def found(self, finding: SnapFinding, ctx) -> None:
+        anchor = finding.anchor
+        node, inner = anchor.node, anchor.inner or anchor.node
+        inner_text = ctx.text(inner)
+        copy_call = self._deepcopy_spelling(ctx)
+        if copy_call is not None:
+            fixed = f"{copy_call}({inner_text})"
+        else:
+            fixed = f"{{k: v.detach().clone() for k, v in {inner_text}.items()}}"
+        start, end = ctx.span(node)
+        fix = Fix(self.fix_title, self.fix_safety, (Edit(start, end, fixed, expect=ctx.lines.text[start:end]),))
+        shown_fix = f"{copy_call or 'copy.deepcopy'}({_short(ctx, inner)})"
+        ctx.report(self, node, fix, expr=_short(ctx, node), module=anchor.source, update=finding.update,
+                   update_line=finding.update_line, holder=finding.holder, use=finding.use_line, fixed=shown_fix)
+
+    @staticmethod
+    def _deepcopy_spelling(ctx) -> str | None:
+        """How this file spells `copy.deepcopy` where the fix goes, or None."""
+        for n in ctx.tree.body:
+            if isinstance(n, ast.Import):
+                for a in n.names:
+                    if a.name == "copy":
+                        local = a.asname or "copy"
+                        if ctx.qualname(ast.Name(id=local, ctx=ast.Load())) == "copy":
+                            return f"{local}.deepcopy"
+            elif isinstance(n, ast.ImportFrom) and n.module == "copy" and n.level == 0:
+                for a in n.names:
+                    if a.name == "deepcopy":
+                        local = a.asname or "deepcopy"
+                        if ctx.qualname(ast.Name(id=local, ctx=ast.Load())) == "copy.deepcopy":
+                            return local
+        return None
+
+
+# --------------------------------------------------------------------------- TNS502
+
+
+class TensorSnapshotNotACopy(_SnapshotRule):
+    code = "TNS502"
+    name = "tensor-snapshot-not-a-copy"
+    message = (
+        "`{expr}` shares memory with `{source}`: `{update}` (line {update_line}) changes it in place before "
+        "`{holder}` is used (line {use}), so it holds the updated values, not a snapshot; use `{fixed}`"
+    )
+    fix_title = "Copy the values"
+    fix_safety = "unsafe"
+    prefilter = (".detach(", ".numpy(", ".data")
+    kind = "tensor"
+
+    @classmethod
+    def might_match(cls, text: str) -> bool:
+        return might_alias_tensor(text)
+    docs = """
+## What it does
+Checks for a `.detach()`, `.data` or NumPy view of a tensor kept as a snapshot and read after an
+in-place update of that tensor.
+
+The snapshot is bound to a name, appended to a history list or stored in a container.  The
+views are `t.detach()`, `t.data`, `t.detach().numpy()`, `t.numpy()` (where grad is off or `t`
+does not require grad) and `t.detach().cpu().numpy()` when `t` is certainly on the CPU (from an
+accelerator, `.cpu()` copies), of a tensor with a name (`model.fc.weight`, `w`, a loop variable
+over `model.parameters()`).
+
+The updates are optimizer steps (for parameters and other leaves that require grad; an
+optimizer the file builds on other tensors does not count), calls of a function of the file
+that steps an optimizer and is handed the tensor or its module, `load_state_dict` of its
+module, `nn.init.*_`, in-place methods (`t.add_(...)`, `t.data.copy_(...)`), `t[i] = v` and
+`t -= lr * g` on the tensor.  The use is a read of the snapshot's values after the update on
+some path (passing it to a call, returning it, indexing it, arithmetic, iterating a history
+list; not `len()` or `history.append(...)`).
+
+A tensor that is rebound instead (`x = x - lr * g`) is a new tensor: its old views keep their
+values and are not reported; neither are views taken before a conversion of the tensor's module
+(`model.to(device)`, `model.double()`), which may give the parameters new storage.  Only
+reported when the view, the update and the read are in one function (or at module level, or in
+a notebook), in that order on a path that can run.
+
+## Why is this bad?
+`detach()`, `.data` and `.numpy()` share storage with the tensor: they are views, not copies.
+After `opt.step()` updates the parameter in place, every earlier "snapshot" shows the new
+values: a list filled with `w.detach().numpy()` once per step holds the final weights N times,
+and `prev = w.detach(); opt.step(); delta = w - prev` is always zero.  Nothing raises; the
+plots, statistics or convergence tests built on them are silently wrong.
+
+## Example
+```python
+history = []
+for step in range(steps):
+    ...
+    opt.step()
+    history.append(model.fc.weight.detach().numpy())
+np.save("weights.npy", np.stack(history))
+```
+
+## Use instead
+```python
+history = []
+for step in range(steps):
+    ...
+    opt.step()
+    history.append(model.fc.weight.detach().numpy().copy())
+```
+or `model.fc.weight.detach().clone()` for a tensor (`.detach().cpu().numpy()` copies only when
+the tensor is on an accelerator).
+
+## Fix safety
+Unsafe: the copy keeps the values of the moment, which is what a snapshot means, but code that
+wanted a live view of the tensor behaves differently.  The fix appends `.copy()` to a NumPy
+view and `.clone()` to a tensor view.
+
+## References
+- https://pytorch.org/docs/stable/generated/torch.Tensor.detach.html
+- https://pytorch.org/docs/stable/generated/torch.Tensor.numpy.html
+- https://pytorch.org/docs/stable/generated/torch.Tensor.clone.html
+"""
+    _HISTORY = (
+        "import numpy as np\n" + _SETUP + "history = []\nfor step in range(3):\n" + _TRAIN_STEP +
+        "    history.append({snap})\ntrajectory = np.stack(history)\n"
+    )
+    VALID = [
+        Valid(_HISTORY.format(snap="model.weight.detach().numpy().copy()"), runs=True),
+        Valid(_HISTORY.format(snap="model.weight.detach().clone().numpy()"), runs=True),
+        Valid(_HISTORY.format(snap="model.weight.tolist()"), runs=True),
+        # A history of the loss: a new tensor each step, never updated in place.
+        Valid(_SETUP + "losses = []\nfor step in range(3):\n" + _TRAIN_STEP +
+              "    losses.append(loss.detach())\nprint(torch.stack(losses))\n", runs=True),
+        # Plain gradient descent that rebinds `w`: each view keeps its values.
+        Valid("import torch\n\nw = torch.zeros(3, requires_grad=True)\ntrace = []\nfor step in range(3):\n"
+              "    loss = (w - 1).pow(2).sum()\n    (g,) = torch.autograd.grad(loss, w)\n"
+              "    w = (w - 0.1 * g).detach().requires_grad_()\n    trace.append(w.detach().numpy())\n"
+              "print(trace[0], trace[-1])\n", runs=True),
+        # Read before the next update.
+        Valid(_SETUP + "for step in range(3):\n    before = model.weight.detach()\n    print(before.norm())\n"
+              + _TRAIN_STEP, runs=True),
+    ]
+    INVALID = [
+        Invalid(
+            _HISTORY.format(snap="model.weight.detach().numpy()"),
+            line=14,
+            col=19,
+            fixed=_HISTORY.format(snap="model.weight.detach().numpy().copy()"),
+            unsafe=True,
+            oracle=Oracle(check_bad="(trajectory == trajectory[-1]).all()",
+                          check_fixed="not (trajectory[0] == trajectory[-1]).all()"),
+        ),
+        Invalid(
+            # "How much did this step change the weights?" is always zero.
+            _SETUP + "for step in range(3):\n    prev = model.weight.detach()\n" + _TRAIN_STEP +
+            "    change = (model.weight - prev).abs().max().item()\n",
+            line=8,
+            col=11,
+            fixed=_SETUP + "for step in range(3):\n    prev = model.weight.detach().clone()\n" + _TRAIN_STEP +
+            "    change = (model.weight - prev).abs().max().item()\n",
+            unsafe=True,
+            oracle=Oracle(check_bad="change == 0.0", check_fixed="change > 0.0"),
+        ),
+        Invalid(
+            # A manual update through `.data` changes the snapshots taken through `.data`.
+            "import torch\n\nw = torch.zeros(3, requires_grad=True)\nsnapshots = []\nfor step in range(3):\n"
+            "    loss = (w - 1).pow(2).sum()\n    loss.backward()\n    w.data.add_(w.grad, alpha=-0.1)\n"
+            "    w.grad = None\n    snapshots.append(w.data)\nfirst = snapshots[0]\n",
+            line=10,
+            col=21,
+            fixed="import torch\n\nw = torch.zeros(3, requires_grad=True)\nsnapshots = []\nfor step in range(3):\n"
+            "    loss = (w - 1).pow(2).sum()\n    loss.backward()\n    w.data.add_(w.grad, alpha=-0.1)\n"
+            "    w.grad = None\n    snapshots.append(w.data.clone())\nfirst = snapshots[0]\n",
+            unsafe=True,
+            oracle=Oracle(check_bad="torch.equal(first, w.detach())",
+                          check_fixed="torch.allclose(first, torch.full((3,), 0.2))"),
+        ),
+    ]
+
+    def found(self, finding: SnapFinding, ctx) -> None:
+        node = finding.anchor.node
+        numpy = isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "numpy"
+        suffix = ".copy()" if numpy else ".clone()"
+        _, end = ctx.span(node)
+        fix = Fix(self.fix_title, self.fix_safety, (Edit(end, end, suffix),))
+        expr = _short(ctx, node)
+        fixed = expr + suffix if expr != "<expr>" else f"<expr>{suffix}"
+        ctx.report(self, node, fix, expr=expr, source=finding.anchor.source, update=finding.update,
+                   update_line=finding.update_line, holder=finding.holder, use=finding.use_line, fixed=fixed)
+
+
+# --------------------------------------------------------------------------- TNS503
+
+
+class LossAccumulatedWithGraph(Rule):
+    code = "TNS503"
+    name = "loss-accumulated-with-graph"
+    message = (
+        "`{acc}` adds {term} with its autograd graph in every iteration of the loop and is never "
+        "back-propagated: every iteration's graph stays alive as long as `{acc}` does, and memory grows with "
+        "each iteration; use {fixed}"
+    )
+    fix_title = "Accumulate the value without its graph (`.detach()`)"
+    fix_safety = "safe"
+    prefilter = ("+",)
+    domains = ("accumulators",)
+    docs = """
+## What it does
+Checks for a running total of losses that keeps their autograd graphs (`total += loss` in a
+loop) and is never back-propagated.
+
+The total starts from zero (`total = 0`, `0.0`, `torch.zeros(...)`, `torch.tensor(0.0)`) and adds,
+in a loop, `total += loss` or `total = total + loss`, a tensor that may require grad (a loss, a
+model output; or a name back-propagated earlier in the same loop body, which requires grad for
+certain), outside a no-grad region; what it added in an earlier iteration is still in it; and
+the total (and everything computed from it) never reaches `backward()` or
+`torch.autograd.grad` and never leaves the function.
+The total leaves the function when it (or a value computed from it) is returned or yielded,
+stored in an attribute or a container (`self.total = total`, `losses.append(total)`), passed to
+a function that is not a display or conversion (`print`, `float`, `str`, f-strings, `logger.*`,
+`writer.add_scalar`, `.item()`, `.detach()`, ...), read by a nested function or lambda, or
+declared `global` / `nonlocal`: such totals may be back-propagated elsewhere (Lightning's
+`training_step` returns its loss) and are not reported.  A total that is rebound to a plain
+value at the top of each iteration does not carry a graph across iterations and is not
+reported.
+
+## Why is this bad?
+Adding a tensor that requires grad records the addition in the autograd graph: the total then
+requires grad (`AddBackward0`) and references the graph of every loss added to it.  Nothing
+frees those graphs until the total is rebound, so memory grows with every iteration, until the
+end of the epoch or an out-of-memory error; where `backward()` is not called on the losses (an
+evaluation loop without `torch.no_grad()`), each graph keeps all its activations.  PyTorch's FAQ
+names it: "Don't accumulate history across your training loop".
+
+## Example
+```python
+total_loss = 0
+for x, y in loader:
+    loss = criterion(model(x), y)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    total_loss += loss
+print(total_loss / len(loader))
+```
+
+## Use instead
+```python
+total_loss = 0
+for x, y in loader:
+    ...
+    total_loss += loss.detach()      # or loss.item(), a Python float
+print(total_loss / len(loader))
+```
+Accumulating a loss on purpose to back-propagate it later (`meta_loss += task_loss`, then
+`meta_loss.backward()`) is correct and not reported.
+
+## Fix safety
+The fix appends `.detach()` to what is added (wrapping it in parentheses when needed), so the
+total stays a tensor with the same values, without the graph.  It is safe when what is added is
+a torch tensor by the flow of the code and the total's printed form and autograd attributes
+(`print(total)`, `str(total)`, `f"{total}"`, logging calls, `total.requires_grad`, `total.grad_fn`)
+are never observed: those would now show no `grad_fn`.  Otherwise the fix is unsafe.  `.item()`
+would also work but turns the total into a Python float (code that calls `total.item()` later
+breaks) and synchronises with an accelerator at every iteration.
+
+## References
+- https://pytorch.org/docs/stable/notes/faq.html#my-model-reports-cuda-runtime-error-2-out-of-memory
+- https://pytorch.org/docs/stable/generated/torch.Tensor.detach.html
+- https://pytorch.org/docs/stable/generated/torch.Tensor.item.html
+"""
+    _TOTAL = (
+        _SETUP + "total = 0\nfor step in range(3):\n" + _TRAIN_STEP + "    total += {term}\n"
+        "mean_loss = total.item() / 3\n"
+    )
+    VALID = [
+        Valid(_TOTAL.format(term="loss.detach()"), runs=True),
+        Valid(_SETUP + "total = 0.0\nfor step in range(3):\n" + _TRAIN_STEP +
+              "    total += loss.item()\nprint(total / 3)\n", runs=True),
+        # Meta-learning: the sum is back-propagated after the loop.
+        Valid(_SETUP + "meta_loss = 0\nfor task in range(3):\n"
+              "    task_loss = nn.functional.mse_loss(model(x + task), y)\n    meta_loss += task_loss\n"
+              "opt.zero_grad()\nmeta_loss.backward()\nopt.step()\n", runs=True),
+        # Gradient accumulation: the running sum is back-propagated every few steps.
+        Valid(_SETUP + "acc = 0\nfor step in range(4):\n    acc = acc + nn.functional.mse_loss(model(x), y) / 2\n"
+              "    if step % 2 == 1:\n        (acc / 2).backward()\n        opt.step()\n        opt.zero_grad()\n"
+              "        acc = 0\n", runs=True),
+        # Returned (a Lightning training_step, a helper): it may be back-propagated by the caller.
+        Valid("import torch\nfrom torch import nn\n\n\ndef chunked_loss(model, xs, y):\n    total = 0\n"
+              "    for x in xs:\n        total += nn.functional.mse_loss(model(x), y)\n    return total\n"),
+        # Stored on self, passed to another function.
+        Valid("import torch\nfrom torch import nn\n\n\nclass Trainer:\n    def run(self, model, xs, y, sink):\n"
+              "        total = 0\n        for x in xs:\n            total += nn.functional.mse_loss(model(x), y)\n"
+              "        self.total = total\n        sink(total)\n"),
+        # Reset at the top of every iteration: no graph crosses iterations.
+        Valid(_SETUP + "for step in range(3):\n    step_loss = 0\n"
+              "    step_loss += nn.functional.mse_loss(model(x), y)\n"
+              "    print(step_loss.item())\n", runs=True),
+        # Under no_grad (validation).
+        Valid(_SETUP + "total = 0\nwith torch.no_grad():\n    for step in range(3):\n"
+              "        total += nn.functional.mse_loss(model(x), y)\nprint(total)\n", runs=True),
+    ]
+    INVALID = [
+        Invalid(
+            _TOTAL.format(term="loss"),
+            line=13,
+            col=4,
+            fixed=_TOTAL.format(term="loss.detach()"),
+            oracle=Oracle(check_bad="total.grad_fn.name() == 'AddBackward0' and "
+                                    "total.grad_fn.next_functions[0][0].name() == 'AddBackward0'",
+                          check_fixed="total.grad_fn is None and not total.requires_grad",
+                          same=("total", "mean_loss")),
+        ),
+        Invalid(
+            # An evaluation loop without no_grad: each graph keeps its activations; the total is
+            # printed, so `.detach()` changes what is printed (unsafe).
+            _SETUP + "model.eval()\nrunning = 0\nfor i in range(3):\n"
+            "    running = running + nn.functional.mse_loss(model(x), y) * x.size(0)\nprint(running)\n",
+            line=10,
+            col=4,
+            fixed=_SETUP + "model.eval()\nrunning = 0\nfor i in range(3):\n"
+            "    running = running + (nn.functional.mse_loss(model(x), y) * x.size(0)).detach()\nprint(running)\n",
+            unsafe=True,
+            oracle=Oracle(check_bad="running.requires_grad and running.grad_fn.name() == 'AddBackward0'",
+                          check_fixed="not running.requires_grad", same=("running",)),
+        ),
+    ]
+
+    @classmethod
+    def might_match(cls, text: str) -> bool:
+        return might_accumulate(text)
+
+    def leave_scope(self, scope, ctx) -> None:
+        accs = ctx.domain("accumulators")
+        if accs is None:
+            return
+        for acc in accs.findings:
+            self.found(acc, ctx)
+
+    def found(self, acc: Accumulation, ctx) -> None:
+        term = acc.term
+        start, end = ctx.span(term)
+        atom = isinstance(term, (ast.Name, ast.Attribute, ast.Call, ast.Subscript))
+        if atom:
+            edits = (Edit(end, end, ".detach()"),)
+        else:
+            edits = (Edit(start, start, "("), Edit(end, end, ").detach()"))
+        safety = "safe" if acc.term_is_tensor and not acc.shown else "unsafe"
+        fix = Fix(self.fix_title, safety, edits)
+        shown = _short(ctx, term, 40)
+        if shown == "<expr>":
+            term_text, fixed = "a tensor that requires grad", "`.detach()` (or `.item()`) on what is added"
+        else:
+            if not atom:
+                shown = f"({shown})"
+            term_text, fixed = f"`{shown}`", f"`{shown}.detach()` (or `.item()`)"
+        ctx.report(self, acc.stmt, fix, acc=acc.name, term=term_text, fixed=fixed)

@@ -1,0 +1,729 @@
+"""TNS5xx beyond the generated example tests: the runtime facts the rules rest on, the correct
+look-alikes that must stay silent, the conditions of each rule, the safety of TNS503's fix on
+real torch, notebooks, and the pre-filters that keep the domains cheap."""
+
+import ast
+import contextlib
+import io
+import os
+import subprocess
+import textwrap
+
+import pytest
+
+from conftest import FIXTURES, tool
+from flake8_tensorcopy.analysis import make_domains
+from flake8_tensorcopy.analysis.accumulators import might_accumulate
+from flake8_tensorcopy.analysis.snapshots import is_optimizer_name, might_alias_tensor
+from flake8_tensorcopy.analysis.walker import Walker
+from flake8_tensorcopy.engine import fix_text, lint_text, select_rules
+from flake8_tensorcopy.rules.base import Context, Options
+from flake8_tensorcopy.source import LineIndex
+
+TNS5 = select_rules(["TNS5"])
+HEAD = """\
+import copy
+import logging
+
+import numpy as np
+import torch
+from torch import nn
+
+model = nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+loader = [(torch.randn(8, 4), torch.randn(8, 1)) for _ in range(3)]
+logger = logging.getLogger("t")
+
+
+def train_one_epoch(net, optimizer):
+    for x, y in loader:
+        loss = nn.functional.mse_loss(net(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
+def evaluate(net):
+    with torch.no_grad():
+        return sum(nn.functional.mse_loss(net(x), y).item() for x, y in loader)
+"""
+
+
+def program(body: str) -> str:
+    return HEAD + "\n\n" + textwrap.dedent(body).strip("\n") + "\n"
+
+
+def findings(code: str, options: Options | None = None):
+    result = lint_text(code, TNS5, options or Options())
+    assert result.error is None, result.error
+    return sorted((v.code, v.line - HEAD.count("\n") - 2) for v in result.violations)
+
+
+def run(code: str) -> dict:
+    """Execute a program on real torch (CPU), in a scratch directory; its globals."""
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    ns = {"__name__": "__tns5__"}
+    out = io.StringIO()
+    cwd = os.getcwd()
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp, contextlib.redirect_stdout(out):
+        os.chdir(tmp)
+        try:
+            exec(compile(code, "<tns5>", "exec"), ns)
+        finally:
+            os.chdir(cwd)
+    ns["__stdout__"] = out.getvalue()
+    return ns
+
+
+# --------------------------------------------------------------------------- runtime facts
+
+
+def test_copies_that_are_not_copies_on_real_torch():
+    """shared/pytorch-facts.md, "Copies that are not copies", row by row."""
+    ns = run(program("""
+        sd = model.state_dict()
+        shallow, as_dict = sd.copy(), dict(sd)
+        deep = copy.deepcopy(model.state_dict())
+        cloned = {k: v.detach().clone() for k, v in model.state_dict().items()}
+        arr, arr_cpu, det, data = (model.weight.detach().numpy(), model.weight.detach().cpu().numpy(),
+                                   model.weight.detach(), model.weight.data)
+        arr_copy, det_clone = model.weight.detach().numpy().copy(), model.weight.detach().clone()
+        before = model.weight.detach().clone()
+        train_one_epoch(model, opt)
+        total = 0
+        for x, y in loader:
+            total += nn.functional.mse_loss(model(x), y)
+        total_item = 0
+        for x, y in loader:
+            total_item += nn.functional.mse_loss(model(x), y).item()
+    """))
+    torch, np = ns["torch"], ns["np"]
+    w = ns["model"].weight
+    assert not torch.equal(ns["before"], w)  # the weights did change
+    for alias in (ns["sd"]["weight"], ns["shallow"]["weight"], ns["as_dict"]["weight"], ns["det"], ns["data"]):
+        assert torch.equal(alias, w) and alias.data_ptr() == w.data_ptr()
+    assert not ns["sd"]["weight"].requires_grad
+    for arr in (ns["arr"], ns["arr_cpu"]):
+        assert np.array_equal(arr, w.detach().numpy()) and np.shares_memory(arr, w.detach().numpy())
+    for copied in (ns["deep"]["weight"], ns["cloned"]["weight"], ns["det_clone"]):
+        assert torch.equal(copied, ns["before"])
+    assert np.array_equal(ns["arr_copy"], ns["before"].numpy())
+    total = ns["total"]
+    assert total.requires_grad and total.grad_fn.name() == "AddBackward0"
+    assert total.grad_fn.next_functions[0][0].name() == "AddBackward0"  # the earlier iterations' graph
+    assert isinstance(ns["total_item"], float)
+
+
+def test_checker_fixture_runs_on_real_torch():
+    """fixtures/TNS5.py is real code: every function runs (and the look-alikes work)."""
+    with open(os.path.join(FIXTURES, "TNS5.py"), encoding="utf-8") as f:
+        code = f.read()
+    ns = run(code + textwrap.dedent("""
+        import io
+        early_stopping(2); early_stopping_deepcopy(2); early_stopping_clone(2); rewind_to_init(2)
+        checkpoint_after_training(1); checkpoint_every_epoch(2, io.BytesIO()); best_checkpoint_dict(2, io.BytesIO())
+        teacher_snapshot(1); only_keys(1)
+        own = WithOwnStateDict(); snap = own.snapshot_then_train(torch.optim.SGD(own.parameters(), lr=0.1))
+        hist = weight_history(3); hist_copies = weight_history_copies(3); step_size(2); loss_history(2)
+        trace = rebound_trajectory(3); snaps = manual_update(3); read_before_update(1)
+        epoch_loss(1); epoch_loss_item(1); eval_without_no_grad(); meta_learning(loader); gradient_accumulation(2)
+        training_step_returns(loader); Trainer().run(); Trainer().handed_on(print); early_return(False); validation()
+        rebuilt_model(1)
+    """))
+    np, torch = ns["np"], ns["torch"]
+    assert (ns["hist"] == ns["hist"][-1]).all()  # the reported history: the last weights 3 times
+    assert not (ns["hist_copies"][0][0] == ns["hist_copies"][0][-1]).all()
+    assert not np.array_equal(ns["trace"][0], ns["trace"][-1])  # rebound: each view kept its values
+    assert all(torch.equal(s, ns["snaps"][-1]) for s in ns["snaps"])
+
+
+# --------------------------------------------------------------------------- TNS501
+
+
+@pytest.mark.parametrize("body,expected", [
+    pytest.param("""
+        best = None
+        for epoch in range(3):
+            train_one_epoch(model, opt)
+            if evaluate(model) < 10:
+                best = model.state_dict()
+        model.load_state_dict(best)
+    """, [("TNS501", 5)], id="a function of the file steps the model it is handed"),
+    pytest.param("""
+        class Trainer:
+            def __init__(self, net):
+                self.model = net
+                self.optimizer = torch.optim.Adam(self.model.parameters())
+
+            def epoch(self):
+                self.model.train()
+                for x, y in loader:
+                    nn.functional.mse_loss(self.model(x), y).backward()
+                    self.optimizer.step()
+                    self.optimizer.zero_grad()
+
+            def fit(self, epochs):
+                best = None
+                for e in range(epochs):
+                    self.epoch()
+                    if e == 0:
+                        self.best = self.model.state_dict()
+                self.model.load_state_dict(self.best)
+    """, [("TNS501", 18)], id="a method of the class steps self.model"),
+    pytest.param("""
+        scaler = torch.amp.GradScaler("cpu", enabled=False)
+        init = model.state_dict()
+        for x, y in loader:
+            scaler.scale(nn.functional.mse_loss(model(x), y)).backward()
+            scaler.step(opt)
+            scaler.update()
+        torch.save(init, "init.pt")
+    """, [("TNS501", 2)], id="scaler.step(opt)"),
+    pytest.param("""
+        original = model.state_dict()
+        model.load_state_dict({k: v + 0.01 * torch.randn_like(v) for k, v in original.items()})
+        noisy_loss = evaluate(model)
+        model.load_state_dict(original)
+    """, [("TNS501", 1)], id="restoring after load_state_dict restores nothing"),
+    pytest.param("""
+        snapshot = model.state_dict()
+        nn.init.zeros_(model.weight)
+        torch.save(snapshot, "s.pt")
+    """, [("TNS501", 1)], id="nn.init writes in place"),
+    pytest.param("""
+        def gan_step(netG, netD, optimizerD, batches):
+            netG.train()
+            netD.train()
+            g_init, d_init = netG.state_dict(), netD.state_dict()
+            for x in batches:
+                optimizerD.step()
+            netG.load_state_dict(g_init)
+            netD.load_state_dict(d_init)
+    """, [("TNS501", 4)], id="the discriminator's optimizer steps the discriminator, not the generator"),
+    pytest.param("""
+        start = model.state_dict()
+        with torch.no_grad():
+            for p in model.parameters():
+                p.data.clamp_(-0.01, 0.01)
+        torch.save(start, "s.pt")
+    """, [("TNS501", 1)], id="in-place writes to the module's parameters"),
+])
+def test_state_dict_snapshots_reported(body, expected):
+    assert findings(program(body)) == expected
+
+
+@pytest.mark.parametrize("body", [
+    pytest.param("""
+        teacher = nn.Linear(4, 1)
+        teacher_state = teacher.state_dict()
+        for epoch in range(2):
+            train_one_epoch(model, opt)
+        teacher.load_state_dict(teacher_state)
+    """, id="the optimizer the file builds updates another module"),
+    pytest.param("""
+        other = nn.Linear(4, 1)
+        other_opt = torch.optim.SGD(other.parameters(), lr=0.1)
+        sd = model.state_dict()
+        for x, y in loader:
+            nn.functional.mse_loss(other(x), y).backward()
+            other_opt.step()
+        torch.save(sd, "m.pt")
+    """, id="another module's optimizer steps"),
+    pytest.param("""
+        other = nn.Linear(4, 1)
+        sd = model.state_dict()
+        train_one_epoch(other, torch.optim.SGD(other.parameters(), lr=0.1))
+        torch.save(sd, "m.pt")
+    """, id="the stepping function is handed another module"),
+    pytest.param("""
+        sd = model.state_dict()
+        evaluate(model)
+        torch.save(sd, "m.pt")
+    """, id="a function of the file that does not step"),
+    pytest.param("""
+        best = None
+        for epoch in range(3):
+            train_one_epoch(model, opt)
+            best = copy.deepcopy(model.state_dict())
+        model.load_state_dict(best)
+    """, id="deepcopy"),
+    pytest.param("""
+        best = None
+        for epoch in range(3):
+            train_one_epoch(model, opt)
+            best = {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
+        model.load_state_dict(best)
+    """, id="copy by comprehension"),
+    pytest.param("""
+        for epoch in range(3):
+            train_one_epoch(model, opt)
+        final = model.state_dict()
+        torch.save(final, "final.pt")
+    """, id="snapshot after training ends"),
+    pytest.param("""
+        sd = model.state_dict()
+        model = nn.Linear(4, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        train_one_epoch(model, opt)
+        torch.save(sd, "m.pt")
+    """, id="the model name is rebound"),
+    pytest.param("""
+        sd = model.state_dict()
+        model.double()
+        for x, y in loader:
+            nn.functional.mse_loss(model(x.double()), y.double()).backward()
+            opt.step()
+        assert sd["weight"].dtype == torch.float32 and not torch.equal(sd["weight"], model.weight.float())
+        torch.save(sd, "m.pt")
+    """, id="a dtype or device conversion gives the parameters new storage"),
+    pytest.param("""
+        sd = model.state_dict()
+        train_one_epoch(model, opt)
+        print(len(sd), sd is None, "weight" in sd, list(sd.keys()))
+        for key in sd:
+            print(key)
+    """, id="only the keys and the container are read"),
+    pytest.param("""
+        opt_state = opt.state_dict()
+        train_one_epoch(model, opt)
+        torch.save(opt_state, "opt.pt")
+        frozen = copy.deepcopy(model).state_dict()
+        train_one_epoch(model, opt)
+        torch.save(frozen, "f.pt")
+    """, id="an optimizer's state dict, a deep copy's state dict"),
+    pytest.param("""
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = nn.Linear(4, 1)
+
+            def state_dict(self, *args, **kwargs):
+                return copy.deepcopy(super().state_dict(*args, **kwargs))
+
+            def snapshot(self, optimizer):
+                before = self.state_dict()
+                optimizer.step()
+                return before
+    """, id="a class of the file with its own state_dict"),
+])
+def test_state_dict_lookalikes_silent(body):
+    code = program(body)
+    assert findings(code) == []
+    run(code)
+
+
+# --------------------------------------------------------------------------- TNS502
+
+
+@pytest.mark.parametrize("body,expected", [
+    pytest.param("""
+        x = torch.randn(3)
+        view = x.numpy()
+        x += 1
+        print(view.sum())
+    """, [("TNS502", 2)], id="augmented assignment on a tensor is in place"),
+    pytest.param("""
+        hist = []
+        for step in range(3):
+            train_one_epoch(model, opt)
+            hist.append(model.bias.detach().cpu().numpy())
+        print(np.stack(hist))
+    """, [("TNS502", 4)], id=".cpu() of a tensor on the CPU returns it"),
+    pytest.param("""
+        prev = model.weight.detach()
+        model.weight.data.copy_(torch.zeros(1, 4))
+        print((model.weight - prev).abs().sum())
+    """, [("TNS502", 1)], id="copy_ through .data"),
+    pytest.param("""
+        with torch.no_grad():
+            w = model.weight.numpy()
+        train_one_epoch(model, opt)
+        np.save("w.npy", w)
+    """, [("TNS502", 2)], id="numpy() under no_grad"),
+    pytest.param("""
+        snaps = {}
+        for step in range(3):
+            train_one_epoch(model, opt)
+            snaps[step] = model.weight.detach()
+        torch.save(snaps, "s.pt")
+    """, [("TNS502", 4)], id="stored in a dict"),
+])
+def test_tensor_snapshots_reported(body, expected):
+    code = program(body)
+    assert findings(code) == expected
+    run(code)
+
+
+@pytest.mark.parametrize("body", [
+    pytest.param("""
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+        model.to(device)
+        hist = []
+        for step in range(2):
+            train_one_epoch(model, opt)
+            hist.append(model.weight.detach().cpu().numpy())
+        print(hist)
+    """, id=".cpu() copies from an accelerator: not reported where the device is unknown"),
+    pytest.param("""
+        hist = []
+        for step in range(2):
+            train_one_epoch(model, opt)
+            hist.append(np.array(model.weight.detach()))
+            hist.append(model.weight.detach().clone().numpy())
+            hist.append(model.weight.detach().numpy().copy())
+            hist.append(model.weight.tolist())
+        print(hist)
+    """, id="copies"),
+    pytest.param("""
+        x = torch.randn(3)
+        view = x.numpy()
+        x = x + 1
+        print(view.sum())
+    """, id="the tensor is rebound, not updated"),
+    pytest.param("""
+        for step in range(3):
+            current = model.weight.detach()
+            print(current.sum())
+            train_one_epoch(model, opt)
+    """, id="read before each update"),
+    pytest.param("""
+        grads = []
+        for x, y in loader:
+            loss = nn.functional.mse_loss(model(x), y)
+            loss.backward()
+            grads.append(loss.detach())
+        print(grads)
+    """, id="a fresh tensor each iteration"),
+])
+def test_tensor_snapshot_lookalikes_silent(body):
+    code = program(body)
+    assert findings(code) == []
+    run(code)
+
+
+# --------------------------------------------------------------------------- TNS503
+
+
+@pytest.mark.parametrize("body,expected", [
+    pytest.param("""
+        total = torch.zeros(())
+        for x, y in loader:
+            total = total + nn.functional.mse_loss(model(x), y)
+        print(f"{total.item():.3f}")
+    """, [("TNS503", 3)], id="total = total + loss"),
+    pytest.param("""
+        def step(criterion, batches):
+            total = 0.0
+            for x, y in batches:
+                loss = criterion(x, y)
+                loss.backward()
+                total += loss
+            return total.item()
+    """, [("TNS503", 6)], id="back-propagated earlier in the loop: requires grad for certain"),
+    pytest.param("""
+        def fit(epochs):
+            for epoch in range(epochs):
+                epoch_loss, n = 0, 0
+                for x, y in loader:
+                    loss = nn.functional.mse_loss(model(x), y)
+                    epoch_loss += loss
+                    n += 1
+                logger.info("epoch %d: %.4f", epoch, epoch_loss / n)
+    """, [("TNS503", 6)], id="reset every epoch, carried across batches"),
+])
+def test_accumulators_reported(body, expected):
+    code = program(body)
+    assert findings(code) == expected
+    run(code)
+
+
+@pytest.mark.parametrize("body", [
+    pytest.param("""
+        meta_loss = 0
+        for x, y in loader:
+            meta_loss += nn.functional.mse_loss(model(x), y)
+        opt.zero_grad()
+        meta_loss.backward()
+    """, id="meta-learning: back-propagated after the loop"),
+    pytest.param("""
+        total = 0
+        for x, y in loader:
+            total = total + nn.functional.mse_loss(model(x), y)
+        (g,) = torch.autograd.grad(total, [model.weight])
+    """, id="torch.autograd.grad"),
+    pytest.param("""
+        scaler = torch.amp.GradScaler("cpu", enabled=False)
+        acc = 0
+        for x, y in loader:
+            acc += nn.functional.mse_loss(model(x), y)
+        scaler.scale(acc / 3).backward()
+    """, id="scaler.scale(...).backward()"),
+    pytest.param("""
+        def training_step(batch):
+            total = 0
+            for x, y in batch:
+                total += nn.functional.mse_loss(model(x), y)
+            return {"loss": total}
+    """, id="returned (Lightning's training_step)"),
+    pytest.param("""
+        def collect(batch):
+            losses, total = [], 0
+            for x, y in batch:
+                total += nn.functional.mse_loss(model(x), y)
+                losses.append(total)
+            return len(losses)
+    """, id="stored in a container"),
+    pytest.param("""
+        def gen(batch):
+            total = 0
+            for x, y in batch:
+                total += nn.functional.mse_loss(model(x), y)
+                yield total
+    """, id="yielded"),
+    pytest.param("""
+        def closure(batch):
+            total = 0
+            for x, y in batch:
+                total += nn.functional.mse_loss(model(x), y)
+            return lambda: total
+    """, id="read by a lambda"),
+    pytest.param("""
+        total = 0
+        def bump():
+            global total
+            for x, y in loader:
+                total += nn.functional.mse_loss(model(x), y)
+    """, id="global"),
+    pytest.param("""
+        total = 0
+        for x, y in loader:
+            total += nn.functional.mse_loss(model(x), y)
+
+        def report():
+            return total
+    """, id="a module global another function reads"),
+    pytest.param("""
+        total = 0
+        for x, y in loader:
+            total += nn.functional.mse_loss(model(x), y).item()
+        total2 = 0
+        for x, y in loader:
+            total2 += nn.functional.mse_loss(model(x), y).detach()
+        print(total, total2)
+    """, id=".item() and .detach()"),
+    pytest.param("""
+        total = 0
+        with torch.no_grad():
+            for x, y in loader:
+                total += nn.functional.mse_loss(model(x), y)
+        print(total)
+    """, id="no_grad"),
+    pytest.param("""
+        total = 0
+        for x, y in loader:
+            total += (x - y.mean()).pow(2).sum()
+        print(total)
+    """, id="data that does not require grad"),
+    pytest.param("""
+        for x, y in loader:
+            total = 0
+            total += nn.functional.mse_loss(model(x), y)
+            print(total.item())
+    """, id="reset at the top of each iteration"),
+])
+def test_accumulator_lookalikes_silent(body):
+    code = program(body)
+    assert findings(code) == []
+    run(code)
+
+
+# --------------------------------------------------------------------------- TNS503 fix safety
+
+
+SAFE_PROGRAMS = {
+    "mean of the epoch": """
+        total = 0
+        for x, y in loader:
+            loss = nn.functional.mse_loss(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            total += loss
+        mean = total / len(loader)
+        print(f"{mean:.5f} {mean.item():.5f}")
+        result = (mean.item(), float(total), type(total).__name__, total.dtype)
+    """,
+    "weighted running sum": """
+        running, seen = torch.zeros(()), 0
+        for x, y in loader:
+            running = running + nn.functional.mse_loss(model(x), y) * x.size(0)
+            seen += x.size(0)
+        result = (running / seen).item(), running.shape
+    """,
+}
+
+
+@pytest.mark.parametrize("name", sorted(SAFE_PROGRAMS))
+def test_safe_fix_keeps_what_the_program_computes(name):
+    code = program(SAFE_PROGRAMS[name])
+    result = lint_text(code, TNS5)
+    assert [v.fix.safety for v in result.violations] == ["safe"]
+    fixed = fix_text(code, TNS5)
+    assert fixed.text != code and fixed.error is None and not fixed.remaining
+    before, after = run(code), run(fixed.text)
+    assert before["result"] == after["result"]
+    assert before["__stdout__"] == after["__stdout__"]
+
+
+@pytest.mark.parametrize("show", [
+    "print(total)", "print(f'{total}')", "logger.warning('total %s', total)", "print(str(total / 3))",
+    "print(total.requires_grad)", "print('%s' % total)",
+])
+def test_fix_is_unsafe_where_the_total_is_shown(show):
+    code = program(f"""
+        total = 0
+        for x, y in loader:
+            total += nn.functional.mse_loss(model(x), y)
+        {show}
+    """)
+    (v,) = lint_text(code, TNS5).violations
+    assert v.fix.safety == "unsafe"
+    before, after = run(code), run(fix_text(code, TNS5, unsafe=True).text)
+    if show == "print(total)":
+        assert "grad_fn" in before["__stdout__"] and "grad_fn" not in after["__stdout__"]
+
+
+def test_fix_is_unsafe_where_the_term_is_a_tensor_only_by_its_backward():
+    code = program("""
+        def step(criterion, batches):
+            total = 0.0
+            for x, y in batches:
+                loss = criterion(x, y)
+                loss.backward()
+                total += loss
+            return total.item()
+    """)
+    (v,) = lint_text(code, TNS5).violations
+    assert v.fix.safety == "unsafe"
+    assert fix_text(code, TNS5).text == code
+
+
+def test_fix_wraps_a_compound_term_in_parentheses():
+    code = program("""
+        total = 0
+        for x, y in loader:
+            total += nn.functional.mse_loss(model(x), y) * x.size(0)
+        mean = total.item() / 24
+    """)
+    fixed = fix_text(code, TNS5).text
+    assert "total += (nn.functional.mse_loss(model(x), y) * x.size(0)).detach()\n" in fixed
+    assert run(code)["mean"] == run(fixed)["mean"]
+
+
+# --------------------------------------------------------------------------- notebooks, editors
+
+
+def test_notebook_cells_share_the_loop_and_the_use(tmp_path):
+    nbformat = pytest.importorskip("nbformat")
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    nb = new_notebook()
+    nb.cells = [
+        new_code_cell(HEAD),
+        new_code_cell("best = None\nfor epoch in range(3):\n    train_one_epoch(model, opt)\n"
+                      "    if epoch == 0:\n        best = model.state_dict()"),
+        new_code_cell("total = 0\nfor x, y in loader:\n    total += nn.functional.mse_loss(model(x), y)"),
+        new_code_cell("model.load_state_dict(best)\nprint(f'{total.item():.3f}')"),
+    ]
+    path = tmp_path / "train.ipynb"
+    nbformat.write(nb, str(path))
+    proc = subprocess.run([tool("tensorcopy"), "check", "--no-cache", "--select", "TNS5", str(path)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 1, proc.stderr
+    found = [line.split(": ")[0].split(":", 1)[1] for line in proc.stdout.splitlines()[:-1]]
+    assert found == ["cell 2:5:16", "cell 3:3:5"]
+    assert "TNS501" in proc.stdout and "TNS503" in proc.stdout
+    proc = subprocess.run([tool("tensorcopy"), "fix", "--unsafe-fixes", "--select", "TNS5", str(path)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    cells = nbformat.read(str(path), as_version=4).cells
+    assert cells[1].source.endswith("best = copy.deepcopy(model.state_dict())")  # cell 1 imports copy
+    assert cells[2].source.endswith("total += nn.functional.mse_loss(model(x), y).detach()")
+
+
+def test_noqa_silences_a_finding():
+    code = program("""
+        total = 0
+        for x, y in loader:
+            total += nn.functional.mse_loss(model(x), y)  # noqa: TNS503
+        print(total.item())
+    """)
+    assert findings(code) == []
+
+
+# --------------------------------------------------------------------------- cost
+
+
+def test_prefilters():
+    assert might_accumulate("total = 0\nfor x in y:\n    total += loss\n")
+    assert might_accumulate("t, n = torch.zeros(1), 0\nwhile t:\n    t = t + loss\n")
+    assert not might_accumulate("for x in y:\n    total += loss\n")  # no start from zero
+    assert not might_accumulate("h = ()\nfor x in y:\n    h += (x,)\n")
+    assert not might_accumulate("c = 0\nfor x in y:\n    c += 1\n")
+    assert not might_accumulate("total = 0\ntotal += loss\n")  # no loop
+    assert might_alias_tensor("hist.append(w.detach().numpy())\n")
+    assert might_alias_tensor("prev = w.detach()\n")
+    assert not might_alias_tensor("w.data.normal_(0, 1)\nx = y.detach().clone()\n")
+    assert is_optimizer_name("optimizer") and is_optimizer_name("self.opt_g") and is_optimizer_name("optimizerD")
+    assert not is_optimizer_name("scheduler") and not is_optimizer_name("lr_scheduler")
+    assert not is_optimizer_name("opt_state_dict") and not is_optimizer_name("scaler")
+
+
+def test_files_without_triggers_are_not_parsed():
+    code = "import torch\n\nx = torch.ones(3)\nfor i in range(3):\n    x = x * 2\n"
+    assert lint_text(code, TNS5).parsed is False
+
+
+class _Domains:
+    """Records, per scope, which TNS5 domains were active."""
+
+    domains = ("snapshots", "accumulators")
+
+    def __init__(self):
+        self.seen = {}
+
+    def leave_scope(self, scope, ctx):
+        name = getattr(scope.node, "name", "<module>")
+        self.seen[name] = tuple(k for k in self.domains if ctx.domain(k) is not None)
+
+
+def test_domains_are_active_only_where_they_can_find_something():
+    code = program("""
+        def plain(a, b):
+            for i in range(3):
+                a = a * b
+            return a
+
+        def history():
+            h = []
+            for i in range(3):
+                opt.step()
+                h.append(model.weight.detach())
+            return np.stack(h)
+
+        def accumulate():
+            total = 0
+            for x, y in loader:
+                total += nn.functional.mse_loss(model(x), y)
+            print(total.item())
+    """)
+    probe = _Domains()
+    ctx = Context(LineIndex(code), Options())
+    Walker(ast.parse(code), [probe], ctx, domains=make_domains({"snapshots", "accumulators"}, Options())).run()
+    assert probe.seen["plain"] == ()
+    assert probe.seen["evaluate"] == ()
+    assert probe.seen["history"] == ("snapshots",)
+    assert probe.seen["accumulate"] == ("accumulators",)
