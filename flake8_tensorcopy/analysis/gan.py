@@ -237,8 +237,8 @@ class GanNames:
                 continue
             if t is ast.ClassDef:
                 classes.append(node)
-            for field in ("body", "orelse", "finalbody", "handlers", "cases"):
-                sub = getattr(node, field, None)
+            for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+                sub = getattr(node, name, None)
                 if type(sub) is list:
                     stack.extend(sub)
         for a in assigns:
@@ -368,8 +368,8 @@ def _scope_nodes(body: list):
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             continue
         yield stmt
-        for field in ("body", "orelse", "finalbody", "handlers"):
-            sub = getattr(stmt, field, None)
+        for name in ("body", "orelse", "finalbody", "handlers"):
+            sub = getattr(stmt, name, None)
             if type(sub) is list and sub and isinstance(sub[0], (ast.stmt, ast.excepthandler)):
                 yield from _scope_nodes(sub if isinstance(sub[0], ast.stmt) else [s for h in sub for s in h.body])
         for child in child_nodes(stmt):

@@ -31,11 +31,10 @@ from __future__ import annotations
 import ast
 import re
 from bisect import bisect_left
-from collections import Counter
 from dataclasses import dataclass, field
 
 from . import torchapi as api
-from .astutil import const_bool, dotted_name, is_plain_method, child_nodes
+from .astutil import dotted_name, is_plain_method, child_nodes
 from .evaluate import (
     MODULE_CLASS_TAG,
     MODULE_EVIDENCE,
@@ -51,7 +50,6 @@ from .facts import (
     IMPORT,
     MODULE,
     OBJECT,
-    OTHER,
     OTHER_FACT,
     TENSOR,
     UNKNOWN_FACT,

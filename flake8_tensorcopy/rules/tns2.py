@@ -5,7 +5,6 @@ from __future__ import annotations
 import ast
 import re
 
-from ..analysis.facts import Grad
 from ..fixes import attr_name_span, has_comment, receiver_text, replace_node
 from .base import Edit, Fix, Invalid, Oracle, Rule, Valid
 
