@@ -77,9 +77,16 @@ def lint_text(
     honor_noqa: bool = True,
     project=None,
     path: str | None = None,
+    fixes: bool = True,
+    concrete=None,
 ) -> LintResult:
     """Find violations in one module's source text.  With a `project` (analysis/project.py) and
-    the file's `path`, imports of the project's other modules bring what they define."""
+    the file's `path`, imports of the project's other modules bring what they define.
+
+    Fixes that rules describe by their intent are written out as edits here (lowering.py);
+    `fixes=False` (a front end that shows no fix) leaves them unwritten, with no edits.
+    `concrete`: a LibCST tree of `text` with its positions (lowering.Concrete, the codemod's),
+    on which structural fixes are made instead of on parsed snippets."""
     options = options or Options()
     rule_classes = rules if rules is not None else select_rules()
     if "torch" not in text:
@@ -93,13 +100,14 @@ def lint_text(
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _lint(text, rule_classes, options, tree, honor_noqa, project, path)
+        return _lint(text, rule_classes, options, tree, honor_noqa, project, path, fixes, concrete)
     finally:
         if collecting:
             gc.enable()
 
 
-def _lint(text: str, rule_classes, options: Options, tree, honor_noqa: bool, project=None, path=None) -> LintResult:
+def _lint(text: str, rule_classes, options: Options, tree, honor_noqa: bool, project=None, path=None,
+          fixes: bool = True, concrete=None) -> LintResult:
     active = [cls for cls in rule_classes if cls.might_match(text)]
     if not active:
         return LintResult()
@@ -153,6 +161,11 @@ def _lint(text: str, rule_classes, options: Options, tree, honor_noqa: bool, pro
               for v, suppressed in kept if not suppressed for code in _SUBSUMES.get(v.code, ())}
     out = [v for v, suppressed in kept
            if (v.code, v.line, v.col, v.end_line, v.end_col) not in covers and not (honor_noqa and suppressed)]
+    if fixes and any(v.fix is not None and v.fix.intent is not None and not v.fix.edits for v in out):
+        # Imported here: a file with nothing to fix never loads it (nor LibCST).
+        from .lowering import lower
+
+        out = lower(out, lines, tree, concrete)
     return LintResult(out, parsed=True)
 
 
@@ -191,15 +204,20 @@ def _conflicts(e: Edit, starts: list, ends: list, points: list) -> bool:
 
 
 def apply_fixes(text: str, violations: list[Violation], unsafe: bool = False):
-    """Apply the non-conflicting fixes once. Returns (new_text, applied, skipped)."""
+    """Apply the non-conflicting fixes once. Returns (new_text, applied, skipped).  A fix shared
+    by several findings applies once (for the first; the others are skipped)."""
     accepted: list[tuple[Violation, Edit]] = []
     applied, skipped = [], []
     starts: list[int] = []
     ends: list[int] = []
     points: list[int] = []
+    taken: set = set()
     for v in violations:
         fix = v.fix
         if fix is None or (fix.safety != "safe" and not unsafe):
+            continue
+        if id(fix) in taken:
+            skipped.append(v)
             continue
         edits = fix.edits
         if any(text[e.start : e.end] != e.expect for e in edits if e.expect is not None) or _malformed(
@@ -218,6 +236,7 @@ def apply_fixes(text: str, violations: list[Violation], unsafe: bool = False):
                 ends.insert(i, e.end)
         accepted.extend((v, e) for e in edits)
         applied.append(v)
+        taken.add(id(fix))
     if not accepted:
         return text, applied, skipped
     order = {v.code: i for i, v in enumerate(sorted({v.code: v for v in applied}.values(), key=lambda v: v.code))}
@@ -274,8 +293,10 @@ def fix_text(
     max_passes: int | None = None,
     project=None,
     path: str | None = None,
+    concrete=None,
 ) -> FixResult:
-    """Apply fixes until none is left to apply (each pass re-lints the fixed text).
+    """Apply fixes until none is left to apply (each pass re-lints the fixed text).  `concrete`:
+    a LibCST tree of `text` (the codemod's, see lint_text), used by the first pass.
 
     Overlapping fixes (nested calls) are applied one per pass, so a pass limit must grow with
     them: by default it is the number of fixable findings the first pass sees, plus a margin
@@ -286,7 +307,8 @@ def fix_text(
     passes = 0
     limit = max_passes
     while True:
-        result = lint_text(current, rules, options, project=project, path=path)
+        result = lint_text(current, rules, options, project=project, path=path,
+                           concrete=concrete if current is text else None)
         if result.error:
             return FixResult(current, applied_all, [], result.error)
         if limit is None:

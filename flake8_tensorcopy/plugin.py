@@ -159,8 +159,9 @@ class TensorCopyChecker:
             project = _project(self.filename)
             project.options = options
             project.begin()
+            # flake8 shows no fixes: none is written out (nor LibCST imported for one).
             result = lint_text(text, cls._rules, options, tree=self.tree, honor_noqa=False, project=project,
-                               path=self.filename if self.filename not in ("stdin", "-") else None)
+                               path=self.filename if self.filename not in ("stdin", "-") else None, fixes=False)
             violations = result.violations
         except Exception as exc:  # never take the user's whole flake8 run down with us
             yield (1, 0, f"TNS000 internal error in flake8-tensorcopy ({type(exc).__name__}: {exc}); "

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import ast
 import codecs
-import io
 import re
 import tokenize
 from itertools import accumulate
@@ -141,24 +140,6 @@ class LineIndex:
             else:
                 hi = mid - 1
         return lo + 1, offset - self.starts[lo]
-
-
-def lines_in_strings(text: str) -> set:
-    """1-based numbers of the lines that start inside a multi-line string (re-indenting them
-    would change the string)."""
-    in_string: set = set()
-    open_fstrings = []
-    for tok in tokenize.generate_tokens(io.StringIO(text, newline="").readline):
-        name = tokenize.tok_name[tok.type]
-        if name == "STRING" and tok.end[0] > tok.start[0]:
-            in_string.update(range(tok.start[0] + 1, tok.end[0] + 1))
-        elif name.endswith("STRING_START"):  # f-strings (3.12+), t-strings (3.14+)
-            open_fstrings.append(tok.start[0])
-        elif name.endswith("STRING_END") and open_fstrings:
-            begin = open_fstrings.pop()
-            if not open_fstrings and tok.end[0] > begin:
-                in_string.update(range(begin + 1, tok.end[0] + 1))
-    return in_string
 
 
 def indentation(line: str) -> str:

@@ -176,27 +176,6 @@ def check_outside_unchanged(src: str, new: str, applied) -> None:
     assert new[pn:] == src[ps:], f"text after the last fix changed{_where(src)}"
 
 
-class KnownFixBug(Exception):
-    """A fix that breaks the code in a way already reported to the rule's owner."""
-
-
-def _known_fix_bug(v) -> bool:
-    """Fixes that break the code in ways reported to the rules' owners.  The engine refuses them
-    (the file is left alone and the error names the rule); tests/test_hostile.py holds each
-    reproducer as a strict xfail, so the carve-out goes when the rule is fixed.
-
-    - TNS202 copies a keyword value such as `device=(d := "cuda")` or `requires_grad=(yield)`
-      without the parentheses its ast span leaves out: `.to(device=d := "cuda")`.
-    - TNS401 (unsafe) wraps a statement indented with a form feed in `with torch.no_grad():` and
-      repeats the form feed inside the new indentation, where it resets the column to 0.
-    """
-    if v.code == "TNS202":
-        return any(e.expect and (":=" in e.expect or "yield" in e.expect) for e in v.fix.edits)
-    if v.code == "TNS401":
-        return any(e.expect and "\x0c" in e.expect for e in v.fix.edits)
-    return False
-
-
 def replay_fix(src: str, options: Options, unsafe: bool, allow_tns000: bool = False,
                stats=None) -> tuple[str, int]:
     """fix_text's passes, one by one, checking each; returns (final text, fixes applied)."""
@@ -214,8 +193,6 @@ def replay_fix(src: str, options: Options, unsafe: bool, allow_tns000: bool = Fa
         check_outside_unchanged(current, new, applied)
         if not _parses(new):
             broken = [v for v in applied if not _parses(apply_fixes(current, [v], unsafe)[0])] or applied
-            if all(_known_fix_bug(v) for v in broken):
-                raise KnownFixBug(broken)
             raise AssertionError(f"fixes {sorted({v.code for v in broken})} produced code that does not parse"
                                  f"{_where(current)}--- fixed ---\n{new!r}")
         count += len(applied)
@@ -234,12 +211,7 @@ def check_program(src: str, kind: str, allow_tns000: bool = False) -> None:
             assert not _parses(src), f"error {fixed.error} on a parsable program{_where(src)}"
             assert fixed.text == src and not fixed.applied, _where(src)
             return
-        try:
-            replayed, count = replay_fix(src, options, unsafe, allow_tns000, stats)
-        except KnownFixBug:
-            stats["known_fix_bug_refused"] += 1
-            assert fixed.error.startswith("a fix produced code that does not parse: TNS") and fixed.text == src
-            continue
+        replayed, count = replay_fix(src, options, unsafe, allow_tns000, stats)
         assert fixed.error is None, f"{fixed.error}{_where(src)}"
         assert fixed.text == replayed, _where(src)
         if fixed.text != src:

@@ -54,6 +54,9 @@ class Fix:
     title: str
     safety: str  # "safe" or "unsafe"
     edits: tuple
+    # What the fix does (intents.py), when a rule says that rather than give `edits`: the engine
+    # writes it out as edits (lowering.py) before anyone sees the fix.
+    intent: object = None
 
 
 @dataclass(frozen=True)

@@ -5,8 +5,9 @@ from __future__ import annotations
 import ast
 import re
 
-from ..fixes import attr_name_span, has_comment, receiver_text, replace_node
-from .base import Edit, Fix, Invalid, Oracle, Rule, Valid
+from ..fixes import attr_name_span, receiver_text
+from ..intents import ReplaceExpression, SwapCalls
+from .base import Fix, Invalid, Oracle, Rule, Valid
 
 # `torch.tensor(`, `tensor(`, `u.new_tensor(`; not `as_tensor(`, `is_tensor(`, `to_tensor(`.
 _CLONE_DETACH = re.compile(r"\.clone\((?:[^()]|\([^()]*\))*\)\s*\.\s*detach\s*\(")
@@ -165,21 +166,15 @@ object).
         if not fact.is_torch_tensor and (imported & _LOOK_ALIKE_LIBRARIES or imported & _LOOK_ALIKE_OBJECTS):
             return  # another library's clone()/detach() (or torch_geometric's Data, detached in place)
         text = ctx.lines.text
-        clone_start, clone_name_end = attr_name_span(ctx, inner.func)
+        clone_start, _ = attr_name_span(ctx, inner.func)
         _, clone_end = ctx.span(inner)
         detach_start, _ = attr_name_span(ctx, func)
         _, detach_end = ctx.span(node)
-        clone_args = text[clone_name_end:clone_end]
-        fix = Fix(
-            self.fix_title,
-            self.fix_safety if fact.is_torch_tensor else "unsafe",
-            (
-                Edit(clone_start, clone_end, "detach()", expect=text[clone_start:clone_end]),
-                Edit(detach_start, detach_end, "clone" + clone_args, expect=text[detach_start:detach_end]),
-            ),
-        )
-        if not text[clone_start:clone_end].startswith("clone") or not text[detach_start:detach_end].startswith("detach"):
-            fix = None
+        fix = None
+        # The names are where the ast says only when spelled as written (not `ｃlone`).
+        if text.startswith("clone", clone_start) and text.startswith("detach", detach_start):
+            fix = Fix(self.fix_title, self.fix_safety if fact.is_torch_tensor else "unsafe", (),
+                      SwapCalls(clone_start, clone_end, detach_start, detach_end))
         expr = ctx.short(base)
         why = ("records the copy in the autograd graph and throws it away" if fact.may_require_grad
                else "is the reverse of the order PyTorch recommends")
@@ -297,54 +292,72 @@ finding carries an unsafe fix: `x.detach().clone()` fails on those.  An `isinsta
         data_fact = ctx.fact(data)
         if data_fact.kind != "tensor":
             return
-        replacement = self._replacement(node, data, receiver, ctx)
+        rebuilt = self._replacement(node, data, receiver, ctx)
         call = ctx.shortened(node)
         fix = None
-        if replacement is not None:
+        shown = f"{ctx.shortened(data, 30)}.detach().clone()"
+        if rebuilt is not None:
+            template, slots = rebuilt
             # Safe only when `data` is a torch tensor by the flow of the code: an annotation or a
             # name is no proof (callers pass lists, arrays and torch.Size to `x: Tensor`).
             certain = data_fact.is_torch_tensor and (receiver is None or ctx.fact(receiver).is_torch_tensor)
-            fix = Fix(self.fix_title, self.fix_safety if certain else "unsafe",
-                      (replace_node(ctx, node, replacement),))
-            shown = replacement if len(replacement) <= 60 and "\n" not in replacement else (
-                f"{ctx.shortened(data, 30)}.detach().clone()")
-        else:
-            shown = f"{ctx.shortened(data, 30)}.detach().clone()"
+            start, end = ctx.span(node)
+            fix = Fix(self.fix_title, self.fix_safety if certain else "unsafe", (),
+                      ReplaceExpression(start, end, template, tuple((name, *ctx.span(n)) for name, n in slots.items())))
+            replacement = self._preview(template, slots, ctx)
+            if len(replacement) <= 60 and "\n" not in replacement:
+                shown = replacement
         ctx.report(self, node, fix, call=call + ctx.origin(data, "kind"), replacement=shown)
 
-    def _replacement(self, node: ast.Call, data, receiver, ctx) -> str | None:
-        if len(node.args) > 1 or has_comment(ctx.text(node)):
+    def _replacement(self, node: ast.Call, data, receiver, ctx) -> tuple | None:
+        """(template, {slot name: the node it stands for}) of the rewrite, or None."""
+        if len(node.args) > 1:
             return None
         kws = {}
         for kw in node.keywords:
-            if kw.arg == "pin_memory" and isinstance(kw.value, ast.Constant) and kw.value.value is False:
+            if kw.arg == "pin_memory" and _is_false(kw.value):
                 continue
             if kw.arg not in self._ALLOWED:
                 return None
-            kws[kw.arg] = ctx.text(kw.value)
-            if isinstance(kw.value, (ast.NamedExpr, ast.Yield, ast.YieldFrom)):
-                kws[kw.arg] = f"({kws[kw.arg]})"  # `device=(d := x)`: the parentheses are required
+            kws[kw.arg] = kw.value
+        slots = {"data": data}
         if (isinstance(data, ast.Call) and isinstance(data.func, ast.Attribute) and data.func.attr == "detach"
                 and not data.args and not data.keywords):
-            out = ctx.text(data) + ".clone()"
+            template = "{data}.clone()"
         else:
-            out = receiver_text(ctx, data) + ".detach().clone()"
+            template = "{data}.detach().clone()"
         if receiver is not None:
             if not isinstance(receiver, (ast.Name, ast.Attribute)) or not all(
                 isinstance(n, (ast.Name, ast.Attribute, ast.Load)) for n in ast.walk(receiver)
             ):
-                return None
-            u = ctx.text(receiver)
+                return None  # it would be evaluated twice
             if "dtype" not in kws and "device" not in kws:
-                out += f".to({u})"
+                template += ".to({u})"
             else:
-                dtype = kws.get("dtype", f"{u}.dtype")
-                device = kws.get("device", f"{u}.device")
-                out += f".to(dtype={dtype}, device={device})"
+                dtype = "{dtype}" if "dtype" in kws else "{u}.dtype"
+                device = "{device}" if "device" in kws else "{u}.device"
+                template += f".to(dtype={dtype}, device={device})"
+            if "{u}" in template:
+                slots["u"] = receiver
         elif "dtype" in kws or "device" in kws:
-            args = ", ".join(f"{k}={kws[k]}" for k in ("dtype", "device") if k in kws)
-            out += f".to({args})"
+            template += ".to(" + ", ".join(f"{k}={{{k}}}" for k in ("dtype", "device") if k in kws) + ")"
+        slots.update((k, kws[k]) for k in ("dtype", "device") if k in kws)
         rg = kws.get("requires_grad")
-        if rg is not None and rg != "False":
-            out += f".requires_grad_({rg})"
-        return out
+        if rg is not None and not _is_false(rg):
+            template += ".requires_grad_({requires_grad})"
+            slots["requires_grad"] = rg
+        return template, slots
+
+    @staticmethod
+    def _preview(template: str, slots: dict, ctx) -> str:
+        """The rewrite as the message shows it (the fix itself is written out by the engine)."""
+        texts = {}
+        for name, n in slots.items():
+            texts[name] = receiver_text(ctx, n) if name == "data" else ctx.text(n)
+            if isinstance(n, (ast.NamedExpr, ast.Yield, ast.YieldFrom)) and name != "data":
+                texts[name] = f"({texts[name]})"  # `device=(d := x)`: the parentheses are required
+        return template.format(**texts)
+
+
+def _is_false(node) -> bool:
+    return isinstance(node, ast.Constant) and node.value is False

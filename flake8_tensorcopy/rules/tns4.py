@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import ast
 import re
-import tokenize
 
 from ..analysis.astutil import contains, suspends, target_elements
 from ..analysis.facts import TENSOR, Grad
 from ..analysis.saved import strip_views
 from ..analysis.storage import Alias, is_inplace_method
 from ..fixes import attr_name_span
-from ..source import indent_unit, indentation, lines_in_strings
-from .base import Edit, Fix, Invalid, Oracle, Rule, Valid
+from ..intents import AppendCall, WrapStatements
+from .base import Fix, Invalid, Oracle, Rule, Valid
 
 _LEAF_ERROR = "a leaf Variable that requires grad is being used in an in-place operation"
 _VIEW_ERROR = "a view of a leaf Variable that requires grad is being used in an in-place operation"
@@ -275,7 +274,6 @@ while the generator or coroutine is suspended).
         super().__init__(options)
         self._frames: list[list] = []
         self._spellings = None
-        self._file = None  # (lines inside multi-line strings, file indent unit), on first need
 
     # ------------------------------------------------------------------ detection
 
@@ -390,11 +388,13 @@ while the generator or coroutine is suspended).
     def _fix_run(self, run, fixes, ctx) -> None:
         _, body, owner, spelling = run[0]
         stmts = [body[i] for i, *_ in run]
-        fix = None
-        try:
-            fix = self._wrap(stmts, owner, spelling, ctx)
-        except (tokenize.TokenError, SyntaxError, ValueError, IndexError):
-            fix = None
+        owner_line = 0  # module level
+        if isinstance(owner, (ast.stmt, ast.excepthandler)):
+            owner_line = owner.lineno
+        elif type(owner).__name__ == "match_case":  # its pattern carries the position
+            owner_line = owner.pattern.lineno
+        fix = Fix(self.fix_title, self.fix_safety, (),
+                  WrapStatements(stmts[0].lineno, stmts[-1].end_lineno, spelling, owner_line))
         for st in stmts:
             fixes[id(st)] = fix
 
@@ -412,57 +412,6 @@ while the generator or coroutine is suspended).
         if stmt.lineno > 1 and lines.line(stmt.lineno - 1).endswith("\\"):
             return False
         return True
-
-    def _wrap(self, stmts, owner, spelling, ctx) -> Fix | None:
-        lines = ctx.lines
-        text = lines.text
-        first, last = stmts[0].lineno, stmts[-1].end_lineno
-        line1 = lines.line(first)
-        indent = line1[: lines.char_col(first, stmts[0].col_offset)]
-        in_string, file_unit = self._file_layout(ctx)
-        unit = self._indent_unit(indent, owner, file_unit, ctx)
-        start = lines.starts[first - 1]
-        end = lines.starts[last - 1] + len(lines.line(last))
-        if first < len(lines.starts):
-            newline = text[start + len(line1) : lines.starts[first]]
-        else:
-            newline = "\r\n" if "\r\n" in text else "\n"
-        parts = [f"{indent}with {spelling}:{newline}"]
-        for n in range(first, last + 1):
-            content = lines.line(n)
-            if n not in in_string and content.strip():
-                # A form feed in indentation resets the column: one kept after the new unit
-                # would dedent the line out of the `with` block.
-                lead = content[: len(content) - len(content.lstrip(" \t\f"))]
-                if "\f" in lead:
-                    content = lead.replace("\f", "") + content[len(lead):]
-                content = unit.replace("\f", "") + content
-            parts.append(content)
-            if n < last:
-                parts.append(text[lines.starts[n - 1] + len(lines.line(n)) : lines.starts[n]])
-        new = "".join(parts)
-        return Fix(self.fix_title, self.fix_safety, (Edit(start, end, new, expect=text[start:end]),))
-
-    def _file_layout(self, ctx):
-        """Lines that start inside a multi-line string (never re-indented), and the first
-        indentation unit the file uses."""
-        if self._file is None:
-            self._file = (lines_in_strings(ctx.lines.text), indent_unit(ctx.tree, ctx.lines))
-        return self._file
-
-    def _indent_unit(self, indent: str, owner, file_unit, ctx) -> str:
-        if "\t" in indent:
-            return "\t"
-        if isinstance(owner, (ast.stmt, ast.excepthandler)) or type(owner).__name__ == "match_case":
-            line = getattr(owner, "lineno", None)
-            if line is None:  # match_case: its pattern carries the position
-                line = owner.pattern.lineno
-            outer = indentation(ctx.lines.line(line))
-            if indent.startswith(outer) and len(indent) > len(outer):
-                return indent[len(outer):]
-        if file_unit and not file_unit.strip() and ("\t" not in file_unit or not indent):
-            return file_unit
-        return "    "
 
 
 # --------------------------------------------------------------------------- TNS402 / TNS403
@@ -654,7 +603,7 @@ only mean "change `a`", and is left to a manual change.
             start, _ = attr_name_span(ctx, anchor.func)
             _, end = ctx.span(anchor)
             if ctx.lines.text[start:end] == "detach()":
-                fix = Fix(self.fix_title, self.fix_safety, (Edit(start, end, "detach().clone()", expect="detach()"),))
+                fix = Fix(self.fix_title, self.fix_safety, (), AppendCall(*ctx.span(anchor), ".clone()"))
         base = alias.base if len(alias.base) <= 40 else "<expr>"
         ctx.report(self, node, fix, alias=shown, base=base, effect=effect)
 
