@@ -2,14 +2,15 @@
 
     pre-filter (plain substring tests) -> ast.parse once -> one ordered walk that runs every
     enabled rule and the domains they ask (analysis/walker.py) -> violations sorted by position
+    -> fix intents written out as edits (lowering.py)
 
 Why `ast` and not LibCST for detection: the stdlib parser is about ten times faster than
 LibCST's and gives exact start/end positions with no metadata pass, and flake8 hands plugins
 an `ast` tree it already built, so inside flake8 we parse nothing at all.  Fixes are exact text
 edits on the original characters (everything outside an edit is byte-for-byte unchanged), and
 each fixed text is re-parsed before it is accepted (a fix that would break the file is
-dropped and reported).  LibCST drives the codemod front end (codemod.py), which applies these
-same fixes; nothing on the check path imports it.
+dropped and reported).  The fixes that restructure code are written out with LibCST, on the
+affected code only (lowering.py); LibCST is imported only when a finding has such a fix.
 """
 
 from __future__ import annotations

@@ -22,19 +22,21 @@ the same code as here, so `tensorcopy fix` and the codemod write the same bytes.
 from __future__ import annotations
 
 import ast
+import functools
+import io
 import re
+import tokenize
 import warnings
 from collections import Counter
-from dataclasses import replace
 
-from .rules.base import Edit  # first: the rules import .fixes, which must not be half-loaded then
+from .rules.base import Edit, Fix, Violation  # first: the rules import .fixes, which must not be half-loaded then
 from .fixes import needs_parens
 from .intents import AppendCall, ReplaceExpression, SwapCalls, WrapStatements
 from .source import LineIndex, indent_unit, indentation
 
 __all__ = ["Concrete", "lower"]
 
-_PARSE_ERRORS = (SyntaxError, ValueError, RecursionError, MemoryError)
+_PARSE_ERRORS = (SyntaxError, ValueError, RecursionError, MemoryError, tokenize.TokenError)
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 _EMPTY_CALL = re.compile(r"(\w+)\s*\(\s*\)")
 # Placeholders of a template, for `ast`: `{data}` -> `__tc_data__`.
@@ -58,8 +60,8 @@ def lower(violations, lines: LineIndex, tree=None, concrete=None) -> list:
         key = (fix.title, fix.safety, fix.intent)
         if key not in lowered:
             edits = writer.edits(fix.intent)
-            lowered[key] = replace(fix, edits=edits) if edits else None
-        out.append(replace(v, fix=lowered[key]))
+            lowered[key] = Fix(fix.title, fix.safety, edits, fix.intent) if edits else None
+        out.append(Violation(v.code, v.message, v.line, v.col, v.end_line, v.end_col, lowered[key]))
     return out
 
 
@@ -132,23 +134,21 @@ class _Writer:
 
     def edits(self, intent) -> tuple | None:
         kind = type(intent)
-        try:
-            if kind is SwapCalls:
-                return self.swap(intent)
-            if kind is AppendCall:
+        if kind is SwapCalls:
+            return self.swap(intent)
+        if kind is AppendCall:
+            try:
                 return self.append(intent)
-        except _PARSE_ERRORS:
-            return None
+            except _PARSE_ERRORS:
+                return None
+        if kind not in (ReplaceExpression, WrapStatements):
+            raise TypeError(f"not a fix intent: {intent!r}")
         import libcst as cst
 
         try:
-            if kind is ReplaceExpression:
-                return self.replace(cst, intent)
-            if kind is WrapStatements:
-                return self.wrap(cst, intent)
+            return self.replace(cst, intent) if kind is ReplaceExpression else self.wrap(cst, intent)
         except (cst.ParserSyntaxError, cst.CSTValidationError, *_PARSE_ERRORS):
             return None
-        raise TypeError(f"not a fix intent: {intent!r}")
 
     # ------------------------------------------------------------------ text
 
@@ -194,12 +194,10 @@ class _Writer:
             module = self.concrete.module
             parts = {name: self.concrete.expression(self.lines, s, e) for name, s, e in slots}
             indent = self.concrete.block_indent(node)
-            node = node.with_changes(lpar=[], rpar=[])  # its parentheses are outside the span
         else:
             module = cst.parse_module(snippet)
             if module.code != snippet or len(module.body) != 1:
                 return None
-            node = module
             spans = _spans(cst, module, LineIndex(snippet), start - (1 if bracketed else 0))
             parts = {name: spans.get((s, e)) for name, s, e in slots}
             indent = ""
@@ -211,13 +209,11 @@ class _Writer:
             if name in receivers and not _atomic(cst, part):
                 part = part.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
             parts[name] = part
-        from libcst.helpers import parse_template_expression
-
-        new = parse_template_expression(template, **parts)
+        new = _fill(cst, template, parts)
         rendered = _render_expression(cst, new, module, indent)
         if not bracketed and not _parses(rendered, "eval"):
             return None
-        if _dump(_expression(rendered)) != _meaning(template, old_parts) or _comments(cst, node) != _comments(cst, new):
+        if _dump(_expression(rendered)) != _meaning(template, old_parts) or _comments(source) != _comments(rendered):
             return None
         return (Edit(start, end, rendered, expect=source),)
 
@@ -334,17 +330,23 @@ def _meaning(template: str, parts: dict) -> str:
     return _dump(Fill().visit(tree))
 
 
-def _receivers(template: str) -> set:
+def _mangled(template: str) -> str:
+    """`template` as Python: `{name}` -> `__tc_name__`."""
+    return re.sub(r"\{(\w+)\}", lambda m: _SLOT.format(m.group(1)), template)
+
+
+@functools.lru_cache(maxsize=64)
+def _receivers(template: str) -> frozenset:
     """The slots that `template` calls, subscripts or takes an attribute of: they need
     parentheses unless they are atoms (`(a + b).detach()`)."""
-    tree = _parse(re.sub(r"\{(\w+)\}", lambda m: _SLOT.format(m.group(1)), template), "eval")
+    tree = _parse(_mangled(template), "eval")
     out = set()
     for node in ast.walk(tree):
         inner = node.func if isinstance(node, ast.Call) else getattr(node, "value", None) if isinstance(
             node, (ast.Attribute, ast.Subscript)) else None
         if isinstance(inner, ast.Name) and inner.id.startswith("__tc_"):
             out.add(inner.id[5:-2])
-    return out
+    return frozenset(out)
 
 
 # --------------------------------------------------------------------------- LibCST helpers
@@ -392,15 +394,30 @@ def _atomic(cst, node) -> bool:
         cst.DictComp, cst.SetComp, cst.FormattedString, cst.SimpleString))
 
 
-def _comments(cst, node) -> Counter:
-    found: Counter = Counter()
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, cst.Comment):
-            found[n.value] += 1
-        stack.extend(n.children)
-    return found
+def _comments(source: str) -> Counter:
+    """The comments in the code of an expression."""
+    tokens = tokenize.generate_tokens(io.StringIO("(" + source + "\n)").readline)
+    return Counter(t.string for t in tokens if t.type == tokenize.COMMENT)
+
+
+@functools.lru_cache(maxsize=64)
+def _template(template: str):
+    """`template` parsed by LibCST, with a name `__tc_name__` for each `{name}` (rules use a
+    few templates, over and over)."""
+    import libcst as cst
+
+    return cst.parse_expression(_mangled(template))
+
+
+def _fill(cst, template: str, parts: dict):
+    """The expression `template` with each `{name}` replaced by the node `parts[name]`."""
+    slots = {_SLOT.format(name): part for name, part in parts.items()}
+
+    class Fill(cst.CSTTransformer):
+        def leave_Name(self, original, updated):
+            return slots.get(original.value, updated)
+
+    return _template(template).visit(Fill())
 
 
 def _render_block(cst, statements: list, indent: str, module) -> str:

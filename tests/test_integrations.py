@@ -1,9 +1,12 @@
 """pre-commit hooks (through real `pre-commit try-repo`) and the LibCST codemod command."""
 
+import filecmp
 import os
 import shutil
 import subprocess
 import sys
+
+import pytest
 
 from conftest import FIXTURES, tool
 
@@ -71,3 +74,52 @@ def test_codemod_in_process_matches_cli(tmp_path):
     p.write_text(src)
     subprocess.run([tool("tensorcopy"), "fix", str(p)], capture_output=True)
     assert out.code == p.read_text()
+
+
+# What the configuration selects: strict, unsafe fixes, TNS1/2/4 only, and no TNS2 under legacy/.
+CONFIG = """[tool.tensorcopy]
+select = ["TNS1", "TNS2", "TNS4"]
+strict = true
+unsafe-fixes = true
+
+[tool.tensorcopy.per-file-ignores]
+"legacy/*" = ["TNS2"]
+"""
+STRICT_ONLY = "import torch\n\n\ndef to_array(t):\n    return t.numpy()\n"  # t: unknown origin
+
+
+def _configured_tree(root, generated: bool = False):
+    (root / "src").mkdir(parents=True)
+    (root / "legacy").mkdir()
+    (root / "pyproject.toml").write_text(CONFIG)
+    for name in ("TNS101", "TNS201", "TNS202", "TNS401.unsafe", "TNS401_tabs.unsafe", "TNS402.unsafe", "TNS503"):
+        shutil.copyfile(os.path.join(FIXTURES, "fix", f"{name}.in.py"), root / "src" / f"{name.split('.')[0]}.py")
+    for name in ("TNS201", "TNS401.unsafe"):
+        shutil.copyfile(os.path.join(FIXTURES, "fix", f"{name}.in.py"), root / "legacy" / f"{name.split('.')[0]}.py")
+    (root / "src" / "strict_only.py").write_text(STRICT_ONLY)
+    if generated:  # LibCST leaves these alone unless --include-generated
+        (root / "src" / "generated.py").write_text("# @" "generated\n" + STRICT_ONLY)
+
+
+@pytest.mark.parametrize("options", [[], ["-j", "2", "--include-generated"]], ids=["defaults", "jobs-generated"])
+def test_codemod_and_cli_fix_a_configured_tree_alike(tmp_path, options):
+    cli_root, codemod_root = tmp_path / "cli", tmp_path / "codemod"
+    for root in (cli_root, codemod_root):
+        _configured_tree(root, generated=bool(options))
+    original = {p.name: p.read_text() for p in (cli_root / "src").iterdir()}
+    proc = run(tool("tensorcopy"), "fix", str(cli_root))
+    assert proc.returncode in (0, 1), proc.stderr
+    proc = run(sys.executable, "-m", "libcst.tool", "codemod", "-x", "flake8_tensorcopy.codemod.TensorCopyFix",
+               *options, "--no-format", str(codemod_root))
+    assert proc.returncode == 0, proc.stderr
+    for sub in ("src", "legacy"):
+        names = sorted(os.listdir(cli_root / sub))
+        match, mismatch, errors = filecmp.cmpfiles(cli_root / sub, codemod_root / sub, names, shallow=False)
+        assert not mismatch and not errors, (sub, mismatch, errors)
+    # The configuration was read: strict found `t.numpy()`, unsafe fixes wrapped, TNS5 was not
+    # selected, and legacy/ kept its TNS2 finding but not its TNS4 one.
+    fixed = {p.name: p.read_text() for p in (cli_root / "src").iterdir()}
+    assert "t.detach().cpu().numpy()" in fixed["strict_only.py"] and "with th.no_grad():" in fixed["TNS401.py"]
+    assert fixed["TNS503.py"] == original["TNS503.py"]
+    legacy = (cli_root / "legacy" / "TNS201.py").read_text()
+    assert ".clone().detach()" in legacy and "with th.no_grad():" in (cli_root / "legacy" / "TNS401.py").read_text()

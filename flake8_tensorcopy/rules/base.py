@@ -73,6 +73,22 @@ class Violation:
 # --------------------------------------------------------------------------- examples
 
 
+def dedent(text: str) -> str:
+    """Example code written as a triple-quoted string indented with the code around it: the
+    newline after the opening quotes dropped, and the indentation of the closing quotes (on a line
+    of their own) removed from every line, as in Swift's and Java's text blocks.
+
+        Valid(dedent('''
+            import torch
+            x = torch.ones(3)
+            '''))
+
+    (Not textwrap.dedent: every start imports the rules and their examples, and this is a single
+    str.replace.)"""
+    closing = text[text.rfind("\n"):]  # a newline and the closing quotes' indentation
+    return text.replace(closing, "\n")[1:]
+
+
 @dataclass(frozen=True)
 class Oracle:
     """What real torch does when an example runs (checked by tests/test_runtime_oracle.py).

@@ -7,7 +7,7 @@ import re
 
 from ..fixes import attr_name_span, receiver_text
 from ..intents import ReplaceExpression, SwapCalls
-from .base import Fix, Invalid, Oracle, Rule, Valid
+from .base import Fix, Invalid, Oracle, Rule, Valid, dedent
 
 # `torch.tensor(`, `tensor(`, `u.new_tensor(`; not `as_tensor(`, `is_tensor(`, `to_tensor(`.
 _CLONE_DETACH = re.compile(r"\.clone\((?:[^()]|\([^()]*\))*\)\s*\.\s*detach\s*\(")
@@ -78,73 +78,166 @@ object).
 - https://pytorch.org/docs/stable/generated/torch.tensor.html (the copy-construct note)
 """
     VALID = [
-        Valid("import torch\nx = torch.ones(3, requires_grad=True)\ny = x.detach().clone()\n", runs=True),
-        Valid("import torch\nx = torch.ones(3, requires_grad=True)\nwith torch.no_grad():\n    y = x.clone().detach()\n",
-              runs=True),
-        Valid("import torch\nx = torch.ones(3, requires_grad=True)\ny = x.clone()\n", runs=True),
+        Valid(dedent("""
+            import torch
+            x = torch.ones(3, requires_grad=True)
+            y = x.detach().clone()
+            """), runs=True),
+        Valid(dedent("""
+            import torch
+            x = torch.ones(3, requires_grad=True)
+            with torch.no_grad():
+                y = x.clone().detach()
+            """), runs=True),
+        Valid(dedent("""
+            import torch
+            x = torch.ones(3, requires_grad=True)
+            y = x.clone()
+            """), runs=True),
         # Another tensor library with methods of the same names.
-        Valid("import paddle\n\ndef snapshot(t):\n    return t.clone().detach()\n"),
+        Valid(dedent("""
+            import paddle
+
+            def snapshot(t):
+                return t.clone().detach()
+            """)),
     ]
     INVALID = [
         Invalid(
-            "import torch\n\nx = torch.ones(3, requires_grad=True)\ny = x.clone().detach()\n",
+            dedent("""
+                import torch
+
+                x = torch.ones(3, requires_grad=True)
+                y = x.clone().detach()
+                """),
             line=4,
             col=4,
-            fixed="import torch\n\nx = torch.ones(3, requires_grad=True)\ny = x.detach().clone()\n",
+            fixed=dedent("""
+                import torch
+
+                x = torch.ones(3, requires_grad=True)
+                y = x.detach().clone()
+                """),
             oracle=Oracle(grad_fn="CloneBackward0", same=("y",),
                           check_bad="not y.requires_grad and y.is_leaf",
                           check_fixed="not y.requires_grad and y.is_leaf and y.data_ptr() != x.data_ptr()"),
         ),
         Invalid(
             # The seed's weight-history snapshot.
-            "import torch\nfrom torch import nn\n\nmodel = nn.Module()\nmodel.layer = nn.Linear(4, 4)\n"
-            "history_weight = model.layer.weight.clone().detach()\n",
+            dedent("""
+                import torch
+                from torch import nn
+
+                model = nn.Module()
+                model.layer = nn.Linear(4, 4)
+                history_weight = model.layer.weight.clone().detach()
+                """),
             line=6,
             col=17,
-            fixed="import torch\nfrom torch import nn\n\nmodel = nn.Module()\nmodel.layer = nn.Linear(4, 4)\n"
-            "history_weight = model.layer.weight.detach().clone()\n",
+            fixed=dedent("""
+                import torch
+                from torch import nn
+
+                model = nn.Module()
+                model.layer = nn.Linear(4, 4)
+                history_weight = model.layer.weight.detach().clone()
+                """),
             oracle=Oracle(grad_fn="CloneBackward0", same=("history_weight",),
                           check_fixed="history_weight.data_ptr() != model.layer.weight.data_ptr()"),
         ),
         Invalid(
-            "import torch as th\n\ndef snapshot(m: th.nn.Module):\n    w = th.nn.Parameter(th.ones(2, 2))\n"
-            "    return w.clone(memory_format=th.contiguous_format).detach()  # keep\n\nout = snapshot(None)\n",
+            dedent("""
+                import torch as th
+
+                def snapshot(m: th.nn.Module):
+                    w = th.nn.Parameter(th.ones(2, 2))
+                    return w.clone(memory_format=th.contiguous_format).detach()  # keep
+
+                out = snapshot(None)
+                """),
             line=5,
             col=11,
-            fixed="import torch as th\n\ndef snapshot(m: th.nn.Module):\n    w = th.nn.Parameter(th.ones(2, 2))\n"
-            "    return w.detach().clone(memory_format=th.contiguous_format)  # keep\n\nout = snapshot(None)\n",
+            fixed=dedent("""
+                import torch as th
+
+                def snapshot(m: th.nn.Module):
+                    w = th.nn.Parameter(th.ones(2, 2))
+                    return w.detach().clone(memory_format=th.contiguous_format)  # keep
+
+                out = snapshot(None)
+                """),
             oracle=Oracle(grad_fn="CloneBackward0", same=("out",)),
         ),
         Invalid(
             # A tensor that does not require grad: the same result either way, and no graph node;
             # detach().clone() is the recommended spelling.
-            "import torch\nx = torch.randn(3)\ny = x.clone().detach()\n",
+            dedent("""
+                import torch
+                x = torch.randn(3)
+                y = x.clone().detach()
+                """),
             line=3,
             col=4,
-            fixed="import torch\nx = torch.randn(3)\ny = x.detach().clone()\n",
+            fixed=dedent("""
+                import torch
+                x = torch.randn(3)
+                y = x.detach().clone()
+                """),
             oracle=Oracle(same=("y",), check_bad="y.grad_fn is None and not y.requires_grad",
                           check_fixed="y.grad_fn is None and y.data_ptr() != x.data_ptr()"),
         ),
         Invalid(
             # The seed's snapshot in a function taking the model: reported, the fix unsafe (the
             # parameter could be anything with these two methods).
-            "import torch\n\n\ndef remember(model):\n    return model.layer.weight.clone().detach()\n\n\n"
-            "net = torch.nn.Module()\nnet.layer = torch.nn.Linear(2, 2)\nw = remember(net)\n",
+            dedent("""
+                import torch
+
+
+                def remember(model):
+                    return model.layer.weight.clone().detach()
+
+
+                net = torch.nn.Module()
+                net.layer = torch.nn.Linear(2, 2)
+                w = remember(net)
+                """),
             line=5,
             col=11,
-            fixed="import torch\n\n\ndef remember(model):\n    return model.layer.weight.detach().clone()\n\n\n"
-            "net = torch.nn.Module()\nnet.layer = torch.nn.Linear(2, 2)\nw = remember(net)\n",
+            fixed=dedent("""
+                import torch
+
+
+                def remember(model):
+                    return model.layer.weight.detach().clone()
+
+
+                net = torch.nn.Module()
+                net.layer = torch.nn.Linear(2, 2)
+                w = remember(net)
+                """),
             unsafe=True,
             oracle=Oracle(grad_fn="CloneBackward0", same=("w",)),
         ),
         Invalid(
             # A file that gets its tensors from a project base class and never imports torch.
-            "from project.base import Trainer\n\n\nclass MyTrainer(Trainer):\n    def snapshot(self):\n"
-            "        return self.weights.clone().detach()\n",
+            dedent("""
+                from project.base import Trainer
+
+
+                class MyTrainer(Trainer):
+                    def snapshot(self):
+                        return self.weights.clone().detach()
+                """),
             line=6,
             col=15,
-            fixed="from project.base import Trainer\n\n\nclass MyTrainer(Trainer):\n    def snapshot(self):\n"
-            "        return self.weights.detach().clone()\n",
+            fixed=dedent("""
+                from project.base import Trainer
+
+
+                class MyTrainer(Trainer):
+                    def snapshot(self):
+                        return self.weights.detach().clone()
+                """),
             unsafe=True,
         ),
     ]
@@ -220,9 +313,9 @@ z = x.detach().clone().to(base)
 ## Fix safety
 Safe: the replacement gives an equal tensor with the same dtype, device and `requires_grad`
 (`new_tensor` takes `u`'s dtype and device, hence `.to(u)`), and no warning.  No fix is
-offered when the call has other keyword arguments (`pin_memory=`), when the call contains a
-comment, or when `u` in `u.new_tensor(t)` is not a plain name or attribute (it would be
-evaluated twice).
+offered when the call has other keyword arguments (`pin_memory=`), when it holds a comment
+the rewrite would lose (one outside `t` and the keyword values, which keep theirs), or when `u`
+in `u.new_tensor(t)` is not a plain name or attribute (it would be evaluated twice).
 
 Safe only when `t` is a tensor by the flow of the code (the result of a torch call, a model,
 a parameter, an `isinstance(t, torch.Tensor)` guard).  When only an annotation says so
@@ -236,38 +329,90 @@ finding carries an unsafe fix: `x.detach().clone()` fails on those.  An `isinsta
 - https://pytorch.org/docs/stable/generated/torch.Tensor.new_tensor.html
 """
     VALID = [
-        Valid("import torch\nx = torch.tensor([1.0, 2.0])\ny = torch.tensor(3)\n", runs=True),
-        Valid("import torch\nimport numpy as np\nx = torch.tensor(np.ones(3))\n", runs=True),
-        Valid("import torch\nx = torch.ones(3)\ny = x.detach().clone()\n", runs=True),
-        Valid("import torch\nx = torch.ones(3)\ny = torch.as_tensor(x)\n", runs=True),
-        Valid("import torch\n\ndef f(data):\n    return torch.tensor(data)\n"),
+        Valid(dedent("""
+            import torch
+            x = torch.tensor([1.0, 2.0])
+            y = torch.tensor(3)
+            """), runs=True),
+        Valid(dedent("""
+            import torch
+            import numpy as np
+            x = torch.tensor(np.ones(3))
+            """), runs=True),
+        Valid(dedent("""
+            import torch
+            x = torch.ones(3)
+            y = x.detach().clone()
+            """), runs=True),
+        Valid(dedent("""
+            import torch
+            x = torch.ones(3)
+            y = torch.as_tensor(x)
+            """), runs=True),
+        Valid(dedent("""
+            import torch
+
+            def f(data):
+                return torch.tensor(data)
+            """)),
     ]
     INVALID = [
         Invalid(
-            "import torch\n\nx = torch.ones(3, requires_grad=True)\ny = torch.tensor(x)\n",
+            dedent("""
+                import torch
+
+                x = torch.ones(3, requires_grad=True)
+                y = torch.tensor(x)
+                """),
             line=4,
             col=4,
-            fixed="import torch\n\nx = torch.ones(3, requires_grad=True)\ny = x.detach().clone()\n",
+            fixed=dedent("""
+                import torch
+
+                x = torch.ones(3, requires_grad=True)
+                y = x.detach().clone()
+                """),
             oracle=Oracle(warns=("UserWarning", "To copy construct from a tensor"), same=("y",),
                           check_fixed="not y.requires_grad and y.dtype == x.dtype and y.data_ptr() != x.data_ptr()"),
         ),
         Invalid(
-            "import torch\nfrom torch import tensor\n\nx = torch.randn(2, 3)\n"
-            "y = tensor(x * 2, dtype=torch.float64, requires_grad=True)\n",
+            dedent("""
+                import torch
+                from torch import tensor
+
+                x = torch.randn(2, 3)
+                y = tensor(x * 2, dtype=torch.float64, requires_grad=True)
+                """),
             line=5,
             col=4,
-            fixed="import torch\nfrom torch import tensor\n\nx = torch.randn(2, 3)\n"
-            "y = (x * 2).detach().clone().to(dtype=torch.float64).requires_grad_(True)\n",
+            fixed=dedent("""
+                import torch
+                from torch import tensor
+
+                x = torch.randn(2, 3)
+                y = (x * 2).detach().clone().to(dtype=torch.float64).requires_grad_(True)
+                """),
             oracle=Oracle(warns=("UserWarning", "To copy construct from a tensor"), same=("y",),
                           check_bad="y.requires_grad and y.is_leaf and y.dtype == torch.float64",
                           check_fixed="y.requires_grad and y.is_leaf and y.dtype == torch.float64"),
         ),
         Invalid(
-            "import torch\n\nbase = torch.zeros(2, dtype=torch.float64)\nx = torch.ones(2)\nz = base.new_tensor(x)\n",
+            dedent("""
+                import torch
+
+                base = torch.zeros(2, dtype=torch.float64)
+                x = torch.ones(2)
+                z = base.new_tensor(x)
+                """),
             line=5,
             col=4,
-            fixed="import torch\n\nbase = torch.zeros(2, dtype=torch.float64)\nx = torch.ones(2)\n"
-            "z = x.detach().clone().to(base)\n",
+            fixed=dedent("""
+                import torch
+
+                base = torch.zeros(2, dtype=torch.float64)
+                x = torch.ones(2)
+                z = x.detach().clone().to(base)
+                """),
             oracle=Oracle(warns=("UserWarning", "new_tensor(sourceTensor)"), same=("z",),
                           check_bad="z.dtype == torch.float64",
                           check_fixed="z.dtype == torch.float64 and z.data_ptr() != x.data_ptr()"),

@@ -12,7 +12,7 @@ from ..analysis.saved import strip_views
 from ..analysis.storage import Alias, is_inplace_method
 from ..fixes import attr_name_span
 from ..intents import AppendCall, WrapStatements
-from .base import Fix, Invalid, Oracle, Rule, Valid
+from .base import Fix, Invalid, Oracle, Rule, Valid, dedent
 
 _LEAF_ERROR = "a leaf Variable that requires grad is being used in an in-place operation"
 _VIEW_ERROR = "a view of a leaf Variable that requires grad is being used in an in-place operation"
@@ -122,9 +122,10 @@ after `import torch as th`, `no_grad()` after `from torch import no_grad`), keep
 line endings and indentation and leaving lines inside multi-line strings untouched.  No fix is
 offered when neither `torch` nor `no_grad` is imported, when the statement shares its line
 with another statement (`a = 1; w[0] = 2`, `for p in ps: p.zero_()`), for in-place
-activations (`F.relu(w, inplace=True)` is part of the computation: use `inplace=False`), or when
+activations (`F.relu(w, inplace=True)` is part of the computation: use `inplace=False`), when
 the statement contains `yield`, `yield from` or `await` (grad mode would stay off in the caller
-while the generator or coroutine is suspended).
+while the generator or coroutine is suspended), or when the statements cannot be rewritten
+exactly (a form feed that starts a line at module level).
 
 ## References
 - https://pytorch.org/docs/stable/notes/autograd.html#in-place-operations-with-autograd
@@ -133,121 +134,334 @@ while the generator or coroutine is suspended).
   (manual updates under `torch.no_grad()`)
 """
     VALID = [
-        Valid("import torch\nx = torch.ones(5, requires_grad=True)\nwith torch.no_grad():\n    x[0] = 2\n", runs=True),
+        Valid(dedent("""
+            import torch
+            x = torch.ones(5, requires_grad=True)
+            with torch.no_grad():
+                x[0] = 2
+            """), runs=True),
         Valid(
-            "import torch\nfrom torch import nn\n\n\n@torch.no_grad()\ndef shrink(m):\n    m.weight.mul_(0.5)\n\n\n"
-            "lin = nn.Linear(2, 2)\nshrink(lin)\nwith torch.inference_mode():\n    lin.bias.zero_()\n",
+            dedent("""
+                import torch
+                from torch import nn
+
+
+                @torch.no_grad()
+                def shrink(m):
+                    m.weight.mul_(0.5)
+
+
+                lin = nn.Linear(2, 2)
+                shrink(lin)
+                with torch.inference_mode():
+                    lin.bias.zero_()
+                """),
             runs=True,
         ),
-        Valid("import torch\nfrom torch import nn\nlin = nn.Linear(2, 2)\nnn.init.zeros_(lin.weight)\n"
-              "torch.nn.init.normal_(lin.bias, std=0.02)\n", runs=True),
-        Valid("import torch\nx = torch.ones(5, requires_grad=True)\ny = x.clone()\ny[0] = 2\n"
-              "y.sum().backward()\n", runs=True),
-        Valid("import torch\nx = torch.ones(5, requires_grad=True)\nx = x + 1\nx[0] = 2\n", runs=True),
-        Valid("import torch\nt = torch.ones(3)\nt[0] = 2\nt += 1\nt.clamp_(0, 2)\n", runs=True),
+        Valid(dedent("""
+            import torch
+            from torch import nn
+            lin = nn.Linear(2, 2)
+            nn.init.zeros_(lin.weight)
+            torch.nn.init.normal_(lin.bias, std=0.02)
+            """), runs=True),
+        Valid(dedent("""
+            import torch
+            x = torch.ones(5, requires_grad=True)
+            y = x.clone()
+            y[0] = 2
+            y.sum().backward()
+            """), runs=True),
+        Valid(dedent("""
+            import torch
+            x = torch.ones(5, requires_grad=True)
+            x = x + 1
+            x[0] = 2
+            """), runs=True),
+        Valid(dedent("""
+            import torch
+            t = torch.ones(3)
+            t[0] = 2
+            t += 1
+            t.clamp_(0, 2)
+            """), runs=True),
         Valid(
             # The manual-SGD idiom of the PyTorch tutorials.
-            "import torch\nfrom torch import nn\n\nmodel = nn.Linear(3, 1)\n"
-            "x, y = torch.randn(8, 3), torch.randn(8, 1)\n"
-            "loss = ((model(x) - y) ** 2).mean()\nloss.backward()\nwith torch.no_grad():\n"
-            "    for p in model.parameters():\n        p -= 0.1 * p.grad\n        p.grad = None\n",
+            dedent("""
+                import torch
+                from torch import nn
+
+                model = nn.Linear(3, 1)
+                x, y = torch.randn(8, 3), torch.randn(8, 1)
+                loss = ((model(x) - y) ** 2).mean()
+                loss.backward()
+                with torch.no_grad():
+                    for p in model.parameters():
+                        p -= 0.1 * p.grad
+                        p.grad = None
+                """),
             runs=True,
         ),
-        Valid("import torch\nfrom torch import nn\nlin = nn.Linear(2, 2)\nlin.weight.data.zero_()\n"
-              "lin.weight.data[0, 0] = 1.0\n"
-              "lin.weight.grad = torch.ones(2, 2)\nlin.weight.grad.zero_()\nlin.weight.requires_grad_(False)\n"
-              "", runs=True),
-        Valid("import torch\nfrom torch import nn\nlin = nn.Linear(2, 2)\nlin.weight.requires_grad = False\n"
-              "lin.weight.mul_(2)\n",
-              runs=True),
-        Valid("import torch\nfrom torch import nn\nmodel = nn.Linear(2, 2)\ntorch.set_grad_enabled(False)\n"
-              "for p in model.parameters():\n    p.add_(1)\ntorch.set_grad_enabled(True)\n", runs=True),
-        Valid("import torch\nimport torch.nn.functional as F\nfrom torch.nn.utils import clip_grad_norm_\n"
-              "x = torch.randn(4, requires_grad=True)\ny = F.relu(x)\ny.sum().backward()\nclip_grad_norm_(x, 1.0)\n"
-              "z = F.relu(x * 1, inplace=True)\nt = torch.relu_(x.clone())\n", runs=True),
-        Valid("import torch\n\ndef make(flag):\n    w = torch.zeros(3, requires_grad=flag)\n    w[0] = 1\n"
-              "    return w\n"),
-        Valid("import torch\nx = torch.ones(5, requires_grad=True)\nidx = torch.tensor([0, 1])\nx[idx].sum()\n"
-              "d = x.detach()\nd.zero_()\n", runs=True),
+        Valid(dedent("""
+            import torch
+            from torch import nn
+            lin = nn.Linear(2, 2)
+            lin.weight.data.zero_()
+            lin.weight.data[0, 0] = 1.0
+            lin.weight.grad = torch.ones(2, 2)
+            lin.weight.grad.zero_()
+            lin.weight.requires_grad_(False)
+            """), runs=True),
+        Valid(dedent("""
+            import torch
+            from torch import nn
+            lin = nn.Linear(2, 2)
+            lin.weight.requires_grad = False
+            lin.weight.mul_(2)
+            """), runs=True),
+        Valid(dedent("""
+            import torch
+            from torch import nn
+            model = nn.Linear(2, 2)
+            torch.set_grad_enabled(False)
+            for p in model.parameters():
+                p.add_(1)
+            torch.set_grad_enabled(True)
+            """), runs=True),
+        Valid(dedent("""
+            import torch
+            import torch.nn.functional as F
+            from torch.nn.utils import clip_grad_norm_
+            x = torch.randn(4, requires_grad=True)
+            y = F.relu(x)
+            y.sum().backward()
+            clip_grad_norm_(x, 1.0)
+            z = F.relu(x * 1, inplace=True)
+            t = torch.relu_(x.clone())
+            """), runs=True),
+        Valid(dedent("""
+            import torch
+
+            def make(flag):
+                w = torch.zeros(3, requires_grad=flag)
+                w[0] = 1
+                return w
+            """)),
+        Valid(dedent("""
+            import torch
+            x = torch.ones(5, requires_grad=True)
+            idx = torch.tensor([0, 1])
+            x[idx].sum()
+            d = x.detach()
+            d.zero_()
+            """), runs=True),
     ]
     INVALID = [
         Invalid(
             # The seed's example.
-            "import torch\n\nx = torch.ones(5, requires_grad=True)\nx[0] = 2\n",
+            dedent("""
+                import torch
+
+                x = torch.ones(5, requires_grad=True)
+                x[0] = 2
+                """),
             line=4,
             col=0,
-            fixed="import torch\n\nx = torch.ones(5, requires_grad=True)\nwith torch.no_grad():\n    x[0] = 2\n",
+            fixed=dedent("""
+                import torch
+
+                x = torch.ones(5, requires_grad=True)
+                with torch.no_grad():
+                    x[0] = 2
+                """),
             unsafe=True,
             oracle=Oracle(raises=("RuntimeError", _VIEW_ERROR),
                           check_fixed="x.tolist() == [2.0, 1.0, 1.0, 1.0, 1.0] and x.is_leaf and x.requires_grad"),
         ),
         Invalid(
             # Manual SGD without torch.no_grad().
-            "import torch\nfrom torch import nn\n\nmodel = nn.Linear(3, 1)\n"
-            "x, y = torch.randn(8, 3), torch.randn(8, 1)\n"
-            "loss = ((model(x) - y) ** 2).mean()\nloss.backward()\nlr = 0.1\nfor p in model.parameters():\n"
-            "    p -= lr * p.grad\n",
+            dedent("""
+                import torch
+                from torch import nn
+
+                model = nn.Linear(3, 1)
+                x, y = torch.randn(8, 3), torch.randn(8, 1)
+                loss = ((model(x) - y) ** 2).mean()
+                loss.backward()
+                lr = 0.1
+                for p in model.parameters():
+                    p -= lr * p.grad
+                """),
             line=10,
             col=4,
-            fixed="import torch\nfrom torch import nn\n\nmodel = nn.Linear(3, 1)\n"
-                  "x, y = torch.randn(8, 3), torch.randn(8, 1)\n"
-            "loss = ((model(x) - y) ** 2).mean()\nloss.backward()\nlr = 0.1\nfor p in model.parameters():\n"
-            "    with torch.no_grad():\n        p -= lr * p.grad\n",
+            fixed=dedent("""
+                import torch
+                from torch import nn
+
+                model = nn.Linear(3, 1)
+                x, y = torch.randn(8, 3), torch.randn(8, 1)
+                loss = ((model(x) - y) ** 2).mean()
+                loss.backward()
+                lr = 0.1
+                for p in model.parameters():
+                    with torch.no_grad():
+                        p -= lr * p.grad
+                """),
             unsafe=True,
             oracle=Oracle(raises=("RuntimeError", _LEAF_ERROR),
                           check_fixed="all(q.is_leaf and q.requires_grad for q in model.parameters())"),
         ),
         Invalid(
             # Weight surgery on a loaded model: eval() does not turn grad off.
-            "import torch\nfrom torch import nn\n\n\nclass Output(nn.Module):\n    def __init__(self):\n"
-            "        super().__init__()\n        self.dense = nn.Linear(4, 4)\n\n\nclass Layer(nn.Module):\n"
-            "    def __init__(self):\n        super().__init__()\n        self.output = Output()\n\n\n"
-            "class Encoder(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
-            "        self.layer = nn.ModuleList([Layer() for _ in range(4)])\n\n\nclass Model(nn.Module):\n"
-            "    def __init__(self):\n        super().__init__()\n        self.encoder = Encoder()\n\n\n"
-            "model = Model()\nmodel.load_state_dict(Model().state_dict())\nmodel.eval()\ni = 2\n"
-            "model.encoder.layer[3].output.dense.weight[:, i] = 0.0  # prune input feature i\n",
+            dedent("""
+                import torch
+                from torch import nn
+
+
+                class Output(nn.Module):
+                    def __init__(self):
+                        super().__init__()
+                        self.dense = nn.Linear(4, 4)
+
+
+                class Layer(nn.Module):
+                    def __init__(self):
+                        super().__init__()
+                        self.output = Output()
+
+
+                class Encoder(nn.Module):
+                    def __init__(self):
+                        super().__init__()
+                        self.layer = nn.ModuleList([Layer() for _ in range(4)])
+
+
+                class Model(nn.Module):
+                    def __init__(self):
+                        super().__init__()
+                        self.encoder = Encoder()
+
+
+                model = Model()
+                model.load_state_dict(Model().state_dict())
+                model.eval()
+                i = 2
+                model.encoder.layer[3].output.dense.weight[:, i] = 0.0  # prune input feature i
+                """),
             line=33,
             col=0,
-            fixed="import torch\nfrom torch import nn\n\n\nclass Output(nn.Module):\n    def __init__(self):\n"
-            "        super().__init__()\n        self.dense = nn.Linear(4, 4)\n\n\nclass Layer(nn.Module):\n"
-            "    def __init__(self):\n        super().__init__()\n        self.output = Output()\n\n\n"
-            "class Encoder(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
-            "        self.layer = nn.ModuleList([Layer() for _ in range(4)])\n\n\nclass Model(nn.Module):\n"
-            "    def __init__(self):\n        super().__init__()\n        self.encoder = Encoder()\n\n\n"
-            "model = Model()\nmodel.load_state_dict(Model().state_dict())\nmodel.eval()\ni = 2\n"
-            "with torch.no_grad():\n"
-            "    model.encoder.layer[3].output.dense.weight[:, i] = 0.0  # prune input feature i\n",
+            fixed=dedent("""
+                import torch
+                from torch import nn
+
+
+                class Output(nn.Module):
+                    def __init__(self):
+                        super().__init__()
+                        self.dense = nn.Linear(4, 4)
+
+
+                class Layer(nn.Module):
+                    def __init__(self):
+                        super().__init__()
+                        self.output = Output()
+
+
+                class Encoder(nn.Module):
+                    def __init__(self):
+                        super().__init__()
+                        self.layer = nn.ModuleList([Layer() for _ in range(4)])
+
+
+                class Model(nn.Module):
+                    def __init__(self):
+                        super().__init__()
+                        self.encoder = Encoder()
+
+
+                model = Model()
+                model.load_state_dict(Model().state_dict())
+                model.eval()
+                i = 2
+                with torch.no_grad():
+                    model.encoder.layer[3].output.dense.weight[:, i] = 0.0  # prune input feature i
+                """),
             unsafe=True,
             oracle=Oracle(raises=("RuntimeError", _VIEW_ERROR),
                           check_fixed="model.encoder.layer[3].output.dense.weight[:, 2].abs().sum().item() == 0"),
         ),
         Invalid(
             # The file's own alias, and a run of consecutive writes wrapped once.
-            "import torch as th\n\n\ndef make_bias(n):\n    b = th.zeros(n).requires_grad_()\n    b.fill_(0.1)\n"
-            "    b[0] = 1.0  # first entry\n    return b\n\n\nbias = make_bias(3)\n",
+            dedent("""
+                import torch as th
+
+
+                def make_bias(n):
+                    b = th.zeros(n).requires_grad_()
+                    b.fill_(0.1)
+                    b[0] = 1.0  # first entry
+                    return b
+
+
+                bias = make_bias(3)
+                """),
             line=6,
             col=4,
-            fixed="import torch as th\n\n\ndef make_bias(n):\n    b = th.zeros(n).requires_grad_()\n"
-                  "    with th.no_grad():\n"
-            "        b.fill_(0.1)\n        b[0] = 1.0  # first entry\n    return b\n\n\nbias = make_bias(3)\n",
+            fixed=dedent("""
+                import torch as th
+
+
+                def make_bias(n):
+                    b = th.zeros(n).requires_grad_()
+                    with th.no_grad():
+                        b.fill_(0.1)
+                        b[0] = 1.0  # first entry
+                    return b
+
+
+                bias = make_bias(3)
+                """),
             unsafe=True,
             oracle=Oracle(raises=("RuntimeError", _LEAF_ERROR),
                           check_fixed="bias.is_leaf and bias.requires_grad and bias[0].item() == 1.0"),
         ),
         Invalid(
-            "from torch import nn, no_grad\n\nlin = nn.Linear(2, 2)\nlin.bias.zero_()\n",
+            dedent("""
+                from torch import nn, no_grad
+
+                lin = nn.Linear(2, 2)
+                lin.bias.zero_()
+                """),
             line=4,
             col=0,
-            fixed="from torch import nn, no_grad\n\nlin = nn.Linear(2, 2)\nwith no_grad():\n    lin.bias.zero_()\n",
+            fixed=dedent("""
+                from torch import nn, no_grad
+
+                lin = nn.Linear(2, 2)
+                with no_grad():
+                    lin.bias.zero_()
+                """),
             unsafe=True,
             oracle=Oracle(raises=("RuntimeError", _LEAF_ERROR), check_fixed="lin.bias.abs().sum().item() == 0"),
         ),
         Invalid(
             # nn.Parameter in a module's own method; the loop is a one-liner: reported, not fixed.
-            "import torch\nfrom torch import nn\n\n\nclass Scale(nn.Module):\n    def __init__(self):\n"
-            "        super().__init__()\n        self.gain = nn.Parameter(torch.ones(3))\n\n"
-            "    def reset(self):\n        for i in range(3): self.gain[i] = 1.0 / (i + 1)\n\n\nScale().reset()\n",
+            dedent("""
+                import torch
+                from torch import nn
+
+
+                class Scale(nn.Module):
+                    def __init__(self):
+                        super().__init__()
+                        self.gain = nn.Parameter(torch.ones(3))
+
+                    def reset(self):
+                        for i in range(3): self.gain[i] = 1.0 / (i + 1)
+
+
+                Scale().reset()
+                """),
             line=11,
             col=27,
             oracle=Oracle(raises=("RuntimeError", _VIEW_ERROR)),
@@ -255,15 +469,25 @@ while the generator or coroutine is suspended).
         Invalid(
             # An in-place activation on a leaf: reported, but the activation is part of the
             # computation, so no `no_grad` wrap is offered (`inplace=False` is the usual change).
-            "import torch\nimport torch.nn.functional as F\n\nx = torch.randn(4, requires_grad=True)\n"
-            "y = F.relu(x, inplace=True)\n",
+            dedent("""
+                import torch
+                import torch.nn.functional as F
+
+                x = torch.randn(4, requires_grad=True)
+                y = F.relu(x, inplace=True)
+                """),
             line=5,
             col=4,
             oracle=Oracle(raises=("RuntimeError", _LEAF_ERROR)),
         ),
         Invalid(
             # torch itself is not bound as a name: no fix.
-            "import torch.nn as nn\n\nlin = nn.Linear(2, 2)\nlin.weight.mul_(2)\n",
+            dedent("""
+                import torch.nn as nn
+
+                lin = nn.Linear(2, 2)
+                lin.weight.mul_(2)
+                """),
             line=4,
             col=0,
             oracle=Oracle(raises=("RuntimeError", _LEAF_ERROR)),
@@ -505,90 +729,226 @@ only mean "change `a`", and is left to a manual change.
 - https://pytorch.org/docs/stable/generated/torch.Tensor.numpy.html
 """
     VALID = [
-        Valid("import torch\na = torch.ones(5, requires_grad=True)\nb = a * 2\nc = a.detach()\nc.zero_()\n"
-              "b.sum().backward()\n", runs=True),
-        Valid("import torch\na = torch.ones(5, requires_grad=True)\nb = a ** 2\nb.sum().backward()\n"
-              "a.detach().zero_()\n", runs=True),
-        Valid("import torch\na = torch.ones(5, requires_grad=True)\nb = a ** 2\nc = a.detach().clone()\nc.zero_()\n"
-              "b.sum().backward()\n", runs=True),
-        Valid("import torch\na = torch.ones(5, requires_grad=True)\nb = a ** 2\nc = a.detach()\nc.zero_()\n"
-              "", runs=True),
-        Valid("import torch\na = torch.ones(5, requires_grad=True)\nb = a ** 2\nc = a.detach()\nc.zero_()\n"
-              "(a * 3).sum().backward()\n", runs=True),
-        Valid("import torch\na = torch.ones(5, requires_grad=True)\nb = a * torch.ones(5)\nc = a.detach()\nc.zero_()\n"
-              "b.sum().backward()\n", runs=True),
-        Valid("import torch\na = torch.ones(5, requires_grad=True)\nb = a ** 2\na = torch.ones(5, requires_grad=True)\n"
-              "a.detach().zero_()\nb.sum().backward()\n", runs=True),
-        Valid("import torch\na = torch.ones(5, requires_grad=True)\nb = a.exp()\nb.detach().zero_()\n"
-              "b = a.exp()\nb.sum().backward()\n", runs=True),
-        Valid("import torch\na = torch.ones(5, requires_grad=True)\nb = a ** 2\narr = a.detach().numpy()\n"
-              "total = arr.sum() + 1\nb.sum().backward()\n", runs=True),
+        Valid(dedent("""
+            import torch
+            a = torch.ones(5, requires_grad=True)
+            b = a * 2
+            c = a.detach()
+            c.zero_()
+            b.sum().backward()
+            """), runs=True),
+        Valid(dedent("""
+            import torch
+            a = torch.ones(5, requires_grad=True)
+            b = a ** 2
+            b.sum().backward()
+            a.detach().zero_()
+            """), runs=True),
+        Valid(dedent("""
+            import torch
+            a = torch.ones(5, requires_grad=True)
+            b = a ** 2
+            c = a.detach().clone()
+            c.zero_()
+            b.sum().backward()
+            """), runs=True),
+        Valid(dedent("""
+            import torch
+            a = torch.ones(5, requires_grad=True)
+            b = a ** 2
+            c = a.detach()
+            c.zero_()
+            """), runs=True),
+        Valid(dedent("""
+            import torch
+            a = torch.ones(5, requires_grad=True)
+            b = a ** 2
+            c = a.detach()
+            c.zero_()
+            (a * 3).sum().backward()
+            """), runs=True),
+        Valid(dedent("""
+            import torch
+            a = torch.ones(5, requires_grad=True)
+            b = a * torch.ones(5)
+            c = a.detach()
+            c.zero_()
+            b.sum().backward()
+            """), runs=True),
+        Valid(dedent("""
+            import torch
+            a = torch.ones(5, requires_grad=True)
+            b = a ** 2
+            a = torch.ones(5, requires_grad=True)
+            a.detach().zero_()
+            b.sum().backward()
+            """), runs=True),
+        Valid(dedent("""
+            import torch
+            a = torch.ones(5, requires_grad=True)
+            b = a.exp()
+            b.detach().zero_()
+            b = a.exp()
+            b.sum().backward()
+            """), runs=True),
+        Valid(dedent("""
+            import torch
+            a = torch.ones(5, requires_grad=True)
+            b = a ** 2
+            arr = a.detach().numpy()
+            total = arr.sum() + 1
+            b.sum().backward()
+            """), runs=True),
         Valid(
             # x @ w with data x saves x, not w: writing to w before backward is harmless.
-            "import torch\nx = torch.randn(2, 3)\nw = torch.randn(3, 3, requires_grad=True)\nh = x @ w\n"
-            "w.detach().mul_(0.5)\nh.sum().backward()\n",
+            dedent("""
+                import torch
+                x = torch.randn(2, 3)
+                w = torch.randn(3, 3, requires_grad=True)
+                h = x @ w
+                w.detach().mul_(0.5)
+                h.sum().backward()
+                """),
             runs=True,
         ),
-        Valid("import torch\n\n\ndef step(a, flag):\n    if flag:\n        b = a ** 2\n    else:\n"
-              "        a.detach().zero_()\n        b = a * 2\n    b.sum().backward()\n\n\n"
-              "step(torch.ones(3, requires_grad=True), False)\n", runs=True),
+        Valid(dedent("""
+            import torch
+
+
+            def step(a, flag):
+                if flag:
+                    b = a ** 2
+                else:
+                    a.detach().zero_()
+                    b = a * 2
+                b.sum().backward()
+
+
+            step(torch.ones(3, requires_grad=True), False)
+            """), runs=True),
     ]
     INVALID = [
         Invalid(
             # The seed's example.
-            "import torch\n\na = torch.ones(5, requires_grad=True)\nb = a**2\nc = a.detach()\nc.zero_()\n"
-            "b.sum().backward()\n",
+            dedent("""
+                import torch
+
+                a = torch.ones(5, requires_grad=True)
+                b = a**2
+                c = a.detach()
+                c.zero_()
+                b.sum().backward()
+                """),
             line=6,
             col=0,
-            fixed="import torch\n\na = torch.ones(5, requires_grad=True)\nb = a**2\nc = a.detach().clone()\nc.zero_()\n"
-            "b.sum().backward()\n",
+            fixed=dedent("""
+                import torch
+
+                a = torch.ones(5, requires_grad=True)
+                b = a**2
+                c = a.detach().clone()
+                c.zero_()
+                b.sum().backward()
+                """),
             unsafe=True,
             oracle=Oracle(raises=("RuntimeError", _VERSION_ERROR),
                           check_fixed="a.grad.tolist() == [2.0] * 5 and c.sum().item() == 0"),
         ),
         Invalid(
             # exp() saves its result.
-            "import torch\n\na = torch.ones(5, requires_grad=True)\nb = a.exp()\nb.detach().zero_()\n"
-            "b.sum().backward()\n",
+            dedent("""
+                import torch
+
+                a = torch.ones(5, requires_grad=True)
+                b = a.exp()
+                b.detach().zero_()
+                b.sum().backward()
+                """),
             line=5,
             col=0,
             oracle=Oracle(raises=("RuntimeError", _VERSION_ERROR)),
         ),
         Invalid(
             # Through NumPy: no error, a wrong gradient (2 * 5 instead of 2 * 1).
-            "import torch\n\na = torch.ones(5, requires_grad=True)\nb = a ** 2\narr = a.detach().numpy()\narr[0] = 5\n"
-            "b.sum().backward()\n",
+            dedent("""
+                import torch
+
+                a = torch.ones(5, requires_grad=True)
+                b = a ** 2
+                arr = a.detach().numpy()
+                arr[0] = 5
+                b.sum().backward()
+                """),
             line=6,
             col=0,
-            fixed="import torch\n\na = torch.ones(5, requires_grad=True)\nb = a ** 2\n"
-                  "arr = a.detach().clone().numpy()\n"
-            "arr[0] = 5\nb.sum().backward()\n",
+            fixed=dedent("""
+                import torch
+
+                a = torch.ones(5, requires_grad=True)
+                b = a ** 2
+                arr = a.detach().clone().numpy()
+                arr[0] = 5
+                b.sum().backward()
+                """),
             unsafe=True,
             oracle=Oracle(check_bad="a.grad[0].item() == 10.0",
                           check_fixed="a.grad[0].item() == 2.0 and a[0].item() == 1.0"),
         ),
         Invalid(
-            "import torch\n\na = torch.ones(3, requires_grad=True)\nloss = a.sin().sum()\na.detach()[0] = 5\n"
-            "loss.backward()\n",
+            dedent("""
+                import torch
+
+                a = torch.ones(3, requires_grad=True)
+                loss = a.sin().sum()
+                a.detach()[0] = 5
+                loss.backward()
+                """),
             line=5,
             col=0,
             oracle=Oracle(raises=("RuntimeError", _VERSION_ERROR)),
         ),
         Invalid(
             # matmul saves w because the encoder's output requires grad; the "decayed copy" is not a copy.
-            "import torch\nfrom torch import nn\n\nencoder = nn.Linear(3, 3)\n"
-            "w = torch.randn(3, 3, requires_grad=True)\n\n\n"
-            "def train_step(batch):\n    h = encoder(batch) @ w\n    snapshot = w.detach()\n    snapshot.mul_(0.5)\n"
-            "    loss = h.pow(2).mean()\n    loss.backward()\n    return w.grad, snapshot\n\n\n"
-            "grad, snap = train_step(torch.randn(2, 3))\n",
+            dedent("""
+                import torch
+                from torch import nn
+
+                encoder = nn.Linear(3, 3)
+                w = torch.randn(3, 3, requires_grad=True)
+
+
+                def train_step(batch):
+                    h = encoder(batch) @ w
+                    snapshot = w.detach()
+                    snapshot.mul_(0.5)
+                    loss = h.pow(2).mean()
+                    loss.backward()
+                    return w.grad, snapshot
+
+
+                grad, snap = train_step(torch.randn(2, 3))
+                """),
             line=11,
             col=4,
-            fixed="import torch\nfrom torch import nn\n\nencoder = nn.Linear(3, 3)\n"
-                  "w = torch.randn(3, 3, requires_grad=True)\n\n\n"
-            "def train_step(batch):\n    h = encoder(batch) @ w\n    snapshot = w.detach().clone()\n"
-            "    snapshot.mul_(0.5)\n"
-            "    loss = h.pow(2).mean()\n    loss.backward()\n    return w.grad, snapshot\n\n\n"
-            "grad, snap = train_step(torch.randn(2, 3))\n",
+            fixed=dedent("""
+                import torch
+                from torch import nn
+
+                encoder = nn.Linear(3, 3)
+                w = torch.randn(3, 3, requires_grad=True)
+
+
+                def train_step(batch):
+                    h = encoder(batch) @ w
+                    snapshot = w.detach().clone()
+                    snapshot.mul_(0.5)
+                    loss = h.pow(2).mean()
+                    loss.backward()
+                    return w.grad, snapshot
+
+
+                grad, snap = train_step(torch.randn(2, 3))
+                """),
             unsafe=True,
             oracle=Oracle(raises=("RuntimeError", _VERSION_ERROR),
                           check_fixed="grad is not None and grad.shape == (3, 3)"),
@@ -660,42 +1020,101 @@ code means.
 - https://pytorch.org/docs/stable/generated/torch.Tensor.detach.html (why `.data` is unsafe)
 """
     VALID = [
-        Valid("import torch\nfrom torch import nn\n\nmodel = nn.Linear(3, 1)\n"
-              "loss = model(torch.randn(4, 3)).pow(2).mean()\n"
-              "loss.backward()\nfor p in model.parameters():\n    p.data.add_(-0.1 * p.grad)\n", runs=True),
-        Valid("import torch\na = torch.ones(5, requires_grad=True)\na.data.zero_()\nb = a ** 2\nb.sum().backward()\n",
-              runs=True),
-        Valid("import torch\na = torch.ones(5, requires_grad=True)\nb = a * 2\na.data.zero_()\nb.sum().backward()\n",
-              runs=True),
-        Valid("import torch\na = torch.ones(5, requires_grad=True)\nb = a ** 2\na.data.zero_()\n", runs=True),
-        Valid("import torch\na = torch.ones(5, requires_grad=True)\nb = a ** 2\nb.sum().backward()\na.data.zero_()\n",
-              runs=True),
+        Valid(dedent("""
+            import torch
+            from torch import nn
+
+            model = nn.Linear(3, 1)
+            loss = model(torch.randn(4, 3)).pow(2).mean()
+            loss.backward()
+            for p in model.parameters():
+                p.data.add_(-0.1 * p.grad)
+            """), runs=True),
+        Valid(dedent("""
+            import torch
+            a = torch.ones(5, requires_grad=True)
+            a.data.zero_()
+            b = a ** 2
+            b.sum().backward()
+            """), runs=True),
+        Valid(dedent("""
+            import torch
+            a = torch.ones(5, requires_grad=True)
+            b = a * 2
+            a.data.zero_()
+            b.sum().backward()
+            """), runs=True),
+        Valid(dedent("""
+            import torch
+            a = torch.ones(5, requires_grad=True)
+            b = a ** 2
+            a.data.zero_()
+            """), runs=True),
+        Valid(dedent("""
+            import torch
+            a = torch.ones(5, requires_grad=True)
+            b = a ** 2
+            b.sum().backward()
+            a.data.zero_()
+            """), runs=True),
     ]
     INVALID = [
         Invalid(
-            "import torch\n\na = torch.ones(5, requires_grad=True)\nb = a ** 2\na.data.zero_()\nb.sum().backward()\n",
+            dedent("""
+                import torch
+
+                a = torch.ones(5, requires_grad=True)
+                b = a ** 2
+                a.data.zero_()
+                b.sum().backward()
+                """),
             line=5,
             col=0,
             oracle=Oracle(check_bad="a.grad.abs().sum().item() == 0"),
         ),
         Invalid(
             # sigmoid saves its output; overwriting the output through .data zeroes the gradient.
-            "import torch\n\na = torch.ones(3, requires_grad=True)\ns = torch.sigmoid(a)\ns.data[:] = 0.0\n"
-            "loss = s.sum()\nloss.backward()\n",
+            dedent("""
+                import torch
+
+                a = torch.ones(3, requires_grad=True)
+                s = torch.sigmoid(a)
+                s.data[:] = 0.0
+                loss = s.sum()
+                loss.backward()
+                """),
             line=5,
             col=0,
             oracle=Oracle(check_bad="a.grad.abs().sum().item() == 0"),
         ),
         Invalid(
-            "import torch\n\n\ndef step(a):\n    b = a.log()\n    a.data -= 1\n    b.mean().backward()\n\n\n"
-            "a = torch.full((4,), 2.0, requires_grad=True)\nstep(a)\n",
+            dedent("""
+                import torch
+
+
+                def step(a):
+                    b = a.log()
+                    a.data -= 1
+                    b.mean().backward()
+
+
+                a = torch.full((4,), 2.0, requires_grad=True)
+                step(a)
+                """),
             line=6,
             col=4,
             oracle=Oracle(check_bad="a.grad.tolist() == [0.25] * 4"),
         ),
         Invalid(
-            "import torch\n\na = torch.ones(5, requires_grad=True)\nd = a.data\nb = a ** 2\nd[0] = 5.0\n"
-            "b.sum().backward()\n",
+            dedent("""
+                import torch
+
+                a = torch.ones(5, requires_grad=True)
+                d = a.data
+                b = a ** 2
+                d[0] = 5.0
+                b.sum().backward()
+                """),
             line=6,
             col=0,
             oracle=Oracle(check_bad="a.grad[0].item() == 10.0"),
