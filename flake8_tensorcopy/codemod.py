@@ -35,8 +35,16 @@ from .lowering import Concrete
 from .rules.base import get_rule
 
 
-def _csv(value: str) -> list[str]:
-    return [v.strip() for v in value.split(",") if v.strip()]
+def _codes(flag: str, allow_all: bool = False):
+    """An argparse type: comma-separated code prefixes, checked as `tensorcopy` checks them."""
+
+    def parse(value: str) -> list[str]:
+        try:
+            return [_config.check_code(v, flag, allow_all=allow_all) for v in value.split(",") if v.strip()]
+        except _config.ConfigError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    return parse
 
 
 class TensorCopyFix(CodemodCommand):
@@ -47,8 +55,9 @@ class TensorCopyFix(CodemodCommand):
         # None: not given, the configuration decides (as with `tensorcopy fix`).
         arg_parser.add_argument("--unsafe-fixes", action="store_true", default=None,
                                 help="also apply fixes marked unsafe")
-        arg_parser.add_argument("--select", type=_csv, default=None, help="code prefixes to fix")
-        arg_parser.add_argument("--ignore", type=_csv, default=None, help="code prefixes not to fix")
+        arg_parser.add_argument("--select", type=_codes("--select", allow_all=True), default=None,
+                                help="code prefixes to fix")
+        arg_parser.add_argument("--ignore", type=_codes("--ignore"), default=None, help="code prefixes not to fix")
         arg_parser.add_argument("--numpy-fix", choices=_config.NUMPY_FIXES, default=None)
 
     def __init__(self, context: CodemodContext, unsafe_fixes: bool | None = None, select=None, ignore=None,

@@ -255,8 +255,8 @@ class _Writer:
         if not (len(after) == 1 and isinstance(after[0], ast.With) and len(after[0].items) == 1):
             return None
         item = after[0].items[0]
-        if (item.optional_vars is not None or _dump(item.context_expr) != _dump(_expression(context))
-                or _dump(after[0].body) != _dump(before)):
+        same = _dump(after[0].body) == _dump(before) and _dump(item.context_expr) == _dump(_expression(context))
+        if item.optional_vars is not None or not same:
             return None
         return (Edit(start, end, rendered, expect=source),)
 

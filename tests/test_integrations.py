@@ -62,6 +62,12 @@ def test_libcst_codemod_command_applies_the_same_fixes(tmp_path):
     assert "Transformed 2 files successfully" in proc.stderr
 
 
+def test_codemod_refuses_what_is_not_a_code(tmp_path):
+    proc = run(sys.executable, "-m", "libcst.tool", "codemod", "-x", "flake8_tensorcopy.codemod.TensorCopyFix",
+               "--no-format", "--select", "TNS2,E501", str(tmp_path))
+    assert proc.returncode == 2 and "--select: 'E501' is not a rule code or prefix" in proc.stderr
+
+
 def test_codemod_in_process_matches_cli(tmp_path):
     import libcst as cst
     from libcst.codemod import CodemodContext

@@ -137,7 +137,8 @@ def test_tns202_offers_no_fix_that_would_drop_a_comment():
 
 def test_tns401_wrap_keeps_continuation_lines_strings_comments_and_line_endings():
     src = ("import torch\r\n\r\ndef f(w):\r\n    w = torch.nn.Parameter(w)\r\n"
-           "    w[0] = len('''a\r\nb''')  # first\r\n    # between\r\n    w[1] = (1 +\r\n            2)\r\n    return w\r\n")
+           "    w[0] = len('''a\r\nb''')  # first\r\n    # between\r\n"
+           "    w[1] = (1 +\r\n            2)\r\n    return w\r\n")
     result = fix_text(src, unsafe=True)
     assert result.error is None
     assert result.text == ("import torch\r\n\r\ndef f(w):\r\n    w = torch.nn.Parameter(w)\r\n"
