@@ -471,7 +471,7 @@ def _project(job: Job):
 
     project = _PROJECTS.get(job.project_root)
     if project is None:
-        project = _PROJECTS[job.project_root] = Project(job.project_root, job.options)
+        project = _PROJECTS[job.project_root] = Project(job.project_root, job.options, batch=True)
     project.begin()
     return project
 

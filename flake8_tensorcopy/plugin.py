@@ -61,7 +61,7 @@ def _project(filename: str):
     root = find_root(start)
     project = _PROJECTS.get(root)
     if project is None:
-        project = _PROJECTS[root] = Project(root)
+        project = _PROJECTS[root] = Project(root, batch=True)
     return project
 
 

@@ -151,3 +151,66 @@ def test_editing_a_module_updates_its_dependents_in_the_cli_cache(tmp_path):
     assert second.stdout.count(": TNS101") == first.stdout.count(": TNS101") + 1, (first.stdout, second.stdout)
     os.utime(models)  # nothing changed again: the cached result is the same
     assert run().stdout == second.stdout
+
+
+CROSSING = {
+    "pyproject.toml": "[project]\nname = 'demo'\n",
+    "PKG/__init__.py": "",
+    "PKG/parts.py": """
+        import torch
+        from torch import nn
+
+
+        class Holder(nn.Module):
+            def __init__(self, width=3):
+                super().__init__()
+                self.net = nn.Linear(width, 1)
+                self.width = width
+
+
+        double = lambda t: t * 2
+
+
+        def train_step(model, opt, x):
+            model(x).sum().backward()
+            opt.step()
+
+
+        def other_step(model, opt, x):
+            model(x).sum().backward()
+            opt.step()
+        """,
+    "PKG/train.py": """
+        import copy
+
+        import torch
+
+        from .parts import Holder, double, other_step, train_step
+
+
+        class Local(Holder):
+            def log(self, x):
+                return self.net(x).numpy()
+
+
+        def run(x, opt, flag):
+            model = Holder()
+            snap = model.state_dict()
+            train_step(model, opt, x)
+            step = train_step if flag else other_step
+            step(model, opt, x)
+            y = double(x)
+            y += 1
+            return snap, y
+        """,
+}
+
+
+def test_what_crosses_files_late_is_evaluated_in_its_own_module(tmp_path):
+    """Regressions found on the corpus: a class's attributes inherited from another module are
+    computed after that module's walk ended; a function another module made without a `def`
+    (two functions joined at a branch) is called; a function of another module is called where the snapshot domain
+    asks whether it steps an optimizer."""
+    train = make(tmp_path, files=CROSSING, package="pkg")
+    found = engine_findings(train, tmp_path)
+    assert [(v.code, v.line) for v in found] == [("TNS101", 10)]

@@ -131,9 +131,13 @@ class ModuleSummary:
 class Project:
     """The modules under one root, and their summaries (computed once per process)."""
 
-    def __init__(self, root: str, options=None) -> None:
+    def __init__(self, root: str, options=None, batch: bool = False) -> None:
         self.root = os.path.realpath(root)
         self.options = options
+        # A batch (the CLI, a flake8 worker) checks many files in one process: the summaries it
+        # builds live to the end, and the engine moves them out of the garbage collector's way.
+        self.batch = batch
+        self.built = 0  # summaries built so far
         self._summaries: dict = {}  # module name -> ModuleSummary, or None while being built
         self._paths: dict = {}
         self._building: list = []  # the summaries being built (their dependencies grow)
@@ -256,6 +260,7 @@ class Project:
             self._building.pop()
         summary = ModuleSummary(self, module, path, walker, digest)
         summary.deps = deps
+        self.built += 1
         return summary
 
     def fact(self, qualname: str, _depth: int = 0) -> Fact | None:

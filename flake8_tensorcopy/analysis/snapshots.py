@@ -486,7 +486,9 @@ class SnapshotDomain(Domain):
         func = call.func
         if isinstance(func, ast.Name):
             f = walker.fact(func, state)
-            return f.node if f.kind == FUNCTION else None
+            # (A function of another module of the project has a `ProjectEntity` here.)
+            return f.node if f.kind == FUNCTION and isinstance(f.node, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+                else None
         if isinstance(func, ast.Attribute):
             recv = walker.fact(func.value, state)
             node = recv.node

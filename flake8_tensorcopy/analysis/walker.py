@@ -784,6 +784,13 @@ class Walker(Summaries, Evaluator):
         inherited = [bf.attrs for bf in base_facts if bf.kind == CLASS and bf.attrs is not None]
 
         def load(stmt=stmt, class_state=class_state, inherited=inherited):
+            if self.frame is None:
+                # Asked by another module's walker after this (project module's) walk ended.
+                self.frame = self.module_frame
+                try:
+                    return load(stmt, class_state, inherited)
+                finally:
+                    self.frame = None
             found = self._class_attr_facts(stmt, class_state)
             for base_attrs in inherited:
                 for k, v in base_attrs.items():
