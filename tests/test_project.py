@@ -214,3 +214,20 @@ def test_what_crosses_files_late_is_evaluated_in_its_own_module(tmp_path):
     train = make(tmp_path, files=CROSSING, package="pkg")
     found = engine_findings(train, tmp_path)
     assert [(v.code, v.line) for v in found] == [("TNS101", 10)]
+
+
+def test_a_notebook_uses_the_project(tmp_path, capsys):
+    import json
+
+    from flake8_tensorcopy import cli
+
+    make(tmp_path, package="pkg")
+    cell = "import torch\nfrom pkg.models import Critic\n\nout = Critic()(torch.randn(2, 3)).numpy()\n"
+    nb = {"cells": [{"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+                     "source": cell.splitlines(True)}],
+          "metadata": {"language_info": {"name": "python"}}, "nbformat": 4, "nbformat_minor": 5}
+    path = tmp_path / "explore.ipynb"
+    path.write_text(json.dumps(nb))
+    code = cli.main(["check", "--no-cache", "--isolated", "--project-root", str(tmp_path), str(path)])
+    out = capsys.readouterr().out
+    assert code == 1 and f"{path}:cell 1:4:7: TNS101" in out and "(Critic: an nn.Module, models.py:5)" in out, out
