@@ -97,7 +97,7 @@ class FileReport:
         self.diff = diff
         self.new_source = new_source  # for stdin fixes
         self.stamp = stamp  # (hash, size, mtime_ns) of what was checked, for the cache
-        self.deps: dict = {}  # path -> sha256 of the project modules the result depends on
+        self.deps: dict = {}  # path -> content hash of the project modules the result depends on
 
 
 class Job:

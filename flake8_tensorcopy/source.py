@@ -181,3 +181,18 @@ def indent_unit(tree, lines: LineIndex) -> str | None:
         if sub.startswith(outer) and len(sub) > len(outer):
             best, unit = node.lineno, sub[len(outer):]
     return unit
+
+
+def hasher():
+    """BLAKE2b: in the standard library without OpenSSL, so that a one-file run does not load
+    libcrypto (hashlib's import does: a few milliseconds of every start)."""
+    try:
+        from _blake2 import blake2b
+    except ImportError:  # pragma: no cover - an interpreter built without it
+        from hashlib import blake2b
+    return blake2b
+
+
+def content_hash(data: bytes) -> str:
+    """The hash that identifies a file's contents (result cache, project summaries)."""
+    return hasher()(data, digest_size=32).hexdigest()

@@ -23,7 +23,6 @@ say it (`Critic: an nn.Module, models.py:12`).
 from __future__ import annotations
 
 import ast
-import hashlib
 import os
 from contextlib import contextmanager
 
@@ -93,7 +92,7 @@ class ModuleSummary:
         self.name = name
         self.path = path
         self.walker = walker
-        self.digest = digest  # sha256 of its bytes
+        self.digest = digest  # content_hash of its bytes
         self.entities: dict = {}
         self.deps: dict = {path: digest}  # it and the project modules its summary read
 
@@ -236,7 +235,7 @@ class Project:
         self.touched = {}
 
     def _build(self, module: str, path: str) -> ModuleSummary | None:
-        from ..source import DecodeError, LineIndex, decode  # (the source layer sits below)
+        from ..source import DecodeError, LineIndex, content_hash, decode  # (the source layer sits below)
         from .walker import Walker
 
         try:
@@ -246,7 +245,7 @@ class Project:
             tree = ast.parse(text)
         except (OSError, DecodeError, SyntaxError, ValueError, RecursionError, MemoryError):
             return None
-        digest = hashlib.sha256(data).hexdigest()
+        digest = content_hash(data)
         ctx = _Context(LineIndex(text), self.options)
         walker = Walker(tree, [], ctx, project=self, module=module,
                         module_is_package=os.path.basename(path) == "__init__.py")
