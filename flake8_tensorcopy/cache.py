@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 
 from . import __version__
-from .rules.base import Edit, Fix
+from .model import Edit, Fix, FixSafety
 from .source import content_hash, hasher
 
 CACHE_DIR = ".tensorcopy_cache"
@@ -83,8 +83,10 @@ def _load_violation(row):
     code, message, line, col, end_line, end_col, fix, cell, ranges, json_range = _list(row, 10)
     if fix is not None:
         title, safety, edits = _list(fix, 3)
-        if safety not in ("safe", "unsafe"):
-            raise _Malformed(safety)
+        try:
+            safety = FixSafety(safety)
+        except ValueError:
+            raise _Malformed(safety) from None
         fix = Fix(_str(title), safety, tuple(
             Edit(_int(s), _int(e), _str(t), None if x is None else _str(x))
             for s, e, t, x in (_list(edit, 4) for edit in _list(edits))))

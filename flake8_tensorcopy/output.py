@@ -21,7 +21,8 @@ import os
 from dataclasses import dataclass
 
 from . import __version__
-from .rules.base import Violation, get_rule
+from .model import FixSafety, Violation
+from .rules.base import get_rule
 from .source import LineIndex
 
 FORMATS = ("text", "json", "json-lines", "sarif", "github")
@@ -48,7 +49,7 @@ def place(v: Violation, lines: LineIndex) -> Finding:
 
 
 def is_fixable(v: Violation, unsafe: bool = False) -> bool:
-    return v.fix is not None and (v.fix.safety == "safe" or unsafe)
+    return v.fix is not None and v.fix.applies(unsafe)
 
 
 def _rule_name(code: str) -> str:
@@ -127,7 +128,7 @@ def text_line(path: str, v: Violation, fixable: bool = False, style: Style = _PL
 
 def fix_help(v: Violation, unsafe: bool, style: Style = _PLAIN) -> str:
     """`--show-fixes` under a finding: what its fix does."""
-    note = "" if v.fix.safety == "safe" or unsafe else " (unsafe: applied with --unsafe-fixes)"
+    note = "" if v.fix.applies(unsafe) else " (unsafe: applied with --unsafe-fixes)"
     return f"    {style.sep('help:')} {v.fix.title}{note}"
 
 
@@ -331,7 +332,7 @@ def render_sarif(findings, codes) -> str:
                 for sl, sc, el, ec, text in v.edit_ranges
             ]
             result["fixes"] = [{
-                "description": {"text": v.fix.title + (" (unsafe)" if v.fix.safety != "safe" else "")},
+                "description": {"text": v.fix.title + (" (unsafe)" if v.fix.safety is FixSafety.UNSAFE else "")},
                 "artifactChanges": [{"artifactLocation": {"uri": uri}, "replacements": replacements}],
             }]
         results.append(result)

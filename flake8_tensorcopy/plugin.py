@@ -139,7 +139,7 @@ class TensorCopyChecker:
     @classmethod
     def engine_options(cls):
         if cls._options is None:
-            from .rules.base import Options
+            from .model import Options
 
             cls._options = Options(**cls.settings)
         return cls._options

@@ -88,6 +88,20 @@ def encode_edited(decoded: Decoded, original: bytes, text: str) -> bytes:
         raise DecodeError(f"the fixed text cannot be written in {decoded.encoding}: {exc}") from None
 
 
+def splice(text: str, edits, start: int = 0, end: int | None = None) -> str:
+    """text[start:end] with each (edit start, edit end, new text) of `edits` in place of what it
+    covers: offsets into `text`, within start..end, in order and not overlapping.  The one place
+    that applies edits to a text (fixes, notebook cells and the notebook's JSON alike)."""
+    parts = []
+    pos = start
+    for s, t, new in edits:
+        parts.append(text[pos:s])
+        parts.append(new)
+        pos = t
+    parts.append(text[pos:end])
+    return "".join(parts)
+
+
 def is_probably_binary(data: bytes) -> bool:
     return b"\x00" in data[:8192]
 

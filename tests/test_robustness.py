@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import subprocess
@@ -14,6 +15,9 @@ from nbformat.v4 import new_code_cell, new_notebook
 from conftest import tool
 from flake8_tensorcopy import cli
 from flake8_tensorcopy.engine import select_rules, fix_text, lint_text
+from flake8_tensorcopy.fixes import replace_node
+from flake8_tensorcopy.model import Fix
+from flake8_tensorcopy.rules.base import _REGISTRY, Rule
 from flake8_tensorcopy.source import decode
 
 HEAD = "import torch\nx = torch.ones(3, requires_grad=True)\n"
@@ -60,20 +64,29 @@ def test_nested_fixes_converge_in_one_run(tmp_path, capsys, depth):
 
 
 def test_fix_passes_stay_bounded_for_a_fix_that_never_converges(monkeypatch):
-    # A rule whose fix always re-creates its finding must not loop forever.
+    # A rule whose fix always re-creates its finding (it writes the call back as it was) must not
+    # loop forever: the loop stops at its limit, one lint per pass and one to see what is left.
     import flake8_tensorcopy.engine as engine
+
+    class SameAgain(Rule):
+        code = "TNS996"
+        message = "again"
+        fix_safety = "safe"
+        prefilter = (".clone(",)
+
+        def visit_Call(self, node, ctx):
+            if isinstance(node.func, ast.Attribute) and node.func.attr == "detach":
+                ctx.report(self, node, Fix("same", "safe", (replace_node(ctx, node, ctx.text(node)),)))
 
     calls = []
     real = engine.lint_text
-
-    def lint(text, *a, **k):
-        calls.append(1)
-        return real(text.replace("x.detach().clone()", "x.clone().detach()"), *a, **k)
-
-    monkeypatch.setattr(engine, "lint_text", lint)
-    monkeypatch.setattr(engine, "apply_fixes", lambda text, vs, unsafe=False: (text + " ", vs[:1], []))
-    engine.fix_text(HEAD + BAD_LINE + "\n")
-    assert len(calls) <= engine._EXTRA_PASSES + 2
+    monkeypatch.setattr(engine, "lint_text", lambda *a, **k: calls.append(1) or real(*a, **k))
+    try:
+        result = engine.fix_text(HEAD + BAD_LINE + "\n", [SameAgain])
+    finally:
+        _REGISTRY.pop("TNS996", None)
+    assert len(calls) == engine._EXTRA_PASSES + 2
+    assert len(result.applied) == engine._EXTRA_PASSES + 1 and result.text == HEAD + BAD_LINE + "\n"
 
 
 @pytest.mark.parametrize("entry", [

@@ -8,10 +8,12 @@ explain CODE` prints its docs.
 from __future__ import annotations
 
 import ast
-import itertools
 import re
 from dataclasses import dataclass, field
 
+# The data model lives in model.py, below the rules; re-exported for the callers that import it
+# from the rule framework.
+from ..model import Edit, Fix, FixSafety, Options, Violation  # noqa: F401
 from ..source import LineIndex
 
 # For type checkers only: the annotations are strings, and typing costs a few ms of every start.
@@ -22,52 +24,25 @@ if TYPE_CHECKING:
 DOC_SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead", "Fix safety", "References")
 
 _REGISTRY: dict[str, type[Rule]] = {}
-_SEQ = itertools.count()
-
-
-@dataclass(frozen=True)
-class Options:
-    """Settings every front end passes to the engine."""
-
-    strict: bool = False  # report values of unknown origin too
-    numpy_fix: str = "detach"  # "detach": t.detach().cpu().numpy(); "force": t.numpy(force=True)
-    generator_names: tuple = ()
-    discriminator_names: tuple = ()
-
-
-@dataclass(frozen=True)
-class Edit:
-    """Replace text[start:end] (character offsets) with `text`.
-
-    `expect`, when set, is what text[start:end] must be for the edit to apply: a guard against
-    positions that do not mean what the rule thought."""
-
-    start: int
-    end: int
-    text: str
-    expect: str | None = None
-    seq: int = field(default_factory=lambda: next(_SEQ))
-
-
-@dataclass(frozen=True)
-class Fix:
-    title: str
-    safety: str  # "safe" or "unsafe"
-    edits: tuple
-
-
-@dataclass(frozen=True)
-class Violation:
-    code: str
-    message: str
-    line: int  # 1-based
-    col: int  # 0-based, in characters
-    end_line: int
-    end_col: int
-    fix: Fix | None = None
 
 
 # --------------------------------------------------------------------------- examples
+
+
+def dedent(text: str) -> str:
+    """Example code as it reads in a file, from a triple-quoted string indented with the code
+    around it: the newline after the opening quotes and the common indentation removed.
+
+        Valid(dedent('''
+            import torch
+            x = torch.ones(3)
+            '''))
+
+    (Not textwrap.dedent: every start imports the rules with their examples, and textwrap costs
+    more to import than this does for all of them.)"""
+    lines = text[1:].split("\n") if text.startswith("\n") else text.split("\n")
+    margin = min((len(line) - len(line.lstrip(" ")) for line in lines if line.strip()), default=0)
+    return "\n".join(line[margin:] for line in lines)
 
 
 @dataclass(frozen=True)
@@ -120,7 +95,7 @@ class Rule:
     name: ClassVar[str] = ""
     message: ClassVar[str] = ""
     fix_title: ClassVar[str | None] = None
-    fix_safety: ClassVar[str | None] = None  # "safe", "unsafe" or None (no automatic fix)
+    fix_safety: ClassVar[str | None] = None  # a FixSafety value ("safe", "unsafe"), or None: no automatic fix
     docs: ClassVar[str] = ""
     # Substrings of which at least one must be in a file for the rule to find anything.
     prefilter: ClassVar[tuple] = ()

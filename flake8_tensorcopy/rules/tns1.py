@@ -6,7 +6,8 @@ import ast
 
 from ..analysis.facts import DEVICE, OTHER, SEQ, TENSOR, UNKNOWN, Device, Grad
 from ..fixes import attr_name_span, needs_parens
-from .base import Edit, Fix, Invalid, Oracle, Rule, Valid
+from ..model import Edit, Fix
+from .base import Invalid, Oracle, Rule, Valid
 
 GRAD_ERROR = "RuntimeError: Can't call numpy() on Tensor that requires grad"
 DEVICE_ERROR = (

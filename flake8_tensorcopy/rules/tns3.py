@@ -5,7 +5,9 @@ from __future__ import annotations
 import re
 
 from ..fixes import receiver_text, replace_node
-from .base import Fix, Invalid, Oracle, Rule, Valid
+from ..model import Fix
+from ..source import splice
+from .base import Invalid, Oracle, Rule, Valid
 
 # Shared by the examples: one tiny generator/discriminator pair, one step each.
 _SETUP = "import torch\nfrom torch import nn\n" + """
@@ -532,14 +534,7 @@ would cut the generator's only gradient path: recompute `netD(fake)` for the gen
     @staticmethod
     def _instead_at_call(ctx, dc, edits) -> str:
         start, end = ctx.span(dc.node)
-        text = ctx.lines.text
-        parts, pos = [], start
-        for e in sorted(edits, key=lambda e: e.start):
-            parts.append(text[pos:e.start])
-            parts.append(e.text)
-            pos = e.end
-        parts.append(text[pos:end])
-        fixed = "".join(parts)
+        fixed = splice(ctx.lines.text, sorted((e.start, e.end, e.text) for e in edits), start, end)
         if len(fixed) <= 60 and "\n" not in fixed:
             return fixed
         return f"{_first_text(ctx, dc)}.detach() in the discriminator's input"

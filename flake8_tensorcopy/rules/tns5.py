@@ -8,7 +8,8 @@ import ast
 
 from ..analysis.accumulators import Accumulation, might_accumulate
 from ..analysis.snapshots import STATE, SnapFinding, might_alias_tensor, might_keep_state_dict
-from .base import Edit, Fix, Invalid, Oracle, Rule, Valid
+from ..model import Edit, Fix
+from .base import Invalid, Oracle, Rule, Valid
 
 _SETUP = (
     "import torch\nfrom torch import nn\n\nmodel = nn.Linear(4, 1)\n"
