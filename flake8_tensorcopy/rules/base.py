@@ -30,19 +30,19 @@ _REGISTRY: dict[str, type[Rule]] = {}
 
 
 def dedent(text: str) -> str:
-    """Example code as it reads in a file, from a triple-quoted string indented with the code
-    around it: the newline after the opening quotes and the common indentation removed.
+    """Example code written as a triple-quoted string indented with the code around it: the
+    newline after the opening quotes dropped, and the indentation of the closing quotes (on a line
+    of their own) removed from every line, as in Swift's and Java's text blocks.
 
         Valid(dedent('''
             import torch
             x = torch.ones(3)
             '''))
 
-    (Not textwrap.dedent: every start imports the rules with their examples, and textwrap costs
-    more to import than this does for all of them.)"""
-    lines = text[1:].split("\n") if text.startswith("\n") else text.split("\n")
-    margin = min((len(line) - len(line.lstrip(" ")) for line in lines if line.strip()), default=0)
-    return "\n".join(line[margin:] for line in lines)
+    (Not textwrap.dedent: every start imports the rules and their examples, and this is a single
+    str.replace.)"""
+    closing = text[text.rfind("\n"):]  # a newline and the closing quotes' indentation
+    return text.replace(closing, "\n")[1:]
 
 
 @dataclass(frozen=True)
