@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 
-from conftest import tool
+from conftest import tc, tool
 from flake8_tensorcopy.analysis.project import Project, find_root
 from flake8_tensorcopy.engine import lint_text
 from flake8_tensorcopy.rules.base import Options
@@ -121,10 +121,9 @@ def test_an_import_cycle_terminates(tmp_path):
     assert project.fact("pkg.cycle_b.thing") is not None
 
 
-def test_the_cli_uses_the_project(tmp_path):
+def test_the_cli_uses_the_project(tmp_path, capsys):
     train = make(tmp_path, package="pkg")
-    proc = subprocess.run([tool("tensorcopy"), "check", "--no-cache", str(train)], capture_output=True, text=True,
-                          cwd=tmp_path)
+    proc = tc(capsys, "check", "--no-cache", str(train), cwd=tmp_path)
     assert proc.returncode == 1, proc.stderr
     lines = sorted(int(line.split(":")[1]) for line in proc.stdout.splitlines() if ": TNS" in line)
     assert lines == [line for _, line in EXPECTED]
@@ -138,10 +137,12 @@ def test_the_flake8_plugin_uses_the_project(tmp_path):
         (code, str(line)) for code, line in EXPECTED]
 
 
-def test_editing_a_module_updates_its_dependents_in_the_cli_cache(tmp_path):
+def test_editing_a_module_updates_its_dependents_in_the_cli_cache(tmp_path, capsys):
     train = make(tmp_path, package="pkg")
-    run = lambda: subprocess.run([tool("tensorcopy"), "check", str(train)], capture_output=True, text=True,  # noqa: E731
-                                 cwd=tmp_path)
+
+    def run():
+        return tc(capsys, "check", str(train), cwd=tmp_path)
+
     first = run()
     assert first.returncode == 1
     models = tmp_path / "pkg" / "models.py"

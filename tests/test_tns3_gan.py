@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 
-from conftest import tool
+from conftest import tc, tool
 from flake8_tensorcopy.engine import fix_text, lint_text, select_rules
 from flake8_tensorcopy.rules.base import Options
 
@@ -220,11 +220,11 @@ def test_configured_names():
     assert (v.line, v.col) == (7, 7)
 
 
-def test_cli_and_flake8_options_reach_the_rule(tmp_path):
+def test_cli_and_flake8_options_reach_the_rule(tmp_path, capsys):
     path = tmp_path / "train.py"
     path.write_text(CONFIGURED)
-    proc = subprocess.run([tool("tensorcopy"), "check", "--select", "TNS3", "--generator-names", "decoder",
-                           "--discriminator-names", "scorer", str(path)], capture_output=True, text=True)
+    proc = tc(capsys, "check", "--no-cache", "--select", "TNS3", "--generator-names", "decoder",
+              "--discriminator-names", "scorer", str(path))
     assert proc.returncode == 1 and ":7:8: TNS301 [*] scorer(sample) back-propagates" in proc.stdout, proc.stdout
     proc = subprocess.run([tool("flake8"), "--select", "TNS3", "--tensorcopy-generator-names", "decoder",
                            "--tensorcopy-discriminator-names", "scorer", str(path)], capture_output=True, text=True)

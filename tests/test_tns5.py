@@ -6,12 +6,11 @@ ask (snapshots, accumulators) are tested in test_domains.py."""
 import contextlib
 import io
 import os
-import subprocess
 import textwrap
 
 import pytest
 
-from conftest import FIXTURES, tool
+from conftest import FIXTURES, tc
 from flake8_tensorcopy.engine import fix_text, lint_text, select_rules
 from flake8_tensorcopy.model import Options
 
@@ -621,7 +620,7 @@ def test_fix_wraps_a_compound_term_in_parentheses():
 # --------------------------------------------------------------------------- notebooks, editors
 
 
-def test_notebook_cells_share_the_loop_and_the_use(tmp_path):
+def test_notebook_cells_share_the_loop_and_the_use(tmp_path, capsys):
     nbformat = pytest.importorskip("nbformat")
     from nbformat.v4 import new_code_cell, new_notebook
 
@@ -635,14 +634,12 @@ def test_notebook_cells_share_the_loop_and_the_use(tmp_path):
     ]
     path = tmp_path / "train.ipynb"
     nbformat.write(nb, str(path))
-    proc = subprocess.run([tool("tensorcopy"), "check", "--no-cache", "--select", "TNS5", str(path)],
-                          capture_output=True, text=True)
+    proc = tc(capsys, "check", "--no-cache", "--select", "TNS5", str(path))
     assert proc.returncode == 1, proc.stderr
     found = [line.split(": ")[0].split(":", 1)[1] for line in proc.stdout.splitlines()[:-1]]
     assert found == ["cell 2:5:16", "cell 3:3:5"]
     assert "TNS501" in proc.stdout and "TNS503" in proc.stdout
-    proc = subprocess.run([tool("tensorcopy"), "fix", "--unsafe-fixes", "--select", "TNS5", str(path)],
-                          capture_output=True, text=True)
+    proc = tc(capsys, "fix", "--unsafe-fixes", "--select", "TNS5", str(path))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     cells = nbformat.read(str(path), as_version=4).cells
     assert cells[1].source.endswith("best = copy.deepcopy(model.state_dict())")  # cell 1 imports copy
