@@ -16,7 +16,7 @@ import os
 import re
 import sys
 
-from .model import INTERNAL, Options
+from .model import INTERNAL, Options, Record
 from .selection import Selection, known_codes, select_codes
 
 CONFIG_FILE = "pyproject.toml"
@@ -51,43 +51,7 @@ class ConfigError(Exception):
     """A configuration file that cannot be used; the message names the file and the key."""
 
 
-class _Record:
-    """An immutable record with keyword (or positional) fields and defaults, equality and a
-    repr: what `@dataclass(frozen=True)` gives, without generating and compiling five methods
-    per class when the module is imported (a millisecond of every start, for two classes)."""
-
-    __slots__ = ()
-    _FIELDS: tuple = ()  # ((name, default), ...)
-
-    def __init__(self, *args, **kwargs) -> None:
-        names = [n for n, _ in self._FIELDS]
-        if len(args) > len(names):
-            raise TypeError(f"{type(self).__name__} takes at most {len(names)} positional arguments")
-        values = dict(zip(names, args))
-        for key, value in kwargs.items():
-            if key not in names or key in values:
-                raise TypeError(f"{type(self).__name__}: unexpected or repeated argument {key!r}")
-            values[key] = value
-        for name, default in self._FIELDS:
-            object.__setattr__(self, name, values.get(name, default))
-
-    def __setattr__(self, name, value):
-        raise AttributeError(f"{type(self).__name__} is immutable")
-
-    def _values(self) -> tuple:
-        return tuple(getattr(self, n) for n, _ in self._FIELDS)
-
-    def __eq__(self, other):
-        return type(other) is type(self) and other._values() == self._values()
-
-    def __hash__(self):
-        return hash(self._values())
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({', '.join(f'{n}={getattr(self, n)!r}' for n, _ in self._FIELDS)})"
-
-
-class Config(_Record):
+class Config(Record):
     """The `[tool.tensorcopy]` table, validated.  None: the key is not set."""
 
     _FIELDS = (
@@ -274,7 +238,7 @@ def parse_per_file_ignores(value: str, where: str, root: str) -> tuple:
     return tuple(entries)
 
 
-class Settings(_Record):
+class Settings(Record):
     """A configuration merged with command-line overrides: what a run uses."""
 
     _FIELDS = (

@@ -7,7 +7,6 @@ front end can use it without depending on one another (tests/test_layers.py hold
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
 from enum import Enum
 
 _SEQ = itertools.count()
@@ -55,37 +54,93 @@ class Error(str):
         return Error, (self.kind, str(self))
 
 
-@dataclass(frozen=True)
-class Options:
+# A field of a Record without a default.
+REQUIRED = object()
+
+
+class Record:
+    """An immutable record with positional or keyword fields and defaults, equality, a hash, a
+    repr and `replace`: what `@dataclass(frozen=True)` gives, without generating and compiling
+    its methods for each class when the module is imported (about half a millisecond a class,
+    on every start: the CLI, the plugin and the editor server import these records first)."""
+
+    __slots__ = ()
+    _FIELDS: tuple = ()  # ((name, default or REQUIRED), ...); subclasses list them in __slots__
+
+    def __init__(self, *args, **kwargs) -> None:
+        fields = self._FIELDS
+        if len(args) > len(fields):
+            raise TypeError(f"{type(self).__name__} takes at most {len(fields)} positional arguments")
+        for (name, _default), value in zip(fields, args):
+            object.__setattr__(self, name, value)
+        for name, default in fields[len(args):]:
+            if name in kwargs:
+                value = kwargs.pop(name)
+            elif default is REQUIRED:
+                raise TypeError(f"{type(self).__name__}: missing argument {name!r}")
+            else:
+                value = default
+            object.__setattr__(self, name, value)
+        if kwargs:
+            raise TypeError(f"{type(self).__name__}: unexpected or repeated argument {next(iter(kwargs))!r}")
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"{type(self).__name__} is immutable")
+
+    def _values(self) -> tuple:
+        return tuple(getattr(self, n) for n, _ in self._FIELDS)
+
+    def replace(self, **changes):
+        """A copy with `changes` (what dataclasses.replace does)."""
+        return type(self)(**{**{n: getattr(self, n) for n, _ in self._FIELDS}, **changes})
+
+    def __eq__(self, other):
+        return type(other) is type(self) and other._values() == self._values()
+
+    def __hash__(self):
+        return hash(self._values())
+
+    def __reduce__(self):  # for the CLI's worker processes
+        return type(self), self._values()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(f'{n}={getattr(self, n)!r}' for n, _ in self._FIELDS)})"
+
+
+class Options(Record):
     """Settings every front end passes to the engine."""
 
-    strict: bool = False  # report values of unknown origin too
-    numpy_fix: str = "detach"  # "detach": t.detach().cpu().numpy(); "force": t.numpy(force=True)
-    generator_names: tuple = ()
-    discriminator_names: tuple = ()
+    _FIELDS = (
+        ("strict", False),  # report values of unknown origin too
+        ("numpy_fix", "detach"),  # "detach": t.detach().cpu().numpy(); "force": t.numpy(force=True)
+        ("generator_names", ()),
+        ("discriminator_names", ()),
+    )
+    __slots__ = tuple(n for n, _ in _FIELDS)
 
 
-@dataclass(frozen=True)
-class Edit:
+class Edit(Record):
     """Replace text[start:end] (character offsets) with `text`.
 
     `expect`, when set, is what text[start:end] must be for the edit to apply: a guard against
-    positions that do not mean what the rule thought."""
+    positions that do not mean what the rule thought.  `seq`: the order the edits were made in
+    (insertions at one point are applied in that order)."""
 
-    start: int
-    end: int
-    text: str
-    expect: str | None = None
-    seq: int = field(default_factory=lambda: next(_SEQ))
+    _FIELDS = (("start", REQUIRED), ("end", REQUIRED), ("text", REQUIRED), ("expect", None), ("seq", None))
+    __slots__ = tuple(n for n, _ in _FIELDS)
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        if self.seq is None:
+            object.__setattr__(self, "seq", next(_SEQ))
 
 
-@dataclass(frozen=True)
-class Fix:
-    title: str
-    safety: FixSafety  # given as a FixSafety or its value ("safe", "unsafe")
-    edits: tuple
+class Fix(Record):
+    _FIELDS = (("title", REQUIRED), ("safety", REQUIRED), ("edits", REQUIRED))  # safety: a FixSafety or its value
+    __slots__ = tuple(n for n, _ in _FIELDS)
 
-    def __post_init__(self) -> None:
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
         # A misspelt safety fails where the fix is made, not as a fix that never applies.
         object.__setattr__(self, "safety", FixSafety(self.safety))
 
@@ -94,12 +149,14 @@ class Fix:
         return unsafe or self.safety is FixSafety.SAFE
 
 
-@dataclass(frozen=True)
-class Violation:
-    code: str
-    message: str
-    line: int  # 1-based
-    col: int  # 0-based, in characters
-    end_line: int
-    end_col: int
-    fix: Fix | None = None
+class Violation(Record):
+    _FIELDS = (
+        ("code", REQUIRED),
+        ("message", REQUIRED),
+        ("line", REQUIRED),  # 1-based
+        ("col", REQUIRED),  # 0-based, in characters
+        ("end_line", REQUIRED),
+        ("end_col", REQUIRED),
+        ("fix", None),  # a Fix, or None
+    )
+    __slots__ = tuple(n for n, _ in _FIELDS)

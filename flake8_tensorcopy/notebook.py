@@ -30,7 +30,7 @@ import bisect
 import json
 import re
 import warnings
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from json.decoder import scanstring
 
 from .engine import fix_passes, lint_text, parse_error, splice_fixes
@@ -475,9 +475,9 @@ def cell_violation(source: str, v):
             fix = None
         else:
             mapped = _cell_edits(d, source, [(e.start, e.end, e) for e in fix.edits])
-            fix = None if mapped is None else replace(fix, edits=tuple(
-                replace(e, start=s, end=t, text=text, expect=None) for s, t, text, e in mapped))
-    return replace(v, col=d.column(v.line, v.col), end_col=d.column(v.end_line, v.end_col), fix=fix)
+            fix = None if mapped is None else fix.replace(edits=tuple(
+                e.replace(start=s, end=t, text=text, expect=None) for s, t, text, e in mapped))
+    return v.replace(col=d.column(v.line, v.col), end_col=d.column(v.end_line, v.end_col), fix=fix)
 
 
 def cell_view(source: str) -> str:
@@ -749,7 +749,7 @@ def with_json_positions(nb: Notebook, findings: list) -> list:
         lines = LineIndex(cell.source)
         start = lines.starts[min(f.line, len(lines.starts)) - 1] + f.col
         end = lines.starts[min(f.end_line, len(lines.starts)) - 1] + f.end_col
-        out.append(replace(f, json_range=(*json_position(nb, cell, start), *json_position(nb, cell, end))))
+        out.append(f.replace(json_range=(*json_position(nb, cell, start), *json_position(nb, cell, end))))
     return out
 
 

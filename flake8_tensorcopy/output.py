@@ -18,7 +18,6 @@ text path of a one-file run does not pay for them.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 
 from . import __version__
 from .model import FixSafety, Violation
@@ -29,15 +28,17 @@ FORMATS = ("text", "json", "json-lines", "sarif", "github")
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
 
-@dataclass(frozen=True)
 class Finding(Violation):
-    cell: int | None = None
-    # (start_line, start_col, end_line, end_col, text) per edit of `fix`: 1-based lines,
-    # 0-based character columns, in the same file or cell as the finding.
-    edit_ranges: tuple = ()
-    # A notebook finding's (start_line, start_col, end_line, end_col) in the .ipynb file's own
-    # JSON text (1-based lines, 0-based columns): where SARIF and GitHub annotations point.
-    json_range: tuple | None = None
+    _FIELDS = Violation._FIELDS + (
+        ("cell", None),
+        # (start_line, start_col, end_line, end_col, text) per edit of `fix`: 1-based lines,
+        # 0-based character columns, in the same file or cell as the finding.
+        ("edit_ranges", ()),
+        # A notebook finding's (start_line, start_col, end_line, end_col) in the .ipynb file's own
+        # JSON text (1-based lines, 0-based columns): where SARIF and GitHub annotations point.
+        ("json_range", None),
+    )
+    __slots__ = ("cell", "edit_ranges", "json_range")
 
 
 def place(v: Violation, lines: LineIndex) -> Finding:
