@@ -6,7 +6,8 @@ benchmark corpus, as ruff's ecosystem check does for ruff.
 
 Exports revision REV (default HEAD) of this repository with `git archive` into a temporary
 directory and runs both it and the working tree's `flake8_tensorcopy` (`check --isolated
---no-cache --output-format json-lines`) over the corpus packages, each from a fresh temporary
+--no-cache --output-format json-lines`, and `--project-root PACKAGE` where the version has
+whole-project analysis) over the corpus packages, each from a fresh temporary
 working directory.  Prints every finding that appeared (+), disappeared (-) or changed its
 message or fix safety (~), with source lines around it, then counts per code.  A finding is
 identified by (path, line, column, code).  Pure standard library; needs git for the base.
@@ -42,7 +43,15 @@ def export(rev: str, dest: Path) -> Path:
     return dest
 
 
+def project_args(root: Path, target: str) -> list[str]:
+    """`--project-root PACKAGE_DIR` for a version that has whole-project analysis: a corpus
+    package is an unpacked distribution, with none of the files that mark a project's root."""
+    return ["--project-root", target] if "--project-root" in (root / "flake8_tensorcopy" / "cli.py").read_text() \
+        else []
+
+
 def findings(root: Path, target: str, args: list[str], timeout: float) -> dict:
+    args = [*project_args(root, target), *args]
     with tempfile.TemporaryDirectory() as cwd:
         proc = subprocess.run([sys.executable, "-c", _RUN, str(root), "check", "--isolated", "--no-cache",
                                "--output-format", "json-lines", *args, target],

@@ -11,37 +11,20 @@ from __future__ import annotations
 import os
 
 from . import __version__
-from .rules.base import Edit, Fix
+from .model import Edit, Fix, FixSafety
+from .source import content_hash, hasher
 
 CACHE_DIR = ".tensorcopy_cache"
-_ROOT_MARKERS = ("pyproject.toml", ".git")
 # Part of every key: a change in what an entry holds (or in the hash) starts a new cache.
-_FORMAT = "2:blake2b"
-
-
-def _hasher():
-    """BLAKE2b: in the standard library without OpenSSL, so that a one-file run does not load
-    libcrypto (hashlib's import does: a few milliseconds of every start)."""
-    try:
-        from _blake2 import blake2b
-    except ImportError:  # pragma: no cover - an interpreter built without it
-        from hashlib import blake2b
-    return blake2b
+_FORMAT = "3:blake2b"
 
 
 def project_root(start: str) -> str:
-    """The nearest directory at or above `start` with a pyproject.toml or a .git, else the
-    current directory: where the cache lives, whatever directory tensorcopy runs from."""
-    here = os.path.abspath(start)
-    if not os.path.isdir(here):
-        here = os.path.dirname(here)
-    while True:
-        if any(os.path.exists(os.path.join(here, m)) for m in _ROOT_MARKERS):
-            return here
-        parent = os.path.dirname(here)
-        if parent == here:
-            return os.getcwd()
-        here = parent
+    """Where the cache lives, whatever directory tensorcopy runs from: the project's root (the
+    one whole-project analysis uses)."""
+    from .analysis.project import find_root
+
+    return find_root(start)
 
 
 def default_dir(start: str) -> str:
@@ -49,7 +32,7 @@ def default_dir(start: str) -> str:
 
 
 def config_key(*parts) -> str:
-    h = _hasher()(f"{__version__}:{_FORMAT}".encode(), digest_size=16)
+    h = hasher()(f"{__version__}:{_FORMAT}".encode(), digest_size=16)
     # The rules' own code is part of the key in development checkouts: editing a rule must
     # not serve stale results.
     here = os.path.dirname(os.path.abspath(__file__))
@@ -60,10 +43,6 @@ def config_key(*parts) -> str:
                 h.update(f"{name}:{st.st_size}:{st.st_mtime_ns}".encode())
     h.update(repr(parts).encode())
     return h.hexdigest()[:24]
-
-
-def content_hash(data: bytes) -> str:
-    return _hasher()(data, digest_size=32).hexdigest()
 
 
 def _dump_violation(v) -> list:
@@ -104,8 +83,10 @@ def _load_violation(row):
     code, message, line, col, end_line, end_col, fix, cell, ranges, json_range = _list(row, 10)
     if fix is not None:
         title, safety, edits = _list(fix, 3)
-        if safety not in ("safe", "unsafe"):
-            raise _Malformed(safety)
+        try:
+            safety = FixSafety(safety)
+        except ValueError:
+            raise _Malformed(safety) from None
         fix = Fix(_str(title), safety, tuple(
             Edit(_int(s), _int(e), _str(t), None if x is None else _str(x))
             for s, e, t, x in (_list(edit, 4) for edit in _list(edits))))
@@ -198,10 +179,8 @@ class Cache:
             if st.st_size != size:
                 return False
             if st.st_mtime_ns != mtime:
-                import hashlib
-
                 with open(dep, "rb") as f:
-                    if hashlib.sha256(f.read()).hexdigest() != sha:
+                    if content_hash(f.read()) != sha:
                         return False
         return True
 

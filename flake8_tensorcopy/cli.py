@@ -32,10 +32,11 @@ try:
     from . import __version__
     from . import cache as _cache
     from . import config as _config
-    from . import noqa as _noqa
     from . import output as _output
-    from .engine import fix_text, lint_text
-    from .rules.base import Options, all_rules, get_rule
+    from .engine import fix_text, lint_text, parse_error
+    from .model import INTERNAL, ErrorKind, Options
+    from .rules.base import all_rules, get_rule
+    from .selection import Selection, inside, path_matches
     from .source import DecodeError, LineIndex, decode, encode_edited, is_probably_binary
 finally:
     if _collecting:
@@ -82,6 +83,18 @@ class UsageError(Exception):
     pass
 
 
+# How each kind of error (model.ErrorKind) reads after `error: PATH: `.
+_CANNOT = {ErrorKind.READ: "cannot read", ErrorKind.DECODE: "cannot decode", ErrorKind.SYNTAX: "cannot parse",
+           ErrorKind.TOO_DEEP: "cannot parse", ErrorKind.BROKEN_FIX: "cannot fix", ErrorKind.ENCODE: "cannot fix",
+           ErrorKind.WRITE: "cannot write"}
+
+
+def error_text(kind: ErrorKind, message) -> str:
+    if kind is ErrorKind.INTERNAL:
+        return f"internal error: {message} (please report it)"
+    return f"{_CANNOT[kind]}: {message}"
+
+
 class FileReport:
     """What happened to one file."""
 
@@ -97,7 +110,7 @@ class FileReport:
         self.diff = diff
         self.new_source = new_source  # for stdin fixes
         self.stamp = stamp  # (hash, size, mtime_ns) of what was checked, for the cache
-        self.deps: dict = {}  # path -> sha256 of the project modules the result depends on
+        self.deps: dict = {}  # path -> content hash of the project modules the result depends on
 
 
 class Job:
@@ -119,6 +132,10 @@ class Job:
         self.root = root  # what the globs without their own root are relative to
         self.internal = internal  # report TNS000 ("file not analysed")
         self.project_root = project_root  # whose modules' summaries the analysis may use
+
+    @property
+    def selection(self) -> Selection:
+        return Selection(self.codes, self.internal, self.per_file_ignores, self.root)
 
     def __getstate__(self):
         return tuple(getattr(self, k) for k in self.__slots__)
@@ -307,7 +324,7 @@ class Exclusions:
     """Which paths a run skips, with ruff's layering: `exclude` (the command line's, else the
     configuration's, else the built-in list) plus `extend-exclude` (both the command line's and
     the configuration's).  Globs from the command line and the built-in ones are matched as
-    `_excluded` does; the configuration's relative to its directory (config.path_matches)."""
+    `_excluded` does; the configuration's relative to its directory (selection.path_matches)."""
 
     def __init__(self, cli_exclude=None, cli_extend=(), config_exclude=None, config_extend=(), root=".",
                  force: bool = False) -> None:
@@ -324,7 +341,7 @@ class Exclusions:
 
     def __call__(self, path: str) -> bool:
         """Whether `path` itself matches (a directory being walked, or a file in it)."""
-        return _excluded(path, self.globs) or any(_config.path_matches(path, g, self.root) for g in self.config_globs)
+        return _excluded(path, self.globs) or any(path_matches(path, g, self.root) for g in self.config_globs)
 
     def named(self, path: str) -> bool:
         """Whether a path named on the command line is skipped: only with --force-exclude, when
@@ -335,7 +352,7 @@ class Exclusions:
         full = os.path.abspath(path)
         stop = None
         for anchor in (os.getcwd(), os.path.abspath(self.root)):
-            if _config._inside(full, anchor):
+            if inside(full, anchor):
                 stop = anchor
                 break
         here = full
@@ -344,7 +361,7 @@ class Exclusions:
             # own way from the absolute path to its directory.
             shown = os.path.relpath(here, stop) if stop else here
             if shown != "." and (_excluded(shown, self.globs)
-                                 or any(_config.path_matches(here, g, self.root) for g in self.config_globs)):
+                                 or any(path_matches(here, g, self.root) for g in self.config_globs)):
                 return True
             parent = os.path.dirname(here)
             if stop is None or here == stop or parent == here:
@@ -471,7 +488,7 @@ def _project(job: Job):
 
     project = _PROJECTS.get(job.project_root)
     if project is None:
-        project = _PROJECTS[job.project_root] = Project(job.project_root, job.options)
+        project = _PROJECTS[job.project_root] = Project(job.project_root, job.options, batch=True)
     project.begin()
     return project
 
@@ -482,37 +499,30 @@ def process(path: str, display: str, job: Job) -> FileReport:
         st = os.stat(path) if path != "-" else None
         data = _read(path)
     except OSError as exc:
-        report.error = f"cannot read: {exc.strerror or exc}"
+        report.error = error_text(ErrorKind.READ, exc.strerror or exc)
         return report
     if is_probably_binary(data):
-        report.error = "cannot read: not a text file (NUL bytes)"
+        report.error = error_text(ErrorKind.READ, "not a text file (NUL bytes)")
         return report
-    ignored = _config.ignored_prefixes(display if path == "-" else path, job.per_file_ignores, job.root)
-    rules = [r for r in (get_rule(c) for c in job.codes if not c.startswith(ignored)) if r is not None]
-
-    def keep(violations, lines=None):
-        # TNS000 comes without the engine's noqa pass: selection, per-file-ignores and noqa here.
-        return [v for v in violations if not v.code.startswith(ignored) and (
-            v.code != _config.INTERNAL or job.internal and not (
-                job.noqa and lines is not None and _noqa.suppressed(lines, v.line, v.code)))]
-
+    chosen = job.selection.for_path(display if path == "-" else path)
     project = _project(job)
     where = os.path.abspath(path if path != "-" else display) if display != "-" or path != "-" else None
     if _is_notebook(display):
-        return _process_notebook(path, display, job, data, st, rules, keep, report, project, where)
+        return _process_notebook(path, display, job, data, st, chosen, report, project, where)
     try:
         decoded = decode(data)
     except DecodeError as exc:
-        report.error = f"cannot decode: {exc}"
+        report.error = error_text(ErrorKind.DECODE, exc)
         return report
     nul = decoded.text.find("\x00")
     if nul >= 0:  # past the binary sniff: the parser would say so without a position
         line, col = LineIndex(decoded.text).position(nul)
-        report.error = ("cannot parse: SyntaxError: source code cannot contain null bytes "
-                        f"(line {line}, column {col + 1})")
+        error = parse_error(SyntaxError("source code cannot contain null bytes"), f" (line {line}, column {col + 1})")
+        report.error = error_text(error.kind, error)
         if job.mode == "check" and st is not None:
             report.stamp = (_cache.content_hash(data), st.st_size, st.st_mtime_ns)
         return report
+    rules = chosen.rules
     try:
         if job.mode == "check":
             result = lint_text(decoded.text, rules, job.options, honor_noqa=job.noqa, project=project, path=where)
@@ -520,19 +530,19 @@ def process(path: str, display: str, job: Job) -> FileReport:
                 report.deps = {p: h for p, h in project.touched.items() if p != where}
             if result.violations:
                 lines = LineIndex(decoded.text)
-                report.violations = [_output.place(v, lines) for v in keep(result.violations, lines)]
-            report.error = f"cannot parse: {result.error}" if result.error else None
+                report.violations = [_output.place(v, lines) for v in chosen.keep(result.violations)]
+            report.error = error_text(result.error.kind, result.error) if result.error else None
             if st is not None:
                 report.stamp = (_cache.content_hash(data), st.st_size, st.st_mtime_ns)
             return report
         fixed = fix_text(decoded.text, rules, job.options, unsafe=job.unsafe, project=project, path=where)
     except Exception as exc:  # a bug in a rule must not cost the user the rest of the run
-        report.error = f"internal error: {type(exc).__name__}: {exc} (please report it)"
+        report.error = error_text(ErrorKind.INTERNAL, f"{type(exc).__name__}: {exc}")
         return report
     if fixed.error:
-        report.error = f"cannot fix: {fixed.error}" if "fix produced" in fixed.error else f"cannot parse: {fixed.error}"
+        report.error = error_text(fixed.error.kind, fixed.error)
     lines = LineIndex(fixed.text)
-    report.violations = [_output.place(v, lines) for v in keep(fixed.remaining, lines)]
+    report.violations = [_output.place(v, lines) for v in chosen.keep(fixed.remaining)]
     report.fixed = len(fixed.applied)
     report.applied = [(v.code, v.fix.title) for v in fixed.applied]
     if fixed.text != decoded.text and not fixed.error:
@@ -540,13 +550,13 @@ def process(path: str, display: str, job: Job) -> FileReport:
         def relint():
             original = LineIndex(decoded.text)
             return [_output.place(v, original)
-                    for v in keep(lint_text(decoded.text, rules, job.options, project=project,
-                                            path=where).violations, original)]
+                    for v in chosen.keep(lint_text(decoded.text, rules, job.options, project=project,
+                                                   path=where).violations)]
 
         try:
             new_bytes = encode_edited(decoded, data, fixed.text)
         except DecodeError as exc:
-            report.error = f"cannot fix: {exc}"
+            report.error = error_text(ErrorKind.ENCODE, exc)
             report.violations, report.fixed, report.applied = relint(), 0, []
             if path == "-":
                 report.new_source = data
@@ -557,35 +567,36 @@ def process(path: str, display: str, job: Job) -> FileReport:
     return report
 
 
-def _process_notebook(path, display, job, data, st, rules, keep, report, project=None, where=None) -> FileReport:
+def _process_notebook(path, display, job, data, st, chosen, report, project=None, where=None) -> FileReport:
     from . import notebook as _notebook
 
     try:
         nb = _notebook.parse(data)
     except _notebook.NotebookError as exc:
-        report.error = f"cannot read: {exc}"
+        report.error = error_text(ErrorKind.READ, exc)
         return report
+    rules = chosen.rules
     try:
         if job.mode == "check":
             result = _notebook.lint(nb, rules, job.options, honor_noqa=job.noqa, project=project, path=where)
-            report.violations = keep(result.findings)
+            report.violations = chosen.keep(result.findings)
             report.error = _notebook_errors(result.errors)
             if st is not None:
                 report.stamp = (_cache.content_hash(data), st.st_size, st.st_mtime_ns)
             return report
         result = _notebook.fix(nb, rules, job.options, unsafe=job.unsafe, project=project, path=where)
     except Exception as exc:  # a bug in a rule must not cost the user the rest of the run
-        report.error = f"internal error: {type(exc).__name__}: {exc} (please report it)"
+        report.error = error_text(ErrorKind.INTERNAL, f"{type(exc).__name__}: {exc}")
         return report
     report.error = _notebook_errors(result.errors)
-    report.violations = keep(result.findings)
+    report.violations = chosen.keep(result.findings)
     report.fixed = result.fixed
     report.applied = [(v.code, v.fix.title) for v in result.applied]
-    if result.text is not None and not any("fix produced" in e for e in result.errors):
+    if result.text is not None:
         # Cells that do not parse are left alone; the others are fixed and written.
 
         def relint():
-            return keep(_notebook.lint(nb, rules, job.options, project=project, path=where).findings)
+            return chosen.keep(_notebook.lint(nb, rules, job.options, project=project, path=where).findings)
 
         _deliver(report, path, job, nb.text, result.text, _notebook.encode(nb, result.text), relint)
     elif path == "-":
@@ -594,7 +605,7 @@ def _process_notebook(path, display, job, data, st, rules, keep, report, project
 
 
 def _notebook_errors(errors) -> str | None:
-    return "\n".join(f"{'cannot fix' if 'fix produced' in e else 'cannot parse'}: {e}" for e in errors) or None
+    return "\n".join(error_text(e.kind, e) for e in errors) or None
 
 
 def _deliver(report: FileReport, path: str, job: Job, old: str, new: str, new_bytes: bytes, relint) -> None:
@@ -616,7 +627,7 @@ def _deliver(report: FileReport, path: str, job: Job, old: str, new: str, new_by
         try:
             write_atomic(path, new_bytes)
         except OSError as exc:
-            report.error = "\n".join(filter(None, [report.error, f"cannot write: {exc.strerror or exc}"]))
+            report.error = "\n".join(filter(None, [report.error, error_text(ErrorKind.WRITE, exc.strerror or exc)]))
             report.violations = relint()
             report.fixed = 0
             report.applied = []
@@ -868,7 +879,7 @@ def _print_results(args, job: Job, files, missing, reports, stdin_excluded: bool
                     print(f"{err_style.error('error')}: {r.path}: {line}", file=err)
                 errors += 1
         for v in r.violations:
-            applicable = v.fix is not None and (v.fix.safety == "safe" or job.unsafe)
+            applicable = v.fix is not None and v.fix.applies(job.unsafe)
             if text and not silent:
                 print(_output.text_line(r.path, v, marker and applicable, style), file=diag)
                 printed.add(id(diag))
@@ -956,7 +967,7 @@ def _show_settings(args, mode: str, settings, exclusions: Exclusions, paths) -> 
         "settings-path": cfg.path,
         "project-root": settings.root,
         "mode": mode + (" (diff)" if args.diff else ""),
-        "rules": list(settings.codes) + ([_config.INTERNAL] if settings.internal else []),
+        "rules": list(settings.codes) + ([INTERNAL] if settings.internal else []),
         "per-file-ignores": [{"glob": e[0], "codes": list(e[1]), "relative-to": e[2] if len(e) > 2 else settings.root}
                              for e in settings.per_file_ignores],
         "exclude": exclusions.globs,

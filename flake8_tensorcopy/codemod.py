@@ -32,7 +32,7 @@ from libcst.codemod import CodemodCommand, CodemodContext, SkipFile
 from . import config as _config
 from .engine import fix_text
 from .lowering import Concrete
-from .rules.base import get_rule
+from .selection import path_matches
 
 
 def _codes(flag: str, allow_all: bool = False):
@@ -80,10 +80,9 @@ class TensorCopyFix(CodemodCommand):
 
         path = os.path.abspath(self.context.filename or "<stdin>")
         settings = self.settings(path)
-        if any(_config.path_matches(path, g, settings.root) for g in (*settings.exclude, *settings.extend_exclude)):
+        if any(path_matches(path, g, settings.root) for g in (*settings.exclude, *settings.extend_exclude)):
             raise SkipFile("excluded by [tool.tensorcopy]")
-        ignored = _config.ignored_prefixes(path, settings.per_file_ignores, settings.root)
-        rules = [r for r in (get_rule(c) for c in settings.codes if not c.startswith(ignored)) if r is not None]
+        rules = settings.selection.for_path(path).rules
         root = os.path.realpath(find_root(path))
         project = self._projects.get(root)
         if project is None:

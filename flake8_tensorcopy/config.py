@@ -12,20 +12,17 @@ and the key (the CLI exits with status 2), never silently ignored.
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import re
 import sys
 
-from .rules.base import all_rules
+from .model import INTERNAL, Options, Record
+from .selection import Selection, known_codes, select_codes
 
 CONFIG_FILE = "pyproject.toml"
 NUMPY_FIXES = ("detach", "force")
 # What a code prefix may look like: ours are TNS + three digits.
 _PREFIX = re.compile(r"^TNS[0-9]{0,3}$")
-# "File not analysed" (nested too deeply for the analysis, or a plugin crash under flake8):
-# not a rule, but selected, ignored and silenced like one.
-INTERNAL = "TNS000"
 
 
 def _toml():
@@ -35,10 +32,6 @@ def _toml():
     else:  # pragma: no cover - exercised on 3.10 only
         import tomli as tomllib
     return tomllib
-
-
-def known_codes() -> list:
-    return [cls.code for cls in all_rules()] + [INTERNAL]
 
 
 def check_code(value: str, where: str, *, allow_all: bool = False) -> str:
@@ -58,43 +51,7 @@ class ConfigError(Exception):
     """A configuration file that cannot be used; the message names the file and the key."""
 
 
-class _Record:
-    """An immutable record with keyword (or positional) fields and defaults, equality and a
-    repr: what `@dataclass(frozen=True)` gives, without generating and compiling five methods
-    per class when the module is imported (a millisecond of every start, for two classes)."""
-
-    __slots__ = ()
-    _FIELDS: tuple = ()  # ((name, default), ...)
-
-    def __init__(self, *args, **kwargs) -> None:
-        names = [n for n, _ in self._FIELDS]
-        if len(args) > len(names):
-            raise TypeError(f"{type(self).__name__} takes at most {len(names)} positional arguments")
-        values = dict(zip(names, args))
-        for key, value in kwargs.items():
-            if key not in names or key in values:
-                raise TypeError(f"{type(self).__name__}: unexpected or repeated argument {key!r}")
-            values[key] = value
-        for name, default in self._FIELDS:
-            object.__setattr__(self, name, values.get(name, default))
-
-    def __setattr__(self, name, value):
-        raise AttributeError(f"{type(self).__name__} is immutable")
-
-    def _values(self) -> tuple:
-        return tuple(getattr(self, n) for n, _ in self._FIELDS)
-
-    def __eq__(self, other):
-        return type(other) is type(self) and other._values() == self._values()
-
-    def __hash__(self):
-        return hash(self._values())
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({', '.join(f'{n}={getattr(self, n)!r}' for n, _ in self._FIELDS)})"
-
-
-class Config(_Record):
+class Config(Record):
     """The `[tool.tensorcopy]` table, validated.  None: the key is not set."""
 
     _FIELDS = (
@@ -247,42 +204,6 @@ def discover(start: str) -> Config:
 # --------------------------------------------------------------------------- using it
 
 
-def path_matches(path: str, pattern: str, root: str) -> bool:
-    """Whether a glob from the configuration matches `path` (relative to `root`, or its name)."""
-    full = os.path.abspath(path)
-    rel = os.path.relpath(full, root) if _inside(full, root) else full
-    rel = rel.replace(os.sep, "/")
-    pat = pattern.replace(os.sep, "/").rstrip("/")
-    if pat.startswith("./"):
-        pat = pat[2:]
-    base = rel.rsplit("/", 1)[-1]
-    return (
-        fnmatch.fnmatch(rel, pat)
-        or fnmatch.fnmatch(base, pat)
-        or fnmatch.fnmatch(rel, f"{pat}/*")  # a directory and everything in it
-        or fnmatch.fnmatch(rel, f"*/{pat}")
-        or fnmatch.fnmatch(rel, f"*/{pat}/*")
-    )
-
-
-def _inside(path: str, root: str) -> bool:
-    try:
-        return os.path.commonpath([path, os.path.abspath(root)]) == os.path.abspath(root)
-    except ValueError:  # different drives
-        return False
-
-
-def ignored_prefixes(path: str, per_file_ignores, root: str) -> tuple:
-    """The code prefixes `per-file-ignores` turns off for `path`.  An entry is (glob, codes), its
-    glob relative to `root`, or (glob, codes, its own root) (one from the command line: the
-    current directory)."""
-    out: list[str] = []
-    for entry in per_file_ignores:
-        if path_matches(path, entry[0], entry[2] if len(entry) > 2 else root):
-            out.extend(entry[1])
-    return tuple(out)
-
-
 _PFI_TOKEN = re.compile(r"(:)|[\s,]+")
 _CODE_LIKE = re.compile(r"^[A-Za-z]+[0-9]*$")
 
@@ -317,38 +238,12 @@ def parse_per_file_ignores(value: str, where: str, root: str) -> tuple:
     return tuple(entries)
 
 
-def _longest(code: str, prefixes) -> int:
-    return max((len(p) for p in prefixes if p == "ALL" or code.startswith(p)), default=-1)
-
-
-def resolve_codes(layers) -> tuple:
-    """The rule codes enabled by (select, ignore, extend_select) layers, the later one on top.
-
-    Within a layer the longest matching prefix decides and `ignore` wins a tie (flake8's
-    rule).  A layer that sets `select` starts afresh; one that does not adjusts the codes the
-    layers under it enabled (ruff's rule for a command line over a configuration file).
-    """
-    codes = known_codes()
-    enabled = set(c for c in codes if c.startswith("TNS"))
-    for select, ignore, extend_select in layers:
-        selectors = list(select or ()) + list(extend_select or ())
-        ignore = list(ignore or ())
-        base = set() if select else enabled
-        new = set()
-        for code in codes:
-            s, i = _longest(code, selectors), _longest(code, ignore)
-            if (s >= 0 and s > i) or (code in base and i < 0):
-                new.add(code)
-        enabled = new
-    return tuple(c for c in codes if c in enabled)
-
-
-class Settings(_Record):
+class Settings(Record):
     """A configuration merged with command-line overrides: what a run uses."""
 
     _FIELDS = (
         ("codes", ()),  # the rules that run
-        ("options", None),  # rules.base.Options
+        ("options", None),  # model.Options
         ("unsafe_fixes", False),
         ("exclude", ()),  # the configuration's `exclude` (globs relative to `root`); () when not set
         ("per_file_ignores", ()),  # ((glob, codes) or (glob, codes, root), ...)
@@ -360,6 +255,10 @@ class Settings(_Record):
     )
     __slots__ = tuple(n for n, _ in _FIELDS)
 
+    @property
+    def selection(self) -> Selection:
+        return Selection(self.codes, self.internal, self.per_file_ignores, self.root)
+
 
 def resolve(config: Config, *, select=None, ignore=(), extend_select=(), strict=None, unsafe_fixes=None,
             numpy_fix=None, generator_names=None, discriminator_names=None, per_file_ignores=None,
@@ -368,12 +267,11 @@ def resolve(config: Config, *, select=None, ignore=(), extend_select=(), strict=
 
     `per_file_ignores` (from `--per-file-ignores`) replaces the configuration's table;
     `extend_per_file_ignores` adds to it (ruff's pair of flags)."""
-    from .rules.base import Options
 
     def checked(values, flag, allow_all=False):
         return [check_code(v, flag, allow_all=allow_all) for v in values] if values else values
 
-    codes = resolve_codes([
+    codes = select_codes([
         (config.select, config.ignore, config.extend_select),
         (checked(select, "--select", True), checked(ignore, "--ignore"),
          checked(extend_select, "--extend-select", True)),

@@ -23,19 +23,26 @@ import warnings
 from . import noqa as _noqa
 from . import rules as _rules  # noqa: F401  (registers the rule families)
 from .analysis import Walker, make_domains
-from .rules.base import Context, Edit, Fix, Options, Rule, Violation, all_rules
-from .source import LineIndex
+from .model import INTERNAL, Edit, Error, ErrorKind, Fix, Options, Violation
+from .rules.base import Context, Rule, all_rules
+from .selection import select_rules
+from .source import LineIndex, splice
 
 __all__ = [
     "Edit",
     "Fix",
+    "FixResult",
     "LintResult",
     "Options",
+    "TextTarget",
     "Violation",
     "apply_fixes",
+    "choose_fixes",
+    "fix_passes",
     "fix_text",
     "lint_text",
     "select_rules",
+    "splice_fixes",
 ]
 
 
@@ -45,7 +52,7 @@ class LintResult:
 
     __slots__ = ("violations", "error", "parsed")
 
-    def __init__(self, violations: list[Violation] | None = None, error: str | None = None,
+    def __init__(self, violations: list[Violation] | None = None, error: Error | None = None,
                  parsed: bool = False) -> None:
         self.violations = violations if violations is not None else []
         self.error = error  # why the file could not be analysed (a syntax error), or None
@@ -53,21 +60,6 @@ class LintResult:
 
     def __repr__(self) -> str:
         return f"LintResult(violations={self.violations!r}, error={self.error!r}, parsed={self.parsed!r})"
-
-
-def select_rules(select=None, ignore=None, extend_select=None) -> list[type[Rule]]:
-    """flake8 semantics: the longest matching prefix decides; ignore wins a tie."""
-    select = list(select) if select else ["TNS"]
-    select += list(extend_select or ())
-    ignore = list(ignore or ())
-    chosen = []
-    for cls in all_rules():
-        code = cls.code
-        sel = max((len(p) for p in select if code.startswith(p) or p.upper() == "ALL"), default=-1)
-        ign = max((len(p) for p in ignore if code.startswith(p)), default=-1)
-        if sel >= 0 and sel > ign:
-            chosen.append(cls)
-    return chosen
 
 
 def lint_text(
@@ -89,7 +81,7 @@ def lint_text(
     `concrete`: a LibCST tree of `text` with its positions (lowering.Concrete, the codemod's),
     on which structural fixes are made instead of on parsed snippets."""
     options = options or Options()
-    rule_classes = rules if rules is not None else select_rules()
+    rule_classes = rules if rules is not None else all_rules()
     if "torch" not in text:
         # Only idiom rules look at files that never mention torch.
         rule_classes = [cls for cls in rule_classes if not cls.needs_torch]
@@ -99,12 +91,31 @@ def lint_text(
     # built and analysed (a third of the parse time of a large file): nothing here needs it
     # until the file is done.
     collecting = gc.isenabled()
+    built = project.built if project is not None else 0
     gc.disable()
     try:
         return _lint(text, rule_classes, options, tree, honor_noqa, project, path, fixes, concrete)
     finally:
         if collecting:
             gc.enable()
+            if project is not None and project.batch and project.built != built:
+                # New summaries of project modules: they live as long as the process, and every
+                # full collection would traverse them again (a fifth of a large tree's check).
+                # Collect what this file left (the youngest generation: linear in what it
+                # allocated), then freeze what survives.
+                gc.collect(0)
+                gc.freeze()
+
+
+def parse_error(exc: Exception, where: str = "") -> Error:
+    """The parser's exception as an error of its kind, `where` (" (line 3, column 5)") after its
+    message."""
+    if isinstance(exc, SyntaxError):
+        return Error(ErrorKind.SYNTAX, f"SyntaxError: {exc.msg}{where}")
+    # The parser's MemoryError ("(a and " * 400) comes without a message.
+    why = str(exc) or "expressions nested too deeply for the parser"
+    kind = ErrorKind.SYNTAX if isinstance(exc, ValueError) else ErrorKind.TOO_DEEP
+    return Error(kind, f"{type(exc).__name__}: {why}{where}")
 
 
 def _lint(text: str, rule_classes, options: Options, tree, honor_noqa: bool, project=None, path=None,
@@ -116,11 +127,9 @@ def _lint(text: str, rule_classes, options: Options, tree, honor_noqa: bool, pro
         try:
             tree = _parse(text)
         except SyntaxError as exc:
-            return LintResult(error=f"SyntaxError: {exc.msg} (line {exc.lineno}, column {exc.offset})")
+            return LintResult(error=parse_error(exc, f" (line {exc.lineno}, column {exc.offset})"))
         except (ValueError, RecursionError, MemoryError) as exc:
-            # The parser's MemoryError ("(a and " * 400) comes without a message.
-            why = str(exc) or "expressions nested too deeply for the parser"
-            return LintResult(error=f"{type(exc).__name__}: {why}")
+            return LintResult(error=parse_error(exc))
     lines = LineIndex(text)
     ctx = Context(lines, options)
     instances = [cls(options) for cls in active]
@@ -135,7 +144,7 @@ def _lint(text: str, rule_classes, options: Options, tree, honor_noqa: bool, pro
         walker.run()
     except RecursionError:
         v = Violation(
-            "TNS000",
+            INTERNAL,
             "file not analysed: expressions nested too deeply for the analysis; "
             "split the expression or exclude the file",
             1,
@@ -143,7 +152,7 @@ def _lint(text: str, rule_classes, options: Options, tree, honor_noqa: bool, pro
             1,
             0,
         )
-        return LintResult([v], parsed=True)
+        return LintResult([] if honor_noqa and _suppressed(lines, v) else [v], parsed=True)
     violations = ctx.violations
     if not walker.saw_torch:
         torch_free = {cls.code for cls in active if not cls.needs_torch}
@@ -178,6 +187,9 @@ def _suppressed(lines: LineIndex, v: Violation) -> bool:
     return _noqa.suppressed(lines, v.line, v.code)
 
 
+# --------------------------------------------------------------------------- fixes
+
+
 def _overlaps(a: Edit, b: Edit) -> bool:
     if a.start == a.end and b.start == b.end:
         return False  # two insertions at one point: both apply, in code order
@@ -204,10 +216,11 @@ def _conflicts(e: Edit, starts: list, ends: list, points: list) -> bool:
     return j < len(points) and points[j] < e.end
 
 
-def apply_fixes(text: str, violations: list[Violation], unsafe: bool = False):
-    """Apply the non-conflicting fixes once. Returns (new_text, applied, skipped).  A fix shared
-    by several findings applies once (for the first; the others are skipped)."""
-    accepted: list[tuple[Violation, Edit]] = []
+def choose_fixes(text: str, violations: list[Violation], unsafe: bool = False):
+    """(applied, skipped): the fixes of `violations` that apply to `text` together, in order, each
+    one unless it overlaps one chosen before it (it waits for the next pass), its edits are not
+    where the rule thought (`Edit.expect`) or they are malformed.  A fix shared by several findings
+    (lowering.py) applies once, for the first of them."""
     applied, skipped = [], []
     starts: list[int] = []
     ends: list[int] = []
@@ -215,7 +228,7 @@ def apply_fixes(text: str, violations: list[Violation], unsafe: bool = False):
     taken: set = set()
     for v in violations:
         fix = v.fix
-        if fix is None or (fix.safety != "safe" and not unsafe):
+        if fix is None or not fix.applies(unsafe):
             continue
         if id(fix) in taken:
             skipped.append(v)
@@ -235,21 +248,25 @@ def apply_fixes(text: str, violations: list[Violation], unsafe: bool = False):
                 i = bisect.bisect_left(starts, e.start)
                 starts.insert(i, e.start)
                 ends.insert(i, e.end)
-        accepted.extend((v, e) for e in edits)
         applied.append(v)
         taken.add(id(fix))
-    if not accepted:
+    return applied, skipped
+
+
+def splice_fixes(text: str, edits) -> str:
+    """`text` with `edits` (start, end, new text, rule code, Edit.seq), none overlapping another,
+    in place: the one order of edits for every kind of text (insertions at one point go in code
+    order, then in the order their rule made them)."""
+    ordered = sorted(edits, key=lambda e: (e[0], e[1], e[3], e[4]))
+    return splice(text, ((s, t, new) for s, t, new, _code, _seq in ordered))
+
+
+def apply_fixes(text: str, violations: list[Violation], unsafe: bool = False):
+    """Apply the non-conflicting fixes once (choose_fixes). Returns (new_text, applied, skipped)."""
+    applied, skipped = choose_fixes(text, violations, unsafe)
+    if not applied:
         return text, applied, skipped
-    order = {v.code: i for i, v in enumerate(sorted({v.code: v for v in applied}.values(), key=lambda v: v.code))}
-    ordered = sorted(accepted, key=lambda ve: (ve[1].start, ve[1].end, order[ve[0].code], ve[1].seq))
-    parts = []
-    pos = 0
-    for _, e in ordered:
-        parts.append(text[pos : e.start])
-        parts.append(e.text)
-        pos = e.end
-    parts.append(text[pos:])
-    return "".join(parts), applied, skipped
+    return TextTarget(text).with_fixes(applied).text, applied, skipped
 
 
 def _parse(text: str) -> ast.Module:
@@ -269,13 +286,42 @@ def _parses(text: str) -> bool:
         return False
 
 
+class TextTarget:
+    """A text the fix loop (`fix_passes`) fixes: plain source.  The loop asks a target to lint
+    itself, which fixes can apply to it, and for the target with the chosen fixes applied; a
+    notebook's code cells (notebook.CellsTarget) answer the same questions with the cells joined
+    into one program, its magics' placeholders protected."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def lint(self, lint) -> LintResult:
+        return lint(self.text)
+
+    def can_fix(self, v: Violation) -> bool:
+        return True
+
+    def with_fixes(self, violations) -> TextTarget:
+        """The target with the fixes of `violations` (chosen by choose_fixes) applied."""
+        return TextTarget(splice_fixes(self.text, ((e.start, e.end, e.text, v.code, e.seq)
+                                                   for v in violations for e in v.fix.edits)))
+
+    def parses(self) -> bool:
+        return _parses(self.text)
+
+    def where(self, v: Violation) -> str:
+        return f"{v.code} at line {v.line}"
+
+
 class FixResult:
     """What fixing one text did (a plain class, like LintResult)."""
 
     __slots__ = ("text", "applied", "remaining", "error")
 
     def __init__(self, text: str, applied: list[Violation], remaining: list[Violation],
-                 error: str | None = None) -> None:
+                 error: Error | None = None) -> None:
         self.text = text
         self.applied = applied
         self.remaining = remaining
@@ -284,6 +330,49 @@ class FixResult:
     def __repr__(self) -> str:
         return (f"FixResult(text={self.text!r}, applied={self.applied!r}, remaining={self.remaining!r}, "
                 f"error={self.error!r})")
+
+
+def fix_passes(target, lint, unsafe: bool = False, max_passes: int | None = None):
+    """Apply fixes to `target` until none is left to apply (each pass re-lints the fixed text):
+    the one fix loop, for plain text and notebooks.  `lint(text)` lints a text.  Returns
+    (the fixed target, the violations fixed, the ones left, an Error or None).
+
+    Overlapping fixes (nested calls) are applied one per pass, so a pass limit must grow with
+    them: by default it is the number of fixable findings the first pass sees, plus a margin
+    for findings that only appear once a fix is in.  Every pass applies at least one fix or
+    ends the loop, and each costs one lint of the text (no per-fix re-lint).  A pass whose fixes
+    produce code that does not parse is a bug in a rule: then nothing is fixed, and the error
+    says which fixes."""
+    applied_all: list[Violation] = []
+    current = target
+    passes = 0
+    limit = max_passes
+    while True:
+        result = current.lint(lint)
+        if result.error:
+            return current, applied_all, [], result.error
+        fixable = [v for v in result.violations if v.fix is not None and v.fix.applies(unsafe) and current.can_fix(v)]
+        if limit is None:
+            limit = _EXTRA_PASSES + len(fixable)
+        if passes >= limit:
+            return current, applied_all, result.violations, None
+        applied, _skipped = choose_fixes(current.text, fixable, unsafe)
+        if not applied:
+            return current, applied_all, result.violations, None
+        new = current.with_fixes(applied)
+        if not new.parses():
+            culprits = [v for v in applied if not current.with_fixes([v]).parses()] or applied
+            where = ", ".join(sorted({current.where(v) for v in culprits}))
+            return target, [], target.lint(lint).violations, Error(
+                ErrorKind.BROKEN_FIX, f"a fix produced code that does not parse: {where}; no fix was applied to this "
+                "file (please report it)")
+        applied_all.extend(applied)
+        current = new
+        passes += 1
+
+
+# fix_passes: passes allowed beyond the number of fixable findings first seen.
+_EXTRA_PASSES = 10
 
 
 def fix_text(
@@ -296,41 +385,12 @@ def fix_text(
     path: str | None = None,
     concrete=None,
 ) -> FixResult:
-    """Apply fixes until none is left to apply (each pass re-lints the fixed text).  `concrete`:
-    a LibCST tree of `text` (the codemod's, see lint_text), used by the first pass.
+    """Apply fixes to one module's source text until none is left to apply (`fix_passes`).
+    `concrete`: a LibCST tree of `text` (the codemod's, see lint_text), used by the first pass."""
 
-    Overlapping fixes (nested calls) are applied one per pass, so a pass limit must grow with
-    them: by default it is the number of fixable findings the first pass sees, plus a margin
-    for findings that only appear once a fix is in.  Every pass applies at least one fix or
-    ends the loop, and each costs one lint of the text (no per-fix re-lint)."""
-    applied_all: list[Violation] = []
-    current = text
-    passes = 0
-    limit = max_passes
-    while True:
-        result = lint_text(current, rules, options, project=project, path=path,
-                           concrete=concrete if current is text else None)
-        if result.error:
-            return FixResult(current, applied_all, [], result.error)
-        if limit is None:
-            limit = _EXTRA_PASSES + sum(
-                1 for v in result.violations if v.fix is not None and (v.fix.safety == "safe" or unsafe))
-        if passes >= limit:
-            return FixResult(current, applied_all, result.violations)
-        new, applied, _skipped = apply_fixes(current, result.violations, unsafe)
-        if not applied:
-            return FixResult(current, applied_all, result.violations)
-        if not _parses(new):
-            # A fix that breaks the file is a bug in a rule: never write it, and say which.
-            culprits = [v for v in applied if not _parses(apply_fixes(current, [v], unsafe)[0])] or applied
-            where = ", ".join(sorted({f"{v.code} at line {v.line}" for v in culprits}))
-            return FixResult(text, [], lint_text(text, rules, options, project=project, path=path).violations,
-                             f"a fix produced code that does not parse: {where}; no fix was applied to this "
-                             "file (please report it)")
-        applied_all.extend(applied)
-        current = new
-        passes += 1
+    def lint(current: str) -> LintResult:
+        return lint_text(current, rules, options, project=project, path=path,
+                         concrete=concrete if current is text else None)
 
-
-# fix_text: passes allowed beyond the number of fixable findings first seen.
-_EXTRA_PASSES = 10
+    fixed, applied, remaining, error = fix_passes(TextTarget(text), lint, unsafe, max_passes)
+    return FixResult(fixed.text, applied, remaining, error)

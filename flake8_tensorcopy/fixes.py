@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from .rules.base import Edit
+from .model import Edit
 
 # Expressions that can take `.method()` without parentheses.
 _ATOMS = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.List, ast.Dict, ast.Set, ast.ListComp,

@@ -29,9 +29,9 @@ import tokenize
 import warnings
 from collections import Counter
 
-from .rules.base import Edit, Fix, Violation  # first: the rules import .fixes, which must not be half-loaded then
 from .fixes import needs_parens
 from .intents import AppendCall, ReplaceExpression, SwapCalls, WrapStatements
+from .model import Edit, Fix, Violation
 from .source import LineIndex, indent_unit, indentation
 
 __all__ = ["Concrete", "lower"]
@@ -249,7 +249,10 @@ class _Writer:
             body=cst.IndentedBlock(body=statements, indent=self._unit(lead, owner_line),
                                    header=cst.TrailingWhitespace(newline=cst.Newline(newline))),
         )
-        rendered = _render_block(cst, [block], indent, module)[len(indent):]
+        # The new lines are indented like the first one, less its form feeds (a form feed resets
+        # the column: kept where it was, on the first line, it is not repeated on every line).
+        body_indent = indent.replace("\f", "")
+        rendered = _render_block(cst, [block], body_indent, module)[len(body_indent):]
         before = _statements(header + source, indent)
         after = _statements(header + rendered, indent)
         if not (len(after) == 1 and isinstance(after[0], ast.With) and len(after[0].items) == 1):

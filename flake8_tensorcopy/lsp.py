@@ -28,11 +28,11 @@ import threading
 
 from . import __version__
 from . import config as _config
-from . import noqa as _noqa
 from .engine import fix_text, lint_text
+from .model import FixSafety
 from .notebook import cell_view, cell_violation
 from .output import rule_url
-from .rules.base import get_rule
+from .selection import path_matches
 from .source import LineIndex
 
 logger = logging.getLogger(__name__)
@@ -174,13 +174,12 @@ def lint_document(text: str, path: str | None, settings, ipython: bool = False, 
     `ipython`: the buffer is a notebook cell, cleaned up as IPython does (leading indentation)
     and with its magics and shell escapes skipped, the way `tensorcopy check` reads a notebook;
     positions are the cell's, and a fix that would touch a magic is not offered."""
-    if path and any(_config.path_matches(path, g, settings.root)
-                    for g in (*settings.exclude, *settings.extend_exclude)):
+    if path and any(path_matches(path, g, settings.root) for g in (*settings.exclude, *settings.extend_exclude)):
         return [], [], set()
     if path and path.endswith(".ipynb") and not ipython:
         return [], [], set()  # a notebook's JSON opened as text: `tensorcopy check` reads those
-    ignored = _config.ignored_prefixes(path, settings.per_file_ignores, settings.root) if path else ()
-    rules = [get_rule(c) for c in settings.codes if not c.startswith(ignored)]
+    chosen = settings.selection.for_path(path)
+    rules = chosen.rules
     view = cell_view(text) if ipython else text
     deps: set = set()
     try:
@@ -197,10 +196,7 @@ def lint_document(text: str, path: str | None, settings, ipython: bool = False, 
         return None
     if result.error:
         return None
-    lines = LineIndex(view)
-    # TNS000 ("not analysed") comes without the engine's noqa pass: selection and noqa here.
-    found = [v for v in result.violations if not v.code.startswith(ignored) and (
-        v.code != _config.INTERNAL or settings.internal and not _noqa.suppressed(lines, v.line, v.code))]
+    found = chosen.keep(result.violations)
     if ipython:
         found = [cell_violation(text, v) for v in found]
     return found, rules, deps
@@ -359,7 +355,7 @@ def create_server():
                 if (start.line, start.character) > (r.end.line, r.end.character) or \
                         (r.start.line, r.start.character) > (end.line, end.character):
                     continue
-                safe = v.fix.safety == "safe"
+                safe = v.fix.safety is FixSafety.SAFE
                 edits = [types.TextEdit(range=types.Range(start=pos.at(e.start), end=pos.at(e.end)), new_text=e.text)
                          for e in sorted(v.fix.edits, key=lambda e: (e.start, e.end, e.seq))]
                 actions.append(types.CodeAction(

@@ -30,13 +30,13 @@ import bisect
 import json
 import re
 import warnings
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from json.decoder import scanstring
 
-from . import noqa as _noqa
-from .engine import apply_fixes, lint_text
+from .engine import fix_passes, lint_text, parse_error, splice_fixes
+from .model import Error
 from .output import Finding
-from .source import LineIndex
+from .source import LineIndex, splice
 
 
 class NotebookError(Exception):
@@ -424,21 +424,21 @@ class _Part:
         return self.start + len(self.text)
 
 
-def _syntax_error(text: str) -> tuple[str, int | None, int | None] | None:
-    """(message, 1-based line, 1-based column) of what keeps `text` from parsing, or None."""
+def _syntax_error(text: str) -> tuple[Exception, int | None, int | None] | None:
+    """(the parser's exception, 1-based line, 1-based column) of what keeps `text` from parsing,
+    or None."""
     nul = text.find("\x00")
     if nul >= 0:  # the parser says so without a position
         line, col = LineIndex(text).position(nul)
-        return "SyntaxError: source code cannot contain null bytes", line, col + 1
+        return SyntaxError("source code cannot contain null bytes"), line, col + 1
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             compile(text, "<cell>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
     except SyntaxError as exc:
-        return f"SyntaxError: {exc.msg}", exc.lineno, exc.offset
+        return exc, exc.lineno, exc.offset
     except (ValueError, RecursionError, MemoryError) as exc:
-        why = str(exc) or "expressions nested too deeply for the parser"
-        return f"{type(exc).__name__}: {why}", None, None
+        return exc, None, None
     return None
 
 
@@ -452,8 +452,8 @@ def _cell_edits(d: Dedent, source: str, edits) -> list | None:
     if d.indent:
         # Exactly what the fix does to the cleaned cell, or no fix.
         order = sorted(range(len(out)), key=lambda i: (out[i][0], out[i][1], out[i][3].seq))
-        new_cell = _apply(source, [out[i][:3] for i in order])
-        expected = _apply(d.text, [(edits[i][0], edits[i][1], edits[i][2].text) for i in order])
+        new_cell = splice(source, [out[i][:3] for i in order])
+        expected = splice(d.text, [(edits[i][0], edits[i][1], edits[i][2].text) for i in order])
         if dedent(new_cell).text != expected:
             return None
     return out
@@ -475,9 +475,9 @@ def cell_violation(source: str, v):
             fix = None
         else:
             mapped = _cell_edits(d, source, [(e.start, e.end, e) for e in fix.edits])
-            fix = None if mapped is None else replace(fix, edits=tuple(
-                replace(e, start=s, end=t, text=text, expect=None) for s, t, text, e in mapped))
-    return replace(v, col=d.column(v.line, v.col), end_col=d.column(v.end_line, v.end_col), fix=fix)
+            fix = None if mapped is None else fix.replace(edits=tuple(
+                e.replace(start=s, end=t, text=text, expect=None) for s, t, text, e in mapped))
+    return v.replace(col=d.column(v.line, v.col), end_col=d.column(v.end_line, v.end_col), fix=fix)
 
 
 def cell_view(source: str) -> str:
@@ -562,7 +562,7 @@ class Program:
 @dataclass
 class NotebookResult:
     findings: list
-    errors: list = field(default_factory=list)  # what could not be analysed, one message each
+    errors: list = field(default_factory=list)  # what could not be analysed or fixed, one model.Error each
     text: str | None = None  # the fixed file's JSON text, when something changed
     fixed: int = 0
     applied: list = field(default_factory=list)  # the violations whose fixes were applied
@@ -572,22 +572,23 @@ class NotebookResult:
         return "\n".join(self.errors) or None
 
 
-def _cell_error(part: _Part, why) -> str:
-    msg, line, col = why
+def _cell_error(part: _Part, why) -> Error:
+    exc, line, col = why
     if line is None:
-        return f"{msg} (cell {part.cell.number})"
+        return parse_error(exc, f" (cell {part.cell.number})")
     if col is not None and 0 < line <= len(part.dedent.removed):
         col += part.dedent.removed[line - 1]
-    return f"{msg} (cell {part.cell.number}, line {line}, column {col})"
+    return parse_error(exc, f" (cell {part.cell.number}, line {line}, column {col})")
 
 
-def _analyse(cells, sources, rules, options, honor_noqa=True, project=None, path=None):
+def _analyse(cells, sources, lint):
     """(program, lint result, errors): the cells that do not parse are left out, each one error,
-    and the rest is analysed as one program."""
-    skip: dict[int, str] = {}
+    and the rest is analysed as one program by `lint(text)`.  The result's own error, if any, is
+    one the cells do not explain."""
+    skip: dict[int, Error] = {}
     while True:
         program = Program(cells, sources, skip)
-        result = lint_text(program.text, rules, options, honor_noqa=honor_noqa, project=project, path=path)
+        result = lint(program.text)
         if not result.error:
             return program, result, [skip[n] for n in sorted(skip)]
         bad = {}
@@ -599,90 +600,97 @@ def _analyse(cells, sources, rules, options, honor_noqa=True, project=None, path
             # Every cell parses alone, but not after the others: blame the cell at the error.
             why = _syntax_error(program.text)
             if why is None or why[1] is None or why[1] > len(program.lines.starts):
-                return program, result, [skip[n] for n in sorted(skip)] + [result.error]
+                return program, result, [skip[n] for n in sorted(skip)]
             part, line, _ = program.locate(program.lines.starts[why[1] - 1])
             bad[part.cell.number] = _cell_error(part, (why[0], line, why[2]))
         skip.update(bad)
 
 
-def _internal_noqa(program: Program, violations, honor_noqa: bool) -> list:
-    # TNS000 ("file not analysed") comes without the engine's noqa pass.
-    if not honor_noqa:
-        return violations
-    return [v for v in violations if v.code != "TNS000" or not _noqa.suppressed(program.lines, v.line, v.code)]
+class CellsTarget:
+    """A notebook's code cells as the engine's fix loop (engine.fix_passes) sees them: one
+    program (`Program`, built when the target is linted), where a fix can apply only inside one
+    cell and off the magics' placeholders (its protected ranges), and is applied to each cell's
+    own text, which is what gets written back."""
+
+    def __init__(self, cells, sources: dict | None = None, skip=()) -> None:
+        self.cells = cells
+        self.sources = sources if sources is not None else {c.number: c.source for c in cells}
+        self.skip = skip  # cells left out when this target was made, for `parses`
+        self.program: Program | None = None
+        self.errors: list = []  # the cells left out of the program, one Error each
+        self._edits: dict = {}
+
+    @property
+    def text(self) -> str:
+        return self.program.text
+
+    def lint(self, lint):
+        self.program, result, self.errors = _analyse(self.cells, self.sources, lint)
+        self._edits = {}
+        return result
+
+    def cell_edits(self, v):
+        """program.cell_edits(v), worked out once per pass (the loop asks, then applies)."""
+        if id(v) not in self._edits:
+            self._edits[id(v)] = self.program.cell_edits(v)
+        return self._edits[id(v)]
+
+    def can_fix(self, v) -> bool:
+        return self.cell_edits(v) is not None
+
+    def with_fixes(self, violations) -> CellsTarget:
+        per_cell: dict[int, list] = {}
+        for v in violations:
+            for part, s, t, text, e in self.cell_edits(v):
+                per_cell.setdefault(part.cell.number, []).append((s, t, text, v.code, e.seq))
+        sources = dict(self.sources)
+        for number, edits in per_cell.items():
+            sources[number] = splice_fixes(self.sources[number], edits)
+        left_out = {c.number for c in self.cells} - {p.cell.number for p in self.program.parts}
+        return CellsTarget(self.cells, sources, left_out)
+
+    def parses(self) -> bool:
+        return _syntax_error(Program(self.cells, self.sources, self.skip).text) is None
+
+    def where(self, v) -> str:
+        part, line, _ = self.program.locate(self.program.lines.starts[v.line - 1])
+        return f"{v.code} at line {line} of cell {part.cell.number}"
+
+
+def _linter(rules, options, honor_noqa: bool = True, project=None, path=None):
+    def lint(text: str):
+        return lint_text(text, rules, options, honor_noqa=honor_noqa, project=project, path=path)
+
+    return lint
 
 
 def lint(nb: Notebook, rules, options, honor_noqa: bool = True, project=None, path=None) -> NotebookResult:
     if not nb.python or not nb.code_cells:
         return NotebookResult([])
-    program, result, errors = _analyse(nb.code_cells, None, rules, options, honor_noqa, project, path)
-    violations = _internal_noqa(program, result.violations, honor_noqa)
-    return NotebookResult(with_json_positions(nb, [program.finding(v) for v in violations]), errors)
-
-
-def _apply(text: str, edits) -> str:
-    parts, pos = [], 0
-    for s, t, new in edits:
-        parts.append(text[pos:s])
-        parts.append(new)
-        pos = t
-    parts.append(text[pos:])
-    return "".join(parts)
+    target = CellsTarget(nb.code_cells)
+    result = target.lint(_linter(rules, options, honor_noqa, project, path))
+    errors = target.errors + ([result.error] if result.error else [])
+    return NotebookResult(with_json_positions(nb, [target.program.finding(v) for v in result.violations]), errors)
 
 
 def fix(nb: Notebook, rules, options, unsafe: bool = False, max_passes: int | None = None, project=None,
         path=None) -> NotebookResult:
-    """Apply fixes cell by cell until none is left; `text` is the new file, or None.  Cells that
-    do not parse are reported and left alone; the others are fixed.  Passes are bounded like
-    engine.fix_text's: by the fixable findings first seen, plus a margin."""
+    """Apply fixes cell by cell until none is left (engine.fix_passes); `text` is the new file, or
+    None.  Cells that do not parse are reported and left alone; the others are fixed."""
     if not nb.python or not nb.code_cells:
         return NotebookResult([])
     cells = nb.code_cells
-    sources = {c.number: c.source for c in cells}
-    fixed = passes = 0
-    applied_all: list = []
-    limit = max_passes
-    while True:
-        program, result, errors = _analyse(cells, sources, rules, options, project=project, path=path)
-        if result.error:
-            return NotebookResult([], errors)
-        placed = [(v, program.cell_edits(v)) for v in result.violations]
-        eligible = [v for v, edits in placed if edits is not None]
-        if limit is None:
-            limit = _EXTRA_PASSES + sum(1 for v in eligible if v.fix.safety == "safe" or unsafe)
-        if passes >= limit:
-            break
-        _, applied, _ = apply_fixes(program.text, eligible, unsafe)
-        if not applied:
-            break
-        edits_of = {id(v): edits for v, edits in placed}
-        per_cell: dict[int, list] = {}
-        for v in applied:
-            for part, s, t, text, e in edits_of[id(v)]:
-                per_cell.setdefault(part.cell.number, []).append((s, t, v.code, e.seq, text))
-        new_sources = dict(sources)
-        for number, edits in per_cell.items():
-            edits.sort(key=lambda x: (x[0], x[1], x[2], x[3]))
-            new_sources[number] = _apply(sources[number], [(s, t, new) for s, t, _c, _q, new in edits])
-        skip = {c.number for c in cells} - {p.cell.number for p in program.parts}
-        if _syntax_error(Program(cells, new_sources, skip).text) is not None:
-            return NotebookResult([program.finding(v) for v in result.violations],
-                                  errors + ["a fix produced code that does not parse; no fix was applied to this file"])
-        sources = new_sources
-        fixed += len(applied)
-        applied_all.extend(applied)
-        passes += 1
-    findings = [program.finding(v) for v in _internal_noqa(program, result.violations, True)]
-    changed = {n: s for n, s in sources.items() if s != next(c.source for c in cells if c.number == n)}
+    target, applied, remaining, error = fix_passes(CellsTarget(cells), _linter(rules, options, project=project,
+                                                                               path=path), unsafe, max_passes)
+    findings = [target.program.finding(v) for v in remaining]
+    if error:
+        return NotebookResult(with_json_positions(nb, findings), target.errors + [error])
+    changed = {c.number: target.sources[c.number] for c in cells if target.sources[c.number] != c.source}
     if not changed:
-        return NotebookResult(with_json_positions(nb, findings), errors, fixed=fixed, applied=applied_all)
+        return NotebookResult(with_json_positions(nb, findings), target.errors, fixed=len(applied), applied=applied)
     text = rewrite(nb, changed)
-    return NotebookResult(with_json_positions(parse_text(text, nb.bom), findings), errors, text=text, fixed=fixed,
-                          applied=applied_all)
-
-
-# fix: passes allowed beyond the number of fixable findings first seen (as engine.fix_text).
-_EXTRA_PASSES = 10
+    return NotebookResult(with_json_positions(parse_text(text, nb.bom), findings), target.errors, text=text,
+                          fixed=len(applied), applied=applied)
 
 
 # --------------------------------------------------------------------------- positions in the JSON text
@@ -741,7 +749,7 @@ def with_json_positions(nb: Notebook, findings: list) -> list:
         lines = LineIndex(cell.source)
         start = lines.starts[min(f.line, len(lines.starts)) - 1] + f.col
         end = lines.starts[min(f.end_line, len(lines.starts)) - 1] + f.end_col
-        out.append(replace(f, json_range=(*json_position(nb, cell, start), *json_position(nb, cell, end))))
+        out.append(f.replace(json_range=(*json_position(nb, cell, start), *json_position(nb, cell, end))))
     return out
 
 
@@ -798,17 +806,11 @@ def rewrite(nb: Notebook, changed: dict) -> str:
     """The file's text with the `source` of the cells in `changed` (number -> text) replaced."""
     ensure_ascii = nb.text.isascii() and re.search(r"\\u[0-9a-fA-F]{4}", nb.text) is not None
     by_number = {c.number: c for c in nb.cells}
-    out, pos = [], 0
-    for number in sorted(changed, key=lambda n: by_number[n].span[0]):
-        cell = by_number[number]
-        if cell.span is None:
+    for number in changed:
+        if by_number[number].span is None:
             raise NotebookError(f"cell {number}: cannot find its source in the file")
-        start, end = cell.span
-        out.append(nb.text[pos:start])
-        out.append(_render_source(nb, cell, changed[number], ensure_ascii))
-        pos = end
-    out.append(nb.text[pos:])
-    new_text = "".join(out)
+    new_text = splice(nb.text, ((*by_number[n].span, _render_source(nb, by_number[n], changed[n], ensure_ascii))
+                                for n in sorted(changed, key=lambda n: by_number[n].span[0])))
     # Never write a file that says something other than what we meant.
     expected = json.loads(nb.text)
     for number, source in changed.items():

@@ -18,25 +18,27 @@ text path of a one-file run does not pay for them.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 
 from . import __version__
-from .rules.base import Violation, get_rule
+from .model import FixSafety, Violation
+from .rules.base import get_rule
 from .source import LineIndex
 
 FORMATS = ("text", "json", "json-lines", "sarif", "github")
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
 
-@dataclass(frozen=True)
 class Finding(Violation):
-    cell: int | None = None
-    # (start_line, start_col, end_line, end_col, text) per edit of `fix`: 1-based lines,
-    # 0-based character columns, in the same file or cell as the finding.
-    edit_ranges: tuple = ()
-    # A notebook finding's (start_line, start_col, end_line, end_col) in the .ipynb file's own
-    # JSON text (1-based lines, 0-based columns): where SARIF and GitHub annotations point.
-    json_range: tuple | None = None
+    _FIELDS = Violation._FIELDS + (
+        ("cell", None),
+        # (start_line, start_col, end_line, end_col, text) per edit of `fix`: 1-based lines,
+        # 0-based character columns, in the same file or cell as the finding.
+        ("edit_ranges", ()),
+        # A notebook finding's (start_line, start_col, end_line, end_col) in the .ipynb file's own
+        # JSON text (1-based lines, 0-based columns): where SARIF and GitHub annotations point.
+        ("json_range", None),
+    )
+    __slots__ = ("cell", "edit_ranges", "json_range")
 
 
 def place(v: Violation, lines: LineIndex) -> Finding:
@@ -48,7 +50,7 @@ def place(v: Violation, lines: LineIndex) -> Finding:
 
 
 def is_fixable(v: Violation, unsafe: bool = False) -> bool:
-    return v.fix is not None and (v.fix.safety == "safe" or unsafe)
+    return v.fix is not None and v.fix.applies(unsafe)
 
 
 def _rule_name(code: str) -> str:
@@ -127,7 +129,7 @@ def text_line(path: str, v: Violation, fixable: bool = False, style: Style = _PL
 
 def fix_help(v: Violation, unsafe: bool, style: Style = _PLAIN) -> str:
     """`--show-fixes` under a finding: what its fix does."""
-    note = "" if v.fix.safety == "safe" or unsafe else " (unsafe: applied with --unsafe-fixes)"
+    note = "" if v.fix.applies(unsafe) else " (unsafe: applied with --unsafe-fixes)"
     return f"    {style.sep('help:')} {v.fix.title}{note}"
 
 
@@ -331,7 +333,7 @@ def render_sarif(findings, codes) -> str:
                 for sl, sc, el, ec, text in v.edit_ranges
             ]
             result["fixes"] = [{
-                "description": {"text": v.fix.title + (" (unsafe)" if v.fix.safety != "safe" else "")},
+                "description": {"text": v.fix.title + (" (unsafe)" if v.fix.safety is FixSafety.UNSAFE else "")},
                 "artifactChanges": [{"artifactLocation": {"uri": uri}, "replacements": replacements}],
             }]
         results.append(result)

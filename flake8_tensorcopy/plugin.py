@@ -61,7 +61,7 @@ def _project(filename: str):
     root = find_root(start)
     project = _PROJECTS.get(root)
     if project is None:
-        project = _PROJECTS[root] = Project(root)
+        project = _PROJECTS[root] = Project(root, batch=True)
     return project
 
 
@@ -139,7 +139,7 @@ class TensorCopyChecker:
     @classmethod
     def engine_options(cls):
         if cls._options is None:
-            from .rules.base import Options
+            from .model import Options
 
             cls._options = Options(**cls.settings)
         return cls._options

@@ -87,6 +87,20 @@ def encode_edited(decoded: Decoded, original: bytes, text: str) -> bytes:
         raise DecodeError(f"the fixed text cannot be written in {decoded.encoding}: {exc}") from None
 
 
+def splice(text: str, edits, start: int = 0, end: int | None = None) -> str:
+    """text[start:end] with each (edit start, edit end, new text) of `edits` in place of what it
+    covers: offsets into `text`, within start..end, in order and not overlapping.  The one place
+    that applies edits to a text (fixes, notebook cells and the notebook's JSON alike)."""
+    parts = []
+    pos = start
+    for s, t, new in edits:
+        parts.append(text[pos:s])
+        parts.append(new)
+        pos = t
+    parts.append(text[pos:end])
+    return "".join(parts)
+
+
 def is_probably_binary(data: bytes) -> bool:
     return b"\x00" in data[:8192]
 
@@ -162,3 +176,18 @@ def indent_unit(tree, lines: LineIndex) -> str | None:
         if sub.startswith(outer) and len(sub) > len(outer):
             best, unit = node.lineno, sub[len(outer):]
     return unit
+
+
+def hasher():
+    """BLAKE2b: in the standard library without OpenSSL, so that a one-file run does not load
+    libcrypto (hashlib's import does: a few milliseconds of every start)."""
+    try:
+        from _blake2 import blake2b
+    except ImportError:  # pragma: no cover - an interpreter built without it
+        from hashlib import blake2b
+    return blake2b
+
+
+def content_hash(data: bytes) -> str:
+    """The hash that identifies a file's contents (result cache, project summaries)."""
+    return hasher()(data, digest_size=32).hexdigest()

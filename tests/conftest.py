@@ -1,7 +1,9 @@
+import io
 import os
 import shutil
 import subprocess
 import sys
+from typing import NamedTuple
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -27,6 +29,36 @@ def tool(name: str) -> str:
     """Path of a console script installed beside the running interpreter."""
     path = os.path.join(BIN, name)
     return path if os.path.exists(path) else name
+
+
+class Run(NamedTuple):
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def tc(capsys, *args, input=None, cwd=None) -> Run:
+    """`tensorcopy ARGS` run in this process, as a fresh process would run it: (exit status,
+    stdout, stderr), also by name as from subprocess.run.  `input`: what stdin holds (str or
+    bytes); `cwd`: where it runs.  The end-to-end tests (the console script, `python -m`, real
+    streams and terminals) run it as a subprocess."""
+    from flake8_tensorcopy import cli
+
+    cli._PROJECTS.clear()  # a new process reads the project's modules again
+    stdin, here = sys.stdin, os.getcwd()
+    if input is not None:
+        data = input.encode() if isinstance(input, str) else input
+        sys.stdin = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8")
+    if cwd is not None:
+        os.chdir(cwd)
+    try:
+        code = cli.main([str(a) for a in args])
+    finally:
+        sys.stdin = stdin
+        os.chdir(here)
+    out, err = capsys.readouterr()
+    assert "Traceback" not in out + err
+    return Run(code, out, err)
 
 
 @pytest.fixture

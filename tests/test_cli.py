@@ -1,4 +1,6 @@
-"""The `tensorcopy` CLI and the flake8 plugin, through their real entry points (subprocesses)."""
+"""The `tensorcopy` CLI and the flake8 plugin.  A few tests run them end to end, through their real
+entry points (the console script, `python -m`, stdin and stdout, flake8); the others run the CLI
+in this process (conftest.tc)."""
 
 import os
 import subprocess
@@ -6,7 +8,7 @@ import sys
 
 import pytest
 
-from conftest import tool
+from conftest import tc, tool
 
 BAD = (
     "import torch\n"
@@ -22,6 +24,11 @@ GOOD = "import torch\n\nx = torch.ones(3, requires_grad=True)\ny = x.detach().cl
 
 def run(*args, input=None, cwd=None):
     return subprocess.run(args, input=input, capture_output=True, text=True, cwd=cwd)
+
+
+@pytest.fixture(autouse=True)
+def _in_tmp(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # no configuration or result cache of the repository's
 
 
 @pytest.fixture
@@ -43,9 +50,9 @@ def test_check_reports_sorted_findings_and_exits_1(bad, tmp_path):
     assert len(lines) == 3
 
 
-def test_check_clean_exits_0(tmp_path):
+def test_check_clean_exits_0(tmp_path, capsys):
     (tmp_path / "good.py").write_text(GOOD)
-    proc = run(tool("tensorcopy"), "check", str(tmp_path))
+    proc = tc(capsys, "check", str(tmp_path))
     assert proc.returncode == 0
     assert proc.stdout.strip() == "All checks passed!"
 
@@ -56,55 +63,55 @@ def test_python_dash_m_is_the_same_cli(bad):
     assert (a.returncode, a.stdout) == (b.returncode, b.stdout)
 
 
-def test_missing_path_and_bad_option_exit_2(tmp_path):
-    proc = run(tool("tensorcopy"), "check", str(tmp_path / "nope.py"))
+def test_missing_path_and_bad_option_exit_2(tmp_path, capsys):
+    proc = tc(capsys, "check", str(tmp_path / "nope.py"))
     assert proc.returncode == 2
     assert "nope.py: no such file or directory" in proc.stderr
-    proc = run(tool("tensorcopy"), "check", "--no-such-option")
+    proc = tc(capsys, "check", "--no-such-option")
     assert proc.returncode == 2
 
 
-def test_select_and_ignore_use_prefixes(bad):
-    assert run(tool("tensorcopy"), "check", "--ignore", "TNS2", str(bad)).returncode == 0
-    assert run(tool("tensorcopy"), "check", "--select", "TNS1", str(bad)).returncode == 0
-    assert run(tool("tensorcopy"), "check", "--select", "TNS1", "--extend-select", "TNS20", str(bad)).returncode == 1
-    assert run(tool("tensorcopy"), "check", "--select", "TNS", "--ignore", "TNS2", "--extend-select", "TNS201",
-               str(bad)).returncode == 1
+def test_select_and_ignore_use_prefixes(bad, capsys):
+    assert tc(capsys, "check", "--ignore", "TNS2", str(bad)).returncode == 0
+    assert tc(capsys, "check", "--select", "TNS1", str(bad)).returncode == 0
+    assert tc(capsys, "check", "--select", "TNS1", "--extend-select", "TNS20", str(bad)).returncode == 1
+    assert tc(capsys, "check", "--select", "TNS", "--ignore", "TNS2", "--extend-select", "TNS201",
+              str(bad)).returncode == 1
 
 
-def test_fix_diff_writes_nothing(bad):
+def test_fix_diff_writes_nothing(bad, capsys):
     before = bad.read_bytes()
-    proc = run(tool("tensorcopy"), "fix", "--diff", str(bad))
+    proc = tc(capsys, "fix", "--diff", str(bad))
     assert proc.returncode == 1
     assert "-y = x.clone().detach()\n+y = x.detach().clone()" in proc.stdout
     assert bad.read_bytes() == before
 
 
-def test_fix_applies_and_is_idempotent(bad):
-    proc = run(tool("tensorcopy"), "fix", str(bad))
+def test_fix_applies_and_is_idempotent(bad, capsys):
+    proc = tc(capsys, "fix", str(bad))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "Fixed 2 problems." in proc.stdout
     fixed = bad.read_text()
     assert fixed == BAD.replace("y = x.clone()", "y = x.detach()").replace(
         "y = x.detach().detach()", "y = x.detach().clone()").replace(
         "v = x.clone().detach()", "v = x.detach().clone()")
-    assert run(tool("tensorcopy"), "fix", str(bad)).returncode == 0
+    assert tc(capsys, "fix", str(bad)).returncode == 0
     assert bad.read_text() == fixed
-    assert run(tool("tensorcopy"), "check", str(bad)).returncode == 0
+    assert tc(capsys, "check", str(bad)).returncode == 0
 
 
-def test_fix_keeps_mode_encoding_bom_and_line_endings(tmp_path):
+def test_fix_keeps_mode_encoding_bom_and_line_endings(tmp_path, capsys):
     p = tmp_path / "crlf.py"
     src = "\ufeffimport torch\r\nx = torch.ones(2, requires_grad=True)\r\ny = x.clone().detach()  # é\r\n"
     p.write_bytes(src.encode("utf-8"))
     os.chmod(p, 0o640)
-    assert run(tool("tensorcopy"), "fix", str(p)).returncode == 0
+    assert tc(capsys, "fix", str(p)).returncode == 0
     assert p.read_bytes() == src.replace("x.clone().detach()", "x.detach().clone()").encode("utf-8")
     assert oct(os.stat(p).st_mode & 0o777) == oct(0o640)
     p2 = tmp_path / "latin.py"
     src2 = "# -*- coding: latin-1 -*-\nimport torch\nx = torch.ones(2, requires_grad=True)\ny = x.clone().detach()  # café\n"
     p2.write_bytes(src2.encode("latin-1"))
-    assert run(tool("tensorcopy"), "fix", str(p2)).returncode == 0
+    assert tc(capsys, "fix", str(p2)).returncode == 0
     assert p2.read_bytes() == src2.replace("x.clone().detach()", "x.detach().clone()").encode("latin-1")
 
 
@@ -124,11 +131,11 @@ def test_stdin_check_and_fix():
     [b"import torch\nx = (\n", b"", b"   \n\n", b"import torch\nx = '\xff\xfe'\n", b"\x00\x01\x02torch\x00"],
     ids=["syntax-error", "empty", "whitespace", "invalid-utf8", "binary"],
 )
-def test_hostile_files_never_traceback(tmp_path, content):
+def test_hostile_files_never_traceback(tmp_path, content, capsys):
     p = tmp_path / "f.py"
     p.write_bytes(content)
     for args in (("check", str(p)), ("fix", str(p))):
-        proc = run(tool("tensorcopy"), *args)
+        proc = tc(capsys, *args)
         assert "Traceback" not in proc.stderr
         assert proc.returncode in (0, 2)
         if proc.returncode == 2:
@@ -138,36 +145,36 @@ def test_hostile_files_never_traceback(tmp_path, content):
     assert "Traceback" not in proc.stderr and "TNS" not in proc.stdout
 
 
-def test_read_only_file_is_reported_and_untouched(bad):
+def test_read_only_file_is_reported_and_untouched(bad, capsys):
     os.chmod(bad, 0o444)
     before = bad.read_bytes()
-    proc = run(tool("tensorcopy"), "fix", str(bad))
+    proc = tc(capsys, "fix", str(bad))
     assert proc.returncode == 2 and "cannot write" in proc.stderr
     assert bad.read_bytes() == before
 
 
-def test_default_excludes(tmp_path):
+def test_default_excludes(tmp_path, capsys):
     for d in (".git", ".venv", "build", "dist", "node_modules"):
         (tmp_path / d).mkdir()
         (tmp_path / d / "bad.py").write_text(BAD)
-    assert run(tool("tensorcopy"), "check", str(tmp_path)).returncode == 0
+    assert tc(capsys, "check", str(tmp_path)).returncode == 0
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "bad.py").write_text(BAD)
-    assert run(tool("tensorcopy"), "check", str(tmp_path)).returncode == 1
+    assert tc(capsys, "check", str(tmp_path)).returncode == 1
     # ruff's semantics: --extend-exclude adds to the built-in list, --exclude replaces it.
-    assert run(tool("tensorcopy"), "check", "--extend-exclude", "src", str(tmp_path)).returncode == 0
-    replaced = run(tool("tensorcopy"), "check", "--no-cache", "--exclude", "src", str(tmp_path))
+    assert tc(capsys, "check", "--extend-exclude", "src", str(tmp_path)).returncode == 0
+    replaced = tc(capsys, "check", "--no-cache", "--exclude", "src", str(tmp_path))
     assert replaced.returncode == 1 and f"{tmp_path}/build/bad.py:" in replaced.stdout
 
 
-def test_rules_and_explain():
-    proc = run(tool("tensorcopy"), "rules")
+def test_rules_and_explain(capsys):
+    proc = tc(capsys, "rules")
     assert proc.returncode == 0 and "TNS201" in proc.stdout and "TNS202" in proc.stdout
-    proc = run(tool("tensorcopy"), "explain", "tns201")
+    proc = tc(capsys, "explain", "tns201")
     assert proc.returncode == 0
     for section in ("## What it does", "## Why is this bad?", "## Example", "## Use instead", "## Fix safety"):
         assert section in proc.stdout
-    assert run(tool("tensorcopy"), "explain", "TNS999").returncode == 2
+    assert tc(capsys, "explain", "TNS999").returncode == 2
 
 
 # ----------------------------------------------------------------------------- flake8
@@ -207,23 +214,23 @@ def test_flake8_lists_the_plugin():
     assert "flake8-tensorcopy" in proc.stdout
 
 
-def test_result_cache_reuses_unchanged_files_and_notices_changes(tmp_path):
+def test_result_cache_reuses_unchanged_files_and_notices_changes(tmp_path, capsys):
     src = tmp_path / "src"
     src.mkdir()
     p = src / "m.py"
     p.write_text(BAD)
-    first = run(tool("tensorcopy"), "check", "src", cwd=tmp_path)
+    first = tc(capsys, "check", "src", cwd=tmp_path)
     assert first.returncode == 1
     assert (tmp_path / ".tensorcopy_cache" / ".gitignore").read_text().strip().endswith("*")
     # Same size and mtime: the cached result is served without reading the file again.
     st = os.stat(p)
     p.write_text(BAD.replace("y = x.clone().detach()", "y = x.detach().clone()"))
     os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns))
-    assert run(tool("tensorcopy"), "check", "src", cwd=tmp_path).stdout == first.stdout
+    assert tc(capsys, "check", "src", cwd=tmp_path).stdout == first.stdout
     # --no-cache sees the truth; so does the cache once the content hash is checked.
-    fresh = run(tool("tensorcopy"), "check", "--no-cache", "src", cwd=tmp_path)
+    fresh = tc(capsys, "check", "--no-cache", "src", cwd=tmp_path)
     assert fresh.stdout.count("TNS201") == first.stdout.count("TNS201") - 1
     os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
-    assert run(tool("tensorcopy"), "check", "src", cwd=tmp_path).stdout == fresh.stdout
+    assert tc(capsys, "check", "src", cwd=tmp_path).stdout == fresh.stdout
     # A different configuration is a different cache.
-    assert run(tool("tensorcopy"), "check", "--ignore", "TNS2", "src", cwd=tmp_path).returncode == 0
+    assert tc(capsys, "check", "--ignore", "TNS2", "src", cwd=tmp_path).returncode == 0

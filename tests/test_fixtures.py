@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from conftest import FIXTURES, tool
+from conftest import FIXTURES, tc, tool
 from flake8_tensorcopy.engine import lint_text
 
 _MARKER = re.compile(r"#\s*expect:\s*(?P<codes>(?:TNS\d{3}:\d+\s*)+)")
@@ -53,7 +53,7 @@ def test_checker_fixture_matches_markers(path):
 
 
 @pytest.mark.parametrize("path", FIX_INPUTS, ids=os.path.basename)
-def test_fix_pair(path, tmp_path):
+def test_fix_pair(path, tmp_path, capsys):
     expected_out = _out(path)
     unsafe = ".unsafe." in os.path.basename(path)
     target = tmp_path / "case.py"
@@ -65,13 +65,13 @@ def test_fix_pair(path, tmp_path):
     for key, v in before.items():
         if key not in kept:
             assert v.fix is not None and (unsafe or v.fix.safety == "safe"), key
-    cmd = [tool("tensorcopy"), "fix", str(target)] + (["--unsafe-fixes"] if unsafe else [])
-    subprocess.run(cmd, capture_output=True, check=False)
+    cmd = ["fix", str(target)] + (["--unsafe-fixes"] if unsafe else [])
+    tc(capsys, *cmd)
     with open(target, encoding="utf-8", newline="") as f, open(expected_out, encoding="utf-8", newline="") as g:
         assert f.read() == g.read()
     # Idempotent: a second run changes nothing and exits according to what remains.
     first = target.read_bytes()
-    subprocess.run(cmd, capture_output=True, check=False)
+    tc(capsys, *cmd)
     assert target.read_bytes() == first
     # What remains is exactly what the markers say.
     assert set(engine_findings(str(target))) == kept

@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT, tool
+from conftest import ROOT, tc, tool
 from flake8_tensorcopy import cli, links
 from flake8_tensorcopy.rules.base import all_rules
 
@@ -32,18 +32,6 @@ def _in_tmp(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     for var in ("NO_COLOR", "FORCE_COLOR", "TENSORCOPY_DOCS_URL", "COLUMNS"):
         monkeypatch.delenv(var, raising=False)
-
-
-def tc(capsys, *args):
-    code = cli.main([*args])
-    out, err = capsys.readouterr()
-    assert "Traceback" not in out + err
-    return code, out, err
-
-
-def run(*args, cwd=None, input=None, env=None):
-    return subprocess.run([tool("tensorcopy"), *args], capture_output=True, text=True, cwd=cwd, input=input,
-                          env=env)
 
 
 def codes(out: str) -> list:
@@ -180,15 +168,15 @@ def test_silent_prints_nothing_but_the_exit_status_tells(tmp_path, capsys, flag)
     # Data is not logging: `--diff` still prints the patch, `fix -` the fixed source.
     code, out, err = tc(capsys, "fix", flag, "--diff", "bad.py")
     assert code == 1 and out.startswith("--- a/bad.py") and err == ""
-    proc = run("fix", flag, "-", input=SAFE)
+    proc = tc(capsys, "fix", flag, "-", input=SAFE)
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, CLEAN, "")
 
 
-def test_quiet_and_silent_go_before_the_command_too(tmp_path):
+def test_quiet_and_silent_go_before_the_command_too(tmp_path, capsys):
     write(tmp_path / "bad.py", SAFE)
-    proc = run("-q", "check", "--no-cache", "bad.py", cwd=tmp_path)
+    proc = tc(capsys, "-q", "check", "--no-cache", "bad.py", cwd=tmp_path)
     assert proc.returncode == 1 and codes(proc.stdout) == ["TNS201"] and "Found" not in proc.stdout
-    proc = run("-s", "bad.py", cwd=tmp_path)
+    proc = tc(capsys, "-s", "bad.py", cwd=tmp_path)
     assert (proc.returncode, proc.stdout, proc.stderr) == (1, "", "")
 
 
@@ -230,15 +218,15 @@ def test_colour_on_a_terminal(tmp_path, env, coloured):
         assert "\x1b[1;31mTNS201\x1b[0m" in out and "[\x1b[36m*\x1b[0m]" in out
 
 
-def test_force_color_colours_a_pipe_and_machine_formats_never(tmp_path):
+def test_force_color_colours_a_pipe_and_machine_formats_never(tmp_path, capsys, monkeypatch):
     write(tmp_path / "bad.py", SAFE)
-    plain = run("check", "--no-cache", "bad.py", cwd=tmp_path)
+    plain = tc(capsys, "check", "--no-cache", "bad.py", cwd=tmp_path)
     assert not ANSI.search(plain.stdout)
-    forced = run("check", "--no-cache", "bad.py", cwd=tmp_path, env=dict(os.environ, FORCE_COLOR="1"))
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    forced = tc(capsys, "check", "--no-cache", "bad.py", cwd=tmp_path)
     assert ANSI.search(forced.stdout) and ANSI.sub("", forced.stdout) == plain.stdout
     for fmt in ("json", "sarif", "github", "json-lines"):
-        proc = run("check", "--no-cache", "--output-format", fmt, "bad.py", cwd=tmp_path,
-                   env=dict(os.environ, FORCE_COLOR="1"))
+        proc = tc(capsys, "check", "--no-cache", "--output-format", fmt, "bad.py", cwd=tmp_path)
         assert proc.returncode == 1 and not ANSI.search(proc.stdout), fmt
 
 
@@ -295,15 +283,15 @@ def test_force_exclude_applies_exclusions_to_named_files(tmp_path, capsys):
 
 
 def test_force_exclude_with_stdin(tmp_path, capsys):
-    proc = run("check", "--force-exclude", "--extend-exclude", "legacy", "--stdin-filename", "legacy/x.py", "-",
-               input=SAFE, cwd=tmp_path)
+    proc = tc(capsys, "check", "--force-exclude", "--extend-exclude", "legacy", "--stdin-filename", "legacy/x.py",
+              "-", input=SAFE, cwd=tmp_path)
     # As ruff: nothing is checked, and nothing is wrong.
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, "All checks passed!\n", "")
     # `fix -` gives an excluded file back unchanged (an editor replaces the buffer with it).
-    proc = run("fix", "--force-exclude", "--extend-exclude", "legacy", "--stdin-filename", "legacy/x.py", "-",
-               input=SAFE, cwd=tmp_path)
+    proc = tc(capsys, "fix", "--force-exclude", "--extend-exclude", "legacy", "--stdin-filename", "legacy/x.py",
+              "-", input=SAFE, cwd=tmp_path)
     assert (proc.returncode, proc.stdout) == (0, SAFE)
-    proc = run("fix", "--force-exclude", "--stdin-filename", "src/x.py", "-", input=SAFE, cwd=tmp_path)
+    proc = tc(capsys, "fix", "--force-exclude", "--stdin-filename", "src/x.py", "-", input=SAFE, cwd=tmp_path)
     assert (proc.returncode, proc.stdout) == (0, CLEAN)
 
 

@@ -15,13 +15,12 @@ import json
 import os
 import re
 import shutil
-import subprocess
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import ROOT, tool
+from conftest import ROOT, tc
 from flake8_tensorcopy.notebook import _raw_offset
 
 GOLDEN = os.path.join(ROOT, "tests", "data", "golden")
@@ -64,9 +63,8 @@ def notebook(tmp_path):
 
 
 @pytest.mark.parametrize("fmt", sorted(FORMATS))
-def test_notebook_output_matches_the_golden_file(notebook, fmt):
-    proc = subprocess.run([tool("tensorcopy"), "check", "--no-cache", "--output-format", fmt, "train.ipynb"],
-                          capture_output=True, text=True, cwd=notebook)
+def test_notebook_output_matches_the_golden_file(notebook, capsys, fmt):
+    proc = tc(capsys, "check", "--no-cache", "--output-format", fmt, "train.ipynb", cwd=notebook)
     assert proc.returncode == 1 and proc.stderr == "", proc.stderr
     golden = os.path.join(GOLDEN, FORMATS[fmt])
     if UPDATE:
@@ -77,15 +75,14 @@ def test_notebook_output_matches_the_golden_file(notebook, fmt):
     assert _normalise(fmt, proc.stdout) == _normalise(fmt, expected)
 
 
-def test_sarif_and_github_positions_are_where_the_code_is_in_the_ipynb_file(notebook):
+def test_sarif_and_github_positions_are_where_the_code_is_in_the_ipynb_file(notebook, capsys):
     """Independently of the golden files: each region starts at the finding's code in the file."""
     lines = (notebook / "train.ipynb").read_text(encoding="utf-8").split("\n")
-    findings = json.loads(subprocess.run([tool("tensorcopy"), "check", "--no-cache", "--output-format", "json",
-                                          "train.ipynb"], capture_output=True, text=True, cwd=notebook).stdout)
-    sarif = json.loads(subprocess.run([tool("tensorcopy"), "check", "--no-cache", "--output-format", "sarif",
-                                       "train.ipynb"], capture_output=True, text=True, cwd=notebook).stdout)
-    github = subprocess.run([tool("tensorcopy"), "check", "--no-cache", "--output-format", "github", "train.ipynb"],
-                            capture_output=True, text=True, cwd=notebook).stdout.splitlines()
+
+    def check(fmt: str) -> str:
+        return tc(capsys, "check", "--no-cache", "--output-format", fmt, "train.ipynb", cwd=notebook).stdout
+
+    findings, sarif, github = json.loads(check("json")), json.loads(check("sarif")), check("github").splitlines()
     snippets = {"TNS201": "x.clone().detach()", "TNS202": "torch.tensor(x)", "TNS101": "x.numpy()"}
     assert sorted(f["code"] for f in findings) == sorted(snippets)
     for f, result, annotation in zip(findings, sarif["runs"][0]["results"], github):

@@ -287,3 +287,14 @@ async def test_saving_a_project_module_rechecks_its_open_dependents(client: Lang
         text_document=types.TextDocumentIdentifier(uri=models.uri)))
     (diag,) = list((await published(client, train.uri)).diagnostics)
     assert diag.code == "TNS101" and "models.py" in diag.message
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_the_server_gives_the_project_findings_the_cli_gives(client: LanguageClient, editor, tmp_path):
+    # The multi-file project of tests/test_project.py (a re-export, a base class, a no-grad
+    # helper and a frozen model in other files, an import cycle): the same lines as the CLI.
+    from test_project import EXPECTED, make
+
+    train = make(tmp_path, package="lsp_pkg")
+    diags = await Buffer(client, train, train.read_text()).diagnostics()
+    assert sorted((d.code, d.range.start.line + 1) for d in diags) == EXPECTED

@@ -12,7 +12,7 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
-from conftest import tool
+from conftest import tc, tool
 from flake8_tensorcopy import noqa
 from flake8_tensorcopy.engine import lint_text
 from flake8_tensorcopy.lsp import lint_document
@@ -57,7 +57,7 @@ def test_the_cases_are_all_findings_without_noqa():
     assert [v.line for v in lint_text(src, honor_noqa=False).violations] == [n for n, _ in expected]
 
 
-def test_cli_notebook_lsp_and_flake8_agree(tmp_path):
+def test_cli_notebook_lsp_and_flake8_agree(tmp_path, capsys):
     src, expected = _source()
     reported = [n for n, silenced in expected if not silenced]
     p = tmp_path / "cases.py"
@@ -65,8 +65,7 @@ def test_cli_notebook_lsp_and_flake8_agree(tmp_path):
     flake8 = subprocess.run([tool("flake8"), "--select", "TNS", "--format", "%(row)d", str(p)],
                             capture_output=True, text=True)
     assert [int(x) for x in flake8.stdout.split()] == reported, "the table above no longer matches flake8"
-    cli = subprocess.run([tool("tensorcopy"), "check", "--no-cache", "--output-format", "json", str(p)],
-                         capture_output=True, text=True)
+    cli = tc(capsys, "check", "--no-cache", "--output-format", "json", str(p))
     assert [f["line"] for f in json.loads(cli.stdout)] == reported
     assert [v.line for v in lint_text(src).violations] == reported
     settings = _config.resolve(_config.Config(root=str(tmp_path)))
@@ -77,8 +76,7 @@ def test_cli_notebook_lsp_and_flake8_agree(tmp_path):
     nb.cells = [new_code_cell(src)]
     path = tmp_path / "cases.ipynb"
     nbformat.write(nb, str(path))
-    out = subprocess.run([tool("tensorcopy"), "check", "--no-cache", "--output-format", "json", str(path)],
-                         capture_output=True, text=True)
+    out = tc(capsys, "check", "--no-cache", "--output-format", "json", str(path))
     assert [f["line"] for f in json.loads(out.stdout)] == reported
 
 
@@ -88,12 +86,12 @@ def test_cli_notebook_lsp_and_flake8_agree(tmp_path):
     ("# flake8: noqa: E501", True),  # flake8 7 matches the start of the line only
     ("z = 1  # flake8: noqa", False),  # on a line with code flake8 ignores it (and warns)
 ])
-def test_file_level_noqa(tmp_path, marker, whole_file):
+def test_file_level_noqa(tmp_path, capsys, marker, whole_file):
     src = HEAD + marker + "\ny = x.clone().detach()\n"
     p = tmp_path / "f.py"
     p.write_text(src)
     flake8 = subprocess.run([tool("flake8"), "--select", "TNS", str(p)], capture_output=True, text=True)
-    cli = subprocess.run([tool("tensorcopy"), "check", "--no-cache", str(p)], capture_output=True, text=True)
+    cli = tc(capsys, "check", "--no-cache", str(p))
     assert (flake8.returncode, cli.returncode) == ((0, 0) if whole_file else (1, 1))
 
 

@@ -3,7 +3,6 @@
 import difflib
 import json
 import re
-import subprocess
 
 import nbformat
 import pytest
@@ -11,14 +10,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
-from conftest import tool
+from conftest import tc
 from flake8_tensorcopy.notebook import python_view
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
 
 
-def run(*args, cwd=None, input=None):
-    return subprocess.run([tool("tensorcopy"), *args], capture_output=True, text=True, cwd=cwd, input=input)
+@pytest.fixture(autouse=True)
+def _in_tmp(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # no configuration or result cache of the repository's
 
 
 def make_notebook(cells, **meta):
@@ -53,21 +53,21 @@ def nb_path(tmp_path):
     return path
 
 
-def test_check_reports_cell_line_and_column(nb_path, tmp_path):
-    proc = run("check", "--no-cache", str(nb_path))
+def test_check_reports_cell_line_and_column(nb_path, tmp_path, capsys):
+    proc = tc(capsys, "check", "--no-cache", str(nb_path))
     assert proc.returncode == 1, proc.stderr
     lines = proc.stdout.splitlines()
     assert lines[0].startswith(f"{nb_path}:cell 3:2:11: TNS201 [*] x.clone().detach() ")
     assert lines[-1].startswith("Found 1 problem (1 fixable")
     assert len(lines) == 2
-    (finding,) = json.loads(run("check", "--no-cache", "--output-format", "json", str(nb_path)).stdout)
+    (finding,) = json.loads(tc(capsys, "check", "--no-cache", "--output-format", "json", str(nb_path)).stdout)
     assert (finding["cell"], finding["line"], finding["column"], finding["end_column"]) == (3, 2, 11, 29)
     assert finding["fix"]["edits"][0]["start_line"] == 2  # edits are in cell coordinates too
 
 
-def test_fix_touches_only_the_bad_cells_source(nb_path):
+def test_fix_touches_only_the_bad_cells_source(nb_path, capsys):
     before = nb_path.read_text(encoding="utf-8")
-    proc = run("fix", str(nb_path))
+    proc = tc(capsys, "fix", str(nb_path))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "Fixed 1 problem." in proc.stdout
     after = nb_path.read_text(encoding="utf-8")
@@ -80,32 +80,32 @@ def test_fix_touches_only_the_bad_cells_source(nb_path):
     new["cells"][2]["source"] = old["cells"][2]["source"]
     assert new == old
     nbformat.validate(nbformat.reads(after, as_version=4))
-    assert run("check", "--no-cache", str(nb_path)).returncode == 0
-    assert run("fix", str(nb_path)).returncode == 0 and nb_path.read_text(encoding="utf-8") == after
+    assert tc(capsys, "check", "--no-cache", str(nb_path)).returncode == 0
+    assert tc(capsys, "fix", str(nb_path)).returncode == 0 and nb_path.read_text(encoding="utf-8") == after
 
 
-def test_fix_diff_shows_the_json_change_and_writes_nothing(nb_path):
+def test_fix_diff_shows_the_json_change_and_writes_nothing(nb_path, capsys):
     before = nb_path.read_bytes()
-    proc = run("fix", "--diff", str(nb_path))
+    proc = tc(capsys, "fix", "--diff", str(nb_path))
     assert proc.returncode == 1
     assert '-    "history = x.clone().detach()\\n",\n+    "history = x.detach().clone()\\n",' in proc.stdout
     assert nb_path.read_bytes() == before
 
 
-def test_hand_written_layout_is_kept(tmp_path):
+def test_hand_written_layout_is_kept(tmp_path, capsys):
     """Two-space indent, sorted keys, ASCII escapes, `source` as one string, no final newline."""
     nb = json.loads(nbformat.writes(training_notebook()))
     nb["cells"][2]["source"] = "".join(nb["cells"][2]["source"]) + "  # caf\u00e9"
     text = json.dumps(nb, indent=2, sort_keys=True, ensure_ascii=True)
     path = tmp_path / "hand.ipynb"
     path.write_text(text, encoding="utf-8")
-    assert run("fix", str(path)).returncode == 0
+    assert tc(capsys, "fix", str(path)).returncode == 0
     after = path.read_text(encoding="utf-8")
     assert after == text.replace("history = x.clone().detach()", "history = x.detach().clone()")
     assert "caf\\u00e9" in after
 
 
-def test_magics_are_skipped_and_code_after_time_is_checked(tmp_path):
+def test_magics_are_skipped_and_code_after_time_is_checked(tmp_path, capsys):
     path = tmp_path / "magic.ipynb"
     nbformat.write(make_notebook([
         new_code_cell("import torch\nx = torch.ones(2, requires_grad=True)\nfiles = !ls -la\ntorch.clone?\n"
@@ -114,11 +114,11 @@ def test_magics_are_skipped_and_code_after_time_is_checked(tmp_path):
         new_code_cell("%%bash\ncat <<EOF\n(unbalanced\nEOF"),
         new_code_cell("?x\n%pip install \\\n    torch\nw = x.clone().detach()  # noqa: TNS201\nv = x.clone().detach()"),
     ]), str(path))
-    proc = run("check", "--no-cache", str(path))
+    proc = tc(capsys, "check", "--no-cache", str(path))
     assert proc.returncode == 1, proc.stderr
     found = [line.split(": TNS")[0].split(":", 1)[1] for line in proc.stdout.splitlines()[:-1]]
     assert found == ["cell 1:6:15", "cell 2:2:5", "cell 4:5:5"]
-    assert run("fix", str(path)).returncode == 0
+    assert tc(capsys, "fix", str(path)).returncode == 0
     cells = nbformat.read(str(path), as_version=4).cells
     assert "    %time y = x.detach().clone()\n" in cells[0].source
     assert cells[1].source == "%%timeit\nz = x.detach().clone()"
@@ -126,52 +126,52 @@ def test_magics_are_skipped_and_code_after_time_is_checked(tmp_path):
     assert cells[3].source.endswith("# noqa: TNS201\nv = x.detach().clone()")
 
 
-def test_recursion_finds_notebooks_but_not_checkpoints(nb_path, tmp_path):
+def test_recursion_finds_notebooks_but_not_checkpoints(nb_path, tmp_path, capsys):
     (tmp_path / ".ipynb_checkpoints").mkdir()
     nbformat.write(training_notebook(), str(tmp_path / ".ipynb_checkpoints" / "train-checkpoint.ipynb"))
-    proc = run("check", "--no-cache", str(tmp_path))
+    proc = tc(capsys, "check", "--no-cache", str(tmp_path))
     assert proc.returncode == 1
     assert [line.split(":cell")[0] for line in proc.stdout.splitlines()[:-1]] == [str(nb_path)]
 
 
-def test_syntax_error_names_the_cell_and_nothing_is_written(tmp_path):
+def test_syntax_error_names_the_cell_and_nothing_is_written(tmp_path, capsys):
     path = tmp_path / "broken.ipynb"
     nbformat.write(make_notebook([new_code_cell("import torch\nx = torch.ones(1)"),
                                   new_code_cell("y = x.clone().detach()\nz = (")]), str(path))
     before = path.read_bytes()
     for cmd in ("check", "fix"):
-        proc = run(cmd, "--no-cache" if cmd == "check" else "--diff", str(path))
+        proc = tc(capsys, cmd, "--no-cache" if cmd == "check" else "--diff", str(path))
         assert proc.returncode == 2 and "Traceback" not in proc.stderr
         assert "cell 2, line 2" in proc.stderr, proc.stderr
     assert path.read_bytes() == before
 
 
 @pytest.mark.parametrize("content", [b"{not json", b"[]", b'{"cells": 3}', b"", b'{"cells": [{"source": 5}]}'])
-def test_not_a_notebook_is_an_error_not_a_crash(tmp_path, content):
+def test_not_a_notebook_is_an_error_not_a_crash(tmp_path, content, capsys):
     path = tmp_path / "odd.ipynb"
     path.write_bytes(content)
-    proc = run("check", "--no-cache", str(path))
+    proc = tc(capsys, "check", "--no-cache", str(path))
     assert proc.returncode == 2 and "Traceback" not in proc.stderr and "odd.ipynb" in proc.stderr
-    assert run("fix", str(path)).returncode == 2 and path.read_bytes() == content
+    assert tc(capsys, "fix", str(path)).returncode == 2 and path.read_bytes() == content
 
 
-def test_other_kernels_are_not_checked(tmp_path):
+def test_other_kernels_are_not_checked(tmp_path, capsys):
     path = tmp_path / "r.ipynb"
     nb = make_notebook([new_code_cell("x.clone().detach() <- torch")])
     nb.metadata["kernelspec"]["language"] = "R"
     nb.metadata["language_info"]["name"] = "R"
     nbformat.write(nb, str(path))
-    assert run("check", "--no-cache", str(path)).returncode == 0
+    assert tc(capsys, "check", "--no-cache", str(path)).returncode == 0
 
 
-def test_stdin_notebook_and_cache(nb_path, tmp_path):
+def test_stdin_notebook_and_cache(nb_path, tmp_path, capsys):
     text = nb_path.read_text(encoding="utf-8")
-    proc = run("fix", "-", "--stdin-filename", "nb.ipynb", input=text)
+    proc = tc(capsys, "fix", "-", "--stdin-filename", "nb.ipynb", input=text)
     assert proc.returncode == 0
     assert json.loads(proc.stdout)["cells"][2]["source"][1] == "history = x.detach().clone()\n"
     # A cached result keeps the cell (and the fix's positions for JSON).
-    first = run("check", "--output-format", "json", "train.ipynb", cwd=tmp_path)
-    second = run("check", "--output-format", "json", "train.ipynb", cwd=tmp_path)
+    first = tc(capsys, "check", "--output-format", "json", "train.ipynb", cwd=tmp_path)
+    second = tc(capsys, "check", "--output-format", "json", "train.ipynb", cwd=tmp_path)
     assert (tmp_path / ".tensorcopy_cache").is_dir()
     assert first.stdout == second.stdout and json.loads(second.stdout)[0]["cell"] == 3
 

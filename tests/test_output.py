@@ -3,12 +3,11 @@
 import json
 import os
 import re
-import subprocess
 
 import jsonschema
 import pytest
 
-from conftest import ROOT, tool
+from conftest import ROOT, tc
 from flake8_tensorcopy import links
 
 BAD = (
@@ -21,8 +20,9 @@ BAD = (
 SCHEMA = os.path.join(ROOT, "tests", "data", "sarif-schema-2.1.0.json")
 
 
-def run(*args, cwd=None, input=None):
-    return subprocess.run([tool("tensorcopy"), *args], capture_output=True, text=True, cwd=cwd, input=input)
+@pytest.fixture(autouse=True)
+def _in_tmp(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # no configuration or result cache of the repository's
 
 
 @pytest.fixture
@@ -46,8 +46,8 @@ def _apply(text: str, edits) -> str:
     return text
 
 
-def test_json_has_positions_fixes_and_edits_that_reproduce_the_fix(project):
-    proc = run("check", "--no-cache", "--output-format", "json", "pkg", cwd=project)
+def test_json_has_positions_fixes_and_edits_that_reproduce_the_fix(project, capsys):
+    proc = tc(capsys, "check", "--no-cache", "--output-format", "json", "pkg", cwd=project)
     assert proc.returncode == 1 and proc.stderr == ""
     findings = json.loads(proc.stdout)
     assert {f["code"] for f in findings} >= {"TNS201", "TNS202"}
@@ -69,14 +69,14 @@ def test_json_has_positions_fixes_and_edits_that_reproduce_the_fix(project):
     assert first["message"].endswith("use x.detach().clone()")
     # Every safe fix's edits, applied to the file, give what `tensorcopy fix` writes.
     edits = [e for f in findings if f["fix"] and f["fix"]["safety"] == "safe" for e in f["fix"]["edits"]]
-    expected = run("fix", "-", input=BAD).stdout
+    expected = tc(capsys, "fix", "-", input=BAD).stdout
     assert _apply(BAD, edits) == expected != BAD
 
 
-def test_json_lines_is_one_object_a_line(project):
-    proc = run("check", "--no-cache", "--output-format", "json-lines", "pkg", cwd=project)
+def test_json_lines_is_one_object_a_line(project, capsys):
+    proc = tc(capsys, "check", "--no-cache", "--output-format", "json-lines", "pkg", cwd=project)
     rows = [json.loads(line) for line in proc.stdout.splitlines()]
-    assert rows == json.loads(run("check", "--no-cache", "--output-format", "json", "pkg", cwd=project).stdout)
+    assert rows == json.loads(tc(capsys, "check", "--no-cache", "--output-format", "json", "pkg", cwd=project).stdout)
 
 
 def _sarif_validator():
@@ -87,10 +87,10 @@ def _sarif_validator():
     return cls(schema)
 
 
-def test_sarif_validates_against_the_official_schema(project):
+def test_sarif_validates_against_the_official_schema(project, capsys):
     (project / "pkg" / "sub dir").mkdir()
     (project / "pkg" / "sub dir" / "naïve.py").write_text(BAD, encoding="utf-8")
-    proc = run("check", "--no-cache", "--output-format", "sarif", "pkg", cwd=project)
+    proc = tc(capsys, "check", "--no-cache", "--output-format", "sarif", "pkg", cwd=project)
     assert proc.returncode == 1 and proc.stderr == ""
     log = json.loads(proc.stdout)
     errors = sorted(_sarif_validator().iter_errors(log), key=str)
@@ -120,17 +120,17 @@ def test_sarif_validates_against_the_official_schema(project):
     assert r["fixes"][0]["description"]["text"] == "Swap to `.detach().clone()`"
 
 
-def test_sarif_without_findings_is_valid_too(project):
-    proc = run("check", "--no-cache", "--output-format", "sarif", "pkg/good.py", cwd=project)
+def test_sarif_without_findings_is_valid_too(project, capsys):
+    proc = tc(capsys, "check", "--no-cache", "--output-format", "sarif", "pkg/good.py", cwd=project)
     assert proc.returncode == 0
     log = json.loads(proc.stdout)
     assert not list(_sarif_validator().iter_errors(log))
     assert log["runs"][0]["results"] == [] and log["runs"][0]["tool"]["driver"]["rules"]
 
 
-def test_github_annotations(tmp_path):
+def test_github_annotations(tmp_path, capsys):
     (tmp_path / "a,b:c.py").write_text(BAD, encoding="utf-8")
-    proc = run("check", "--no-cache", "--output-format", "github", "a,b:c.py", cwd=tmp_path)
+    proc = tc(capsys, "check", "--no-cache", "--output-format", "github", "a,b:c.py", cwd=tmp_path)
     assert proc.returncode == 1
     lines = proc.stdout.splitlines()
     assert lines and all(line.startswith("::error ") for line in lines)
@@ -141,23 +141,23 @@ def test_github_annotations(tmp_path):
     assert re.fullmatch(r"::error file=[^,]+,line=\d+,col=\d+,endLine=\d+,endColumn=\d+,title=[^:]+::.+", first)
 
 
-def test_statistics_text_and_json(project):
+def test_statistics_text_and_json(project, capsys):
     (project / "pkg" / "more.py").write_text(BAD, encoding="utf-8")
-    proc = run("check", "--no-cache", "--statistics", "pkg", cwd=project)
+    proc = tc(capsys, "check", "--no-cache", "--statistics", "pkg", cwd=project)
     assert proc.returncode == 1
     rows = [line.split("\t") for line in proc.stdout.splitlines()]
     assert ["2", "TNS201", "[*] clone-before-detach"] in rows
     assert all(len(r) == 3 for r in rows)
-    stats = json.loads(run("check", "--no-cache", "--statistics", "--output-format", "json", "pkg",
-                           cwd=project).stdout)
+    stats = json.loads(tc(capsys, "check", "--no-cache", "--statistics", "--output-format", "json", "pkg",
+                          cwd=project).stdout)
     assert {"code": "TNS201", "name": "clone-before-detach", "count": 2, "fixable": True} in stats
-    assert run("check", "--no-cache", "--statistics", "pkg/good.py", cwd=project).stdout == ""
+    assert tc(capsys, "check", "--no-cache", "--statistics", "pkg/good.py", cwd=project).stdout == ""
 
 
 @pytest.mark.parametrize("fmt", ["json", "json-lines", "sarif", "github"])
-def test_errors_stay_on_stderr(project, fmt):
+def test_errors_stay_on_stderr(project, fmt, capsys):
     (project / "pkg" / "broken.py").write_bytes(b"import torch\ny = x.clone().detach(\n")
-    proc = run("check", "--no-cache", "--output-format", fmt, "pkg", "missing.py", cwd=project)
+    proc = tc(capsys, "check", "--no-cache", "--output-format", fmt, "pkg", "missing.py", cwd=project)
     assert proc.returncode == 2
     assert "error: missing.py: no such file or directory" in proc.stderr
     assert "broken.py: cannot parse" in proc.stderr
@@ -171,9 +171,9 @@ def test_errors_stay_on_stderr(project, fmt):
         assert all(line.startswith("::error ") for line in proc.stdout.splitlines())
 
 
-def test_fix_reports_what_remains_in_the_format(project):
-    proc = run("fix", "--output-format", "json", "pkg", cwd=project)
+def test_fix_reports_what_remains_in_the_format(project, capsys):
+    proc = tc(capsys, "fix", "--output-format", "json", "pkg", cwd=project)
     assert proc.returncode in (0, 1)
     assert isinstance(json.loads(proc.stdout), list)
     assert proc.stderr.startswith("Fixed ")
-    assert run("check", "--no-cache", "--select", "TNS201", "pkg", cwd=project).returncode == 0
+    assert tc(capsys, "check", "--no-cache", "--select", "TNS201", "pkg", cwd=project).returncode == 0

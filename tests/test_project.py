@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 
-from conftest import tool
+from conftest import tc, tool
 from flake8_tensorcopy.analysis.project import Project, find_root
 from flake8_tensorcopy.engine import lint_text
 from flake8_tensorcopy.rules.base import Options
@@ -121,10 +121,9 @@ def test_an_import_cycle_terminates(tmp_path):
     assert project.fact("pkg.cycle_b.thing") is not None
 
 
-def test_the_cli_uses_the_project(tmp_path):
+def test_the_cli_uses_the_project(tmp_path, capsys):
     train = make(tmp_path, package="pkg")
-    proc = subprocess.run([tool("tensorcopy"), "check", "--no-cache", str(train)], capture_output=True, text=True,
-                          cwd=tmp_path)
+    proc = tc(capsys, "check", "--no-cache", str(train), cwd=tmp_path)
     assert proc.returncode == 1, proc.stderr
     lines = sorted(int(line.split(":")[1]) for line in proc.stdout.splitlines() if ": TNS" in line)
     assert lines == [line for _, line in EXPECTED]
@@ -138,10 +137,12 @@ def test_the_flake8_plugin_uses_the_project(tmp_path):
         (code, str(line)) for code, line in EXPECTED]
 
 
-def test_editing_a_module_updates_its_dependents_in_the_cli_cache(tmp_path):
+def test_editing_a_module_updates_its_dependents_in_the_cli_cache(tmp_path, capsys):
     train = make(tmp_path, package="pkg")
-    run = lambda: subprocess.run([tool("tensorcopy"), "check", str(train)], capture_output=True, text=True,  # noqa: E731
-                                 cwd=tmp_path)
+
+    def run():
+        return tc(capsys, "check", str(train), cwd=tmp_path)
+
     first = run()
     assert first.returncode == 1
     models = tmp_path / "pkg" / "models.py"
@@ -151,3 +152,83 @@ def test_editing_a_module_updates_its_dependents_in_the_cli_cache(tmp_path):
     assert second.stdout.count(": TNS101") == first.stdout.count(": TNS101") + 1, (first.stdout, second.stdout)
     os.utime(models)  # nothing changed again: the cached result is the same
     assert run().stdout == second.stdout
+
+
+CROSSING = {
+    "pyproject.toml": "[project]\nname = 'demo'\n",
+    "PKG/__init__.py": "",
+    "PKG/parts.py": """
+        import torch
+        from torch import nn
+
+
+        class Holder(nn.Module):
+            def __init__(self, width=3):
+                super().__init__()
+                self.net = nn.Linear(width, 1)
+                self.width = width
+
+
+        double = lambda t: t * 2
+
+
+        def train_step(model, opt, x):
+            model(x).sum().backward()
+            opt.step()
+
+
+        def other_step(model, opt, x):
+            model(x).sum().backward()
+            opt.step()
+        """,
+    "PKG/train.py": """
+        import copy
+
+        import torch
+
+        from .parts import Holder, double, other_step, train_step
+
+
+        class Local(Holder):
+            def log(self, x):
+                return self.net(x).numpy()
+
+
+        def run(x, opt, flag):
+            model = Holder()
+            snap = model.state_dict()
+            train_step(model, opt, x)
+            step = train_step if flag else other_step
+            step(model, opt, x)
+            y = double(x)
+            y += 1
+            return snap, y
+        """,
+}
+
+
+def test_what_crosses_files_late_is_evaluated_in_its_own_module(tmp_path):
+    """Regressions found on the corpus: a class's attributes inherited from another module are
+    computed after that module's walk ended; a function another module made without a `def`
+    (two functions joined at a branch) is called; a function of another module is called where the snapshot domain
+    asks whether it steps an optimizer."""
+    train = make(tmp_path, files=CROSSING, package="pkg")
+    found = engine_findings(train, tmp_path)
+    assert [(v.code, v.line) for v in found] == [("TNS101", 10)]
+
+
+def test_a_notebook_uses_the_project(tmp_path, capsys):
+    import json
+
+    from flake8_tensorcopy import cli
+
+    make(tmp_path, package="pkg")
+    cell = "import torch\nfrom pkg.models import Critic\n\nout = Critic()(torch.randn(2, 3)).numpy()\n"
+    nb = {"cells": [{"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+                     "source": cell.splitlines(True)}],
+          "metadata": {"language_info": {"name": "python"}}, "nbformat": 4, "nbformat_minor": 5}
+    path = tmp_path / "explore.ipynb"
+    path.write_text(json.dumps(nb))
+    code = cli.main(["check", "--no-cache", "--isolated", "--project-root", str(tmp_path), str(path)])
+    out = capsys.readouterr().out
+    assert code == 1 and f"{path}:cell 1:4:7: TNS101" in out and "(Critic: an nn.Module, models.py:5)" in out, out

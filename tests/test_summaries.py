@@ -96,6 +96,38 @@ def test_sample_through_forward_has_no_grad_rsample_has():
     del torch
 
 
+TUPLE_FORWARD = """
+import torch
+from torch import nn
+
+
+class TDLoss(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.huber = nn.SmoothL1Loss()
+
+    def forward(self, q, target):
+        with torch.no_grad():
+            td_error = q - target
+        return td_error, self.huber(q, target)
+
+
+loss_func, model = TDLoss(), nn.Linear(4, 1)
+td, loss = loss_func(model(torch.randn(2, 4)), torch.zeros(2, 1))
+priorities = td.numpy()
+kept = loss.numpy()
+"""
+
+
+def test_a_forward_that_returns_a_tuple_keeps_each_position():
+    """labml-nn's DQN loss: the TD error comes out of a no-grad block of `forward`, the loss
+    does not (a finding on the first was a false positive of the whole-project analysis)."""
+    assert found(TUPLE_FORWARD, "TNS101") == [("TNS101", 20)]
+    with pytest.raises(RuntimeError, match="requires grad"):
+        run(TUPLE_FORWARD)
+    assert run(TUPLE_FORWARD.replace("kept = loss.numpy()\n", ""))["priorities"].shape == (2, 1)
+
+
 def test_item_and_tolist_give_python_values():
     assert found("""
     import torch

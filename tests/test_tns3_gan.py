@@ -1,12 +1,12 @@
-"""TNS301 beyond its examples: what each message says, how roles are found, what stays silent."""
+"""TNS301 beyond its examples: what each message says, which generators and discriminators it
+follows, what stays silent.  How roles are found (analysis/gan.py) is tested in test_gan_roles.py."""
 
 import subprocess
 import textwrap
 
 import pytest
 
-from conftest import tool
-from flake8_tensorcopy.analysis.gan import GanNames, is_class_name, name_role, words
+from conftest import tc, tool
 from flake8_tensorcopy.engine import fix_text, lint_text, select_rules
 from flake8_tensorcopy.rules.base import Options
 
@@ -29,44 +29,6 @@ def only(body, **options):
     found = findings(body, **options)
     assert len(found) == 1, found
     return found[0]
-
-
-# ------------------------------------------------------------------ roles
-
-
-@pytest.mark.parametrize("name,role", [
-    ("netG", "G"), ("netD", "D"), ("G", "G"), ("D", "D"), ("G_AB", "G"), ("D_A", "D"), ("generator", "G"),
-    ("self.generator", "G"), ("model.G", "G"), ("gen_model", "G"), ("netG.module", "G"), ("self.net_d", "D"),
-    ("critic", "D"), ("self.GAN.D_aug", "D"), ("g_ema", "G"), ("netG_A2B", "G"),
-    ("d_loss", None), ("loss_G", None), ("train_D", None), ("gen_imgs", None), ("criterionGAN", None),
-    ("self.model", None), ("decoder", None), ("optimizerD", None), ("GAN", None),
-])
-def test_module_roles_from_names(name, role):
-    assert name_role(name) == role
-
-
-def test_words_split_camel_case_and_underscores():
-    assert words("netG_A2B") == ["net", "g", "a", "2", "b"]
-    assert words("SRGenerator") == ["sr", "generator"]
-    assert words("optimizerD") == ["optimizer", "d"]
-
-
-def test_class_names_construct_modules_they_do_not_run_them():
-    assert is_class_name("Generator") and is_class_name("NLayerDiscriminator")
-    assert not is_class_name("G") and not is_class_name("G_AB") and not is_class_name("netG")
-
-
-def test_optimizers_give_roles_to_the_modules_they_train():
-    import ast
-    tree = ast.parse("opt_g = torch.optim.Adam(decoder.parameters())\n"
-                     "optim_1 = torch.optim.Adam(itertools.chain(netD_A.parameters(), netD_B.parameters()))\n"
-                     "params = list(encoder.parameters())\n")
-    names = GanNames(tree)
-    assert names.module_role("decoder") == "G"
-    assert names.optimizer_role("optim_1") == (True, "D")
-    assert names.module_role("encoder") is None
-    assert names.optimizer_role("lr_scheduler_G") == (False, None)
-    assert names.optimizer_role("self.GAN.D_opt") == (True, "D")
 
 
 # ------------------------------------------------------------------ consequences
@@ -258,11 +220,11 @@ def test_configured_names():
     assert (v.line, v.col) == (7, 7)
 
 
-def test_cli_and_flake8_options_reach_the_rule(tmp_path):
+def test_cli_and_flake8_options_reach_the_rule(tmp_path, capsys):
     path = tmp_path / "train.py"
     path.write_text(CONFIGURED)
-    proc = subprocess.run([tool("tensorcopy"), "check", "--select", "TNS3", "--generator-names", "decoder",
-                           "--discriminator-names", "scorer", str(path)], capture_output=True, text=True)
+    proc = tc(capsys, "check", "--no-cache", "--select", "TNS3", "--generator-names", "decoder",
+              "--discriminator-names", "scorer", str(path))
     assert proc.returncode == 1 and ":7:8: TNS301 [*] scorer(sample) back-propagates" in proc.stdout, proc.stdout
     proc = subprocess.run([tool("flake8"), "--select", "TNS3", "--tensorcopy-generator-names", "decoder",
                            "--tensorcopy-discriminator-names", "scorer", str(path)], capture_output=True, text=True)

@@ -1,24 +1,18 @@
 """TNS5xx beyond the generated example tests: the runtime facts the rules rest on, the correct
 look-alikes that must stay silent, the conditions of each rule, the safety of TNS503's fix on
-real torch, notebooks, and the pre-filters that keep the domains cheap."""
+real torch, notebooks, and that files without a trigger are not parsed.  The domains the rules
+ask (snapshots, accumulators) are tested in test_domains.py."""
 
-import ast
 import contextlib
 import io
 import os
-import subprocess
 import textwrap
 
 import pytest
 
-from conftest import FIXTURES, tool
-from flake8_tensorcopy.analysis import make_domains
-from flake8_tensorcopy.analysis.accumulators import might_accumulate
-from flake8_tensorcopy.analysis.snapshots import is_optimizer_name, might_alias_tensor
-from flake8_tensorcopy.analysis.walker import Walker
+from conftest import FIXTURES, tc
 from flake8_tensorcopy.engine import fix_text, lint_text, select_rules
-from flake8_tensorcopy.rules.base import Context, Options
-from flake8_tensorcopy.source import LineIndex
+from flake8_tensorcopy.model import Options
 
 TNS5 = select_rules(["TNS5"])
 HEAD = """\
@@ -626,7 +620,7 @@ def test_fix_wraps_a_compound_term_in_parentheses():
 # --------------------------------------------------------------------------- notebooks, editors
 
 
-def test_notebook_cells_share_the_loop_and_the_use(tmp_path):
+def test_notebook_cells_share_the_loop_and_the_use(tmp_path, capsys):
     nbformat = pytest.importorskip("nbformat")
     from nbformat.v4 import new_code_cell, new_notebook
 
@@ -640,14 +634,12 @@ def test_notebook_cells_share_the_loop_and_the_use(tmp_path):
     ]
     path = tmp_path / "train.ipynb"
     nbformat.write(nb, str(path))
-    proc = subprocess.run([tool("tensorcopy"), "check", "--no-cache", "--select", "TNS5", str(path)],
-                          capture_output=True, text=True)
+    proc = tc(capsys, "check", "--no-cache", "--select", "TNS5", str(path))
     assert proc.returncode == 1, proc.stderr
     found = [line.split(": ")[0].split(":", 1)[1] for line in proc.stdout.splitlines()[:-1]]
     assert found == ["cell 2:5:16", "cell 3:3:5"]
     assert "TNS501" in proc.stdout and "TNS503" in proc.stdout
-    proc = subprocess.run([tool("tensorcopy"), "fix", "--unsafe-fixes", "--select", "TNS5", str(path)],
-                          capture_output=True, text=True)
+    proc = tc(capsys, "fix", "--unsafe-fixes", "--select", "TNS5", str(path))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     cells = nbformat.read(str(path), as_version=4).cells
     assert cells[1].source.endswith("best = copy.deepcopy(model.state_dict())")  # cell 1 imports copy
@@ -667,63 +659,6 @@ def test_noqa_silences_a_finding():
 # --------------------------------------------------------------------------- cost
 
 
-def test_prefilters():
-    assert might_accumulate("total = 0\nfor x in y:\n    total += loss\n")
-    assert might_accumulate("t, n = torch.zeros(1), 0\nwhile t:\n    t = t + loss\n")
-    assert not might_accumulate("for x in y:\n    total += loss\n")  # no start from zero
-    assert not might_accumulate("h = ()\nfor x in y:\n    h += (x,)\n")
-    assert not might_accumulate("c = 0\nfor x in y:\n    c += 1\n")
-    assert not might_accumulate("total = 0\ntotal += loss\n")  # no loop
-    assert might_alias_tensor("hist.append(w.detach().numpy())\n")
-    assert might_alias_tensor("prev = w.detach()\n")
-    assert not might_alias_tensor("w.data.normal_(0, 1)\nx = y.detach().clone()\n")
-    assert is_optimizer_name("optimizer") and is_optimizer_name("self.opt_g") and is_optimizer_name("optimizerD")
-    assert not is_optimizer_name("scheduler") and not is_optimizer_name("lr_scheduler")
-    assert not is_optimizer_name("opt_state_dict") and not is_optimizer_name("scaler")
-
-
 def test_files_without_triggers_are_not_parsed():
     code = "import torch\n\nx = torch.ones(3)\nfor i in range(3):\n    x = x * 2\n"
     assert lint_text(code, TNS5).parsed is False
-
-
-class _Domains:
-    """Records, per scope, which TNS5 domains were active."""
-
-    domains = ("snapshots", "accumulators")
-
-    def __init__(self):
-        self.seen = {}
-
-    def leave_scope(self, scope, ctx):
-        name = getattr(scope.node, "name", "<module>")
-        self.seen[name] = tuple(k for k in self.domains if ctx.domain(k) is not None)
-
-
-def test_domains_are_active_only_where_they_can_find_something():
-    code = program("""
-        def plain(a, b):
-            for i in range(3):
-                a = a * b
-            return a
-
-        def history():
-            h = []
-            for i in range(3):
-                opt.step()
-                h.append(model.weight.detach())
-            return np.stack(h)
-
-        def accumulate():
-            total = 0
-            for x, y in loader:
-                total += nn.functional.mse_loss(model(x), y)
-            print(total.item())
-    """)
-    probe = _Domains()
-    ctx = Context(LineIndex(code), Options())
-    Walker(ast.parse(code), [probe], ctx, domains=make_domains({"snapshots", "accumulators"}, Options())).run()
-    assert probe.seen["plain"] == ()
-    assert probe.seen["evaluate"] == ()
-    assert probe.seen["history"] == ("snapshots",)
-    assert probe.seen["accumulate"] == ("accumulators",)

@@ -1,39 +1,19 @@
 """The one walker: control flow, grad mode, narrowing, deferred functions, re-entrant summaries."""
 
-import ast
 import textwrap
 
 import pytest
 
-from flake8_tensorcopy.analysis.walker import Walker, compatible
+from flake8_tensorcopy.analysis.walker import compatible
 from flake8_tensorcopy.engine import lint_text, select_rules
-from flake8_tensorcopy.rules.base import Context, Options
-from flake8_tensorcopy.source import LineIndex
+from flake8_tensorcopy.model import Options
+from probes import probes
 
 
 def found(code, prefix="TNS", **options):
     result = lint_text(textwrap.dedent(code), select_rules([prefix]), Options(**options))
     assert result.error is None
     return sorted((v.code, v.line) for v in result.violations)
-
-
-class _Probe:
-    """Records (fact, no_grad) of the argument of every `probe(...)` call."""
-
-    def __init__(self):
-        self.seen = []
-
-    def visit_Call(self, node, ctx):
-        if isinstance(node.func, ast.Name) and node.func.id == "probe":
-            self.seen.append((ctx.fact(node.args[0]), ctx.no_grad))
-
-
-def probes(code):
-    code = textwrap.dedent(code)
-    ctx = Context(LineIndex(code), Options())
-    probe = _Probe()
-    Walker(ast.parse(code), [probe], ctx).run()
-    return probe.seen
 
 
 # --------------------------------------------------------------------------- the issue's cases

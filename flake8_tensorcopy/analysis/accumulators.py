@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from .astutil import child_nodes, dotted_name, target_elements
 from .facts import TENSOR, UNKNOWN, Grad
-from .walker import Domain
+from .walker import Domain, NameSets
 
 # `name += term` / `name = name + term` with a plain name and a term that is not a literal,
 # a tuple, a list or a string (`hidden_states += (h,)`, `count += 1`).
@@ -91,27 +91,10 @@ class Accumulation:
     shown: bool = False  # the total's printed form or autograd attributes are observed somewhere
 
 
-class AccumState:
+class AccumState(NameSets):
     """The accumulation statements (ids) whose graphs each name's value may carry."""
 
-    __slots__ = ("holds",)
-
-    def __init__(self, holds=None) -> None:
-        self.holds: dict[str, frozenset] = holds if holds is not None else {}
-
-    def copy(self) -> AccumState:
-        return AccumState(dict(self.holds))
-
-    def join(self, other: AccumState) -> AccumState:
-        out = dict(self.holds)
-        for k, v in other.holds.items():
-            out[k] = out[k] | v if k in out else v
-        return AccumState(out)
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, AccumState) and self.holds == other.holds
-
-    __hash__ = None
+    __slots__ = ()
 
 
 @dataclass

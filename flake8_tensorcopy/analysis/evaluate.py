@@ -574,8 +574,12 @@ class Evaluator:
         if cached is not None and cached[0] is state.env:
             return cached[1]
         f = self._eval(node, state)
-        if state.no_grad and f.kind == TENSOR and f.grad is not Grad.NO and not f.leaf:
-            if isinstance(node, (ast.Call, ast.BinOp, ast.UnaryOp, ast.Subscript)):
+        if state.no_grad and f.grad is not Grad.NO and not f.leaf:
+            # What a no-grad region computes does not require grad.  Arithmetic always computes
+            # (whatever its operands are); a call or an index of something not known to be a
+            # tensor may hand back a stored value (`params[0]`, `self.get_weight()`).
+            if f.kind == TENSOR and isinstance(node, (ast.Call, ast.BinOp, ast.UnaryOp, ast.Subscript)) or \
+                    f.kind == UNKNOWN and isinstance(node, (ast.BinOp, ast.UnaryOp)):
                 f = f.but(grad=Grad.NO, items=f.items and tuple(i.but(grad=Grad.NO) for i in f.items))
         self._cache[key] = (state.env, f)
         return f
@@ -639,7 +643,11 @@ class Evaluator:
             el = join_all(elts) if elts else None
             if el is None:
                 return Fact(SEQ, Grad.NO, Device.CPU)
-            return Fact(SEQ, el.grad, el.device, element=el)
+            # A tuple keeps what each position holds (`return td_error, loss` unpacked by the
+            # caller); a list or set may change its length.
+            items = tuple(elts) if t is ast.Tuple and len(elts) <= 8 and not any(
+                isinstance(e, ast.Starred) for e in node.elts) else None
+            return Fact(SEQ, el.grad, el.device, element=el, items=items)
         if t is ast.NamedExpr:
             f = self.fact(node.value, state)
             self._bind(node.target, f, state)
@@ -934,14 +942,20 @@ class Evaluator:
             grad = arg_grad if not module.frozen else (Grad.YES if arg_grad is Grad.YES else Grad.UNKNOWN)
         else:
             grad = Grad.YES
+        items = None
         if NO_GRAD_FORWARD in module.tags:
             grad = Grad.NO
         elif grad is not Grad.NO and module.node is not None:
-            # A forward of this file that returns values that do not require grad
-            # (`Categorical(...).sample()`, `logits.argmax(-1)`, `x.detach()`).
+            # A forward of the file (or of the project) that returns values that do not require
+            # grad (`Categorical(...).sample()`, `logits.argmax(-1)`, `x.detach()`, what it
+            # computed under `torch.no_grad()`), alone or in a tuple.
             result = self.method_result(module.node, "forward", hint=_NO_GRAD_RESULT_HINTS)
             if result is not None and result.kind == TENSOR and result.grad is Grad.NO:
                 grad = Grad.NO
+            elif result is not None and result.kind == SEQ and result.items is not None:
+                items = tuple(i.kind in (TENSOR, UNKNOWN) and i.grad is Grad.NO for i in result.items)
+                if not any(items):
+                    items = None
         # Certain only when the module's parameters require grad on every path (a module's
         # `grad`), or when the result's grad comes from the inputs or a no-grad forward.
         if grad is Grad.YES and not (module.paramfree and not module.frozen):
@@ -957,8 +971,14 @@ class Evaluator:
         # Where an input's facts came from the file's calls of this function, so does the output's.
         origins = frozenset(t for f in args if f.tags for t in f.tags if t.startswith("callsite:"))
         origins |= frozenset(t for t in module.tags if t.startswith("defined:"))
-        return Fact(TENSOR, grad, dev, tags=_MODULE_OUTPUT | origins, by_flow=module.by_flow,
-                    min_grad=None if must == grad else must, device_var=var)
+        out = Fact(TENSOR, grad, dev, tags=_MODULE_OUTPUT | origins, by_flow=module.by_flow,
+                   min_grad=None if must == grad else must, device_var=var)
+        if items is None:
+            return out
+        # A tuple whose positions the forward computes without grad: those are known not to
+        # require it; the others are outputs as above.
+        facts = tuple(out.but(grad=Grad.NO, min_grad=None) if no else out for no in items)
+        return Fact(SEQ, grad, dev, element=join_all(facts), items=facts)
 
     def _method(self, recv: Fact, m: str, node: ast.Call, state: State) -> Fact:
         kind = recv.kind

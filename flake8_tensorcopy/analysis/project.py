@@ -23,7 +23,6 @@ say it (`Critic: an nn.Module, models.py:12`).
 from __future__ import annotations
 
 import ast
-import hashlib
 import os
 from contextlib import contextmanager
 
@@ -93,7 +92,7 @@ class ModuleSummary:
         self.name = name
         self.path = path
         self.walker = walker
-        self.digest = digest  # sha256 of its bytes
+        self.digest = digest  # content_hash of its bytes
         self.entities: dict = {}
         self.deps: dict = {path: digest}  # it and the project modules its summary read
 
@@ -131,9 +130,13 @@ class ModuleSummary:
 class Project:
     """The modules under one root, and their summaries (computed once per process)."""
 
-    def __init__(self, root: str, options=None) -> None:
+    def __init__(self, root: str, options=None, batch: bool = False) -> None:
         self.root = os.path.realpath(root)
         self.options = options
+        # A batch (the CLI, a flake8 worker) checks many files in one process: the summaries it
+        # builds live to the end, and the engine moves them out of the garbage collector's way.
+        self.batch = batch
+        self.built = 0  # summaries built so far
         self._summaries: dict = {}  # module name -> ModuleSummary, or None while being built
         self._paths: dict = {}
         self._building: list = []  # the summaries being built (their dependencies grow)
@@ -232,7 +235,7 @@ class Project:
         self.touched = {}
 
     def _build(self, module: str, path: str) -> ModuleSummary | None:
-        from ..source import DecodeError, LineIndex, decode  # (the source layer sits below)
+        from ..source import DecodeError, LineIndex, content_hash, decode  # (the source layer sits below)
         from .walker import Walker
 
         try:
@@ -242,7 +245,7 @@ class Project:
             tree = ast.parse(text)
         except (OSError, DecodeError, SyntaxError, ValueError, RecursionError, MemoryError):
             return None
-        digest = hashlib.sha256(data).hexdigest()
+        digest = content_hash(data)
         ctx = _Context(LineIndex(text), self.options)
         walker = Walker(tree, [], ctx, project=self, module=module,
                         module_is_package=os.path.basename(path) == "__init__.py")
@@ -256,6 +259,7 @@ class Project:
             self._building.pop()
         summary = ModuleSummary(self, module, path, walker, digest)
         summary.deps = deps
+        self.built += 1
         return summary
 
     def fact(self, qualname: str, _depth: int = 0) -> Fact | None:

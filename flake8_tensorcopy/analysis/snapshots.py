@@ -28,7 +28,7 @@ from collections import namedtuple
 from .astutil import child_nodes, dotted_name, expressions, target_elements
 from .facts import FUNCTION, MODULE, TENSOR, UNKNOWN, Device, Grad
 from .storage import is_inplace_method
-from .walker import Domain
+from .walker import Domain, NameSets
 
 STATE, TENSOR_ALIAS = "state", "tensor"
 
@@ -133,29 +133,10 @@ class SnapFinding:
     update: str = "<expr>"  # the source of the update (shortened)
 
 
-class SnapState:
+class SnapState(NameSets):
     """The domain's part of the program state: the tokens each name (or dotted name) may hold."""
 
-    __slots__ = ("holds",)
-
-    def __init__(self, holds=None) -> None:
-        self.holds: dict[str, frozenset] = holds if holds is not None else {}
-
-    def copy(self) -> SnapState:
-        return SnapState(dict(self.holds))
-
-    def join(self, other: SnapState) -> SnapState:
-        if not other.holds:
-            return self.copy()
-        out = dict(self.holds)
-        for k, v in other.holds.items():
-            out[k] = out[k] | v if k in out else v
-        return SnapState(out)
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, SnapState) and self.holds == other.holds
-
-    __hash__ = None
+    __slots__ = ()
 
 
 class SnapScope:
@@ -486,7 +467,9 @@ class SnapshotDomain(Domain):
         func = call.func
         if isinstance(func, ast.Name):
             f = walker.fact(func, state)
-            return f.node if f.kind == FUNCTION else None
+            # (A function of another module of the project has a `ProjectEntity` here.)
+            return f.node if f.kind == FUNCTION and isinstance(f.node, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+                else None
         if isinstance(func, ast.Attribute):
             recv = walker.fact(func.value, state)
             node = recv.node

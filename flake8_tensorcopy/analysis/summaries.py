@@ -87,7 +87,7 @@ class Summaries:
         """The join of what a function of the file returns (its summary).  Not while surveying
         call sites: what a call returns is rarely what another call passes, and summaries
         inside surveys made the two multiply."""
-        if self._surveying:
+        if self._surveying or func is None:  # (None: a function another module made, not a def)
             return None
         if hasattr(func, "returns") and hasattr(func, "summary"):  # a function of another module
             return func.returns()

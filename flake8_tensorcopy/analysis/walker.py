@@ -164,6 +164,32 @@ def compatible(p1: tuple, p2: tuple) -> bool:
     return True
 
 
+class NameSets:
+    """A domain's part of the program state that maps names (or dotted names) to sets (of ids,
+    of tokens) and joins by union."""
+
+    __slots__ = ("holds",)
+
+    def __init__(self, holds=None) -> None:
+        self.holds: dict[str, frozenset] = holds if holds is not None else {}
+
+    def copy(self):
+        return type(self)(dict(self.holds))
+
+    def join(self, other):
+        if not other.holds:
+            return self.copy()
+        out = dict(self.holds)
+        for k, v in other.holds.items():
+            out[k] = out[k] | v if k in out else v
+        return type(self)(out)
+
+    def __eq__(self, other) -> bool:
+        return type(other) is type(self) and self.holds == other.holds
+
+    __hash__ = None
+
+
 class Domain:
     """A kind of abstract value the walker carries alongside the value facts.
 
@@ -784,6 +810,13 @@ class Walker(Summaries, Evaluator):
         inherited = [bf.attrs for bf in base_facts if bf.kind == CLASS and bf.attrs is not None]
 
         def load(stmt=stmt, class_state=class_state, inherited=inherited):
+            if self.frame is None:
+                # Asked by another module's walker after this (project module's) walk ended.
+                self.frame = self.module_frame
+                try:
+                    return load(stmt, class_state, inherited)
+                finally:
+                    self.frame = None
             found = self._class_attr_facts(stmt, class_state)
             for base_attrs in inherited:
                 for k, v in base_attrs.items():

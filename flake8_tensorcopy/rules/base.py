@@ -8,10 +8,12 @@ explain CODE` prints its docs.
 from __future__ import annotations
 
 import ast
-import itertools
 import re
 from dataclasses import dataclass, field
 
+# The data model lives in model.py, below the rules; re-exported for the callers that import it
+# from the rule framework.
+from ..model import Edit, Fix, FixSafety, Options, Violation  # noqa: F401
 from ..source import LineIndex
 
 # For type checkers only: the annotations are strings, and typing costs a few ms of every start.
@@ -22,52 +24,6 @@ if TYPE_CHECKING:
 DOC_SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead", "Fix safety", "References")
 
 _REGISTRY: dict[str, type[Rule]] = {}
-_SEQ = itertools.count()
-
-
-@dataclass(frozen=True)
-class Options:
-    """Settings every front end passes to the engine."""
-
-    strict: bool = False  # report values of unknown origin too
-    numpy_fix: str = "detach"  # "detach": t.detach().cpu().numpy(); "force": t.numpy(force=True)
-    generator_names: tuple = ()
-    discriminator_names: tuple = ()
-
-
-@dataclass(frozen=True)
-class Edit:
-    """Replace text[start:end] (character offsets) with `text`.
-
-    `expect`, when set, is what text[start:end] must be for the edit to apply: a guard against
-    positions that do not mean what the rule thought."""
-
-    start: int
-    end: int
-    text: str
-    expect: str | None = None
-    seq: int = field(default_factory=lambda: next(_SEQ))
-
-
-@dataclass(frozen=True)
-class Fix:
-    title: str
-    safety: str  # "safe" or "unsafe"
-    edits: tuple
-    # What the fix does (intents.py), when a rule says that rather than give `edits`: the engine
-    # writes it out as edits (lowering.py) before anyone sees the fix.
-    intent: object = None
-
-
-@dataclass(frozen=True)
-class Violation:
-    code: str
-    message: str
-    line: int  # 1-based
-    col: int  # 0-based, in characters
-    end_line: int
-    end_col: int
-    fix: Fix | None = None
 
 
 # --------------------------------------------------------------------------- examples
@@ -139,7 +95,7 @@ class Rule:
     name: ClassVar[str] = ""
     message: ClassVar[str] = ""
     fix_title: ClassVar[str | None] = None
-    fix_safety: ClassVar[str | None] = None  # "safe", "unsafe" or None (no automatic fix)
+    fix_safety: ClassVar[str | None] = None  # a FixSafety value ("safe", "unsafe"), or None: no automatic fix
     docs: ClassVar[str] = ""
     # Substrings of which at least one must be in a file for the rule to find anything.
     prefilter: ClassVar[tuple] = ()

@@ -6,7 +6,8 @@ import ast
 
 from ..analysis.facts import DEVICE, OTHER, SEQ, TENSOR, UNKNOWN, Device, Grad
 from ..fixes import attr_name_span, needs_parens
-from .base import Edit, Fix, Invalid, Oracle, Rule, Valid
+from ..model import Edit, Fix
+from .base import Invalid, Oracle, Rule, Valid, dedent
 
 GRAD_ERROR = "RuntimeError: Can't call numpy() on Tensor that requires grad"
 DEVICE_ERROR = (
@@ -297,171 +298,436 @@ without autograd noticing.  Copy it (`.copy()`) before writing into it in place.
 
     VALID = [
         # Every kind of no-grad region.
-        Valid("import torch\nmodel = torch.nn.Linear(3, 2)\nwith torch.no_grad():\n"
-              "    out = model(torch.randn(4, 3))\n    arr = out.numpy()\n", runs=True),
-        Valid("import torch\nmodel = torch.nn.Linear(3, 2)\nout = model(torch.randn(4, 3))\n"
-              "with torch.no_grad():\n    arr = out.numpy()\n", runs=True),
-        Valid("import torch\nmodel = torch.nn.Linear(3, 2)\nwith torch.inference_mode():\n"
-              "    arr = model(torch.randn(4, 3)).numpy()\n", runs=True),
-        Valid("import torch\nmodel = torch.nn.Linear(3, 2)\nwith torch.set_grad_enabled(False):\n"
-              "    arr = model(torch.randn(4, 3)).numpy()\n", runs=True),
-        Valid("import torch\nfrom torch import nn\n\n\nclass Net(nn.Module):\n    def __init__(self):\n"
-              "        super().__init__()\n        self.fc = nn.Linear(3, 2)\n\n    @torch.no_grad()\n"
-              "    def predict(self, x):\n        return self.fc(x).numpy()\n\n    @torch.inference_mode()\n"
-              "    def embed(self, x):\n        return self.fc(x).cpu().numpy()\n\n\n"
-              "net = Net()\np = net.predict(torch.randn(2, 3))\ne = net.embed(torch.randn(2, 3))\n", runs=True),
-        Valid("import torch as th\nmodel = th.nn.Linear(3, 2)\nwith th.no_grad():\n"
-              "    arr = model(th.randn(4, 3)).numpy()\n", runs=True),
-        Valid("import torch\nfrom torch import no_grad\nmodel = torch.nn.Linear(3, 2)\nwith no_grad():\n"
-              "    arr = model(torch.randn(4, 3)).numpy()\n", runs=True),
-        Valid("import torch\nfrom torch import inference_mode\n\n@inference_mode()\ndef predict(m, x):\n"
-              "    return m(x).numpy()\n\np = predict(torch.nn.Linear(3, 2), torch.randn(2, 3))\n", runs=True),
+        Valid(dedent("""
+            import torch
+            model = torch.nn.Linear(3, 2)
+            with torch.no_grad():
+                out = model(torch.randn(4, 3))
+                arr = out.numpy()
+            """), runs=True),
+        Valid(dedent("""
+            import torch
+            model = torch.nn.Linear(3, 2)
+            out = model(torch.randn(4, 3))
+            with torch.no_grad():
+                arr = out.numpy()
+            """), runs=True),
+        Valid(dedent("""
+            import torch
+            model = torch.nn.Linear(3, 2)
+            with torch.inference_mode():
+                arr = model(torch.randn(4, 3)).numpy()
+            """), runs=True),
+        Valid(dedent("""
+            import torch
+            model = torch.nn.Linear(3, 2)
+            with torch.set_grad_enabled(False):
+                arr = model(torch.randn(4, 3)).numpy()
+            """), runs=True),
+        Valid(dedent("""
+            import torch
+            from torch import nn
+
+
+            class Net(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.fc = nn.Linear(3, 2)
+
+                @torch.no_grad()
+                def predict(self, x):
+                    return self.fc(x).numpy()
+
+                @torch.inference_mode()
+                def embed(self, x):
+                    return self.fc(x).cpu().numpy()
+
+
+            net = Net()
+            p = net.predict(torch.randn(2, 3))
+            e = net.embed(torch.randn(2, 3))
+            """), runs=True),
+        Valid(dedent("""
+            import torch as th
+            model = th.nn.Linear(3, 2)
+            with th.no_grad():
+                arr = model(th.randn(4, 3)).numpy()
+            """), runs=True),
+        Valid(dedent("""
+            import torch
+            from torch import no_grad
+            model = torch.nn.Linear(3, 2)
+            with no_grad():
+                arr = model(torch.randn(4, 3)).numpy()
+            """), runs=True),
+        Valid(dedent("""
+            import torch
+            from torch import inference_mode
+
+            @inference_mode()
+            def predict(m, x):
+                return m(x).numpy()
+
+            p = predict(torch.nn.Linear(3, 2), torch.randn(2, 3))
+            """), runs=True),
         # The conversion spelled right.
-        Valid("import torch\nmodel = torch.nn.Linear(3, 2)\nout = model(torch.randn(4, 3))\n"
-              "a = out.detach().cpu().numpy()\nb = out.detach().numpy()\nc = out.numpy(force=True)\n"
-              "d = out.sum().item()\ne = out.tolist()\nf = out.data.numpy()\n", runs=True),
+        Valid(dedent("""
+            import torch
+            model = torch.nn.Linear(3, 2)
+            out = model(torch.randn(4, 3))
+            a = out.detach().cpu().numpy()
+            b = out.detach().numpy()
+            c = out.numpy(force=True)
+            d = out.sum().item()
+            e = out.tolist()
+            f = out.data.numpy()
+            """), runs=True),
         # Values that never require grad.
-        Valid("import torch\nx = torch.randn(5, 5)\narr = x.numpy()\ny = torch.ones(3, requires_grad=True)\n"
-              "idx = y.argmax().numpy()\nmask = (y > 0).numpy()\n", runs=True),
-        Valid("import torch\nfrom torch.utils.data import DataLoader, TensorDataset\n\n"
-              "loader = DataLoader(TensorDataset(torch.randn(8, 3), torch.arange(8)), batch_size=4)\n"
-              "for x, y in loader:\n    xs = x.numpy()\n    ys = y.numpy()\n"
-              "for batch in loader:\n    first = batch[0].numpy()\n", runs=True),
-        Valid("import torch\nmodel = torch.nn.Linear(3, 2)\nout = model(torch.randn(4, 3))\n"
-              "_, pred = torch.max(out, 1)\nlabels = pred.numpy()\ntop = out.topk(1).indices.numpy()\n"
-              "best = out.max(dim=1)[1].numpy()\n", runs=True),
+        Valid(dedent("""
+            import torch
+            x = torch.randn(5, 5)
+            arr = x.numpy()
+            y = torch.ones(3, requires_grad=True)
+            idx = y.argmax().numpy()
+            mask = (y > 0).numpy()
+            """), runs=True),
+        Valid(dedent("""
+            import torch
+            from torch.utils.data import DataLoader, TensorDataset
+
+            loader = DataLoader(TensorDataset(torch.randn(8, 3), torch.arange(8)), batch_size=4)
+            for x, y in loader:
+                xs = x.numpy()
+                ys = y.numpy()
+            for batch in loader:
+                first = batch[0].numpy()
+            """), runs=True),
+        Valid(dedent("""
+            import torch
+            model = torch.nn.Linear(3, 2)
+            out = model(torch.randn(4, 3))
+            _, pred = torch.max(out, 1)
+            labels = pred.numpy()
+            top = out.topk(1).indices.numpy()
+            best = out.max(dim=1)[1].numpy()
+            """), runs=True),
         # Frozen model, inputs without grad: the output does not require grad.
-        Valid("import torch\nmodel = torch.nn.Linear(3, 2)\nfor p in model.parameters():\n"
-              "    p.requires_grad = False\nout = model(torch.randn(4, 3))\narr = out.numpy()\n", runs=True),
+        Valid(dedent("""
+            import torch
+            model = torch.nn.Linear(3, 2)
+            for p in model.parameters():
+                p.requires_grad = False
+            out = model(torch.randn(4, 3))
+            arr = out.numpy()
+            """), runs=True),
         # A function that is only ever called with grad off.
-        Valid("import torch\nmodel = torch.nn.Linear(3, 2)\n\ndef report():\n"
-              "    return model(torch.randn(2, 3)).numpy()\n\nwith torch.no_grad():\n    r = report()\n", runs=True),
+        Valid(dedent("""
+            import torch
+            model = torch.nn.Linear(3, 2)
+
+            def report():
+                return model(torch.randn(2, 3)).numpy()
+
+            with torch.no_grad():
+                r = report()
+            """), runs=True),
         # A module whose forward runs without grad.
-        Valid("import torch\nfrom torch import nn\n\n\nclass Features(nn.Module):\n    def __init__(self):\n"
-              "        super().__init__()\n        self.fc = nn.Linear(3, 2)\n\n    @torch.no_grad()\n"
-              "    def forward(self, x):\n        return self.fc(x)\n\n\nf = Features()(torch.randn(2, 3)).numpy()\n",
+        Valid(dedent("""
+            import torch
+            from torch import nn
+
+
+            class Features(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.fc = nn.Linear(3, 2)
+
+                @torch.no_grad()
+                def forward(self, x):
+                    return self.fc(x)
+
+
+            f = Features()(torch.randn(2, 3)).numpy()
+            """),
               runs=True),
         # PyTorch Lightning runs validation/test/predict steps with grad off.
-        Valid("import torch\nimport pytorch_lightning as pl\n\n\nclass Lit(pl.LightningModule):\n"
-              "    def __init__(self):\n        super().__init__()\n        self.fc = torch.nn.Linear(3, 2)\n\n"
-              "    def validation_step(self, batch, batch_idx):\n        x, y = batch\n"
-              "        self.preds.append(self.fc(x).cpu().numpy())\n"),
+        Valid(dedent("""
+            import torch
+            import pytorch_lightning as pl
+
+
+            class Lit(pl.LightningModule):
+                def __init__(self):
+                    super().__init__()
+                    self.fc = torch.nn.Linear(3, 2)
+
+                def validation_step(self, batch, batch_idx):
+                    x, y = batch
+                    self.preds.append(self.fc(x).cpu().numpy())
+            """)),
         # Unknown origin: silent unless strict.
-        Valid("import torch\n\ndef to_numpy(t):\n    return t.numpy()\n"),
+        Valid(dedent("""
+            import torch
+
+            def to_numpy(t):
+                return t.numpy()
+            """)),
         # TensorFlow's .numpy() in a file that does not use torch.
-        Valid("import tensorflow as tf\n\nx = tf.Variable([1.0, 2.0])\nwith tf.GradientTape() as tape:\n"
-              "    y = x * x\nprint(y.numpy())\n"),
+        Valid(dedent("""
+            import tensorflow as tf
+
+            x = tf.Variable([1.0, 2.0])
+            with tf.GradientTape() as tape:
+                y = x * x
+            print(y.numpy())
+            """)),
     ]
 
     INVALID = [
         Invalid(
-            "import torch\n\nx = torch.ones(3, requires_grad=True)\ny = x * 2\narr = y.numpy()\n",
+            dedent("""
+                import torch
+
+                x = torch.ones(3, requires_grad=True)
+                y = x * 2
+                arr = y.numpy()
+                """),
             line=5,
             col=6,
-            fixed="import torch\n\nx = torch.ones(3, requires_grad=True)\ny = x * 2\narr = y.detach().numpy()\n",
+            fixed=dedent("""
+                import torch
+
+                x = torch.ones(3, requires_grad=True)
+                y = x * 2
+                arr = y.detach().numpy()
+                """),
             oracle=Oracle(raises=_RAISES_GRAD, check_fixed="arr.tolist() == [2.0, 2.0, 2.0]"),
         ),
         Invalid(
             # The seed: a model's output converted for metrics, `.detach()` forgotten.
-            "import torch\nfrom torch import nn\n\nmodel = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))\n"
-            "input = torch.randn(16, 4)\noutput = model(input)\npred_np = output.cpu().numpy()\n",
+            dedent("""
+                import torch
+                from torch import nn
+
+                model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+                input = torch.randn(16, 4)
+                output = model(input)
+                pred_np = output.cpu().numpy()
+                """),
             line=7,
             col=10,
-            fixed="import torch\nfrom torch import nn\n\nmodel = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))\n"
-            "input = torch.randn(16, 4)\noutput = model(input)\npred_np = output.detach().cpu().numpy()\n",
+            fixed=dedent("""
+                import torch
+                from torch import nn
+
+                model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+                input = torch.randn(16, 4)
+                output = model(input)
+                pred_np = output.detach().cpu().numpy()
+                """),
             oracle=Oracle(raises=_RAISES_GRAD, check_fixed="pred_np.shape == (16, 2)"),
         ),
         Invalid(
             # model.eval() does not turn grad off.
-            "import torch\nfrom torch import nn\nfrom torch.utils.data import DataLoader, TensorDataset\n\n"
-            "model = nn.Linear(3, 2)\nloader = DataLoader(TensorDataset(torch.randn(8, 3)), batch_size=4)\n"
-            "model.eval()\nprobs = []\nfor (x,) in loader:\n    logits = model(x)\n"
-            "    probs.append(logits.softmax(dim=1).numpy())\n",
+            dedent("""
+                import torch
+                from torch import nn
+                from torch.utils.data import DataLoader, TensorDataset
+
+                model = nn.Linear(3, 2)
+                loader = DataLoader(TensorDataset(torch.randn(8, 3)), batch_size=4)
+                model.eval()
+                probs = []
+                for (x,) in loader:
+                    logits = model(x)
+                    probs.append(logits.softmax(dim=1).numpy())
+                """),
             line=11,
             col=17,
-            fixed="import torch\nfrom torch import nn\nfrom torch.utils.data import DataLoader, TensorDataset\n\n"
-            "model = nn.Linear(3, 2)\nloader = DataLoader(TensorDataset(torch.randn(8, 3)), batch_size=4)\n"
-            "model.eval()\nprobs = []\nfor (x,) in loader:\n    logits = model(x)\n"
-            "    probs.append(logits.softmax(dim=1).detach().numpy())\n",
+            fixed=dedent("""
+                import torch
+                from torch import nn
+                from torch.utils.data import DataLoader, TensorDataset
+
+                model = nn.Linear(3, 2)
+                loader = DataLoader(TensorDataset(torch.randn(8, 3)), batch_size=4)
+                model.eval()
+                probs = []
+                for (x,) in loader:
+                    logits = model(x)
+                    probs.append(logits.softmax(dim=1).detach().numpy())
+                """),
             oracle=Oracle(raises=_RAISES_GRAD, check_fixed="len(probs) == 2"),
         ),
         Invalid(
             # Logging the loss inside a training loop.
-            "import torch\nfrom torch import nn\n\nmodel = nn.Linear(3, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
-            "loss_fn = nn.MSELoss()\nhistory = []\nfor step in range(3):\n    x, y = torch.randn(8, 3), torch.randn(8, 1)\n"
-            "    loss = loss_fn(model(x), y)\n    opt.zero_grad()\n    loss.backward()\n    opt.step()\n"
-            "    history.append(loss.numpy())\n",
+            dedent("""
+                import torch
+                from torch import nn
+
+                model = nn.Linear(3, 1)
+                opt = torch.optim.SGD(model.parameters(), lr=0.1)
+                loss_fn = nn.MSELoss()
+                history = []
+                for step in range(3):
+                    x, y = torch.randn(8, 3), torch.randn(8, 1)
+                    loss = loss_fn(model(x), y)
+                    opt.zero_grad()
+                    loss.backward()
+                    opt.step()
+                    history.append(loss.numpy())
+                """),
             line=14,
             col=19,
-            fixed="import torch\nfrom torch import nn\n\nmodel = nn.Linear(3, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
-            "loss_fn = nn.MSELoss()\nhistory = []\nfor step in range(3):\n    x, y = torch.randn(8, 3), torch.randn(8, 1)\n"
-            "    loss = loss_fn(model(x), y)\n    opt.zero_grad()\n    loss.backward()\n    opt.step()\n"
-            "    history.append(loss.detach().numpy())\n",
+            fixed=dedent("""
+                import torch
+                from torch import nn
+
+                model = nn.Linear(3, 1)
+                opt = torch.optim.SGD(model.parameters(), lr=0.1)
+                loss_fn = nn.MSELoss()
+                history = []
+                for step in range(3):
+                    x, y = torch.randn(8, 3), torch.randn(8, 1)
+                    loss = loss_fn(model(x), y)
+                    opt.zero_grad()
+                    loss.backward()
+                    opt.step()
+                    history.append(loss.detach().numpy())
+                """),
             oracle=Oracle(raises=_RAISES_GRAD, check_fixed="len(history) == 3"),
         ),
         Invalid(
             # A module output through `.to(device)`: may also be on an accelerator.
-            "import torch\nfrom torch import nn\nimport torch.nn.functional as F\n\n"
-            "device = torch.device(\"cuda\" if torch.cuda.is_available() else \"cpu\")\n"
-            "model = nn.Linear(3, 2).to(device)\nx = torch.randn(4, 3, device=device)\n"
-            "probs = F.softmax(model(x), dim=1).numpy()\n",
+            dedent("""
+                import torch
+                from torch import nn
+                import torch.nn.functional as F
+
+                device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+                model = nn.Linear(3, 2).to(device)
+                x = torch.randn(4, 3, device=device)
+                probs = F.softmax(model(x), dim=1).numpy()
+                """),
             line=8,
             col=8,
-            fixed="import torch\nfrom torch import nn\nimport torch.nn.functional as F\n\n"
-            "device = torch.device(\"cuda\" if torch.cuda.is_available() else \"cpu\")\n"
-            "model = nn.Linear(3, 2).to(device)\nx = torch.randn(4, 3, device=device)\n"
-            "probs = F.softmax(model(x), dim=1).detach().cpu().numpy()\n",
+            fixed=dedent("""
+                import torch
+                from torch import nn
+                import torch.nn.functional as F
+
+                device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+                model = nn.Linear(3, 2).to(device)
+                x = torch.randn(4, 3, device=device)
+                probs = F.softmax(model(x), dim=1).detach().cpu().numpy()
+                """),
             oracle=Oracle(raises=_RAISES_GRAD, check_fixed="probs.shape == (4, 2)"),
             also=("TNS102",),
         ),
         Invalid(
             # A parenthesised receiver: `.detach()` goes after the parenthesis.
-            "import torch\n\nw = torch.nn.Parameter(torch.ones(3))\nb = torch.zeros(3)\n"
-            "arr = (w + b).to(\"cpu\").numpy()\n",
+            dedent("""
+                import torch
+
+                w = torch.nn.Parameter(torch.ones(3))
+                b = torch.zeros(3)
+                arr = (w + b).to("cpu").numpy()
+                """),
             line=5,
             col=6,
-            fixed="import torch\n\nw = torch.nn.Parameter(torch.ones(3))\nb = torch.zeros(3)\n"
-            "arr = (w + b).detach().to(\"cpu\").numpy()\n",
+            fixed=dedent("""
+                import torch
+
+                w = torch.nn.Parameter(torch.ones(3))
+                b = torch.zeros(3)
+                arr = (w + b).detach().to("cpu").numpy()
+                """),
             oracle=Oracle(raises=_RAISES_GRAD, check_fixed="arr.tolist() == [1.0, 1.0, 1.0]"),
         ),
         Invalid(
             # --numpy-fix force
-            "import torch\n\nlayer = torch.nn.Linear(2, 2)\narr = layer.weight.numpy()\n",
+            dedent("""
+                import torch
+
+                layer = torch.nn.Linear(2, 2)
+                arr = layer.weight.numpy()
+                """),
             line=4,
             col=6,
-            fixed="import torch\n\nlayer = torch.nn.Linear(2, 2)\narr = layer.weight.numpy(force=True)\n",
+            fixed=dedent("""
+                import torch
+
+                layer = torch.nn.Linear(2, 2)
+                arr = layer.weight.numpy(force=True)
+                """),
             oracle=Oracle(raises=_RAISES_GRAD, check_fixed="arr.shape == (2, 2)"),
             options={"numpy_fix": "force"},
         ),
         Invalid(
             # Requires grad and lives on an accelerator: one finding, one fix for both.
-            "import torch\nfrom torch import nn\n\nmodel = nn.Linear(3, 2).cuda()\nout = model(torch.randn(4, 3).cuda())\n"
-            "arr = out.numpy()\n",
+            dedent("""
+                import torch
+                from torch import nn
+
+                model = nn.Linear(3, 2).cuda()
+                out = model(torch.randn(4, 3).cuda())
+                arr = out.numpy()
+                """),
             line=6,
             col=6,
-            fixed="import torch\nfrom torch import nn\n\nmodel = nn.Linear(3, 2).cuda()\nout = model(torch.randn(4, 3).cuda())\n"
-            "arr = out.detach().cpu().numpy()\n",
+            fixed=dedent("""
+                import torch
+                from torch import nn
+
+                model = nn.Linear(3, 2).cuda()
+                out = model(torch.randn(4, 3).cuda())
+                arr = out.detach().cpu().numpy()
+                """),
             also=("TNS102",),
         ),
         Invalid(
             # --numpy-fix force: `numpy(force=True)` resolves both.
-            "import torch\nfrom torch import nn\n\nmodel = nn.Linear(3, 2).cuda()\nout = model(torch.randn(4, 3).cuda())\n"
-            "arr = out.numpy()\n",
+            dedent("""
+                import torch
+                from torch import nn
+
+                model = nn.Linear(3, 2).cuda()
+                out = model(torch.randn(4, 3).cuda())
+                arr = out.numpy()
+                """),
             line=6,
             col=6,
-            fixed="import torch\nfrom torch import nn\n\nmodel = nn.Linear(3, 2).cuda()\nout = model(torch.randn(4, 3).cuda())\n"
-            "arr = out.numpy(force=True)\n",
+            fixed=dedent("""
+                import torch
+                from torch import nn
+
+                model = nn.Linear(3, 2).cuda()
+                out = model(torch.randn(4, 3).cuda())
+                arr = out.numpy(force=True)
+                """),
             options={"numpy_fix": "force"},
             also=("TNS102",),
         ),
         Invalid(
             # Strict mode: a parameter of unknown origin ("may require grad").
-            "import torch\n\ndef to_numpy(t):\n    return t.numpy()\n\n"
-            "arr = to_numpy(torch.ones(2, requires_grad=True))\n",
+            dedent("""
+                import torch
+
+                def to_numpy(t):
+                    return t.numpy()
+
+                arr = to_numpy(torch.ones(2, requires_grad=True))
+                """),
             line=4,
             col=11,
-            fixed="import torch\n\ndef to_numpy(t):\n    return t.detach().cpu().numpy()\n\n"
-            "arr = to_numpy(torch.ones(2, requires_grad=True))\n",
+            fixed=dedent("""
+                import torch
+
+                def to_numpy(t):
+                    return t.detach().cpu().numpy()
+
+                arr = to_numpy(torch.ones(2, requires_grad=True))
+                """),
             oracle=Oracle(raises=_RAISES_GRAD, check_fixed="arr.tolist() == [1.0, 1.0]"),
             options={"strict": True},
             unsafe=True,  # unknown origin: `t` may be another framework's tensor
@@ -527,58 +793,140 @@ origin (another framework's tensor has no `.cpu()`).
 """
 
     VALID = [
-        Valid("import torch\ndevice = torch.device(\"cuda\" if torch.cuda.is_available() else \"cpu\")\n"
-              "x = torch.randn(3, device=device)\na = x.cpu().numpy()\nb = x.to(\"cpu\").numpy()\n"
-              "c = x.detach().cpu().numpy()\nd = x.numpy(force=True)\ne = x.sum().item()\n"
-              "f = x.to(device=\"cpu\").numpy()\ng = x.tolist()\n", runs=True),
-        Valid("import torch\nx = torch.randn(3)\ny = x.to(torch.float64).numpy()\n"
-              "z = torch.ones(2, device=\"cpu\").numpy()\n", runs=True),
-        Valid("import torch\nfrom torch.utils.data import DataLoader, TensorDataset\n\n"
-              "loader = DataLoader(TensorDataset(torch.randn(8, 3)), batch_size=4)\n"
-              "for (x,) in loader:\n    arr = x.numpy()\n", runs=True),
-        Valid("import torch\n\ndef to_numpy(t):\n    return t.cpu().numpy()\n\ndef f(t):\n    return t.numpy()\n"),
+        Valid(dedent("""
+            import torch
+            device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+            x = torch.randn(3, device=device)
+            a = x.cpu().numpy()
+            b = x.to("cpu").numpy()
+            c = x.detach().cpu().numpy()
+            d = x.numpy(force=True)
+            e = x.sum().item()
+            f = x.to(device="cpu").numpy()
+            g = x.tolist()
+            """), runs=True),
+        Valid(dedent("""
+            import torch
+            x = torch.randn(3)
+            y = x.to(torch.float64).numpy()
+            z = torch.ones(2, device="cpu").numpy()
+            """), runs=True),
+        Valid(dedent("""
+            import torch
+            from torch.utils.data import DataLoader, TensorDataset
+
+            loader = DataLoader(TensorDataset(torch.randn(8, 3)), batch_size=4)
+            for (x,) in loader:
+                arr = x.numpy()
+            """), runs=True),
+        Valid(dedent("""
+            import torch
+
+            def to_numpy(t):
+                return t.cpu().numpy()
+
+            def f(t):
+                return t.numpy()
+            """)),
     ]
 
     INVALID = [
         Invalid(
-            "import torch\n\nx = torch.randn(3, device=\"cuda\")\narr = x.numpy()\n",
+            dedent("""
+                import torch
+
+                x = torch.randn(3, device="cuda")
+                arr = x.numpy()
+                """),
             line=4,
             col=6,
-            fixed="import torch\n\nx = torch.randn(3, device=\"cuda\")\narr = x.cpu().numpy()\n",
+            fixed=dedent("""
+                import torch
+
+                x = torch.randn(3, device="cuda")
+                arr = x.cpu().numpy()
+                """),
         ),
         Invalid(
-            "import torch\n\nx = torch.arange(6).cuda()\nflat = x.view(-1).numpy()\n",
+            dedent("""
+                import torch
+
+                x = torch.arange(6).cuda()
+                flat = x.view(-1).numpy()
+                """),
             line=4,
             col=7,
-            fixed="import torch\n\nx = torch.arange(6).cuda()\nflat = x.view(-1).cpu().numpy()\n",
+            fixed=dedent("""
+                import torch
+
+                x = torch.arange(6).cuda()
+                flat = x.view(-1).cpu().numpy()
+                """),
         ),
         Invalid(
             # A moved module's output, computed without grad: only the device is wrong.
-            "import torch\nfrom torch import nn\n\ndevice = torch.device(\"cuda\")\nmodel = nn.Linear(3, 2)\n"
-            "model.to(device)\nwith torch.no_grad():\n    logits = model(torch.randn(4, 3).to(device))\n"
-            "preds = logits.argmax(dim=1).numpy()\n",
+            dedent("""
+                import torch
+                from torch import nn
+
+                device = torch.device("cuda")
+                model = nn.Linear(3, 2)
+                model.to(device)
+                with torch.no_grad():
+                    logits = model(torch.randn(4, 3).to(device))
+                preds = logits.argmax(dim=1).numpy()
+                """),
             line=9,
             col=8,
-            fixed="import torch\nfrom torch import nn\n\ndevice = torch.device(\"cuda\")\nmodel = nn.Linear(3, 2)\n"
-            "model.to(device)\nwith torch.no_grad():\n    logits = model(torch.randn(4, 3).to(device))\n"
-            "preds = logits.argmax(dim=1).cpu().numpy()\n",
+            fixed=dedent("""
+                import torch
+                from torch import nn
+
+                device = torch.device("cuda")
+                model = nn.Linear(3, 2)
+                model.to(device)
+                with torch.no_grad():
+                    logits = model(torch.randn(4, 3).to(device))
+                preds = logits.argmax(dim=1).cpu().numpy()
+                """),
         ),
         Invalid(
             # `.cpu()` goes after `.detach()`.
-            "import torch\n\nw = torch.zeros(3, device=\"cuda\", requires_grad=True)\nsnapshot = w.detach().numpy()\n",
+            dedent("""
+                import torch
+
+                w = torch.zeros(3, device="cuda", requires_grad=True)
+                snapshot = w.detach().numpy()
+                """),
             line=4,
             col=11,
-            fixed="import torch\n\nw = torch.zeros(3, device=\"cuda\", requires_grad=True)\n"
-            "snapshot = w.detach().cpu().numpy()\n",
+            fixed=dedent("""
+                import torch
+
+                w = torch.zeros(3, device="cuda", requires_grad=True)
+                snapshot = w.detach().cpu().numpy()
+                """),
         ),
         Invalid(
             # Also requires grad: with TNS101 off (or suppressed) this rule reports alone.
-            "import torch\nfrom torch import nn\n\nmodel = nn.Linear(3, 2).cuda()\nout = model(torch.randn(4, 3).cuda())\n"
-            "arr = out.numpy()\n",
+            dedent("""
+                import torch
+                from torch import nn
+
+                model = nn.Linear(3, 2).cuda()
+                out = model(torch.randn(4, 3).cuda())
+                arr = out.numpy()
+                """),
             line=6,
             col=6,
-            fixed="import torch\nfrom torch import nn\n\nmodel = nn.Linear(3, 2).cuda()\nout = model(torch.randn(4, 3).cuda())\n"
-            "arr = out.cpu().numpy()\n",
+            fixed=dedent("""
+                import torch
+                from torch import nn
+
+                model = nn.Linear(3, 2).cuda()
+                out = model(torch.randn(4, 3).cuda())
+                arr = out.cpu().numpy()
+                """),
         ),
     ]
 
@@ -647,50 +995,135 @@ path (the original certainly raised), and unsafe otherwise.
 """
 
     VALID = [
-        Valid("import torch\nimport numpy as np\n\nmodel = torch.nn.Linear(3, 2)\nout = model(torch.randn(4, 3))\n"
-              "a = np.asarray(out.detach().cpu().numpy())\nb = np.array(out.detach().numpy())\n"
-              "c = np.exp(out.numpy(force=True))\nshape = np.shape(out)\n", runs=True),
-        Valid("import torch\nimport numpy as np\n\nmodel = torch.nn.Linear(3, 1)\nlosses = []\nfor _ in range(3):\n"
-              "    loss = model(torch.randn(4, 3)).pow(2).mean()\n    loss.backward()\n    losses.append(loss.item())\n"
-              "print(np.mean(losses))\n", runs=True),
-        Valid("import torch\nimport numpy as np\n\nmodel = torch.nn.Linear(3, 2)\nwith torch.no_grad():\n"
-              "    out = model(torch.randn(4, 3))\n    a = np.asarray(out)\nb = np.exp(out)\n", runs=True),
-        Valid("import torch\nimport numpy as np\n\nx = torch.randn(5)\na = np.asarray(x)\nb = np.exp(x)\n", runs=True),
-        Valid("import torch\nimport numpy as np\n\ndef f(t):\n    return np.asarray(t)\n"),
+        Valid(dedent("""
+            import torch
+            import numpy as np
+
+            model = torch.nn.Linear(3, 2)
+            out = model(torch.randn(4, 3))
+            a = np.asarray(out.detach().cpu().numpy())
+            b = np.array(out.detach().numpy())
+            c = np.exp(out.numpy(force=True))
+            shape = np.shape(out)
+            """), runs=True),
+        Valid(dedent("""
+            import torch
+            import numpy as np
+
+            model = torch.nn.Linear(3, 1)
+            losses = []
+            for _ in range(3):
+                loss = model(torch.randn(4, 3)).pow(2).mean()
+                loss.backward()
+                losses.append(loss.item())
+            print(np.mean(losses))
+            """), runs=True),
+        Valid(dedent("""
+            import torch
+            import numpy as np
+
+            model = torch.nn.Linear(3, 2)
+            with torch.no_grad():
+                out = model(torch.randn(4, 3))
+                a = np.asarray(out)
+            b = np.exp(out)
+            """), runs=True),
+        Valid(dedent("""
+            import torch
+            import numpy as np
+
+            x = torch.randn(5)
+            a = np.asarray(x)
+            b = np.exp(x)
+            """), runs=True),
+        Valid(dedent("""
+            import torch
+            import numpy as np
+
+            def f(t):
+                return np.asarray(t)
+            """)),
     ]
 
     INVALID = [
         Invalid(
-            "import torch\nimport numpy as np\n\nx = torch.ones(3, requires_grad=True)\ny = x * 2\narr = np.asarray(y)\n",
+            dedent("""
+                import torch
+                import numpy as np
+
+                x = torch.ones(3, requires_grad=True)
+                y = x * 2
+                arr = np.asarray(y)
+                """),
             line=6,
             col=6,
-            fixed="import torch\nimport numpy as np\n\nx = torch.ones(3, requires_grad=True)\ny = x * 2\n"
-            "arr = np.asarray(y.detach().cpu().numpy())\n",
+            fixed=dedent("""
+                import torch
+                import numpy as np
+
+                x = torch.ones(3, requires_grad=True)
+                y = x * 2
+                arr = np.asarray(y.detach().cpu().numpy())
+                """),
             oracle=Oracle(raises=_RAISES_GRAD, check_fixed="np.shares_memory(arr, y.detach().numpy())"),
         ),
         Invalid(
-            "import torch\nfrom numpy import array\n\nmodel = torch.nn.Linear(3, 2)\nout = model(torch.randn(4, 3))\n"
-            "arr = array(out)\n",
+            dedent("""
+                import torch
+                from numpy import array
+
+                model = torch.nn.Linear(3, 2)
+                out = model(torch.randn(4, 3))
+                arr = array(out)
+                """),
             line=6,
             col=6,
-            fixed="import torch\nfrom numpy import array\n\nmodel = torch.nn.Linear(3, 2)\nout = model(torch.randn(4, 3))\n"
-            "arr = array(out.detach().cpu().numpy())\n",
+            fixed=dedent("""
+                import torch
+                from numpy import array
+
+                model = torch.nn.Linear(3, 2)
+                out = model(torch.randn(4, 3))
+                arr = array(out.detach().cpu().numpy())
+                """),
             oracle=Oracle(raises=_RAISES_GRAD,
                           check_fixed="not __import__('numpy').shares_memory(arr, out.detach().numpy())"),
         ),
         Invalid(
-            "import torch\nimport numpy as np\n\nmodel = torch.nn.Linear(3, 2)\nscores = np.exp(model(torch.randn(4, 3)) / 2)\n",
+            dedent("""
+                import torch
+                import numpy as np
+
+                model = torch.nn.Linear(3, 2)
+                scores = np.exp(model(torch.randn(4, 3)) / 2)
+                """),
             line=5,
             col=9,
-            fixed="import torch\nimport numpy as np\n\nmodel = torch.nn.Linear(3, 2)\n"
-            "scores = np.exp((model(torch.randn(4, 3)) / 2).detach().cpu().numpy())\n",
+            fixed=dedent("""
+                import torch
+                import numpy as np
+
+                model = torch.nn.Linear(3, 2)
+                scores = np.exp((model(torch.randn(4, 3)) / 2).detach().cpu().numpy())
+                """),
             oracle=Oracle(raises=_RAISES_GRAD, check_fixed="scores.shape == (4, 2)"),
         ),
         Invalid(
             # Losses kept as tensors: no automatic fix (convert where the list is filled).
-            "import torch\nimport numpy as np\nfrom torch import nn\n\nmodel = nn.Linear(3, 1)\ncriterion = nn.MSELoss()\n"
-            "losses = []\nfor _ in range(3):\n    loss = criterion(model(torch.randn(4, 3)), torch.zeros(4, 1))\n"
-            "    loss.backward()\n    losses.append(loss)\nepoch_loss = np.mean(losses)\n",
+            dedent("""
+                import torch
+                import numpy as np
+                from torch import nn
+
+                model = nn.Linear(3, 1)
+                criterion = nn.MSELoss()
+                losses = []
+                for _ in range(3):
+                    loss = criterion(model(torch.randn(4, 3)), torch.zeros(4, 1))
+                    loss.backward()
+                    losses.append(loss)
+                epoch_loss = np.mean(losses)
+                """),
             line=12,
             col=13,
             fixed=None,
@@ -698,30 +1131,65 @@ path (the original certainly raised), and unsafe otherwise.
         ),
         Invalid(
             # A NumPy reduction on one tensor calls Tensor.mean(axis=...): TypeError.
-            "import torch\nimport numpy as np\n\nmodel = torch.nn.Linear(3, 2)\nout = model(torch.randn(4, 3))\n"
-            "avg = np.mean(out)\n",
+            dedent("""
+                import torch
+                import numpy as np
+
+                model = torch.nn.Linear(3, 2)
+                out = model(torch.randn(4, 3))
+                avg = np.mean(out)
+                """),
             line=6,
             col=6,
-            fixed="import torch\nimport numpy as np\n\nmodel = torch.nn.Linear(3, 2)\nout = model(torch.randn(4, 3))\n"
-            "avg = np.mean(out.detach().cpu().numpy())\n",
+            fixed=dedent("""
+                import torch
+                import numpy as np
+
+                model = torch.nn.Linear(3, 2)
+                out = model(torch.randn(4, 3))
+                avg = np.mean(out.detach().cpu().numpy())
+                """),
             oracle=Oracle(raises=("TypeError", "unexpected keyword argument 'axis'"),
                           check_fixed="abs(avg - out.mean().item()) < 1e-6"),
         ),
         Invalid(
-            "import torch\nimport numpy as np\n\nw = torch.nn.Parameter(torch.ones(2))\nb = torch.zeros(2)\n"
-            "both = np.concatenate([w.cpu(), b])\n",
+            dedent("""
+                import torch
+                import numpy as np
+
+                w = torch.nn.Parameter(torch.ones(2))
+                b = torch.zeros(2)
+                both = np.concatenate([w.cpu(), b])
+                """),
             line=6,
             col=7,
-            fixed="import torch\nimport numpy as np\n\nw = torch.nn.Parameter(torch.ones(2))\nb = torch.zeros(2)\n"
-            "both = np.concatenate([w.detach().cpu().numpy(), b])\n",
+            fixed=dedent("""
+                import torch
+                import numpy as np
+
+                w = torch.nn.Parameter(torch.ones(2))
+                b = torch.zeros(2)
+                both = np.concatenate([w.detach().cpu().numpy(), b])
+                """),
             oracle=Oracle(raises=_RAISES_GRAD, check_fixed="both.tolist() == [1.0, 1.0, 0.0, 0.0]"),
         ),
         Invalid(
-            "import torch\nimport numpy as np\n\nx = torch.ones(3, requires_grad=True)\narr = np.asarray(x * 2)\n",
+            dedent("""
+                import torch
+                import numpy as np
+
+                x = torch.ones(3, requires_grad=True)
+                arr = np.asarray(x * 2)
+                """),
             line=5,
             col=6,
-            fixed="import torch\nimport numpy as np\n\nx = torch.ones(3, requires_grad=True)\n"
-            "arr = np.asarray((x * 2).numpy(force=True))\n",
+            fixed=dedent("""
+                import torch
+                import numpy as np
+
+                x = torch.ones(3, requires_grad=True)
+                arr = np.asarray((x * 2).numpy(force=True))
+                """),
             oracle=Oracle(raises=_RAISES_GRAD, check_fixed="arr.tolist() == [2.0, 2.0, 2.0]"),
             options={"numpy_fix": "force"},
         ),

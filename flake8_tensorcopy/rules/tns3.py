@@ -5,20 +5,25 @@ from __future__ import annotations
 import re
 
 from ..fixes import receiver_text, replace_node
-from .base import Fix, Invalid, Oracle, Rule, Valid
+from ..model import Fix
+from ..source import splice
+from .base import Invalid, Oracle, Rule, Valid, dedent
 
 # Shared by the examples: one tiny generator/discriminator pair, one step each.
-_SETUP = "import torch\nfrom torch import nn\n" + """
-torch.manual_seed(0)
-netG = nn.Linear(4, 3)
-netD = nn.Linear(3, 1)
-criterion = nn.BCEWithLogitsLoss()
-optimizerD = torch.optim.SGD(netD.parameters(), lr=0.1)
-optimizerG = torch.optim.SGD(netG.parameters(), lr=0.1)
-real = torch.randn(2, 3)
-noise = torch.randn(2, 4)
-ones, zeros = torch.ones(2, 1), torch.zeros(2, 1)
-"""
+_SETUP = dedent("""
+    import torch
+    from torch import nn
+
+    torch.manual_seed(0)
+    netG = nn.Linear(4, 3)
+    netD = nn.Linear(3, 1)
+    criterion = nn.BCEWithLogitsLoss()
+    optimizerD = torch.optim.SGD(netD.parameters(), lr=0.1)
+    optimizerG = torch.optim.SGD(netG.parameters(), lr=0.1)
+    real = torch.randn(2, 3)
+    noise = torch.randn(2, 4)
+    ones, zeros = torch.ones(2, 1), torch.zeros(2, 1)
+    """)
 _G_GRAD = "sum(p.grad.abs().sum().item() for p in netG.parameters() if p.grad is not None)"
 _CRASH = ("RuntimeError", "Trying to backward through the graph a second time")
 
@@ -158,328 +163,702 @@ would cut the generator's only gradient path: recompute `netD(fake)` for the gen
 """
     VALID = [
         # The DCGAN tutorial's loop: detach at the discriminator call.
-        Valid(_SETUP + "netD.zero_grad()\nfake = netG(noise)\n"
-              "errD = criterion(netD(real), ones) + criterion(netD(fake.detach()), zeros)\n"
-              "errD.backward()\noptimizerD.step()\nnetG.zero_grad()\n"
-              "errG = criterion(netD(fake), ones)\nerrG.backward()\noptimizerG.step()\n", runs=True),
+        Valid(_SETUP + dedent("""
+            netD.zero_grad()
+            fake = netG(noise)
+            errD = criterion(netD(real), ones) + criterion(netD(fake.detach()), zeros)
+            errD.backward()
+            optimizerD.step()
+            netG.zero_grad()
+            errG = criterion(netD(fake), ones)
+            errG.backward()
+            optimizerG.step()
+            """), runs=True),
         # Detached where it is made.
-        Valid(_SETUP + "fake = netG(noise).detach()\nerrD = criterion(netD(fake), zeros)\n"
-              "errD.backward()\noptimizerD.step()\n", runs=True),
+        Valid(_SETUP + dedent("""
+            fake = netG(noise).detach()
+            errD = criterion(netD(fake), zeros)
+            errD.backward()
+            optimizerD.step()
+            """), runs=True),
         # Made under no_grad.
-        Valid(_SETUP + "with torch.no_grad():\n    fake = netG(noise)\nerrD = criterion(netD(fake), zeros)\n"
-              "errD.backward()\noptimizerD.step()\n", runs=True),
+        Valid(_SETUP + dedent("""
+            with torch.no_grad():
+                fake = netG(noise)
+            errD = criterion(netD(fake), zeros)
+            errD.backward()
+            optimizerD.step()
+            """), runs=True),
         # Made by a helper that runs under no_grad.
-        Valid(_SETUP + "\n\n@torch.no_grad()\ndef sample(n):\n    return netG(torch.randn(n, 4))\n\n\n"
-              "def d_step():\n    optimizerD.zero_grad()\n    fake = sample(2)\n"
-              "    errD = criterion(netD(fake), zeros)\n    errD.backward()\n    optimizerD.step()\n\n\n"
-              "d_step()\n", runs=True),
+        Valid(_SETUP + dedent("""
+
+
+            @torch.no_grad()
+            def sample(n):
+                return netG(torch.randn(n, 4))
+
+
+            def d_step():
+                optimizerD.zero_grad()
+                fake = sample(2)
+                errD = criterion(netD(fake), zeros)
+                errD.backward()
+                optimizerD.step()
+
+
+            d_step()
+            """), runs=True),
         # The generator's own step.
-        Valid(_SETUP + "optimizerG.zero_grad()\nfake = netG(noise)\nerrG = criterion(netD(fake), ones)\n"
-              "errG.backward()\noptimizerG.step()\n", runs=True),
+        Valid(_SETUP + dedent("""
+            optimizerG.zero_grad()
+            fake = netG(noise)
+            errG = criterion(netD(fake), ones)
+            errG.backward()
+            optimizerG.step()
+            """), runs=True),
         # Real data only.
-        Valid(_SETUP + "errD = criterion(netD(real), ones)\nerrD.backward()\noptimizerD.step()\n", runs=True),
+        Valid(_SETUP + dedent("""
+            errD = criterion(netD(real), ones)
+            errD.backward()
+            optimizerD.step()
+            """), runs=True),
         # A frozen generator (stylegan2's requires_grad(generator, False)).
-        Valid(_SETUP + "netG.requires_grad_(False)\nfake = netG(noise)\nerrD = criterion(netD(fake), zeros)\n"
-              "errD.backward()\noptimizerD.step()\nnetG.requires_grad_(True)\n", runs=True),
-        Valid(_SETUP + "for p in netG.parameters():\n    p.requires_grad = False\nfake = netG(noise)\n"
-              "errD = criterion(netD(fake), zeros)\nerrD.backward()\noptimizerD.step()\n", runs=True),
+        Valid(_SETUP + dedent("""
+            netG.requires_grad_(False)
+            fake = netG(noise)
+            errD = criterion(netD(fake), zeros)
+            errD.backward()
+            optimizerD.step()
+            netG.requires_grad_(True)
+            """), runs=True),
+        Valid(_SETUP + dedent("""
+            for p in netG.parameters():
+                p.requires_grad = False
+            fake = netG(noise)
+            errD = criterion(netD(fake), zeros)
+            errD.backward()
+            optimizerD.step()
+            """), runs=True),
         # A joint update (InfoGAN's mutual-information loss trains both on purpose).
-        Valid(_SETUP + "optimizerD.zero_grad()\noptimizerG.zero_grad()\nfake = netG(noise)\n"
-              "info_loss = netD(fake).pow(2).mean()\ninfo_loss.backward()\noptimizerD.step()\n"
-              "optimizerG.step()\n", runs=True),
+        Valid(_SETUP + dedent("""
+            optimizerD.zero_grad()
+            optimizerG.zero_grad()
+            fake = netG(noise)
+            info_loss = netD(fake).pow(2).mean()
+            info_loss.backward()
+            optimizerD.step()
+            optimizerG.step()
+            """), runs=True),
         # The discriminator looks at the fake without grad (monitoring).
-        Valid(_SETUP + "fake = netG(noise)\nwith torch.no_grad():\n    d_score = netD(fake).mean()\n"
-              "errG = criterion(netD(fake), ones)\nerrG.backward()\noptimizerG.step()\n", runs=True),
+        Valid(_SETUP + dedent("""
+            fake = netG(noise)
+            with torch.no_grad():
+                d_score = netD(fake).mean()
+            errG = criterion(netD(fake), ones)
+            errG.backward()
+            optimizerG.step()
+            """), runs=True),
         # Lightning's automatic optimization: the loss is returned, Lightning does the backward.
-        Valid("import torch\nimport torch.nn.functional as F\n\n\nclass GAN:\n"
-              "    def training_step(self, batch, batch_idx, optimizer_idx):\n"
-              "        z = torch.randn(2, 4)\n        if optimizer_idx == 1:\n"
-              "            fake = self.generator(z)\n"
-              "            return F.binary_cross_entropy_with_logits(self.discriminator(fake), torch.zeros(2, 1))\n"
-              "        return self.backward_hint\n"),
+        Valid(dedent("""
+            import torch
+            import torch.nn.functional as F
+
+
+            class GAN:
+                def training_step(self, batch, batch_idx, optimizer_idx):
+                    z = torch.randn(2, 4)
+                    if optimizer_idx == 1:
+                        fake = self.generator(z)
+                        return F.binary_cross_entropy_with_logits(self.discriminator(fake), torch.zeros(2, 1))
+                    return self.backward_hint
+            """)),
         # A discriminator that detaches its input itself (lightweight-gan's D_aug).
-        Valid("import torch\n\n\ndef d_step(G, D_aug, D_opt, latents):\n    fake = G(latents)\n"
-              "    loss = D_aug(fake, detach=True).mean()\n    loss.backward()\n    D_opt.step()\n"),
+        Valid(dedent("""
+            import torch
+
+
+            def d_step(G, D_aug, D_opt, latents):
+                fake = G(latents)
+                loss = D_aug(fake, detach=True).mean()
+                loss.backward()
+                D_opt.step()
+            """)),
     ]
     INVALID = [
         Invalid(
             # A helper clears every gradient before the generator's step: the update is right,
             # the discriminator step only back-propagated through the generator for nothing.
             # The message says no more than that the loss reaches the generator.
-            _SETUP + "\n\ndef reset_grad():\n    netG.zero_grad()\n    netD.zero_grad()\n\n\n"
-            "fake = netG(noise)\nerrD = criterion(netD(fake), zeros)\nerrD.backward()\n"
-            f"g_grad_after_d = {_G_GRAD}\noptimizerD.step()\nreset_grad()\n"
-            f"g_grad_before_g = {_G_GRAD}\nerrG = criterion(netD(netG(noise)), ones)\nerrG.backward()\n"
-            "optimizerG.step()\n",
+            _SETUP + dedent(f"""
+
+
+                def reset_grad():
+                    netG.zero_grad()
+                    netD.zero_grad()
+
+
+                fake = netG(noise)
+                errD = criterion(netD(fake), zeros)
+                errD.backward()
+                g_grad_after_d = {_G_GRAD}
+                optimizerD.step()
+                reset_grad()
+                g_grad_before_g = {_G_GRAD}
+                errG = criterion(netD(netG(noise)), ones)
+                errG.backward()
+                optimizerG.step()
+                """),
             line=21,
             col=17,
-            fixed=_SETUP + "\n\ndef reset_grad():\n    netG.zero_grad()\n    netD.zero_grad()\n\n\n"
-            "fake = netG(noise)\nerrD = criterion(netD(fake.detach()), zeros)\nerrD.backward()\n"
-            f"g_grad_after_d = {_G_GRAD}\noptimizerD.step()\nreset_grad()\n"
-            f"g_grad_before_g = {_G_GRAD}\nerrG = criterion(netD(netG(noise)), ones)\nerrG.backward()\n"
-            "optimizerG.step()\n",
+            fixed=_SETUP + dedent(f"""
+
+
+                def reset_grad():
+                    netG.zero_grad()
+                    netD.zero_grad()
+
+
+                fake = netG(noise)
+                errD = criterion(netD(fake.detach()), zeros)
+                errD.backward()
+                g_grad_after_d = {_G_GRAD}
+                optimizerD.step()
+                reset_grad()
+                g_grad_before_g = {_G_GRAD}
+                errG = criterion(netD(netG(noise)), ones)
+                errG.backward()
+                optimizerG.step()
+                """),
             oracle=Oracle(check_bad="g_grad_after_d > 0 and g_grad_before_g == 0",
                           check_fixed="g_grad_after_d == 0 and g_grad_before_g == 0",
                           same=("g_grad_before_g",)),
         ),
         # DCGAN: the fake is reused by the generator step after the discriminator's backward.
         Invalid(
-            _SETUP + "netD.zero_grad()\nfake = netG(noise)\n"
-            "errD = criterion(netD(real), ones) + criterion(netD(fake), zeros)\nerrD.backward()\n"
-            f"g_grad_after_d = {_G_GRAD}\noptimizerD.step()\nnetG.zero_grad()\n"
-            "errG = criterion(netD(fake), ones)\nerrG.backward()\noptimizerG.step()\n",
+            _SETUP + dedent(f"""
+                netD.zero_grad()
+                fake = netG(noise)
+                errD = criterion(netD(real), ones) + criterion(netD(fake), zeros)
+                errD.backward()
+                g_grad_after_d = {_G_GRAD}
+                optimizerD.step()
+                netG.zero_grad()
+                errG = criterion(netD(fake), ones)
+                errG.backward()
+                optimizerG.step()
+                """),
             line=15,
             col=47,
-            fixed=_SETUP + "netD.zero_grad()\nfake = netG(noise)\n"
-            "errD = criterion(netD(real), ones) + criterion(netD(fake.detach()), zeros)\nerrD.backward()\n"
-            f"g_grad_after_d = {_G_GRAD}\noptimizerD.step()\nnetG.zero_grad()\n"
-            "errG = criterion(netD(fake), ones)\nerrG.backward()\noptimizerG.step()\n",
+            fixed=_SETUP + dedent(f"""
+                netD.zero_grad()
+                fake = netG(noise)
+                errD = criterion(netD(real), ones) + criterion(netD(fake.detach()), zeros)
+                errD.backward()
+                g_grad_after_d = {_G_GRAD}
+                optimizerD.step()
+                netG.zero_grad()
+                errG = criterion(netD(fake), ones)
+                errG.backward()
+                optimizerG.step()
+                """),
             oracle=Oracle(raises=_CRASH, check_bad="g_grad_after_d > 0", check_fixed="g_grad_after_d == 0"),
         ),
         # generator/discriminator naming, retain_graph and no zero_grad before the generator step.
         Invalid(
-            "import torch\nfrom torch import nn\n\ntorch.manual_seed(0)\ngenerator = nn.Linear(4, 3)\n"
-            "discriminator = nn.Linear(3, 1)\nadversarial_loss = nn.BCEWithLogitsLoss()\n"
-            "optimizer_G = torch.optim.Adam(generator.parameters())\n"
-            "optimizer_D = torch.optim.Adam(discriminator.parameters())\n"
-            "real_imgs, z = torch.randn(2, 3), torch.randn(2, 4)\nvalid, fake = torch.ones(2, 1), torch.zeros(2, 1)\n"
-            "\noptimizer_G.zero_grad()\noptimizer_D.zero_grad()\ngen_imgs = generator(z)\n"
-            "real_loss = adversarial_loss(discriminator(real_imgs), valid)\n"
-            "fake_loss = adversarial_loss(discriminator(gen_imgs), fake)\n"
-            "d_loss = (real_loss + fake_loss) / 2\nd_loss.backward(retain_graph=True)\n"
-            "g_grad_after_d = sum(p.grad.abs().sum().item() for p in generator.parameters() if p.grad is not None)\n"
-            "optimizer_D.step()\ng_loss = adversarial_loss(discriminator(gen_imgs), valid)\n"
-            "g_loss.backward()\noptimizer_G.step()\n",
+            dedent("""
+                import torch
+                from torch import nn
+
+                torch.manual_seed(0)
+                generator = nn.Linear(4, 3)
+                discriminator = nn.Linear(3, 1)
+                adversarial_loss = nn.BCEWithLogitsLoss()
+                optimizer_G = torch.optim.Adam(generator.parameters())
+                optimizer_D = torch.optim.Adam(discriminator.parameters())
+                real_imgs, z = torch.randn(2, 3), torch.randn(2, 4)
+                valid, fake = torch.ones(2, 1), torch.zeros(2, 1)
+
+                optimizer_G.zero_grad()
+                optimizer_D.zero_grad()
+                gen_imgs = generator(z)
+                real_loss = adversarial_loss(discriminator(real_imgs), valid)
+                fake_loss = adversarial_loss(discriminator(gen_imgs), fake)
+                d_loss = (real_loss + fake_loss) / 2
+                d_loss.backward(retain_graph=True)
+                g_grad_after_d = sum(p.grad.abs().sum().item() for p in generator.parameters() if p.grad is not None)
+                optimizer_D.step()
+                g_loss = adversarial_loss(discriminator(gen_imgs), valid)
+                g_loss.backward()
+                optimizer_G.step()
+                """),
             line=17,
             col=29,
-            fixed="import torch\nfrom torch import nn\n\ntorch.manual_seed(0)\ngenerator = nn.Linear(4, 3)\n"
-            "discriminator = nn.Linear(3, 1)\nadversarial_loss = nn.BCEWithLogitsLoss()\n"
-            "optimizer_G = torch.optim.Adam(generator.parameters())\n"
-            "optimizer_D = torch.optim.Adam(discriminator.parameters())\n"
-            "real_imgs, z = torch.randn(2, 3), torch.randn(2, 4)\nvalid, fake = torch.ones(2, 1), torch.zeros(2, 1)\n"
-            "\noptimizer_G.zero_grad()\noptimizer_D.zero_grad()\ngen_imgs = generator(z)\n"
-            "real_loss = adversarial_loss(discriminator(real_imgs), valid)\n"
-            "fake_loss = adversarial_loss(discriminator(gen_imgs.detach()), fake)\n"
-            "d_loss = (real_loss + fake_loss) / 2\nd_loss.backward(retain_graph=True)\n"
-            "g_grad_after_d = sum(p.grad.abs().sum().item() for p in generator.parameters() if p.grad is not None)\n"
-            "optimizer_D.step()\ng_loss = adversarial_loss(discriminator(gen_imgs), valid)\n"
-            "g_loss.backward()\noptimizer_G.step()\n",
+            fixed=dedent("""
+                import torch
+                from torch import nn
+
+                torch.manual_seed(0)
+                generator = nn.Linear(4, 3)
+                discriminator = nn.Linear(3, 1)
+                adversarial_loss = nn.BCEWithLogitsLoss()
+                optimizer_G = torch.optim.Adam(generator.parameters())
+                optimizer_D = torch.optim.Adam(discriminator.parameters())
+                real_imgs, z = torch.randn(2, 3), torch.randn(2, 4)
+                valid, fake = torch.ones(2, 1), torch.zeros(2, 1)
+
+                optimizer_G.zero_grad()
+                optimizer_D.zero_grad()
+                gen_imgs = generator(z)
+                real_loss = adversarial_loss(discriminator(real_imgs), valid)
+                fake_loss = adversarial_loss(discriminator(gen_imgs.detach()), fake)
+                d_loss = (real_loss + fake_loss) / 2
+                d_loss.backward(retain_graph=True)
+                g_grad_after_d = sum(p.grad.abs().sum().item() for p in generator.parameters() if p.grad is not None)
+                optimizer_D.step()
+                g_loss = adversarial_loss(discriminator(gen_imgs), valid)
+                g_loss.backward()
+                optimizer_G.step()
+                """),
             oracle=Oracle(check_bad="g_grad_after_d > 0", check_fixed="g_grad_after_d == 0"),
         ),
         # CycleGAN: the generator step runs first, then D_B sees fake_B whose graph is freed.
         Invalid(
-            "import itertools\n\nimport torch\nfrom torch import nn\n\ntorch.manual_seed(0)\n"
-            "G_AB, G_BA = nn.Linear(3, 3), nn.Linear(3, 3)\nD_B = nn.Linear(3, 1)\ncriterion_GAN = nn.MSELoss()\n"
-            "optimizer_G = torch.optim.Adam(itertools.chain(G_AB.parameters(), G_BA.parameters()))\n"
-            "optimizer_D_B = torch.optim.Adam(D_B.parameters())\n"
-            "real_A, real_B = torch.randn(2, 3), torch.randn(2, 3)\nvalid, fake = torch.ones(2, 1), torch.zeros(2, 1)\n"
-            "\noptimizer_G.zero_grad()\nfake_B = G_AB(real_A)\nloss_GAN_AB = criterion_GAN(D_B(fake_B), valid)\n"
-            "loss_GAN_AB.backward()\noptimizer_G.step()\n\noptimizer_D_B.zero_grad()\n"
-            "loss_real = criterion_GAN(D_B(real_B), valid)\nloss_fake = criterion_GAN(D_B(fake_B), fake)\n"
-            "loss_D_B = (loss_real + loss_fake) / 2\nloss_D_B.backward()\noptimizer_D_B.step()\n",
+            dedent("""
+                import itertools
+
+                import torch
+                from torch import nn
+
+                torch.manual_seed(0)
+                G_AB, G_BA = nn.Linear(3, 3), nn.Linear(3, 3)
+                D_B = nn.Linear(3, 1)
+                criterion_GAN = nn.MSELoss()
+                optimizer_G = torch.optim.Adam(itertools.chain(G_AB.parameters(), G_BA.parameters()))
+                optimizer_D_B = torch.optim.Adam(D_B.parameters())
+                real_A, real_B = torch.randn(2, 3), torch.randn(2, 3)
+                valid, fake = torch.ones(2, 1), torch.zeros(2, 1)
+
+                optimizer_G.zero_grad()
+                fake_B = G_AB(real_A)
+                loss_GAN_AB = criterion_GAN(D_B(fake_B), valid)
+                loss_GAN_AB.backward()
+                optimizer_G.step()
+
+                optimizer_D_B.zero_grad()
+                loss_real = criterion_GAN(D_B(real_B), valid)
+                loss_fake = criterion_GAN(D_B(fake_B), fake)
+                loss_D_B = (loss_real + loss_fake) / 2
+                loss_D_B.backward()
+                optimizer_D_B.step()
+                """),
             line=23,
             col=26,
-            fixed="import itertools\n\nimport torch\nfrom torch import nn\n\ntorch.manual_seed(0)\n"
-            "G_AB, G_BA = nn.Linear(3, 3), nn.Linear(3, 3)\nD_B = nn.Linear(3, 1)\ncriterion_GAN = nn.MSELoss()\n"
-            "optimizer_G = torch.optim.Adam(itertools.chain(G_AB.parameters(), G_BA.parameters()))\n"
-            "optimizer_D_B = torch.optim.Adam(D_B.parameters())\n"
-            "real_A, real_B = torch.randn(2, 3), torch.randn(2, 3)\nvalid, fake = torch.ones(2, 1), torch.zeros(2, 1)\n"
-            "\noptimizer_G.zero_grad()\nfake_B = G_AB(real_A)\nloss_GAN_AB = criterion_GAN(D_B(fake_B), valid)\n"
-            "loss_GAN_AB.backward()\noptimizer_G.step()\n\noptimizer_D_B.zero_grad()\n"
-            "loss_real = criterion_GAN(D_B(real_B), valid)\nloss_fake = criterion_GAN(D_B(fake_B.detach()), fake)\n"
-            "loss_D_B = (loss_real + loss_fake) / 2\nloss_D_B.backward()\noptimizer_D_B.step()\n",
+            fixed=dedent("""
+                import itertools
+
+                import torch
+                from torch import nn
+
+                torch.manual_seed(0)
+                G_AB, G_BA = nn.Linear(3, 3), nn.Linear(3, 3)
+                D_B = nn.Linear(3, 1)
+                criterion_GAN = nn.MSELoss()
+                optimizer_G = torch.optim.Adam(itertools.chain(G_AB.parameters(), G_BA.parameters()))
+                optimizer_D_B = torch.optim.Adam(D_B.parameters())
+                real_A, real_B = torch.randn(2, 3), torch.randn(2, 3)
+                valid, fake = torch.ones(2, 1), torch.zeros(2, 1)
+
+                optimizer_G.zero_grad()
+                fake_B = G_AB(real_A)
+                loss_GAN_AB = criterion_GAN(D_B(fake_B), valid)
+                loss_GAN_AB.backward()
+                optimizer_G.step()
+
+                optimizer_D_B.zero_grad()
+                loss_real = criterion_GAN(D_B(real_B), valid)
+                loss_fake = criterion_GAN(D_B(fake_B.detach()), fake)
+                loss_D_B = (loss_real + loss_fake) / 2
+                loss_D_B.backward()
+                optimizer_D_B.step()
+                """),
             oracle=Oracle(raises=_CRASH, check_fixed="D_B.weight.grad is not None and G_AB.weight.grad is not None"),
         ),
         # Conditional GAN: the labels are concatenated to the fake.
         Invalid(
-            "import torch\nfrom torch import nn\n\ntorch.manual_seed(0)\nnetG = nn.Linear(6, 3)\n"
-            "netD = nn.Linear(5, 1)\n"
-            "criterion = nn.BCEWithLogitsLoss()\noptimizerD = torch.optim.SGD(netD.parameters(), lr=0.1)\n"
-            "noise, labels = torch.randn(2, 4), torch.eye(2)\n\n"
-            "fake = netG(torch.cat([noise, labels], 1))\noutput = netD(torch.cat([fake, labels], 1))\n"
-            "errD_fake = criterion(output, torch.zeros(2, 1))\nerrD_fake.backward()\n"
-            f"g_grad_after_d = {_G_GRAD}\noptimizerD.step()\n",
+            dedent(f"""
+                import torch
+                from torch import nn
+
+                torch.manual_seed(0)
+                netG = nn.Linear(6, 3)
+                netD = nn.Linear(5, 1)
+                criterion = nn.BCEWithLogitsLoss()
+                optimizerD = torch.optim.SGD(netD.parameters(), lr=0.1)
+                noise, labels = torch.randn(2, 4), torch.eye(2)
+
+                fake = netG(torch.cat([noise, labels], 1))
+                output = netD(torch.cat([fake, labels], 1))
+                errD_fake = criterion(output, torch.zeros(2, 1))
+                errD_fake.backward()
+                g_grad_after_d = {_G_GRAD}
+                optimizerD.step()
+                """),
             line=12,
             col=9,
-            fixed="import torch\nfrom torch import nn\n\ntorch.manual_seed(0)\nnetG = nn.Linear(6, 3)\n"
-                  "netD = nn.Linear(5, 1)\n"
-            "criterion = nn.BCEWithLogitsLoss()\noptimizerD = torch.optim.SGD(netD.parameters(), lr=0.1)\n"
-            "noise, labels = torch.randn(2, 4), torch.eye(2)\n\n"
-            "fake = netG(torch.cat([noise, labels], 1))\noutput = netD(torch.cat([fake.detach(), labels], 1))\n"
-            "errD_fake = criterion(output, torch.zeros(2, 1))\nerrD_fake.backward()\n"
-            f"g_grad_after_d = {_G_GRAD}\noptimizerD.step()\n",
+            fixed=dedent(f"""
+                import torch
+                from torch import nn
+
+                torch.manual_seed(0)
+                netG = nn.Linear(6, 3)
+                netD = nn.Linear(5, 1)
+                criterion = nn.BCEWithLogitsLoss()
+                optimizerD = torch.optim.SGD(netD.parameters(), lr=0.1)
+                noise, labels = torch.randn(2, 4), torch.eye(2)
+
+                fake = netG(torch.cat([noise, labels], 1))
+                output = netD(torch.cat([fake.detach(), labels], 1))
+                errD_fake = criterion(output, torch.zeros(2, 1))
+                errD_fake.backward()
+                g_grad_after_d = {_G_GRAD}
+                optimizerD.step()
+                """),
             oracle=Oracle(check_bad="g_grad_after_d > 0", check_fixed="g_grad_after_d == 0"),
         ),
         # WGAN with weight clipping; the generator step recomputes its fake.
         Invalid(
-            "import torch\nfrom torch import nn\n\ntorch.manual_seed(0)\ngenerator = nn.Linear(4, 3)\n"
-            "discriminator = nn.Linear(3, 1)\noptimizer_G = torch.optim.RMSprop(generator.parameters(), lr=5e-5)\n"
-            "optimizer_D = torch.optim.RMSprop(discriminator.parameters(), lr=5e-5)\n"
-            "real_imgs, z = torch.randn(2, 3), torch.randn(2, 4)\n\n"
-            "optimizer_D.zero_grad()\nfake_imgs = generator(z)\n"
-            "loss_D = -torch.mean(discriminator(real_imgs)) + torch.mean(discriminator(fake_imgs))\n"
-            "loss_D.backward()\n"
-            "g_grad_after_d = sum(p.grad.abs().sum().item() for p in generator.parameters() if p.grad is not None)\n"
-            "optimizer_D.step()\nfor p in discriminator.parameters():\n    p.data.clamp_(-0.01, 0.01)\n"
-            "optimizer_G.zero_grad()\ngen_imgs = generator(z)\nloss_G = -torch.mean(discriminator(gen_imgs))\n"
-            "loss_G.backward()\noptimizer_G.step()\n",
+            dedent("""
+                import torch
+                from torch import nn
+
+                torch.manual_seed(0)
+                generator = nn.Linear(4, 3)
+                discriminator = nn.Linear(3, 1)
+                optimizer_G = torch.optim.RMSprop(generator.parameters(), lr=5e-5)
+                optimizer_D = torch.optim.RMSprop(discriminator.parameters(), lr=5e-5)
+                real_imgs, z = torch.randn(2, 3), torch.randn(2, 4)
+
+                optimizer_D.zero_grad()
+                fake_imgs = generator(z)
+                loss_D = -torch.mean(discriminator(real_imgs)) + torch.mean(discriminator(fake_imgs))
+                loss_D.backward()
+                g_grad_after_d = sum(p.grad.abs().sum().item() for p in generator.parameters() if p.grad is not None)
+                optimizer_D.step()
+                for p in discriminator.parameters():
+                    p.data.clamp_(-0.01, 0.01)
+                optimizer_G.zero_grad()
+                gen_imgs = generator(z)
+                loss_G = -torch.mean(discriminator(gen_imgs))
+                loss_G.backward()
+                optimizer_G.step()
+                """),
             line=13,
             col=60,
-            fixed="import torch\nfrom torch import nn\n\ntorch.manual_seed(0)\ngenerator = nn.Linear(4, 3)\n"
-            "discriminator = nn.Linear(3, 1)\noptimizer_G = torch.optim.RMSprop(generator.parameters(), lr=5e-5)\n"
-            "optimizer_D = torch.optim.RMSprop(discriminator.parameters(), lr=5e-5)\n"
-            "real_imgs, z = torch.randn(2, 3), torch.randn(2, 4)\n\n"
-            "optimizer_D.zero_grad()\nfake_imgs = generator(z)\n"
-            "loss_D = -torch.mean(discriminator(real_imgs)) + torch.mean(discriminator(fake_imgs.detach()))\n"
-            "loss_D.backward()\n"
-            "g_grad_after_d = sum(p.grad.abs().sum().item() for p in generator.parameters() if p.grad is not None)\n"
-            "optimizer_D.step()\nfor p in discriminator.parameters():\n    p.data.clamp_(-0.01, 0.01)\n"
-            "optimizer_G.zero_grad()\ngen_imgs = generator(z)\nloss_G = -torch.mean(discriminator(gen_imgs))\n"
-            "loss_G.backward()\noptimizer_G.step()\n",
+            fixed=dedent("""
+                import torch
+                from torch import nn
+
+                torch.manual_seed(0)
+                generator = nn.Linear(4, 3)
+                discriminator = nn.Linear(3, 1)
+                optimizer_G = torch.optim.RMSprop(generator.parameters(), lr=5e-5)
+                optimizer_D = torch.optim.RMSprop(discriminator.parameters(), lr=5e-5)
+                real_imgs, z = torch.randn(2, 3), torch.randn(2, 4)
+
+                optimizer_D.zero_grad()
+                fake_imgs = generator(z)
+                loss_D = -torch.mean(discriminator(real_imgs)) + torch.mean(discriminator(fake_imgs.detach()))
+                loss_D.backward()
+                g_grad_after_d = sum(p.grad.abs().sum().item() for p in generator.parameters() if p.grad is not None)
+                optimizer_D.step()
+                for p in discriminator.parameters():
+                    p.data.clamp_(-0.01, 0.01)
+                optimizer_G.zero_grad()
+                gen_imgs = generator(z)
+                loss_G = -torch.mean(discriminator(gen_imgs))
+                loss_G.backward()
+                optimizer_G.step()
+                """),
             oracle=Oracle(check_bad="g_grad_after_d > 0", check_fixed="g_grad_after_d == 0"),
         ),
         # WGAN-GP with the penalty's interpolates built from the fake: unsafe fix where it is made.
         Invalid(
-            "import torch\nfrom torch import nn\n\ntorch.manual_seed(0)\ngenerator = nn.Linear(4, 3)\n"
-            "discriminator = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 1))\n"
-            "optimizer_D = torch.optim.Adam(discriminator.parameters())\n"
-            "real_imgs, z = torch.randn(2, 3), torch.randn(2, 4)\n\n"
-            "optimizer_D.zero_grad()\nfake_imgs = generator(z)\nalpha = torch.rand(2, 1)\n"
-            "interpolates = alpha * real_imgs + (1 - alpha) * fake_imgs\n"
-            "d_interpolates = discriminator(interpolates)\n"
-            "gradients = torch.autograd.grad(outputs=d_interpolates, inputs=interpolates,\n"
-            "                                grad_outputs=torch.ones_like(d_interpolates), create_graph=True)[0]\n"
-            "gradient_penalty = ((gradients.norm(2, dim=1) - 1) ** 2).mean()\n"
-            "d_loss = -torch.mean(discriminator(real_imgs)) + torch.mean(discriminator(fake_imgs))"
-            " + 10 * gradient_penalty\n"
-            "d_loss.backward()\n"
-            "g_grad_after_d = sum(p.grad.abs().sum().item() for p in generator.parameters() if p.grad is not None)\n"
-            "optimizer_D.step()\n",
+            dedent("""
+                import torch
+                from torch import nn
+
+                torch.manual_seed(0)
+                generator = nn.Linear(4, 3)
+                discriminator = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 1))
+                optimizer_D = torch.optim.Adam(discriminator.parameters())
+                real_imgs, z = torch.randn(2, 3), torch.randn(2, 4)
+
+                optimizer_D.zero_grad()
+                fake_imgs = generator(z)
+                alpha = torch.rand(2, 1)
+                interpolates = alpha * real_imgs + (1 - alpha) * fake_imgs
+                d_interpolates = discriminator(interpolates)
+                gradients = torch.autograd.grad(outputs=d_interpolates, inputs=interpolates,
+                                                grad_outputs=torch.ones_like(d_interpolates), create_graph=True)[0]
+                gradient_penalty = ((gradients.norm(2, dim=1) - 1) ** 2).mean()
+                d_loss = -torch.mean(discriminator(real_imgs)) + torch.mean(discriminator(fake_imgs)) + 10 * gradient_penalty
+                d_loss.backward()
+                g_grad_after_d = sum(p.grad.abs().sum().item() for p in generator.parameters() if p.grad is not None)
+                optimizer_D.step()
+                """),
             line=18,
             col=60,
-            fixed="import torch\nfrom torch import nn\n\ntorch.manual_seed(0)\ngenerator = nn.Linear(4, 3)\n"
-            "discriminator = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 1))\n"
-            "optimizer_D = torch.optim.Adam(discriminator.parameters())\n"
-            "real_imgs, z = torch.randn(2, 3), torch.randn(2, 4)\n\n"
-            "optimizer_D.zero_grad()\nfake_imgs = generator(z).detach().requires_grad_()\nalpha = torch.rand(2, 1)\n"
-            "interpolates = alpha * real_imgs + (1 - alpha) * fake_imgs\n"
-            "d_interpolates = discriminator(interpolates)\n"
-            "gradients = torch.autograd.grad(outputs=d_interpolates, inputs=interpolates,\n"
-            "                                grad_outputs=torch.ones_like(d_interpolates), create_graph=True)[0]\n"
-            "gradient_penalty = ((gradients.norm(2, dim=1) - 1) ** 2).mean()\n"
-            "d_loss = -torch.mean(discriminator(real_imgs)) + torch.mean(discriminator(fake_imgs))"
-            " + 10 * gradient_penalty\n"
-            "d_loss.backward()\n"
-            "g_grad_after_d = sum(p.grad.abs().sum().item() for p in generator.parameters() if p.grad is not None)\n"
-            "optimizer_D.step()\n",
+            fixed=dedent("""
+                import torch
+                from torch import nn
+
+                torch.manual_seed(0)
+                generator = nn.Linear(4, 3)
+                discriminator = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 1))
+                optimizer_D = torch.optim.Adam(discriminator.parameters())
+                real_imgs, z = torch.randn(2, 3), torch.randn(2, 4)
+
+                optimizer_D.zero_grad()
+                fake_imgs = generator(z).detach().requires_grad_()
+                alpha = torch.rand(2, 1)
+                interpolates = alpha * real_imgs + (1 - alpha) * fake_imgs
+                d_interpolates = discriminator(interpolates)
+                gradients = torch.autograd.grad(outputs=d_interpolates, inputs=interpolates,
+                                                grad_outputs=torch.ones_like(d_interpolates), create_graph=True)[0]
+                gradient_penalty = ((gradients.norm(2, dim=1) - 1) ** 2).mean()
+                d_loss = -torch.mean(discriminator(real_imgs)) + torch.mean(discriminator(fake_imgs)) + 10 * gradient_penalty
+                d_loss.backward()
+                g_grad_after_d = sum(p.grad.abs().sum().item() for p in generator.parameters() if p.grad is not None)
+                optimizer_D.step()
+                """),
             unsafe=True,
             oracle=Oracle(check_bad="g_grad_after_d > 0", check_fixed="g_grad_after_d == 0"),
         ),
         # WGAN-div: the penalty differentiates with respect to the fake itself.
         Invalid(
-            "import torch\nfrom torch import autograd, nn\n\ntorch.manual_seed(0)\ngenerator = nn.Linear(4, 3)\n"
-            "discriminator = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 1))\n"
-            "optimizer_D = torch.optim.Adam(discriminator.parameters())\nz = torch.randn(2, 4)\n\n"
-            "optimizer_D.zero_grad()\nfake_imgs = generator(z)\nfake_validity = discriminator(fake_imgs)\n"
-            "fake_grad = autograd.grad(fake_validity, fake_imgs, torch.ones_like(fake_validity),"
-            " create_graph=True)[0]\n"
-            "d_loss = torch.mean(fake_validity) + fake_grad.pow(2).sum(1).mean()\nd_loss.backward()\n"
-            "g_grad_after_d = sum(p.grad.abs().sum().item() for p in generator.parameters() if p.grad is not None)\n"
-            "optimizer_D.step()\n",
+            dedent("""
+                import torch
+                from torch import autograd, nn
+
+                torch.manual_seed(0)
+                generator = nn.Linear(4, 3)
+                discriminator = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 1))
+                optimizer_D = torch.optim.Adam(discriminator.parameters())
+                z = torch.randn(2, 4)
+
+                optimizer_D.zero_grad()
+                fake_imgs = generator(z)
+                fake_validity = discriminator(fake_imgs)
+                fake_grad = autograd.grad(fake_validity, fake_imgs, torch.ones_like(fake_validity), create_graph=True)[0]
+                d_loss = torch.mean(fake_validity) + fake_grad.pow(2).sum(1).mean()
+                d_loss.backward()
+                g_grad_after_d = sum(p.grad.abs().sum().item() for p in generator.parameters() if p.grad is not None)
+                optimizer_D.step()
+                """),
             line=12,
             col=16,
-            fixed="import torch\nfrom torch import autograd, nn\n\ntorch.manual_seed(0)\ngenerator = nn.Linear(4, 3)\n"
-            "discriminator = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 1))\n"
-            "optimizer_D = torch.optim.Adam(discriminator.parameters())\nz = torch.randn(2, 4)\n\n"
-            "optimizer_D.zero_grad()\nfake_imgs = generator(z).detach().requires_grad_()\n"
-            "fake_validity = discriminator(fake_imgs)\n"
-            "fake_grad = autograd.grad(fake_validity, fake_imgs, torch.ones_like(fake_validity),"
-            " create_graph=True)[0]\n"
-            "d_loss = torch.mean(fake_validity) + fake_grad.pow(2).sum(1).mean()\nd_loss.backward()\n"
-            "g_grad_after_d = sum(p.grad.abs().sum().item() for p in generator.parameters() if p.grad is not None)\n"
-            "optimizer_D.step()\n",
+            fixed=dedent("""
+                import torch
+                from torch import autograd, nn
+
+                torch.manual_seed(0)
+                generator = nn.Linear(4, 3)
+                discriminator = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 1))
+                optimizer_D = torch.optim.Adam(discriminator.parameters())
+                z = torch.randn(2, 4)
+
+                optimizer_D.zero_grad()
+                fake_imgs = generator(z).detach().requires_grad_()
+                fake_validity = discriminator(fake_imgs)
+                fake_grad = autograd.grad(fake_validity, fake_imgs, torch.ones_like(fake_validity), create_graph=True)[0]
+                d_loss = torch.mean(fake_validity) + fake_grad.pow(2).sum(1).mean()
+                d_loss.backward()
+                g_grad_after_d = sum(p.grad.abs().sum().item() for p in generator.parameters() if p.grad is not None)
+                optimizer_D.step()
+                """),
             unsafe=True,
             oracle=Oracle(check_bad="g_grad_after_d > 0", check_fixed="g_grad_after_d == 0"),
         ),
         # AMP: scaler.scale(errD).backward() and scaler.step(optimizerD).
         Invalid(
-            _SETUP + "scaler = torch.amp.GradScaler(\"cpu\")\n\nfake = netG(noise)\n"
-            "errD = criterion(netD(fake), zeros)\nscaler.scale(errD).backward()\n"
-            f"g_grad_after_d = {_G_GRAD}\nscaler.step(optimizerD)\nscaler.update()\n",
+            _SETUP + dedent(f"""
+                scaler = torch.amp.GradScaler("cpu")
+
+                fake = netG(noise)
+                errD = criterion(netD(fake), zeros)
+                scaler.scale(errD).backward()
+                g_grad_after_d = {_G_GRAD}
+                scaler.step(optimizerD)
+                scaler.update()
+                """),
             line=16,
             col=17,
-            fixed=_SETUP + "scaler = torch.amp.GradScaler(\"cpu\")\n\nfake = netG(noise)\n"
-            "errD = criterion(netD(fake.detach()), zeros)\nscaler.scale(errD).backward()\n"
-            f"g_grad_after_d = {_G_GRAD}\nscaler.step(optimizerD)\nscaler.update()\n",
+            fixed=_SETUP + dedent(f"""
+                scaler = torch.amp.GradScaler("cpu")
+
+                fake = netG(noise)
+                errD = criterion(netD(fake.detach()), zeros)
+                scaler.scale(errD).backward()
+                g_grad_after_d = {_G_GRAD}
+                scaler.step(optimizerD)
+                scaler.update()
+                """),
             oracle=Oracle(check_bad="g_grad_after_d > 1000", check_fixed="g_grad_after_d == 0"),
         ),
         # A training loop on `model.G` / `model.D` that makes the fake once per batch, unpacks
         # it, and reuses it in both steps.
         Invalid(
-            "import torch\nfrom torch import nn\n\ntorch.manual_seed(0)\nmodel = nn.Module()\n"
-            "model.G, model.D = nn.Linear(4, 6), nn.Linear(3, 1)\nopt_g = torch.optim.Adam(model.G.parameters())\n"
-            "opt_d = torch.optim.Adam(model.D.parameters())\nloader = [(torch.randn(2, 3), torch.randn(2, 4))]\n\n"
-            "for real, z in loader:\n    fake_a, fake_b = model.G(z).chunk(2, dim=1)\n    fake = fake_a + fake_b\n"
-            "    opt_d.zero_grad()\n    d_loss = model.D(fake).mean() - model.D(real).mean()\n    d_loss.backward()\n"
-            "    opt_d.step()\n    opt_g.zero_grad()\n    g_loss = -model.D(fake).mean()\n    g_loss.backward()\n"
-            "    opt_g.step()\n",
+            dedent("""
+                import torch
+                from torch import nn
+
+                torch.manual_seed(0)
+                model = nn.Module()
+                model.G, model.D = nn.Linear(4, 6), nn.Linear(3, 1)
+                opt_g = torch.optim.Adam(model.G.parameters())
+                opt_d = torch.optim.Adam(model.D.parameters())
+                loader = [(torch.randn(2, 3), torch.randn(2, 4))]
+
+                for real, z in loader:
+                    fake_a, fake_b = model.G(z).chunk(2, dim=1)
+                    fake = fake_a + fake_b
+                    opt_d.zero_grad()
+                    d_loss = model.D(fake).mean() - model.D(real).mean()
+                    d_loss.backward()
+                    opt_d.step()
+                    opt_g.zero_grad()
+                    g_loss = -model.D(fake).mean()
+                    g_loss.backward()
+                    opt_g.step()
+                """),
             line=15,
             col=13,
-            fixed="import torch\nfrom torch import nn\n\ntorch.manual_seed(0)\nmodel = nn.Module()\n"
-            "model.G, model.D = nn.Linear(4, 6), nn.Linear(3, 1)\nopt_g = torch.optim.Adam(model.G.parameters())\n"
-            "opt_d = torch.optim.Adam(model.D.parameters())\nloader = [(torch.randn(2, 3), torch.randn(2, 4))]\n\n"
-            "for real, z in loader:\n    fake_a, fake_b = model.G(z).chunk(2, dim=1)\n    fake = fake_a + fake_b\n"
-            "    opt_d.zero_grad()\n    d_loss = model.D(fake.detach()).mean() - model.D(real).mean()\n"
-            "    d_loss.backward()\n    opt_d.step()\n    opt_g.zero_grad()\n    g_loss = -model.D(fake).mean()\n"
-            "    g_loss.backward()\n    opt_g.step()\n",
+            fixed=dedent("""
+                import torch
+                from torch import nn
+
+                torch.manual_seed(0)
+                model = nn.Module()
+                model.G, model.D = nn.Linear(4, 6), nn.Linear(3, 1)
+                opt_g = torch.optim.Adam(model.G.parameters())
+                opt_d = torch.optim.Adam(model.D.parameters())
+                loader = [(torch.randn(2, 3), torch.randn(2, 4))]
+
+                for real, z in loader:
+                    fake_a, fake_b = model.G(z).chunk(2, dim=1)
+                    fake = fake_a + fake_b
+                    opt_d.zero_grad()
+                    d_loss = model.D(fake.detach()).mean() - model.D(real).mean()
+                    d_loss.backward()
+                    opt_d.step()
+                    opt_g.zero_grad()
+                    g_loss = -model.D(fake).mean()
+                    g_loss.backward()
+                    opt_g.step()
+                """),
             oracle=Oracle(raises=_CRASH),
         ),
         # Names from configuration: a `decoder` generator and a `scorer` discriminator.
         Invalid(
-            "import torch\nfrom torch import nn\n\ntorch.manual_seed(0)\n"
-            "decoder, scorer = nn.Linear(4, 3), nn.Linear(3, 1)\n"
-            "opt = torch.optim.SGD(scorer.parameters(), lr=0.1)\n\n\ndef scorer_step(z):\n    opt.zero_grad()\n"
-            "    sample = decoder(z)\n    loss = scorer(sample).mean()\n    loss.backward()\n    opt.step()\n\n\n"
-            "scorer_step(torch.randn(2, 4))\n"
-            "g_grad_after_d = sum(p.grad.abs().sum().item() for p in decoder.parameters() if p.grad is not None)\n",
+            dedent("""
+                import torch
+                from torch import nn
+
+                torch.manual_seed(0)
+                decoder, scorer = nn.Linear(4, 3), nn.Linear(3, 1)
+                opt = torch.optim.SGD(scorer.parameters(), lr=0.1)
+
+
+                def scorer_step(z):
+                    opt.zero_grad()
+                    sample = decoder(z)
+                    loss = scorer(sample).mean()
+                    loss.backward()
+                    opt.step()
+
+
+                scorer_step(torch.randn(2, 4))
+                g_grad_after_d = sum(p.grad.abs().sum().item() for p in decoder.parameters() if p.grad is not None)
+                """),
             line=12,
             col=11,
-            fixed="import torch\nfrom torch import nn\n\ntorch.manual_seed(0)\n"
-                  "decoder, scorer = nn.Linear(4, 3), nn.Linear(3, 1)\n"
-            "opt = torch.optim.SGD(scorer.parameters(), lr=0.1)\n\n\ndef scorer_step(z):\n    opt.zero_grad()\n"
-            "    sample = decoder(z)\n    loss = scorer(sample.detach()).mean()\n    loss.backward()\n"
-            "    opt.step()\n\n\n"
-            "scorer_step(torch.randn(2, 4))\n"
-            "g_grad_after_d = sum(p.grad.abs().sum().item() for p in decoder.parameters() if p.grad is not None)\n",
+            fixed=dedent("""
+                import torch
+                from torch import nn
+
+                torch.manual_seed(0)
+                decoder, scorer = nn.Linear(4, 3), nn.Linear(3, 1)
+                opt = torch.optim.SGD(scorer.parameters(), lr=0.1)
+
+
+                def scorer_step(z):
+                    opt.zero_grad()
+                    sample = decoder(z)
+                    loss = scorer(sample.detach()).mean()
+                    loss.backward()
+                    opt.step()
+
+
+                scorer_step(torch.randn(2, 4))
+                g_grad_after_d = sum(p.grad.abs().sum().item() for p in decoder.parameters() if p.grad is not None)
+                """),
             options={"generator_names": ("decoder",), "discriminator_names": ("scorer",)},
             oracle=Oracle(check_bad="g_grad_after_d > 0", check_fixed="g_grad_after_d == 0"),
         ),
         # Roles from the optimizers: `optimizer_G` trains `decoder`, `optimizer_D` trains `critic_net`.
         Invalid(
-            "import torch\nfrom torch import nn\n\ntorch.manual_seed(0)\n"
-            "decoder, critic_net = nn.Linear(4, 3), nn.Linear(3, 1)\n"
-            "optimizer_G = torch.optim.Adam(decoder.parameters())\n"
-            "optimizer_D = torch.optim.Adam(critic_net.parameters())\n"
-            "z = torch.randn(2, 4)\n\nsample = decoder(z)\nloss = critic_net(sample).mean()\nloss.backward()\n"
-            "g_grad_after_d = sum(p.grad.abs().sum().item() for p in decoder.parameters() if p.grad is not None)\n"
-            "optimizer_D.step()\n",
+            dedent("""
+                import torch
+                from torch import nn
+
+                torch.manual_seed(0)
+                decoder, critic_net = nn.Linear(4, 3), nn.Linear(3, 1)
+                optimizer_G = torch.optim.Adam(decoder.parameters())
+                optimizer_D = torch.optim.Adam(critic_net.parameters())
+                z = torch.randn(2, 4)
+
+                sample = decoder(z)
+                loss = critic_net(sample).mean()
+                loss.backward()
+                g_grad_after_d = sum(p.grad.abs().sum().item() for p in decoder.parameters() if p.grad is not None)
+                optimizer_D.step()
+                """),
             line=11,
             col=7,
-            fixed="import torch\nfrom torch import nn\n\ntorch.manual_seed(0)\n"
-                  "decoder, critic_net = nn.Linear(4, 3), nn.Linear(3, 1)\n"
-            "optimizer_G = torch.optim.Adam(decoder.parameters())\n"
-            "optimizer_D = torch.optim.Adam(critic_net.parameters())\n"
-            "z = torch.randn(2, 4)\n\nsample = decoder(z)\nloss = critic_net(sample.detach()).mean()\nloss.backward()\n"
-            "g_grad_after_d = sum(p.grad.abs().sum().item() for p in decoder.parameters() if p.grad is not None)\n"
-            "optimizer_D.step()\n",
+            fixed=dedent("""
+                import torch
+                from torch import nn
+
+                torch.manual_seed(0)
+                decoder, critic_net = nn.Linear(4, 3), nn.Linear(3, 1)
+                optimizer_G = torch.optim.Adam(decoder.parameters())
+                optimizer_D = torch.optim.Adam(critic_net.parameters())
+                z = torch.randn(2, 4)
+
+                sample = decoder(z)
+                loss = critic_net(sample.detach()).mean()
+                loss.backward()
+                g_grad_after_d = sum(p.grad.abs().sum().item() for p in decoder.parameters() if p.grad is not None)
+                optimizer_D.step()
+                """),
             oracle=Oracle(check_bad="g_grad_after_d > 0", check_fixed="g_grad_after_d == 0"),
         ),
         # The discriminator's output is also the generator's loss input: no automatic fix.
         Invalid(
-            _SETUP + "optimizerG.zero_grad()\nfake = netG(noise)\nd_fake = netD(fake)\n"
-            "errG = criterion(d_fake, ones)\nerrG.backward(retain_graph=True)\noptimizerG.step()\n"
-            f"g_grad_before_d = {_G_GRAD}\noptimizerD.zero_grad()\nerrD = criterion(d_fake, zeros)\n"
-            f"errD.backward()\ng_grad_after_d = {_G_GRAD}\noptimizerD.step()\n",
+            _SETUP + dedent(f"""
+                optimizerG.zero_grad()
+                fake = netG(noise)
+                d_fake = netD(fake)
+                errG = criterion(d_fake, ones)
+                errG.backward(retain_graph=True)
+                optimizerG.step()
+                g_grad_before_d = {_G_GRAD}
+                optimizerD.zero_grad()
+                errD = criterion(d_fake, zeros)
+                errD.backward()
+                g_grad_after_d = {_G_GRAD}
+                optimizerD.step()
+                """),
             line=15,
             col=9,
             fixed=None,
@@ -532,14 +911,7 @@ would cut the generator's only gradient path: recompute `netD(fake)` for the gen
     @staticmethod
     def _instead_at_call(ctx, dc, edits) -> str:
         start, end = ctx.span(dc.node)
-        text = ctx.lines.text
-        parts, pos = [], start
-        for e in sorted(edits, key=lambda e: e.start):
-            parts.append(text[pos:e.start])
-            parts.append(e.text)
-            pos = e.end
-        parts.append(text[pos:end])
-        fixed = "".join(parts)
+        fixed = splice(ctx.lines.text, sorted((e.start, e.end, e.text) for e in edits), start, end)
         if len(fixed) <= 60 and "\n" not in fixed:
             return fixed
         return f"{_first_text(ctx, dc)}.detach() in the discriminator's input"

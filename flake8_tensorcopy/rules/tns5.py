@@ -8,16 +8,17 @@ import ast
 
 from ..analysis.accumulators import Accumulation, might_accumulate
 from ..analysis.snapshots import STATE, SnapFinding, might_alias_tensor, might_keep_state_dict
-from .base import Edit, Fix, Invalid, Oracle, Rule, Valid
+from ..model import Edit, Fix
+from .base import Invalid, Oracle, Rule, Valid, dedent
 
-_SETUP = (
-    "import torch\nfrom torch import nn\n\nmodel = nn.Linear(4, 1)\n"
-    "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
-    "x, y = torch.randn(32, 4), torch.randn(32, 1)\n"
-)
-_TRAIN_STEP = (
-    "    loss = nn.functional.mse_loss(model(x), y)\n    opt.zero_grad()\n    loss.backward()\n    opt.step()\n"
-)
+_SETUP = dedent("""
+    import torch
+    from torch import nn
+
+    model = nn.Linear(4, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    x, y = torch.randn(32, 4), torch.randn(32, 1)
+    """)
 
 
 def _short(ctx, node, limit: int = 40) -> str:
@@ -136,37 +137,86 @@ model.state_dict().items()}`, which needs no import but fails on a module whose
 - https://pytorch.org/tutorials/beginner/transfer_learning_tutorial.html
 - https://pytorch.org/tutorials/beginner/saving_loading_models.html
 """
-    _BEST = (
-        _SETUP + "x_val, y_val = torch.randn(16, 4), torch.randn(16, 1)\n"
-        "best_loss, best_state = float(\"inf\"), None\nfor epoch in range(20):\n" + _TRAIN_STEP +
-        "    with torch.no_grad():\n        val_loss = nn.functional.mse_loss(model(x_val), y_val).item()\n"
-        "    if val_loss < best_loss:\n        best_loss = val_loss\n        best_state = {snap}\n"
-        "model.load_state_dict(best_state)\nwith torch.no_grad():\n"
-        "    restored = nn.functional.mse_loss(model(x_val), y_val).item()\n"
-    )
-    _REWIND = (
-        "init_loss = nn.functional.mse_loss(model(x), y).item()\ninit_state = {snap}\n"
-        "for epoch in range(3):\n" + _TRAIN_STEP + "model.load_state_dict(init_state)\n"
-        "rewound_loss = nn.functional.mse_loss(model(x), y).item()\n"
-    )
+    _BEST = _SETUP + dedent("""
+        x_val, y_val = torch.randn(16, 4), torch.randn(16, 1)
+        best_loss, best_state = float("inf"), None
+        for epoch in range(20):
+            loss = nn.functional.mse_loss(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            with torch.no_grad():
+                val_loss = nn.functional.mse_loss(model(x_val), y_val).item()
+            if val_loss < best_loss:
+                best_loss = val_loss
+                best_state = {snap}
+        model.load_state_dict(best_state)
+        with torch.no_grad():
+            restored = nn.functional.mse_loss(model(x_val), y_val).item()
+        """)
+
+    _REWIND = dedent("""
+        init_loss = nn.functional.mse_loss(model(x), y).item()
+        init_state = {snap}
+        for epoch in range(3):
+            loss = nn.functional.mse_loss(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        model.load_state_dict(init_state)
+        rewound_loss = nn.functional.mse_loss(model(x), y).item()
+        """)
+
     VALID = [
         # The tutorial's spelling, and a copy by comprehension.
         Valid("import copy\n\n" + _BEST.format(snap="copy.deepcopy(model.state_dict())"), runs=True),
         Valid(_BEST.format(snap="{k: v.detach().clone() for k, v in model.state_dict().items()}"), runs=True),
         # A snapshot taken after training ends.
-        Valid(_SETUP + "for epoch in range(3):\n" + _TRAIN_STEP +
-              "final = model.state_dict()\ntorch.save(final, \"final.pt\")\n"),
+        Valid(_SETUP + dedent("""
+            for epoch in range(3):
+                loss = nn.functional.mse_loss(model(x), y)
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+            final = model.state_dict()
+            torch.save(final, "final.pt")
+            """)),
         # Saved at once in every epoch: each checkpoint is written before the next step.
-        Valid(_SETUP + "import io\n\nfor epoch in range(3):\n" + _TRAIN_STEP +
-              "    ckpt = {\"model\": model.state_dict(), \"epoch\": epoch}\n    torch.save(ckpt, io.BytesIO())\n",
+        Valid(_SETUP + dedent("""
+            import io
+
+            for epoch in range(3):
+                loss = nn.functional.mse_loss(model(x), y)
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                ckpt = {"model": model.state_dict(), "epoch": epoch}
+                torch.save(ckpt, io.BytesIO())
+            """),
               runs=True),
         # The model is rebuilt: the old state dict is no longer updated.
-        Valid(_SETUP + "init = model.state_dict()\nmodel = nn.Linear(4, 1)\n"
-              "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nfor epoch in range(3):\n" + _TRAIN_STEP +
-              "print(init[\"weight\"].shape)\n", runs=True),
+        Valid(_SETUP + dedent("""
+            init = model.state_dict()
+            model = nn.Linear(4, 1)
+            opt = torch.optim.SGD(model.parameters(), lr=0.1)
+            for epoch in range(3):
+                loss = nn.functional.mse_loss(model(x), y)
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+            print(init["weight"].shape)
+            """), runs=True),
         # Another model's optimizer steps.
-        Valid(_SETUP + "teacher = nn.Linear(4, 1)\nteacher_state = teacher.state_dict()\nfor epoch in range(3):\n"
-              + _TRAIN_STEP + "teacher.load_state_dict(teacher_state)\n", runs=True),
+        Valid(_SETUP + dedent("""
+            teacher = nn.Linear(4, 1)
+            teacher_state = teacher.state_dict()
+            for epoch in range(3):
+                loss = nn.functional.mse_loss(model(x), y)
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+            teacher.load_state_dict(teacher_state)
+            """), runs=True),
     ]
     INVALID = [
         Invalid(
@@ -315,25 +365,55 @@ view and `.clone()` to a tensor view.
 - https://pytorch.org/docs/stable/generated/torch.Tensor.numpy.html
 - https://pytorch.org/docs/stable/generated/torch.Tensor.clone.html
 """
-    _HISTORY = (
-        "import numpy as np\n" + _SETUP + "history = []\nfor step in range(3):\n" + _TRAIN_STEP +
-        "    history.append({snap})\ntrajectory = np.stack(history)\n"
-    )
+    _HISTORY = "import numpy as np\n" + _SETUP + dedent("""
+        history = []
+        for step in range(3):
+            loss = nn.functional.mse_loss(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            history.append({snap})
+        trajectory = np.stack(history)
+        """)
+
     VALID = [
         Valid(_HISTORY.format(snap="model.weight.detach().numpy().copy()"), runs=True),
         Valid(_HISTORY.format(snap="model.weight.detach().clone().numpy()"), runs=True),
         Valid(_HISTORY.format(snap="model.weight.tolist()"), runs=True),
         # A history of the loss: a new tensor each step, never updated in place.
-        Valid(_SETUP + "losses = []\nfor step in range(3):\n" + _TRAIN_STEP +
-              "    losses.append(loss.detach())\nprint(torch.stack(losses))\n", runs=True),
+        Valid(_SETUP + dedent("""
+            losses = []
+            for step in range(3):
+                loss = nn.functional.mse_loss(model(x), y)
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                losses.append(loss.detach())
+            print(torch.stack(losses))
+            """), runs=True),
         # Plain gradient descent that rebinds `w`: each view keeps its values.
-        Valid("import torch\n\nw = torch.zeros(3, requires_grad=True)\ntrace = []\nfor step in range(3):\n"
-              "    loss = (w - 1).pow(2).sum()\n    (g,) = torch.autograd.grad(loss, w)\n"
-              "    w = (w - 0.1 * g).detach().requires_grad_()\n    trace.append(w.detach().numpy())\n"
-              "print(trace[0], trace[-1])\n", runs=True),
+        Valid(dedent("""
+            import torch
+
+            w = torch.zeros(3, requires_grad=True)
+            trace = []
+            for step in range(3):
+                loss = (w - 1).pow(2).sum()
+                (g,) = torch.autograd.grad(loss, w)
+                w = (w - 0.1 * g).detach().requires_grad_()
+                trace.append(w.detach().numpy())
+            print(trace[0], trace[-1])
+            """), runs=True),
         # Read before the next update.
-        Valid(_SETUP + "for step in range(3):\n    before = model.weight.detach()\n    print(before.norm())\n"
-              + _TRAIN_STEP, runs=True),
+        Valid(_SETUP + dedent("""
+            for step in range(3):
+                before = model.weight.detach()
+                print(before.norm())
+                loss = nn.functional.mse_loss(model(x), y)
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+            """), runs=True),
     ]
     INVALID = [
         Invalid(
@@ -347,25 +427,59 @@ view and `.clone()` to a tensor view.
         ),
         Invalid(
             # "How much did this step change the weights?" is always zero.
-            _SETUP + "for step in range(3):\n    prev = model.weight.detach()\n" + _TRAIN_STEP +
-            "    change = (model.weight - prev).abs().max().item()\n",
+            _SETUP + dedent("""
+                for step in range(3):
+                    prev = model.weight.detach()
+                    loss = nn.functional.mse_loss(model(x), y)
+                    opt.zero_grad()
+                    loss.backward()
+                    opt.step()
+                    change = (model.weight - prev).abs().max().item()
+                """),
             line=8,
             col=11,
-            fixed=_SETUP + "for step in range(3):\n    prev = model.weight.detach().clone()\n" + _TRAIN_STEP +
-            "    change = (model.weight - prev).abs().max().item()\n",
+            fixed=_SETUP + dedent("""
+                for step in range(3):
+                    prev = model.weight.detach().clone()
+                    loss = nn.functional.mse_loss(model(x), y)
+                    opt.zero_grad()
+                    loss.backward()
+                    opt.step()
+                    change = (model.weight - prev).abs().max().item()
+                """),
             unsafe=True,
             oracle=Oracle(check_bad="change == 0.0", check_fixed="change > 0.0"),
         ),
         Invalid(
             # A manual update through `.data` changes the snapshots taken through `.data`.
-            "import torch\n\nw = torch.zeros(3, requires_grad=True)\nsnapshots = []\nfor step in range(3):\n"
-            "    loss = (w - 1).pow(2).sum()\n    loss.backward()\n    w.data.add_(w.grad, alpha=-0.1)\n"
-            "    w.grad = None\n    snapshots.append(w.data)\nfirst = snapshots[0]\n",
+            dedent("""
+                import torch
+
+                w = torch.zeros(3, requires_grad=True)
+                snapshots = []
+                for step in range(3):
+                    loss = (w - 1).pow(2).sum()
+                    loss.backward()
+                    w.data.add_(w.grad, alpha=-0.1)
+                    w.grad = None
+                    snapshots.append(w.data)
+                first = snapshots[0]
+                """),
             line=10,
             col=21,
-            fixed="import torch\n\nw = torch.zeros(3, requires_grad=True)\nsnapshots = []\nfor step in range(3):\n"
-            "    loss = (w - 1).pow(2).sum()\n    loss.backward()\n    w.data.add_(w.grad, alpha=-0.1)\n"
-            "    w.grad = None\n    snapshots.append(w.data.clone())\nfirst = snapshots[0]\n",
+            fixed=dedent("""
+                import torch
+
+                w = torch.zeros(3, requires_grad=True)
+                snapshots = []
+                for step in range(3):
+                    loss = (w - 1).pow(2).sum()
+                    loss.backward()
+                    w.data.add_(w.grad, alpha=-0.1)
+                    w.grad = None
+                    snapshots.append(w.data.clone())
+                first = snapshots[0]
+                """),
             unsafe=True,
             oracle=Oracle(check_bad="torch.equal(first, w.detach())",
                           check_fixed="torch.allclose(first, torch.full((3,), 0.2))"),
@@ -464,36 +578,91 @@ breaks) and synchronises with an accelerator at every iteration.
 - https://pytorch.org/docs/stable/generated/torch.Tensor.detach.html
 - https://pytorch.org/docs/stable/generated/torch.Tensor.item.html
 """
-    _TOTAL = (
-        _SETUP + "total = 0\nfor step in range(3):\n" + _TRAIN_STEP + "    total += {term}\n"
-        "mean_loss = total.item() / 3\n"
-    )
+    _TOTAL = _SETUP + dedent("""
+        total = 0
+        for step in range(3):
+            loss = nn.functional.mse_loss(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            total += {term}
+        mean_loss = total.item() / 3
+        """)
+
     VALID = [
         Valid(_TOTAL.format(term="loss.detach()"), runs=True),
-        Valid(_SETUP + "total = 0.0\nfor step in range(3):\n" + _TRAIN_STEP +
-              "    total += loss.item()\nprint(total / 3)\n", runs=True),
+        Valid(_SETUP + dedent("""
+            total = 0.0
+            for step in range(3):
+                loss = nn.functional.mse_loss(model(x), y)
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                total += loss.item()
+            print(total / 3)
+            """), runs=True),
         # Meta-learning: the sum is back-propagated after the loop.
-        Valid(_SETUP + "meta_loss = 0\nfor task in range(3):\n"
-              "    task_loss = nn.functional.mse_loss(model(x + task), y)\n    meta_loss += task_loss\n"
-              "opt.zero_grad()\nmeta_loss.backward()\nopt.step()\n", runs=True),
+        Valid(_SETUP + dedent("""
+            meta_loss = 0
+            for task in range(3):
+                task_loss = nn.functional.mse_loss(model(x + task), y)
+                meta_loss += task_loss
+            opt.zero_grad()
+            meta_loss.backward()
+            opt.step()
+            """), runs=True),
         # Gradient accumulation: the running sum is back-propagated every few steps.
-        Valid(_SETUP + "acc = 0\nfor step in range(4):\n    acc = acc + nn.functional.mse_loss(model(x), y) / 2\n"
-              "    if step % 2 == 1:\n        (acc / 2).backward()\n        opt.step()\n        opt.zero_grad()\n"
-              "        acc = 0\n", runs=True),
+        Valid(_SETUP + dedent("""
+            acc = 0
+            for step in range(4):
+                acc = acc + nn.functional.mse_loss(model(x), y) / 2
+                if step % 2 == 1:
+                    (acc / 2).backward()
+                    opt.step()
+                    opt.zero_grad()
+                    acc = 0
+            """), runs=True),
         # Returned (a Lightning training_step, a helper): it may be back-propagated by the caller.
-        Valid("import torch\nfrom torch import nn\n\n\ndef chunked_loss(model, xs, y):\n    total = 0\n"
-              "    for x in xs:\n        total += nn.functional.mse_loss(model(x), y)\n    return total\n"),
+        Valid(dedent("""
+            import torch
+            from torch import nn
+
+
+            def chunked_loss(model, xs, y):
+                total = 0
+                for x in xs:
+                    total += nn.functional.mse_loss(model(x), y)
+                return total
+            """)),
         # Stored on self, passed to another function.
-        Valid("import torch\nfrom torch import nn\n\n\nclass Trainer:\n    def run(self, model, xs, y, sink):\n"
-              "        total = 0\n        for x in xs:\n            total += nn.functional.mse_loss(model(x), y)\n"
-              "        self.total = total\n        sink(total)\n"),
+        Valid(dedent("""
+            import torch
+            from torch import nn
+
+
+            class Trainer:
+                def run(self, model, xs, y, sink):
+                    total = 0
+                    for x in xs:
+                        total += nn.functional.mse_loss(model(x), y)
+                    self.total = total
+                    sink(total)
+            """)),
         # Reset at the top of every iteration: no graph crosses iterations.
-        Valid(_SETUP + "for step in range(3):\n    step_loss = 0\n"
-              "    step_loss += nn.functional.mse_loss(model(x), y)\n"
-              "    print(step_loss.item())\n", runs=True),
+        Valid(_SETUP + dedent("""
+            for step in range(3):
+                step_loss = 0
+                step_loss += nn.functional.mse_loss(model(x), y)
+                print(step_loss.item())
+            """), runs=True),
         # Under no_grad (validation).
-        Valid(_SETUP + "total = 0\nwith torch.no_grad():\n    for step in range(3):\n"
-              "        total += nn.functional.mse_loss(model(x), y)\nprint(total)\n", runs=True),
+        Valid(_SETUP + dedent("""
+            total = 0
+            with torch.no_grad():
+                for step in range(3):
+                    total += nn.functional.mse_loss(model(x), y)
+            print(total)
+            """), runs=True),
     ]
     INVALID = [
         Invalid(
@@ -509,12 +678,22 @@ breaks) and synchronises with an accelerator at every iteration.
         Invalid(
             # An evaluation loop without no_grad: each graph keeps its activations; the total is
             # printed, so `.detach()` changes what is printed (unsafe).
-            _SETUP + "model.eval()\nrunning = 0\nfor i in range(3):\n"
-            "    running = running + nn.functional.mse_loss(model(x), y) * x.size(0)\nprint(running)\n",
+            _SETUP + dedent("""
+                model.eval()
+                running = 0
+                for i in range(3):
+                    running = running + nn.functional.mse_loss(model(x), y) * x.size(0)
+                print(running)
+                """),
             line=10,
             col=4,
-            fixed=_SETUP + "model.eval()\nrunning = 0\nfor i in range(3):\n"
-            "    running = running + (nn.functional.mse_loss(model(x), y) * x.size(0)).detach()\nprint(running)\n",
+            fixed=_SETUP + dedent("""
+                model.eval()
+                running = 0
+                for i in range(3):
+                    running = running + (nn.functional.mse_loss(model(x), y) * x.size(0)).detach()
+                print(running)
+                """),
             unsafe=True,
             oracle=Oracle(check_bad="running.requires_grad and running.grad_fn.name() == 'AddBackward0'",
                           check_fixed="not running.requires_grad", same=("running",)),

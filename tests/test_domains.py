@@ -1,0 +1,86 @@
+"""The walker's domains for TNS5xx (analysis/snapshots.py, accumulators.py): the pre-filters that
+keep them cheap, and the scopes they are active in."""
+
+import ast
+import textwrap
+
+from flake8_tensorcopy.analysis import make_domains
+from flake8_tensorcopy.analysis.accumulators import might_accumulate
+from flake8_tensorcopy.analysis.snapshots import is_optimizer_name, might_alias_tensor
+from flake8_tensorcopy.analysis.walker import Walker
+from flake8_tensorcopy.model import Options
+from flake8_tensorcopy.rules.base import Context
+from flake8_tensorcopy.source import LineIndex
+
+HEAD = """\
+import numpy as np
+import torch
+from torch import nn
+
+model = nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+loader = [(torch.randn(8, 4), torch.randn(8, 1)) for _ in range(3)]
+
+
+def evaluate(net):
+    with torch.no_grad():
+        return sum(nn.functional.mse_loss(net(x), y).item() for x, y in loader)
+
+"""
+
+
+def test_prefilters():
+    assert might_accumulate("total = 0\nfor x in y:\n    total += loss\n")
+    assert might_accumulate("t, n = torch.zeros(1), 0\nwhile t:\n    t = t + loss\n")
+    assert not might_accumulate("for x in y:\n    total += loss\n")  # no start from zero
+    assert not might_accumulate("h = ()\nfor x in y:\n    h += (x,)\n")
+    assert not might_accumulate("c = 0\nfor x in y:\n    c += 1\n")
+    assert not might_accumulate("total = 0\ntotal += loss\n")  # no loop
+    assert might_alias_tensor("hist.append(w.detach().numpy())\n")
+    assert might_alias_tensor("prev = w.detach()\n")
+    assert not might_alias_tensor("w.data.normal_(0, 1)\nx = y.detach().clone()\n")
+    assert is_optimizer_name("optimizer") and is_optimizer_name("self.opt_g") and is_optimizer_name("optimizerD")
+    assert not is_optimizer_name("scheduler") and not is_optimizer_name("lr_scheduler")
+    assert not is_optimizer_name("opt_state_dict") and not is_optimizer_name("scaler")
+
+
+class _Domains:
+    """Records, per scope, which TNS5 domains were active."""
+
+    domains = ("snapshots", "accumulators")
+
+    def __init__(self):
+        self.seen = {}
+
+    def leave_scope(self, scope, ctx):
+        name = getattr(scope.node, "name", "<module>")
+        self.seen[name] = tuple(k for k in self.domains if ctx.domain(k) is not None)
+
+
+def test_domains_are_active_only_where_they_can_find_something():
+    code = HEAD + textwrap.dedent("""
+        def plain(a, b):
+            for i in range(3):
+                a = a * b
+            return a
+
+        def history():
+            h = []
+            for i in range(3):
+                opt.step()
+                h.append(model.weight.detach())
+            return np.stack(h)
+
+        def accumulate():
+            total = 0
+            for x, y in loader:
+                total += nn.functional.mse_loss(model(x), y)
+            print(total.item())
+    """)
+    probe = _Domains()
+    ctx = Context(LineIndex(code), Options())
+    Walker(ast.parse(code), [probe], ctx, domains=make_domains({"snapshots", "accumulators"}, Options())).run()
+    assert probe.seen["plain"] == ()
+    assert probe.seen["evaluate"] == ()
+    assert probe.seen["history"] == ("snapshots",)
+    assert probe.seen["accumulate"] == ("accumulators",)

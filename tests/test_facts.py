@@ -1,0 +1,141 @@
+"""What the analysis knows of a value (analysis/evaluate.py, gradmode.py): grad, device and kind
+facts, asked through a probe.  Where a fact is a claim about torch, it is checked on real torch."""
+
+import ast
+
+import pytest
+
+from flake8_tensorcopy.analysis.gradmode import no_grad_callees
+from probes import probe, probes
+
+HEAD = "import torch\nfrom torch import nn\nmodel = nn.Linear(3, 2)\nout = model(torch.randn(4, 3))\n"
+
+
+@pytest.mark.parametrize("expr", [
+    "torch.max(out, 1)[1]", "out.max(1)[1]", "out.max(dim=1).indices", "out.topk(2).indices",
+    "torch.sort(out)[1]", "out.kthvalue(1, dim=1)[1]",
+])
+def test_indices_of_a_values_indices_pair_do_not_require_grad(expr):
+    f = probe(HEAD + f"probe({expr})\n")
+    assert f.is_tensor and not f.may_require_grad
+
+
+def test_values_of_a_pair_and_unpacking():
+    code = HEAD + "values, idx = torch.max(out, 1)\nprobe(values)\nprobe(idx)\nprobe(torch.max(out))\n"
+    (v, _), (i, _), (m, _) = probes(code)
+    assert v.may_require_grad and not i.may_require_grad and m.may_require_grad
+    # Elementwise max of two tensors is a tensor, not a pair.
+    assert probe(HEAD + "probe(torch.max(out, out)[1])\n").may_require_grad
+
+
+def test_pair_indices_inside_no_grad():
+    code = HEAD + "with torch.no_grad():\n    vals, idx = out.sort()\nprobe(vals)\n"
+    assert not probe(code).may_require_grad
+
+
+def test_enumerate_and_zip_keep_positions():
+    code = (
+        "import torch\nfrom torch.utils.data import DataLoader\nloader = DataLoader([])\n"
+        "model = torch.nn.Linear(3, 2)\n"
+        "for i, (x, y) in enumerate(loader):\n    probe(i)\n    probe(x)\n"
+        "outs = [model(torch.randn(1, 3))]\n"
+        "for o, (a, b) in zip(outs, loader):\n    probe(o)\n    probe(a)\n"
+    )
+    (i, _), (x, _), (o, _), (a, _) = probes(code)
+    assert i.kind == "other"
+    assert x.is_tensor and not x.may_require_grad
+    assert o.may_require_grad
+    assert a.is_tensor and not a.may_require_grad
+
+
+def test_list_append_and_extend_record_elements():
+    code = HEAD + "losses = []\nfor _ in range(3):\n    losses.append(out.sum())\nprobe(losses)\n"
+    f = probe(code)
+    assert f.kind == "seq" and f.element.may_require_grad
+    code = HEAD + "losses = []\nfor _ in range(3):\n    losses.append(out.sum().item())\nprobe(losses)\n"
+    assert not probe(code).element.may_require_grad
+    code = HEAD + "xs = []\nxs.extend([out])\nprobe(xs)\n"
+    assert probe(code).element.may_require_grad
+
+
+@pytest.mark.parametrize("freeze", [
+    "for p in model.parameters():\n    p.requires_grad = False\n",
+    "for p in model.parameters():\n    p.requires_grad_(False)\n",
+    "for name, p in model.named_parameters():\n    p.requires_grad = False\n",
+    "model.requires_grad_(False)\n",
+])
+def test_frozen_model_output_is_not_known_to_require_grad(freeze):
+    code = "import torch\nmodel = torch.nn.Linear(3, 2)\n" + freeze + "probe(model(torch.randn(2, 3)))\n"
+    assert not probe(code).may_require_grad
+
+
+def test_partially_frozen_model_still_requires_grad():
+    code = ("import torch\nmodel = torch.nn.Linear(3, 2)\nfor name, p in model.named_parameters():\n"
+            "    if name == 'bias':\n        p.requires_grad = False\nprobe(model(torch.randn(2, 3)))\n")
+    assert probe(code).may_require_grad
+
+
+@pytest.mark.parametrize("expr,requires", [
+    ("torch.autograd.grad((w * 2).sum(), w)[0]", False),
+    ("(w * 2).new_zeros(3)", False),
+    ("(w * 2).new_tensor([1.0])", False),
+    ("(w * 2).sign()", True),
+    ("torch.unique(w * 2)", True),
+])
+def test_autograd_grad_new_tensors_and_sign(expr, requires):
+    code = f"import torch\nw = torch.ones(3, requires_grad=True)\nprobe({expr})\n"
+    assert probe(code).may_require_grad is requires
+    torch = pytest.importorskip("torch")
+    w = torch.ones(3, requires_grad=True)
+    assert eval(expr, {"torch": torch, "w": w}).requires_grad is requires  # measured, not assumed
+
+
+def test_distribution_samples_are_not_known_to_require_grad():
+    code = ("import torch\nfrom torch.distributions import Categorical\nmodel = torch.nn.Linear(3, 2)\n"
+            "d = Categorical(logits=model(torch.randn(1, 3)))\nprobe(d.sample())\n")
+    assert not probe(code).may_require_grad
+
+
+def test_device_attribute_and_joins_with_cpu_strings():
+    code = ("import torch\nx = torch.randn(3)\ny = torch.zeros(3).to(x.device)\nprobe(y)\n"
+            "def f(t):\n    d = t.device if torch.is_tensor(t) else 'cpu'\n    probe(torch.zeros(3).to(d))\n"
+            "def g(dev):\n    probe(torch.zeros(3).to(dev))\n")
+    (y, _), (z, _), (w, _) = probes(code)
+    assert not y.may_be_on_accelerator  # x is on the CPU
+    assert not z.may_be_on_accelerator  # the device of an unknown tensor, or the CPU: unknown
+    assert w.may_be_on_accelerator  # `.to(device)`: an explicit device may be an accelerator
+
+
+def test_functions_only_called_under_no_grad():
+    code = (
+        "import torch\n"
+        "def evaluate():\n    helper()\n"
+        "def helper():\n    pass\n"
+        "def train():\n    pass\n"
+        "def callback():\n    pass\n"
+        "class Net:\n    def predict(self):\n        pass\n"
+        "with torch.no_grad():\n    evaluate()\n    Net().predict()\n    callback()\n"
+        "train()\nhooks = [callback]\n"
+        "@torch.inference_mode()\ndef outer():\n    train2()\n"
+        "def train2():\n    pass\n"
+        "with torch.set_grad_enabled(True):\n    never()\n"
+        "def never():\n    pass\n"
+    )
+    assert no_grad_callees(ast.parse(code)) == {"evaluate", "helper", "predict", "train2"}
+
+
+def test_no_grad_callee_bodies_run_with_grad_off():
+    code = HEAD + "def show():\n    probe(out)\nwith torch.no_grad():\n    show()\n"
+    (_, no_grad), = probes(code)
+    assert no_grad
+
+
+def test_module_with_no_grad_forward():
+    code = ("import torch\nfrom torch import nn\n\nclass Feats(nn.Module):\n    def __init__(self):\n"
+            "        super().__init__()\n        self.fc = nn.Linear(3, 2)\n\n    @torch.no_grad()\n"
+            "    def forward(self, x):\n        return self.fc(x)\n\n"
+            "class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+            "        self.fc = nn.Linear(3, 2)\n\n    def forward(self, x):\n        return self.fc(x)\n\n"
+            "probe(Feats()(torch.randn(1, 3)))\nprobe(Net().to('cpu')(torch.randn(1, 3)))\n")
+    (a, _), (b, _) = probes(code)
+    assert not a.may_require_grad and b.may_require_grad

@@ -1,0 +1,42 @@
+"""GAN roles (analysis/gan.py): which names are generators and discriminators, from their
+spelling, their class and the optimizers that train them."""
+
+import ast
+
+import pytest
+
+from flake8_tensorcopy.analysis.gan import GanNames, is_class_name, name_role, words
+
+
+@pytest.mark.parametrize("name,role", [
+    ("netG", "G"), ("netD", "D"), ("G", "G"), ("D", "D"), ("G_AB", "G"), ("D_A", "D"), ("generator", "G"),
+    ("self.generator", "G"), ("model.G", "G"), ("gen_model", "G"), ("netG.module", "G"), ("self.net_d", "D"),
+    ("critic", "D"), ("self.GAN.D_aug", "D"), ("g_ema", "G"), ("netG_A2B", "G"),
+    ("d_loss", None), ("loss_G", None), ("train_D", None), ("gen_imgs", None), ("criterionGAN", None),
+    ("self.model", None), ("decoder", None), ("optimizerD", None), ("GAN", None),
+])
+def test_module_roles_from_names(name, role):
+    assert name_role(name) == role
+
+
+def test_words_split_camel_case_and_underscores():
+    assert words("netG_A2B") == ["net", "g", "a", "2", "b"]
+    assert words("SRGenerator") == ["sr", "generator"]
+    assert words("optimizerD") == ["optimizer", "d"]
+
+
+def test_class_names_construct_modules_they_do_not_run_them():
+    assert is_class_name("Generator") and is_class_name("NLayerDiscriminator")
+    assert not is_class_name("G") and not is_class_name("G_AB") and not is_class_name("netG")
+
+
+def test_optimizers_give_roles_to_the_modules_they_train():
+    tree = ast.parse("opt_g = torch.optim.Adam(decoder.parameters())\n"
+                     "optim_1 = torch.optim.Adam(itertools.chain(netD_A.parameters(), netD_B.parameters()))\n"
+                     "params = list(encoder.parameters())\n")
+    names = GanNames(tree)
+    assert names.module_role("decoder") == "G"
+    assert names.optimizer_role("optim_1") == (True, "D")
+    assert names.module_role("encoder") is None
+    assert names.optimizer_role("lr_scheduler_G") == (False, None)
+    assert names.optimizer_role("self.GAN.D_opt") == (True, "D")
