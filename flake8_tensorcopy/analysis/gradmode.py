@@ -151,46 +151,61 @@ def no_grad_callees(tree: ast.Module) -> frozenset:
     sites: dict[str, list] = {}
     used: set = set()
     defined: set = set()
-    stack = [(tree, False, None)]
-    while stack:
-        n, ng, encl = stack.pop()
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            defined.add(n.name)
-            inner = any(decorator_turns_grad_off(d, qualname) for d in n.decorator_list)
-            stack.extend((d, ng, encl) for d in n.decorator_list)
-            stack.extend((d, ng, encl) for d in [*n.args.defaults, *n.args.kw_defaults] if d is not None)
-            stack.extend((b, inner, n.name) for b in n.body)
-            continue
-        if isinstance(n, ast.Lambda):
-            stack.append((n.body, False, None))  # runs whenever it is called
-            continue
-        if isinstance(n, (ast.With, ast.AsyncWith)):
-            inner = ng
-            for i in n.items:
-                effect = context_effect(i.context_expr, qualname)
-                if effect is not None:
-                    inner = effect
-            stack.extend((i, ng, encl) for i in n.items)
-            stack.extend((b, inner, encl) for b in n.body)
-            continue
-        if isinstance(n, ast.Call):
-            f = n.func
-            if isinstance(f, ast.Name):
-                sites.setdefault(f.id, []).append((ng, encl))
-            elif isinstance(f, ast.Attribute):
-                sites.setdefault(f.attr, []).append((ng, encl))
-                stack.append((f.value, ng, encl))
+    # Regions of code that run in one grad mode and enclosing function: (node, (no-grad?, the
+    # name of the function they are in)).  Each is scanned with its context fixed; function
+    # bodies, `with` bodies and lambdas start regions of their own.
+    regions = [(tree, (False, None))]
+    _Name, _Attribute, _Call, _Constant, _Lambda = ast.Name, ast.Attribute, ast.Call, ast.Constant, ast.Lambda
+    functions = (ast.FunctionDef, ast.AsyncFunctionDef)
+    withs = (ast.With, ast.AsyncWith)
+    used_add = used.add
+    while regions:
+        root, where = regions.pop()
+        ng = where[0]
+        stack = [root]
+        pop, push, extend = stack.pop, stack.append, stack.extend
+        while stack:
+            n = pop()
+            t = type(n)
+            if t is _Name:
+                used_add(n.id)
+            elif t is _Attribute:
+                used_add(n.attr)
+                push(n.value)
+            elif t is _Call:
+                f = n.func
+                ft = type(f)
+                if ft is _Name:
+                    sites.setdefault(f.id, []).append(where)
+                elif ft is _Attribute:
+                    sites.setdefault(f.attr, []).append(where)
+                    push(f.value)
+                else:
+                    push(f)
+                extend(n.args)
+                extend([k.value for k in n.keywords])
+            elif t is _Constant:
+                continue
+            elif t in functions:
+                defined.add(n.name)
+                inner = any(decorator_turns_grad_off(d, qualname) for d in n.decorator_list)
+                extend(n.decorator_list)
+                extend([d for d in (*n.args.defaults, *n.args.kw_defaults) if d is not None])
+                body = (inner, n.name)
+                regions.extend([(b, body) for b in n.body])
+            elif t is _Lambda:
+                regions.append((n.body, (False, None)))  # runs whenever it is called
+            elif t in withs:
+                inner = ng
+                for i in n.items:
+                    effect = context_effect(i.context_expr, qualname)
+                    if effect is not None:
+                        inner = effect
+                extend(n.items)
+                body = where if inner == ng else (inner, where[1])
+                regions.extend([(b, body) for b in n.body])
             else:
-                stack.append((f, ng, encl))
-            stack.extend((a, ng, encl) for a in n.args)
-            stack.extend((k.value, ng, encl) for k in n.keywords)
-            continue
-        if isinstance(n, ast.Name):
-            used.add(n.id)
-        elif isinstance(n, ast.Attribute):
-            used.add(n.attr)
-        for c in child_nodes(n):
-            stack.append((c, ng, encl))
+                extend(child_nodes(n))
     result: set = set()
     changed = True
     while changed:
