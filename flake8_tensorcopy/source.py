@@ -13,7 +13,8 @@ import codecs
 import re
 import tokenize
 from itertools import accumulate
-from dataclasses import dataclass
+
+from .model import REQUIRED, Record
 
 # Python's tokenizer ends a line at \r\n, \r or \n, and at nothing else (str.splitlines also
 # splits at \x0c, \x1c, \u2028 ..., which would shift every line number after them).
@@ -24,11 +25,9 @@ class DecodeError(Exception):
     """The bytes are not text in the encoding the file declares."""
 
 
-@dataclass(frozen=True)
-class Decoded:
-    text: str
-    encoding: str
-    bom: bool
+class Decoded(Record):
+    _FIELDS = (("text", REQUIRED), ("encoding", REQUIRED), ("bom", REQUIRED))
+    __slots__ = tuple(n for n, _ in _FIELDS)
 
 
 def decode(data: bytes) -> Decoded:

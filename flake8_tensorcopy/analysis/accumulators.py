@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass, field
 
+from ..model import REQUIRED, Record
 from .astutil import child_nodes, dotted_name, target_elements
 from .facts import TENSOR, UNKNOWN, Grad
 from .walker import Domain, NameSets
@@ -82,13 +82,15 @@ def _starts_from_zero(name: str, text: str) -> bool:
     return False
 
 
-@dataclass(frozen=True)
-class Accumulation:
-    stmt: ast.stmt  # `total += loss` or `total = total + loss`
-    name: str
-    term: ast.expr  # what is added (`loss`)
-    term_is_tensor: bool  # a torch tensor by the flow of the code (so `.detach()` exists)
-    shown: bool = False  # the total's printed form or autograd attributes are observed somewhere
+class Accumulation(Record):
+    _FIELDS = (
+        ("stmt", REQUIRED),  # `total += loss` or `total = total + loss`
+        ("name", REQUIRED),
+        ("term", REQUIRED),  # what is added (`loss`)
+        ("term_is_tensor", REQUIRED),  # a torch tensor by the flow of the code (so `.detach()` exists)
+        ("shown", False),  # the total's printed form or autograd attributes are observed somewhere
+    )
+    __slots__ = tuple(n for n, _ in _FIELDS)
 
 
 class AccumState(NameSets):
@@ -97,13 +99,15 @@ class AccumState(NameSets):
     __slots__ = ()
 
 
-@dataclass
 class AccumScope:
-    candidates: dict = field(default_factory=dict)  # id(stmt) -> Accumulation
-    gone: set = field(default_factory=set)  # ids whose graphs reach a backward or leave the scope
-    shown: set = field(default_factory=set)  # ids whose carriers are printed or asked for autograd state
-    holders: dict = field(default_factory=dict)  # id -> names that carried it
-    findings: list = field(default_factory=list)  # [Accumulation]
+    __slots__ = ("candidates", "gone", "shown", "holders", "findings")
+
+    def __init__(self) -> None:
+        self.candidates: dict = {}  # id(stmt) -> Accumulation
+        self.gone: set = set()  # ids whose graphs reach a backward or leave the scope
+        self.shown: set = set()  # ids whose carriers are printed or asked for autograd state
+        self.holders: dict = {}  # id -> names that carried it
+        self.findings: list = []  # [Accumulation]
 
 
 def _accumulation(stmt):

@@ -8,7 +8,6 @@ on any path survives the join ("may require grad", "may be on an accelerator"), 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
 from enum import IntEnum
 
 
@@ -45,43 +44,88 @@ CLASS = "class"  # a class of this file (`node` is its def); nn.Module classes c
 OBJECT = "object"  # an instance of a class of this file that is not an nn.Module
 
 
-@dataclass(frozen=True, slots=True)
+# The fields of a Fact, in order (positional arguments follow it).  `attrs` and `node` take no
+# part in equality or the hash.
+_FIELDS = ("kind", "grad", "device", "leaf", "qual", "frozen", "paramfree", "attrs", "element", "tags", "items",
+           "by_flow", "min_grad", "device_var", "node")
+_set = object.__setattr__
+
+
 class Fact:
-    kind: str = UNKNOWN
-    grad: Grad = Grad.UNKNOWN
-    device: Device = Device.UNKNOWN
-    # A leaf tensor that requires grad: a parameter, a requires_grad=True factory result, ...
-    leaf: bool = False
-    # For IMPORT facts, the qualified name ("torch.no_grad").
-    qual: str | None = None
-    # For MODULE facts: parameters frozen (requires_grad_(False)), no parameters at all
-    # (losses, activations), and attribute facts of a class defined in this file.
-    frozen: bool = False
-    paramfree: bool = False
-    attrs: dict | None = field(default=None, compare=False)
-    # For SEQ facts: what one element is.
-    element: Fact | None = None
-    # Open set of labels later rule families attach (for example "generator_output").
-    tags: frozenset = frozenset()
-    # A fixed-size tuple's facts by position: enumerate's (index, item), zip's tuples,
-    # torch.max(x, dim)'s (values, indices).  Used when unpacking or indexing by a constant.
-    items: tuple | None = None
-    # The kind is established by the flow of the code on every path (a torch call, a torch
-    # constructor, an isinstance guard), not by an annotation, a name or a guess.  Only such
-    # facts make a fix safe.
-    by_flow: bool = False
-    # The least `grad` over the paths that reach here (None: the same as `grad`): `grad` says
-    # what may be, this what must be.
-    min_grad: Grad | None = None
-    # The dotted name of the device variable the tensor was moved with (`x.to(device)`): a test
-    # of that variable (`if device != "cpu":`) tells where the tensor is.
-    device_var: str | None = None
-    # For FUNCTION and CLASS facts, and the instances (MODULE, OBJECT) of classes of the file:
-    # the definition.
-    node: object = field(default=None, compare=False)
+    """An immutable record (a plain class: a dataclass costs every start half a millisecond to
+    build, and `but` is on the hot path of the analysis).
+
+    kind: what the value is (the kinds below).  grad / device: whether it may require grad,
+    where it may live.  leaf: a leaf tensor that requires grad (a parameter, a
+    requires_grad=True factory result, ...).  qual: for IMPORT facts, the qualified name
+    ("torch.no_grad").  frozen / paramfree: for MODULE facts, parameters frozen
+    (requires_grad_(False)), no parameters at all (losses, activations).  attrs: attribute
+    facts of a class defined in this file.  element: for SEQ facts, what one element is.
+    tags: open set of labels rule families attach (for example "generator_output").  items: a
+    fixed-size tuple's facts by position (enumerate's (index, item), zip's tuples,
+    torch.max(x, dim)'s (values, indices)), used when unpacking or indexing by a constant.
+    by_flow: the kind is established by the flow of the code on every path (a torch call, a
+    torch constructor, an isinstance guard), not by an annotation, a name or a guess; only such
+    facts make a fix safe.  min_grad: the least `grad` over the paths that reach here (None: the
+    same as `grad`): `grad` says what may be, this what must be.  device_var: the dotted name of
+    the device variable the tensor was moved with (`x.to(device)`): a test of that variable
+    (`if device != "cpu":`) tells where the tensor is.  node: for FUNCTION and CLASS facts, and
+    the instances (MODULE, OBJECT) of classes of the file, the definition.
+    """
+
+    __slots__ = _FIELDS
+
+    def __init__(self, kind: str = "unknown", grad: Grad = Grad.UNKNOWN, device: Device = Device.UNKNOWN,
+                 leaf: bool = False, qual: str | None = None, frozen: bool = False, paramfree: bool = False,
+                 attrs: dict | None = None, element: Fact | None = None, tags: frozenset = frozenset(),
+                 items: tuple | None = None, by_flow: bool = False, min_grad: Grad | None = None,
+                 device_var: str | None = None, node: object = None) -> None:
+        _set(self, "kind", kind)
+        _set(self, "grad", grad)
+        _set(self, "device", device)
+        _set(self, "leaf", leaf)
+        _set(self, "qual", qual)
+        _set(self, "frozen", frozen)
+        _set(self, "paramfree", paramfree)
+        _set(self, "attrs", attrs)
+        _set(self, "element", element)
+        _set(self, "tags", tags)
+        _set(self, "items", items)
+        _set(self, "by_flow", by_flow)
+        _set(self, "min_grad", min_grad)
+        _set(self, "device_var", device_var)
+        _set(self, "node", node)
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"Fact is immutable (use .but({name}=...))")
+
+    __delattr__ = __setattr__
+
+    def _key(self) -> tuple:
+        return (self.kind, self.grad, self.device, self.leaf, self.qual, self.frozen, self.paramfree,
+                self.element, self.tags, self.items, self.by_flow, self.min_grad, self.device_var)
+
+    def __eq__(self, other):
+        if other is self:
+            return True
+        if type(other) is not Fact:
+            return NotImplemented
+        return self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return f"Fact({', '.join(f'{n}={getattr(self, n)!r}' for n in _FIELDS)})"
 
     def but(self, **changes) -> Fact:
-        return replace(self, **changes)
+        """A copy with `changes`."""
+        new = object.__new__(Fact)
+        for name in _FIELDS:
+            _set(new, name, changes.pop(name) if name in changes else getattr(self, name))
+        if changes:
+            raise TypeError(f"Fact has no field {next(iter(changes))!r}")
+        return new
 
     @property
     def is_tensor(self) -> bool:
@@ -129,7 +173,7 @@ def with_must(f: Fact, must: Grad) -> Fact:
     cur = f.grad if f.min_grad is None else f.min_grad
     if must == cur:
         return f
-    return replace(f, min_grad=None if must == f.grad else must)
+    return f.but(min_grad=None if must == f.grad else must)
 
 
 def join(a: Fact | None, b: Fact | None) -> Fact:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass, field
 
 from . import torchapi as api
 from .astutil import all_nodes, child_nodes, dotted_name, is_plain_method
@@ -408,45 +407,60 @@ class CallInfo:
         return isinstance(func, ast.Attribute) and self._walker.fact(func.value, self._state).kind == "tensor"
 
 
-@dataclass(eq=False)
+# Plain classes, compared by identity (a dataclass costs every start that loads this module
+# half a millisecond to define).
+
+
 class GenSource:
     """One generator call: the origin of generator output."""
 
-    node: ast.Call
-    loops: tuple
-    foreign: bool = False  # produced by another method (`self.fake_B` set in `forward`)
-    binding: ast.Assign | None = None  # `fake = netG(z)`: the statement that names it
+    __slots__ = ("node", "loops", "foreign", "binding")
+
+    def __init__(self, node: ast.Call, loops: tuple, foreign: bool = False) -> None:
+        self.node = node
+        self.loops = loops
+        self.foreign = foreign  # produced by another method (`self.fake_B` set in `forward`)
+        self.binding: ast.Assign | None = None  # `fake = netG(z)`: the statement that names it
 
 
-@dataclass(eq=False)
 class Event:
-    kind: str  # "backward", "step", "zero", "penalty", "dcall"
-    node: ast.AST
-    index: int
-    loops: tuple
-    branches: tuple
-    role: str | None = None  # step / zero: whose optimizer or module
-    prov: frozenset = frozenset()  # backward: what the loss depends on; penalty: its inputs
-    retain: bool | None = False  # backward: retain_graph (None: not a constant)
-    name_role: str | None = None  # backward: the role the loss's name gives it
+    __slots__ = ("kind", "node", "index", "loops", "branches", "role", "prov", "retain", "name_role")
+
+    def __init__(self, kind: str, node: ast.AST, index: int, loops: tuple, branches: tuple,
+                 role: str | None = None, prov: frozenset = frozenset(), retain: bool | None = False,
+                 name_role: str | None = None) -> None:
+        self.kind = kind  # "backward", "step", "zero", "penalty", "dcall"
+        self.node = node
+        self.index = index
+        self.loops = loops
+        self.branches = branches
+        self.role = role  # step / zero: whose optimizer or module
+        self.prov = prov  # backward: what the loss depends on; penalty: its inputs
+        self.retain = retain  # backward: retain_graph (None: not a constant)
+        self.name_role = name_role  # backward: the role the loss's name gives it
 
 
-@dataclass(eq=False)
 class DiscCall:
     """A discriminator call whose input carries generator output."""
 
-    node: ast.Call
-    sources: set = field(default_factory=set)  # GenSource
-    targets: list = field(default_factory=list)  # the parts of its arguments that carry it
-    event: Event | None = None
+    __slots__ = ("node", "sources", "targets", "event")
+
+    def __init__(self, node: ast.Call) -> None:
+        self.node = node
+        self.sources: set = set()  # GenSource
+        self.targets: list = []  # the parts of its arguments that carry it
+        self.event: Event | None = None
 
 
-@dataclass
 class Finding:
-    dcall: DiscCall
-    consequence: str  # "crash_later", "crash_here", "crash_loop", "wrong", "wrong_retain", "waste", "unknown"
-    fix: str  # "call", "binding", "none_reuse", "none_gp"
-    bindings: list = field(default_factory=list)  # GenSource for the "binding" fix
+    __slots__ = ("dcall", "consequence", "fix", "bindings")
+
+    def __init__(self, dcall: DiscCall, consequence: str, fix: str, bindings: list) -> None:
+        self.dcall = dcall
+        # "crash_later", "crash_here", "crash_loop", "wrong", "wrong_retain", "waste", "unknown"
+        self.consequence = consequence
+        self.fix = fix  # "call", "binding", "none_reuse", "none_gp"
+        self.bindings = bindings  # GenSource for the "binding" fix
 
 
 EMPTY = frozenset()

@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass
 from collections import namedtuple
 
+from ..model import REQUIRED, Record
 from .astutil import child_nodes, dotted_name, expressions, target_elements
 from .facts import FUNCTION, MODULE, TENSOR, UNKNOWN, Device, Grad
 from .storage import is_inplace_method
@@ -116,21 +116,25 @@ def _related(source: str, roots) -> bool:
 Token = namedtuple("Token", "anchor source kind param stale", defaults=(0,))
 
 
-@dataclass(frozen=True)
-class Anchor:
-    node: ast.AST  # the expression that looks like a copy (reported)
-    kind: str  # "state" or "tensor"
-    source: str  # what it aliases (a dotted name)
-    inner: ast.AST | None = None  # "state": the `.state_dict()` call inside a shallow copy
+class Anchor(Record):
+    _FIELDS = (
+        ("node", REQUIRED),  # the expression that looks like a copy (reported)
+        ("kind", REQUIRED),  # "state" or "tensor"
+        ("source", REQUIRED),  # what it aliases (a dotted name)
+        ("inner", None),  # "state": the `.state_dict()` call inside a shallow copy
+    )
+    __slots__ = tuple(n for n, _ in _FIELDS)
 
 
-@dataclass(frozen=True)
-class SnapFinding:
-    anchor: Anchor
-    holder: str  # the name whose value was used
-    use_line: int
-    update_line: int
-    update: str = "<expr>"  # the source of the update (shortened)
+class SnapFinding(Record):
+    _FIELDS = (
+        ("anchor", REQUIRED),  # an Anchor
+        ("holder", REQUIRED),  # the name whose value was used
+        ("use_line", REQUIRED),
+        ("update_line", REQUIRED),
+        ("update", "<expr>"),  # the source of the update (shortened)
+    )
+    __slots__ = tuple(n for n, _ in _FIELDS)
 
 
 class SnapState(NameSets):

@@ -20,8 +20,8 @@ from __future__ import annotations
 import ast
 import itertools
 import re
-from dataclasses import dataclass
 
+from ..model import REQUIRED, Record
 from .astutil import all_nodes, dotted_name, expressions, key_prefixes, mentioned_keys, target_elements
 from .facts import TENSOR, UNKNOWN, Device
 from .saved import saved_tensors, storage_key, strip_views
@@ -43,22 +43,26 @@ def is_inplace_method(name: str) -> bool:
     return name.endswith("_") and not name.startswith("_") and name not in NOT_WRITES
 
 
-@dataclass(frozen=True)
-class Alias:
+class Alias(Record):
     """A name whose storage is `base`'s (at `version`), made by `via` ("detach", "numpy" or "data")."""
 
-    base: str
-    version: tuple
-    via: str
-    anchor: ast.AST  # the `.detach()` call or `.data` attribute that made it
-    named: bool = False  # bound to a name (`c = a.detach()`), not written inline
+    _FIELDS = (
+        ("base", REQUIRED),
+        ("version", REQUIRED),
+        ("via", REQUIRED),
+        ("anchor", REQUIRED),  # the `.detach()` call or `.data` attribute that made it
+        ("named", False),  # bound to a name (`c = a.detach()`), not written inline
+    )
+    __slots__ = tuple(n for n, _ in _FIELDS)
 
 
-@dataclass(frozen=True)
-class Write:
-    node: ast.AST  # what is reported
-    alias: Alias
-    shown: str  # the source of the tensor or array written into
+class Write(Record):
+    _FIELDS = (
+        ("node", REQUIRED),  # what is reported
+        ("alias", REQUIRED),  # an Alias
+        ("shown", REQUIRED),  # the source of the tensor or array written into
+    )
+    __slots__ = tuple(n for n, _ in _FIELDS)
 
 
 class StorageState:

@@ -31,7 +31,6 @@ from __future__ import annotations
 import ast
 import re
 from bisect import bisect_left
-from dataclasses import dataclass, field
 
 from . import torchapi as api
 from .astutil import dotted_name, is_plain_method, child_nodes
@@ -75,17 +74,19 @@ _TRAILING_NAME = re.compile(r"([A-Za-z_]\w*)$")
 
 
 
-@dataclass(eq=False)
 class ClassInfo:
     """A class of the file: its node, what `self` is in its methods, its methods by name, and
     its base classes that the file defines."""
 
-    node: ast.ClassDef
-    self_fact: Fact | None
-    lightning: bool
-    methods: dict = field(default_factory=dict)
-    bases: list = field(default_factory=list)  # ClassInfo
-    project_bases: list = field(default_factory=list)  # project.ProjectEntity
+    __slots__ = ("node", "self_fact", "lightning", "methods", "bases", "project_bases")
+
+    def __init__(self, node: ast.ClassDef, self_fact: Fact | None, lightning: bool) -> None:
+        self.node = node
+        self.self_fact = self_fact
+        self.lightning = lightning
+        self.methods: dict = {}
+        self.bases: list = []  # ClassInfo
+        self.project_bases: list = []  # project.ProjectEntity
 
     def method(self, name: str):
         """(the def of method `name`, the class that defines it), searching the file's bases."""
@@ -103,16 +104,19 @@ class ClassInfo:
         return None, None
 
 
-@dataclass(eq=False, slots=True)
 class Scope:
-    kind: str  # "module", "function", "class"
-    node: ast.AST
-    parent: Scope | None
-    # Names with evidence of being an nn.Module (x.parameters(), x.eval(), ...).
-    module_names: frozenset = frozenset()
-    cls: ClassInfo | None = None  # the class of a method
-    end_env: dict | None = None  # the names at the end of the scope (what nested functions see)
-    closure: dict | None = None
+    __slots__ = ("kind", "node", "parent", "module_names", "cls", "end_env", "closure")
+
+    def __init__(self, kind: str, node: ast.AST, parent: Scope | None, module_names: frozenset = frozenset(),
+                 cls: ClassInfo | None = None) -> None:
+        self.kind = kind  # "module", "function", "class"
+        self.node = node
+        self.parent = parent
+        # Names with evidence of being an nn.Module (x.parameters(), x.eval(), ...).
+        self.module_names = module_names
+        self.cls = cls  # the class of a method
+        self.end_env: dict | None = None  # the names at the end of the scope (what nested functions see)
+        self.closure: dict | None = None
 
 
 class Frame:

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass, field
 
 # The data model lives in model.py, below the rules; re-exported for the callers that import it
 # from the rule framework.
-from ..model import Edit, Fix, FixSafety, Options, Violation  # noqa: F401
+from ..model import REQUIRED, Edit, Fix, FixSafety, Options, Record, Violation  # noqa: F401
 from ..source import LineIndex
 
 # For type checkers only: the annotations are strings, and typing costs a few ms of every start.
@@ -45,8 +44,7 @@ def dedent(text: str) -> str:
     return text.replace(closing, "\n")[1:]
 
 
-@dataclass(frozen=True)
-class Oracle:
+class Oracle(Record):
     """What real torch does when an example runs (checked by tests/test_runtime_oracle.py).
 
     raises: (exception type name, substring of its message) the bad code raises.
@@ -57,34 +55,47 @@ class Oracle:
     same: variable names whose values must be equal after the bad and the fixed code.
     """
 
-    raises: tuple | None = None
-    warns: tuple | None = None
-    grad_fn: str | None = None
-    check_bad: str | None = None
-    check_fixed: str | None = None
-    same: tuple = ()
+    _FIELDS = (("raises", None), ("warns", None), ("grad_fn", None), ("check_bad", None), ("check_fixed", None),
+               ("same", ()))
+    __slots__ = tuple(n for n, _ in _FIELDS)
 
 
-@dataclass(frozen=True)
-class Valid:
-    code: str
-    # True: the example is a complete program that must run on real torch without error
-    # or warning.
-    runs: bool = False
-    options: dict = field(default_factory=dict)
+class _Example(Record):
+    """Records (not dataclasses: every start builds the examples, and a dataclass costs half a
+    millisecond to define); `options` defaults to a fresh {}."""
+
+    __slots__ = ()
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        if self.options is None:
+            object.__setattr__(self, "options", {})
 
 
-@dataclass(frozen=True)
-class Invalid:
-    code: str
-    line: int  # 1-based line of the reported expression
-    col: int  # 0-based character column
-    fixed: str | None = None  # the source after `tensorcopy fix` (None: no fix applies)
-    oracle: Oracle | None = None
-    unsafe: bool = False  # the fix is applied only with --unsafe-fixes
-    options: dict = field(default_factory=dict)
-    # Other codes the example is expected to raise as well (e.g. TNS101 with TNS102).
-    also: tuple = ()
+class Valid(_Example):
+    _FIELDS = (
+        ("code", REQUIRED),
+        # True: the example is a complete program that must run on real torch without error
+        # or warning.
+        ("runs", False),
+        ("options", None),  # Options fields for this example
+    )
+    __slots__ = tuple(n for n, _ in _FIELDS)
+
+
+class Invalid(_Example):
+    _FIELDS = (
+        ("code", REQUIRED),
+        ("line", REQUIRED),  # 1-based line of the reported expression
+        ("col", REQUIRED),  # 0-based character column
+        ("fixed", None),  # the source after `tensorcopy fix` (None: no fix applies)
+        ("oracle", None),  # an Oracle
+        ("unsafe", False),  # the fix is applied only with --unsafe-fixes
+        ("options", None),  # Options fields for this example
+        # Other codes the example is expected to raise as well (e.g. TNS101 with TNS102).
+        ("also", ()),
+    )
+    __slots__ = tuple(n for n, _ in _FIELDS)
 
 
 # --------------------------------------------------------------------------- rules
