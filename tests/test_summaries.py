@@ -251,6 +251,98 @@ def test_constructor_arguments_inform_attributes():
     assert found(code, "TNS101") == [("TNS101", 11)]
 
 
+# --------------------------------------------------------------------------- one call's result
+
+PER_CALL = """
+import torch
+
+
+def double(x):
+    return x * 2
+
+
+def make(n, device=None):
+    return torch.arange(n, device=device)
+
+
+w = torch.ones(3, requires_grad=True)
+dev = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+b = double(torch.ones(3)).numpy()
+c = make(3, "cpu").numpy()
+try:
+    a = double(w).numpy()
+except RuntimeError as exc:
+    error = str(exc)
+d = make(3, dev)
+"""
+
+
+def test_a_call_returns_what_its_own_arguments_make():
+    # The summaries of double(x) and make(n, device) know nothing of x and device; the calls do:
+    # double(w) requires grad (line 18, reported in default mode, with a safe fix: it is a
+    # tensor by the flow of the code), double(torch.ones(3)) and make(3, "cpu") do not and are
+    # on the host.
+    assert found(PER_CALL) == [("TNS101", 18)]
+    assert found(PER_CALL, strict=True) == [("TNS101", 18)]
+    [v] = lint_text(textwrap.dedent(PER_CALL), select_rules(["TNS1"])).violations
+    assert v.message.startswith("double(w) requires grad") and v.fix.safety == "safe"
+    env = run(PER_CALL)
+    assert "requires grad" in env["error"] and env["b"].tolist() == [2.0] * 3 and env["c"].tolist() == [0, 1, 2]
+
+
+def test_a_call_with_a_device_that_may_be_an_accelerator_is_reported():
+    code = """
+    import torch
+
+    def make(n, device=None):
+        return torch.arange(n, device=device)
+
+    host = make(3, "cpu").numpy()
+    dev = torch.device("cuda")
+    out = make(3, dev).numpy()
+    """
+    assert found(code) == [("TNS102", 9)]
+
+
+def test_a_recursive_function_called_with_arguments_terminates():
+    # The recursive call inside the walk for walk(w, 3) takes the summary's result (unknown):
+    # the analysis cannot tell, so default mode is silent and strict mode reports both.
+    code = """
+    import torch
+
+    def walk(x, n):
+        if n == 0:
+            return x
+        return walk(x * 2, n - 1)
+
+    w = torch.ones(3, requires_grad=True)
+    a = walk(w, 3).numpy()
+    b = walk(torch.ones(3), 3).numpy()
+    """
+    assert found(code) == []
+    assert found(code, strict=True) == [("TNS101", 10), ("TNS101", 11)]
+
+
+def test_size_arguments_of_torch_functions_do_not_make_a_result_require_grad():
+    # F.pad's pad list, interpolate's size: numbers (here of unknown origin), never a tensor
+    # that requires grad; the input came from NumPy.  Strict mode stays silent.
+    code = """
+    import numpy as np
+    import torch
+    import torch.nn.functional as F
+
+    def to_patches(image: np.ndarray, n, size):
+        t = torch.from_numpy(image).unsqueeze(0)
+        t = F.interpolate(t, size, mode="bilinear")
+        t = F.pad(t, [0, 0, 0, n - 3]).float()
+        return t.numpy()
+
+    out = to_patches(np.ones((1, 4, 4), dtype=np.float32), 5, (2, 2))
+    """
+    assert found(code, strict=True) == []
+    assert run(code)["out"].shape == (1, 1, 4, 2)
+
+
 # --------------------------------------------------------------------------- class facts
 
 

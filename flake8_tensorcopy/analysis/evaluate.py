@@ -789,7 +789,7 @@ class Evaluator:
             return Fact(OBJECT, Grad.UNKNOWN, Device.UNKNOWN, attrs=callee.attrs, node=callee.node, tags=defined)
         if callee.kind == FUNCTION:
             self.note_function_call(callee.node, node, state)
-            result = self.function_result(callee.node, None)
+            result = self.call_result(callee.node, node, state)
             return result if result is not None else UNKNOWN_FACT
         if isinstance(func, ast.Name):
             name = func.id
@@ -881,7 +881,8 @@ class Evaluator:
         if q.startswith("torch.") and (q.rsplit(".", 1)[-1].startswith("_") or q.startswith("torch.nn.init.calc")):
             return UNKNOWN_FACT  # private helpers and init arithmetic return ints and tuples, not tensors
         if q.startswith("torch."):
-            return self._values_indices(q[6:], self._join_args(node, state), node.args[1:], node, state)
+            return self._values_indices(q[6:], self._join_args(node, state, q in api.FIRST_ARG_ONLY), node.args[1:],
+                                        node, state)
         last = q.rsplit(".", 1)[-1]
         if last == "from_pretrained":
             owner = q.rsplit(".", 2)[-2]
@@ -901,8 +902,15 @@ class Evaluator:
                 return f  # torch.max(x) is a tensor; torch.max(a, b) is elementwise
         return f.but(items=(f, tensor(Grad.NO, f.device, by_flow=f.by_flow)))
 
-    def _join_args(self, node: ast.Call, state: State) -> Fact:
-        facts = self._arg_facts(node, state)
+    def _join_args(self, node: ast.Call, state: State, first_only: bool = False) -> Fact:
+        """The result of a torch function from its arguments' facts (`first_only`: only the first
+        argument, `input`, can be a tensor; api.FIRST_ARG_ONLY)."""
+        first = node.args[0] if node.args else _kwarg(node, "input")
+        if first_only and first is not None and not isinstance(first, ast.Starred):
+            f = self.fact(first, state)
+            facts = [f.element if f.kind == SEQ and f.element is not None else f]
+        else:
+            facts = self._arg_facts(node, state)
         tensors = [f for f in facts if f.kind == TENSOR]
         if not tensors:
             # Without a tensor argument, an unlisted torch function may not return a tensor at
@@ -1081,6 +1089,9 @@ class Evaluator:
     # Summaries of the file's functions (the walker computes them; none here).
     def function_result(self, func, cls) -> Fact | None:
         return None
+
+    def call_result(self, func, call, state) -> Fact | None:
+        return self.function_result(func, None)
 
     def note_function_call(self, func, call, state) -> None:
         pass

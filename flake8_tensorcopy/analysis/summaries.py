@@ -13,6 +13,12 @@
   the join where the call sites would make a parameter look harmless, and a parameter informed
   only by call sites is never a torch tensor "by flow" (a fix resting on it is unsafe).
 
+- What one call returns: a call that passes arguments the function's summary did not assume
+  (the summary's parameters are unknown, or what their annotations say) gets a walk of its
+  own with those arguments (`call_result`, memoised per function and argument facts, within a
+  budget and for functions of modest size): `double(w)` of a `w` that requires grad requires
+  grad, `make(3, "cpu")` is on the host whatever `make(n, device)` returns elsewhere.
+
 Call sites are found by text (`name(`): one search per function while few functions ask, then
 one index of the whole file, so that the cost stays linear in the size of the file.
 """
@@ -30,6 +36,8 @@ _CALLED_NAME = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
 _DEFINED = re.compile(r"\b(?:def|class)\s+([A-Za-z_]\w*)\s*\(")
 _SUMMARY_BUDGET = 400  # summary walks per file (each function at most once)
 _SURVEY_BUDGET = 200  # functions walked with rules off to find call sites
+_CALL_BUDGET = 200  # walks of a function for the arguments of one call (per file)
+_CALL_MAX_LINES = 80  # functions longer than this keep their summary's result at every call
 _DIRECT_SEARCHES = 16  # text searches per function before one index of the whole file
 _HARMLESS_DECORATORS = frozenset({"staticmethod", "classmethod", "torch.no_grad", "no_grad", "torch.inference_mode",
                                   "inference_mode", "torch.enable_grad", "functools.wraps"})
@@ -60,6 +68,8 @@ class Summaries:
         self._searches = 0
         self._call_index: dict | None = None  # name -> offsets of `name(` in the text
         self._def_spans: tuple | None = None  # (starts, ends, defs) of every function of the file
+        self._call_results: dict = {}  # (id(func), argument facts) -> Fact, or None while walked
+        self._call_budget = _CALL_BUDGET
 
     # ------------------------------------------------------------------ return facts
 
@@ -93,6 +103,62 @@ class Summaries:
             return func.returns()
         summary = self.summary(func, cls)
         return summary.returns if summary is not None else None
+
+    def call_result(self, func, call: ast.Call, state) -> Fact | None:
+        """What this call of function `func` of the file returns.  Its summary walked the body
+        with the parameters unknown (or what their annotations say); when the call passes
+        something more definite, the body is walked again with the call's arguments (rules off,
+        memoised per argument facts).  The arguments' facts over-approximate what they may be at
+        this call, so the result is as sound as the summary's and holds for this call only."""
+        generic = self.function_result(func, None)
+        if (self._surveying or not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef))
+                or func.end_lineno - func.lineno > _CALL_MAX_LINES):
+            return generic
+        args = self._call_arguments(func, call, state, skip_first=False)
+        if not args:
+            return generic
+        key = (id(func), tuple(sorted((p, f, id(f.node)) for p, f in args.items())))
+        if key in self._call_results:
+            found = self._call_results[key]
+            return found if found is not None else generic
+        if self._call_budget <= 0:
+            return generic
+        self._call_budget -= 1
+        self._call_results[key] = None  # recursion: the summary's result meanwhile
+        cache = self._cache
+        self._cache = {}
+        try:
+            frame = self._run_function(func, self.module_scope, False, None, dispatch=False, given=args)
+        finally:
+            self._cache = cache
+        result = frame.returns_fact
+        self._call_results[key] = result
+        return result
+
+    def _call_arguments(self, callee, call: ast.Call, state, skip_first: bool) -> dict | None:
+        """{parameter: fact} of the arguments `call` passes that say more than "unknown"
+        (None: arguments that cannot be matched to parameters, `*args` or `**kwargs`)."""
+        args = callee.args
+        positional = [*args.posonlyargs, *args.args]
+        if skip_first:
+            positional = positional[1:]
+        if len(call.args) > len(positional) and args.vararg is None:
+            return None  # a call that raises TypeError
+        out: dict = {}
+        for i, a in enumerate(call.args):
+            if isinstance(a, ast.Starred) or i >= len(positional):
+                return None
+            f = self.fact(a, state)
+            if f.kind != UNKNOWN:
+                out[positional[i].arg] = f
+        names = {a.arg for a in [*positional, *args.kwonlyargs]}
+        for kw in call.keywords:
+            if kw.arg is None or kw.arg not in names:
+                return None
+            f = self.fact(kw.value, state)
+            if f.kind != UNKNOWN:
+                out[kw.arg] = f
+        return out
 
     def method_result(self, classdef, name: str, hint: tuple | None = None) -> Fact | None:
         """What method `name` of a class of the file returns (None: unknown).  `hint`: text the

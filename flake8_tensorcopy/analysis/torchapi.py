@@ -28,6 +28,17 @@ NO_GRAD_FUNCS = frozenset(
     ).split()
 )
 
+# torch functions whose one tensor argument is the first (`input`): the others are sizes, shapes,
+# dimensions, modes and fill values (`F.pad(x, [0, n - k])`), so what they are does not make the
+# result require grad.
+FIRST_ARG_ONLY = frozenset(
+    (
+        "torch.nn.functional.pad torch.nn.functional.interpolate torch.nn.functional.unfold "
+        "torch.nn.functional.fold torch.reshape torch.permute torch.tile torch.flatten torch.squeeze "
+        "torch.unsqueeze torch.transpose torch.flip torch.roll torch.narrow torch.movedim torch.swapaxes"
+    ).split()
+)
+
 # torch functions that do not return tensors at all.
 NON_TENSOR_FUNCS = frozenset(
     "torch." + n

@@ -337,7 +337,10 @@ class Walker(Summaries, Evaluator):
             self.frame = outer
         return frame
 
-    def _run_function(self, func, parent: Scope, no_grad: bool, cls: ClassInfo | None, dispatch: bool) -> Frame:
+    def _run_function(self, func, parent: Scope, no_grad: bool, cls: ClassInfo | None, dispatch: bool,
+                      given: dict | None = None) -> Frame:
+        """Walk `func`'s body.  `given`: facts of some parameters (one call's arguments,
+        summaries.call_result) over what their annotations say."""
         scope = Scope("function", func, parent, self._module_evidence(func), cls)
         outer = self._closure(parent)
         no_grad = (no_grad or self._decorated_no_grad(func, outer) or self._only_called_without_grad(func)
@@ -357,6 +360,8 @@ class Walker(Summaries, Evaluator):
         for a in (args.vararg, args.kwarg):
             if a is not None:
                 state.env[a.arg] = UNKNOWN_FACT
+        if given:
+            state.env.update(given)
         if dispatch:
             # What the file's call sites pass (summary walks and surveys keep the parameters
             # unknown: one level of call sites, and no walk waits for another).
