@@ -1057,7 +1057,7 @@ class Evaluator:
                 if recv.node is None:
                     return UNKNOWN_FACT
                 self.note_method_call(recv.node, m, node, state)
-                result = self.method_result(recv.node, m)
+                result = self.method_call_result(recv.node, m, node, state)
                 return result if result is not None else UNKNOWN_FACT
             return UNKNOWN_FACT
         if kind == OBJECT:
@@ -1066,7 +1066,7 @@ class Evaluator:
                 return self._module_output(f, node, state)
             if recv.node is not None:
                 self.note_method_call(recv.node, m, node, state)
-            result = self.method_result(recv.node, m) if recv.node is not None else None
+            result = self.method_call_result(recv.node, m, node, state) if recv.node is not None else None
             return result if result is not None else UNKNOWN_FACT
         if kind == SEQ and m in ("pop", "__getitem__") and recv.element is not None:
             return recv.element
@@ -1092,6 +1092,9 @@ class Evaluator:
 
     def call_result(self, func, call, state) -> Fact | None:
         return self.function_result(func, None)
+
+    def method_call_result(self, classdef, name: str, call, state) -> Fact | None:
+        return self.method_result(classdef, name)
 
     def note_function_call(self, func, call, state) -> None:
         pass

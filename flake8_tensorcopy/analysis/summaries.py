@@ -111,13 +111,26 @@ class Summaries:
         memoised per argument facts).  The arguments' facts over-approximate what they may be at
         this call, so the result is as sound as the summary's and holds for this call only."""
         generic = self.function_result(func, None)
-        if (self._surveying or not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef))
-                or func.end_lineno - func.lineno > _CALL_MAX_LINES):
+        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return generic  # (another module's function)
+        return self._for_call(func, None, call, state, generic, skip_first=False)
+
+    def method_call_result(self, classdef, name: str, call: ast.Call, state) -> Fact | None:
+        """What this call of method `name` of a class of the file returns (as call_result)."""
+        generic = self.method_result(classdef, name)
+        info = self.classes.get(id(classdef)) if not hasattr(classdef, "method_return") else None
+        func = info.method(name)[0] if info is not None else None
+        if func is None or not is_plain_method(func):
             return generic
-        args = self._call_arguments(func, call, state, skip_first=False)
+        return self._for_call(func, info, call, state, generic, skip_first=True)
+
+    def _for_call(self, func, cls, call: ast.Call, state, generic: Fact | None, skip_first: bool) -> Fact | None:
+        if self._surveying or func.end_lineno - func.lineno > _CALL_MAX_LINES:
+            return generic
+        args = self._call_arguments(func, call, state, skip_first)
         if not args:
             return generic
-        key = (id(func), tuple(sorted((p, f, id(f.node)) for p, f in args.items())))
+        key = (id(func), id(cls), tuple(sorted((p, f, id(f.node)) for p, f in args.items())))
         if key in self._call_results:
             found = self._call_results[key]
             return found if found is not None else generic
@@ -128,7 +141,7 @@ class Summaries:
         cache = self._cache
         self._cache = {}
         try:
-            frame = self._run_function(func, self.module_scope, False, None, dispatch=False, given=args)
+            frame = self._run_function(func, self.module_scope, False, cls, dispatch=False, given=args)
         finally:
             self._cache = cache
         result = frame.returns_fact
