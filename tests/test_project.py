@@ -232,3 +232,53 @@ def test_a_notebook_uses_the_project(tmp_path, capsys):
     code = cli.main(["check", "--no-cache", "--isolated", "--project-root", str(tmp_path), str(path)])
     out = capsys.readouterr().out
     assert code == 1 and f"{path}:cell 1:4:7: TNS101" in out and "(Critic: an nn.Module, models.py:5)" in out, out
+
+
+PER_CALL = {
+    "pyproject.toml": "[project]\nname = 'demo'\n",
+    "PKG/__init__.py": "",
+    "PKG/helpers.py": """
+        import torch
+
+
+        def double(x):
+            return x * 2
+
+
+        def make(n, device=None):
+            return torch.arange(n, device=device)
+
+
+        def run(model, x):
+            return model(x)
+        """,
+    "PKG/train.py": """
+        import torch
+        from torch import nn
+
+        from .helpers import double, make, run
+
+        w = torch.ones(3, requires_grad=True)
+        a = double(w).numpy()
+        b = double(torch.ones(3)).numpy()
+        c = make(3, "cpu").numpy()
+        dev = torch.device("cuda")
+        d = make(3, dev).numpy()
+        e = run(nn.Linear(3, 3), torch.ones(3)).numpy()
+        """,
+}
+
+
+def test_a_call_of_another_modules_function_returns_what_its_arguments_make(tmp_path):
+    # helpers.py's summaries know nothing of x, device or model; each call passes something
+    # definite: double(w) requires grad, make(3, dev) may be on an accelerator, run(nn.Linear(3,
+    # 3), x) is a module's output that requires grad; double(torch.ones(3)) and make(3, "cpu")
+    # are harmless.  (An instance of a class of this file is not passed on: its definition
+    # means nothing to helpers.py's walker.)
+    train = make(tmp_path, files=PER_CALL, package="pkg")
+    found = engine_findings(train, tmp_path)
+    assert [(v.code, v.line) for v in found] == [("TNS101", 7), ("TNS102", 11), ("TNS101", 12)]
+    assert found[0].message.startswith("double(w) requires grad") and found[0].fix.safety == "safe"
+    project = Project(str(tmp_path))
+    lint_text(train.read_text(), options=Options(), project=project, path=str(train))
+    assert str(tmp_path / "pkg" / "helpers.py") in project.touched  # the cache re-checks it on a change

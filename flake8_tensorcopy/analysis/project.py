@@ -78,6 +78,13 @@ class ProjectEntity:
         with self.summary.building():
             return self.summary.walker.function_result(self.node, None)
 
+    def returns_for(self, args: dict) -> Fact | None:
+        """What it returns when called with parameters `args` ({name: fact}: values that mean
+        the same in every module), walked by its own module's walker."""
+        with self.summary.building():
+            walker = self.summary.walker
+            return walker.given_result(self.node, None, args, walker.function_result(self.node, None))
+
     # classes
     def method_return(self, name: str, hint: tuple | None = None) -> Fact | None:
         with self.summary.building():

@@ -30,7 +30,7 @@ import re
 from bisect import bisect_right
 
 from .astutil import is_plain_method
-from .facts import MODULE, TENSOR, UNKNOWN, UNKNOWN_FACT, Device, Fact, Grad, join
+from .facts import DEVICE, MODULE, OTHER, TENSOR, UNKNOWN, UNKNOWN_FACT, Device, Fact, Grad, join
 
 _CALLED_NAME = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
 _DEFINED = re.compile(r"\b(?:def|class)\s+([A-Za-z_]\w*)\s*\(")
@@ -38,6 +38,8 @@ _SUMMARY_BUDGET = 400  # summary walks per file (each function at most once)
 _SURVEY_BUDGET = 200  # functions walked with rules off to find call sites
 _CALL_BUDGET = 200  # walks of a function for the arguments of one call (per file)
 _CALL_MAX_LINES = 80  # functions longer than this keep their summary's result at every call
+# Facts that mean the same in another module's walker (no definitions of this file in them).
+_PORTABLE = frozenset({TENSOR, OTHER, DEVICE, MODULE})
 _DIRECT_SEARCHES = 16  # text searches per function before one index of the whole file
 _HARMLESS_DECORATORS = frozenset({"staticmethod", "classmethod", "torch.no_grad", "no_grad", "torch.inference_mode",
                                   "inference_mode", "torch.enable_grad", "functools.wraps"})
@@ -111,9 +113,19 @@ class Summaries:
         memoised per argument facts).  The arguments' facts over-approximate what they may be at
         this call, so the result is as sound as the summary's and holds for this call only."""
         generic = self.function_result(func, None)
-        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            return generic  # (another module's function)
-        return self._for_call(func, None, call, state, generic, skip_first=False)
+        if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return self._for_call(func, None, call, state, generic, skip_first=False)
+        if hasattr(func, "returns_for") and not self._surveying:
+            # A function of another module of the project: its walker walks it for the values
+            # this call passes, those that mean the same in any module (tensors, devices, plain
+            # values, torch's modules; not this file's functions, classes or their instances).
+            args = self._call_arguments(func.node, call, state, skip_first=False)
+            args = {p: f for p, f in (args or {}).items()
+                    if f.kind in _PORTABLE and f.node is None and f.attrs is None}
+            if args:
+                result = func.returns_for(args)
+                return result if result is not None else generic
+        return generic
 
     def method_call_result(self, classdef, name: str, call: ast.Call, state) -> Fact | None:
         """What this call of method `name` of a class of the file returns (as call_result)."""
@@ -129,6 +141,12 @@ class Summaries:
             return generic
         args = self._call_arguments(func, call, state, skip_first)
         if not args:
+            return generic
+        return self.given_result(func, cls, args, generic)
+
+    def given_result(self, func, cls, args: dict, generic: Fact | None) -> Fact | None:
+        """What `func` returns with parameters `args` ({name: fact}), walked once per facts."""
+        if func.end_lineno - func.lineno > _CALL_MAX_LINES:
             return generic
         key = (id(func), id(cls), tuple(sorted((p, f, id(f.node)) for p, f in args.items())))
         if key in self._call_results:
