@@ -154,3 +154,35 @@ def test_consecutive_writes_share_one_wrap_and_others_get_their_own():
     out = fix_text(src, TNS4, unsafe=True)
     assert out.text == ("import torch\nw = torch.zeros(3, requires_grad=True)\nwith torch.no_grad():\n    w[0] = 1\n"
                         "    w[1] = 2\nn = 3\nwith torch.no_grad():\n    w[2] = n\n")
+
+
+HELPER_WRITES = """\
+import torch
+from torch import nn
+
+model = nn.Linear(3, 1)
+
+
+def reset(p):
+    p.zero_()
+
+
+def scale(t, k):
+    t.mul_(k)
+
+
+reset(model.weight)
+scale(torch.ones(3), 2)
+"""
+
+
+def test_a_helper_that_writes_to_the_leaf_its_caller_passes():
+    # reset() writes in place to what line 15 passes, a parameter of the model: the write raises
+    # where it is (line 8), and the message says which call brought the leaf.  scale() is only
+    # ever called with a tensor that does not require grad: silent.
+    found = lint_text(HELPER_WRITES, TNS4).violations
+    assert [(v.code, v.line) for v in found] == [("TNS401", 8)]
+    assert "p (passed at line 15), a leaf that requires grad" in found[0].message
+    torch = pytest.importorskip("torch")
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
+        exec(compile(HELPER_WRITES, "<case>", "exec"), {"torch": torch})

@@ -35,6 +35,10 @@ def _is_true(node) -> bool:
 
 
 # Text of an in-place write: `x[i] = v`, augmented assignment, `*_(` methods, `inplace=True`.
+_PARAM_WRITER_LINES = 40
+# A function's `def` line(s) up to its parameter list's end, and the names in that list.
+_DEF_HEADER = re.compile(r"\s*(?:async\s+)?def\s+\w+\s*\((.*?)\)\s*(?:->.*?)?:[ \t]*(?:#[^\n]*)?(?:\n|$)", re.S)
+_PARAM_NAME = re.compile(r"(?:^|[(,])\s*\**([A-Za-z_]\w*)")
 _INPLACE_TEXT = re.compile(r"\]\s*=[^=]|[-+*/%@&|^]=|//=|\*\*=|>>=|<<=|[^_\W]_\(|inplace=True")
 
 
@@ -52,7 +56,13 @@ class InplaceOnLeaf(Rule):
         # parameters() loop) or is an attribute written in place (`.weight`, `self.scale`).
         if any(w in text for w in ("requires_grad", "Parameter", "parameters(")):
             return _INPLACE_TEXT.search(text) is not None
-        if not ("weight" in text or "bias" in text or "param" in text or "self." in text):
+        # Or the leaf comes from the callers: the function writes to one of its parameters
+        # (`def reset(p): p.zero_()`, called with a model's weight).  Helpers are short; in long
+        # functions such writes are arithmetic on activations (`x.mul_(...)` in a forward), and
+        # analysing every one of them costs a tenth of a large tree's check.
+        header = _DEF_HEADER.match(text) if text.count("\n") <= _PARAM_WRITER_LINES else None
+        params = _PARAM_NAME.findall(header.group(1)) if header else ()
+        if not (params or "weight" in text or "bias" in text or "param" in text or "self." in text):
             return False
         for m in _INPLACE_TEXT.finditer(text):
             # What is written to: the expression just before the operator (`w[0] =`,
@@ -63,6 +73,8 @@ class InplaceOnLeaf(Rule):
                 continue
             if "weight" in target or "bias" in target or "param" in target or "self." in target:
                 return True
+            if params and any(re.search(r"\b" + p + r"\b", target) for p in params if p != "self"):
+                return True
         return False
     docs = """
 ## What it does
@@ -72,7 +84,10 @@ Writes are subscript assignment (`w[0] = 1`, `w[:, i] -= d`), augmented assignme
 `p -= lr * p.grad`) and in-place methods (`add_`, `mul_`, `zero_`, `fill_`, `copy_`,
 `clamp_`, `masked_fill_`, `index_add_`, `scatter_`, `uniform_`, `normal_`, every other `*_`
 method except `requires_grad_`), on the tensor itself or on a view of it (`w[1:3].fill_(0)`,
-`w.T.zero_()`), and in-place functions (`torch.relu_(w)`, `F.relu(w, inplace=True)`).
+`w.T.zero_()`), and in-place functions (`torch.relu_(w)`, `F.relu(w, inplace=True)`).  A write
+in a helper (up to 40 lines) to one of its parameters is reported where the file calls it with
+a leaf that requires grad (`def reset(p): p.zero_()` and `reset(model.weight)`), and the
+message names that call.
 Leaves that require grad are tensors created with `requires_grad=True`, `.requires_grad_()`
 results, `nn.Parameter(...)`, module parameters (`model.fc.weight`,
 `self.weight` of an `nn.Module`) and loop variables over `model.parameters()` or
@@ -550,7 +565,9 @@ exactly (a form feed that starts a line at module level).
         if not (f.kind == TENSOR and f.leaf and f.grad is Grad.YES):
             return
         stmt = ctx.stmt
-        self._frames[-1].append((node, stmt, ctx.short(base, 60), self._no_grad_spelling(ctx) if wrap else None))
+        # A leaf that comes from the callers says where (`p (passed at line 15)`).
+        leaf = ctx.short(base, 60) + ctx.origin(base)
+        self._frames[-1].append((node, stmt, leaf, self._no_grad_spelling(ctx) if wrap else None))
 
     def _no_grad_spelling(self, ctx) -> str | None:
         """How this file spells `torch.no_grad()` at this point, or None."""
