@@ -341,3 +341,53 @@ def test_structure_without_an_adversary_is_silent():
         opt_enc.step()
         opt_cls.step()
         """) == []
+
+
+STEP_HELPERS = """\
+import torch
+from torch import nn
+
+netG = nn.Linear(4, 4)
+netD = nn.Linear(4, 1)
+optD = torch.optim.Adam(netD.parameters())
+optG = torch.optim.Adam(netG.parameters())
+bce = nn.BCEWithLogitsLoss()
+
+
+def discriminator_step(real, fake):
+    optD.zero_grad()
+    loss = bce(netD(real), torch.ones(8, 1)) + bce(netD(fake), torch.zeros(8, 1))
+    loss.backward()
+    optD.step()
+
+
+def generator_step(fake):
+    optG.zero_grad()
+    loss = bce(netD(fake), torch.ones(8, 1))
+    loss.backward()
+    optG.step()
+
+
+def train(steps):
+    for _ in range(steps):
+        fake = netG(torch.randn(8, 4))
+        discriminator_step(torch.randn(8, 4), fake)
+        generator_step(fake)
+
+
+train(2)
+"""
+
+
+def test_generator_output_passed_to_a_discriminator_step_helper():
+    # train() passes netG's output to discriminator_step(), whose backward then runs through the
+    # generator's graph and frees it: generator_step() crashes.  The finding is in the helper,
+    # where the fix goes; generator_step() (a generator update) stays silent.
+    result = lint_text(STEP_HELPERS, RULES)
+    assert [(v.code, v.line, v.fix.safety) for v in result.violations] == [("TNS301", 13, "safe")]
+    fixed = fix_text(STEP_HELPERS, RULES).text
+    assert "bce(netD(fake.detach()), torch.zeros(8, 1))" in fixed and fixed.count(".detach()") == 1
+    torch = pytest.importorskip("torch")
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        exec(compile(STEP_HELPERS, "<bad>", "exec"), {"torch": torch})
+    exec(compile(fixed, "<fixed>", "exec"), {"torch": torch})

@@ -155,6 +155,9 @@ class GanNames:
 
     def __init__(self, tree: ast.Module, generator_names=(), discriminator_names=(), text: str | None = None) -> None:
         self.cfg = {**{n: G for n in generator_names if n}, **{n: D for n in discriminator_names if n}}
+        # (id(def), parameter) -> the generator calls whose output the file's calls of that
+        # function pass in it (`d_step(real, netG(z))`): the function starts with them there.
+        self.passed: dict[tuple, set] = {}
         self.module_assoc: dict[str, str] = {}  # normalised module name -> role, from optimizers
         self.opt_assoc: dict[str, str] = {}  # normalised optimizer name -> role
         self.class_role: dict[int, str] = {}  # class id -> role of `self`
@@ -976,6 +979,8 @@ class GanScope:
             return inputs | {dc}
 
         # --- everything else
+        if not info.no_grad and isinstance(func, ast.Name) and any(self._has_gen(p) for p in (*args, *kws.values())):
+            self._note_passed(node, args, kws)
         if isinstance(func, ast.Attribute) and m in _CUTTING_METHODS:
             return EMPTY
         if isinstance(func, ast.Name) and m in _NON_TENSOR_BUILTINS:
@@ -997,6 +1002,23 @@ class GanScope:
         if info.no_grad:
             return EMPTY
         return every
+
+    def _note_passed(self, node: ast.Call, args: list, kws: dict) -> None:
+        """A call of a function of the file that passes generator output: which parameter gets
+        which generator calls' output (GanDomain.initial starts the function's walk with them)."""
+        f = self.walker.fact(node.func, self.state)
+        callee = f.node
+        if f.kind != "function" or not isinstance(callee, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return
+        if callee is self.scope_node or any(isinstance(a, ast.Starred) for a in node.args):
+            return
+        params = [a.arg for a in (*callee.args.posonlyargs, *callee.args.args)]
+        names = set(params) | {a.arg for a in callee.args.kwonlyargs}
+        given = list(zip(params, args)) + [(k, v) for k, v in kws.items() if k in names]
+        for param, prov in given:
+            calls = {a.node for a in prov if isinstance(a, GenSource)}
+            if calls:
+                self.names.passed.setdefault((id(callee), param), set()).update(calls)
 
     def _detach_targets(self, arg) -> list:
         """The parts of a discriminator argument to wrap in `.detach()`: through list and tuple
@@ -1233,7 +1255,15 @@ class GanDomain(Domain):
         return self.names.active
 
     def initial(self, walker, frame) -> GanState:
-        return GanState()
+        state = GanState()
+        func = frame.scope.node
+        if self.names is not None and self.names.passed and isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            # Generator output the file's calls pass in: a source made elsewhere (`foreign`).
+            for a in (*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs):
+                calls = self.names.passed.get((id(func), a.arg))
+                if calls:
+                    state.env[a.arg] = frozenset(GenSource(c, (), foreign=True) for c in calls)
+        return state
 
     def start(self, walker, frame) -> GanScope:
         return GanScope(self.names, walker, frame)

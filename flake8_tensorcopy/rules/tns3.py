@@ -74,7 +74,9 @@ Generators and discriminators are recognised by name (`netG`, `G_AB`, `generator
 `--generator-names` / `--discriminator-names` options (flake8: `--tensorcopy-generator-names`,
 `--tensorcopy-discriminator-names`).  Generator output is followed through aliases, tuple
 unpacking, `torch.cat`/`torch.stack`, arithmetic, indexing, helper calls and loops, and into
-other methods through `self.<attr>` (`self.fake_B = self.netG(self.real_A)` in `forward`).
+other methods through `self.<attr>` (`self.fake_B = self.netG(self.real_A)` in `forward`) and
+into the file's functions it is passed to (`discriminator_step(real, netG(z))`: reported in
+`discriminator_step`, where the fix goes).
 
 Not reported: `netD(fake.detach())`, `fake = netG(z).detach()`, a generator called under
 `torch.no_grad()` (or in a `@torch.no_grad()` function), a frozen generator
