@@ -391,3 +391,75 @@ def test_generator_output_passed_to_a_discriminator_step_helper():
     with pytest.raises(RuntimeError, match="backward through the graph a second time"):
         exec(compile(STEP_HELPERS, "<bad>", "exec"), {"torch": torch})
     exec(compile(fixed, "<fixed>", "exec"), {"torch": torch})
+
+
+def test_generator_output_passed_to_a_discriminator_step_method():
+    source = """\
+import torch
+from torch import nn
+
+
+class Trainer:
+    def __init__(self):
+        self.netG = nn.Linear(4, 4)
+        self.netD = nn.Linear(4, 1)
+        self.optD = torch.optim.Adam(self.netD.parameters())
+        self.optG = torch.optim.Adam(self.netG.parameters())
+        self.bce = nn.BCEWithLogitsLoss()
+
+    def discriminator_step(self, real, fake):
+        self.optD.zero_grad()
+        loss = self.bce(self.netD(real), torch.ones(8, 1)) + self.bce(self.netD(fake), torch.zeros(8, 1))
+        loss.backward()
+        self.optD.step()
+
+    def generator_step(self, fake):
+        self.optG.zero_grad()
+        loss = self.bce(self.netD(fake), torch.ones(8, 1))
+        loss.backward()
+        self.optG.step()
+
+    def train(self, steps):
+        for _ in range(steps):
+            fake = self.netG(torch.randn(8, 4))
+            self.discriminator_step(torch.randn(8, 4), fake)
+            self.generator_step(fake)
+
+
+Trainer().train(2)
+"""
+    result = lint_text(source, RULES)
+    assert [(v.code, v.line) for v in result.violations] == [("TNS301", 15)]
+    fixed = fix_text(source, RULES).text
+    assert "self.netD(fake.detach())" in fixed and fixed.count(".detach()") == 1
+    torch = pytest.importorskip("torch")
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        exec(compile(source, "<bad>", "exec"), {"torch": torch})
+    exec(compile(fixed, "<fixed>", "exec"), {"torch": torch})
+
+
+def test_output_through_a_replay_buffer_is_not_followed_into_the_step():
+    # labml-nn's CycleGAN: the fakes go through a replay buffer whose push_and_pop() detaches
+    # them.  Only a value known to be a tensor that may carry a graph is followed into the step
+    # (here the buffer's result does not require grad; in labml-nn's own buffer the analysis
+    # cannot tell what it returns, which is not followed either).
+    source = STEP_HELPERS.replace("def train(steps):", '''class ReplayBuffer:
+    def __init__(self):
+        self.data = []
+
+    def push_and_pop(self, data):
+        data = data.detach()
+        res = []
+        for element in data:
+            self.data.append(element)
+            res.append(element)
+        return torch.stack(res)
+
+
+def train(steps):
+    buffer = ReplayBuffer()''').replace(
+        "discriminator_step(torch.randn(8, 4), fake)", "discriminator_step(torch.randn(8, 4), buffer.push_and_pop(fake))")
+    assert "buffer.push_and_pop(fake)" in source
+    assert lint_text(source, RULES).violations == []
+    torch = pytest.importorskip("torch")
+    exec(compile(source, "<case>", "exec"), {"torch": torch})

@@ -979,7 +979,7 @@ class GanScope:
             return inputs | {dc}
 
         # --- everything else
-        if not info.no_grad and isinstance(func, ast.Name) and any(self._has_gen(p) for p in (*args, *kws.values())):
+        if not info.no_grad and any(self._has_gen(p) for p in (*args, *kws.values())):
             self._note_passed(node, args, kws)
         if isinstance(func, ast.Attribute) and m in _CUTTING_METHODS:
             return EMPTY
@@ -1006,18 +1006,34 @@ class GanScope:
     def _note_passed(self, node: ast.Call, args: list, kws: dict) -> None:
         """A call of a function of the file that passes generator output: which parameter gets
         which generator calls' output (GanDomain.initial starts the function's walk with them)."""
-        f = self.walker.fact(node.func, self.state)
-        callee = f.node
-        if f.kind != "function" or not isinstance(callee, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        func = node.func
+        if isinstance(func, ast.Name):
+            f = self.walker.fact(func, self.state)
+            callee = f.node if f.kind == "function" else None
+            first = 0
+        elif (isinstance(func, ast.Attribute) and self.cls_info is not None and self.self_name is not None
+              and isinstance(func.value, ast.Name) and func.value.id == self.self_name):
+            callee = self.cls_info.method(func.attr)[0]  # `self.discriminator_step(real, fake)`
+            first = 1
+            if callee is not None and not is_plain_method(callee):
+                return
+        else:
+            return
+        if not isinstance(callee, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return
         if callee is self.scope_node or any(isinstance(a, ast.Starred) for a in node.args):
             return
-        params = [a.arg for a in (*callee.args.posonlyargs, *callee.args.args)]
+        params = [a.arg for a in (*callee.args.posonlyargs, *callee.args.args)][first:]
         names = set(params) | {a.arg for a in callee.args.kwonlyargs}
-        given = list(zip(params, args)) + [(k, v) for k, v in kws.items() if k in names]
-        for param, prov in given:
+        given = list(zip(params, node.args, args))
+        given += [(kw.arg, kw.value, kws[kw.arg]) for kw in node.keywords if kw.arg in names]
+        for param, expr, prov in given:
             calls = {a.node for a in prov if isinstance(a, GenSource)}
-            if calls:
+            # Only a value the analysis knows is a tensor that may carry a graph: what a helper
+            # returns that detaches it, or that we cannot see (`buffer.push_and_pop(fake)`),
+            # is not followed further.
+            fact = self.walker.fact(expr, self.state) if calls else None
+            if fact is not None and fact.kind == "tensor" and fact.grad.name != "NO":
                 self.names.passed.setdefault((id(callee), param), set()).update(calls)
 
     def _detach_targets(self, arg) -> list:
