@@ -467,3 +467,32 @@ def test_data_facts_survive_joins():
     """
     assert found(code) == []
     run(code)
+
+
+CHAIN = """
+import torch
+from torch import nn
+
+model = nn.Linear(3, 1)
+
+
+def to_numpy(t):
+    return t.cpu().numpy()
+
+
+def evaluate(m, x):
+    return to_numpy(m(x))
+
+
+print(evaluate(model, torch.randn(2, 3)))
+"""
+
+
+def test_facts_reach_down_a_chain_of_calls():
+    # The module passes the model to evaluate(), which passes its output to to_numpy(): the
+    # functions are walked callers first, so to_numpy() sees what evaluate() passed with what
+    # evaluate() was given (and the call inside print(...) counts as a call).
+    assert found(CHAIN) == [("TNS101", 9)]
+    assert "t (passed at line 13) requires grad" in messages(CHAIN)[0]
+    with pytest.raises(RuntimeError, match="requires grad"):
+        run(CHAIN)

@@ -766,6 +766,19 @@ class Evaluator:
         return Device.ACCEL
 
     def _call(self, node: ast.Call, state: State) -> Fact:
+        f = self._call_fact(node, state)
+        # Calls inside the arguments happen too, whatever this call is (`print(evaluate(m, x))`,
+        # `results.append(step(batch))`): evaluated (once: facts are cached) so that the calls of
+        # the file's functions among them are seen with what they pass.
+        for a in node.args:
+            if type(a) is not ast.Name and type(a) is not ast.Constant:
+                self.fact(a, state)
+        for kw in node.keywords:
+            if type(kw.value) is not ast.Name and type(kw.value) is not ast.Constant:
+                self.fact(kw.value, state)
+        return f
+
+    def _call_fact(self, node: ast.Call, state: State) -> Fact:
         func = node.func
         q = self.qualname(func, state)
         callee = self.project_fact(q) if q is not None and self.project is not None else None

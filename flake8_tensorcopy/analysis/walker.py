@@ -30,7 +30,8 @@ from __future__ import annotations
 
 import ast
 import re
-from bisect import bisect_left
+import heapq
+from bisect import bisect_left, bisect_right
 
 from . import torchapi as api
 from .astutil import dotted_name, is_plain_method, child_nodes
@@ -288,11 +289,71 @@ class Walker(Summaries, Evaluator):
         scope = self.module_scope = Scope("module", self.tree, None, self._module_evidence(self.tree))
         self._walk_scope(scope, self.tree.body, State({}, False), dispatch=True)
         while self._pending:
-            pending, self._pending = self._pending, []
+            pending, self._pending = self._callers_first(self._pending), []
             for func, parent, no_grad, cls in pending:
                 if self._scope_filter is not None and not self._scope_filter(self.source_of(func)):
                     continue
                 self._run_function(func, parent, no_grad, cls, dispatch=True)
+
+    def _callers_first(self, pending: list) -> list:
+        """The deferred functions, each after the functions that call it (by name; in order of
+        definition otherwise, and within a cycle): a function walked to report records what it
+        passes to the functions it calls, with what its own callers passed it, so that facts
+        reach down call chains (`evaluate(model, x)` -> `to_numpy(model(x))`).  The calls are
+        found by name in the text, each in the innermost function around it."""
+        if len(pending) < 2 or self.lines is None:
+            return pending
+        index = {id(item[0]): i for i, item in enumerate(pending)}
+        by_name: dict = {}
+        for j, (func, _parent, _no_grad, cls) in enumerate(pending):
+            takes_self = cls is not None and is_plain_method(func)
+            if len(func.args.args) + len(func.args.posonlyargs) + len(func.args.kwonlyargs) > takes_self:
+                by_name.setdefault(func.name, []).append(j)  # (a callee without parameters gains nothing)
+        if not by_name:
+            return pending
+        starts, ends, defs = self._function_spans()
+        callees: list = [[] for _ in pending]
+        indegree = [0] * len(pending)
+        text = self.lines.text
+        for name, targets in by_name.items():
+            needle = name + "("  # calls as the text writes them (not `name (`: rare)
+            at = text.find(needle)
+            while at != -1:
+                here, at = at, text.find(needle, at + 1)
+                if here and (text[here - 1].isalnum() or text[here - 1] == "_"):
+                    continue  # `my_name(` is not a call of `name`
+                k = bisect_right(starts, here) - 1
+                while k >= 0 and ends[k] <= here:  # the innermost function around the call
+                    k -= 1
+                i = index.get(id(defs[k])) if k >= 0 else None
+                if i is None or text.endswith(("def ", "class "), 0, here):
+                    continue
+                for j in targets:
+                    if j != i:
+                        callees[i].append(j)
+                        indegree[j] += 1
+        if not any(indegree):
+            return pending
+        order: list = []
+        done = [False] * len(pending)
+        ready = [i for i in range(len(pending)) if indegree[i] == 0]
+        heapq.heapify(ready)
+        first_left = 0
+        while len(order) < len(pending):
+            if not ready:  # a cycle: the first left, in order of definition
+                while done[first_left]:
+                    first_left += 1
+                ready = [first_left]
+            i = heapq.heappop(ready)
+            if done[i]:
+                continue
+            done[i] = True
+            order.append(i)
+            for j in callees[i]:
+                indegree[j] -= 1
+                if indegree[j] == 0 and not done[j]:
+                    heapq.heappush(ready, j)
+        return [pending[i] for i in order]
 
     def source_of(self, node) -> str:
         lines = self.lines
