@@ -496,3 +496,37 @@ def test_facts_reach_down_a_chain_of_calls():
     assert "t (passed at line 13) requires grad" in messages(CHAIN)[0]
     with pytest.raises(RuntimeError, match="requires grad"):
         run(CHAIN)
+
+
+def test_a_value_that_starts_as_none_is_what_it_becomes():
+    # `best = None` then `best = out` in a loop; `self.head = None` in __init__ and a model
+    # assigned in another method: where None meets a value, the join is that value (which may
+    # be absent: `None.numpy()` fails anyway).
+    code = """
+    import torch
+    from torch import nn
+
+    model = nn.Linear(3, 1)
+    best = None
+    for step in range(3):
+        out = model(torch.randn(2, 3))
+        if best is None or out.sum() > best.sum():
+            best = out
+    try:
+        arr = best.numpy()
+    except RuntimeError as exc:
+        error = str(exc)
+
+
+    class Holder:
+        def __init__(self):
+            self.head = None
+
+        def build(self):
+            self.head = nn.Linear(3, 3)
+
+        def copy(self, x):
+            return self.head(x).clone().detach()
+    """
+    assert found(code) == [("TNS101", 12), ("TNS201", 25)]
+    assert "requires grad" in run(code)["error"]

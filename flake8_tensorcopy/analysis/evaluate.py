@@ -32,6 +32,7 @@ from .facts import (
     NAMED_PARAMS,
     OTHER,
     OTHER_FACT,
+    NONE_FACT,
     PARAMS,
     SEQ,
     TENSOR,
@@ -604,7 +605,7 @@ class Evaluator:
         if t is ast.Constant:
             if isinstance(node.value, str):
                 return Fact(OTHER, Grad.NO, _device_of_string(node.value), tags=frozenset({"str"}))
-            return OTHER_FACT
+            return NONE_FACT if node.value is None else OTHER_FACT
         if t is ast.BinOp:
             return self._binop(self.fact(node.left, state), self.fact(node.right, state), state)
         if t is ast.UnaryOp:

@@ -152,6 +152,10 @@ class Fact:
 
 UNKNOWN_FACT = Fact()
 OTHER_FACT = Fact(OTHER, Grad.NO, Device.CPU)
+# `None`: where it meets another value (`self.last = None` in `__init__`, `self.last = out` in
+# `forward`), the join is that value, which may be absent (`None.numpy()` fails anyway): its
+# grad is then a "may", never a "must".
+NONE_FACT = Fact(OTHER, Grad.NO, Device.CPU, tags=frozenset({"none"}))
 ARRAY_FACT = Fact(OTHER, Grad.NO, Device.CPU, tags=frozenset({"ndarray"}))
 # A value made by another framework (TensorFlow, JAX, pandas, ...): not a torch tensor.
 FOREIGN_FACT = Fact(OTHER, Grad.NO, Device.CPU, tags=frozenset({"foreign"}))
@@ -182,6 +186,10 @@ def join(a: Fact | None, b: Fact | None) -> Fact:
         return b if b is not None else UNKNOWN_FACT
     if b is None or a is b or a == b:
         return a
+    if a.kind == OTHER and "none" in a.tags:
+        a, b = b, a
+    if b.kind == OTHER and "none" in b.tags and a.kind != OTHER:
+        return a if a.grad is Grad.NO else a.but(min_grad=Grad.NO)
     kind = a.kind if a.kind == b.kind else UNKNOWN
     return Fact(
         kind,
