@@ -379,22 +379,7 @@ train(2)
 """
 
 
-def test_generator_output_passed_to_a_discriminator_step_helper():
-    # train() passes netG's output to discriminator_step(), whose backward then runs through the
-    # generator's graph and frees it: generator_step() crashes.  The finding is in the helper,
-    # where the fix goes; generator_step() (a generator update) stays silent.
-    result = lint_text(STEP_HELPERS, RULES)
-    assert [(v.code, v.line, v.fix.safety) for v in result.violations] == [("TNS301", 13, "safe")]
-    fixed = fix_text(STEP_HELPERS, RULES).text
-    assert "bce(netD(fake.detach()), torch.zeros(8, 1))" in fixed and fixed.count(".detach()") == 1
-    torch = pytest.importorskip("torch")
-    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
-        exec(compile(STEP_HELPERS, "<bad>", "exec"), {"torch": torch})
-    exec(compile(fixed, "<fixed>", "exec"), {"torch": torch})
-
-
-def test_generator_output_passed_to_a_discriminator_step_method():
-    source = """\
+STEP_METHODS = """\
 import torch
 from torch import nn
 
@@ -428,10 +413,20 @@ class Trainer:
 
 Trainer().train(2)
 """
+
+
+@pytest.mark.parametrize("source,line,fixed_call", [
+    (STEP_HELPERS, 13, "bce(netD(fake.detach()), torch.zeros(8, 1))"),
+    (STEP_METHODS, 15, "self.bce(self.netD(fake.detach()), torch.zeros(8, 1))"),
+], ids=["function", "method"])
+def test_generator_output_passed_to_a_discriminator_step_helper(source, line, fixed_call):
+    # train() passes netG's output to discriminator_step(), whose backward then runs through the
+    # generator's graph and frees it: generator_step() crashes.  The finding is in the helper,
+    # where the fix goes; generator_step() (a generator update) stays silent.
     result = lint_text(source, RULES)
-    assert [(v.code, v.line) for v in result.violations] == [("TNS301", 15)]
+    assert [(v.code, v.line, v.fix.safety) for v in result.violations] == [("TNS301", line, "safe")]
     fixed = fix_text(source, RULES).text
-    assert "self.netD(fake.detach())" in fixed and fixed.count(".detach()") == 1
+    assert fixed_call in fixed and fixed.count(".detach()") == 1
     torch = pytest.importorskip("torch")
     with pytest.raises(RuntimeError, match="backward through the graph a second time"):
         exec(compile(source, "<bad>", "exec"), {"torch": torch})
