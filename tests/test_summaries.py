@@ -530,3 +530,50 @@ def test_a_value_that_starts_as_none_is_what_it_becomes():
     """
     assert found(code) == [("TNS101", 12), ("TNS201", 25)]
     assert "requires grad" in run(code)["error"]
+
+
+def test_attributes_set_from_self_and_from_locals_in_the_grad_mode_they_run_in():
+    # forward() stores its output through a local, remember() the output of self.fc directly:
+    # both require grad, and dump() reports them.  The same assignments under `with
+    # torch.no_grad():` or in a `@torch.no_grad()` method store values that do not.
+    code = """
+    import torch
+    from torch import nn
+
+
+    class Model(nn.Module):
+        def __init__(self, quiet):
+            super().__init__()
+            self.fc = nn.Linear(3, 3)
+            self.last = None
+            self.kept = None
+
+        def forward(self, x):
+            out = self.fc(x)
+            self.last = out
+            return out
+
+        def remember(self, x):
+            self.kept = self.fc(x)
+
+        def dump(self):
+            return self.last.numpy(), self.kept.numpy()
+
+
+    m = Model(False)
+    m(torch.randn(2, 3))
+    m.remember(torch.randn(2, 3))
+    try:
+        m.dump()
+    except RuntimeError as exc:
+        error = str(exc)
+    """
+    assert found(code) == [("TNS101", 22), ("TNS101", 22)]
+    assert "requires grad" in run(code)["error"]
+    quiet = code.replace("            out = self.fc(x)\n            self.last = out",
+                         "            with torch.no_grad():\n                out = self.fc(x)\n                self.last = out")
+    quiet = quiet.replace("        def remember(self, x):", "        @torch.no_grad()\n        def remember(self, x):")
+    quiet = quiet.replace("            return out\n", "            return self.fc(x)\n")
+    assert quiet != code and found(quiet, strict=True) == []
+    env = run(quiet)
+    assert "error" not in env

@@ -52,11 +52,13 @@ from .facts import (
     OBJECT,
     OTHER_FACT,
     TENSOR,
+    UNKNOWN,
     UNKNOWN_FACT,
     Device,
     Fact,
     Grad,
     join,
+    join_all,
 )
 from .summaries import Summaries, Summary
 from .gradmode import (
@@ -966,8 +968,16 @@ class Walker(Summaries, Evaluator):
         return q is None and (dotted_name(base) or "").rsplit(".", 1)[-1] == "LightningModule"
 
     def _class_attr_facts(self, cls: ast.ClassDef, state: State) -> dict:
-        """Facts for `self.<attr>` from assignments in any method (evaluated without context)."""
-        attrs: dict = {}
+        """Facts for `self.<attr>` from assignments in any method (evaluated without context).
+
+        A first pass evaluates each assigned value with the method's parameters unknown.  What
+        that leaves unknown and reads `self` or a local assigned once in the method
+        (`self.last = self.fc(x)`, `out = self.fc(x); self.last = out`) is evaluated again with
+        `self` holding the first pass's attributes, in the grad mode the assignment runs in
+        (under a `with torch.no_grad():` of the method, or in a no-grad method, nothing it
+        computes requires grad)."""
+        parts: dict = {}  # attr -> [fact of each assignment]
+        again: list = []  # (attr, index in parts[attr], value, self_name, local, no_grad, method)
         for item in cls.body:
             if not isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
@@ -982,6 +992,7 @@ class Walker(Summaries, Evaluator):
                 info = self.classes.get(id(cls))
                 if info is not None:
                     local.env.update(self.parameter_facts(item, info))
+            no_grad = None  # ids of the statements that run with grad off (computed on need)
             for node in _statements_and_calls(item.body):
                 if isinstance(node, ast.Assign):
                     targets, value = node.targets, node.value
@@ -1003,7 +1014,7 @@ class Walker(Summaries, Evaluator):
                                  by_flow=self.fact(node.args[1], local).is_torch_tensor)
                     else:
                         f = self.fact(node.args[1], local)
-                    attrs[name] = join(attrs.get(name), f) if name in attrs else f
+                    parts.setdefault(name, []).append(f)
                     continue
                 else:
                     continue
@@ -1014,9 +1025,81 @@ class Walker(Summaries, Evaluator):
                         and t.value.id == self_name
                     ):
                         f = self.fact(value, local)
-                        attrs[t.attr] = join(attrs.get(t.attr), f) if t.attr in attrs else f
+                        found = parts.setdefault(t.attr, [])
+                        if f.kind == UNKNOWN and _reads_self_or_local(value, self_name):
+                            if no_grad is None:
+                                no_grad = self._no_grad_statements(item, local)
+                            again.append((t.attr, len(found), value, self_name, local, id(node) in no_grad, item))
+                        found.append(f)
+        if again:
+            first = {name: join_all(fs) for name, fs in parts.items()}
+            info = self.classes.get(id(cls))
+            if info is not None and info.self_fact is not None:
+                self_fact = info.self_fact.but(attrs=first)
+                for attr, index, value, self_name, local, off, method in again:
+                    expr = _single_assignment(method, value) if isinstance(value, ast.Name) else value
+                    if expr is None:
+                        continue
+                    env = dict(local.env)
+                    env[self_name] = self_fact
+                    f = self.fact(expr, State(env, off, local.outer))
+                    if f.kind != UNKNOWN:
+                        parts[attr][index] = f
         self._cache.clear()
-        return attrs
+        return {name: join_all(fs) for name, fs in parts.items()}
+
+    def _no_grad_statements(self, func, state: State) -> set:
+        """Ids of the statements of `func` that run with grad off: all of them in a no-grad
+        function, else those under a `with` that turns it off (or may)."""
+        qualname = lambda n: self.qualname(n, state)  # noqa: E731
+        if any(decorator_turns_grad_off(d, qualname) for d in func.decorator_list):
+            return {id(n) for n in ast.walk(func)}
+        out: set = set()
+        stack = [(s, False) for s in func.body]
+        while stack:
+            node, off = stack.pop()
+            if off:
+                out.add(id(node))
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                continue
+            inner = off
+            if isinstance(node, (ast.With, ast.AsyncWith)):
+                for it in node.items:
+                    effect = context_effect(it.context_expr, qualname)
+                    if effect is not None:
+                        inner = effect
+            body = node.body if isinstance(node, (ast.With, ast.AsyncWith)) else ()
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.stmt):
+                    stack.append((child, inner if child in body else off))
+                elif isinstance(child, (ast.excepthandler, getattr(ast, "match_case", ast.excepthandler))):
+                    stack.extend((c, off) for c in child.body)
+        return out
+
+
+def _reads_self_or_local(value, self_name: str) -> bool:
+    """`value` reads an attribute of `self`, or is a plain name (a local of the method)."""
+    if isinstance(value, ast.Name):
+        return value.id != self_name
+    return any(isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == self_name
+               for n in ast.walk(value))
+
+
+def _single_assignment(func, name: ast.Name):
+    """The value of the one plain assignment of local `name` in `func` (`out = self.fc(x)`), or
+    None when the name is bound in any other way or more than once."""
+    found = None
+    for node in ast.walk(func):
+        if isinstance(node, ast.Name) and node.id == name.id and not isinstance(node.ctx, ast.Load):
+            if found is not None:
+                return None
+            found = node
+    if found is None:
+        return None
+    for node in ast.walk(func):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and node.targets[0] is found:
+            return node.value
+    return None
 
 
 def _statements_and_calls(body: list):
