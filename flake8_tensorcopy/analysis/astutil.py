@@ -154,3 +154,29 @@ def is_plain_method(func) -> bool:
     """A method that takes the instance first (not a static or class method)."""
     names = decorator_names(func)
     return "staticmethod" not in names and "classmethod" not in names
+
+
+def bind_arguments(callee, call: ast.Call, skip_first: bool = False) -> tuple:
+    """([(parameter, argument expression)], complete) for `call` of the def `callee` (`skip_first`:
+    a method called on an instance).  Positional arguments before a `*args` and keywords bind by
+    name; `complete` is False when a `*args` or `**kwargs` of the call may pass more.  Arguments
+    that match no parameter are left out (the call raises TypeError)."""
+    args = callee.args
+    positional = [*args.posonlyargs, *args.args]
+    if skip_first:
+        positional = positional[1:]
+    pairs = []
+    complete = True
+    for i, a in enumerate(call.args):
+        if isinstance(a, ast.Starred):
+            complete = False
+            break
+        if i < len(positional):
+            pairs.append((positional[i].arg, a))
+    names = {a.arg for a in [*positional, *args.kwonlyargs]}
+    for kw in call.keywords:
+        if kw.arg is None:
+            complete = False  # **kwargs
+        elif kw.arg in names:
+            pairs.append((kw.arg, kw.value))
+    return pairs, complete

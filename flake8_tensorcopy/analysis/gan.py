@@ -24,7 +24,7 @@ import ast
 import re
 
 from . import torchapi as api
-from .astutil import all_nodes, child_nodes, dotted_name, is_plain_method
+from .astutil import all_nodes, bind_arguments, child_nodes, dotted_name, is_plain_method
 from .walker import Domain, compatible
 
 G, D = "G", "D"
@@ -980,7 +980,7 @@ class GanScope:
 
         # --- everything else
         if not info.no_grad and any(self._has_gen(p) for p in (*args, *kws.values())):
-            self._note_passed(node, args, kws)
+            self._note_passed(node)
         if isinstance(func, ast.Attribute) and m in _CUTTING_METHODS:
             return EMPTY
         if isinstance(func, ast.Name) and m in _NON_TENSOR_BUILTINS:
@@ -1003,7 +1003,7 @@ class GanScope:
             return EMPTY
         return every
 
-    def _note_passed(self, node: ast.Call, args: list, kws: dict) -> None:
+    def _note_passed(self, node: ast.Call) -> None:
         """A call of a function of the file that passes generator output: which parameter gets
         which generator calls' output (GanDomain.initial starts the function's walk with them)."""
         func = node.func
@@ -1021,14 +1021,10 @@ class GanScope:
             return
         if not isinstance(callee, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return
-        if callee is self.scope_node or any(isinstance(a, ast.Starred) for a in node.args):
+        if callee is self.scope_node:
             return
-        params = [a.arg for a in (*callee.args.posonlyargs, *callee.args.args)][first:]
-        names = set(params) | {a.arg for a in callee.args.kwonlyargs}
-        given = list(zip(params, node.args, args))
-        given += [(kw.arg, kw.value, kws[kw.arg]) for kw in node.keywords if kw.arg in names]
-        for param, expr, prov in given:
-            calls = {a.node for a in prov if isinstance(a, GenSource)}
+        for param, expr in bind_arguments(callee, node, skip_first=bool(first))[0]:
+            calls = {a.node for a in self._prov.get(id(expr), EMPTY) if isinstance(a, GenSource)}
             # Only a value the analysis knows is a tensor that may carry a graph: what a helper
             # returns that detaches it, or that we cannot see (`buffer.push_and_pop(fake)`),
             # is not followed further.

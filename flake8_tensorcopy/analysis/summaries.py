@@ -29,7 +29,7 @@ import ast
 import re
 from bisect import bisect_right
 
-from .astutil import is_plain_method
+from .astutil import bind_arguments, is_plain_method
 from .facts import DEVICE, MODULE, OTHER, TENSOR, UNKNOWN, UNKNOWN_FACT, Device, Fact, Grad, join
 
 _CALLED_NAME = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
@@ -119,8 +119,7 @@ class Summaries:
             # A function of another module of the project: its walker walks it for the values
             # this call passes, those that mean the same in any module (tensors, devices, plain
             # values, torch's modules; not this file's functions, classes or their instances).
-            args = self._call_arguments(func.node, call, state, skip_first=False)
-            args = {p: f for p, f in (args or {}).items()
+            args = {p: f for p, f in self._call_arguments(func.node, call, state, skip_first=False).items()
                     if f.kind in _PORTABLE and f.node is None and f.attrs is None}
             if args:
                 result = func.returns_for(args)
@@ -137,7 +136,7 @@ class Summaries:
         return self._for_call(func, info, call, state, generic, skip_first=True)
 
     def _for_call(self, func, cls, call: ast.Call, state, generic: Fact | None, skip_first: bool) -> Fact | None:
-        if self._surveying or func.end_lineno - func.lineno > _CALL_MAX_LINES:
+        if self._surveying:
             return generic
         args = self._call_arguments(func, call, state, skip_first)
         if not args:
@@ -166,29 +165,14 @@ class Summaries:
         self._call_results[key] = result
         return result
 
-    def _call_arguments(self, callee, call: ast.Call, state, skip_first: bool) -> dict | None:
-        """{parameter: fact} of the arguments `call` passes that say more than "unknown"
-        (None: arguments that cannot be matched to parameters, `*args` or `**kwargs`)."""
-        args = callee.args
-        positional = [*args.posonlyargs, *args.args]
-        if skip_first:
-            positional = positional[1:]
-        if len(call.args) > len(positional) and args.vararg is None:
-            return None  # a call that raises TypeError
+    def _call_arguments(self, callee, call: ast.Call, state, skip_first: bool) -> dict:
+        """{parameter: fact} of the arguments `call` passes that say more than "unknown" (facts
+        are cached: note_call asked for them already)."""
         out: dict = {}
-        for i, a in enumerate(call.args):
-            if isinstance(a, ast.Starred) or i >= len(positional):
-                return None
-            f = self.fact(a, state)
+        for param, expr in bind_arguments(callee, call, skip_first)[0]:
+            f = self.fact(expr, state)
             if f.kind != UNKNOWN:
-                out[positional[i].arg] = f
-        names = {a.arg for a in [*positional, *args.kwonlyargs]}
-        for kw in call.keywords:
-            if kw.arg is None or kw.arg not in names:
-                return None
-            f = self.fact(kw.value, state)
-            if f.kind != UNKNOWN:
-                out[kw.arg] = f
+                out[param] = f
         return out
 
     def method_result(self, classdef, name: str, hint: tuple | None = None) -> Fact | None:
@@ -230,24 +214,8 @@ class Summaries:
     def note_call(self, callee, call: ast.Call, state, skip_first: bool) -> None:
         """A call of function `callee` of the file (a method or a constructor when
         `skip_first`: its first parameter is the instance) with the arguments of `call`."""
-        args = callee.args
-        positional = [*args.posonlyargs, *args.args]
-        if skip_first:
-            positional = positional[1:]
-        complete = True
-        facts: dict = {}
-        for i, a in enumerate(call.args):
-            if isinstance(a, ast.Starred):
-                complete = False
-                break
-            if i < len(positional):
-                facts[positional[i].arg] = self.fact(a, state)
-        names = {a.arg for a in [*positional, *args.kwonlyargs]}
-        for kw in call.keywords:
-            if kw.arg is None:
-                complete = False  # **kwargs
-            elif kw.arg in names:
-                facts[kw.arg] = self.fact(kw.value, state)
+        pairs, complete = bind_arguments(callee, call, skip_first)
+        facts = {param: self.fact(expr, state) for param, expr in pairs}
         self._sites.setdefault(id(callee), {})[id(call)] = (call.lineno, facts, complete)
 
     def parameter_facts(self, func, cls) -> dict:
