@@ -138,6 +138,34 @@ def module_qualnames(tree: ast.Module):
     return qualname
 
 
+def no_grad_statements(func, qualname) -> set:
+    """Ids of the statements of `func` that run with grad off: all of them in a no-grad
+    function, else those under a `with` that turns it off (or may)."""
+    if any(decorator_turns_grad_off(d, qualname) for d in func.decorator_list):
+        return {id(n) for n in ast.walk(func)}
+    out: set = set()
+    stack = [(s, False) for s in func.body]
+    while stack:
+        node, off = stack.pop()
+        if off:
+            out.add(id(node))
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        inner = off
+        if isinstance(node, (ast.With, ast.AsyncWith)):
+            for item in node.items:
+                effect = context_effect(item.context_expr, qualname)
+                if effect is not None:
+                    inner = effect
+        body = node.body if isinstance(node, (ast.With, ast.AsyncWith)) else ()
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.stmt):
+                stack.append((child, inner if child in body else off))
+            elif isinstance(child, (ast.excepthandler, getattr(ast, "match_case", ast.excepthandler))):
+                stack.extend((c, off) for c in child.body)
+    return out
+
+
 def no_grad_callees(tree: ast.Module) -> frozenset:
     """Names of the functions of a module that are only ever called with grad off.
 

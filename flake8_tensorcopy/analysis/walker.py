@@ -67,6 +67,7 @@ from .gradmode import (
     context_effect,
     decorator_turns_grad_off,
     no_grad_callees,
+    no_grad_statements,
 )
 
 _MAX_LOOP_PREPASS_DEPTH = 3  # nested loops whose bodies are pre-run to a fixpoint
@@ -75,10 +76,6 @@ _EXPECTED_ERRORS = frozenset({"raises", "assertRaises", "assertRaisesRegex", "as
 _LIGHTNING_TAG = "lightning_module"
 _TRAILING_NAME = re.compile(r"([A-Za-z_]\w*)$")
 
-# Calls by name, for the order functions are walked in: up to _FIND_EACH names are searched for
-# one by one, more in one pass over every call of the text.
-_CALLED = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
-_FIND_EACH = 24
 
 
 
@@ -307,7 +304,8 @@ class Walker(Summaries, Evaluator):
         definition otherwise, and within a cycle): a function walked to report records what it
         passes to the functions it calls, with what its own callers passed it, so that facts
         reach down call chains (`evaluate(model, x)` -> `to_numpy(model(x))`).  The calls are
-        found by name in the text, each in the innermost function around it."""
+        found by name in the text (summaries.call_positions), each in the innermost function
+        around it."""
         if len(pending) < 2 or self.lines is None:
             return pending
         index = {id(item[0]): i for i, item in enumerate(pending)}
@@ -321,27 +319,12 @@ class Walker(Summaries, Evaluator):
         starts, ends, defs = self._function_spans()
         callees: list = [[] for _ in pending]
         indegree = [0] * len(pending)
-        text = self.lines.text
-        if len(by_name) <= _FIND_EACH:
-            # A few names: a search each (C speed).
-            found = []
-            for name in by_name:
-                needle = name + "("  # calls as the text writes them (not `name (`: rare)
-                at = text.find(needle)
-                while at != -1:
-                    found.append((at, name))
-                    at = text.find(needle, at + 1)
-        else:
-            # Many: one pass over every call in the text (linear, whatever the number of names).
-            found = [(m.start(1), m.group(1)) for m in _CALLED.finditer(text) if m.group(1) in by_name]
-        for here, name in found:
-            if here and (text[here - 1].isalnum() or text[here - 1] == "_"):
-                continue  # `my_name(` is not a call of `name`
+        for here, name in [(here, name) for name in by_name for here in self.call_positions(name)]:
             k = bisect_right(starts, here) - 1
             while k >= 0 and ends[k] <= here:  # the innermost function around the call
                 k -= 1
             i = index.get(id(defs[k])) if k >= 0 else None
-            if i is None or text.endswith(("def ", "class "), 0, here):
+            if i is None:
                 continue
             for j in by_name[name]:
                 if j != i:
@@ -1028,7 +1011,7 @@ class Walker(Summaries, Evaluator):
                         found = parts.setdefault(t.attr, [])
                         if f.kind == UNKNOWN and _reads_self_or_local(value, self_name):
                             if no_grad is None:
-                                no_grad = self._no_grad_statements(item, local)
+                                no_grad = no_grad_statements(item, lambda n, st=local: self.qualname(n, st))
                             again.append((t.attr, len(found), value, self_name, local, id(node) in no_grad, item))
                         found.append(f)
         if again:
@@ -1047,34 +1030,6 @@ class Walker(Summaries, Evaluator):
                         parts[attr][index] = f
         self._cache.clear()
         return {name: join_all(fs) for name, fs in parts.items()}
-
-    def _no_grad_statements(self, func, state: State) -> set:
-        """Ids of the statements of `func` that run with grad off: all of them in a no-grad
-        function, else those under a `with` that turns it off (or may)."""
-        qualname = lambda n: self.qualname(n, state)  # noqa: E731
-        if any(decorator_turns_grad_off(d, qualname) for d in func.decorator_list):
-            return {id(n) for n in ast.walk(func)}
-        out: set = set()
-        stack = [(s, False) for s in func.body]
-        while stack:
-            node, off = stack.pop()
-            if off:
-                out.add(id(node))
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-                continue
-            inner = off
-            if isinstance(node, (ast.With, ast.AsyncWith)):
-                for it in node.items:
-                    effect = context_effect(it.context_expr, qualname)
-                    if effect is not None:
-                        inner = effect
-            body = node.body if isinstance(node, (ast.With, ast.AsyncWith)) else ()
-            for child in ast.iter_child_nodes(node):
-                if isinstance(child, ast.stmt):
-                    stack.append((child, inner if child in body else off))
-                elif isinstance(child, (ast.excepthandler, getattr(ast, "match_case", ast.excepthandler))):
-                    stack.extend((c, off) for c in child.body)
-        return out
 
 
 def _reads_self_or_local(value, self_name: str) -> bool:
