@@ -83,14 +83,9 @@ class Concrete:
         resolved = MetadataWrapper(self.module, unsafe_skip_copy=True).resolve_many(
             [PositionProvider, ParentNodeProvider])
         self._positions, self._parents = resolved[PositionProvider], resolved[ParentNodeProvider]
-        spans, starts = {}, {}
-        for node, where in self._positions.items():  # inner nodes come first: outer ones overwrite
-            if isinstance(node, cst.BaseExpression):
-                begin = lines.starts[where.start.line - 1] + where.start.column
-                spans[begin, lines.starts[where.end.line - 1] + where.end.column] = node
-            elif isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
-                starts[where.start.line] = node
-        self._spans, self._lines = spans, starts
+        self._spans = _spans(cst, self._positions, lines, 0)
+        self._lines = {where.start.line: node for node, where in self._positions.items()
+                       if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement))}
 
     def expression(self, lines: LineIndex, start: int, end: int):
         if self._spans is None:
@@ -198,7 +193,10 @@ class _Writer:
             module = cst.parse_module(snippet)
             if module.code != snippet or len(module.body) != 1:
                 return None
-            spans = _spans(cst, module, LineIndex(snippet), start - (1 if bracketed else 0))
+            from libcst.metadata import MetadataWrapper, PositionProvider
+
+            positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+            spans = _spans(cst, positions, LineIndex(snippet), start - (1 if bracketed else 0))
             parts = {name: spans.get((s, e)) for name, s, e in slots}
             indent = ""
         if None in parts.values():
@@ -355,11 +353,9 @@ def _receivers(template: str) -> frozenset:
 # --------------------------------------------------------------------------- LibCST helpers
 
 
-def _spans(cst, module, lines: LineIndex, offset: int) -> dict:
-    """(start, end) offsets (plus `offset`) -> the outermost expression node with that span."""
-    from libcst.metadata import MetadataWrapper, PositionProvider
-
-    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+def _spans(cst, positions, lines: LineIndex, offset: int) -> dict:
+    """(start, end) offsets (plus `offset`) -> the outermost expression node with that span, from
+    LibCST's positions of a tree of `lines`."""
     out = {}
     for node, where in positions.items():  # inner nodes come first: outer ones overwrite
         if isinstance(node, cst.BaseExpression):
