@@ -605,25 +605,16 @@ class SnapshotDomain(Domain):
             return frozenset()
         if t is ast.Subscript:
             return self._tokens(walker, node.value, state, st, rec)
-        if t in (ast.Tuple, ast.List, ast.Set):
+        if t in (ast.Tuple, ast.List, ast.Set, ast.Dict, ast.BoolOp, ast.IfExp):
+            # What any element (a dict's values, an operand, a branch) holds.
+            parts = node.elts if t in (ast.Tuple, ast.List, ast.Set) else (node.body, node.orelse) \
+                if t is ast.IfExp else node.values
             out = frozenset()
-            for e in node.elts:
+            for e in parts:
                 out |= self._tokens(walker, e, state, st, rec)
-            return out
-        if t is ast.Dict:
-            out = frozenset()
-            for v in node.values:
-                out |= self._tokens(walker, v, state, st, rec)
             return out
         if t is ast.Starred:
             return self._tokens(walker, node.value, state, st, rec)
-        if t is ast.IfExp:
-            return self._tokens(walker, node.body, state, st, rec) | self._tokens(walker, node.orelse, state, st, rec)
-        if t is ast.BoolOp:
-            out = frozenset()
-            for v in node.values:
-                out |= self._tokens(walker, v, state, st, rec)
-            return out
         if t is ast.Call:
             func = node.func
             if (isinstance(func, ast.Name) and func.id in ("dict", "list", "tuple", "OrderedDict")
