@@ -164,7 +164,9 @@ def _lint(text: str, rule_classes, options: Options, tree, honor_noqa: bool, pro
         if key in seen:
             continue
         seen.add(key)
-        kept.append((v, _suppressed(lines, v)))
+        # Whether `# noqa` silences it: for the front ends that honour it, and for a finding that
+        # covers another (below); the flake8 plugin leaves the rest to flake8.
+        kept.append((v, (honor_noqa or v.code in _SUBSUMES) and _suppressed(lines, v)))
     # One finding per expression: where a rule's finding covers another's (TNS101 names and fixes
     # TNS102's hazard too), the covered one goes, unless the covering one is suppressed there.
     covers = {(code, v.line, v.col, v.end_line, v.end_col)
