@@ -20,12 +20,10 @@ import bisect
 import gc
 import warnings
 
-from . import noqa as _noqa
 from . import rules as _rules  # noqa: F401  (registers the rule families)
 from .analysis import Walker, make_domains
 from .model import INTERNAL, Edit, Error, ErrorKind, Fix, Options, Violation
 from .rules.base import Context, Rule, all_rules
-from .selection import select_rules
 from .source import LineIndex, splice
 
 __all__ = [
@@ -185,8 +183,19 @@ _SUBSUMES = {cls.code: cls.subsumes for cls in all_rules() if cls.subsumes}
 
 
 def _suppressed(lines: LineIndex, v: Violation) -> bool:
-    """`# noqa` with flake8's semantics (noqa.py), so that every front end agrees with flake8."""
-    return _noqa.suppressed(lines, v.line, v.code)
+    """`# noqa` with flake8's semantics (noqa.py), so that every front end agrees with flake8.
+    (Imported on first use, as `select_rules` below: the flake8 plugin needs neither.)"""
+    from . import noqa
+
+    return noqa.suppressed(lines, v.line, v.code)
+
+
+def __getattr__(name: str):
+    if name == "select_rules":  # selection.py's, re-exported for the front ends and the tests
+        from .selection import select_rules
+
+        return select_rules
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # --------------------------------------------------------------------------- fixes

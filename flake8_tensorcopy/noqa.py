@@ -21,13 +21,15 @@ import re
 import threading
 import tokenize
 
+from .source import LazyPattern
+
 # flake8's NOQA_INLINE_REGEXP and NOQA_FILE.
-INLINE = re.compile(r"# noqa(?::[\s]?(?P<codes>([A-Z]+[0-9]+(?:[,\s]+)?)+))?", re.IGNORECASE)
-FILE = re.compile(r"\s*# flake8[:=]\s*noqa", re.IGNORECASE)
-_SEPARATORS = re.compile(r"[,\s]")
+INLINE = LazyPattern(r"# noqa(?::[\s]?(?P<codes>([A-Z]+[0-9]+(?:[,\s]+)?)+))?", re.IGNORECASE)
+FILE = LazyPattern(r"\s*# flake8[:=]\s*noqa", re.IGNORECASE)
+_SEPARATORS = LazyPattern(r"[,\s]")
 # Cheap tests before any real work: most files have no noqa comment at all.
-_ANY_INLINE = re.compile(r"# noqa", re.IGNORECASE)
-_ANY_FILE = re.compile(r"flake8[:=]", re.IGNORECASE)
+_ANY_INLINE = LazyPattern(r"# noqa", re.IGNORECASE)
+_ANY_FILE = LazyPattern(r"flake8[:=]", re.IGNORECASE)
 
 
 def codes_suppressed(comment_line: str, code: str) -> bool:

@@ -26,16 +26,17 @@ from ..model import REQUIRED, Record
 from .astutil import child_nodes, dotted_name, target_elements
 from .facts import TENSOR, UNKNOWN, Grad
 from .walker import Domain, NameSets
+from ..source import LazyPattern
 
 # `name += term` / `name = name + term` with a plain name and a term that is not a literal,
 # a tuple, a list or a string (`hidden_states += (h,)`, `count += 1`).
-_ACCUM_TEXT = re.compile(r"(?m)^[ \t]*([A-Za-z_]\w*)[ \t]*(?:\+=|=[ \t]*\1[ \t]*\+(?!=))[ \t]*(?![\d\['\"\s\\])")
-_LOOP_TEXT = re.compile(r"\b(?:for|while)\b")
+_ACCUM_TEXT = LazyPattern(r"(?m)^[ \t]*([A-Za-z_]\w*)[ \t]*(?:\+=|=[ \t]*\1[ \t]*\+(?!=))[ \t]*(?![\d\['\"\s\\])")
+_LOOP_TEXT = LazyPattern(r"\b(?:for|while)\b")
 
 
 # The start of a right-hand side that is zero: `0`, `0.0`, `torch.zeros(...)`, `torch.tensor(...)`.
-_ZERO = re.compile(r"[ \t]*(?:0(?:\.0*)?(?![\w.(\[])|torch\.(?:zeros|tensor|scalar_tensor)\()")
-_TARGETS_BEFORE = re.compile(r"[ \t]*(?:[A-Za-z_]\w*[ \t]*,[ \t]*)*")
+_ZERO = LazyPattern(r"[ \t]*(?:0(?:\.0*)?(?![\w.(\[])|torch\.(?:zeros|tensor|scalar_tensor)\()")
+_TARGETS_BEFORE = LazyPattern(r"[ \t]*(?:[A-Za-z_]\w*[ \t]*,[ \t]*)*")
 
 
 def might_accumulate(text: str) -> bool:
@@ -344,7 +345,7 @@ _DISPLAY_METHODS = frozenset(
     "debug info warning warn error critical exception log write set_postfix set_postfix_str set_description "
     "set_description_str add_scalar add_scalars echo secho".split()
 )
-_DISPLAY_OWNERS = re.compile(r"(?:^|[._])(?:log|logger|logging|logs|writer|tb|tensorboard|pbar|bar|tqdm|progress|"
+_DISPLAY_OWNERS = LazyPattern(r"(?:^|[._])(?:log|logger|logging|logs|writer|tb|tensorboard|pbar|bar|tqdm|progress|"
                              r"summary_writer|sw|wandb|mlflow|console|click|stdout|stderr|f|fh|file|fp|self)$",
                              re.I)
 # Display methods whose output does not show a tensor's repr (they take its value).

@@ -12,7 +12,6 @@ tests, `torch.is_grad_enabled()`.
 from __future__ import annotations
 
 import ast
-import re
 
 from . import torchapi as api
 from .astutil import const_bool as _const_bool
@@ -47,6 +46,7 @@ from .facts import (
     must_grad,
     tensor,
 )
+from ..source import LazyPattern
 
 MODULE_CLASS_TAG = "nn_module_class"
 NO_GRAD_FORWARD = "no_grad_forward"
@@ -64,7 +64,7 @@ _SCALAR_CLASSES = frozenset({"int", "float", "bool", "str", "bytes", "complex", 
 
 # `x.parameters(`, `x.eval(`, ...: evidence that `x` is a module (the walker reads the name
 # before the dot).
-MODULE_EVIDENCE = re.compile(r"\.(?:" + "|".join(sorted(api.MODULE_EVIDENCE_METHODS)) + r")\(")
+MODULE_EVIDENCE = LazyPattern(r"\.(?:" + "|".join(sorted(api.MODULE_EVIDENCE_METHODS)) + r")\(")
 # The key under which narrowing records a grad mode (`if torch.is_grad_enabled():`).
 GRAD_MODE_KEY = "<no_grad>"
 _DEVICE_VAR_KEY = "<device_var>"

@@ -26,12 +26,13 @@ import re
 from . import torchapi as api
 from .astutil import all_nodes, bind_arguments, child_nodes, dotted_name, is_plain_method
 from .walker import Domain, compatible
+from ..source import LazyPattern
 
 G, D = "G", "D"
 
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_CALLEE = re.compile(r"([A-Za-z_][\w.]*)\s*\(")
-_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+_IDENT = LazyPattern(r"[A-Za-z_][A-Za-z0-9_]*")
+_CALLEE = LazyPattern(r"([A-Za-z_][\w.]*)\s*\(")
+_WORD = LazyPattern(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 _G_WORDS = frozenset({"g", "gen", "generator", "generators", "netg"})
 _D_WORDS = frozenset({"d", "disc", "discrim", "discriminator", "discriminators", "dis", "critic", "netd"})
 _OPT_WORDS = frozenset({"opt", "optim", "optimizer", "optimiser", "optimizers", "optimisers", "trainer", "solver"})
@@ -123,7 +124,7 @@ def name_role(dotted: str | None, verbs_ok: bool = False) -> str | None:
     return None
 
 
-_CLASS_NAME = re.compile(r"^_*[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*$")
+_CLASS_NAME = LazyPattern(r"^_*[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*$")
 
 
 def is_class_name(name: str) -> bool:

@@ -21,7 +21,6 @@ scope and used stale is a finding (`.findings`).
 from __future__ import annotations
 
 import ast
-import re
 from collections import namedtuple
 
 from ..model import REQUIRED, Record
@@ -29,6 +28,7 @@ from .astutil import child_nodes, dotted_name, expressions, target_elements
 from .facts import FUNCTION, MODULE, TENSOR, UNKNOWN, Device, Grad
 from .storage import is_inplace_method
 from .walker import Domain, NameSets
+from ..source import LazyPattern
 
 STATE, TENSOR_ALIAS = "state", "tensor"
 
@@ -39,7 +39,7 @@ _NOT_VALUE_READS = frozenset({"len", "isinstance", "id", "type", "hasattr", "cal
 _OPT_WORDS = frozenset({"opt", "optim", "optimizer", "optimiser", "optimizers", "optimisers", "optimz"})
 _NOT_OPT_WORDS = frozenset({"sched", "scheduler", "schedulers", "lr", "warmup", "ema", "swa", "scaler", "state",
                             "dict", "config", "cfg", "args", "kwargs", "name", "names", "type", "cls", "class"})
-_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+_WORD = LazyPattern(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 # Optimizer classes (torch.optim and the common third-party ones), by the last part of the name.
 _OPTIMIZER_CLASSES = frozenset(
     "SGD Adam AdamW Adamax Adagrad Adadelta RMSprop Rprop ASGD NAdam RAdam LBFGS SparseAdam Adafactor "
@@ -49,14 +49,14 @@ _OPTIMIZER_CLASSES = frozenset(
 _MODULE_EVIDENCE = ("parameters", "named_parameters", "train", "eval", "modules", "children", "buffers")
 # Module methods that may give the parameters new storage (a device or dtype conversion).
 _MODULE_MOVES = frozenset("to cuda cpu xpu mps half float double bfloat16 type to_empty".split())
-_STEP_TEXT = re.compile(r"([A-Za-z_][\w.]*)\.step\(")
-_CALLED = re.compile(r"(?<![\w.])(self\.)?([A-Za-z_]\w*)\s*\(")
+_STEP_TEXT = LazyPattern(r"([A-Za-z_][\w.]*)\.step\(")
+_CALLED = LazyPattern(r"(?<![\w.])(self\.)?([A-Za-z_]\w*)\s*\(")
 # A `.detach()` / `.data` / NumPy view that ends an expression (kept: bound, appended, stored),
 # not one that a call continues (`w.data.normal_(...)`).
-_KEPT_ALIAS = re.compile(
+_KEPT_ALIAS = LazyPattern(
     r"(?m)(?:\.detach\(\)|\.data|\.numpy\(\))(?:\.cpu\(\))?(?:\.numpy\(\))?[ \t]*(?:[,)\]}#]|\r?$)")
-_STATE_DICT_CALL = re.compile(r"\.state_dict\(")
-_UPDATE_TEXT = re.compile(r"\.step\(|[A-Za-z0-9]_\(|load_state_dict\(|reset_parameters\(|[-+*/]=|\]\s*=[^=]")
+_STATE_DICT_CALL = LazyPattern(r"\.state_dict\(")
+_UPDATE_TEXT = LazyPattern(r"\.step\(|[A-Za-z0-9]_\(|load_state_dict\(|reset_parameters\(|[-+*/]=|\]\s*=[^=]")
 
 
 def might_keep_state_dict(text: str) -> bool:

@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import ast
 import itertools
-import re
 
 from ..model import REQUIRED, Record
 from .astutil import all_nodes, dotted_name, expressions, key_prefixes, mentioned_keys, target_elements
 from .facts import TENSOR, UNKNOWN, Device
 from .saved import saved_tensors, storage_key, strip_views
 from .walker import Domain, compatible
+from ..source import LazyPattern
 
 # Methods that end in `_` but are not writes autograd checks as such (they change metadata,
 # flags or sharing, or fail with an error of their own).
@@ -373,7 +373,7 @@ def _backward_deps(st: StorageState, nodes, q) -> frozenset:
     return deps
 
 
-_BACKWARD_CALL = re.compile(r"\b(?:backward|manual_backward|grad)\s*\(")
+_BACKWARD_CALL = LazyPattern(r"\b(?:backward|manual_backward|grad)\s*\(")
 
 
 def _calls_backward(root, text: str | None = None) -> bool:

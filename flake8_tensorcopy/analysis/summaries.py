@@ -31,9 +31,10 @@ from bisect import bisect_right
 
 from .astutil import bind_arguments, is_plain_method
 from .facts import DEVICE, MODULE, OTHER, TENSOR, UNKNOWN, UNKNOWN_FACT, Device, Fact, Grad, join
+from ..source import LazyPattern
 
-_CALLED_NAME = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
-_DEFINED = re.compile(r"\b(?:def|class)\s+([A-Za-z_]\w*)\s*\(")
+_CALLED_NAME = LazyPattern(r"\b([A-Za-z_]\w*)\s*\(")
+_DEFINED = LazyPattern(r"\b(?:def|class)\s+([A-Za-z_]\w*)\s*\(")
 _SUMMARY_BUDGET = 400  # summary walks per file (each function at most once)
 _SURVEY_BUDGET = 200  # functions walked with rules off to find call sites
 _CALL_BUDGET = 200  # walks of a function for the arguments of one call (per file)

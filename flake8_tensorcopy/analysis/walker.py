@@ -29,7 +29,6 @@ own, from inside an expression of another walk, and leaves the caller's frame un
 from __future__ import annotations
 
 import ast
-import re
 import heapq
 from bisect import bisect_left, bisect_right
 
@@ -69,12 +68,13 @@ from .gradmode import (
     no_grad_callees,
     no_grad_statements,
 )
+from ..source import LazyPattern
 
 _MAX_LOOP_PREPASS_DEPTH = 3  # nested loops whose bodies are pre-run to a fixpoint
 _MAX_LOOP_ITERATIONS = 4  # pre-runs of one loop body before the reporting pass
 _EXPECTED_ERRORS = frozenset({"raises", "assertRaises", "assertRaisesRegex", "assertRaisesRegexp"})
 _LIGHTNING_TAG = "lightning_module"
-_TRAILING_NAME = re.compile(r"([A-Za-z_]\w*)$")
+_TRAILING_NAME = LazyPattern(r"([A-Za-z_]\w*)$")
 
 
 
@@ -236,6 +236,24 @@ class Domain:
         """The scope's walk is over."""
 
 
+_VISITORS: dict = {}
+
+
+def _visitors(rule_class) -> tuple:
+    """((ast node type, method name), ...) of a rule class's `visit_<NodeType>` methods, once a
+    class (`dir` costs about 20 microseconds a rule, and the walker is made for every file)."""
+    found = _VISITORS.get(rule_class)
+    if found is None:
+        found = []
+        for attr in dir(rule_class):
+            if attr.startswith("visit_"):
+                node_type = getattr(ast, attr[6:], None)
+                if isinstance(node_type, type):
+                    found.append((node_type, attr))
+        found = _VISITORS[rule_class] = tuple(found)
+    return found
+
+
 class Walker(Summaries, Evaluator):
     """Walks one module, keeps the abstract state, hosts the domains, dispatches rule visitors."""
 
@@ -270,11 +288,8 @@ class Walker(Summaries, Evaluator):
         handlers: dict[type, list] = {}
         self._enter, self._leave = [], []
         for rule in rules:
-            for attr in dir(type(rule)):
-                if attr.startswith("visit_"):
-                    node_type = getattr(ast, attr[6:], None)
-                    if isinstance(node_type, type):
-                        handlers.setdefault(node_type, []).append(getattr(rule, attr))
+            for node_type, attr in _visitors(type(rule)):
+                handlers.setdefault(node_type, []).append(getattr(rule, attr))
             if hasattr(rule, "enter_scope"):
                 self._enter.append(rule.enter_scope)
             if hasattr(rule, "leave_scope"):

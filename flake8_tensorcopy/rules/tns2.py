@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import ast
-import re
 
 from ..fixes import attr_name_span, receiver_text
 from ..intents import ReplaceExpression, SwapCalls
 from .base import Fix, Invalid, Oracle, Rule, Valid, dedent
+from ..source import LazyPattern
 
 # `torch.tensor(`, `tensor(`, `u.new_tensor(`; not `as_tensor(`, `is_tensor(`, `to_tensor(`.
-_CLONE_DETACH = re.compile(r"\.clone\((?:[^()]|\([^()]*\))*\)\s*\.\s*detach\s*\(")
-_TENSOR_CALL = re.compile(r"(?<![\w])tensor\(|new_tensor\(")
+_CLONE_DETACH = LazyPattern(r"\.clone\((?:[^()]|\([^()]*\))*\)\s*\.\s*detach\s*\(")
+_TENSOR_CALL = LazyPattern(r"(?<![\w])tensor\(|new_tensor\(")
 _NOT_TENSORS = ("other", "module", "import", "seq", "loader", "device", "params", "named_params", "function",
                 "class")
 # Tensor libraries whose clone() / detach() look like torch's: TNS201 says nothing in their files.

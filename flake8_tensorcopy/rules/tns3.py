@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import re
 
 from ..fixes import receiver_text, replace_node
 from ..model import Fix
 from ..source import splice
 from .base import Invalid, Oracle, Rule, Valid, dedent
+from ..source import LazyPattern
 
 # Shared by the examples: one tiny generator/discriminator pair, one step each.
 _SETUP = dedent("""
@@ -41,7 +41,7 @@ _CONSEQUENCES = {
 }
 
 
-_BACKWARD_CALL = re.compile(r"backward\s*\(")
+_BACKWARD_CALL = LazyPattern(r"backward\s*\(")
 
 class DiscriminatorThroughGenerator(Rule):
     code = "TNS301"

@@ -13,6 +13,7 @@ from ..analysis.storage import Alias, is_inplace_method
 from ..fixes import attr_name_span
 from ..intents import AppendCall, WrapStatements
 from .base import Fix, Invalid, Oracle, Rule, Valid, dedent
+from ..source import LazyPattern
 
 _LEAF_ERROR = "a leaf Variable that requires grad is being used in an in-place operation"
 _VIEW_ERROR = "a view of a leaf Variable that requires grad is being used in an in-place operation"
@@ -37,9 +38,9 @@ def _is_true(node) -> bool:
 # Text of an in-place write: `x[i] = v`, augmented assignment, `*_(` methods, `inplace=True`.
 _PARAM_WRITER_LINES = 40
 # A function's `def` line(s) up to its parameter list's end, and the names in that list.
-_DEF_HEADER = re.compile(r"\s*(?:async\s+)?def\s+\w+\s*\((.*?)\)\s*(?:->.*?)?:[ \t]*(?:#[^\n]*)?(?:\n|$)", re.S)
-_PARAM_NAME = re.compile(r"(?:^|[(,])\s*\**([A-Za-z_]\w*)")
-_INPLACE_TEXT = re.compile(r"\]\s*=[^=]|[-+*/%@&|^]=|//=|\*\*=|>>=|<<=|[^_\W]_\(|inplace=True")
+_DEF_HEADER = LazyPattern(r"\s*(?:async\s+)?def\s+\w+\s*\((.*?)\)\s*(?:->.*?)?:[ \t]*(?:#[^\n]*)?(?:\n|$)", re.S)
+_PARAM_NAME = LazyPattern(r"(?:^|[(,])\s*\**([A-Za-z_]\w*)")
+_INPLACE_TEXT = LazyPattern(r"\]\s*=[^=]|[-+*/%@&|^]=|//=|\*\*=|>>=|<<=|[^_\W]_\(|inplace=True")
 
 
 class InplaceOnLeaf(Rule):
