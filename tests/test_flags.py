@@ -522,6 +522,30 @@ def test_the_plugin_imports_the_engine_only_for_files_that_mention_torch():
     assert "flake8_tensorcopy.engine" in loaded
 
 
+def test_importing_the_engine_compiles_no_pattern_and_loads_no_noqa_or_selection():
+    # The flake8 plugin imports the engine and the rules on the first file that mentions torch:
+    # their patterns are compiled when a file first needs them, and the modules the plugin never
+    # asks (flake8 applies `# noqa` and the selection itself) stay unloaded.
+    code = ("import re, sys\ncompiled = []\noriginal = re._compile\n"
+            "def spy(pattern, flags):\n"
+            "    if sys._getframe(2).f_globals.get('__name__', '').startswith('flake8_tensorcopy'):\n"
+            "        compiled.append(pattern)\n"
+            "    return original(pattern, flags)\n"
+            "re._compile = spy\n"
+            "import flake8_tensorcopy.engine\n"
+            # source.py's line ends: every file's line index uses them
+            "assert set(compiled) == {r'\\r\\n|\\r|\\n', rb'\\r\\n|\\r|\\n'}, compiled\n")
+    loaded = _modules_after(code)
+    assert "flake8_tensorcopy.rules.tns5" in loaded
+    for lazy in ("flake8_tensorcopy.noqa", "flake8_tensorcopy.selection"):
+        assert lazy not in loaded, lazy
+    from flake8_tensorcopy.source import LazyPattern
+
+    pattern = LazyPattern(r"(\w+)\(", 0)
+    assert pattern.search("x = f(y)").group(1) == "f" and pattern.pattern == r"(\w+)\("
+    assert [m.group(1) for m in pattern.finditer("a(b(c))")] == ["a", "b"]
+
+
 def test_the_command_exits_with_mains_status_and_flushes_everything(tmp_path):
     write(tmp_path / "m.py", SAFE)
     big = "".join(f"v{i} = x.clone().detach()\n" for i in range(2000))

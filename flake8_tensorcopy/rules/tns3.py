@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from ..fixes import receiver_text, replace_node
 from ..model import Fix
-from ..source import splice
+from ..source import LazyPattern, splice
 from .base import Invalid, Oracle, Rule, Valid, dedent
-from ..source import LazyPattern
 
 # Shared by the examples: one tiny generator/discriminator pair, one step each.
 _SETUP = dedent("""
