@@ -33,7 +33,7 @@ import heapq
 from bisect import bisect_left, bisect_right
 
 from . import torchapi as api
-from .astutil import dotted_name, is_plain_method, child_nodes
+from .astutil import all_nodes, child_nodes, dotted_name, is_plain_method
 from .evaluate import (
     MODULE_CLASS_TAG,
     MODULE_EVIDENCE,
@@ -1034,8 +1034,15 @@ class Walker(Summaries, Evaluator):
             info = self.classes.get(id(cls))
             if info is not None and info.self_fact is not None:
                 self_fact = info.self_fact.but(attrs=first)
+                assigned: dict = {}  # id(method) -> its single assignments
                 for attr, index, value, self_name, local, off, method in again:
-                    expr = _single_assignment(method, value) if isinstance(value, ast.Name) else value
+                    if isinstance(value, ast.Name):
+                        single = assigned.get(id(method))
+                        if single is None:
+                            single = assigned[id(method)] = _single_assignments(method)
+                        expr = single.get(value.id)
+                    else:
+                        expr = value
                     if expr is None:
                         continue
                     env = dict(local.env)
@@ -1055,21 +1062,21 @@ def _reads_self_or_local(value, self_name: str) -> bool:
                for n in ast.walk(value))
 
 
-def _single_assignment(func, name: ast.Name):
-    """The value of the one plain assignment of local `name` in `func` (`out = self.fc(x)`), or
-    None when the name is bound in any other way or more than once."""
-    found = None
-    for node in ast.walk(func):
-        if isinstance(node, ast.Name) and node.id == name.id and not isinstance(node.ctx, ast.Load):
-            if found is not None:
-                return None
-            found = node
-    if found is None:
-        return None
-    for node in ast.walk(func):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and node.targets[0] is found:
-            return node.value
-    return None
+def _single_assignments(func) -> dict:
+    """{local: value} of the names that `func` binds once, by a plain assignment
+    (`out = self.fc(x)`): a name bound in any other way or more than once is left out.  One
+    pass over the function, for all its names."""
+    bound: dict = {}  # name -> how often it is bound (stored or deleted)
+    values: dict = {}  # name -> the value of an assignment to it alone
+    _Name, _Assign, _Load = ast.Name, ast.Assign, ast.Load
+    for node in all_nodes(func):
+        t = type(node)
+        if t is _Name:
+            if type(node.ctx) is not _Load:
+                bound[node.id] = bound.get(node.id, 0) + 1
+        elif t is _Assign and len(node.targets) == 1 and type(node.targets[0]) is _Name:
+            values[node.targets[0].id] = node.value
+    return {name: value for name, value in values.items() if bound.get(name) == 1}
 
 
 def _statements_and_calls(body: list):
