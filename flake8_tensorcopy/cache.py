@@ -12,7 +12,7 @@ import os
 
 from . import __version__
 from .model import Edit, Fix, FixSafety
-from .source import content_hash, hasher
+from .source import content_hash, hasher, write_cache_file
 
 CACHE_DIR = ".tensorcopy_cache"
 # Part of every key: a change in what an entry holds (or in the hash) starts a new cache.
@@ -187,26 +187,10 @@ class Cache:
     def save(self) -> None:
         if not self.dirty:
             return
-        try:
-            os.makedirs(os.path.dirname(self.path), exist_ok=True)
-            ignore = os.path.join(self.directory, ".gitignore")
-            if not os.path.exists(ignore):
-                with open(ignore, "w", encoding="utf-8") as f:
-                    f.write("# Created by tensorcopy: a cache, never commit it.\n*\n")
-            import json
+        import json
 
-            # A name of our own rather than tempfile.mkstemp (tempfile costs milliseconds to import).
-            tmp = f"{self.path}.{os.getpid()}.{id(self):x}.tmp"
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as f:
-                    json.dump(self.entries, f, separators=(",", ":"))
-                os.replace(tmp, self.path)
-            except BaseException:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
-                raise
+        try:
+            write_cache_file(self.directory, self.path,
+                             json.dumps(self.entries, separators=(",", ":")).encode("utf-8"))
         except OSError:
             pass  # a cache that cannot be written is just not a cache

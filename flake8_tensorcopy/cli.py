@@ -37,7 +37,7 @@ try:
     from .model import INTERNAL, ErrorKind, Options
     from .rules.base import all_rules, get_rule
     from .selection import Selection, inside, path_matches
-    from .source import DecodeError, LineIndex, decode, encode_edited, is_probably_binary
+    from .source import DecodeError, LineIndex, decode, encode_edited, is_probably_binary, write_and_rename
 finally:
     if _collecting:
         gc.enable()
@@ -117,11 +117,11 @@ class Job:
     """What to do with each file (sent to worker processes: plain, picklable values)."""
 
     __slots__ = ("mode", "codes", "options", "unsafe", "diff", "noqa", "per_file_ignores", "root", "internal",
-                 "project_root")
+                 "project_root", "summary_cache")
 
     def __init__(self, mode: str, codes: tuple, options: Options, unsafe: bool = False, diff: bool = False,
                  noqa: bool = True, per_file_ignores: tuple = (), root: str = ".", internal: bool = True,
-                 project_root: str | None = None) -> None:
+                 project_root: str | None = None, summary_cache: str | None = None) -> None:
         self.mode = mode  # "check" or "fix"
         self.codes = codes
         self.options = options
@@ -132,6 +132,7 @@ class Job:
         self.root = root  # what the globs without their own root are relative to
         self.internal = internal  # report TNS000 ("file not analysed")
         self.project_root = project_root  # whose modules' summaries the analysis may use
+        self.summary_cache = summary_cache  # the cache directory that keeps them (None: none)
 
     @property
     def selection(self) -> Selection:
@@ -238,10 +239,12 @@ def _add_common(p, mode: str) -> None:
                      help="processes, at most one per 4 files (default, 0: one per CPU for large trees)")
     cfg.add_argument("--no-noqa", "--ignore-noqa", dest="no_noqa", action="store_true",
                      help="ignore '# noqa' comments")
-    cfg.add_argument("--no-cache", action="store_true", help="do not read or write the result cache")
+    cfg.add_argument("--no-cache", action="store_true",
+                     help="do not read or write the caches (results of `check`, summaries of project modules)")
     cfg.add_argument("--cache-dir", default=None, metavar="DIR",
-                     help=f"where `check` keeps its result cache (default: {_cache.CACHE_DIR} in the project root, "
-                     "the nearest directory with a pyproject.toml or .git, else the current directory)")
+                     help=f"where the caches are kept: results of `check`, summaries of project modules (default: "
+                     f"{_cache.CACHE_DIR} in the project root, the nearest directory with a pyproject.toml or .git, "
+                     "else the current directory)")
 
 
 def build_parser(command: str | None = None):
@@ -451,24 +454,16 @@ def write_atomic(path: str, data: bytes) -> None:
         raise PermissionError(13, "file is read-only")
     directory = os.path.dirname(path)
     fd, tmp = tempfile.mkstemp(prefix=".tensorcopy-", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
+
+    def keep_owner_and_mode(tmp: str) -> None:
         if (st.st_uid, st.st_gid) != (os.getuid(), os.getgid()):
             try:
                 os.chown(tmp, st.st_uid, st.st_gid)
             except OSError:
                 pass
         os.chmod(tmp, st.st_mode & 0o7777)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+
+    write_and_rename(fd, tmp, path, data, sync=True, prepare=keep_owner_and_mode)
 
 
 # --------------------------------------------------------------------------- work
@@ -489,11 +484,30 @@ def _project(job: Job):
     project = _PROJECTS.get(job.project_root)
     if project is None:
         project = _PROJECTS[job.project_root] = Project(job.project_root, job.options, batch=True)
+        if job.summary_cache is not None:
+            from .analysis.summary_store import SummaryStore
+
+            project.store = SummaryStore(job.summary_cache, _summary_key(job.options))
     project.begin()
     return project
 
 
+def _summary_key(options: Options):
+    """The summary cache's key (made when a file first imports a module of its project): the
+    tool's code and the options a summary walk reads, as the result cache's key."""
+    return lambda: _cache.config_key("summaries", options)
+
+
 def process(path: str, display: str, job: Job) -> FileReport:
+    try:
+        return _process(path, display, job)
+    finally:
+        project = _PROJECTS.get(job.project_root) if job.project_root is not None else None
+        if project is not None:
+            project.flush()  # what this file added to the summary cache (a worker may end any time)
+
+
+def _process(path: str, display: str, job: Job) -> FileReport:
     report = FileReport(display)
     try:
         st = os.stat(path) if path != "-" else None
@@ -779,8 +793,10 @@ def cmd_check_or_fix(args, command: str) -> int:
 
     first_path = paths[0] if paths[0] != "-" else (args.stdin_filename or ".")
     project_root = os.path.realpath(args.project_root or find_root(first_path))
+    summary_cache = None if getattr(args, "no_cache", False) else os.path.abspath(
+        args.cache_dir or _cache.default_dir(first_path))
     job = Job(mode, settings.codes, settings.options, settings.unsafe_fixes, args.diff, not args.no_noqa,
-              settings.per_file_ignores, settings.root, settings.internal, project_root)
+              settings.per_file_ignores, settings.root, settings.internal, project_root, summary_cache)
     cache = None
     if mode == "check" and not args.no_cache:
         first = paths[0] if paths[0] != "-" else (args.stdin_filename or ".")

@@ -153,7 +153,14 @@ class Projects:
         root = os.path.realpath(find_root(path))
         project = self._by_root.get(root)
         if project is None:
+            from .analysis.summary_store import SummaryStore
+            from .cache import CACHE_DIR, config_key
+
             project = self._by_root[root] = Project(root)
+            # The project's summary cache, as `tensorcopy check` and the flake8 plugin keep it:
+            # after a save only what changed is walked again.
+            project.store = SummaryStore(os.path.join(root, CACHE_DIR),
+                                         lambda p=project: config_key("summaries", p.options))
         return project
 
     def changed(self, path: str) -> None:
@@ -187,7 +194,10 @@ def lint_document(text: str, path: str | None, settings, ipython: bool = False, 
             with projects.lock if projects is not None else _NO_LOCK:
                 project.options = settings.options
                 project.begin()
-                result = lint_text(view, rules, settings.options, project=project, path=path)
+                try:
+                    result = lint_text(view, rules, settings.options, project=project, path=path)
+                finally:
+                    project.flush()
                 deps = set(project.touched)
         else:
             result = lint_text(view, rules, settings.options)

@@ -51,8 +51,10 @@ def _selected_codes(options, all_rules) -> frozenset | None:
 _PROJECTS: dict = {}  # root -> analysis.project.Project, for the files of this flake8 process
 
 
-def _project(filename: str):
-    """The project the file belongs to (its modules' summaries are kept for the whole run)."""
+def _project(filename: str, options):
+    """The project the file belongs to (its modules' summaries are kept for the whole run, and in
+    the project's summary cache, which `tensorcopy check` shares: an editor's flake8, one
+    process a save, does not parse and walk the modules a file imports again)."""
     import os
 
     from .analysis.project import Project, find_root
@@ -61,7 +63,11 @@ def _project(filename: str):
     root = find_root(start)
     project = _PROJECTS.get(root)
     if project is None:
+        from .analysis.summary_store import SummaryStore
+        from .cache import CACHE_DIR, config_key
+
         project = _PROJECTS[root] = Project(root, batch=True)
+        project.store = SummaryStore(os.path.join(root, CACHE_DIR), lambda: config_key("summaries", options))
     return project
 
 
@@ -156,12 +162,15 @@ class TensorCopyChecker:
                 codes = _selected_codes(cls._flake8_options, all_rules)
                 cls._rules = [r for r in all_rules() if codes is None or r.code in codes]
             options = self.engine_options()
-            project = _project(self.filename)
+            project = _project(self.filename, options)
             project.options = options
             project.begin()
-            # flake8 shows no fixes: none is written out (nor LibCST imported for one).
-            result = lint_text(text, cls._rules, options, tree=self.tree, honor_noqa=False, project=project,
-                               path=self.filename if self.filename not in ("stdin", "-") else None, fixes=False)
+            try:
+                # flake8 shows no fixes: none is written out (nor LibCST imported for one).
+                result = lint_text(text, cls._rules, options, tree=self.tree, honor_noqa=False, project=project,
+                                   path=self.filename if self.filename not in ("stdin", "-") else None, fixes=False)
+            finally:
+                project.flush()
             violations = result.violations
         except Exception as exc:  # never take the user's whole flake8 run down with us
             yield (1, 0, f"TNS000 internal error in flake8-tensorcopy ({type(exc).__name__}: {exc}); "

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import codecs
+import os
 import re
 import tokenize
 from itertools import accumulate
@@ -214,3 +215,39 @@ def hasher():
 def content_hash(data: bytes) -> str:
     """The hash that identifies a file's contents (result cache, project summaries)."""
     return hasher()(data, digest_size=32).hexdigest()
+
+
+def write_cache_file(directory: str, path: str, data: bytes) -> None:
+    """Write a cache file at once or not at all: `data` goes to a file of this process's own and
+    is renamed over `path` (concurrent flake8 workers and CLI runs share a cache; a reader sees
+    an old file or a new one, never half of one).  `directory` (the cache's) gets a `.gitignore`
+    first.  OSError when it cannot be written."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    ignore = os.path.join(directory, ".gitignore")
+    if not os.path.exists(ignore):
+        with open(ignore, "w", encoding="utf-8") as f:
+            f.write("# Created by tensorcopy: a cache, never commit it.\n*\n")
+    # A name of our own rather than tempfile.mkstemp (tempfile costs milliseconds to import).
+    tmp = f"{path}.{os.getpid()}.{id(data):x}.tmp"  # (two writers alive: two data objects)
+    write_and_rename(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644), tmp, path, data)
+
+
+def write_and_rename(fd: int, tmp: str, path: str, data: bytes, sync: bool = False, prepare=None) -> None:
+    """Write `data` to the new temporary file `tmp` (open as `fd`), then rename it over `path`
+    (`sync`: to the disk first; `prepare(tmp)`: before the rename).  If anything fails, the
+    temporary file is removed and `path` is as it was."""
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            if sync:
+                f.flush()
+                os.fsync(f.fileno())
+        if prepare is not None:
+            prepare(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

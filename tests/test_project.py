@@ -7,6 +7,7 @@ import textwrap
 import pytest
 
 from conftest import tc, tool
+from flake8_tensorcopy import __version__
 from flake8_tensorcopy.analysis.project import Project, find_root
 from flake8_tensorcopy.engine import lint_text
 from flake8_tensorcopy.rules.base import Options
@@ -282,3 +283,91 @@ def test_a_call_of_another_modules_function_returns_what_its_arguments_make(tmp_
     project = Project(str(tmp_path))
     lint_text(train.read_text(), options=Options(), project=project, path=str(train))
     assert str(tmp_path / "pkg" / "helpers.py") in project.touched  # the cache re-checks it on a change
+
+
+# ----------------------------------------------------------------------------- the summary cache
+
+
+def _with_store(root, cache):
+    from flake8_tensorcopy.analysis.summary_store import SummaryStore
+
+    project = Project(str(root))
+    project.store = SummaryStore(str(cache), "test")
+    return project
+
+
+def _lint(path, project):
+    project.begin()
+    result = lint_text(path.read_text(), options=Options(), project=project, path=str(path))
+    project.flush()
+    return [(v.code, v.line, v.message) for v in result.violations]
+
+
+@pytest.mark.parametrize("files", [FILES, CROSSING, PER_CALL], ids=["imports", "late", "per-call"])
+def test_summaries_from_the_cache_give_what_a_walk_gives(tmp_path, files):
+    train = make(tmp_path, files=files, package="pkg")
+    cache = tmp_path / "cache"
+    without = _lint(train, Project(str(tmp_path)))
+    cold = _with_store(tmp_path, cache)
+    assert _lint(train, cold) == without and without and cold.built > 0
+    written = sorted(p.name for p in (cache / __version__ / "summaries-test").iterdir())
+    assert written and all(n.endswith(".marshal") for n in written)
+    warm = _with_store(tmp_path, cache)
+    assert _lint(train, warm) == without
+    assert warm.built == 0  # no module of the project was parsed: every answer came from the cache
+    assert warm.touched == cold.touched  # and the result cache depends on the same files
+    assert (cache / ".gitignore").read_text().endswith("*\n")
+
+
+def test_a_changed_module_is_walked_again_and_what_depends_on_it_too(tmp_path):
+    train = make(tmp_path, package="pkg")
+    cache = tmp_path / "cache"
+    before = _lint(train, _with_store(tmp_path, cache))
+    models = tmp_path / "pkg" / "models.py"
+    models.write_text(models.read_text().replace("frozen = nn.Linear(3, 3).requires_grad_(False)",
+                                                 "frozen = nn.Linear(3, 3)"))
+    warm = _with_store(tmp_path, cache)
+    after = _lint(train, warm)
+    assert after == _lint(train, Project(str(tmp_path)))
+    assert [(c, line) for c, line, _ in after] == sorted([(c, line) for c, line, _ in before] + [("TNS101", 13)])
+    # models.py, and pkg/__init__.py (which re-exports from it), are walked again; utils.py is not.
+    assert 1 <= warm.built <= 3
+
+
+def test_a_damaged_summary_cache_is_a_miss(tmp_path):
+    train = make(tmp_path, package="pkg")
+    cache = tmp_path / "cache"
+    expected = _lint(train, _with_store(tmp_path, cache))
+    files = list((cache / __version__ / "summaries-test").iterdir())
+    import marshal
+
+    for i, path in enumerate(files):
+        if i % 3 == 0:
+            path.write_bytes(b"\x00not marshal")
+        elif i % 3 == 1:
+            path.write_bytes(path.read_bytes()[: len(path.read_bytes()) // 2])
+        else:  # well-formed, but not what we write
+            entry = marshal.loads(path.read_bytes())
+            entry["table"] = {name: ("tensor",) for name in entry["table"]}
+            path.write_bytes(marshal.dumps(entry))
+    assert _lint(train, _with_store(tmp_path, cache)) == expected
+
+
+def test_the_cli_the_plugin_and_the_engine_share_the_summary_cache(tmp_path, capsys):
+    from flake8_tensorcopy import plugin
+
+    train = make(tmp_path, package="pkg")
+    proc = tc(capsys, "check", str(train), cwd=tmp_path)
+    assert proc.returncode == 1
+    store = tmp_path / ".tensorcopy_cache" / __version__
+    assert [p.name for p in store.iterdir() if p.name.startswith("summaries-")]
+    plugin._PROJECTS.clear()
+    plugin.TensorCopyChecker.parse_options(None)
+    text = train.read_text()
+    import ast
+
+    found = list(plugin.TensorCopyChecker(ast.parse(text), text.splitlines(True), str(train)).run())
+    assert sorted((code.split()[0], line) for line, _, code, _ in found) == sorted(EXPECTED)
+    project = plugin._PROJECTS[str(tmp_path)]
+    assert project.built == 0, "the plugin parsed modules the CLI had summarised"
+    plugin._PROJECTS.clear()

@@ -108,13 +108,15 @@ def join_states(a: State | None, b: State | None) -> State | None:
 
 
 class LazyAttrs:
-    """The `self.<attr>` facts of a module class, computed on first use."""
+    """The `self.<attr>` facts of a class, computed on first use.  `owner`: the class (its def,
+    or the `ProjectEntity` of a class of another module), by which they cross modules."""
 
-    __slots__ = ("_load", "_data")
+    __slots__ = ("_load", "_data", "owner")
 
-    def __init__(self, load) -> None:
+    def __init__(self, load, owner=None) -> None:
         self._load = load
         self._data = None
+        self.owner = owner
 
     def _get(self) -> dict:
         if self._data is None:
@@ -136,7 +138,6 @@ class LazyAttrs:
 
     def items(self):
         return self._get().items()
-
 
 
 _DTYPES = frozenset(

@@ -90,6 +90,11 @@ class Summaries:
         self._call_results: dict = {}  # (id(func), argument facts) -> Fact, or None while walked
         self._call_budget = _CALL_BUDGET
 
+    def out_of_budget(self) -> bool:
+        """Whether a budget of walks ran out: what was computed since may say less than a walker
+        with budget left would (the summary cache keeps no such answer)."""
+        return self._summary_budget <= 0 or self._survey_budget <= 0 or self._call_budget <= 0
+
     # ------------------------------------------------------------------ return facts
 
     def summary(self, func, cls=None) -> Summary | None:

@@ -907,7 +907,7 @@ class Walker(Summaries, Evaluator):
             return found
 
         # Computed on first use: most classes' methods are never analysed.
-        attrs = LazyAttrs(load)
+        attrs = LazyAttrs(load, stmt)
         if is_module:
             self_fact = Fact(MODULE, Grad.UNKNOWN, Device.UNKNOWN, attrs=attrs, tags=no_grad_forward, by_flow=certain,
                              node=stmt)
