@@ -53,54 +53,79 @@ class ProjectEntity:
 
     What it returns, what its methods return and its attributes are asked of its module's
     summary, which answers from the summary cache or from its walker, and always as facts that
-    went through `portable` (the same answers cold and warm)."""
+    went through `portable` (the same answers cold and warm).  Made from a reference without
+    reading its module: the module's summary is read when the entity is first asked something."""
 
-    __slots__ = ("summary", "path", "name", "kind", "lineno", "_signature", "_stub")
+    __slots__ = ("project", "module", "path", "name", "_summary", "_info", "_stub")
 
-    def __init__(self, summary: ModuleSummary, path: str, info: tuple) -> None:
-        self.summary = summary
+    def __init__(self, project: Project, module: str, path: str) -> None:
+        self.project = project
+        self.module = module
         self.path = path  # its name in the module, dotted for a class nested in a class
         self.name = path.rsplit(".", 1)[-1]
-        self.kind, self.lineno, self._signature = info
-        self._stub = None
+        self._summary = self._info = self._stub = None
+
+    @property
+    def summary(self) -> ModuleSummary | None:
+        if self._summary is None:
+            self._summary = self.project.summary(self.module)
+        return self._summary
+
+    @property
+    def info(self) -> tuple:
+        """(kind, line, parameter names); (None, 0, None) when its module has no such definition."""
+        if self._info is None:
+            summary = self.summary
+            found = summary.infos.get(self.path) if summary is not None else None
+            self._info = found if found is not None else (None, 0, None)
+        return self._info
 
     @property
     def where(self) -> str:
-        return f"{os.path.basename(self.summary.path)}:{self.lineno}"
+        summary = self.summary
+        return f"{os.path.basename(summary.path) if summary is not None else self.module}:{self.info[1]}"
 
     @property
     def node(self):
         """A def with its parameters' names (what binding a call's arguments reads): the module's
         tree is not parsed for it when the summary came from the cache."""
         if self._stub is None:
-            posonly, args, kwonly = self._signature or ((), (), ())
+            posonly, args, kwonly = self.info[2] or ((), (), ())
             made = [ast.arg(arg=a) for a in (*posonly, *args, *kwonly)]
             arguments = ast.arguments(posonlyargs=made[:len(posonly)], args=made[len(posonly):len(posonly) + len(args)],
                                       kwonlyargs=made[len(posonly) + len(args):], kw_defaults=[], defaults=[],
                                       vararg=None, kwarg=None)
             self._stub = ast.FunctionDef(name=self.name, args=arguments, body=[], decorator_list=[],
-                                         lineno=self.lineno, end_lineno=self.lineno)
+                                         lineno=self.info[1], end_lineno=self.info[1])
         return self._stub
+
+    def _answer(self, question: tuple, compute, many: bool = False):
+        summary = self.summary
+        return summary.answer(question, compute, many) if summary is not None else None
 
     # functions
     def returns(self) -> Fact | None:
-        return self.summary.answer(("returns", self.path), lambda w, node: w.function_result(node, None))
+        return self._answer(("returns", self.path), lambda w, node: w.function_result(node, None))
 
     def returns_for(self, args: dict) -> Fact | None:
         """What it returns when called with parameters `args` ({name: fact}: values that mean
-        the same in every module), walked by its own module's walker."""
-        key = ("for", self.path, tuple(sorted((p, export_fact(f, _no_ref)) for p, f in args.items())))
-        return self.summary.answer(
-            key, lambda w, node: w.given_result(node, None, args, w.function_result(node, None)))
+        the same in every module), walked by its own module's walker with the arguments as the
+        question says them (so that a cached answer is the answer to that question)."""
+        said = tuple(sorted((p, export_fact(f, _no_ref)) for p, f in args.items()))
+
+        def compute(walker, node):
+            given = {p: import_fact(x, self.project.entity) for p, x in said}
+            return walker.given_result(node, None, given, walker.function_result(node, None))
+
+        return self._answer(("for", self.path, said), compute)
 
     # classes
     def method_return(self, name: str, hint: tuple | None = None) -> Fact | None:
-        return self.summary.answer(("method", self.path, name, hint),
-                                   lambda w, node: w.method_result(node, name, hint))
+        return self._answer(("method", self.path, name, hint), lambda w, node: w.method_result(node, name, hint))
 
     def attrs(self) -> dict:
         """The attributes of the class (`self.<attr>` in its methods, what it inherits)."""
-        found = self.summary.answer(("attrs", self.path), _class_attrs, many=True)
+        found = self._answer(("attrs", self.path), _class_attrs, many=True)
         return found if found is not None else {}
 
 
@@ -114,20 +139,33 @@ def _class_attrs(walker, node):
     return dict(attrs.items()) if attrs is not None else None
 
 
-def _definitions(tree: ast.Module) -> dict:
-    """{path: def} of the classes and functions a module defines at its top level and in the
-    bodies of its classes (those another module can name)."""
-    out: dict = {}
+def _definitions(tree: ast.Module) -> tuple:
+    """({path: def}, {id(def): path}) of the classes and functions another module can name: at
+    the module's top level and in the bodies of its classes, also under `if`, `try`, `with` and
+    loops there (`if is_available(): class Model: ...`).  A name defined twice is asked of its
+    first definition."""
+    defs: dict = {}
+    paths: dict = {}
     todo = [("", tree.body)]
     while todo:
         prefix, body = todo.pop()
         for node in body:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 path = prefix + node.name
-                out.setdefault(path, node)
+                defs.setdefault(path, node)
+                paths[id(node)] = path
                 if isinstance(node, ast.ClassDef):
                     todo.append((path + ".", node.body))
-    return out
+            elif isinstance(node, ast.stmt):
+                for field in ("body", "orelse", "finalbody"):
+                    sub = getattr(node, field, None)
+                    if type(sub) is list:
+                        todo.append((prefix, sub))
+                for h in getattr(node, "handlers", ()):
+                    todo.append((prefix, h.body))
+                for case in getattr(node, "cases", ()):
+                    todo.append((prefix, case.body))
+    return defs, paths
 
 
 def _info(node) -> tuple:
@@ -163,7 +201,6 @@ class ModuleSummary:
         self._paths: dict = {}  # id(def) -> path
         self._facts: dict = {}  # name -> imported fact
         self._imported: dict = {}  # question -> imported answer
-        self.entities: dict = {}  # path -> ProjectEntity
 
     # ------------------------------------------------------------------ built here
 
@@ -204,8 +241,7 @@ class ModuleSummary:
             project._building.pop()
         self._walker = walker
         self._data = None
-        self._defs = _definitions(tree)
-        self._paths = {id(d): p for p, d in self._defs.items()}
+        self._defs, self._paths = _definitions(tree)
         project.built += 1
         return walker
 
@@ -232,7 +268,7 @@ class ModuleSummary:
     def _ref(self, node):
         """The reference of a definition (of this module, or an entity of any module)."""
         if isinstance(node, ProjectEntity):
-            return (node.summary.name, node.path)
+            return (node.module, node.path)
         path = self._paths.get(id(node))
         return (self.name, path) if path is not None else None
 
@@ -254,15 +290,6 @@ class ModuleSummary:
                 f = UNKNOWN_FACT  # (a damaged cache entry: a table is checked when it is read)
         self._facts[attr] = f
         return f
-
-    def entity(self, path: str) -> ProjectEntity | None:
-        found = self.entities.get(path)
-        if found is None:
-            info = self.infos.get(path)
-            if info is None:
-                return None
-            found = self.entities[path] = ProjectEntity(self, path, info)
-        return found
 
     def answer(self, question: tuple, compute, many: bool = False):
         """The answer to `question` about one of the module's definitions (`question[1]` is its
@@ -377,6 +404,7 @@ class Project:
         # this object), and what this process read of the project's files.
         self.store = None
         self._digests: dict = {}  # path -> content hash, or None when it cannot be read
+        self._entities: dict = {}  # (module, path) -> ProjectEntity
 
     # ------------------------------------------------------------------ names
 
@@ -491,11 +519,13 @@ class Project:
                     pass  # not an entry we wrote: built again
         return ModuleSummary.build(self, module, path, digest, data)
 
-    def entity(self, ref) -> ProjectEntity | None:
-        """The class or function `ref` ((module, path), portable.py) names, or None."""
-        module, path = ref
-        summary = self.summary(module) if type(module) is str else None
-        return summary.entity(path) if summary is not None else None
+    def entity(self, ref) -> ProjectEntity:
+        """The class or function `ref` ((module, path), portable.py) names (one object a
+        reference, its module read when it is first asked something)."""
+        found = self._entities.get(ref)
+        if found is None:
+            found = self._entities[ref] = ProjectEntity(self, *ref)
+        return found
 
     def digest_of(self, path: str) -> str | None:
         """The content hash of a file as this process first read it (None: unreadable)."""
