@@ -134,7 +134,7 @@ def _lint(text: str, rule_classes, options: Options, tree, honor_noqa: bool, pro
     def scope_filter(segment: str) -> bool:
         return any(cls.might_match_scope(segment) for cls in active)
 
-    domains = make_domains({k for cls in active for k in cls.domains}, options)
+    domains = make_domains({k for cls in active for k in cls.domains}, options, text)
     module = project.module_name(path) if project is not None and path else None
     walker = Walker(tree, instances, ctx, scope_filter, domains, project=project, module=module,
                     module_is_package=bool(path) and path.endswith("__init__.py"))

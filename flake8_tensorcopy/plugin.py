@@ -63,11 +63,15 @@ def _project(filename: str, options):
     root = find_root(start)
     project = _PROJECTS.get(root)
     if project is None:
-        from .analysis.summary_store import SummaryStore
-        from .cache import CACHE_DIR, config_key
-
         project = _PROJECTS[root] = Project(root, batch=True)
-        project.store = SummaryStore(os.path.join(root, CACHE_DIR), lambda: config_key("summaries", options))
+
+        def make_store():
+            from .analysis.summary_store import SummaryStore
+            from .cache import CACHE_DIR, config_key
+
+            return SummaryStore(os.path.join(root, CACHE_DIR), config_key("summaries", options))
+
+        project.make_store = make_store
     return project
 
 

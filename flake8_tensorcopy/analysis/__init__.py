@@ -5,18 +5,20 @@ provenance (gan.py) and storage and aliases (storage.py)."""
 
 from .astutil import dotted_name
 from .facts import Device, Fact, Grad
+from .names import may_be_gan as _may_be_gan
 from .walker import Walker
 
 __all__ = ["Device", "Fact", "Grad", "Walker", "dotted_name", "make_domains"]
 
 
-def make_domains(keys, options) -> list:
-    """The domains the enabled rules ask, by key."""
+def make_domains(keys, options, text: str | None = None) -> list:
+    """The domains the enabled rules ask, by key, that may find something in a file of `text`
+    (the GAN domain, which finds nothing where no names give roles, is not even imported)."""
     out = []
-    if "gan" in keys:
+    if "gan" in keys and (text is None or _may_be_gan(text, options)):
         from .gan import GanDomain
 
-        out.append(GanDomain(options))
+        out.append(GanDomain(options, screened=text is not None))
     if "storage" in keys:
         from .storage import StorageDomain
 

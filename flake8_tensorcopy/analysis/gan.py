@@ -25,16 +25,13 @@ import re
 
 from . import torchapi as api
 from .astutil import all_nodes, bind_arguments, child_nodes, dotted_name, is_plain_method
+from .names import D, G, configured_roles, may_have_both_roles, may_have_structure, words
+from .names import D_WORDS as _D_WORDS
+from .names import G_WORDS as _G_WORDS
 from .walker import Domain, compatible
 from ..source import LazyPattern
 
-G, D = "G", "D"
-
-_IDENT = LazyPattern(r"[A-Za-z_][A-Za-z0-9_]*")
 _CALLEE = LazyPattern(r"([A-Za-z_][\w.]*)\s*\(")
-_WORD = LazyPattern(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
-_G_WORDS = frozenset({"g", "gen", "generator", "generators", "netg"})
-_D_WORDS = frozenset({"d", "disc", "discrim", "discriminator", "discriminators", "dis", "critic", "netd"})
 _OPT_WORDS = frozenset({"opt", "optim", "optimizer", "optimiser", "optimizers", "optimisers", "trainer", "solver"})
 _NOT_OPT_WORDS = frozenset({"sched", "scheduler", "schedulers", "lr", "warmup", "ema", "scaler"})
 # A name with one of these words is not a module even if it mentions a role (`d_loss`,
@@ -94,11 +91,6 @@ def gan_key(expr) -> str | None:
     return None
 
 
-def words(name: str) -> list[str]:
-    """`netG_A2B` -> ["net", "g", "a", "2", "b"]; `optimizerD` -> ["optimizer", "d"]."""
-    return [w.lower() for w in _WORD.findall(name)]
-
-
 def role_of_words(ws, verbs_ok: bool = False) -> str | None:
     if not verbs_ok and any(w in _NOT_MODULE_WORDS for w in ws):
         return None
@@ -154,8 +146,9 @@ def _kw(call: ast.Call, name: str):
 class GanNames:
     """Roles of the names in one file (see the module docstring)."""
 
-    def __init__(self, tree: ast.Module, generator_names=(), discriminator_names=(), text: str | None = None) -> None:
-        self.cfg = {**{n: G for n in generator_names if n}, **{n: D for n in discriminator_names if n}}
+    def __init__(self, tree: ast.Module, generator_names=(), discriminator_names=(), text: str | None = None,
+                 screened: bool = False) -> None:
+        self.cfg = configured_roles(generator_names, discriminator_names)
         # (id(def), parameter) -> the generator calls whose output the file's calls of that
         # function pass in it (`d_step(real, netG(z))`): the function starts with them there.
         self.passed: dict[tuple, set] = {}
@@ -165,30 +158,9 @@ class GanNames:
         self.opt_modules: dict[str, list] = {}  # optimizer name -> the modules it steps
         self.active = False
         self._roles: dict[str, str | None] = {}
-        if text is None or self._may_have_both_roles(text) or self._may_have_structure(text):
+        # (`screened`: the text passed these tests already, names.may_be_gan)
+        if text is None or screened or may_have_both_roles(text, self.cfg) or may_have_structure(text):
             self._scan(tree, text)
-
-    @staticmethod
-    def _may_have_structure(text: str) -> bool:
-        """Two optimizers and a backward: roles may follow from which module feeds which."""
-        return "backward" in text and text.count(".parameters(") >= 2
-
-    def _may_have_both_roles(self, text: str) -> bool:
-        """A cheap look at the identifiers before walking the tree: some name must mention a
-        generator and some name a discriminator (or be configured as one)."""
-        seen = set()
-        for ident in set(_IDENT.findall(text)):
-            if ident in self.cfg:
-                seen.add(self.cfg[ident])
-            else:
-                ws = words(ident)
-                if any(w in _G_WORDS for w in ws):
-                    seen.add(G)
-                if any(w in _D_WORDS for w in ws):
-                    seen.add(D)
-            if len(seen) == 2:
-                return True
-        return False
 
     # ---- roles
 
@@ -1257,14 +1229,16 @@ class GanDomain(Domain):
     key = "gan"
     in_summaries = True
 
-    def __init__(self, options) -> None:
+    def __init__(self, options, screened: bool = False) -> None:
         self.options = options
         self.names: GanNames | None = None
+        self.screened = screened  # the file's text passed names.may_be_gan
 
     def active(self, walker, frame) -> bool:
         if self.names is None:
             text = walker.lines.text if walker.lines is not None else None
-            self.names = GanNames(walker.tree, self.options.generator_names, self.options.discriminator_names, text)
+            self.names = GanNames(walker.tree, self.options.generator_names, self.options.discriminator_names, text,
+                                  self.screened)
         return self.names.active
 
     def initial(self, walker, frame) -> GanState:

@@ -26,6 +26,7 @@ from collections import namedtuple
 from ..model import REQUIRED, Record
 from .astutil import child_nodes, dotted_name, expressions, target_elements
 from .facts import FUNCTION, MODULE, TENSOR, UNKNOWN, Device, Grad
+from .names import words
 from .storage import is_inplace_method
 from .walker import Domain, NameSets
 from ..source import LazyPattern
@@ -39,7 +40,6 @@ _NOT_VALUE_READS = frozenset({"len", "isinstance", "id", "type", "hasattr", "cal
 _OPT_WORDS = frozenset({"opt", "optim", "optimizer", "optimiser", "optimizers", "optimisers", "optimz"})
 _NOT_OPT_WORDS = frozenset({"sched", "scheduler", "schedulers", "lr", "warmup", "ema", "swa", "scaler", "state",
                             "dict", "config", "cfg", "args", "kwargs", "name", "names", "type", "cls", "class"})
-_WORD = LazyPattern(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 # Optimizer classes (torch.optim and the common third-party ones), by the last part of the name.
 _OPTIMIZER_CLASSES = frozenset(
     "SGD Adam AdamW Adamax Adagrad Adadelta RMSprop Rprop ASGD NAdam RAdam LBFGS SparseAdam Adafactor "
@@ -67,11 +67,6 @@ def might_keep_state_dict(text: str) -> bool:
 def might_alias_tensor(text: str) -> bool:
     """Whether a source text keeps a `.detach()`, `.data` or NumPy view of a tensor (a text test)."""
     return ("detach()" in text or ".data" in text or "numpy()" in text) and _KEPT_ALIAS.search(text) is not None
-
-
-def words(name: str) -> list[str]:
-    """`optimizerG` -> ["optimizer", "g"]; `opt_d` -> ["opt", "d"]."""
-    return [w.lower() for w in _WORD.findall(name)]
 
 
 def is_optimizer_name(key: str | None) -> bool:

@@ -1,0 +1,377 @@
+"""What one module of the project tells the files that import it (project.py finds the modules).
+
+A module's summary (`ModuleSummary`) is the facts of its module-level names (its table) and the
+answers to what importing files asked of its functions and classes (what a function returns,
+for given arguments, what a method returns, a class's attributes), each with the project files
+it depended on.  It comes from the summary cache (summary_store.py) or from a walk of the
+module with rules off, whose walker then answers on demand what the cache does not hold.  A
+class or function of the module is a `ProjectEntity` in the importing file's facts.  Everything
+crosses as plain data (portable.py): a file is analysed the same with a cold cache and a warm
+one.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from contextlib import contextmanager
+
+from .facts import CLASS, FUNCTION, MODULE, UNKNOWN_FACT, Fact
+from .portable import export_fact, import_fact, well_formed
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .project import Project
+
+
+class ProjectEntity:
+    """A function or class of another module of the project, as an importing file sees it.
+
+    What it returns, what its methods return and its attributes are asked of its module's
+    summary, which answers from the summary cache or from its walker, and always as facts that
+    went through `portable` (the same answers cold and warm).  Made from a reference without
+    reading its module: the module's summary is read when the entity is first asked something."""
+
+    __slots__ = ("project", "module", "path", "name", "_summary", "_info", "_stub")
+
+    def __init__(self, project: Project, module: str, path: str) -> None:
+        self.project = project
+        self.module = module
+        self.path = path  # its name in the module, dotted for a class nested in a class
+        self.name = path.rsplit(".", 1)[-1]
+        self._summary = self._info = self._stub = None
+
+    @property
+    def summary(self) -> ModuleSummary | None:
+        if self._summary is None:
+            self._summary = self.project.summary(self.module)
+        return self._summary
+
+    @property
+    def info(self) -> tuple:
+        """(kind, line, parameter names); (None, 0, None) when its module has no such definition."""
+        if self._info is None:
+            summary = self.summary
+            found = summary.infos.get(self.path) if summary is not None else None
+            self._info = found if found is not None else (None, 0, None)
+        return self._info
+
+    @property
+    def where(self) -> str:
+        summary = self.summary
+        return f"{os.path.basename(summary.path) if summary is not None else self.module}:{self.info[1]}"
+
+    @property
+    def node(self):
+        """A def with its parameters' names (what binding a call's arguments reads): the module's
+        tree is not parsed for it when the summary came from the cache."""
+        if self._stub is None:
+            posonly, args, kwonly = self.info[2] or ((), (), ())
+            made = [ast.arg(arg=a) for a in (*posonly, *args, *kwonly)]
+            arguments = ast.arguments(posonlyargs=made[:len(posonly)], args=made[len(posonly):len(posonly) + len(args)],
+                                      kwonlyargs=made[len(posonly) + len(args):], kw_defaults=[], defaults=[],
+                                      vararg=None, kwarg=None)
+            self._stub = ast.FunctionDef(name=self.name, args=arguments, body=[], decorator_list=[],
+                                         lineno=self.info[1], end_lineno=self.info[1])
+        return self._stub
+
+    def _answer(self, question: tuple, compute, many: bool = False):
+        summary = self.summary
+        return summary.answer(question, compute, many) if summary is not None else None
+
+    # functions
+    def returns(self) -> Fact | None:
+        return self._answer(("returns", self.path), lambda w, node: w.function_result(node, None))
+
+    def returns_for(self, args: dict) -> Fact | None:
+        """What it returns when called with parameters `args` ({name: fact}: values that mean
+        the same in every module), walked by its own module's walker with the arguments as the
+        question says them (so that a cached answer is the answer to that question)."""
+        said = tuple(sorted((p, export_fact(f, _no_ref)) for p, f in args.items()))
+
+        def compute(walker, node):
+            given = {p: import_fact(x, self.project.entity) for p, x in said}
+            return walker.given_result(node, None, given, walker.function_result(node, None))
+
+        return self._answer(("for", self.path, said), compute)
+
+    # classes
+    def method_return(self, name: str, hint: tuple | None = None) -> Fact | None:
+        return self._answer(("method", self.path, name, hint), lambda w, node: w.method_result(node, name, hint))
+
+    def attrs(self) -> dict:
+        """The attributes of the class (`self.<attr>` in its methods, what it inherits)."""
+        found = self._answer(("attrs", self.path), _class_attrs, many=True)
+        return found if found is not None else {}
+
+
+def _no_ref(node):
+    return None
+
+
+def _class_attrs(walker, node):
+    info = walker.classes.get(id(node))
+    attrs = info.self_fact.attrs if info is not None and info.self_fact is not None else None
+    return dict(attrs.items()) if attrs is not None else None
+
+
+def _definitions(tree: ast.Module) -> tuple:
+    """({path: def}, {id(def): path}) of the classes and functions another module can name: at
+    the module's top level and in the bodies of its classes, also under `if`, `try`, `with` and
+    loops there (`if is_available(): class Model: ...`).  A name defined twice is asked of its
+    first definition."""
+    defs: dict = {}
+    paths: dict = {}
+    todo = [("", tree.body)]
+    while todo:
+        prefix, body = todo.pop()
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                path = prefix + node.name
+                defs.setdefault(path, node)
+                paths[id(node)] = path
+                if isinstance(node, ast.ClassDef):
+                    todo.append((path + ".", node.body))
+            elif isinstance(node, ast.stmt):
+                for field in ("body", "orelse", "finalbody"):
+                    sub = getattr(node, field, None)
+                    if type(sub) is list:
+                        todo.append((prefix, sub))
+                for h in getattr(node, "handlers", ()):
+                    todo.append((prefix, h.body))
+                for case in getattr(node, "cases", ()):
+                    todo.append((prefix, case.body))
+    return defs, paths
+
+
+def _info(node) -> tuple:
+    """(kind, line, parameter names) of a definition, as its entity keeps them."""
+    if isinstance(node, ast.ClassDef):
+        return (CLASS, node.lineno, None)
+    a = node.args
+    return (FUNCTION, node.lineno, (tuple(x.arg for x in a.posonlyargs), tuple(x.arg for x in a.args),
+                                    tuple(x.arg for x in a.kwonlyargs)))
+
+
+class ModuleSummary:
+    """What one module of the project defines: the facts of its module-level names (its
+    `table`), and answers to what importing files asked of its functions and classes, each with
+    the project files it depended on.  Either from the summary cache, or from a walk of its
+    module-level code with rules off (the walker then answers what the cache does not hold)."""
+
+    def __init__(self, project: Project, name: str, path: str, digest: str, data: bytes | None = None) -> None:
+        self.project = project
+        self.name = name
+        self.path = path
+        self.digest = digest  # content_hash of its bytes
+        self.deps: dict = {path: digest}  # it and the project modules its summary read
+        self.table: dict = {}  # module-level name -> exported fact
+        self.infos: dict = {}  # path of a definition -> (kind, line, parameter names)
+        self.answers: dict = {}  # question -> (exported answer, deps)
+        self.table_deps: dict = {}  # what the table depended on (the module walk)
+        self._unkept: set = set()  # answers computed after a budget of walks ran out: not cached
+        self.dirty = False  # answers or a table the cache does not have yet
+        self._data = data  # the file's bytes, until its walker is made (from the cache: on need)
+        self._walker = None
+        self._defs: dict | None = None  # path -> def in the walker's tree
+        self._paths: dict = {}  # id(def) -> path
+        self._facts: dict = {}  # name -> imported fact
+        self._imported: dict = {}  # question -> imported answer
+
+    # ------------------------------------------------------------------ built here
+
+    @classmethod
+    def build(cls, project: Project, name: str, path: str, digest: str, data: bytes) -> ModuleSummary | None:
+        """Parse and walk the module (None: it cannot be read as Python)."""
+        summary = cls(project, name, path, digest, data)
+        if summary._make_walker() is None:
+            return None
+        walker = summary._walker
+        env = walker.module_frame.state.env
+        summary.infos = {p: _info(d) for p, d in summary._defs.items()}
+        for attr, f in env.items():
+            summary.table[attr] = summary._export(summary._exported_name(attr, f, env))
+        summary.table_deps = dict(summary.deps)
+        summary.dirty = True
+        return summary
+
+    def _make_walker(self):
+        from ..source import DecodeError, LineIndex, decode  # (the source layer sits below)
+        from .walker import Walker
+
+        project = self.project
+        try:
+            text = decode(self._data).text
+            tree = ast.parse(text)
+        except (DecodeError, SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+        ctx = _Context(LineIndex(text), project.options)
+        walker = Walker(tree, [], ctx, project=project, module=self.name,
+                        module_is_package=os.path.basename(self.path) == "__init__.py")
+        project._building.append(self.deps)
+        try:
+            walker.run_module()
+        except RecursionError:
+            return None
+        finally:
+            project._building.pop()
+        self._walker = walker
+        self._data = None
+        self._defs, self._paths = _definitions(tree)
+        project.built += 1
+        return walker
+
+    def _exported_name(self, attr: str, f: Fact, env: dict) -> Fact:
+        """The fact of module-level name `attr` as an importing file sees it: a class or function
+        of the module as its entity, said where it is defined; an instance without its class."""
+        if f.kind in (CLASS, FUNCTION) and isinstance(f.node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            path = self._paths.get(id(f.node))
+            if path is None:
+                return f.but(node=None)
+            where = f"{os.path.basename(self.path)}:{f.node.lineno}"
+            if f.kind == CLASS:
+                module = "nn_module_class" in f.tags
+                described = f"{f.node.name}: {'an nn.Module' if module else 'a class'}, {where}"
+            else:
+                described = f"{f.node.name}(), {where}"
+            return f.but(tags=f.tags | {"defined:" + described})
+        if isinstance(f.node, ProjectEntity) or f.node is None:
+            if f.kind == MODULE and f.node is None:
+                return f.but(tags=f.tags | {f"defined:{attr}, {os.path.basename(self.path)}"})
+            return f
+        return f.but(node=None)  # an instance of a class of that module: no local definition here
+
+    def _ref(self, node):
+        """The reference of a definition (of this module, or an entity of any module)."""
+        if isinstance(node, ProjectEntity):
+            return (node.module, node.path)
+        path = self._paths.get(id(node))
+        return (self.name, path) if path is not None else None
+
+    def _export(self, f):
+        return export_fact(f, self._ref)
+
+    # ------------------------------------------------------------------ what importers ask
+
+    def fact(self, attr: str) -> Fact | None:
+        """The fact of module-level name `attr` for an importing file (None: not defined)."""
+        if attr in self._facts:
+            return self._facts[attr]
+        x = self.table.get(attr)
+        f = None
+        if x is not None:
+            try:
+                f = import_fact(x, self.project.entity)
+            except (TypeError, ValueError, IndexError):
+                f = UNKNOWN_FACT  # (a damaged cache entry: a table is checked when it is read)
+        self._facts[attr] = f
+        return f
+
+    def answer(self, question: tuple, compute, many: bool = False):
+        """The answer to `question` about one of the module's definitions (`question[1]` is its
+        path): from the cache when every file it depended on is unchanged, else computed by the
+        walker (`compute(walker, def)`) and kept.  `many`: the answer is {name: fact}."""
+        if question in self._imported:
+            self.project._touch_deps(self.answers[question][1])
+            return self._imported[question]
+        project = self.project
+        kept = self.answers.get(question)
+        if kept is not None and project.unchanged(kept[1]):
+            try:
+                found = self._import(kept[0], many)
+            except (TypeError, ValueError, IndexError):
+                kept = None
+            else:
+                self._imported[question] = found
+                project._touch_deps(kept[1])
+                return found
+        with self.building():
+            walker = self._walker or self._make_walker()
+            node = self._defs.get(question[1]) if walker is not None else None
+            result = compute(walker, node) if node is not None else None
+            keep = walker is not None and not walker.out_of_budget()
+        if many:
+            exported = None if result is None else tuple((k, self._export(v)) for k, v in result.items())
+        else:
+            exported = self._export(result)
+        deps = dict(self.deps)
+        self.answers[question] = (exported, deps)
+        if keep:
+            self.dirty = True
+            self._unkept.discard(question)
+        else:
+            self._unkept.add(question)
+        found = self._imported[question] = self._import(exported, many)
+        return found
+
+    def _import(self, exported, many: bool):
+        entity = self.project.entity
+        if many:
+            if exported is None:
+                return None
+            if type(exported) is not tuple or not all(type(kv) is tuple and len(kv) == 2 and type(kv[0]) is str
+                                                      and well_formed(kv[1]) for kv in exported):
+                raise ValueError("not an answer we wrote")
+            return {k: import_fact(v, entity) for k, v in exported}
+        if not well_formed(exported):
+            raise ValueError("not an answer we wrote")
+        return import_fact(exported, entity)
+
+    @contextmanager
+    def building(self):
+        """While this module's walker works on demand, what it reads is its dependency too."""
+        building = self.project._building
+        building.append(self.deps)
+        try:
+            yield
+        finally:
+            building.pop()
+        self.project.touched.update(self.deps)
+
+    # ------------------------------------------------------------------ the cache
+
+    def to_entry(self) -> dict:
+        return {"path": self.path, "digest": self.digest, "name": self.name, "deps": self.table_deps,
+                "table": self.table, "infos": self.infos,
+                "answers": {q: a for q, a in self.answers.items() if q not in self._unkept}}
+
+    @classmethod
+    def from_entry(cls, project: Project, name: str, path: str, digest: str, data: bytes, entry) -> ModuleSummary:
+        summary = cls(project, name, path, digest, data)
+        table, infos, answers, deps = entry["table"], entry["infos"], entry["answers"], entry["deps"]
+        if not (type(table) is dict and all(type(k) is str and well_formed(v) for k, v in table.items())
+                and type(infos) is dict and all(type(k) is str and _well_formed_info(v) for k, v in infos.items())
+                and type(answers) is dict and _well_formed_deps(deps)
+                and all(type(a) is tuple and len(a) == 2 and _well_formed_deps(a[1]) for a in answers.values())):
+            raise ValueError("not a summary we wrote")
+        summary.table, summary.infos, summary.answers = table, infos, answers
+        summary.table_deps = dict(deps)
+        summary.deps = dict(deps)
+        return summary
+
+
+def _well_formed_deps(deps) -> bool:
+    return type(deps) is dict and all(type(k) is str and type(v) is str for k, v in deps.items())
+
+
+def _well_formed_info(info) -> bool:
+    if type(info) is not tuple or len(info) != 3 or info[0] not in (CLASS, FUNCTION) or type(info[1]) is not int:
+        return False
+    sig = info[2]
+    return sig is None or type(sig) is tuple and len(sig) == 3 and all(
+        type(names) is tuple and all(type(n) is str for n in names) for names in sig)
+
+
+class _Context:
+    """The little of a rule context a summary walk needs (no rules run there)."""
+
+    def __init__(self, lines, options) -> None:
+        self.lines = lines
+        self.options = options
+        self.walker = None
+        self.violations: list = []
+
+    def short(self, node, limit: int = 40) -> str:
+        s, e = self.lines.node_span(node)
+        t = self.lines.text[s:e]
+        return t if len(t) <= limit and "\n" not in t else "<expr>"
