@@ -546,6 +546,13 @@ def test_importing_the_engine_compiles_no_pattern_and_loads_no_noqa_or_selection
     assert [m.group(1) for m in pattern.finditer("a(b(c))")] == ["a", "b"]
 
 
+def test_the_gan_domain_is_imported_only_for_files_whose_names_may_give_roles():
+    code = ("from flake8_tensorcopy.engine import lint_text\n"
+            "lint_text('import torch\\nloss = model(x).sum()\\nloss.backward()\\nopt.step()\\n')\n")
+    assert "flake8_tensorcopy.analysis.gan" not in _modules_after(code)
+    assert "flake8_tensorcopy.analysis.gan" in _modules_after(code.replace("model(x)", "netD(netG(z))"))
+
+
 def test_the_command_exits_with_mains_status_and_flushes_everything(tmp_path):
     write(tmp_path / "m.py", SAFE)
     big = "".join(f"v{i} = x.clone().detach()\n" for i in range(2000))

@@ -371,3 +371,28 @@ def test_the_cli_the_plugin_and_the_engine_share_the_summary_cache(tmp_path, cap
     project = plugin._PROJECTS[str(tmp_path)]
     assert project.built == 0, "the plugin parsed modules the CLI had summarised"
     plugin._PROJECTS.clear()
+
+
+def test_what_crosses_modules_is_plain_data_that_reads_back_the_same(tmp_path):
+    # What crosses modules is plain data that marshal writes and the cache's check accepts, and
+    # reading it back gives the same fact (the tables of the test projects' modules).
+    import marshal
+
+    from flake8_tensorcopy.analysis.portable import export_fact, import_fact, well_formed
+
+    checked = 0
+    for i, files in enumerate((FILES, CROSSING, PER_CALL)):
+        root = tmp_path / str(i)
+        make(root, files=files, package="pkg")
+        project = Project(str(root))
+        for module in ("pkg.models", "pkg.utils", "pkg.base", "pkg.parts", "pkg.helpers", "pkg"):
+            summary = project.summary(module)
+            if summary is None:
+                continue
+            checked += len(summary.table)
+            for name, exported in summary.table.items():
+                assert well_formed(exported), (module, name)
+                assert marshal.loads(marshal.dumps(exported)) == exported
+                fact = import_fact(exported, project.entity)
+                assert export_fact(fact, lambda node: (node.module, node.path)) == exported, (module, name)
+    assert checked > 10

@@ -44,10 +44,10 @@ def export_fact(f: Fact | None, ref_of) -> tuple | None:
     node = f.node
     nx = ref_of(node) if node is not None and f.kind in (CLASS, FUNCTION) else None
     items = f.items
-    return (f.kind, int(f.grad), int(f.device), f.leaf, f.qual, f.frozen, f.paramfree, ax,
+    return (f.kind, int(f.grad), int(f.device), bool(f.leaf), f.qual, bool(f.frozen), bool(f.paramfree), ax,
             export_fact(f.element, ref_of), tuple(sorted(f.tags)),
             None if items is None else tuple(export_fact(i, ref_of) for i in items),
-            f.by_flow, None if f.min_grad is None else int(f.min_grad), f.device_var, nx)
+            bool(f.by_flow), None if f.min_grad is None else int(f.min_grad), f.device_var, nx)
 
 
 def import_fact(x: tuple | None, entity) -> Fact | None:
