@@ -51,7 +51,7 @@ def _selected_codes(options, all_rules) -> frozenset | None:
 _PROJECTS: dict = {}  # root -> analysis.project.Project, for the files of this flake8 process
 
 
-def _project(filename: str, options):
+def _project(filename: str, options, cache_dir=None):
     """The project the file belongs to (its modules' summaries are kept for the whole run, and in
     the project's summary cache, which `tensorcopy check` shares: an editor's flake8, one
     process a save, does not parse and walk the modules a file imports again)."""
@@ -69,9 +69,11 @@ def _project(filename: str, options):
             from .analysis.summary_store import SummaryStore
             from .cache import CACHE_DIR, config_key
 
-            return SummaryStore(os.path.join(root, CACHE_DIR), config_key("summaries", options))
+            return SummaryStore(os.path.abspath(cache_dir or os.path.join(root, CACHE_DIR)),
+                                config_key("summaries", options))
 
-        project.make_store = make_store
+        if cache_dir is not False:
+            project.make_store = make_store
     return project
 
 
@@ -88,6 +90,8 @@ class TensorCopyChecker:
     version = __version__
     # Options' fields from flake8's options; the engine's Options object is built on first use.
     settings: dict = {}
+    # The summary cache's directory: None, the project root's; False, none.
+    cache_dir = None
     _options = None
     _flake8_options = None
     _rules = None
@@ -129,6 +133,21 @@ class TensorCopyChecker:
             comma_separated_list=True,
             help="tensorcopy: extra names of discriminator modules (TNS3xx), comma separated.",
         )
+        parser.add_option(
+            "--tensorcopy-no-cache",
+            action="store_true",
+            default=False,
+            parse_from_config=True,
+            help="tensorcopy: do not read or write the summaries of project modules in the project's "
+            ".tensorcopy_cache/ (shared with `tensorcopy check`). Default: off.",
+        )
+        parser.add_option(
+            "--tensorcopy-cache-dir",
+            default=None,
+            parse_from_config=True,
+            help="tensorcopy: where to keep the summaries of project modules (default: .tensorcopy_cache "
+            "in the project root, as `tensorcopy check`).",
+        )
 
     @classmethod
     def parse_options(cls, options) -> None:
@@ -145,6 +164,8 @@ class TensorCopyChecker:
         cls._options = None
         cls._flake8_options = options
         cls._rules = None
+        cache_dir = getattr(options, "tensorcopy_cache_dir", None)
+        cls.cache_dir = False if getattr(options, "tensorcopy_no_cache", False) else (cache_dir or None)
 
     @classmethod
     def engine_options(cls):
@@ -166,7 +187,7 @@ class TensorCopyChecker:
                 codes = _selected_codes(cls._flake8_options, all_rules)
                 cls._rules = [r for r in all_rules() if codes is None or r.code in codes]
             options = self.engine_options()
-            project = _project(self.filename, options)
+            project = _project(self.filename, options, cls.cache_dir)
             project.options = options
             project.begin()
             try:

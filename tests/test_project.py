@@ -396,3 +396,20 @@ def test_what_crosses_modules_is_plain_data_that_reads_back_the_same(tmp_path):
                 fact = import_fact(exported, project.entity)
                 assert export_fact(fact, lambda node: (node.module, node.path)) == exported, (module, name)
     assert checked > 10
+
+
+@pytest.mark.parametrize("flag", [None, "--tensorcopy-no-cache", "--tensorcopy-cache-dir=elsewhere"])
+def test_the_flake8_plugin_keeps_summaries_where_it_is_told(tmp_path, flag):
+    train = make(tmp_path, package="pkg")
+    argv = [tool("flake8"), "--select", "TNS", "--format", "%(row)d:%(code)s", str(train)]
+    if flag:
+        argv.insert(1, flag)
+    proc = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path)
+    assert sorted(tuple(reversed(line.split(":"))) for line in proc.stdout.split()) == [
+        (code, str(line)) for code, line in EXPECTED], proc.stderr
+    default = tmp_path / ".tensorcopy_cache" / __version__
+    elsewhere = tmp_path / "elsewhere" / __version__
+    kept = {None: default, "--tensorcopy-cache-dir=elsewhere": elsewhere}.get(flag)
+    for folder in (default, elsewhere):
+        summaries = list(folder.glob("summaries-*/*.marshal")) if folder.exists() else []
+        assert bool(summaries) == (folder == kept), (flag, folder)
