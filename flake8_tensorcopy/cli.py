@@ -49,7 +49,7 @@ DEFAULT_EXCLUDE = (
 )
 _PARALLEL_MIN_FILES = 64  # with no --jobs: fewer files are checked in this process
 _FILES_PER_WORKER = 4  # never more processes than there are files to keep them busy
-COMMANDS = ("check", "fix", "rules", "explain", "lsp")
+COMMANDS = ("check", "fix", "rules", "explain", "lsp", "clean")
 NO_FILES = "warning: No Python files found under the given path(s)"
 # Flags that may come before the command (`tensorcopy -q check`), as ruff's global ones.
 _GLOBAL_FLAGS = ("-q", "--quiet", "-s", "--silent")
@@ -57,9 +57,9 @@ _GLOBAL_FLAGS = ("-q", "--quiet", "-s", "--silent")
 PROGRESS_AFTER_S = 0.5
 PROGRESS_EVERY_S = 0.1
 
-# Imported on first use (`cli.tempfile`, `cli.ProcessPoolExecutor`): most runs need neither.
+# Imported on first use (`cli.tempfile`, `cli.ProcessPoolExecutor`, ...): most runs need none.
 _LAZY = {"tempfile": ("tempfile", None), "ProcessPoolExecutor": ("concurrent.futures", "ProcessPoolExecutor"),
-         "difflib": ("difflib", None)}
+         "difflib": ("difflib", None), "shutil": ("shutil", None)}
 
 
 def __getattr__(name: str):
@@ -285,6 +285,10 @@ def build_parser(command: str | None = None):
     if rules is not None:
         rules.add_argument("--output-format", choices=("text", "json"), default="text")
     add_parser("lsp", help="run the language server (stdio); needs pygls 2 (the [lsp] extra)")
+    clean = add_parser("clean", help=f"remove the caches ({_cache.CACHE_DIR}) in the current directory and below")
+    if clean is not None:
+        clean.add_argument("-q", "--quiet", action="store_true", help="print nothing")
+        clean.add_argument("-s", "--silent", action="store_true", help="print nothing (as --quiet)")
     explain = add_parser("explain", help="print one rule's documentation")
     if explain is not None:
         explain.add_argument("rule", metavar="CODE_OR_NAME",
@@ -1034,6 +1038,28 @@ def rule_record(cls) -> dict:
     }
 
 
+def cmd_clean(root: str = ".", quiet: bool = False) -> int:
+    """`ruff clean`: every cache directory at or below `root` is removed (results of `check`,
+    summaries of project modules).  A virtual environment's or `.git`'s insides are not searched."""
+    shutil = _lazy("shutil")
+    found = []
+    for directory, dirs, _files in os.walk(root):
+        if _cache.CACHE_DIR in dirs:
+            found.append(os.path.join(directory, _cache.CACHE_DIR))
+        dirs[:] = [d for d in dirs if d not in (_cache.CACHE_DIR, ".git")
+                   and not os.path.exists(os.path.join(directory, d, "pyvenv.cfg"))]
+    failed = False
+    for path in found:
+        if not quiet:
+            print(f"Removing cache at: {display_path(path)}", file=sys.stderr)
+        try:
+            shutil.rmtree(path)
+        except OSError as exc:
+            print(f"error: cannot remove {display_path(path)}: {exc.strerror or exc}", file=sys.stderr)
+            failed = True
+    return 1 if failed else 0
+
+
 def cmd_rules(output_format: str = "text") -> int:
     if output_format == "json":
         import json
@@ -1131,6 +1157,8 @@ def main(argv=None) -> int:
             from .lsp import main as lsp_main
 
             return lsp_main()
+        if args.command == "clean":
+            return cmd_clean(quiet=args.quiet or args.silent)
         return cmd_check_or_fix(args, args.command)
     except UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)

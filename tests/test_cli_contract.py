@@ -135,7 +135,7 @@ def test_a_mistyped_command_is_not_taken_for_a_path(tmp_path, capsys):
     (tmp_path / "bad.py").write_text(BAD)
     code, out, err = tc(capsys, "chek", "bad.py")
     assert (code, out) == (2, "")
-    assert err == ("error: 'chek' is not a command (check, fix, rules, explain, lsp) or an existing path; "
+    assert err == ("error: 'chek' is not a command (check, fix, rules, explain, lsp, clean) or an existing path; "
                    "did you mean `tensorcopy check`?\n")
     # A path still works without a command, also one that looks like a word.
     (tmp_path / "src").mkdir()

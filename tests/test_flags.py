@@ -573,3 +573,24 @@ def test_force_exclude_from_outside_the_project(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(elsewhere)
     named = [str(project / "legacy" / "old.py"), str(project / "src" / "m.py")]
     assert files(capsys, *named) == [str(project / "src" / "m.py")]
+
+
+def test_clean_removes_every_cache_below_the_current_directory(tmp_path, capsys, monkeypatch):
+    # `ruff clean`: the caches at and below the current directory go, nothing else does; a
+    # virtual environment is not searched.
+    write(tmp_path / "pyproject.toml", "[project]\nname = 'demo'\n")
+    write(tmp_path / "pkg" / "m.py", HEAD)
+    write(tmp_path / "sub" / "pyproject.toml", "[project]\nname = 'sub'\n")
+    write(tmp_path / "sub" / "n.py", HEAD)
+    write(tmp_path / "venv" / "pyvenv.cfg", "home = /usr\n")
+    write(tmp_path / "venv" / ".tensorcopy_cache" / "keep", "")
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["check", "pkg"]) == 0 and cli.main(["check", "sub"]) == 0
+    assert (tmp_path / ".tensorcopy_cache").is_dir() and (tmp_path / "sub" / ".tensorcopy_cache").is_dir()
+    capsys.readouterr()
+    assert cli.main(["clean"]) == 0
+    err = capsys.readouterr().err
+    assert "Removing cache at: .tensorcopy_cache" in err and f"sub{os.sep}.tensorcopy_cache" in err
+    assert not (tmp_path / ".tensorcopy_cache").exists() and not (tmp_path / "sub" / ".tensorcopy_cache").exists()
+    assert (tmp_path / "venv" / ".tensorcopy_cache" / "keep").exists() and (tmp_path / "pkg" / "m.py").exists()
+    assert cli.main(["clean", "-q"]) == 0 and capsys.readouterr().err == ""
