@@ -413,3 +413,18 @@ def test_the_flake8_plugin_keeps_summaries_where_it_is_told(tmp_path, flag):
     for folder in (default, elsewhere):
         summaries = list(folder.glob("summaries-*/*.marshal")) if folder.exists() else []
         assert bool(summaries) == (folder == kept), (flag, folder)
+
+
+def test_a_summary_made_for_another_project_root_is_not_used(tmp_path):
+    # One cache for two roots (a shared --cache-dir): module names, and the references in a
+    # summary, depend on the root, so an entry is used only by the root it was made for.
+    train = make(tmp_path, files=FILES, package="pkg")
+    cache = tmp_path / "cache"
+    expected = _lint(train, _with_store(tmp_path, cache))
+    inner = _with_store(tmp_path / "pkg", cache)  # pkg/models.py is `models` there, not `pkg.models`
+    _lint(train, inner)
+    summarised = [s for s in inner._summaries.values() if s is not None]
+    assert summarised and all(s.name.split(".")[0] != "pkg" for s in summarised)
+    assert inner.built == len(summarised)  # none of the outer root's entries was used
+    again = _with_store(tmp_path, cache)
+    assert _lint(train, again) == expected

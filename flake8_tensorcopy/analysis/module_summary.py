@@ -331,12 +331,17 @@ class ModuleSummary:
     # ------------------------------------------------------------------ the cache
 
     def to_entry(self) -> dict:
-        return {"path": self.path, "digest": self.digest, "name": self.name, "deps": self.table_deps,
+        return {"path": self.path, "digest": self.digest, "name": self.name, "root": self.project.root,
+                "deps": self.table_deps,
                 "table": self.table, "infos": self.infos,
                 "answers": {q: a for q, a in self.answers.items() if q not in self._unkept}}
 
     @classmethod
     def from_entry(cls, project: Project, name: str, path: str, digest: str, data: bytes, entry) -> ModuleSummary:
+        if entry["name"] != name or entry["root"] != project.root:
+            # Made for another project root (a shared --cache-dir): its references name modules
+            # as that root does.
+            raise ValueError("another project's summary")
         summary = cls(project, name, path, digest, data)
         table, infos, answers, deps = entry["table"], entry["infos"], entry["answers"], entry["deps"]
         if not (type(table) is dict and all(type(k) is str and well_formed(v) for k, v in table.items())
