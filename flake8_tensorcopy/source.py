@@ -28,8 +28,6 @@ class LazyPattern:
     passes: compiling all 28 up front cost about 1.4 ms of each flake8 run (benchmarks/startup.py).
     """
 
-    __slots__ = ("_args", "_compiled")
-
     def __init__(self, *args) -> None:
         self._args = args
         self._compiled = None
@@ -41,9 +39,12 @@ class LazyPattern:
         return compiled
 
     def __getattr__(self, name):  # search, match, finditer, pattern, ...: the compiled pattern's
-        if name.startswith("_"):  # an unset slot (a copy being made): not the pattern's
+        if name.startswith("_"):  # not set yet (a copy being made): not the pattern's
             raise AttributeError(name)
-        return getattr(self._get(), name)
+        # Kept on the instance: the next `.findall` is found there, without this call (some
+        # patterns are used once a name, in hot loops).
+        value = self.__dict__[name] = getattr(self._get(), name)
+        return value
 
 
 class DecodeError(Exception):
