@@ -329,6 +329,40 @@ def create_server():
                 if other != uri and other in ls.workspace.text_documents:
                     ls.lint_now(other)
 
+    @server.feature(types.INITIALIZED)
+    async def initialized(ls: TensorCopyServer, params: types.InitializedParams) -> None:
+        # Files that change outside the editor (a checkout, a formatter, another editor) change
+        # what the open files that import them find: ask the client to tell us of them.
+        workspace = ls.client_capabilities.workspace
+        watched = workspace.did_change_watched_files if workspace else None
+        if not (watched and watched.dynamic_registration):
+            return
+        try:
+            await ls.client_register_capability_async(types.RegistrationParams(registrations=[types.Registration(
+                id="tensorcopy-watched-files", method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                register_options=types.DidChangeWatchedFilesRegistrationOptions(watchers=[
+                    types.FileSystemWatcher(glob_pattern="**/*.py"),
+                    types.FileSystemWatcher(glob_pattern="**/" + _config.CONFIG_FILE)]))]))
+        except Exception:  # a client that refuses: changes are seen when saved in the editor
+            logger.debug("tensorcopy: the client did not register file watching", exc_info=True)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    def did_change_watched_files(ls: TensorCopyServer, params: types.DidChangeWatchedFilesParams) -> None:
+        from pygls.uris import to_fs_path
+
+        open_docs = ls.workspace.text_documents
+        recheck: set = set()
+        for change in params.changes:
+            uri = change.uri
+            if uri.endswith("/" + _config.CONFIG_FILE):
+                recheck.update(u for u in open_docs if u.endswith((".py", ".pyi")))
+            elif uri.startswith("file:"):
+                path = to_fs_path(uri)
+                ls.projects.changed(path)  # its summary, and its dependents' findings, may change
+                recheck.update(u for u in ls.projects.dependents(path) if u != uri and u in open_docs)
+        for uri in sorted(recheck):
+            ls.lint_now(uri)
+
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: TensorCopyServer, params: types.DidCloseTextDocumentParams) -> None:
         uri = params.text_document.uri

@@ -51,7 +51,13 @@ def _recording_client() -> LanguageClient:
         client.published.append(params)
         client.history.append(params)
 
-    register_lsp_features(client, {**DEFAULT_CLIENT_FEATURES, types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS: publish})
+    client.registrations = []
+
+    def register(client: LanguageClient, params: types.RegistrationParams) -> None:
+        client.registrations.extend(params.registrations)  # (an editor starts watching files)
+
+    register_lsp_features(client, {**DEFAULT_CLIENT_FEATURES, types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS: publish,
+                                   types.CLIENT_REGISTER_CAPABILITY: register})
     return client
 
 
@@ -298,3 +304,28 @@ async def test_the_server_gives_the_project_findings_the_cli_gives(client: Langu
     train = make(tmp_path, package="lsp_pkg")
     diags = await Buffer(client, train, train.read_text()).diagnostics()
     assert sorted((d.code, d.range.start.line + 1) for d in diags) == EXPECTED
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_a_project_module_changed_outside_the_editor_rechecks_its_open_dependents(
+        client: LanguageClient, editor, tmp_path):
+    # A checkout or a formatter changes models.py on disk, which is not open: the client's
+    # workspace/didChangeWatchedFiles makes the server check train.py again.
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    pkg = tmp_path / "watched_pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    frozen = "import torch\nfrom torch import nn\n\nmodel = nn.Linear(3, 2).requires_grad_(False)\n"
+    (pkg / "models.py").write_text(frozen)
+    train = Buffer(client, pkg / "train.py", "import torch\nfrom .models import model\n\n"
+                   "out = model(torch.randn(2, 3)).numpy()\n")
+    assert await train.diagnostics() == []
+    watching = client.capabilities.workspace and client.capabilities.workspace.did_change_watched_files
+    if watching and watching.dynamic_registration:  # the server asked to be told of *.py changes
+        (reg,) = [r for r in client.registrations if r.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES]
+        assert "**/*.py" in [w["globPattern"] for w in reg.register_options["watchers"]]
+    (pkg / "models.py").write_text(frozen.replace(".requires_grad_(False)", ""))
+    client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(changes=[
+        types.FileEvent(uri=(pkg / "models.py").as_uri(), type=types.FileChangeType.Changed)]))
+    (diag,) = list((await published(client, train.uri)).diagnostics)
+    assert diag.code == "TNS101" and "models.py" in diag.message
