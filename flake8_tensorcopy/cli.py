@@ -53,6 +53,8 @@ COMMANDS = ("check", "fix", "rules", "explain", "lsp", "clean")
 NO_FILES = "warning: No Python files found under the given path(s)"
 # Flags that may come before the command (`tensorcopy -q check`), as ruff's global ones.
 _GLOBAL_FLAGS = ("-q", "--quiet", "-s", "--silent")
+# The summary cache is written after a file at most this often (analysis/project.py, flush).
+_FLUSH_EVERY_S = 1.0
 # Progress: drawn on a terminal once a run has taken this long, redrawn at most this often.
 PROGRESS_AFTER_S = 0.5
 PROGRESS_EVERY_S = 0.1
@@ -508,7 +510,7 @@ def process(path: str, display: str, job: Job) -> FileReport:
     finally:
         project = _PROJECTS.get(job.project_root) if job.project_root is not None else None
         if project is not None:
-            project.flush()  # what this file added to the summary cache (a worker may end any time)
+            project.flush(_FLUSH_EVERY_S)  # what this file added to the summary cache (a worker may end any time)
 
 
 def _process(path: str, display: str, job: Job) -> FileReport:
@@ -674,7 +676,10 @@ def run_all(files, job: Job, stdin_name: str, jobs: int, progress=None) -> list[
         with _lazy("ProcessPoolExecutor")(max_workers=workers) as pool:
             results = pool.map(_process_star, tasks, chunksize=chunk)
             return _collect(results, progress)
-    return _collect((process(*t) for t in tasks), progress)
+    done = _collect((process(*t) for t in tasks), progress)
+    for project in _PROJECTS.values():
+        project.flush()  # the rest of what the run added to the summary cache
+    return done
 
 
 def _collect(results, progress) -> list[FileReport]:

@@ -197,7 +197,7 @@ def lint_document(text: str, path: str | None, settings, ipython: bool = False, 
                 try:
                     result = lint_text(view, rules, settings.options, project=project, path=path)
                 finally:
-                    project.flush()
+                    project.flush(1.0)  # (see Project.flush)
                 deps = set(project.touched)
         else:
             result = lint_text(view, rules, settings.options)

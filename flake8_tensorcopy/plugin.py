@@ -195,7 +195,7 @@ class TensorCopyChecker:
                 result = lint_text(text, cls._rules, options, tree=self.tree, honor_noqa=False, project=project,
                                    path=self.filename if self.filename not in ("stdin", "-") else None, fixes=False)
             finally:
-                project.flush()
+                project.flush(1.0)  # (see Project.flush)
             violations = result.violations
         except Exception as exc:  # never take the user's whole flake8 run down with us
             yield (1, 0, f"TNS000 internal error in flake8-tensorcopy ({type(exc).__name__}: {exc}); "

@@ -73,6 +73,7 @@ class Project:
         self.make_store = None
         self._digests: dict = {}  # path -> content hash, or None when it cannot be read
         self._entities: dict = {}  # (module, path) -> ProjectEntity
+        self._flushed = None  # when flush() last wrote (time.monotonic)
 
     # ------------------------------------------------------------------ names
 
@@ -223,12 +224,21 @@ class Project:
         for outer in self._building:
             outer.update(deps)
 
-    def flush(self) -> None:
-        """Write what the summary cache does not have yet (after each file: a flake8 process or
-        a CLI worker may end at any time)."""
+    def flush(self, at_most_every: float | None = None) -> None:
+        """Write what the summary cache does not have yet.  Front ends call it after each file (a
+        flake8 process or a CLI worker may end at any time) with `at_most_every` seconds: the
+        first call writes, later ones only once that long has passed (a module's entry is
+        written whole, and a cold run of many files adds to the same entries file after file;
+        what the last second added may go unwritten, and is computed again when asked)."""
         store = self.store
         if store is None:
             return
+        import time
+
+        now = time.monotonic()
+        if at_most_every is not None and self._flushed is not None and now - self._flushed < at_most_every:
+            return
+        self._flushed = now
         for summary in self._summaries.values():
             if summary is not None and summary.dirty:
                 summary.dirty = False
