@@ -26,6 +26,10 @@ from .model import INTERNAL, Edit, Error, ErrorKind, Fix, Options, Violation
 from .rules.base import Context, Rule, all_rules
 from .source import LineIndex, splice
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # (at run time `__getattr__` below imports it on first use)
+    from .selection import select_rules
+
 __all__ = [
     "Edit",
     "Fix",
