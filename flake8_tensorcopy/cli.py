@@ -1004,7 +1004,8 @@ def _show_settings(args, mode: str, settings, exclusions: Exclusions, paths) -> 
         "discriminator-names": list(options.discriminator_names),
         "unsafe-fixes": settings.unsafe_fixes,
         "noqa": not args.no_noqa,
-        "cache-dir": None if mode == "fix" or args.no_cache else os.path.abspath(
+        # (fix keeps no results, but reads and writes the summaries of project modules there)
+        "cache-dir": None if args.no_cache else os.path.abspath(
             args.cache_dir or _cache.default_dir(paths[0] if paths[0] != "-" else (args.stdin_filename or "."))),
         "output-format": args.output_format,
         "jobs": args.jobs,

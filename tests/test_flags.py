@@ -360,6 +360,10 @@ def test_show_settings(tmp_path, capsys):
     data = json.loads(out)
     assert code == 0 and data["settings-path"] is None and data["strict"] is False and "TNS401" in data["rules"]
     assert not (tmp_path / ".tensorcopy_cache").exists()  # nothing was checked
+    # fix keeps the summaries of project modules there too; --no-cache: no cache at all
+    for argv, expected in ((("fix",), str(tmp_path / ".tensorcopy_cache")), (("fix", "--no-cache"), None)):
+        code, out, _ = tc(capsys, *argv, "--show-settings", "--output-format", "json", "m.py")
+        assert code == 0 and json.loads(out)["cache-dir"] == expected, argv
 
 
 # ----------------------------------------------------------------------------- rules and explain
