@@ -428,3 +428,32 @@ def test_a_summary_made_for_another_project_root_is_not_used(tmp_path):
     assert inner.built == len(summarised)  # none of the outer root's entries was used
     again = _with_store(tmp_path, cache)
     assert _lint(train, again) == expected
+
+
+CYCLE = {
+    "pyproject.toml": "[project]\nname = 'demo'\n",
+    "PKG/__init__.py": "",
+    "PKG/a.py": "import torch\nfrom .b import helper\n\nmodel = helper()\n",
+    "PKG/b.py": "import torch\nfrom .a import model\n\n\ndef helper():\n    return torch.nn.Linear(2, 2)\n\n\n"
+                "alias = model\n",
+    "PKG/train.py": "import torch\nfrom .a import model\n\nout = model(torch.ones(2)).numpy()\n",
+}
+
+
+def test_what_an_import_cycle_makes_is_not_cached(tmp_path):
+    # a.py's walk asks b.py, whose walk reads a.py while it is being built (unknown there): what
+    # both give depends on which was asked first, so neither goes to the cache; what does not
+    # depend on a cycle does.
+    train = make(tmp_path, files=CYCLE, package="pkg")
+    cache = tmp_path / "cache"
+    cold = _with_store(tmp_path, cache)
+    found = _lint(train, cold)
+    assert [(c, line) for c, line, _ in found] == [("TNS101", 4)]
+    from flake8_tensorcopy.analysis.summary_store import SummaryStore
+
+    store = SummaryStore(str(cache), "test")
+    for name in ("a.py", "b.py"):
+        path = str(tmp_path / "pkg" / name)
+        assert store.load(path, cold.digest_of(path)) is None, name
+    warm = _with_store(tmp_path, cache)
+    assert _lint(train, warm) == found and warm.built == 2

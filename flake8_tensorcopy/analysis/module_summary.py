@@ -171,6 +171,8 @@ class ModuleSummary:
         self.table_deps: dict = {}  # what the table depended on (the module walk)
         self._unkept: set = set()  # answers computed after a budget of walks ran out: not cached
         self.dirty = False  # answers or a table the cache does not have yet
+        self.kept_table = True  # the table may go to the cache (Project.computing)
+        self._busy = 0  # questions being answered by its walker
         self._data = data  # the file's bytes, until its walker is made (from the cache: on need)
         self._walker = None
         self._defs: dict | None = None  # path -> def in the walker's tree
@@ -184,15 +186,20 @@ class ModuleSummary:
     def build(cls, project: Project, name: str, path: str, digest: str, data: bytes) -> ModuleSummary | None:
         """Parse and walk the module (None: it cannot be read as Python)."""
         summary = cls(project, name, path, digest, data)
-        if summary._make_walker() is None:
-            return None
+        frame = project.computing()
+        try:
+            if summary._make_walker() is None:
+                return None
+        finally:
+            project._frames.pop()
         walker = summary._walker
         env = walker.module_frame.state.env
         summary.infos = {p: _info(d) for p, d in summary._defs.items()}
         for attr, f in env.items():
             summary.table[attr] = summary._export(summary._exported_name(attr, f, env))
         summary.table_deps = dict(summary.deps)
-        summary.dirty = True
+        summary.kept_table = not frame[0]
+        summary.dirty = summary.kept_table
         return summary
 
     def _make_walker(self):
@@ -285,11 +292,19 @@ class ModuleSummary:
                 self._imported[question] = found
                 project._touch_deps(kept[1])
                 return found
-        with self.building():
-            walker = self._walker or self._make_walker()
-            node = self._defs.get(question[1]) if walker is not None else None
-            result = compute(walker, node) if node is not None else None
-            keep = walker is not None and not walker.out_of_budget()
+        if self._busy:
+            project.taint()  # its walker is in the middle of another question
+        frame = project.computing()
+        self._busy += 1
+        try:
+            with self.building():
+                walker = self._walker or self._make_walker()
+                node = self._defs.get(question[1]) if walker is not None else None
+                result = compute(walker, node) if node is not None else None
+        finally:
+            self._busy -= 1
+            project._frames.pop()
+        keep = walker is not None and not walker.out_of_budget() and not frame[0] and self.kept_table
         if many:
             exported = None if result is None else tuple((k, self._export(v)) for k, v in result.items())
         else:

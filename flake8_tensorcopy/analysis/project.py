@@ -74,6 +74,8 @@ class Project:
         self._digests: dict = {}  # path -> content hash, or None when it cannot be read
         self._entities: dict = {}  # (module, path) -> ProjectEntity
         self._flushed = None  # when flush() last wrote (time.monotonic)
+        self._in_progress: set = set()  # modules whose summary is being built
+        self._frames: list = []  # Project.computing()
 
     # ------------------------------------------------------------------ names
 
@@ -143,6 +145,8 @@ class Project:
         further up an import cycle)."""
         if module in self._summaries:
             summary = self._summaries[module]
+            if summary is None and module in self._in_progress:
+                self.taint()  # what is computed now depends on the order modules were asked in
             self._touch(summary)
             return summary
         path = self.path_of(module)
@@ -150,10 +154,29 @@ class Project:
             self._summaries[module] = None
             return None
         self._summaries[module] = None  # an import cycle reads as unknown
-        summary = self._build(module, path)
+        self._in_progress.add(module)
+        try:
+            summary = self._build(module, path)
+        finally:
+            self._in_progress.discard(module)
         self._summaries[module] = summary
         self._touch(summary)
         return summary
+
+    def computing(self) -> list:
+        """A frame for a summary walk or an answer being computed (popped by the caller): it says
+        whether the result may go to the summary cache.  It may not when the computation read a
+        module whose summary was still being built (an import cycle: the result depends on which
+        module was asked first) or asked again a module whose walker was busy with another
+        question; the result is used in this process all the same."""
+        frame = [False]
+        self._frames.append(frame)
+        return frame
+
+    def taint(self) -> None:
+        """Everything being computed now is order-dependent (see `computing`)."""
+        for frame in self._frames:
+            frame[0] = True
 
     def _touch(self, summary) -> None:
         """The current file, and every summary being built, now depends on `summary`'s files."""
