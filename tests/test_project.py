@@ -457,3 +457,50 @@ def test_what_an_import_cycle_makes_is_not_cached(tmp_path):
         assert store.load(path, cold.digest_of(path)) is None, name
     warm = _with_store(tmp_path, cache)
     assert _lint(train, warm) == found and warm.built == 2
+
+
+def test_random_facts_cross_as_plain_data_and_back():
+    # Every field survives export, marshal and import (nested elements, items and attribute
+    # dicts; a class or function by reference), and what is not well-formed is refused.
+    import marshal
+    import random
+
+    from flake8_tensorcopy.analysis.facts import Device, Fact, Grad
+    from flake8_tensorcopy.analysis.portable import export_fact, import_fact, well_formed
+
+    class Ref:
+        def __init__(self, module, path):
+            self.module, self.path = module, path
+
+    refs: dict = {}
+
+    def entity(ref):
+        return refs.setdefault(ref, Ref(*ref))
+
+    rng = random.Random(7)
+
+    def fact(depth=0):
+        kind = rng.choice(["tensor", "module", "other", "class", "function", "seq", "import", "unknown"])
+        deep = depth < 2
+        return Fact(kind, rng.choice(list(Grad)), rng.choice(list(Device)), rng.random() < 0.3,
+                    rng.choice([None, "torch.no_grad", "pkg.m.X"]), rng.random() < 0.2, rng.random() < 0.2,
+                    {f"a{i}": fact(depth + 1) for i in range(rng.randint(0, 2))} if deep and rng.random() < 0.3
+                    else None,
+                    fact(depth + 1) if deep and rng.random() < 0.3 else None,
+                    frozenset(rng.sample(["str", "parameter", "callsite:3", "defined:X, m.py:1"], rng.randint(0, 2))),
+                    tuple(fact(depth + 1) for _ in range(2)) if deep and rng.random() < 0.2 else None,
+                    rng.random() < 0.5, rng.choice([None, *Grad]), rng.choice([None, "device"]),
+                    entity(("pkg.m", rng.choice(["X", "Outer.Inner", "f"]))) if kind in ("class", "function")
+                    else None)
+
+    ref_of = lambda node: (node.module, node.path)  # noqa: E731
+    for _ in range(300):
+        f = fact()
+        x = export_fact(f, ref_of)
+        assert well_formed(x) and marshal.loads(marshal.dumps(x)) == x
+        back = import_fact(x, entity)
+        assert back == f and back.node is f.node and export_fact(back, ref_of) == x
+    for bad in [("tensor",), ("tensor", 7, 0, False, None, False, False, None, None, (), None, False, None, None, None),
+                ("tensor", 0, 0, False, None, False, False, ("lazy", "X"), None, (), None, False, None, None, None),
+                ("tensor", 0, 0, False, None, False, False, None, None, ("x", 1), None, False, None, None, None)]:
+        assert not well_formed(bad), bad
