@@ -498,6 +498,13 @@ def _project(job: Job):
     return project
 
 
+def _cache_dir(args, settings, first_path: str) -> str:
+    """Where the caches go: `--cache-dir`, else the configuration's `cache-dir`, else
+    `.tensorcopy_cache` in the project root."""
+    cfg = settings.config.cache_dir if settings.config is not None else None
+    return os.path.abspath(args.cache_dir or cfg or _cache.default_dir(first_path))
+
+
 def _summary_key(options: Options):
     """The summary cache's key (made when a file first imports a module of its project): the
     tool's code and the options a summary walk reads, as the result cache's key."""
@@ -802,14 +809,12 @@ def cmd_check_or_fix(args, command: str) -> int:
 
     first_path = paths[0] if paths[0] != "-" else (args.stdin_filename or ".")
     project_root = os.path.realpath(args.project_root or find_root(first_path))
-    summary_cache = None if getattr(args, "no_cache", False) else os.path.abspath(
-        args.cache_dir or _cache.default_dir(first_path))
+    cache_dir = None if args.no_cache else _cache_dir(args, settings, first_path)
     job = Job(mode, settings.codes, settings.options, settings.unsafe_fixes, args.diff, not args.no_noqa,
-              settings.per_file_ignores, settings.root, settings.internal, project_root, summary_cache)
+              settings.per_file_ignores, settings.root, settings.internal, project_root, cache_dir)
     cache = None
-    if mode == "check" and not args.no_cache:
-        first = paths[0] if paths[0] != "-" else (args.stdin_filename or ".")
-        cache = _cache.Cache(args.cache_dir or _cache.default_dir(first),
+    if mode == "check" and cache_dir is not None:
+        cache = _cache.Cache(cache_dir,
                              _cache.config_key(settings.codes, settings.options, job.noqa, job.per_file_ignores,
                                                job.root, job.internal))
     reports, todo = [], []
@@ -1005,8 +1010,8 @@ def _show_settings(args, mode: str, settings, exclusions: Exclusions, paths) -> 
         "unsafe-fixes": settings.unsafe_fixes,
         "noqa": not args.no_noqa,
         # (fix keeps no results, but reads and writes the summaries of project modules there)
-        "cache-dir": None if args.no_cache else os.path.abspath(
-            args.cache_dir or _cache.default_dir(paths[0] if paths[0] != "-" else (args.stdin_filename or "."))),
+        "cache-dir": None if args.no_cache else _cache_dir(
+            args, settings, paths[0] if paths[0] != "-" else (args.stdin_filename or ".")),
         "output-format": args.output_format,
         "jobs": args.jobs,
     }

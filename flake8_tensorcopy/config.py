@@ -69,6 +69,7 @@ class Config(Record):
         ("generator_names", None),
         ("discriminator_names", None),
         ("numpy_fix", None),
+        ("cache_dir", None),  # an absolute path (ruff's `cache-dir`, relative to the file's directory)
     )
     __slots__ = tuple(n for n, _ in _FIELDS)
 
@@ -111,6 +112,12 @@ def _per_file_ignores(value, where: str) -> tuple:
     return tuple((glob, _str_list(codes, f"{where}.{glob!r}", codes=True)) for glob, codes in value.items())
 
 
+def _path(value, where: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise ConfigError(f"{where} must be a path (a non-empty string), not {_describe(value)}")
+    return os.path.expanduser(value)
+
+
 # key -> (attribute, validator)
 _KEYS = {
     "select": ("select", lambda v, w: _str_list(v, w, codes=True, allow_all=True)),
@@ -125,6 +132,7 @@ _KEYS = {
     "generator-names": ("generator_names", _identifiers),
     "discriminator-names": ("discriminator_names", _identifiers),
     "numpy-fix": ("numpy_fix", _numpy_fix),
+    "cache-dir": ("cache_dir", _path),
 }
 KEYS = tuple(_KEYS)
 
@@ -144,6 +152,8 @@ def parse_table(table, path: str) -> Config:
         attr, check = _KEYS[key]
         values[attr] = check(value, f"{path}: [tool.tensorcopy] {key}")
     root = os.path.dirname(os.path.abspath(path))
+    if values.get("cache_dir") is not None:
+        values["cache_dir"] = os.path.join(root, values["cache_dir"])  # (an absolute one stays as it is)
     return Config(path=path, root=root, **values)
 
 

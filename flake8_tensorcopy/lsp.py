@@ -145,7 +145,8 @@ class Projects:
         self.lock = threading.Lock()  # linting runs on worker threads; summaries are shared
         self.deps: dict = {}  # uri -> paths of the project modules its last check used
 
-    def for_path(self, path: str | None):
+    def for_path(self, path: str | None, cache_dir: str | None = None):
+        """The project of `path`; `cache_dir`: the configuration's `cache-dir`, if it sets one."""
         if not path:
             return None
         from .analysis.project import Project, find_root
@@ -159,7 +160,7 @@ class Projects:
             project = self._by_root[root] = Project(root)
             # The project's summary cache, as `tensorcopy check` and the flake8 plugin keep it:
             # after a save only what changed is walked again.
-            project.store = SummaryStore(os.path.join(root, CACHE_DIR),
+            project.store = SummaryStore(cache_dir or os.path.join(root, CACHE_DIR),
                                          lambda p=project: config_key("summaries", p.options))
         return project
 
@@ -242,7 +243,10 @@ def create_server():
         def lint_args(self, doc) -> tuple:
             """What linting `doc` needs, taken now (on the server's thread)."""
             path = self.doc_path(doc)
-            return (doc.source, path, self.settings_for(doc), self.is_cell(doc), self.projects.for_path(path),
+            settings = self.settings_for(doc)
+            config = settings.config
+            return (doc.source, path, settings, self.is_cell(doc),
+                    self.projects.for_path(path, config.cache_dir if config is not None else None),
                     self.projects)
 
         def settings_for(self, doc):

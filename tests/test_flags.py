@@ -598,3 +598,20 @@ def test_clean_removes_every_cache_below_the_current_directory(tmp_path, capsys,
     assert not (tmp_path / ".tensorcopy_cache").exists() and not (tmp_path / "sub" / ".tensorcopy_cache").exists()
     assert (tmp_path / "venv" / ".tensorcopy_cache" / "keep").exists() and (tmp_path / "pkg" / "m.py").exists()
     assert cli.main(["clean", "-q"]) == 0 and capsys.readouterr().err == ""
+
+
+def test_cache_dir_in_the_configuration(tmp_path, capsys, monkeypatch):
+    # ruff's `cache-dir`: relative to the pyproject.toml; --cache-dir over it; both caches go there.
+    write(tmp_path / "pyproject.toml", "[tool.tensorcopy]\ncache-dir = 'build/tc-cache'\n")
+    write(tmp_path / "m.py", SAFE)
+    monkeypatch.chdir(tmp_path / ".." )
+    code, out, _ = tc(capsys, "check", "--show-settings", "--output-format", "json", str(tmp_path / "m.py"))
+    assert code == 0 and json.loads(out)["cache-dir"] == str(tmp_path / "build" / "tc-cache")
+    assert tc(capsys, "check", str(tmp_path / "m.py")).returncode == 1
+    assert list((tmp_path / "build" / "tc-cache").rglob("*.json")) and not (tmp_path / ".tensorcopy_cache").exists()
+    code, out, _ = tc(capsys, "check", "--show-settings", "--output-format", "json", "--cache-dir",
+                      str(tmp_path / "elsewhere"), str(tmp_path / "m.py"))
+    assert json.loads(out)["cache-dir"] == str(tmp_path / "elsewhere")
+    write(tmp_path / "pyproject.toml", "[tool.tensorcopy]\ncache-dir = 3\n")
+    code, _, err = tc(capsys, "check", str(tmp_path / "m.py"))
+    assert code == 2 and "cache-dir must be a path" in err
