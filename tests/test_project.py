@@ -504,3 +504,26 @@ def test_random_facts_cross_as_plain_data_and_back():
                 ("tensor", 0, 0, False, None, False, False, ("lazy", "X"), None, (), None, False, None, None, None),
                 ("tensor", 0, 0, False, None, False, False, None, None, ("x", 1), None, False, None, None, None)]:
         assert not well_formed(bad), bad
+
+
+def test_what_a_module_answers_does_not_depend_on_which_files_asked_before(tmp_path, monkeypatch):
+    # A project module's walker answers many files' questions, each with a fresh budget of walks:
+    # with a budget of one walk a call, b.py finds the same after a.py as alone.
+    from flake8_tensorcopy.analysis import summaries
+
+    monkeypatch.setattr(summaries, "_CALL_BUDGET", 1)
+    files = {
+        "pyproject.toml": "[project]\nname = 'demo'\n",
+        "PKG/__init__.py": "",
+        "PKG/helpers.py": "def double(x):\n    return x * 2\n",
+        "PKG/a.py": "import torch\nfrom .helpers import double\n\nv = double(torch.ones(3)).numpy()\n",
+        "PKG/b.py": "import torch\nfrom .helpers import double\n\nw = torch.ones(3, requires_grad=True)\n"
+                    "v = double(w).numpy()\n",
+    }
+    make(tmp_path, files=files, package="pkg")
+    a, b = tmp_path / "pkg" / "a.py", tmp_path / "pkg" / "b.py"
+    alone = _lint(b, Project(str(tmp_path)))
+    assert [(c, line) for c, line, _ in alone] == [("TNS101", 5)]
+    shared = Project(str(tmp_path))
+    assert _lint(a, shared) == []
+    assert _lint(b, shared) == alone

@@ -300,6 +300,8 @@ class ModuleSummary:
             with self.building():
                 walker = self._walker or self._make_walker()
                 node = self._defs.get(question[1]) if walker is not None else None
+                if node is not None and not self._busy > 1:
+                    walker.reset_budgets()
                 result = compute(walker, node) if node is not None else None
         finally:
             self._busy -= 1

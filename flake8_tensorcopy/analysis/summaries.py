@@ -90,6 +90,14 @@ class Summaries:
         self._call_results: dict = {}  # (id(func), argument facts) -> Fact, or None while walked
         self._call_budget = _CALL_BUDGET
 
+    def reset_budgets(self) -> None:
+        """A fresh budget of walks: a project module's walker answers the questions of many files,
+        each with the budget of one (so that what it answers does not depend on which files
+        asked before)."""
+        self._summary_budget = _SUMMARY_BUDGET
+        self._survey_budget = _SURVEY_BUDGET
+        self._call_budget = _CALL_BUDGET
+
     def out_of_budget(self) -> bool:
         """Whether a budget of walks ran out: what was computed since may say less than a walker
         with budget left would (the summary cache keeps no such answer)."""
