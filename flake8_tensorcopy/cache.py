@@ -45,6 +45,15 @@ def config_key(*parts) -> str:
     return h.hexdigest()[:24]
 
 
+def summary_store(directory: str, options):
+    """The summary cache of a project's modules (analysis/summary_store.py) in `directory`, keyed
+    as the result cache is by the tool's code, and by `options` (or a function that gives them),
+    asked when a file first imports a module of its project.  Every front end keeps it so."""
+    from .analysis.summary_store import SummaryStore
+
+    return SummaryStore(directory, lambda: config_key("summaries", options() if callable(options) else options))
+
+
 def _dump_violation(v) -> list:
     """One output.Finding as JSON: where it is (in a file, or a notebook cell), its fix, and
     where its edits are."""

@@ -491,9 +491,7 @@ def _project(job: Job):
     if project is None:
         project = _PROJECTS[job.project_root] = Project(job.project_root, job.options, batch=True)
         if job.summary_cache is not None:
-            from .analysis.summary_store import SummaryStore
-
-            project.store = SummaryStore(job.summary_cache, _summary_key(job.options))
+            project.store = _cache.summary_store(job.summary_cache, job.options)
     project.begin()
     return project
 
@@ -503,12 +501,6 @@ def _cache_dir(args, settings, first_path: str) -> str:
     `.tensorcopy_cache` in the project root."""
     cfg = settings.config.cache_dir if settings.config is not None else None
     return os.path.abspath(args.cache_dir or cfg or _cache.default_dir(first_path))
-
-
-def _summary_key(options: Options):
-    """The summary cache's key (made when a file first imports a module of its project): the
-    tool's code and the options a summary walk reads, as the result cache's key."""
-    return lambda: _cache.config_key("summaries", options)
 
 
 def process(path: str, display: str, job: Job) -> FileReport:

@@ -154,14 +154,12 @@ class Projects:
         root = os.path.realpath(find_root(path))
         project = self._by_root.get(root)
         if project is None:
-            from .analysis.summary_store import SummaryStore
-            from .cache import CACHE_DIR, config_key
+            from .cache import CACHE_DIR, summary_store
 
             project = self._by_root[root] = Project(root)
             # The project's summary cache, as `tensorcopy check` and the flake8 plugin keep it:
             # after a save only what changed is walked again.
-            project.store = SummaryStore(cache_dir or os.path.join(root, CACHE_DIR),
-                                         lambda p=project: config_key("summaries", p.options))
+            project.store = summary_store(cache_dir or os.path.join(root, CACHE_DIR), lambda p=project: p.options)
         return project
 
     def changed(self, path: str) -> None:
@@ -316,22 +314,25 @@ def create_server():
         ls.cancel(uri)
         ls.pending[uri] = asyncio.ensure_future(ls.lint_later(uri))
 
+    def to_recheck(ls: TensorCopyServer, uri: str, path: str | None) -> set:
+        """The open documents to check again now that the file `uri` (at `path`) changed: all of
+        them for a configuration, else the others that import it (its summary is read again)."""
+        open_docs = ls.workspace.text_documents
+        if uri.endswith("/" + _config.CONFIG_FILE):
+            return {u for u in open_docs if u.endswith((".py", ".pyi"))}
+        if not path:
+            return set()
+        ls.projects.changed(path)  # its summary, and its dependents' findings, may change
+        return {u for u in ls.projects.dependents(path) if u != uri and u in open_docs}
+
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: TensorCopyServer, params: types.DidSaveTextDocumentParams) -> None:
         uri = params.text_document.uri
-        if uri.endswith("/" + _config.CONFIG_FILE):  # the configuration changed: recheck everything
-            for other in list(ls.workspace.text_documents):
-                if other.endswith(".py") or other.endswith(".pyi"):
-                    ls.lint_now(other)
-        else:
-            doc = ls.workspace.get_text_document(uri)
-            path = ls.doc_path(doc)
-            if path:
-                ls.projects.changed(path)  # its summary, and its dependents' findings, may change
+        recheck = to_recheck(ls, uri, ls.doc_path(ls.workspace.get_text_document(uri)))
+        if not uri.endswith("/" + _config.CONFIG_FILE):
             ls.lint_now(uri)
-            for other in ls.projects.dependents(path) if path else ():
-                if other != uri and other in ls.workspace.text_documents:
-                    ls.lint_now(other)
+        for other in sorted(recheck):
+            ls.lint_now(other)
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: TensorCopyServer, params: types.InitializedParams) -> None:
@@ -354,16 +355,10 @@ def create_server():
     def did_change_watched_files(ls: TensorCopyServer, params: types.DidChangeWatchedFilesParams) -> None:
         from pygls.uris import to_fs_path
 
-        open_docs = ls.workspace.text_documents
         recheck: set = set()
         for change in params.changes:
             uri = change.uri
-            if uri.endswith("/" + _config.CONFIG_FILE):
-                recheck.update(u for u in open_docs if u.endswith((".py", ".pyi")))
-            elif uri.startswith("file:"):
-                path = to_fs_path(uri)
-                ls.projects.changed(path)  # its summary, and its dependents' findings, may change
-                recheck.update(u for u in ls.projects.dependents(path) if u != uri and u in open_docs)
+            recheck |= to_recheck(ls, uri, to_fs_path(uri) if uri.startswith("file:") else None)
         for uri in sorted(recheck):
             ls.lint_now(uri)
 

@@ -66,11 +66,9 @@ def _project(filename: str, options, cache_dir=None):
         project = _PROJECTS[root] = Project(root, batch=True)
 
         def make_store():
-            from .analysis.summary_store import SummaryStore
-            from .cache import CACHE_DIR, config_key
+            from .cache import CACHE_DIR, summary_store
 
-            return SummaryStore(os.path.abspath(cache_dir or os.path.join(root, CACHE_DIR)),
-                                config_key("summaries", options))
+            return summary_store(os.path.abspath(cache_dir or os.path.join(root, CACHE_DIR)), options)
 
         if cache_dir is not False:
             project.make_store = make_store

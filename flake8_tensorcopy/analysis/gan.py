@@ -25,6 +25,7 @@ import re
 
 from . import torchapi as api
 from .astutil import all_nodes, bind_arguments, child_nodes, dotted_name, is_plain_method
+from .facts import TENSOR, Grad
 from .names import D, G, configured_roles, may_have_both_roles, may_have_structure, words
 from .names import D_WORDS as _D_WORDS
 from .names import G_WORDS as _G_WORDS
@@ -1002,7 +1003,7 @@ class GanScope:
             # returns that detaches it, or that we cannot see (`buffer.push_and_pop(fake)`),
             # is not followed further.
             fact = self.walker.fact(expr, self.state) if calls else None
-            if fact is not None and fact.kind == "tensor" and fact.grad.name != "NO":
+            if fact is not None and fact.kind == TENSOR and fact.grad is not Grad.NO:
                 self.names.passed.setdefault((id(callee), param), set()).update(calls)
 
     def _detach_targets(self, arg) -> list:

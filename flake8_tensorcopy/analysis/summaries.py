@@ -30,7 +30,7 @@ from bisect import bisect_right
 
 from .astutil import bind_arguments, is_plain_method
 from .facts import DEVICE, MODULE, OTHER, TENSOR, UNKNOWN, UNKNOWN_FACT, Device, Fact, Grad, join
-from ..source import LazyPattern
+from ..source import LazyPattern, word_count
 
 _CALLED_NAME = LazyPattern(r"\b([A-Za-z_]\w*)\s*\(")
 _DEFINED = LazyPattern(r"\b(?:def|class)\s+([A-Za-z_]\w*)\s*\(")
@@ -43,23 +43,6 @@ _PORTABLE = frozenset({TENSOR, OTHER, DEVICE, MODULE})
 _DIRECT_SEARCHES = 16  # text searches per function before one index of the whole file
 _HARMLESS_DECORATORS = frozenset({"staticmethod", "classmethod", "torch.no_grad", "no_grad", "torch.inference_mode",
                                   "inference_mode", "torch.enable_grad", "functools.wraps"})
-
-
-def _word_count(text: str, word: str) -> int:
-    """How often identifier `word` stands in `text` as a whole word (what `\\bword\\b` finds:
-    no word character, as `str.isalnum` or `_`, on either side).  A search for the word and a
-    look at its neighbours: the pattern, which starts with `\\b`, tried every position of the
-    file (4 ms a function asked in a 4,800-line file)."""
-    count, size, end = 0, len(word), len(text)
-    i = text.find(word)
-    while i != -1:
-        before = text[i - 1] if i else " "
-        j = i + size
-        after = text[j] if j < end else " "
-        if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
-            count += 1
-        i = text.find(word, i + 1)
-    return count
 
 
 class Summary:
@@ -297,7 +280,7 @@ class Summaries:
                 return True
         text = self.lines.text
         defs = text.count("def " + name + "(") + text.count("class " + name)
-        return _word_count(text, name) > len(self.call_positions(name)) + defs
+        return word_count(text, name) > len(self.call_positions(name)) + defs
 
     def _survey(self, positions: list, func) -> None:
         """Walk, with rules off, the functions that call `func` by name and were not walked

@@ -77,8 +77,6 @@ _LIGHTNING_TAG = "lightning_module"
 _TRAILING_NAME = LazyPattern(r"([A-Za-z_]\w*)$")
 
 
-
-
 class ClassInfo:
     """A class of the file: its node, what `self` is in its methods, its methods by name, and
     its base classes that the file defines."""

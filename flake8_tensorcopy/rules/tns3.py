@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 from ..fixes import receiver_text, replace_node
 from ..model import Fix
 from ..source import LazyPattern, splice

@@ -13,7 +13,7 @@ from ..analysis.storage import Alias, is_inplace_method
 from ..fixes import attr_name_span
 from ..intents import AppendCall, WrapStatements
 from .base import Fix, Invalid, Oracle, Rule, Valid, dedent
-from ..source import LazyPattern
+from ..source import LazyPattern, word_count
 
 _LEAF_ERROR = "a leaf Variable that requires grad is being used in an in-place operation"
 _VIEW_ERROR = "a view of a leaf Variable that requires grad is being used in an in-place operation"
@@ -89,7 +89,7 @@ class InplaceOnLeaf(Rule):
                 continue
             if "weight" in target or "bias" in target or "param" in target or "self." in target:
                 return True
-            if params and any(re.search(r"\b" + p + r"\b", target) for p in params if p != "self"):
+            if params and any(word_count(target, p) for p in params if p != "self"):
                 return True
         return False
     docs = """
