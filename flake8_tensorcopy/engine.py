@@ -135,8 +135,10 @@ def _lint(text: str, rule_classes, options: Options, tree, honor_noqa: bool, pro
     lines = LineIndex(text)
     ctx = Context(lines, options)
     instances = [cls(options) for cls in active]
+    tests = [cls.scope_test(text) for cls in active]
+
     def scope_filter(segment: str) -> bool:
-        return any(cls.might_match_scope(segment) for cls in active)
+        return any(test(segment) for test in tests)
 
     domains = make_domains({k for cls in active for k in cls.domains}, options, text)
     module = project.module_name(path) if project is not None and path else None

@@ -308,19 +308,26 @@ class Walker(Summaries, Evaluator):
         while self._pending:
             pending, self._pending = self._callers_first(self._pending), []
             for func, parent, no_grad, cls in pending:
-                if self._scope_filter is not None and not self._scope_filter(self.source_of(func)):
-                    continue
                 self._run_function(func, parent, no_grad, cls, dispatch=True)
 
     def _callers_first(self, pending: list) -> list:
-        """The deferred functions, each after the functions that call it (by name; in order of
-        definition otherwise, and within a cycle): a function walked to report records what it
-        passes to the functions it calls, with what its own callers passed it, so that facts
-        reach down call chains (`evaluate(model, x)` -> `to_numpy(model(x))`).  The calls are
-        found by name in the text (summaries.call_positions), each in the innermost function
-        around it."""
+        """The deferred functions to walk, each after the functions that call it (by name; in
+        order of definition otherwise, and within a cycle): a function walked to report records
+        what it passes to the functions it calls, with what its own callers passed it, so that
+        facts reach down call chains (`evaluate(model, x)` -> `to_numpy(model(x))`).  The calls
+        are found by name in the text (summaries.call_positions), each in the innermost function
+        around it.
+
+        With the engine's scope filter, the functions in which a rule may report, and every
+        function that calls one of those (and so on up): the facts that reach a finding down a
+        chain of calls come through functions with nothing to report themselves."""
+        admit = self._scope_filter
+        if admit is not None:
+            wanted = [admit(self.source_of(item[0])) for item in pending]
+            if not any(wanted):
+                return []
         if len(pending) < 2 or self.lines is None:
-            return pending
+            return pending if admit is None else [item for item, w in zip(pending, wanted) if w]
         index = {id(item[0]): i for i, item in enumerate(pending)}
         by_name: dict = {}
         for j, (func, _parent, _no_grad, cls) in enumerate(pending):
@@ -328,21 +335,59 @@ class Walker(Summaries, Evaluator):
             if len(func.args.args) + len(func.args.posonlyargs) + len(func.args.kwonlyargs) > takes_self:
                 by_name.setdefault(func.name, []).append(j)  # (a callee without parameters gains nothing)
         if not by_name:
-            return pending
+            return pending if admit is None else [item for item, w in zip(pending, wanted) if w]
+        in_by_name = {j for js in by_name.values() for j in js}
         starts, ends, defs = self._function_spans()
         callees: list = [[] for _ in pending]
-        indegree = [0] * len(pending)
-        for here, name in [(here, name) for name in by_name for here in self.call_positions(name)]:
+        callers: list = [[] for _ in pending]
+        def caller_of(here):
             k = bisect_right(starts, here) - 1
             while k >= 0 and ends[k] <= here:  # the innermost function around the call
                 k -= 1
-            i = index.get(id(defs[k])) if k >= 0 else None
+            return index.get(id(defs[k])) if k >= 0 else None
+
+        for here, name in [(here, name) for name in by_name for here in self.call_positions(name)]:
+            i = caller_of(here)
             if i is None:
                 continue
             for j in by_name[name]:
                 if j != i:
                     callees[i].append(j)
-                    indegree[j] += 1
+        if admit is not None:
+            # Who passes facts to whom: the calls summaries.parameter_facts reads (a class's
+            # `__init__` is called by the class's name; `forward` and other dunders by Python).
+            # A caller matters when facts reach it from its own callers: one that receives none
+            # (`forward`, a function without parameters) is walked with rules off, as far as a
+            # callee's parameters need it (summaries._survey), and that walk sees what this one
+            # would.
+            called_as = {}
+            for j, (func, _parent, _no_grad, cls) in enumerate(pending):
+                if j in in_by_name:
+                    name = func.name
+                    if name == "__init__" and cls is not None:
+                        called_as[j] = cls.node.name
+                    elif not (name.startswith("__") or name == "forward"):
+                        called_as[j] = name
+            for j, name in called_as.items():
+                for here in self.call_positions(name):
+                    i = caller_of(here)
+                    if i is not None and i != j and i in called_as:
+                        callers[j].append(i)
+            todo = [j for j, w in enumerate(wanted) if w]
+            while todo:
+                for i in callers[todo.pop()]:
+                    if not wanted[i]:
+                        wanted[i] = True
+                        todo.append(i)
+            pending = [item for item, w in zip(pending, wanted) if w]
+            if len(pending) < len(wanted):
+                keep = [i for i, w in enumerate(wanted) if w]
+                renumber = {old: new for new, old in enumerate(keep)}
+                callees = [[renumber[j] for j in callees[i] if j in renumber] for i in keep]
+        indegree = [0] * len(pending)
+        for targets in callees:
+            for j in targets:
+                indegree[j] += 1
         if not any(indegree):
             return pending
         order: list = []

@@ -162,11 +162,19 @@ class Rule:
     def might_match_scope(cls, text: str) -> bool:
         """Whether a finding may be reported inside a function whose source is `text`.
 
-        Functions for which no enabled rule says yes are not analysed at all (they cannot
-        export facts to other functions).  The default, the file pre-filter, is right for a rule
+        Functions for which no enabled rule says yes are not walked to report, unless they call
+        (down a chain of calls) one that is, to which they pass facts (walker._callers_first);
+        the functions they call are summarised on demand either way.  The default, the file pre-filter, is right for a rule
         whose trigger text stands in the function where it reports; a rule that reports from
         facts gathered in other functions must override this."""
         return cls.might_match(text)
+
+    @classmethod
+    def scope_test(cls, text: str):
+        """The test `might_match_scope` makes, for the functions of one file whose source is
+        `text`: a rule whose trigger depends on the file's imports (`from numpy import asarray`
+        makes `asarray(` a NumPy call) returns a test that knows them."""
+        return cls.might_match_scope
 
     @classmethod
     def doc_sections(cls) -> dict[str, str]:

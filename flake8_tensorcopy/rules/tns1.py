@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import ast
+import re
 
 from ..analysis.facts import DEVICE, OTHER, SEQ, TENSOR, UNKNOWN, Device, Grad
 from ..fixes import attr_name_span, needs_parens
 from ..model import Edit, Fix
+from ..source import LazyPattern
 from .base import Invalid, Oracle, Rule, Valid, dedent
 
 GRAD_ERROR = "RuntimeError: Can't call numpy() on Tensor that requires grad"
@@ -930,6 +932,67 @@ origin (another framework's tensor has no `.cpu()`).
         ),
     ]
 
+# What names NumPy goes by in a file, for TNS103's test of which functions call it: import
+# statements (`import numpy as N`, `from numpy import asarray as arr`, `from numpy.linalg import
+# (norm,\n svd)`) and module-level aliases (`arr = np.asarray`).
+_IMPORT_STMT = LazyPattern(r"^[ \t]*import[ \t]+([^\n#;]*numpy[^\n#;]*)", re.M)
+_FROM_NUMPY = LazyPattern(r"^[ \t]*from[ \t]+numpy(?:[ \t]*\.[ \t]*\w+)*[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]*)", re.M)
+_MODULE_ALIAS = LazyPattern(r"^(\w+)[ \t]*=[ \t]*(\w+)[ \t]*\.", re.M)
+_NUMPY_CALLS: dict = {}  # (module names, function names) -> the pattern of their calls
+
+
+def _numpy_names(text: str) -> tuple:
+    """(names of NumPy modules, names of NumPy functions) in a file whose source is `text`."""
+    modules, functions = {"np", "numpy"}, set()
+    if "import" in text:
+        for m in _IMPORT_STMT.finditer(text):
+            for part in m.group(1).split(","):
+                words = part.split()
+                if len(words) == 3 and words[1] == "as" and words[0].split(".")[0] == "numpy":
+                    modules.add(words[2])
+        for m in _FROM_NUMPY.finditer(text):
+            for part in m.group(1).strip("()").split(","):
+                words = part.split()
+                if words and words[0] != "*":
+                    (modules if words[0] in _NUMPY_SUBMODULES else functions).add(words[-1])
+    for m in _MODULE_ALIAS.finditer(text):
+        if m.group(2) in modules:
+            functions.add(m.group(1))
+    return frozenset(modules), frozenset(functions)
+
+
+_NUMPY_SUBMODULES = frozenset("linalg random fft ma lib char emath polynomial testing rec strings".split())
+
+
+def _numpy_call_pattern(modules: frozenset, functions: frozenset):
+    key = (modules, functions)
+    found = _NUMPY_CALLS.get(key)
+    if found is None:
+        mods = "|".join(sorted(map(re.escape, modules), key=len, reverse=True))
+        alternatives = [rf"(?:{mods})(?:[ \t]*\.[ \t]*\w+)+[ \t]*(\(|(?:#[^\n]*)?$)"]
+        if functions:
+            names = "|".join(sorted(map(re.escape, functions), key=len, reverse=True))
+            alternatives.append(rf"(?:{names})[ \t]*(\()")
+        found = _NUMPY_CALLS[key] = re.compile("|".join(alternatives), re.M)
+    return found
+
+
+def _calls_numpy(segment: str, pattern) -> bool:
+    """Whether `segment` calls a NumPy function by a name `pattern` knows (`np.asarray(`,
+    `asarray(`), or names one at the end of a line after `=` (`to_array = np.asarray`, which the
+    analysis follows into later calls)."""
+    for m in pattern.finditer(segment):
+        start = m.start()
+        before = segment[start - 1] if start else " "
+        if before.isalnum() or before in "_.":
+            continue
+        if m.group(m.lastindex) == "(":
+            return True
+        if segment[segment.rfind("\n", 0, start) + 1 : start].rstrip().endswith("="):
+            return True
+    return False
+
+
 class NumpyFunctionOnGradTensor(_Tns1Rule):
     code = "TNS103"
     name = "numpy-function-on-grad-tensor"
@@ -938,6 +1001,14 @@ class NumpyFunctionOnGradTensor(_Tns1Rule):
     force_title = "Pass `t.numpy(force=True)` to the NumPy call"
     fix_safety = "safe"
     prefilter = ("numpy", "np.")
+
+    @classmethod
+    def scope_test(cls, text: str):
+        # A function reports only where it calls NumPy (`np.float32` alone is no call), by
+        # whatever name the file gives it (`from numpy import asarray`: `asarray(t)` has no "np.").
+        modules, functions = _numpy_names(text)
+        pattern = _numpy_call_pattern(modules, functions)
+        return lambda segment: _calls_numpy(segment, pattern)
     docs = """
 ## What it does
 Checks for NumPy functions applied directly to a tensor that may require grad, outside a

@@ -274,6 +274,40 @@ object).
         ctx.report(self, node, fix, expr=receiver_text(ctx, base) if expr != "<expr>" else expr, why=why)
 
 
+_NUMBER = LazyPattern(r"\s*-?\s*(?:\d[\d_]*\.?[\d_]*|\.\d[\d_]*)(?:[eE][-+]?\d+)?j?\s*[,)]")
+
+
+def _literal_data(text: str, at: int) -> bool:
+    """Whether the first argument of the call whose `(` ends at `at` is a number or a list
+    display standing alone (followed by `,` or `)`): never a tensor.  A list that holds a string
+    or a comment is not looked into (its brackets cannot be counted by eye)."""
+    if _NUMBER.match(text, at):
+        return True
+    i, size = at, len(text)
+    while i < size and text[i] in " \t\r\n":
+        i += 1
+    if i == size or text[i] != "[":
+        return False
+    depth = 0
+    while i < size:
+        c = text[i]
+        if c in "[({":
+            depth += 1
+        elif c in "])}":
+            depth -= 1
+            if depth == 0:
+                break
+        elif c in "'\"#\\":
+            return False
+        i += 1
+    else:
+        return False
+    i += 1
+    while i < size and text[i] in " \t\r\n":
+        i += 1
+    return i < size and text[i] in ",)"
+
+
 class CopyConstructFromTensor(Rule):
     code = "TNS202"
     name = "copy-construct-from-tensor"
@@ -284,7 +318,11 @@ class CopyConstructFromTensor(Rule):
 
     @classmethod
     def might_match_scope(cls, text: str) -> bool:
-        return "tensor(" in text and _TENSOR_CALL.search(text) is not None
+        # A call whose data is a list display or a number (`torch.tensor([1, 2])`,
+        # `x.new_tensor(0.5)`), the constructors' everyday use, is no copy of a tensor.
+        if "tensor(" not in text:
+            return False
+        return any(not _literal_data(text, m.end()) for m in _TENSOR_CALL.finditer(text))
     docs = """
 ## What it does
 Checks for `torch.tensor(t)` and `u.new_tensor(t)` where `t` is known to be a tensor (the

@@ -58,6 +58,31 @@ def _inplace_starts(text: str):
         i = text.find("_(", i + 1)
 
 
+def _write_target(text: str, at: int) -> str | None:
+    """The text before the in-place write found at `at` on its line (`w[0]`, `layer.weight -`,
+    `self.scale.mul`): what is written to, not whatever else the line mentions; None where the
+    rule never reports the write (`.data`, `.grad`, `requires_grad_(`)."""
+    if text.startswith("requires_grad_(", at - 12):
+        return None
+    start = text.rfind("\n", 0, at) + 1
+    target = text[start : at + 1]
+    own = target[target.rfind(";") + 1 :]  # `w.data.zero_(); v.add_(1)`: v's write is v's
+    if _attribute_in(own, ".data") or _attribute_in(own, ".grad"):
+        return None
+    return target
+
+
+def _attribute_in(text: str, attr: str) -> bool:
+    """Whether `text` reads attribute `attr` (".data"), not one that starts with it (`.data_scale`)."""
+    i = text.find(attr)
+    while i != -1:
+        j = i + len(attr)
+        if j == len(text) or not (text[j].isalnum() or text[j] == "_"):
+            return True
+        i = text.find(attr, j)
+    return False
+
+
 class InplaceOnLeaf(Rule):
     code = "TNS401"
     name = "inplace-on-grad-leaf"
@@ -71,7 +96,7 @@ class InplaceOnLeaf(Rule):
         # The write is in this function; the leaf is made here (requires_grad, Parameter, a
         # parameters() loop) or is an attribute written in place (`.weight`, `self.scale`).
         if any(w in text for w in ("requires_grad", "Parameter", "parameters(")):
-            return next(_inplace_starts(text), None) is not None
+            return any(_write_target(text, at) is not None for at in _inplace_starts(text))
         # Or the leaf comes from the callers: the function writes to one of its parameters
         # (`def reset(p): p.zero_()`, called with a model's weight).  Helpers are short; in long
         # functions such writes are arithmetic on activations (`x.mul_(...)` in a forward), and
@@ -81,11 +106,8 @@ class InplaceOnLeaf(Rule):
         if not (params or "weight" in text or "bias" in text or "param" in text or "self." in text):
             return False
         for at in _inplace_starts(text):
-            # What is written to: the expression just before the operator (`w[0] =`,
-            # `layer.weight -=`, `self.scale.mul_(`), not whatever else the line mentions.
-            start = text.rfind("\n", 0, at) + 1
-            target = text[start : at + 1]
-            if ".data" in target or ".grad" in target:
+            target = _write_target(text, at)
+            if target is None:
                 continue
             if "weight" in target or "bias" in target or "param" in target or "self." in target:
                 return True

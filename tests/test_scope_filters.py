@@ -1,0 +1,157 @@
+"""The engine skips functions in which no enabled rule's text test (`Rule.scope_test`) sees a
+trigger: a skipped function must never be one in which a rule reports.  Every rule example and
+fixture is checked with and without the filter, with and without `--strict`."""
+
+import ast
+import glob
+import os
+
+import pytest
+
+from conftest import FIXTURES
+from flake8_tensorcopy import engine
+from flake8_tensorcopy.analysis.walker import Walker
+from flake8_tensorcopy.rules import all_rules
+from flake8_tensorcopy.rules.base import Options
+from flake8_tensorcopy.rules.tns1 import NumpyFunctionOnGradTensor
+from flake8_tensorcopy.rules.tns2 import CopyConstructFromTensor
+from flake8_tensorcopy.rules.tns4 import InplaceOnLeaf
+
+SOURCES = [(f"{rule.code}-{kind}-{i}", ex.code)
+           for rule in all_rules() for kind, examples in (("valid", rule.VALID), ("invalid", rule.INVALID))
+           for i, ex in enumerate(examples)]
+for _path in sorted(glob.glob(os.path.join(FIXTURES, "**", "*.py"), recursive=True)):
+    with open(_path, encoding="utf-8") as _f:
+        SOURCES.append((os.path.relpath(_path, FIXTURES), _f.read()))
+
+
+def _findings(text, strict, filtered, monkeypatch):
+    if not filtered:
+        class Unfiltered(Walker):
+            def __init__(self, tree, rules, context, scope_filter=None, *args, **kwargs):
+                super().__init__(tree, rules, context, None, *args, **kwargs)
+
+        monkeypatch.setattr(engine, "Walker", Unfiltered)
+    try:
+        result = engine.lint_text(text, options=Options(strict=strict))
+    finally:
+        monkeypatch.undo()
+    return [(v.code, v.line, v.col, v.message) for v in result.violations]
+
+
+def test_the_sources_exercise_the_filter(monkeypatch):
+    """The filter skips functions of these sources (else the test below would prove nothing)."""
+    filters = []
+
+    class Watching(Walker):
+        def __init__(self, tree, rules, context, scope_filter=None, *args, **kwargs):
+            filters.append((tree, scope_filter))
+            super().__init__(tree, rules, context, scope_filter, *args, **kwargs)
+
+    monkeypatch.setattr(engine, "Walker", Watching)
+    skipped = 0
+    for _name, text in SOURCES:
+        filters.clear()
+        engine.lint_text(text)
+        lines = text.splitlines()
+        for tree, scope_filter in filters:
+            for node in ast.walk(tree):
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    skipped += not scope_filter("\n".join(lines[node.lineno - 1 : node.end_lineno]))
+    assert skipped >= 25
+
+
+@pytest.mark.parametrize("strict", [False, True], ids=["default", "strict"])
+@pytest.mark.parametrize("name,text", SOURCES, ids=[n for n, _ in SOURCES])
+def test_the_filter_loses_no_finding(name, text, strict, monkeypatch):
+    assert _findings(text, strict, True, monkeypatch) == _findings(text, strict, False, monkeypatch)
+
+
+def test_numpy_by_its_imported_names():
+    test = NumpyFunctionOnGradTensor.scope_test(
+        "import numpy\nfrom numpy import asarray, array as arr\nimport os, numpy.linalg as la\n"
+        "from numpy import (\n    exp,\n    random,\n)\nto_array = numpy.asarray\n")
+    for called in ("asarray(t)", "arr(t)", "la.norm(t)", "exp(t)", "random.choice(t)", "to_array(t)",
+                   "numpy.asarray(t)", "np . mean (t)", "f = np.asarray"):
+        assert test(f"def f(t):\n    return {called}\n"), called
+    for not_called in ("np.float32", "x.asarray(t)", "my_asarray(t)", "dtype=np.float32)", "t.np.asarray(t)"):
+        assert not test(f"def f(t):\n    return {not_called}\n"), not_called
+
+
+def test_tensor_constructors_of_literals_are_skipped():
+    for literal in ("torch.tensor([1, 2])", "torch.tensor([[1, 2],\n [3, 4]], dtype=d)", "torch.tensor(0.5)",
+                    "x.new_tensor(-1e9)", "torch.tensor(1_000)"):
+        assert not CopyConstructFromTensor.might_match_scope(literal), literal
+    for data in ("torch.tensor(x)", "torch.tensor(1 - x)", "torch.tensor([x][0])", 'torch.tensor(["]"][0])',
+                 "torch.tensor([1]) + torch.tensor(y)", "x.new_tensor(t, dtype=d)"):
+        assert CopyConstructFromTensor.might_match_scope(data), data
+
+
+def test_inplace_writes_the_rule_never_reports_are_skipped():
+    head = "def f(m):\n    w = nn.Parameter(x)\n"
+    for write in ("w.requires_grad_(False)", "w.data.normal_()", "w.grad.zero_()", "w.data[0] = 1"):
+        assert not InplaceOnLeaf.might_match_scope(head + f"    {write}\n"), write
+    for write in ("w.add_(1)", "w.data.zero_(); w.add_(1)", "m.data_scale.mul_(2)", "w[0] = 1", "w -= 1"):
+        assert InplaceOnLeaf.might_match_scope(head + f"    {write}\n"), write
+
+
+CHAIN = '''\
+import torch
+
+
+def binary_mask_to_rle(mask):
+    if is_torch_tensor(mask):
+        mask = mask.numpy()
+    return mask
+
+
+def convert_segmentation_to_rle(segmentation):
+    segment_ids = torch.unique(segmentation)
+    run_length_encodings = []
+    for idx in segment_ids:
+        mask = torch.where(segmentation == idx, 1, 0)
+        rle = binary_mask_to_rle(mask)
+        run_length_encodings.append(rle)
+    return run_length_encodings
+
+
+def compute_segments(mask_probs):
+    segmentation = torch.zeros((4, 4), dtype=torch.int32, device=mask_probs.device)
+    return segmentation, []
+
+
+class Processor:
+    def post_process_instance_segmentation(self, outputs):
+        masks_queries_logits = outputs.pred_masks
+        mask_probs = masks_queries_logits.sigmoid()
+        results = []
+        for i in range(2):
+            segmentation, segments = compute_segments(mask_probs=mask_probs[i])
+            segmentation = convert_segmentation_to_rle(segmentation)
+            results.append({"segmentation": segmentation, "segments_info": segments})
+        return results
+'''
+
+
+def test_callers_of_a_reporting_function_are_walked_to_report(monkeypatch):
+    """`convert_segmentation_to_rle` has nothing to report, but what it passes on comes from its
+    own caller (transformers' DETR image processors): it is walked to report, after its caller,
+    so that the fact reaches down the chain whatever the budget of call-site surveys left.
+    `compute_segments` (called, calling nothing that reports) and the module are not."""
+    walked = []
+    real = Walker._run_function
+
+    def spy(self, func, parent, no_grad, cls, dispatch, given=None):
+        if dispatch:
+            walked.append(func.name)
+        return real(self, func, parent, no_grad, cls, dispatch, given)
+
+    monkeypatch.setattr(Walker, "_run_function", spy)
+    found = engine.lint_text(CHAIN).violations
+    assert walked == ["post_process_instance_segmentation", "convert_segmentation_to_rle", "binary_mask_to_rle"]
+    assert [(v.code, v.line) for v in found] == [("TNS102", 6)] and "passed at line 15" in found[0].message
+
+
+@pytest.mark.parametrize("strict", [False, True], ids=["default", "strict"])
+def test_the_chain_is_what_the_unfiltered_walk_finds(strict, monkeypatch):
+    assert _findings(CHAIN, strict, True, monkeypatch) == _findings(CHAIN, strict, False, monkeypatch)
