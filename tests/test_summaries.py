@@ -207,6 +207,30 @@ def test_other_callers_never_make_a_parameter_look_harmless():
     assert ("TNS101", 9) not in found(private, "TNS101", strict=True)
 
 
+def test_a_caller_with_nothing_to_report_passes_what_its_callees_return():
+    # `main` has no finding of its own (it is walked only to find what it passes): the model
+    # it passes the output of comes from `make_model`, whose summary says what it returns.
+    code = """
+    import torch
+
+    def make_model():
+        return torch.nn.Linear(4, 2)
+
+    def _to_numpy(t):
+        return t.numpy()
+
+    def main():
+        model = make_model()
+        return _to_numpy(model(torch.randn(2, 4)))
+
+    main()
+    """
+    assert found(code, "TNS101") == [("TNS101", 8)]
+    assert "passed at line 12" in messages(code, "TNS101")[0]
+    with pytest.raises(RuntimeError, match="requires grad"):
+        run(code)
+
+
 def test_fixes_relying_on_a_call_site_are_unsafe():
     result = lint_text(textwrap.dedent(CALL_SITES), select_rules(["TNS101"]))
     (v,) = result.violations

@@ -111,10 +111,11 @@ class Summaries:
         return result
 
     def function_result(self, func, cls) -> Fact | None:
-        """The join of what a function of the file returns (its summary).  Not while surveying
-        call sites: what a call returns is rarely what another call passes, and summaries
-        inside surveys made the two multiply."""
-        if self._surveying or func is None:  # (None: a function another module made, not a def)
+        """The join of what a function of the file returns (its summary), also while surveying
+        call sites (`model = make_model(); _to_numpy(model(x))` passes what make_model returns):
+        each summary is walked once a file.  (What one call returns for its own arguments is
+        not asked while surveying: _for_call.)"""
+        if func is None:  # (a function another module made, not a def)
             return None
         if hasattr(func, "returns") and hasattr(func, "summary"):  # a function of another module
             return func.returns()
