@@ -4,7 +4,7 @@ import textwrap
 
 import pytest
 
-from flake8_tensorcopy.analysis.walker import compatible
+from flake8_tensorcopy.analysis.walker import Walker, compatible
 from flake8_tensorcopy.engine import lint_text, select_rules
 from flake8_tensorcopy.model import Options
 from probes import probes
@@ -310,3 +310,32 @@ def test_a_summary_leaves_the_callers_state_untouched():
         return netG(z)
     """)
     assert [f.may_require_grad for f, _ in seen] == [True]
+
+
+def test_a_loop_nest_walks_its_innermost_body_once_a_pass_of_each_loop_around_it(monkeypatch):
+    """Three loops that settle in one pre-run each: a loop inside another's pre-run takes its
+    last pre-run (from the fixpoint) as its final pass, so the innermost statement is walked 7
+    times (15 when every loop also walked its body once more).  Its finding is unchanged."""
+    code = textwrap.dedent("""
+        import torch
+
+        def f(xs, w):
+            total = 0
+            for a in xs:
+                for b in a:
+                    for c in b:
+                        total = total + c * w
+            return total.numpy()
+    """)
+    walked = []
+    real = Walker._stmt
+
+    def spy(self, stmt, state):
+        if stmt.lineno == 9:
+            walked.append(stmt)
+        return real(self, stmt, state)
+
+    monkeypatch.setattr(Walker, "_stmt", spy)
+    found = lint_text(code, options=Options(strict=True)).violations
+    assert len(walked) == 7
+    assert [(v.code, v.line) for v in found] == [("TNS101", 10)]
