@@ -22,7 +22,7 @@ _FORMAT = "3:blake2b"
 def project_root(start: str) -> str:
     """Where the cache lives, whatever directory tensorcopy runs from: the project's root (the
     one whole-project analysis uses)."""
-    from .analysis.project import find_root
+    from .reach import find_root
 
     return find_root(start)
 

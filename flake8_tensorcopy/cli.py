@@ -797,7 +797,7 @@ def cmd_check_or_fix(args, command: str) -> int:
         passthrough = FileReport(stdin_name, new_source=_read("-")) if mode == "fix" and not args.diff else None
     if args.show_files:
         return _printing(_show_files, files, missing)
-    from .analysis.project import find_root
+    from .reach import find_root
 
     first_path = paths[0] if paths[0] != "-" else (args.stdin_filename or ".")
     project_root = os.path.realpath(args.project_root or find_root(first_path))

@@ -76,7 +76,8 @@ class TensorCopyFix(CodemodCommand):
         return self._settings[found]
 
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
-        from .analysis.project import Project, find_root
+        from .analysis.project import Project
+        from .reach import find_root
 
         path = os.path.abspath(self.context.filename or "<stdin>")
         settings = self.settings(path)

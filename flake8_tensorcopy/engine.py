@@ -23,6 +23,7 @@ import warnings
 from . import rules as _rules  # noqa: F401  (registers the rule families)
 from .analysis import Walker, make_domains
 from .model import INTERNAL, Edit, Error, ErrorKind, Fix, Options, Violation
+from .reach import torch_through_project
 from .rules.base import Context, Rule, all_rules
 from .source import LineIndex, splice
 
@@ -84,11 +85,24 @@ def lint_text(
     on which structural fixes are made instead of on parsed snippets."""
     options = options or Options()
     rule_classes = rules if rules is not None else all_rules()
+    # A file that never mentions torch gets only the idiom rules, unless it imports a module of
+    # its project that uses torch (`from .models import build`; reach.py).  Then it gets what
+    # the project makes certain, not --strict's values of unknown origin: in a file that does
+    # not import torch, those may be another framework's (TensorFlow's and JAX's arrays have
+    # `.numpy()` and `.cpu()` too).
+    via_project = False
     if "torch" not in text:
-        # Only idiom rules look at files that never mention torch.
-        rule_classes = [cls for cls in rule_classes if not cls.needs_torch]
-        if not rule_classes:
-            return LintResult()
+        if project is not None:
+            looked: list = []
+            via_project = torch_through_project(text, path, project.root, looked)
+            for dep in looked:  # the answer changes with them: a result cache re-checks the file
+                project.touched[dep] = project.digest_of(dep)
+            if via_project and options.strict:
+                options = options.replace(strict=False)
+        if not via_project:
+            rule_classes = [cls for cls in rule_classes if not cls.needs_torch]
+            if not rule_classes:
+                return LintResult()
     # The cyclic garbage collector would traverse the whole tree again and again while it is
     # built and analysed (a third of the parse time of a large file): nothing here needs it
     # until the file is done.
@@ -96,7 +110,7 @@ def lint_text(
     built = project.built if project is not None else 0
     gc.disable()
     try:
-        return _lint(text, rule_classes, options, tree, honor_noqa, project, path, fixes, concrete)
+        return _lint(text, rule_classes, options, tree, honor_noqa, project, path, fixes, concrete, via_project)
     finally:
         if collecting:
             gc.enable()
@@ -121,7 +135,7 @@ def parse_error(exc: Exception, where: str = "") -> Error:
 
 
 def _lint(text: str, rule_classes, options: Options, tree, honor_noqa: bool, project=None, path=None,
-          fixes: bool = True, concrete=None) -> LintResult:
+          fixes: bool = True, concrete=None, via_project: bool = False) -> LintResult:
     active = [cls for cls in rule_classes if cls.might_match(text)]
     if not active:
         return LintResult()
@@ -158,7 +172,7 @@ def _lint(text: str, rule_classes, options: Options, tree, honor_noqa: bool, pro
         )
         return LintResult([] if honor_noqa and _suppressed(lines, v) else [v], parsed=True)
     violations = ctx.violations
-    if not walker.saw_torch:
+    if not walker.saw_torch and not via_project:
         torch_free = {cls.code for cls in active if not cls.needs_torch}
         violations = [v for v in violations if v.code in torch_free]
     seen = set()

@@ -149,7 +149,8 @@ class Projects:
         """The project of `path`; `cache_dir`: the configuration's `cache-dir`, if it sets one."""
         if not path:
             return None
-        from .analysis.project import Project, find_root
+        from .analysis.project import Project
+        from .reach import find_root
 
         root = os.path.realpath(find_root(path))
         project = self._by_root.get(root)

@@ -6,8 +6,9 @@ stdin, which is how editors call it), so the plugin parses nothing itself.  flak
 plus one, so we yield 0-based columns.
 
 flake8 imports every plugin on every run, also for files that never mention torch: this module
-imports nothing of ours until a file that mentions torch comes along (the engine, the rules and
-the analysis cost more than the rest of a one-file flake8 run's start; benchmarks/startup.py).
+imports nothing of ours until a file that mentions torch, or uses it through its project
+(reach.py, which only reads imports), comes along (the engine, the rules and the analysis cost
+more than the rest of a one-file flake8 run's start; benchmarks/startup.py).
 """
 
 from __future__ import annotations
@@ -57,7 +58,8 @@ def _project(filename: str, options, cache_dir=None):
     process a save, does not parse and walk the modules a file imports again)."""
     import os
 
-    from .analysis.project import Project, find_root
+    from .analysis.project import Project
+    from .reach import find_root
 
     start = filename if filename not in ("stdin", "-", "") else os.getcwd()
     root = find_root(start)
@@ -173,11 +175,20 @@ class TensorCopyChecker:
             cls._options = Options(**cls.settings)
         return cls._options
 
+    def _through_project(self, text: str) -> bool:
+        """Whether a file that never mentions torch imports a module of its project that uses
+        it (reach.py: by text, without importing the engine)."""
+        if self.filename in ("stdin", "-", "") or "import" not in text:
+            return False
+        from .reach import torch_through_project
+
+        return torch_through_project(text, self.filename)
+
     def run(self):
         try:
             text = "".join(self.lines)
-            if "torch" not in text:  # what the engine checks first, before importing it
-                return
+            if "torch" not in text and not self._through_project(text):
+                return  # what the engine checks first, before importing it
             lint_text, all_rules = _engine()
 
             cls = type(self)

@@ -26,6 +26,7 @@ LAYERS = {
     "source": 1,
     "fixes": 1,  # edits from ast nodes, what rules build their fixes with
     "links": 1,
+    "reach": 1,  # which files use torch through their project's modules, by text
     # 2. The analysis.
     "analysis": 2,
     # 3. The rules (detection, message, fix), with a read-only Context.

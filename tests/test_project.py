@@ -8,7 +8,8 @@ import pytest
 
 from conftest import tc, tool
 from flake8_tensorcopy import __version__
-from flake8_tensorcopy.analysis.project import Project, find_root
+from flake8_tensorcopy.analysis.project import Project
+from flake8_tensorcopy.reach import find_root
 from flake8_tensorcopy.engine import lint_text
 from flake8_tensorcopy.rules.base import Options
 
@@ -153,6 +154,125 @@ def test_editing_a_module_updates_its_dependents_in_the_cli_cache(tmp_path, caps
     assert second.stdout.count(": TNS101") == first.stdout.count(": TNS101") + 1, (first.stdout, second.stdout)
     os.utime(models)  # nothing changed again: the cached result is the same
     assert run().stdout == second.stdout
+
+
+THROUGH = {
+    "pyproject.toml": "",
+    "PKG/__init__.py": "from .models import build, Trainer\n",
+    "PKG/models.py": """
+        import torch
+        from torch import nn
+
+
+        def build():
+            return nn.Linear(4, 2)
+
+
+        class Trainer:
+            def __init__(self):
+                self.model = build()
+                self.losses = []
+
+            def step(self, x):
+                loss = self.model(x).sum()
+                loss.backward()
+                self.losses.append(loss)
+    """,
+    "PKG/helpers.py": """
+        def scale(x):
+            return x * 2
+    """,
+    "PKG/evaluate.py": """
+        import numpy as np
+
+        from . import build
+        from .models import Trainer
+
+
+        def predict(x):
+            return build()(x).numpy()
+
+
+        class Reporting(Trainer):
+            def report(self):
+                return np.mean(self.losses)
+
+
+        def show(t):
+            return t.numpy()
+    """,
+    "PKG/plain.py": """
+        from .helpers import scale
+
+
+        def predict(x):
+            return scale(x).numpy()
+    """,
+}
+
+
+def test_a_file_that_never_mentions_torch_uses_it_through_its_project(tmp_path, capsys):
+    """evaluate.py imports no torch: the model `build` makes (re-exported by the package's
+    `__init__.py`) and the losses `Trainer.step` keeps are torch's all the same.  plain.py
+    imports only a module that does not use torch either: it is not analysed (`.numpy()` there
+    may be TensorFlow's), and neither is what a file that does not import torch gets from its
+    project unknown (--strict)."""
+    make(tmp_path, files=THROUGH, package="pkg")
+    evaluate, plain = tmp_path / "pkg" / "evaluate.py", tmp_path / "pkg" / "plain.py"
+    expected = [("TNS101", 8), ("TNS103", 13)]
+    assert [(v.code, v.line) for v in engine_findings(evaluate, tmp_path)] == expected
+    assert engine_findings(plain, tmp_path) == []
+    proc = tc(capsys, "check", "--no-cache", "--strict", str(evaluate), str(plain), cwd=tmp_path)
+    assert [(line.split(": ")[1].split()[0], int(line.split(":")[1])) for line in proc.stdout.splitlines()
+            if ": TNS" in line] == expected
+    flake8 = subprocess.run([tool("flake8"), "--select", "TNS", "--format", "%(row)d:%(code)s", str(evaluate),
+                             str(plain)], capture_output=True, text=True, cwd=tmp_path)
+    assert sorted(tuple(reversed(line.split(":"))) for line in flake8.stdout.split()) == [
+        (code, str(line)) for code, line in expected]
+
+
+def test_which_imports_lead_to_torch(tmp_path):
+    from flake8_tensorcopy.reach import torch_through_project
+
+    files = {
+        "pyproject.toml": "",
+        "PKG/__init__.py": "from .models import Net\nfrom .config import Config\nfrom .tools import *\n",
+        "PKG/models.py": "import os, torch\n\n\nclass Net(torch.nn.Module):\n    pass\n",
+        "PKG/config.py": "if AVAILABLE:\n    import torch\n\n\nclass Config:\n    pass\n",
+        "PKG/tools.py": "from .models import Net\n\n\ndef helper():\n    return 1\n",
+        "PKG/sub/__init__.py": "",
+        "PKG/sub/deep.py": "from torch import nn\n",
+    }
+    make(tmp_path, files=files, package="pkg")
+    here = str(tmp_path / "pkg" / "user.py")
+    leads = {
+        "from pkg import Net": True,  # re-exported by the package
+        "from . import Net": True,
+        "from .models import Net": True,
+        "import pkg.models as m": True,
+        "from .sub import deep": True,  # a module
+        "from ..pkg.sub.deep import nn": True,
+        "from pkg import helper": False,  # star-re-exported from tools.py, which imports no torch
+        "from pkg import Config": False,  # config.py imports torch only under a condition
+        "import pkg": False,  # the package's own module imports no torch
+        "from .tools import helper": False,  # tools.py imports from a module that does: not followed
+        "import numpy as np": False,
+    }
+    for line, expected in leads.items():
+        looked = []
+        assert torch_through_project(line + "\n", here, str(tmp_path), looked) is expected, line
+        assert all(p.startswith(str(tmp_path)) for p in looked)
+    assert not torch_through_project("from pkg import Net\n", None, str(tmp_path))
+
+
+def test_a_module_that_starts_using_torch_rechecks_its_importers_in_the_cli_cache(tmp_path, capsys):
+    make(tmp_path, files=THROUGH, package="pkg")
+    plain = tmp_path / "pkg" / "plain.py"
+    assert tc(capsys, "check", "--strict", str(plain), cwd=tmp_path).returncode == 0
+    helpers = tmp_path / "pkg" / "helpers.py"
+    helpers.write_text("import torch\n\n\ndef scale(x):\n    return torch.nn.Linear(2, 2)(x)\n")
+    proc = tc(capsys, "check", "--strict", str(plain), cwd=tmp_path)
+    assert proc.returncode == 1 and ":5:12: TNS101" in proc.stdout, proc.stdout
 
 
 CROSSING = {

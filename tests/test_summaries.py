@@ -231,6 +231,57 @@ def test_a_caller_with_nothing_to_report_passes_what_its_callees_return():
         run(code)
 
 
+TRAINER = """
+import numpy as np
+import torch
+
+
+class Trainer:
+    def __init__(self):
+        self.model = torch.nn.Linear(4, 1)
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)
+        self.losses = []
+
+    def step(self, x, y):
+        out = self.model(x)
+        loss = ((out - y) ** 2).mean()
+        self.opt.zero_grad()
+        loss.backward()
+        self.opt.step()
+        self.losses.append(loss)
+
+    def report(self):
+        return np.mean(self.losses)
+
+
+trainer = Trainer()
+trainer.step(torch.randn(3, 4), torch.randn(3, 1))
+trainer.report()
+"""
+
+
+def test_what_one_method_adds_to_a_list_the_class_keeps_is_there_in_another():
+    assert found(TRAINER, "TNS103") == [("TNS103", 21)]
+    (msg,) = messages(TRAINER, "TNS103")
+    assert "a list of tensors that require grad" in msg and "self.losses.append(t.item())" in msg
+    with pytest.raises(RuntimeError, match="requires grad"):
+        run(TRAINER)
+
+
+@pytest.mark.parametrize("added", ["loss.item()", "loss.detach()", "float(loss)"])
+def test_a_list_of_values_without_grad_is_no_hazard(added):
+    code = TRAINER.replace("self.losses.append(loss)", f"self.losses.append({added})")
+    assert found(code, "TNS103") == [] and found(code, "TNS103", strict=True) == []
+    run(code)
+
+
+def test_a_list_filled_under_no_grad_is_no_hazard():
+    code = TRAINER.replace("        self.losses.append(loss)",
+                           "        with torch.no_grad():\n            self.losses.append(self.model(x).sum())")
+    assert found(code, "TNS103") == []
+    run(code)
+
+
 def test_fixes_relying_on_a_call_site_are_unsafe():
     result = lint_text(textwrap.dedent(CALL_SITES), select_rules(["TNS101"]))
     (v,) = result.violations

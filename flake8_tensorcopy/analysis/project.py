@@ -26,30 +26,12 @@ from __future__ import annotations
 
 import os
 
+from ..reach import module_name, module_path
 from .facts import UNKNOWN_FACT, Fact
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from .module_summary import ModuleSummary, ProjectEntity
-
-_ROOT_MARKERS = ("pyproject.toml", "setup.cfg", "setup.py", ".git")
-
-
-def find_root(start: str) -> str:
-    """The nearest directory at or above `start` that holds a project marker, else the current
-    directory."""
-    here = os.path.abspath(start)
-    if not os.path.isdir(here):
-        here = os.path.dirname(here)
-    probe = here
-    while True:
-        if any(os.path.exists(os.path.join(probe, m)) for m in _ROOT_MARKERS):
-            return probe
-        parent = os.path.dirname(probe)
-        if parent == probe:
-            return os.getcwd()
-        probe = parent
-
 
 class Project:
     """The modules under one root, and their summaries (computed once per process)."""
@@ -81,36 +63,13 @@ class Project:
 
     def module_name(self, path: str) -> str | None:
         """The dotted module name of a file under the root (`src/` layouts included)."""
-        real = os.path.realpath(path)
-        rel = os.path.relpath(real, self.root)
-        if rel.startswith(".."):
-            return None
-        parts = rel.split(os.sep)
-        if parts[0] == "src" and len(parts) > 1:
-            parts = parts[1:]
-        if not parts[-1].endswith(".py"):
-            return None
-        parts[-1] = parts[-1][:-3]
-        if parts[-1] == "__init__":
-            parts.pop()
-        if not parts or not all(p.isidentifier() for p in parts):
-            return None
-        return ".".join(parts)
+        return module_name(self.root, path)
 
     def path_of(self, module: str) -> str | None:
         """The file of project module `module`, or None when it is not the project's."""
         if module in self._paths:
             return self._paths[module]
-        found = None
-        rel = module.replace(".", os.sep)
-        for base in (self.root, os.path.join(self.root, "src")):
-            for candidate in (os.path.join(base, rel + ".py"), os.path.join(base, rel, "__init__.py")):
-                if os.path.isfile(candidate):
-                    found = candidate
-                    break
-            if found:
-                break
-        self._paths[module] = found
+        found = self._paths[module] = module_path(self.root, module)
         return found
 
     def is_package(self, module: str) -> bool:

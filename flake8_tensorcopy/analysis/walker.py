@@ -50,6 +50,7 @@ from .facts import (
     MODULE,
     OBJECT,
     OTHER_FACT,
+    SEQ,
     TENSOR,
     UNKNOWN,
     UNKNOWN_FACT,
@@ -1025,6 +1026,7 @@ class Walker(Summaries, Evaluator):
         computes requires grad)."""
         parts: dict = {}  # attr -> [fact of each assignment]
         again: list = []  # (attr, index in parts[attr], value, self_name, local, no_grad, method)
+        appends: list = []  # (attr, call, statement, self_name, local, method): `self.losses.append(loss)`
         for item in cls.body:
             if not isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
@@ -1040,7 +1042,10 @@ class Walker(Summaries, Evaluator):
                 if info is not None:
                     local.env.update(self.parameter_facts(item, info))
             no_grad = None  # ids of the statements that run with grad off (computed on need)
+            statement = None
             for node in _statements_and_calls(item.body):
+                if isinstance(node, ast.stmt):
+                    statement = node
                 if isinstance(node, ast.Assign):
                     targets, value = node.targets, node.value
                 elif isinstance(node, ast.AnnAssign) and node.value is not None:
@@ -1062,6 +1067,17 @@ class Walker(Summaries, Evaluator):
                     else:
                         f = self.fact(node.args[1], local)
                     parts.setdefault(name, []).append(f)
+                    continue
+                elif (  # self.losses.append(loss): what the list holds, for every method
+                    isinstance(node, ast.Call)
+                    and isinstance(node.func, ast.Attribute)
+                    and node.func.attr in ("append", "extend", "insert")
+                    and node.args
+                    and isinstance(node.func.value, ast.Attribute)
+                    and isinstance(node.func.value.value, ast.Name)
+                    and node.func.value.value.id == self_name
+                ):
+                    appends.append((node.func.value.attr, node, statement, self_name, local, item))
                     continue
                 else:
                     continue
@@ -1099,8 +1115,47 @@ class Walker(Summaries, Evaluator):
                     f = self.fact(expr, State(env, off, local.outer))
                     if f.kind != UNKNOWN:
                         parts[attr][index] = f
+        if appends:
+            self._list_elements(cls, parts, appends)
         self._cache.clear()
         return {name: join_all(fs) for name, fs in parts.items()}
+
+    def _list_elements(self, cls: ast.ClassDef, parts: dict, appends: list) -> None:
+        """What the methods add to lists the class keeps (`self.losses = []` in `__init__`,
+        `self.losses.append(loss)` in `step`): the list attribute holds those elements in every
+        method (`np.mean(self.losses)` in `report`).  Each added value is evaluated in its method
+        with `self` holding the attributes found so far, the method's parameters unknown, its
+        locals bound once (`out = self.model(x)`, `loss = crit(out, y)`) evaluated in order, and
+        the grad mode of its statement."""
+        first = {name: join_all(fs) for name, fs in parts.items()}
+        info = self.classes.get(id(cls))
+        if info is None or info.self_fact is None:
+            return
+        self_fact = info.self_fact.but(attrs=first)
+        envs: dict = {}  # id(method) -> (env with its single-assignment locals, no-grad statements)
+        for attr, call, statement, self_name, local, method in appends:
+            seq = first.get(attr)
+            if seq is None or seq.kind != SEQ:
+                continue  # not a list the class made
+            found = envs.get(id(method))
+            if found is None:
+                env = dict(local.env)
+                env[self_name] = self_fact
+                state = State(env, False, local.outer)
+                singles = _single_assignments(method)
+                for name, value in sorted(singles.items(), key=lambda kv: (kv[1].lineno, kv[1].col_offset)):
+                    if name != self_name:
+                        env[name] = self.fact(value, state)
+                off = no_grad_statements(method, lambda n, st=state: self.qualname(n, st))
+                found = envs[id(method)] = (env, off)
+            env, off = found
+            new = self.fact(call.args[-1], State(dict(env), id(statement) in off, local.outer))
+            if call.func.attr == "extend":
+                new = self._element_of(new)
+            if new.kind == UNKNOWN and new.grad is Grad.UNKNOWN:
+                continue  # nothing known: the list's facts stay as they were
+            el = join(seq.element, new) if seq.element is not None else new
+            parts[attr].append(Fact(SEQ, max(seq.grad, el.grad), max(seq.device, el.device), element=el))
 
 
 def _reads_self_or_local(value, self_name: str) -> bool:

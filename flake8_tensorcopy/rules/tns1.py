@@ -1013,7 +1013,8 @@ class NumpyFunctionOnGradTensor(_Tns1Rule):
 ## What it does
 Checks for NumPy functions applied directly to a tensor that may require grad, outside a
 no-grad region: `np.asarray(t)`, `np.array(t)`, ufuncs such as `np.exp(t)`, and functions that
-take a list of tensors (`np.mean(losses)` after `losses.append(loss)`,
+take a list of tensors (`np.mean(losses)` after `losses.append(loss)`, also a list a class
+keeps: `np.mean(self.losses)` in one method after `self.losses.append(loss)` in another;
 `np.concatenate([a, b])`).  NumPy is resolved through imports (`import numpy as np`,
 `from numpy import asarray`).
 

@@ -1,0 +1,171 @@
+"""Whether a file uses torch through its project's modules, by text alone.
+
+A file that never mentions torch can still hold torch's hazards: `from .models import build`
+and `build()(x).numpy()`.  Every front end skips the analysis of a file without "torch" in it
+(the flake8 plugin before it even imports the engine), so this module, which imports nothing
+of ours, answers first: does the file import a module of its project that imports torch at
+its top level, directly or through packages that re-export it (`from pkg import build`, with
+`from .models import build` in `pkg/__init__.py`)?  Modules that import torch only under a
+condition or in functions (a framework that supports torch among others) and the modules
+those import are not followed: in transformers, nearly every module would lead to torch.  The
+project's root and module names are the ones whole-project analysis uses (analysis/project.py).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+ROOT_MARKERS = ("pyproject.toml", "setup.cfg", "setup.py", ".git")
+_DEPTH = 4  # import levels followed from the file: its imports, and packages' re-exports
+_FROM = (r"^[ \t]*from[ \t]+(\.*)[ \t]*([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]*)", re.M)
+_IMPORT = (r"^[ \t]*import[ \t]+([^\n#;]+)", re.M)
+# `import torch` / `from torch import nn` at a module's top level (not indented: a framework that
+# supports torch among others imports it under `if is_torch_available():` or in functions, and
+# its modules that do not use torch themselves import those).
+_TOP_LEVEL_TORCH = (rb"^(?:import[ \t]+torch\b|from[ \t]+torch\b|import[ \t][^\n#;]*[ \t,]torch\b)", re.M)
+_SCANNED: dict = {}  # (root, path) -> (size, mtime, imports torch at its top level, what it imports)
+_COMPILED: dict = {}
+
+
+def _re(pattern: tuple):
+    """The compiled form of `pattern` ((source, flags)), compiled on first use: the engine imports
+    this module on every start, and most files mention torch."""
+    found = _COMPILED.get(pattern)
+    if found is None:
+        found = _COMPILED[pattern] = re.compile(*pattern)
+    return found
+
+
+def find_root(start: str) -> str:
+    """The nearest directory at or above `start` that holds a project marker, else the current
+    directory."""
+    here = os.path.abspath(start)
+    if not os.path.isdir(here):
+        here = os.path.dirname(here)
+    probe = here
+    while True:
+        if any(os.path.exists(os.path.join(probe, m)) for m in ROOT_MARKERS):
+            return probe
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            return os.getcwd()
+        probe = parent
+
+
+def module_name(root: str, path: str) -> str | None:
+    """The dotted module name of a file under `root` (`src/` layouts included), or None."""
+    rel = os.path.relpath(os.path.realpath(path), root)
+    if rel.startswith(".."):
+        return None
+    parts = rel.split(os.sep)
+    if parts[0] == "src" and len(parts) > 1:
+        parts = parts[1:]
+    if not parts[-1].endswith(".py"):
+        return None
+    parts[-1] = parts[-1][:-3]
+    if parts[-1] == "__init__":
+        parts.pop()
+    if not parts or not all(p.isidentifier() for p in parts):
+        return None
+    return ".".join(parts)
+
+
+def module_path(root: str, module: str) -> str | None:
+    """The file of module `module` under `root` (or `root/src`), or None."""
+    rel = module.replace(".", os.sep)
+    for base in (root, os.path.join(root, "src")):
+        for candidate in (os.path.join(base, rel + ".py"), os.path.join(base, rel, "__init__.py")):
+            if os.path.isfile(candidate):
+                return candidate
+    return None
+
+
+def imports(text: str, current: str | None, is_package: bool) -> list:
+    """What `text` imports, as (absolute module, name, local name): `from .m import x as y` in
+    `current` is ("<package>.m", "x", "y"); `import a.b as c` is ("a.b", None, "c"); `from m
+    import *` is ("m", "*", "*")."""
+    if "import" not in text:
+        return []
+    out = []
+    for m in _re(_FROM).finditer(text):
+        dots, module, names = len(m.group(1)), m.group(2), m.group(3)
+        if dots:
+            if current is None:
+                continue
+            parts = current.split(".")
+            if not is_package:
+                parts = parts[:-1]
+            if dots - 1 > len(parts):
+                continue
+            parts = parts[: len(parts) - (dots - 1)]
+            module = ".".join([*parts, module] if module else parts)
+        if not module:
+            continue
+        for part in names.strip("()").split(","):
+            words = part.split()
+            if words and (words[0] == "*" or words[0].isidentifier()):
+                out.append((module, words[0], words[-1]))
+    for m in _re(_IMPORT).finditer(text):
+        for part in m.group(1).split(","):
+            words = part.split()
+            if words:
+                out.append((words[0], None, words[-1]))
+    return out
+
+
+def _scan(root: str, path: str) -> tuple:
+    """(whether the module imports torch at its top level, {local name: (module, name)} of what
+    it imports), as of the file's size and mtime."""
+    try:
+        st = os.stat(path)
+        key = (root, path)
+        found = _SCANNED.get(key)
+        if found is not None and found[0] == st.st_size and found[1] == st.st_mtime_ns:
+            return found[2], found[3]
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return False, {}
+    top = b"torch" in data and _re(_TOP_LEVEL_TORCH).search(data) is not None
+    names: dict = {}
+    if not top:
+        for module, name, local in imports(data.decode("utf-8", "replace"), module_name(root, path),
+                                           os.path.basename(path) == "__init__.py"):
+            names.setdefault(local, []).append((module, name))
+    _SCANNED[key] = (st.st_size, st.st_mtime_ns, top, names)
+    return top, names
+
+
+def torch_through_project(text: str, path: str | None, root: str | None = None, looked: list | None = None) -> bool:
+    """Whether the file of `text` at `path` imports, from a module of its project (under `root`,
+    else the root find_root gives), a module that imports torch at its top level, or a name
+    such a module defines (followed through re-exports: `from pkg import build`).  The files
+    read for the answer go to `looked` (what the answer depends on, for a result cache)."""
+    if not path or "import" not in text:
+        return False
+    root = os.path.realpath(root or find_root(path))
+    todo = [(module, name, 0) for module, name, _local in
+            imports(text, module_name(root, path), os.path.basename(path) == "__init__.py")]
+    seen: set = set()
+    while todo:
+        module, name, depth = todo.pop()
+        if (module, name) in seen:
+            continue
+        seen.add((module, name))
+        if name is not None and name != "*" and module_path(root, f"{module}.{name}") is not None:
+            module, name = f"{module}.{name}", None  # `from pkg import models`: a module
+        found = module_path(root, module)
+        if found is None:
+            continue
+        if looked is not None and found not in looked:
+            looked.append(found)
+        top, names = _scan(root, found)
+        if top:
+            return True
+        if name is None or depth + 1 >= _DEPTH:
+            continue
+        # Where the module got `name` from (a re-export), or any module it star-imports.
+        for origin, origin_name in names.get(name, []) + (names.get("*", []) if name != "*" else []):
+            todo.append((origin, name if origin_name == "*" else origin_name, depth + 1))
+    return False
