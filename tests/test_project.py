@@ -408,15 +408,8 @@ def test_a_call_of_another_modules_function_returns_what_its_arguments_make(tmp_
 def test_a_caller_with_nothing_to_report_passes_what_another_module_returns(tmp_path):
     # `main` is walked only to find what it passes to `_to_numpy`: its model is built by
     # models.py's `build`, whose summary says it is an nn.Module.
-    files = {
-        "pyproject.toml": "",
-        "PKG/__init__.py": "",
-        "PKG/models.py": """
-            from torch import nn
-
-            def build():
-                return nn.Linear(4, 2)
-        """,
+    files = {name: THROUGH[name] for name in ("pyproject.toml", "PKG/__init__.py", "PKG/models.py")}
+    files.update({
         "PKG/train.py": """
             import torch
             from .models import build
@@ -428,7 +421,7 @@ def test_a_caller_with_nothing_to_report_passes_what_another_module_returns(tmp_
                 model = build()
                 return _to_numpy(model(torch.randn(2, 4)))
         """,
-    }
+    })
     train = make(tmp_path, files=files, package="pkg")
     found = engine_findings(train, tmp_path)
     assert [(v.code, v.line) for v in found] == [("TNS101", 5)] and "passed at line 9" in found[0].message
