@@ -18,7 +18,9 @@ import re
 
 ROOT_MARKERS = ("pyproject.toml", "setup.cfg", "setup.py", ".git")
 _DEPTH = 4  # import levels followed from the file: its imports, and packages' re-exports
-_FROM = (r"^[ \t]*from[ \t]+(\.*)[ \t]*([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]*)", re.M)
+_FROM = (r"^[ \t]*from[ \t]+(\.*)[ \t]*([\w.]*)[ \t]+import[ \t]+(\(|[^\n#;]*)", re.M)
+_NAMES_SPAN = 10_000  # how far a parenthesized list of imported names may run (an unclosed one
+# in a broken file would make every `from m import (` read to the end of the text)
 _IMPORT = (r"^[ \t]*import[ \t]+([^\n#;]+)", re.M)
 # `import torch` / `from torch import nn` at a module's top level (not indented: a framework that
 # supports torch among others imports it under `if is_torch_available():` or in functions, and
@@ -90,6 +92,11 @@ def imports(text: str, current: str | None, is_package: bool) -> list:
     out = []
     for m in _re(_FROM).finditer(text):
         dots, module, names = len(m.group(1)), m.group(2), m.group(3)
+        if names == "(":
+            close = text.find(")", m.end(), m.end() + _NAMES_SPAN)
+            if close == -1:
+                continue
+            names = text[m.end() : close]
         if dots:
             if current is None:
                 continue
