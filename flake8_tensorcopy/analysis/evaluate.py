@@ -805,7 +805,15 @@ class Evaluator:
         if callee.kind == FUNCTION:
             self.note_function_call(callee.node, node, state)
             result = self.call_result(callee.node, node, state)
-            return result if result is not None else UNKNOWN_FACT
+            if result is None:
+                return UNKNOWN_FACT
+            if result.kind in (TENSOR, MODULE):
+                # What a function of another file of the project made says where: `build(),
+                # models.py:5`, as its classes do.
+                defined = frozenset(t for t in callee.tags if t.startswith("defined:"))
+                if defined and not defined <= result.tags:
+                    result = result.but(tags=result.tags | defined)
+            return result
         if isinstance(func, ast.Name):
             name = func.id
             if name in ("len", "int", "float", "str", "bool", "isinstance", "print", "repr", "hash", "id",
