@@ -93,6 +93,9 @@ def test_inplace_writes_the_rule_never_reports_are_skipped():
         assert not InplaceOnLeaf.might_match_scope(head + f"    {write}\n"), write
     for write in ("w.add_(1)", "w.data.zero_(); w.add_(1)", "m.data_scale.mul_(2)", "w[0] = 1", "w -= 1"):
         assert InplaceOnLeaf.might_match_scope(head + f"    {write}\n"), write
+    # A write through a local that names a weight, where the function makes no leaf itself.
+    assert InplaceOnLeaf.might_match_scope("def f():\n    w = layer.weight\n    w[0] = 1\n")
+    assert not InplaceOnLeaf.might_match_scope("def f():\n    w = layer(x)\n    w[0] = 1\n")
 
 
 CHAIN = '''\

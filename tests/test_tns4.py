@@ -186,3 +186,45 @@ def test_a_helper_that_writes_to_the_leaf_its_caller_passes():
     torch = pytest.importorskip("torch")
     with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
         exec(compile(HELPER_WRITES, "<case>", "exec"), {"torch": torch})
+
+
+LOCAL_ALIAS = """\
+import torch
+from torch import nn
+
+
+def surgery():
+    layer = nn.Linear(2, 2)
+    w = layer.weight
+    w[0] = 1.0
+
+
+def _overwrite(net):
+    b = net.bias
+    b.fill_(0.0)
+
+
+def rows(x):
+    row = x[0]
+    row[1] = 2.0
+    return x
+
+
+_overwrite(nn.Linear(2, 2))
+rows(torch.zeros(2, 2))
+surgery()
+"""
+
+
+def test_a_write_through_a_local_that_names_a_parameter():
+    # `w = layer.weight` then `w[0] = ...`: the write's text names no weight, the function is
+    # analysed all the same (in one that writes to its own parameter's alias too); `row` of a
+    # plain tensor is no leaf.
+    found = lint_text(LOCAL_ALIAS, TNS4).violations
+    assert [(v.code, v.line) for v in found] == [("TNS401", 8), ("TNS401", 13)]
+    torch = pytest.importorskip("torch")
+    for name in ("surgery", "_overwrite"):
+        env = {"torch": torch}
+        exec(compile(LOCAL_ALIAS.split("\n\n\n_overwrite(")[0], "<case>", "exec"), env)
+        with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
+            env[name]() if name == "surgery" else env[name](torch.nn.Linear(2, 2))

@@ -72,6 +72,25 @@ def _write_target(text: str, at: int) -> str | None:
     return target
 
 
+# `w = model.fc.weight`, `b = layer.bias[:3]`: a local bound to what the filter takes for a leaf.
+_ALIAS_LINE = LazyPattern(r"^[ \t]*([A-Za-z_]\w*)[ \t]*=[ \t]*([^=\n][^\n]*)$", re.M)
+
+
+def _leaf_aliases(text: str) -> frozenset:
+    """Names `text` binds to a value that mentions a weight, a bias or a parameter."""
+    return frozenset(m.group(1) for m in _ALIAS_LINE.finditer(text)
+                     if "weight" in m.group(2) or "bias" in m.group(2) or "param" in m.group(2))
+
+
+def _written_name(target: str) -> str:
+    """The first name of a write's target text (`w` of `    w[0]`, `w.T.zero`)."""
+    i = len(target) - len(target.lstrip())
+    j = i
+    while j < len(target) and (target[j].isalnum() or target[j] == "_"):
+        j += 1
+    return target[i:j]
+
+
 def _attribute_in(text: str, attr: str) -> bool:
     """Whether `text` reads attribute `attr` (".data"), not one that starts with it (`.data_scale`)."""
     i = text.find(attr)
@@ -105,6 +124,7 @@ class InplaceOnLeaf(Rule):
         params = _PARAM_NAME.findall(header.group(1)) if header else ()
         if not (params or "weight" in text or "bias" in text or "param" in text or "self." in text):
             return False
+        aliases = None
         for at in _inplace_starts(text):
             target = _write_target(text, at)
             if target is None:
@@ -112,6 +132,11 @@ class InplaceOnLeaf(Rule):
             if "weight" in target or "bias" in target or "param" in target or "self." in target:
                 return True
             if params and any(word_count(target, p) for p in params if p != "self"):
+                return True
+            # Or to a local that names one (`w = model.fc.weight` ... `w[0] = 1`).
+            if aliases is None:
+                aliases = _leaf_aliases(text)
+            if aliases and _written_name(target) in aliases:
                 return True
         return False
     docs = """
@@ -121,8 +146,8 @@ Checks for in-place writes to a leaf tensor that requires grad, outside a no-gra
 Writes are subscript assignment (`w[0] = 1`, `w[:, i] -= d`), augmented assignment (`w += 1`,
 `p -= lr * p.grad`) and in-place methods (`add_`, `mul_`, `zero_`, `fill_`, `copy_`,
 `clamp_`, `masked_fill_`, `index_add_`, `scatter_`, `uniform_`, `normal_`, every other `*_`
-method except `requires_grad_`), on the tensor itself or on a view of it (`w[1:3].fill_(0)`,
-`w.T.zero_()`), and in-place functions (`torch.relu_(w)`, `F.relu(w, inplace=True)`).  A write
+method except `requires_grad_`), on the tensor itself, on a view of it (`w[1:3].fill_(0)`,
+`w.T.zero_()`) or through a local bound to it (`w = layer.weight` then `w[0] = 1`), and in-place functions (`torch.relu_(w)`, `F.relu(w, inplace=True)`).  A write
 in a helper (up to 40 lines) to one of its parameters is reported where the file calls it with
 a leaf that requires grad (`def reset(p): p.zero_()` and `reset(model.weight)`), and the
 message names that call.
