@@ -121,6 +121,44 @@ def test_tns102_examples_on_cuda(ex):
     assert _run(ex.fixed) is None
 
 
+MOVED = """\
+import torch
+
+
+def to_device(x):
+    return x.to("cuda").numpy()
+
+
+def to_gpu(x):
+    y = x.cuda()
+    return y.numpy()
+
+
+def back(x):
+    return x.to("cuda").cpu().numpy()
+
+
+for f in (to_device, to_gpu):
+    try:
+        f(torch.ones(2))
+    except TypeError as exc:
+        assert "device type tensor to numpy" in str(exc)
+    else:
+        raise AssertionError(f)
+"""
+
+
+def test_what_to_or_cuda_moved_is_on_the_accelerator_whatever_it_was():
+    """`x` is unknown, but what `.to("cuda")` or `.cuda()` returns and has a `.numpy()` is a
+    torch tensor on the accelerator: reported without --strict (unsafe fix: `x` may still be
+    something else with those methods)."""
+    found = lint_text(MOVED, select_rules(["TNS102"])).violations
+    assert [(v.code, v.line) for v in found] == [("TNS102", 5), ("TNS102", 10)]
+    assert all("may be on an accelerator" in v.message and v.fix.safety == "unsafe" for v in found)
+    pytest.importorskip("torch")
+    assert _run(_on_meta(MOVED)) is None  # the asserts of the code hold on a meta device
+
+
 @pytest.mark.filterwarnings("ignore:__array__ implementation:DeprecationWarning")
 def test_numpy_calls_keep_their_copy_semantics_after_the_fix():
     """TNS103's fix keeps the NumPy call: np.asarray still aliases a CPU tensor, np.array copies."""

@@ -139,6 +139,10 @@ def _device_hazard(recv, ctx) -> str | None:
     f = ctx.fact(recv)
     if f.may_be_on_accelerator:
         return "yes"
+    if f.kind == UNKNOWN and f.device is Device.ACCEL and "tensorish" in f.tags:
+        # `x.to("cuda").numpy()`, `u.cuda()` then `.numpy()`: whatever `x` was, what `.to()` /
+        # `.cuda()` moved to an accelerator and has a `.numpy()` is a torch tensor there.
+        return "yes"
     if ctx.options.strict and f.kind in (TENSOR, UNKNOWN) and f.device is Device.UNKNOWN:
         return "may"
     return None
@@ -751,7 +755,10 @@ class NumpyOnAcceleratorTensor(_NumpyMethodRule):
 Checks for `t.numpy()` where `t` may live on an accelerator: it, or the tensors it was computed
 from, were moved with `.cuda()`, `.to(device)`, `.to("cuda")`, created with `device=...`, or it
 is the output of a module that was moved, and no `.cpu()` / `.to("cpu")` comes after the
-move.  Grad mode does not matter: the device check comes first, in no-grad code too.
+move.  A value of unknown origin counts once moved (`x.to("cuda").numpy()`, `y = x.cuda()` then
+`y.numpy()`): what `.to()` or `.cuda()` returns and has a `.numpy()` is a torch tensor on the
+accelerator (the fix is unsafe: `x` may be another object with those methods).  Grad mode does
+not matter: the device check comes first, in no-grad code too.
 
 A tensor whose device is unknown (a function parameter, `.to(x.device)` with `x` of unknown
 origin) is reported only in strict mode.  A variable that the code moves to the host under a
