@@ -307,6 +307,17 @@ async def test_the_server_gives_the_project_findings_the_cli_gives(client: Langu
 
 
 @pytest.mark.asyncio(loop_scope="module")
+async def test_a_file_that_never_mentions_torch_gets_its_project_findings(client: LanguageClient, editor, tmp_path):
+    # tests/test_project.py's THROUGH: evaluate.py imports no torch, its models do.
+    from test_project import THROUGH, make
+
+    make(tmp_path, files=THROUGH, package="lsp_through")
+    evaluate = tmp_path / "lsp_through" / "evaluate.py"
+    diags = await Buffer(client, evaluate, evaluate.read_text()).diagnostics()
+    assert sorted((d.code, d.range.start.line + 1) for d in diags) == [("TNS101", 8), ("TNS103", 13)]
+
+
+@pytest.mark.asyncio(loop_scope="module")
 async def test_a_project_module_changed_outside_the_editor_rechecks_its_open_dependents(
         client: LanguageClient, editor, tmp_path):
     # A checkout or a formatter changes models.py on disk, which is not open: the client's
