@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import os
 
-from ..reach import module_name, module_path
+from ..reach import absolute, module_name, module_path
 from .facts import UNKNOWN_FACT, Fact
 
 TYPE_CHECKING = False
@@ -81,21 +81,7 @@ class Project:
 
     def absolute(self, module: str | None, level: int, current: str | None, current_is_package: bool) -> str | None:
         """The absolute name of an imported module (`from ..x import y` in `current`)."""
-        if level == 0:
-            return module
-        if current is None:
-            return None
-        parts = current.split(".")
-        if not current_is_package:
-            parts = parts[:-1]
-        if level > 1:
-            if level - 1 > len(parts):
-                return None
-            parts = parts[: len(parts) - (level - 1)]
-        base = ".".join(parts)
-        if module:
-            return f"{base}.{module}" if base else module
-        return base or None
+        return absolute(module, level, current, current_is_package)
 
     # ------------------------------------------------------------------ summaries
 
