@@ -8,6 +8,7 @@ import re
 from ..analysis.facts import DEVICE, OTHER, SEQ, TENSOR, UNKNOWN, Device, Grad
 from ..fixes import attr_name_span, needs_parens
 from ..model import Edit, Fix
+from ..reach import imports
 from ..source import LazyPattern
 from .base import Invalid, Oracle, Rule, Valid, dedent
 
@@ -939,11 +940,9 @@ origin (another framework's tensor has no `.cpu()`).
         ),
     ]
 
-# What names NumPy goes by in a file, for TNS103's test of which functions call it: import
-# statements (`import numpy as N`, `from numpy import asarray as arr`, `from numpy.linalg import
-# (norm,\n svd)`) and module-level aliases (`arr = np.asarray`).
-_IMPORT_STMT = LazyPattern(r"^[ \t]*import[ \t]+([^\n#;]*numpy[^\n#;]*)", re.M)
-_FROM_NUMPY = LazyPattern(r"^[ \t]*from[ \t]+numpy(?:[ \t]*\.[ \t]*\w+)*[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]*)", re.M)
+# What names NumPy goes by in a file, for TNS103's test of which functions call it: the file's
+# imports as reach.py reads them (`import numpy as N`, `from numpy import asarray as arr`,
+# `from numpy.linalg import (norm,\n svd)`) and module-level aliases (`arr = np.asarray`).
 _MODULE_ALIAS = LazyPattern(r"^(\w+)[ \t]*=[ \t]*(\w+)[ \t]*\.", re.M)
 _NUMPY_CALLS: dict = {}  # (module names, function names) -> the pattern of their calls
 
@@ -951,17 +950,10 @@ _NUMPY_CALLS: dict = {}  # (module names, function names) -> the pattern of thei
 def _numpy_names(text: str) -> tuple:
     """(names of NumPy modules, names of NumPy functions) in a file whose source is `text`."""
     modules, functions = {"np", "numpy"}, set()
-    if "import" in text:
-        for m in _IMPORT_STMT.finditer(text):
-            for part in m.group(1).split(","):
-                words = part.split()
-                if len(words) == 3 and words[1] == "as" and words[0].split(".")[0] == "numpy":
-                    modules.add(words[2])
-        for m in _FROM_NUMPY.finditer(text):
-            for part in m.group(1).strip("()").split(","):
-                words = part.split()
-                if words and words[0] != "*":
-                    (modules if words[0] in _NUMPY_SUBMODULES else functions).add(words[-1])
+    for module, name, local in imports(text, None, False):
+        if module.split(".")[0] != "numpy" or name == "*":
+            continue
+        (modules if name is None or name in _NUMPY_SUBMODULES else functions).add(local)
     for m in _MODULE_ALIAS.finditer(text):
         if m.group(2) in modules:
             functions.add(m.group(1))
