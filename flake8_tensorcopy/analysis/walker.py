@@ -330,49 +330,46 @@ class Walker(Summaries, Evaluator):
         if len(pending) < 2 or self.lines is None:
             return pending if admit is None else [item for item, w in zip(pending, wanted) if w]
         index = {id(item[0]): i for i, item in enumerate(pending)}
+        # Each function with parameters by the name its calls use, as summaries.parameter_facts
+        # reads them (a class's `__init__` by the class's name; `forward` and the other dunders
+        # are called by Python and nn.Module, out of sight); a callee without parameters gains
+        # nothing from its callers.
         by_name: dict = {}
+        receives: set = set()
         for j, (func, _parent, _no_grad, cls) in enumerate(pending):
             takes_self = cls is not None and is_plain_method(func)
-            if len(func.args.args) + len(func.args.posonlyargs) + len(func.args.kwonlyargs) > takes_self:
-                by_name.setdefault(func.name, []).append(j)  # (a callee without parameters gains nothing)
+            if len(func.args.args) + len(func.args.posonlyargs) + len(func.args.kwonlyargs) <= takes_self:
+                continue
+            name = func.name
+            if name == "__init__" and cls is not None:
+                name = cls.node.name
+            elif name.startswith("__") or name == "forward":
+                continue
+            by_name.setdefault(name, []).append(j)
+            receives.add(j)
         if not by_name:
             return pending if admit is None else [item for item, w in zip(pending, wanted) if w]
-        in_by_name = {j for js in by_name.values() for j in js}
         starts, ends, defs = self._function_spans()
         callees: list = [[] for _ in pending]
-        callers: list = [[] for _ in pending]
-        def caller_of(here):
+        for here, name in [(here, name) for name in by_name for here in self.call_positions(name)]:
             k = bisect_right(starts, here) - 1
             while k >= 0 and ends[k] <= here:  # the innermost function around the call
                 k -= 1
-            return index.get(id(defs[k])) if k >= 0 else None
-
-        for here, name in [(here, name) for name in by_name for here in self.call_positions(name)]:
-            i = caller_of(here)
+            i = index.get(id(defs[k])) if k >= 0 else None
             if i is None:
                 continue
             for j in by_name[name]:
                 if j != i:
                     callees[i].append(j)
         if admit is not None:
-            # Who passes facts to whom: the calls summaries.parameter_facts reads (a class's
-            # `__init__` is called by the class's name; `forward` and other dunders by Python).
-            # A caller matters when facts reach it from its own callers: one that receives none
-            # (`forward`, a function without parameters) is walked with rules off, as far as a
-            # callee's parameters need it (summaries._survey), and that walk sees what this one
-            # would.
-            called_as = {}
-            for j, (func, _parent, _no_grad, cls) in enumerate(pending):
-                if j in in_by_name:
-                    name = func.name
-                    if name == "__init__" and cls is not None:
-                        called_as[j] = cls.node.name
-                    elif not (name.startswith("__") or name == "forward"):
-                        called_as[j] = name
-            for j, name in called_as.items():
-                for here in self.call_positions(name):
-                    i = caller_of(here)
-                    if i is not None and i != j and i in called_as:
+            # Up the chains: a caller of a function walked to report is walked too when facts
+            # reach it from its own callers.  One that receives none (`forward`, a function
+            # without parameters) is walked with rules off, as far as a callee's parameters need
+            # it (summaries._survey), and that walk sees what this one would.
+            callers: list = [[] for _ in pending]
+            for i, targets in enumerate(callees):
+                if i in receives:
+                    for j in targets:
                         callers[j].append(i)
             todo = [j for j, w in enumerate(wanted) if w]
             while todo:
@@ -1027,6 +1024,23 @@ class Walker(Summaries, Evaluator):
         parts: dict = {}  # attr -> [fact of each assignment]
         again: list = []  # (attr, index in parts[attr], value, self_name, local, no_grad, method)
         appends: list = []  # (attr, call, statement, self_name, local, method): `self.losses.append(loss)`
+        # Per method, on need, for both passes below: its single assignments, and the ids of its
+        # statements that run with grad off.
+        singles: dict = {}
+        offs: dict = {}
+
+        def single_assignments(method) -> dict:
+            found = singles.get(id(method))
+            if found is None:
+                found = singles[id(method)] = _single_assignments(method)
+            return found
+
+        def no_grad_ids(method, state) -> set:
+            found = offs.get(id(method))
+            if found is None:
+                found = offs[id(method)] = no_grad_statements(method, lambda n, st=state: self.qualname(n, st))
+            return found
+
         for item in cls.body:
             if not isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
@@ -1041,7 +1055,6 @@ class Walker(Summaries, Evaluator):
                 info = self.classes.get(id(cls))
                 if info is not None:
                     local.env.update(self.parameter_facts(item, info))
-            no_grad = None  # ids of the statements that run with grad off (computed on need)
             statement = None
             for node in _statements_and_calls(item.body):
                 if isinstance(node, ast.stmt):
@@ -1090,24 +1103,16 @@ class Walker(Summaries, Evaluator):
                         f = self.fact(value, local)
                         found = parts.setdefault(t.attr, [])
                         if f.kind == UNKNOWN and _reads_self_or_local(value, self_name):
-                            if no_grad is None:
-                                no_grad = no_grad_statements(item, lambda n, st=local: self.qualname(n, st))
-                            again.append((t.attr, len(found), value, self_name, local, id(node) in no_grad, item))
+                            off = id(node) in no_grad_ids(item, local)
+                            again.append((t.attr, len(found), value, self_name, local, off, item))
                         found.append(f)
         if again:
             first = {name: join_all(fs) for name, fs in parts.items()}
             info = self.classes.get(id(cls))
             if info is not None and info.self_fact is not None:
                 self_fact = info.self_fact.but(attrs=first)
-                assigned: dict = {}  # id(method) -> its single assignments
                 for attr, index, value, self_name, local, off, method in again:
-                    if isinstance(value, ast.Name):
-                        single = assigned.get(id(method))
-                        if single is None:
-                            single = assigned[id(method)] = _single_assignments(method)
-                        expr = single.get(value.id)
-                    else:
-                        expr = value
+                    expr = single_assignments(method).get(value.id) if isinstance(value, ast.Name) else value
                     if expr is None:
                         continue
                     env = dict(local.env)
@@ -1116,11 +1121,11 @@ class Walker(Summaries, Evaluator):
                     if f.kind != UNKNOWN:
                         parts[attr][index] = f
         if appends:
-            self._list_elements(cls, parts, appends)
+            self._list_elements(cls, parts, appends, single_assignments, no_grad_ids)
         self._cache.clear()
         return {name: join_all(fs) for name, fs in parts.items()}
 
-    def _list_elements(self, cls: ast.ClassDef, parts: dict, appends: list) -> None:
+    def _list_elements(self, cls: ast.ClassDef, parts: dict, appends: list, single_assignments, no_grad_ids) -> None:
         """What the methods add to lists the class keeps (`self.losses = []` in `__init__`,
         `self.losses.append(loss)` in `step`): the list attribute holds those elements in every
         method (`np.mean(self.losses)` in `report`).  Each added value is evaluated in its method
@@ -1142,12 +1147,11 @@ class Walker(Summaries, Evaluator):
                 env = dict(local.env)
                 env[self_name] = self_fact
                 state = State(env, False, local.outer)
-                singles = _single_assignments(method)
-                for name, value in sorted(singles.items(), key=lambda kv: (kv[1].lineno, kv[1].col_offset)):
+                bound = single_assignments(method)
+                for name, value in sorted(bound.items(), key=lambda kv: (kv[1].lineno, kv[1].col_offset)):
                     if name != self_name:
                         env[name] = self.fact(value, state)
-                off = no_grad_statements(method, lambda n, st=state: self.qualname(n, st))
-                found = envs[id(method)] = (env, off)
+                found = envs[id(method)] = (env, no_grad_ids(method, local))
             env, off = found
             new = self.fact(call.args[-1], State(dict(env), id(statement) in off, local.outer))
             if call.func.attr == "extend":
