@@ -160,6 +160,7 @@ def _lint(text: str, rule_classes, options: Options, tree, honor_noqa: bool, pro
                     module_is_package=bool(path) and path.endswith("__init__.py"))
     try:
         walker.run()
+        saw_torch = walker.saw_torch
     except RecursionError:
         v = Violation(
             INTERNAL,
@@ -171,8 +172,13 @@ def _lint(text: str, rule_classes, options: Options, tree, honor_noqa: bool, pro
             0,
         )
         return LintResult([] if honor_noqa and _suppressed(lines, v) else [v], parsed=True)
+    finally:
+        # The walker, its context, domains and scopes refer to each other: cycles that would
+        # keep the file's tree and every fact alive until the cyclic collector finds them (a
+        # tenth of a large tree's check, traversing them).  Cut here, it all goes at once.
+        walker.release()
     violations = ctx.violations
-    if not walker.saw_torch and not via_project:
+    if not saw_torch and not via_project:
         torch_free = {cls.code for cls in active if not cls.needs_torch}
         violations = [v for v in violations if v.code in torch_free]
     seen = set()

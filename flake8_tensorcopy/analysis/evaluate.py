@@ -121,8 +121,14 @@ class LazyAttrs:
     def _get(self) -> dict:
         if self._data is None:
             self._data = {}  # guards against re-entry while loading
-            self._data = self._load()
+            if self._load is not None:
+                self._data = self._load()
         return self._data
+
+    def unhook(self) -> None:
+        """Forget how to load (its walker is done; what was loaded stays): the loader refers
+        to the class's state, which refers back to this, a cycle only the collector frees."""
+        self._load = None
 
     def __contains__(self, key) -> bool:
         return key in self._get()

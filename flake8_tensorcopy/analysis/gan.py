@@ -1280,3 +1280,6 @@ class GanDomain(Domain):
         rec = frame.doms[self.key]
         if frame.dispatch:
             rec.findings = rec.conclude()
+        # The scope's walk is over (a summary keeps the record, read only): the frame refers to
+        # the record, a cycle that would keep the scope's states alive until the collector came.
+        rec.frame = None

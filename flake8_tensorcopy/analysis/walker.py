@@ -283,6 +283,7 @@ class Walker(Summaries, Evaluator):
         self._init_summaries()
         self._evidence: tuple | None = None
         self.functions: dict = {}  # module-level functions by name
+        self._lazy_attrs: list = []  # the LazyAttrs of this file's classes (release() unhooks them)
         self.classes: dict = {}  # id(ClassDef) -> ClassInfo
         handlers: dict[type, list] = {}
         self._enter, self._leave = [], []
@@ -310,6 +311,20 @@ class Walker(Summaries, Evaluator):
             pending, self._pending = self._callers_first(self._pending), []
             for func, parent, no_grad, cls in pending:
                 self._run_function(func, parent, no_grad, cls, dispatch=True)
+
+    def release(self) -> None:
+        """Forget everything, once the run is over and nothing will be asked again: the walker,
+        its context, its domains and its scopes refer to each other, and those cycles would keep
+        the tree and every fact alive until the cyclic collector came by."""
+        ctx = self.__dict__.get("ctx")
+        if ctx is not None and getattr(ctx, "walker", None) is self:
+            ctx.walker = None
+        for d in self.__dict__.get("domains", ()):
+            if getattr(d, "walker", None) is self:
+                d.walker = None
+        for attrs in self.__dict__.get("_lazy_attrs", ()):
+            attrs.unhook()
+        self.__dict__.clear()
 
     def _callers_first(self, pending: list) -> list:
         """The deferred functions to walk, each after the functions that call it (by name; in
@@ -350,31 +365,47 @@ class Walker(Summaries, Evaluator):
         if not by_name:
             return pending if admit is None else [item for item, w in zip(pending, wanted) if w]
         starts, ends, defs = self._function_spans()
+        inside: dict = {}  # name -> the functions (indices) its calls stand in
+
+        def callers_of(name: str) -> list:
+            found = inside.get(name)
+            if found is None:
+                found = inside[name] = []
+                for here in self.call_positions(name):
+                    k = bisect_right(starts, here) - 1
+                    while k >= 0 and ends[k] <= here:  # the innermost function around the call
+                        k -= 1
+                    i = index.get(id(defs[k])) if k >= 0 else None
+                    if i is not None:
+                        found.append(i)
+            return found
+
         callees: list = [[] for _ in pending]
-        for here, name in [(here, name) for name in by_name for here in self.call_positions(name)]:
-            k = bisect_right(starts, here) - 1
-            while k >= 0 and ends[k] <= here:  # the innermost function around the call
-                k -= 1
-            i = index.get(id(defs[k])) if k >= 0 else None
-            if i is None:
-                continue
-            for j in by_name[name]:
-                if j != i:
-                    callees[i].append(j)
-        if admit is not None:
+        if admit is None:
+            for name, targets in by_name.items():
+                for i in callers_of(name):
+                    for j in targets:
+                        if j != i:
+                            callees[i].append(j)
+        else:
             # Up the chains: a caller of a function walked to report is walked too when facts
             # reach it from its own callers.  One that receives none (`forward`, a function
             # without parameters) is walked with rules off, as far as a callee's parameters need
-            # it (summaries._survey), and that walk sees what this one would.
-            callers: list = [[] for _ in pending]
-            for i, targets in enumerate(callees):
-                if i in receives:
-                    for j in targets:
-                        callers[j].append(i)
+            # it (summaries._survey), and that walk sees what this one would.  Only the names
+            # of the functions walked are looked up: the order among the others is never used.
+            name_of = {j: name for name, targets in by_name.items() for j in targets}
             todo = [j for j, w in enumerate(wanted) if w]
+            seen_names: set = set()
             while todo:
-                for i in callers[todo.pop()]:
-                    if not wanted[i]:
+                name = name_of.get(todo.pop())
+                if name is None or name in seen_names:
+                    continue
+                seen_names.add(name)
+                for i in callers_of(name):
+                    for j in by_name[name]:
+                        if j != i:
+                            callees[i].append(j)
+                    if i in receives and not wanted[i]:
                         wanted[i] = True
                         todo.append(i)
             pending = [item for item, w in zip(pending, wanted) if w]
@@ -915,6 +946,13 @@ class Walker(Summaries, Evaluator):
 
     # ------------------------------------------------------------------ classes
 
+    def _class_attrs(self, stmt: ast.ClassDef, class_state: State, inherited: list) -> dict:
+        found = self._class_attr_facts(stmt, class_state)
+        for base_attrs in inherited:
+            for k, v in base_attrs.items():
+                found.setdefault(k, v)
+        return found
+
     def _class(self, stmt: ast.ClassDef, state: State) -> State:
         frame = self.frame
         self._visit_stmt_only(stmt, state)
@@ -944,17 +982,14 @@ class Walker(Summaries, Evaluator):
                 # Asked by another module's walker after this (project module's) walk ended.
                 self.frame = self.module_frame
                 try:
-                    return load(stmt, class_state, inherited)
+                    return self._class_attrs(stmt, class_state, inherited)
                 finally:
                     self.frame = None
-            found = self._class_attr_facts(stmt, class_state)
-            for base_attrs in inherited:
-                for k, v in base_attrs.items():
-                    found.setdefault(k, v)
-            return found
+            return self._class_attrs(stmt, class_state, inherited)
 
         # Computed on first use: most classes' methods are never analysed.
         attrs = LazyAttrs(load, stmt)
+        self._lazy_attrs.append(attrs)
         if is_module:
             self_fact = Fact(MODULE, Grad.UNKNOWN, Device.UNKNOWN, attrs=attrs, tags=no_grad_forward, by_flow=certain,
                              node=stmt)
