@@ -139,6 +139,8 @@ def _lint(text: str, rule_classes, options: Options, tree, honor_noqa: bool, pro
     active = [cls for cls in rule_classes if cls.might_match(text)]
     if not active:
         return LintResult()
+    if tree is None and project is not None and path:
+        tree = project.parsed(path, text)
     if tree is None:
         try:
             tree = _parse(text)

@@ -672,3 +672,40 @@ def test_what_a_module_answers_does_not_depend_on_which_files_asked_before(tmp_p
     shared = Project(str(tmp_path))
     assert _lint(a, shared) == []
     assert _lint(b, shared) == alone
+
+
+def test_a_module_summarised_earlier_in_the_run_is_not_parsed_again_when_checked(tmp_path, monkeypatch):
+    import flake8_tensorcopy.engine as engine
+
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    helpers = pkg / "helpers.py"
+    helpers.write_text(textwrap.dedent("""
+        import torch
+
+        w = torch.ones(2, requires_grad=True)
+        snapshot = w.numpy()
+
+
+        def make():
+            return torch.nn.Linear(2, 2)
+        """).lstrip("\n"))
+    main = pkg / "main.py"
+    main.write_text("import torch\nfrom .helpers import make\n\nout = make()(torch.ones(2)).numpy()\n")
+    fresh = _lint(helpers, Project(str(tmp_path)))
+    assert [code for code, _, _ in fresh] == ["TNS101"]
+
+    project = Project(str(tmp_path), batch=True)
+    assert [code for code, _, _ in _lint(main, project)] == ["TNS101"]  # builds helpers' summary
+    text = helpers.read_text()
+    assert project.parsed(str(helpers), text) is not None
+    assert project.parsed(str(helpers), text + "\n") is None  # another text: parsed anew
+    assert project.parsed(str(main), main.read_text()) is None  # checked, never summarised
+
+    def no_parse(text):
+        raise AssertionError("parsed again")
+
+    monkeypatch.setattr(engine, "_parse", no_parse)
+    assert _lint(helpers, project) == fresh
