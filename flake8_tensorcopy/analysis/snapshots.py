@@ -24,7 +24,7 @@ import ast
 from collections import namedtuple
 
 from ..model import REQUIRED, Record
-from .astutil import child_nodes, dotted_name, expressions, target_elements
+from .astutil import child_nodes, dotted_name, target_elements
 from .facts import FUNCTION, MODULE, TENSOR, UNKNOWN, Device, Grad
 from .names import words
 from .storage import is_inplace_method
@@ -340,7 +340,7 @@ class SnapshotDomain(Domain):
             targets = [stmt.target]
         for t in targets:
             self._tensor_write(walker, t, state, st, stale, stmt)
-        for n in expressions(stmt):
+        for n in walker.expressions_of(stmt):
             if type(n) is not ast.Call:
                 continue
             func = n.func

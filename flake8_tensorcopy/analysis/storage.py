@@ -21,7 +21,7 @@ import ast
 import itertools
 
 from ..model import REQUIRED, Record
-from .astutil import all_nodes, dotted_name, expressions, key_prefixes, mentioned_keys, target_elements
+from .astutil import all_nodes, dotted_name, key_prefixes, mentioned_keys, target_elements
 from .facts import TENSOR, UNKNOWN, Device
 from .saved import saved_tensors, storage_key, strip_views
 from .walker import Domain, compatible
@@ -177,7 +177,7 @@ class StorageDomain(Domain):
             for t in stmt.targets:
                 _rebind(st, t)
             return
-        nodes = expressions(stmt)
+        nodes = walker.expressions_of(stmt)
         # 1. writes through aliases
         if record_use:
             for node, container in _writes(stmt, nodes):

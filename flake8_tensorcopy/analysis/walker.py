@@ -33,7 +33,7 @@ import heapq
 from bisect import bisect_left, bisect_right
 
 from . import torchapi as api
-from .astutil import all_nodes, child_nodes, dotted_name, is_plain_method
+from .astutil import all_nodes, child_nodes, dotted_name, expressions, is_plain_method
 from .evaluate import (
     MODULE_CLASS_TAG,
     MODULE_EVIDENCE,
@@ -284,6 +284,7 @@ class Walker(Summaries, Evaluator):
         self._evidence: tuple | None = None
         self.functions: dict = {}  # module-level functions by name
         self._lazy_attrs: list = []  # the LazyAttrs of this file's classes (release() unhooks them)
+        self._expressions: dict = {}  # id(simple statement) -> astutil.expressions of it
         self.classes: dict = {}  # id(ClassDef) -> ClassInfo
         handlers: dict[type, list] = {}
         self._enter, self._leave = [], []
@@ -580,6 +581,14 @@ class Walker(Summaries, Evaluator):
         lo = starts[scope_node.lineno - 1]
         hi = starts[scope_node.end_lineno] if scope_node.end_lineno < len(starts) else len(self.lines.text)
         return frozenset(names[bisect_left(positions, lo):bisect_left(positions, hi)])
+
+    def expressions_of(self, stmt) -> list:
+        """astutil.expressions(stmt), listed once for the domains that look at a statement's
+        expressions (storage, snapshots) and for every pass of a loop over it."""
+        found = self._expressions.get(id(stmt))
+        if found is None:
+            found = self._expressions[id(stmt)] = expressions(stmt)
+        return found
 
     # ------------------------------------------------------------------ rule dispatch
 
