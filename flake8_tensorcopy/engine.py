@@ -139,8 +139,9 @@ def _lint(text: str, rule_classes, options: Options, tree, honor_noqa: bool, pro
     active = [cls for cls in rule_classes if cls.might_match(text)]
     if not active:
         return LintResult()
-    if tree is None and project is not None and path:
-        tree = project.parsed(path, text)
+    module = project.module_name(path) if project is not None and path else None
+    if tree is None and module is not None:
+        tree = project.parsed(module, text)
     if tree is None:
         try:
             tree = _parse(text)
@@ -157,7 +158,6 @@ def _lint(text: str, rule_classes, options: Options, tree, honor_noqa: bool, pro
         return any(test(segment) for test in tests)
 
     domains = make_domains({k for cls in active for k in cls.domains}, options, text)
-    module = project.module_name(path) if project is not None and path else None
     walker = Walker(tree, instances, ctx, scope_filter, domains, project=project, module=module,
                     module_is_package=bool(path) and path.endswith("__init__.py"))
     try:

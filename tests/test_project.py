@@ -700,9 +700,9 @@ def test_a_module_summarised_earlier_in_the_run_is_not_parsed_again_when_checked
     project = Project(str(tmp_path), batch=True)
     assert [code for code, _, _ in _lint(main, project)] == ["TNS101"]  # builds helpers' summary
     text = helpers.read_text()
-    assert project.parsed(str(helpers), text) is not None
-    assert project.parsed(str(helpers), text + "\n") is None  # another text: parsed anew
-    assert project.parsed(str(main), main.read_text()) is None  # checked, never summarised
+    assert project.parsed("pkg.helpers", text) is not None
+    assert project.parsed("pkg.helpers", text + "\n") is None  # another text: parsed anew
+    assert project.parsed("pkg.main", main.read_text()) is None  # checked, never summarised
 
     def no_parse(text):
         raise AssertionError("parsed again")

@@ -72,13 +72,12 @@ class Project:
         found = self._paths[module] = module_path(self.root, module)
         return found
 
-    def parsed(self, path: str, text: str):
-        """The tree of `text` when this process parsed that very text for the summary of the
-        module at `path` (a file checked after one that imports it), else None.  Trees are never
-        changed by a walk, and no definition of one module reaches another as a tree node
+    def parsed(self, module: str, text: str):
+        """The tree of `text` when this process parsed that very text for the summary of
+        `module` (a file checked after one that imports it), else None.  Trees are never changed
+        by a walk, and no definition of one module reaches another as a tree node
         (portable.export_fact), so two walks can share one."""
-        module = self.module_name(path)
-        summary = self._summaries.get(module) if module is not None else None
+        summary = self._summaries.get(module)
         walker = getattr(summary, "_walker", None)
         if walker is None or walker.lines is None or walker.lines.text != text:
             return None
