@@ -339,3 +339,23 @@ def test_a_loop_nest_walks_its_innermost_body_once_a_pass_of_each_loop_around_it
     found = lint_text(code, options=Options(strict=True)).violations
     assert len(walked) == 7
     assert [(v.code, v.line) for v in found] == [("TNS101", 10)]
+
+
+def test_child_nodes_are_ast_children_without_expression_contexts():
+    """astutil.child_nodes (spelled out for the frequent node types) gives what
+    ast.iter_child_nodes gives, in its order, less Load/Store/Del, on real code: this package's
+    own source and the fixtures."""
+    import ast
+    from pathlib import Path
+
+    from flake8_tensorcopy.analysis.astutil import child_nodes
+
+    root = Path(__file__).resolve().parent.parent
+    paths = sorted((root / "flake8_tensorcopy").rglob("*.py")) + sorted((root / "fixtures").rglob("*.py"))
+    seen = set()
+    for path in paths:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            expected = [c for c in ast.iter_child_nodes(node) if not isinstance(c, ast.expr_context)]
+            assert list(child_nodes(node)) == expected, (path, type(node).__name__)
+            seen.add(type(node))
+    assert {ast.Call, ast.Attribute, ast.Compare, ast.Subscript, ast.Lambda, ast.ListComp} <= seen

@@ -50,9 +50,37 @@ def const(node) -> object:
 _CHILD_FIELDS: dict = {}
 
 
+_NONE = ()
+# The most frequent node types, spelled out (a quarter faster than the loop over fields below;
+# the same children in the same order, which tests/test_walker.py checks on real code).
+_SPELLED = {
+    ast.Name: lambda n: _NONE,
+    ast.Constant: lambda n: _NONE,
+    ast.Attribute: lambda n: [n.value],
+    ast.keyword: lambda n: [n.value],
+    ast.Call: lambda n: [n.func, *n.args, *n.keywords],
+    ast.BinOp: lambda n: [n.left, n.op, n.right],
+    ast.Subscript: lambda n: [n.value, n.slice],
+    ast.Assign: lambda n: [*n.targets, n.value],
+    ast.Expr: lambda n: [n.value],
+    ast.Compare: lambda n: [n.left, *n.ops, *n.comparators],
+    ast.UnaryOp: lambda n: [n.op, n.operand],
+    ast.Tuple: lambda n: list(n.elts),
+    ast.List: lambda n: list(n.elts),
+}
+
+
 def child_nodes(node) -> list:
-    """ast.iter_child_nodes without the expr_context objects, as a list (faster)."""
+    """ast.iter_child_nodes without the expr_context objects, as a list (faster; an empty
+    tuple for a leaf: read it, never change it)."""
     t = type(node)
+    spelled = _SPELLED.get(t)
+    if spelled is not None:
+        return spelled(node)
+    return _child_nodes(node, t)
+
+
+def _child_nodes(node, t) -> list:
     fields = _CHILD_FIELDS.get(t)
     if fields is None:
         fields = _CHILD_FIELDS[t] = tuple(f for f in t._fields if f != "ctx")
