@@ -161,7 +161,11 @@ def mentioned_keys(node) -> set:
     stack = [node]
     while stack:
         n = stack.pop()
-        if isinstance(n, (ast.Name, ast.Attribute)):
+        t = type(n)
+        if t is _Name:
+            keys.add(n.id)
+            continue
+        if t is _Attribute:
             k = dotted_name(n)
             if k is not None:
                 keys.update(key_prefixes(k))
