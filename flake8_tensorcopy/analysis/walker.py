@@ -238,6 +238,9 @@ class Domain:
 _VISITORS: dict = {}
 
 
+_Name, _Constant = ast.Name, ast.Constant
+
+
 def _visitors(rule_class) -> tuple:
     """((ast node type, method name), ...) of a rule class's `visit_<NodeType>` methods, once a
     class (`dir` costs about 20 microseconds a rule, and the walker is made for every file)."""
@@ -598,8 +601,11 @@ class Walker(Summaries, Evaluator):
         frame = self.frame
         if not frame.dispatch:
             return
-        ctx = self.ctx
         handlers = self._handlers
+        t = type(node)
+        if (t is _Name or t is _Constant) and t not in handlers:
+            return  # a leaf no rule looks at (a decorator, a default, an `if` test)
+        ctx = self.ctx
         stack = [(node, state, False)]
         while stack:
             n, st, lam = stack.pop()
