@@ -652,3 +652,39 @@ def test_attributes_set_from_self_and_from_locals_in_the_grad_mode_they_run_in()
     assert quiet != code and found(quiet, strict=True) == []
     env = run(quiet)
     assert "error" not in env
+
+
+def test_the_text_search_and_the_index_of_calls_agree():
+    """summaries.call_positions answers by a text search for the first few names a file asks
+    about and by one index of every call after that: which one answers must not matter
+    (`f (x)` is not a call of either, `def  f(` and `undef f(` are told apart alike)."""
+    import ast
+
+    from flake8_tensorcopy.analysis import summaries
+    from flake8_tensorcopy.analysis.walker import Walker
+    from flake8_tensorcopy.rules.base import Context
+    from flake8_tensorcopy.source import LineIndex
+
+    text = textwrap.dedent("""
+        def  helper(x):
+            return helper(x - 1)
+
+        class\tBox(object):
+            def run(self, y):
+                return helper (y), helper(y), self.run(y), undef helper(y)
+
+        def main():
+            b = Box()
+            return Box(), run(1), xhelper(2), helper(3)
+        """)
+    names = ["helper", "Box", "run", "main", "xhelper"]
+
+    def positions(direct: bool) -> dict:
+        walker = Walker(ast.parse(text.replace("undef helper(y)", "0")), [], Context(LineIndex(text), Options()))
+        walker._searches = 0 if direct else summaries._DIRECT_SEARCHES
+        return {name: walker.call_positions(name) for name in names}
+
+    searched, indexed = positions(True), positions(False)
+    assert searched == indexed
+    # helper: the recursive call, `helper(y)`, `undef helper(y)` and `helper(3)`; not `helper (y)`.
+    assert len(searched["helper"]) == 4 and len(searched["Box"]) == 2 and searched["main"] == []

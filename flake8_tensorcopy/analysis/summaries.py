@@ -32,10 +32,12 @@ from .astutil import bind_arguments, is_plain_method
 from .facts import DEVICE, MODULE, OTHER, TENSOR, UNKNOWN, UNKNOWN_FACT, Device, Fact, Grad, join
 from ..source import LazyPattern, word_count
 
-_CALLED_NAME = LazyPattern(r"\b([A-Za-z_]\w*)\s*\(")
+# A call is `name(` with nothing between (as call_positions' text search has it: the two must
+# agree, since which of them answers depends on how many searches came first).
+_CALLED_NAME = LazyPattern(r"\b([A-Za-z_]\w*)\(")
 # (No leading \b: a pattern that starts with one is tried at every position of the text, three
 # times slower on a large file; call_positions looks at the character before instead.)
-_DEFINED = LazyPattern(r"(?:def|class)\s+([A-Za-z_]\w*)\s*\(")
+_DEFINED = LazyPattern(r"(?:def|class)[ \t]+([A-Za-z_]\w*)\(")
 _SUMMARY_BUDGET = 400  # summary walks per file (each function at most once)
 _SURVEY_BUDGET = 200  # functions walked with rules off to find call sites
 _CALL_BUDGET = 200  # walks of a function for the arguments of one call (per file)
@@ -358,7 +360,7 @@ class Summaries:
             start = text.find(needle)
             while start != -1:
                 before = text[start - 1] if start else " "
-                if not (before.isalnum() or before == "_") and not text.endswith(("def ", "class "), 0, start):
+                if not (before.isalnum() or before == "_") and not _defines(text, start):
                     out.append(start)
                 start = text.find(needle, start + 1)
             return out
@@ -378,3 +380,17 @@ class Summaries:
 
     def called_elsewhere(self, name: str) -> bool:
         return bool(self.call_positions(name))
+
+
+def _defines(text: str, start: int) -> bool:
+    """Whether the name at `start` follows `def` or `class` (and blanks), as _DEFINED finds it."""
+    line = text.rfind("\n", 0, start) + 1
+    before = text[max(line, start - 80):start]
+    if not before or before[-1] not in " \t":
+        return False
+    before = before.rstrip(" \t")
+    for keyword in ("def", "class"):
+        if before.endswith(keyword):
+            at = len(before) - len(keyword)
+            return at == 0 or not (before[at - 1].isalnum() or before[at - 1] == "_")
+    return False
