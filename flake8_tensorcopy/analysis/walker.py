@@ -369,19 +369,17 @@ class Walker(Summaries, Evaluator):
         if not by_name:
             return pending if admit is None else [item for item, w in zip(pending, wanted) if w]
         starts, ends, defs = self._function_spans()
-        inside: dict = {}  # name -> the functions (indices) its calls stand in
 
         def callers_of(name: str) -> list:
-            found = inside.get(name)
-            if found is None:
-                found = inside[name] = []
-                for here in self.call_positions(name):
-                    k = bisect_right(starts, here) - 1
-                    while k >= 0 and ends[k] <= here:  # the innermost function around the call
-                        k -= 1
-                    i = index.get(id(defs[k])) if k >= 0 else None
-                    if i is not None:
-                        found.append(i)
+            """The functions (indices) the calls of `name` stand in (asked once a name)."""
+            found = []
+            for here in self.call_positions(name):
+                k = bisect_right(starts, here) - 1
+                while k >= 0 and ends[k] <= here:  # the innermost function around the call
+                    k -= 1
+                i = index.get(id(defs[k])) if k >= 0 else None
+                if i is not None:
+                    found.append(i)
             return found
 
         callees: list = [[] for _ in pending]
