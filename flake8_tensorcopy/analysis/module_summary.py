@@ -260,6 +260,14 @@ class ModuleSummary:
 
     # ------------------------------------------------------------------ what importers ask
 
+    def tree_of(self, text: str):
+        """The tree this process parsed the module into, when it was parsed from `text` (None:
+        read from the summary cache, or another text)."""
+        walker = self._walker
+        if walker is None or walker.lines is None or walker.lines.text != text:
+            return None
+        return walker.tree
+
     def fact(self, attr: str) -> Fact | None:
         """The fact of module-level name `attr` for an importing file (None: not defined)."""
         if attr in self._facts:

@@ -78,10 +78,7 @@ class Project:
         by a walk, and no definition of one module reaches another as a tree node
         (portable.export_fact), so two walks can share one."""
         summary = self._summaries.get(module)
-        walker = getattr(summary, "_walker", None)
-        if walker is None or walker.lines is None or walker.lines.text != text:
-            return None
-        return walker.tree
+        return summary.tree_of(text) if summary is not None else None
 
     def is_package(self, module: str) -> bool:
         path = self.path_of(module)
