@@ -2,8 +2,10 @@
 
 A small training and evaluation script with the NumPy conversions that fail at run time:
 TNS101 (`.numpy()` on a tensor that requires grad), TNS102 (`.numpy()` on an accelerator
-tensor) and TNS103 (NumPy functions applied to a tensor that requires grad).
-`tensorcopy fix examples/numpy_conversion.py` rewrites them to `t.detach().cpu().numpy()`.
+tensor), TNS103 (NumPy functions applied to a tensor that requires grad) and TNS104 (NumPy
+functions applied to an accelerator tensor).
+`tensorcopy fix examples/numpy_conversion.py` rewrites them to `t.detach().cpu().numpy()`
+(and `np.exp(t.cpu())`).
 """
 import numpy as np
 import torch
@@ -44,6 +46,8 @@ for epoch in range(2):
     last = logits.cpu().numpy()
     accuracy = (np.concatenate(all_probs).argmax(axis=1) == np.concatenate(all_labels)).mean()
 
-# Fine: computed without grad, moved to the host before converting.
 with torch.no_grad():
+    # Fine: computed without grad, moved to the host before converting.
     preds = model(torch.randn(4, 8, device=device)).argmax(dim=1).cpu().numpy()
+    # TNS104: NumPy converts through .numpy(), which refuses GPU tensors, grad mode or not.
+    scores = np.exp(model(torch.randn(4, 8, device=device)))

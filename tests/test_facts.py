@@ -139,3 +139,21 @@ def test_module_with_no_grad_forward():
             "probe(Feats()(torch.randn(1, 3)))\nprobe(Net().to('cpu')(torch.randn(1, 3)))\n")
     (a, _), (b, _) = probes(code)
     assert not a.may_require_grad and b.may_require_grad
+
+
+@pytest.mark.parametrize("expr", ["t.shape[1]", "t.size()[0]", "t.shape[1:]", "u.shape[0]", "out.shape[-1]"])
+def test_sizes_are_not_tensors(expr):
+    """`x.shape[i]` is an int (torch.Size, NumPy's tuple) whatever `x` is: comparing a tensor
+    with it keeps the tensor's facts (`d <= latents.shape[1]` is on `d`'s device)."""
+    code = HEAD + f"def f(t: torch.Tensor, u):\n    probe({expr})\n"
+    f = probe(code)
+    assert f.kind == "other", f
+    compared = probe(HEAD + f"def f(t: torch.Tensor, u):\n    d = torch.zeros(3)\n    probe(d <= {expr})\n")
+    assert compared.is_tensor and compared.device.name == "CPU" and not compared.may_require_grad
+    torch = pytest.importorskip("torch")
+    np = pytest.importorskip("numpy")
+    t = u = torch.ones(2, 3)
+    out = torch.nn.Linear(3, 2)(torch.randn(4, 3))
+    assert not isinstance(eval(expr), torch.Tensor)
+    if "shape" in expr:
+        assert not isinstance(eval(expr, {"t": np.ones((2, 3)), "u": np.ones((2, 3)), "out": np.ones(2)}), np.ndarray)

@@ -121,6 +121,105 @@ def test_tns102_examples_on_cuda(ex):
     assert _run(ex.fixed) is None
 
 
+def _tns104_cases():
+    rule = get_rule("TNS104")
+    return [pytest.param(ex, id=f"TNS104-invalid-{i}") for i, ex in enumerate(rule.INVALID)]
+
+
+@pytest.mark.filterwarnings("ignore:__array__ implementation:DeprecationWarning")
+@pytest.mark.parametrize("ex", _tns104_cases())
+def test_tns104_examples_hit_the_device_check_on_meta(ex):
+    """NumPy converts through `Tensor.__array__` -> `numpy()`, which checks the device: on a meta
+    tensor as on CUDA, the bad code raises the TypeError the message names; the fixed code gets
+    past it (then fails to copy a meta tensor's missing data, NotImplementedError)."""
+    pytest.importorskip("torch")
+    bad = _run(_on_meta(ex.code))
+    assert isinstance(bad, TypeError), repr(bad)
+    assert "can't convert meta device type tensor to numpy. Use Tensor.cpu()" in str(bad)
+    if ex.fixed is not None:
+        fixed = _run(_on_meta(ex.fixed))
+        assert fixed is None or (isinstance(fixed, NotImplementedError) and "meta tensor" in str(fixed)), repr(fixed)
+
+
+@pytest.mark.parametrize("ex", _tns104_cases())
+def test_tns104_examples_on_cuda(ex):
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    bad = _run(ex.code)
+    assert isinstance(bad, TypeError) and re.search(r"can't convert cuda:\d+ device type tensor", str(bad))
+    if ex.fixed is not None:
+        assert _run(ex.fixed) is None
+
+
+@pytest.mark.filterwarnings("ignore:__array__ implementation:DeprecationWarning")
+def test_tns104_leaves_single_tensor_reductions_alone_they_fail_on_every_device():
+    """`np.mean(t)` calls `t.mean(axis=None, ...)`: TypeError on the CPU as on the accelerator,
+    so `.cpu()` would not help and the message would be wrong; a list of tensors is converted."""
+    torch = pytest.importorskip("torch")
+    np = pytest.importorskip("numpy")
+    for device in ("cpu", "meta"):
+        with pytest.raises(TypeError, match="unexpected keyword argument 'axis'"):
+            np.mean(torch.ones(3, device=device))
+    with pytest.raises(TypeError, match="meta device type tensor to numpy"):
+        np.mean([torch.ones((), device="meta")] * 2)
+    code = ("import torch\nimport numpy as np\nt = torch.ones(3).cuda()\n"
+            "a = np.mean(t)\nb = np.sum(t, axis=0)\nc = np.mean([t, t])\n")
+    found = lint_text(code, select_rules(["TNS104"])).violations
+    assert [(v.code, v.line) for v in found] == [("TNS104", 6)]
+
+
+def test_tns104_is_covered_by_tns103_on_a_tensor_with_both_hazards():
+    """One finding per call: TNS103's fix (`t.detach().cpu().numpy()`) moves the tensor too, and
+    its message names the TypeError that comes first on an accelerator."""
+    code = ("import torch\nimport numpy as np\nw = torch.nn.Parameter(torch.ones(3).cuda())\n"
+            "a = np.asarray(w)\n")
+    found = lint_text(code).violations
+    assert [v.code for v in found] == ["TNS103"]
+    assert "raises TypeError or RuntimeError" in found[0].message
+    alone = lint_text(code, select_rules(["TNS104"])).violations
+    assert [v.code for v in alone] == ["TNS104"]
+    assert fix_text(code).text.endswith("a = np.asarray(w.detach().cpu().numpy())\n")
+    cpu = code.replace(".cuda()", "")
+    assert "raises RuntimeError" in lint_text(cpu).violations[0].message
+
+
+def test_tns104_strict_mode_reports_tensors_of_unknown_device_with_an_unsafe_fix():
+    code = "import torch\nimport numpy as np\n\ndef f(t: torch.Tensor):\n    with torch.no_grad():\n        return np.asarray(t)\n"
+    assert lint_text(code, select_rules(["TNS104"])).violations == []
+    found = lint_text(code, select_rules(["TNS104"]), Options(strict=True)).violations
+    assert [v.code for v in found] == ["TNS104"]
+    assert "(device unknown)" in found[0].message and found[0].fix.safety == "unsafe"
+
+
+@pytest.mark.filterwarnings("ignore:__array__ implementation:DeprecationWarning")
+def test_tns104_fix_pair_computes_the_same_on_the_cpu():
+    """Where the original worked (the CPU), `t.cpu()` is `t` itself: every NumPy call of the fix
+    pair gives what it gave (`np.exp` still hands back a tensor)."""
+    torch = pytest.importorskip("torch")
+    np = pytest.importorskip("numpy")
+    import os
+
+    from conftest import FIXTURES
+
+    def run(name):
+        with open(os.path.join(FIXTURES, "fix", name), encoding="utf-8") as f:
+            ns = {"__name__": "__fixture__"}
+            torch.manual_seed(0)
+            exec(compile(f.read(), name, "exec"), ns)
+        return ns
+
+    before, after = run("TNS104.in.py"), run("TNS104.out.py")
+    for name in ("arr", "copy", "scaled", "both", "alias", "top"):
+        a, b = before[name], after[name]
+        assert type(a) is type(b), name
+        if isinstance(a, torch.Tensor):
+            assert torch.equal(a, b), name
+        else:
+            assert a.dtype == b.dtype and np.array_equal(a, b), name
+    assert isinstance(after["scaled"], torch.Tensor)
+
+
 MOVED = """\
 import torch
 

@@ -645,6 +645,10 @@ class Evaluator:
                 return Fact(MODULE, Grad.UNKNOWN, base.device, frozen=base.frozen, by_flow=base.by_flow)
             if base.kind == UNKNOWN and _TENSORISH in base.tags:
                 return base.but(leaf=False)  # `u.detach()[0]`
+            value = node.value
+            if type(value) is ast.Attribute and value.attr == "shape" or base.kind == OTHER and type(value) is ast.Call \
+                    and type(value.func) is ast.Attribute and value.func.attr == "size":
+                return OTHER_FACT  # `x.shape[1]`, `t.size()[0]`: sizes (of a tensor or an array) are ints
             return UNKNOWN_FACT
         if t in (ast.Tuple, ast.List, ast.Set):
             elts = [self.fact(e.value if isinstance(e, ast.Starred) else e, state) for e in node.elts]

@@ -992,13 +992,10 @@ def _calls_numpy(segment: str, pattern) -> bool:
     return False
 
 
-class NumpyFunctionOnGradTensor(_Tns1Rule):
-    code = "TNS103"
-    name = "numpy-function-on-grad-tensor"
-    message = "{func}() on {what}{origin} raises {error}; use {use}"
-    fix_title = "Pass `t.detach().cpu().numpy()` to the NumPy call"
-    force_title = "Pass `t.numpy(force=True)` to the NumPy call"
-    fix_safety = "safe"
+class _NumpyFunctionRule(_Tns1Rule):
+    """Shared by TNS103/TNS104: NumPy functions given tensors (which they convert through
+    `Tensor.__array__`, that is `Tensor.numpy()`)."""
+
     prefilter = ("numpy", "np.")
 
     @classmethod
@@ -1008,6 +1005,32 @@ class NumpyFunctionOnGradTensor(_Tns1Rule):
         modules, functions = _numpy_names(text)
         pattern = _numpy_call_pattern(modules, functions)
         return lambda segment: _calls_numpy(segment, pattern)
+
+    @staticmethod
+    def _numpy_function(node: ast.Call, ctx) -> str | None:
+        """The NumPy function `node` calls (`asarray`, `linalg.norm`), if it may convert a tensor."""
+        q = ctx.qualname(node.func)
+        if q is None or not q.startswith("numpy."):
+            return None
+        short = q[6:]
+        return None if short in _NUMPY_NO_CONVERSION else short
+
+    @staticmethod
+    def _data(node: ast.Call) -> list:
+        """The arguments that are data (not `dtype=`, `axis=`, ...)."""
+        return [*node.args, *(kw.value for kw in node.keywords
+                              if kw.arg is not None and kw.arg not in _NUMPY_NON_DATA_KW)]
+
+
+class NumpyFunctionOnGradTensor(_NumpyFunctionRule):
+    code = "TNS103"
+    name = "numpy-function-on-grad-tensor"
+    message = "{func}() on {what}{origin} raises {error}; use {use}"
+    fix_title = "Pass `t.detach().cpu().numpy()` to the NumPy call"
+    force_title = "Pass `t.numpy(force=True)` to the NumPy call"
+    fix_safety = "safe"
+    # Its fix (`t.detach().cpu().numpy()`) also moves the tensor to the host.
+    subsumes = ("TNS104",)
     docs = """
 ## What it does
 Checks for NumPy functions applied directly to a tensor that may require grad, outside a
@@ -1267,24 +1290,21 @@ path (the original certainly raised), and unsafe otherwise.
     ]
 
     def visit_Call(self, node: ast.Call, ctx) -> None:
-        q = ctx.qualname(node.func)
-        if q is None or not q.startswith("numpy."):
+        short = self._numpy_function(node, ctx)
+        if short is None or ctx.no_grad:
             return
-        short = q[6:]
-        if short in _NUMPY_NO_CONVERSION or ctx.no_grad:
-            return
-        data = list(node.args)
-        data += [kw.value for kw in node.keywords if kw.arg is not None and kw.arg not in _NUMPY_NON_DATA_KW]
         hazard = None
         fixable = []  # tensor expressions to convert in place
         held = []  # lists of tensors held in a variable: converted where they are filled
-        for arg in data:
+        accelerator = False  # some converted tensor may be on an accelerator: TypeError first
+        for arg in self._data(node):
             starred = isinstance(arg, ast.Starred)
             f = ctx.fact(arg.value if starred else arg)
             level = self._grad(f, ctx)
             if level and not starred:
                 hazard = self._worst(hazard, level)
                 fixable.append(arg)
+                accelerator = accelerator or f.may_be_on_accelerator
                 continue
             if f.kind != SEQ or f.element is None:
                 continue
@@ -1292,6 +1312,7 @@ path (the original certainly raised), and unsafe otherwise.
             if not level:
                 continue
             hazard = self._worst(hazard, level)
+            accelerator = accelerator or f.element.may_be_on_accelerator
             if isinstance(arg, (ast.List, ast.Tuple)):
                 for el in arg.elts:
                     if isinstance(el, ast.Starred):
@@ -1318,10 +1339,13 @@ path (the original certainly raised), and unsafe otherwise.
         maybe = "" if hazard == "yes" else "may "
         unknown = "" if hazard == "yes" else " (origin unknown)"
         first = node.args[0] if node.args else None
+        # `Tensor.numpy()` checks the device before the grad: on an accelerator the error is
+        # TypeError (pytorch-facts).
+        converted = "TypeError or RuntimeError" if accelerator else "RuntimeError"
         if held:
             name = _display(ctx, held[0], "the list")
             what = f"a list of tensors that {maybe}require grad{unknown}"
-            error = "RuntimeError"
+            error = converted
             use = f"{name}.append(t.item()) where the list is filled"
         elif short in _NUMPY_METHOD_DISPATCH and first is not None and first in fixable:
             what = f"a tensor that {'may require' if maybe else 'requires'} grad{unknown}"
@@ -1329,7 +1353,7 @@ path (the original certainly raised), and unsafe otherwise.
             use = self._use(node, fixable, ctx, force)
         else:
             what = f"a tensor that {'may require' if maybe else 'requires'} grad{unknown}"
-            error = "RuntimeError"
+            error = converted
             use = self._use(node, fixable, ctx, force)
         ctx.report(self, node, fix, func=func, what=what, origin=origin, error=error, use=use)
 
@@ -1398,6 +1422,279 @@ path (the original certainly raised), and unsafe otherwise.
             base, _ = _strip_cpu_moves(expr, ctx)
             b = ctx.text(base)
             conv = (f"({b})" if needs_parens(base, b) else b) + ".detach().cpu().numpy()"
+        if len(node.args) + len(node.keywords) > 1 or expr not in node.args:
+            return f"{conv} in the call"
+        return f"{func}({conv})"
+
+
+def _device_level(f, ctx) -> str | None:
+    """"yes" when fact `f` is of a tensor that may live on an accelerator, "may" (strict mode)
+    when it is a tensor on an unknown device, else None."""
+    if f is None:
+        return None
+    if f.may_be_on_accelerator:
+        return "yes"
+    if ctx.options.strict and f.kind == TENSOR and f.device is Device.UNKNOWN:
+        return "may"
+    return None
+
+
+class NumpyFunctionOnAcceleratorTensor(_NumpyFunctionRule):
+    code = "TNS104"
+    name = "numpy-function-on-accelerator-tensor"
+    message = "{func}() on {what}{origin} raises TypeError; use {use}"
+    fix_title = "Pass `t.cpu()` to the NumPy call"
+    fix_safety = "safe"
+    docs = """
+## What it does
+Checks for NumPy functions applied directly to a tensor that may live on an accelerator:
+`np.asarray(t)`, `np.array(t)`, ufuncs such as `np.exp(t)`, functions that take a list of
+tensors (`np.stack([a, b])`, `np.array(preds)` after `preds.append(p)`), where the tensor, or
+the tensors it was computed from, were moved with `.cuda()`, `.to(device)`, created with
+`device=...`, or it is the output of a module that was moved, with no `.cpu()` after the move.
+Grad mode does not matter: the device is checked first, in no-grad code too.  A tensor that
+may also require grad outside a no-grad region is TNS103's (its fix moves it to the host as
+well).
+
+NumPy reductions given a single tensor (`np.mean(t)`, `np.sum(t)`, ...) call the tensor's own
+method with NumPy keywords and raise `TypeError: mean() got an unexpected keyword argument
+'axis'` on every device: moving the tensor does not help, so they are not reported here.
+Functions that only look at the tensor (`np.shape`, `np.ndim`, ...) are not reported.  A tensor
+whose device is unknown (a function parameter) is reported only in strict mode.
+
+## Why is this bad?
+NumPy converts a tensor through `Tensor.__array__`, which calls `Tensor.numpy()`, and NumPy
+arrays live in host memory: `TypeError: can't convert cuda:0 device type tensor to numpy. Use
+Tensor.cpu() to copy the tensor to host memory first.`  Code written and tested on a CPU runs
+and then fails on the first GPU machine.  (On a CPU-only machine the same check is visible
+with `device="meta"`: `TypeError: can't convert meta device type tensor to numpy.`)
+
+## Example
+```python
+model = Net().to(device)
+with torch.no_grad():
+    probs = np.exp(model(images.to(device)))
+```
+
+## Use instead
+```python
+with torch.no_grad():
+    probs = np.exp(model(images.to(device)).cpu())
+```
+
+## Fix safety
+Safe: `.cpu()` is appended to each tensor argument that may be on an accelerator, and the NumPy
+call is kept.  On an accelerator the code raised before; on the CPU `.cpu()` returns the very
+same tensor, so every NumPy function gives what it gave before (a ufunc still hands back a
+tensor through `__array_wrap__`).  A list held in a variable (`np.array(preds)`) has no automatic
+fix: move each element where the list is filled (`preds.append(p.cpu())`).  The fix is `.cpu()`
+whatever `--numpy-fix` says: the NumPy function still does the conversion.  Unsafe when the
+argument is a torch tensor only by an annotation or, in strict mode, of unknown origin (another
+object may have no `.cpu()`); a torch tensor of unknown device keeps the safe fix.
+
+## References
+- https://pytorch.org/docs/stable/generated/torch.Tensor.numpy.html
+- https://pytorch.org/docs/stable/generated/torch.Tensor.cpu.html
+- https://numpy.org/doc/stable/reference/generated/numpy.asarray.html
+"""
+
+    VALID = [
+        Valid(dedent("""
+            import torch
+            import numpy as np
+
+            device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+            x = torch.randn(3, device=device)
+            a = np.asarray(x.cpu())
+            b = np.array(x.to("cpu"), dtype=np.float64)
+            c = np.exp(x.detach().cpu().numpy())
+            shape = np.shape(x)
+            """), runs=True),
+        Valid(dedent("""
+            import torch
+            import numpy as np
+
+            x = torch.randn(4)
+            with torch.no_grad():
+                y = x * 2
+            a = np.asarray(y)
+            b = np.exp(x)
+            c = np.stack([x, y])
+            """), runs=True),
+        Valid(dedent("""
+            import torch
+            import numpy as np
+
+            def to_array(t):
+                return np.asarray(t)
+            """)),
+    ]
+
+    INVALID = [
+        Invalid(
+            dedent("""
+                import torch
+                import numpy as np
+
+                x = torch.randn(3, device="cuda")
+                arr = np.asarray(x)
+                """),
+            line=5,
+            col=6,
+            fixed=dedent("""
+                import torch
+                import numpy as np
+
+                x = torch.randn(3, device="cuda")
+                arr = np.asarray(x.cpu())
+                """),
+        ),
+        Invalid(
+            # A moved module's output, computed without grad: only the device is wrong.
+            dedent("""
+                import torch
+                import numpy as np
+                from torch import nn
+
+                device = torch.device("cuda")
+                model = nn.Linear(3, 2).to(device)
+                with torch.no_grad():
+                    probs = np.exp(model(torch.randn(4, 3, device=device)) / 2)
+                """),
+            line=8,
+            col=12,
+            fixed=dedent("""
+                import torch
+                import numpy as np
+                from torch import nn
+
+                device = torch.device("cuda")
+                model = nn.Linear(3, 2).to(device)
+                with torch.no_grad():
+                    probs = np.exp((model(torch.randn(4, 3, device=device)) / 2).cpu())
+                """),
+        ),
+        Invalid(
+            dedent("""
+                import torch
+                from numpy import stack
+
+                a = torch.ones(2).cuda()
+                b = torch.zeros(2)
+                both = stack([a, b])
+                """),
+            line=6,
+            col=7,
+            fixed=dedent("""
+                import torch
+                from numpy import stack
+
+                a = torch.ones(2).cuda()
+                b = torch.zeros(2)
+                both = stack([a.cpu(), b])
+                """),
+        ),
+        Invalid(
+            # Predictions kept as device tensors: no automatic fix (move them where the list is
+            # filled).
+            dedent("""
+                import torch
+                import numpy as np
+
+                preds = []
+                for _ in range(3):
+                    with torch.no_grad():
+                        preds.append(torch.randn(2, device="cuda").argmax())
+                top = np.array(preds)
+                """),
+            line=8,
+            col=6,
+            fixed=None,
+        ),
+    ]
+
+    def visit_Call(self, node: ast.Call, ctx) -> None:
+        short = self._numpy_function(node, ctx)
+        if short is None:
+            return
+        first = node.args[0] if node.args else None
+        if short in _NUMPY_METHOD_DISPATCH and first is not None and ctx.fact(first).kind == TENSOR:
+            return  # `np.mean(t)` calls `t.mean(axis=...)`: TypeError on every device
+        hazard = None
+        fixable = []  # tensor expressions to move to the host in place
+        held = []  # lists of tensors held in a variable: moved where they are filled
+        for arg in self._data(node):
+            starred = isinstance(arg, ast.Starred)
+            value = arg.value if starred else arg
+            f = ctx.fact(value)
+            level = _device_level(f, ctx)
+            if level and not starred:
+                hazard = NumpyFunctionOnGradTensor._worst(hazard, level)
+                fixable.append(arg)
+                continue
+            if f.kind != SEQ or f.element is None:
+                continue
+            level = _device_level(f.element, ctx)
+            if not level:
+                continue
+            hazard = NumpyFunctionOnGradTensor._worst(hazard, level)
+            if isinstance(value, (ast.List, ast.Tuple)) and not starred:
+                for el in value.elts:
+                    if isinstance(el, ast.Starred):
+                        held.append(el.value)
+                    elif _device_level(ctx.fact(el), ctx):
+                        fixable.append(el)
+            else:
+                held.append(value)
+        if hazard is None:
+            return
+        edits = []
+        if not held:
+            for expr in fixable:
+                e = self._move(expr, ctx)
+                if e is None:
+                    edits = []
+                    break
+                edits.append(e)
+        # `.cpu()` is right for every torch tensor; a value that only looks like one (an
+        # annotation, strict mode's unknown device) may have no `.cpu()`.
+        safe = bool(fixable) and all(ctx.fact(e).is_torch_tensor for e in fixable)
+        fix = Fix(self.fix_title, self.fix_safety if safe else "unsafe", tuple(edits)) if edits else None
+        func = _display(ctx, node.func, "the NumPy function")
+        unknown = "" if hazard == "yes" else " (device unknown)"
+        if held:
+            name = _display(ctx, held[0], "the list")
+            what = f"a list of tensors that may be on an accelerator{unknown}"
+            use = f"{name}.append(t.cpu()) where the list is filled"
+            origin = ""
+        else:
+            what = f"a tensor that may be on an accelerator{unknown}"
+            use = self._use(node, fixable, ctx)
+            origin = ctx.origin(fixable[0], "device")
+        ctx.report(self, node, fix, func=func, what=what, origin=origin, use=use)
+
+    @staticmethod
+    def _move(expr, ctx) -> Edit | None:
+        """The edit that moves tensor expression `expr` to the host: `expr.cpu()`."""
+        text = ctx.text(expr)
+        if "#" in text:
+            return None
+        s, e = ctx.span(expr)
+        if needs_parens(expr, text):
+            return Edit(s, e, f"({text}).cpu()", expect=text)
+        return Edit(e, e, ".cpu()")
+
+    @staticmethod
+    def _use(node, fixable, ctx) -> str:
+        func = ctx.text(node.func) if len(ctx.text(node.func)) <= 30 else "np.f"
+        generic = f"{func}(t.cpu())"
+        if len(fixable) != 1:
+            return generic
+        expr = fixable[0]
+        t = ctx.text(expr)
+        if len(t) > 30 or "\n" in t:
+            return generic
+        conv = (f"({t})" if needs_parens(expr, t) else t) + ".cpu()"
         if len(node.args) + len(node.keywords) > 1 or expr not in node.args:
             return f"{conv} in the call"
         return f"{func}({conv})"
