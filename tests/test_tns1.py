@@ -190,6 +190,16 @@ def test_tns104_strict_mode_reports_tensors_of_unknown_device_with_an_unsafe_fix
     found = lint_text(code, select_rules(["TNS104"]), Options(strict=True)).violations
     assert [v.code for v in found] == ["TNS104"]
     assert "(device unknown)" in found[0].message and found[0].fix.safety == "unsafe"
+    # What `.to("cuda")` gives for an unknown `x`: a module's `.to()` returns the module, which
+    # NumPy wraps without error, so only strict mode reports it.
+    moved = "import torch\nimport numpy as np\n\ndef f(x):\n    return np.asarray(x.to('cuda'))\n"
+    assert lint_text(moved, select_rules(["TNS104"])).violations == []
+    found = lint_text(moved, select_rules(["TNS104"]), Options(strict=True)).violations
+    assert [v.code for v in found] == ["TNS104"]
+    assert "(origin unknown)" in found[0].message and found[0].fix.safety == "unsafe"
+    torch = pytest.importorskip("torch")
+    np = pytest.importorskip("numpy")
+    assert np.asarray(torch.nn.Linear(2, 2).to("meta")).shape == ()
 
 
 @pytest.mark.filterwarnings("ignore:__array__ implementation:DeprecationWarning")

@@ -1434,7 +1434,10 @@ def _device_level(f, ctx) -> str | None:
         return None
     if f.may_be_on_accelerator:
         return "yes"
-    if ctx.options.strict and f.kind == TENSOR and f.device is Device.UNKNOWN:
+    if ctx.options.strict and (f.kind == TENSOR and f.device is Device.UNKNOWN or f.kind == UNKNOWN
+                               and f.device is Device.ACCEL and "tensorish" in f.tags):
+        # A tensor on an unknown device, or what `x.to("cuda")` gives for an unknown `x` (a
+        # module's `.to()` returns the module, which NumPy wraps without error).
         return "may"
     return None
 
@@ -1661,7 +1664,8 @@ object may have no `.cpu()`); a torch tensor of unknown device keeps the safe fi
         safe = bool(fixable) and all(ctx.fact(e).is_torch_tensor for e in fixable)
         fix = Fix(self.fix_title, self.fix_safety if safe else "unsafe", tuple(edits)) if edits else None
         func = _display(ctx, node.func, "the NumPy function")
-        unknown = "" if hazard == "yes" else " (device unknown)"
+        unknown = "" if hazard == "yes" else " (origin unknown)" if any(
+            ctx.fact(e).kind == UNKNOWN for e in fixable) else " (device unknown)"
         if held:
             name = _display(ctx, held[0], "the list")
             what = f"a list of tensors that may be on an accelerator{unknown}"
