@@ -200,6 +200,10 @@ def test_tns104_strict_mode_reports_tensors_of_unknown_device_with_an_unsafe_fix
     torch = pytest.importorskip("torch")
     np = pytest.importorskip("numpy")
     assert np.asarray(torch.nn.Linear(2, 2).to("meta")).shape == ()
+    # What the methods of such a value return may be anything (a moved pipeline's PIL image).
+    pipeline = ("import torch\nimport numpy as np\n\ndef f(pipe, x):\n    pipe = pipe.to('cuda')\n"
+                "    image = pipe.infer(x)['samples'][0].crop((0, 0, 8, 8))\n    return np.asarray(image)\n")
+    assert lint_text(pipeline, select_rules(["TNS104"]), Options(strict=True)).violations == []
 
 
 @pytest.mark.filterwarnings("ignore:__array__ implementation:DeprecationWarning")

@@ -1427,17 +1427,25 @@ path (the original certainly raised), and unsafe otherwise.
         return f"{func}({conv})"
 
 
-def _device_level(f, ctx) -> str | None:
-    """"yes" when fact `f` is of a tensor that may live on an accelerator, "may" (strict mode)
-    when it is a tensor on an unknown device, else None."""
+_MOVES = frozenset(("to", "cuda", "xpu", "mps"))
+
+
+def _device_level(f, ctx, expr=None) -> str | None:
+    """"yes" when fact `f` (of expression `expr`) is of a tensor that may live on an accelerator,
+    "may" (strict mode) when it is a tensor on an unknown device, else None."""
     if f is None:
         return None
     if f.may_be_on_accelerator:
         return "yes"
-    if ctx.options.strict and (f.kind == TENSOR and f.device is Device.UNKNOWN or f.kind == UNKNOWN
-                               and f.device is Device.ACCEL and "tensorish" in f.tags):
-        # A tensor on an unknown device, or what `x.to("cuda")` gives for an unknown `x` (a
-        # module's `.to()` returns the module, which NumPy wraps without error).
+    if not ctx.options.strict:
+        return None
+    if f.kind == TENSOR and f.device is Device.UNKNOWN:
+        return "may"
+    if f.kind == UNKNOWN and f.device is Device.ACCEL and type(expr) is ast.Call \
+            and type(expr.func) is ast.Attribute and expr.func.attr in _MOVES:
+        # What `x.to("cuda")` gives for an unknown `x`, right here (a module's `.to()` returns the
+        # module, which NumPy wraps without error; and what such a value's methods return, a
+        # PIL image of a moved pipeline's output, may be anything).
         return "may"
     return None
 
@@ -1630,7 +1638,7 @@ object may have no `.cpu()`); a torch tensor of unknown device keeps the safe fi
             starred = isinstance(arg, ast.Starred)
             value = arg.value if starred else arg
             f = ctx.fact(value)
-            level = _device_level(f, ctx)
+            level = _device_level(f, ctx, value)
             if level and not starred:
                 hazard = NumpyFunctionOnGradTensor._worst(hazard, level)
                 fixable.append(arg)
@@ -1645,7 +1653,7 @@ object may have no `.cpu()`); a torch tensor of unknown device keeps the safe fi
                 for el in value.elts:
                     if isinstance(el, ast.Starred):
                         held.append(el.value)
-                    elif _device_level(ctx.fact(el), ctx):
+                    elif _device_level(ctx.fact(el), ctx, el):
                         fixable.append(el)
             else:
                 held.append(value)
