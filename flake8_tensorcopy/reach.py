@@ -110,8 +110,27 @@ def imports(text: str, current: str | None, is_package: bool) -> list:
     import *` is ("m", "*", "*")."""
     if "import" not in text:
         return []
+    # The lines that mention `import`, each matched from its start: what `finditer` would find
+    # (both patterns start at a line's start and read to `import` on that line), without trying
+    # the patterns at every position of the text (a tenth of the time, on a large file).
+    froms, plain = [], []
+    from_at, import_at = _re(_FROM).match, _re(_IMPORT).match
+    last = -1
+    i = text.find("import")
+    while i != -1:
+        start = text.rfind("\n", 0, i) + 1
+        if start != last:
+            last = start
+            m = from_at(text, start)
+            if m is not None:
+                froms.append(m)
+            else:
+                m = import_at(text, start)
+                if m is not None:
+                    plain.append(m)
+        i = text.find("import", i + 6)
     out = []
-    for m in _re(_FROM).finditer(text):
+    for m in froms:
         dots, module, names = len(m.group(1)), m.group(2), m.group(3)
         if names == "(":
             close = text.find(")", m.end(), m.end() + _NAMES_SPAN)
@@ -125,7 +144,7 @@ def imports(text: str, current: str | None, is_package: bool) -> list:
             words = part.split()
             if words and (words[0] == "*" or words[0].isidentifier()):
                 out.append((module, words[0], words[-1]))
-    for m in _re(_IMPORT).finditer(text):
+    for m in plain:
         for part in m.group(1).split(","):
             words = part.split()
             if words:

@@ -1,12 +1,13 @@
 """Whole-project analysis (issue 15): facts cross files through the project's own imports."""
 
+import glob
 import os
 import subprocess
 import textwrap
 
 import pytest
 
-from conftest import tc, tool
+from conftest import ROOT, tc, tool
 from flake8_tensorcopy import __version__
 from flake8_tensorcopy.analysis.project import Project
 from flake8_tensorcopy.reach import find_root
@@ -709,3 +710,49 @@ def test_a_module_summarised_earlier_in_the_run_is_not_parsed_again_when_checked
 
     monkeypatch.setattr(engine, "_parse", no_parse)
     assert _lint(helpers, project) == fresh
+
+
+def _imports_by_finditer(text, current, is_package):
+    """reach.imports as the two patterns find their matches anywhere in the text (the reference:
+    reach.py matches them only at the starts of the lines that mention `import`)."""
+    import flake8_tensorcopy.reach as reach
+
+    out = []
+    for m in reach._re(reach._FROM).finditer(text):
+        dots, module, names = len(m.group(1)), m.group(2), m.group(3)
+        if names == "(":
+            close = text.find(")", m.end(), m.end() + reach._NAMES_SPAN)
+            if close == -1:
+                continue
+            names = text[m.end():close]
+        module = reach.absolute(module or None, dots, current, is_package)
+        if module:
+            out.extend((module, w[0], w[-1]) for w in (p.split() for p in names.strip("()").split(","))
+                       if w and (w[0] == "*" or w[0].isidentifier()))
+    for m in reach._re(reach._IMPORT).finditer(text):
+        out.extend((w[0], None, w[-1]) for w in (p.split() for p in m.group(1).split(",")) if w)
+    return out
+
+
+def test_imports_read_from_the_lines_that_mention_import():
+    from flake8_tensorcopy.reach import imports
+
+    text = (
+        "import torch, numpy as np  # comment\n"
+        "from . import models\n"
+        "from ..utils import (\n    to_device,\n    Trainer as T,\n)\n"
+        "x = 1; import os\n"
+        "def f():\n    import importlib\n    from .sub.mod import *\n"
+        "s = '''\nimport inside_a_string\n'''\n"
+        "from x import y; import z\n"
+        "import_module = None\n"
+        "\timport tabbed\n"
+        "from a \\\n  import b\n"
+        "from broken import (a, b\n"
+    )
+    for current, package in (("pkg.sub.mod", False), ("pkg", True), (None, False)):
+        assert imports(text, current, package) == _imports_by_finditer(text, current, package)
+    for path in glob.glob(os.path.join(ROOT, "flake8_tensorcopy", "**", "*.py"), recursive=True):
+        with open(path, encoding="utf-8") as f:
+            source = f.read()
+        assert imports(source, "flake8_tensorcopy.x", False) == _imports_by_finditer(source, "flake8_tensorcopy.x", False)

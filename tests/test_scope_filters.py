@@ -158,3 +158,33 @@ def test_callers_of_a_reporting_function_are_walked_to_report(monkeypatch):
 @pytest.mark.parametrize("strict", [False, True], ids=["default", "strict"])
 def test_the_chain_is_what_the_unfiltered_walk_finds(strict, monkeypatch):
     assert _findings(CHAIN, strict, True, monkeypatch) == _findings(CHAIN, strict, False, monkeypatch)
+
+
+# What `_inplace_starts` finds, as one pattern (slow: tried at every position of every function).
+_WRITES = __import__("re").compile(r"\]\s*=[^=]|[-+*/%@&|^]=|//=|\*\*=|>>=|<<=|inplace=True|(?<=[^\W_])_\(")
+
+
+def _reference_starts(text):
+    return sorted(m.start() - (1 if m.group().startswith("_(") else 0) for m in _WRITES.finditer(text))
+
+
+def test_inplace_write_starts_are_those_of_the_one_pattern():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from flake8_tensorcopy.rules.tns4 import _inplace_starts
+
+    for _name, text in SOURCES:
+        assert sorted(_inplace_starts(text)) == _reference_starts(text), _name
+    cases = ["a[0] = 1", "a[0] == 1", "a[0]=1", "a[0]\n= 1", "a[0] =", "x //= 2", "x **= 2", "x <<= 1",
+             "x >>= 1", "x <= 1", "x >= 1", "a - = 1", "x != 1", "f(inplace=True)", "w.add_(1)", "_(1)",
+             "x[:]-=1", "a[0]==-1", "x=-=1", "y ^= z", "p @= q", "m |= n", "s %= t", "a&=b"]
+    for text in cases:
+        assert sorted(_inplace_starts(text)) == _reference_starts(text), text
+
+    @settings(max_examples=400, deadline=None)
+    @given(st.text(alphabet="ab_[]()=-+*/%@&|^<> \n\tinplace=True", max_size=40))
+    def agree(text):
+        assert sorted(_inplace_starts(text)) == _reference_starts(text)
+
+    agree()

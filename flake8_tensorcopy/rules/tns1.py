@@ -947,8 +947,19 @@ _MODULE_ALIAS = LazyPattern(r"^(\w+)[ \t]*=[ \t]*(\w+)[ \t]*\.", re.M)
 _NUMPY_CALLS: dict = {}  # (module names, function names) -> the pattern of their calls
 
 
+_LAST_NAMES: list = [None, None]  # (text, its names): TNS103 and TNS104 ask of the same file
+
+
 def _numpy_names(text: str) -> tuple:
     """(names of NumPy modules, names of NumPy functions) in a file whose source is `text`."""
+    if _LAST_NAMES[0] is text:
+        return _LAST_NAMES[1]
+    names = _LAST_NAMES[1] = _read_numpy_names(text)
+    _LAST_NAMES[0] = text
+    return names
+
+
+def _read_numpy_names(text: str) -> tuple:
     modules, functions = {"np", "numpy"}, set()
     for module, name, local in imports(text, None, False):
         if module.split(".")[0] != "numpy" or name == "*":

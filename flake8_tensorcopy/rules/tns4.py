@@ -40,17 +40,37 @@ _PARAM_WRITER_LINES = 40
 # A function's `def` line(s) up to its parameter list's end, and the names in that list.
 _DEF_HEADER = LazyPattern(r"\s*(?:async\s+)?def\s+\w+\s*\((.*?)\)\s*(?:->.*?)?:[ \t]*(?:#[^\n]*)?(?:\n|$)", re.S)
 _PARAM_NAME = LazyPattern(r"(?:^|[(,])\s*\**([A-Za-z_]\w*)")
-# The writes but `*_(` methods, which `_inplace_starts` finds by a plain search for `_(` (as one
-# pattern, its branch that starts with any letter made the engine try every position: 37 us a
-# function, most of what the scope filter costs on a large tree).
-_INPLACE_TEXT = LazyPattern(r"\]\s*=[^=]|[-+*/%@&|^]=|//=|\*\*=|>>=|<<=|inplace=True")
+# Where the writes but `*_(` methods and `inplace=True` may be: a character that starts one
+# (`]`, an operator), any blanks, `=`.  `_inplace_starts` tells which of these the writes
+# `\]\s*=[^=]|[-+*/%@&|^]=|//=|\*\*=|>>=|<<=` are.  A pattern that starts with a character set is
+# searched for that set at C speed; one of alternatives, or `*_(` as a branch starting with any
+# letter, is tried at every position: three times the cost on a large tree, most of what the
+# scope filter costs there.
+_WRITE_CANDIDATE = LazyPattern(r"[-+*/%@&|^<>\]]\s*=")
 
 
 def _inplace_starts(text: str):
-    """Where each in-place write of `text` starts (as `[^_\\W]_\\(` or the pattern above would
-    find them, in no particular order)."""
-    for m in _INPLACE_TEXT.finditer(text):
-        yield m.start()
+    """Where each in-place write of `text` starts (`x[i] = v`, augmented assignment, `*_(`
+    methods, `inplace=True`), in no particular order."""
+    end = len(text)
+    for m in _WRITE_CANDIDATE.finditer(text):
+        at, after = m.span()
+        c = text[at]
+        if c == "]":
+            if after < end and text[after] != "=":  # `x[i] = v`, not `x[i] == v`
+                yield at
+        elif after == at + 2:  # `x -= 1`: no blank between the operator and `=`
+            if c in "<>":  # `<<=` and `>>=`; `<=` and `>=` compare
+                if at and text[at - 1] == c:
+                    yield at - 1
+            elif c in "/*" and at and text[at - 1] == c:  # `//=`, `**=`
+                yield at - 1
+            else:
+                yield at
+    i = text.find("inplace=True")
+    while i != -1:
+        yield i
+        i = text.find("inplace=True", i + 1)
     i = text.find("_(")
     while i != -1:
         if i and text[i - 1].isalnum():
