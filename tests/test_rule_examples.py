@@ -100,3 +100,15 @@ def test_examples_are_frozen_records():
             with pytest.raises(AttributeError):
                 ex.code = "changed"
             assert ex == ex.replace() and isinstance(ex.options, dict)
+
+
+def test_messages_are_short():
+    """About 100 characters around the expressions they quote (issue 18): what to write instead
+    is the fix title's, shown by --show-fixes, the editor and `explain`."""
+    from flake8_tensorcopy.rules.tns3 import _CONSEQUENCES
+
+    for rule in all_rules():
+        fixed = len(re.sub(r"\{\w+\}", "", rule.message))
+        assert fixed <= 110, (rule.code, fixed)
+    longest = max(len(c) for c in _CONSEQUENCES.values())
+    assert len(re.sub(r"\{\w+\}", "", get_rule("TNS301").message)) + longest <= 135

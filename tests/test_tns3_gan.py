@@ -47,19 +47,19 @@ optimizerG.step()
 def test_reused_fake_without_retain_graph_crashes_the_generator_step():
     line, msg, fix = only(DCGAN_REUSE.format(retain="", zero="optimizerG.zero_grad()\n"))
     assert line == 2
-    assert 'the generator step that reuses this output then fails with "Trying to backward through the graph a ' \
-           'second time"; use netD(fake.detach())' in msg
+    assert 'the generator step then fails ("backward through the graph a second time"); use netD(fake.detach())' \
+        in msg
     assert fix.safety == "safe"
 
 
 def test_retain_graph_without_zero_grad_is_silently_wrong():
     _, msg, _ = only(DCGAN_REUSE.format(retain="retain_graph=True", zero=""))
-    assert "retain_graph keeps the graph and nothing zeroes the generator's gradients before its step" in msg
+    assert "with retain_graph and no zeroing of its gradients, the generator's update is silently wrong" in msg
 
 
 def test_retain_graph_with_zero_grad_states_only_the_fact():
     _, msg, _ = only(DCGAN_REUSE.format(retain="retain_graph=True", zero="netG.zero_grad()\n"))
-    assert "back-propagates the discriminator loss into the generator; use" in msg
+    assert "back-propagates into the generator; use" in msg
 
 
 def test_a_helper_that_may_clear_the_gradients_is_not_called_a_wrong_update():
@@ -88,7 +88,7 @@ def test_recomputed_fake_without_zero_grad_is_silently_wrong():
         g_loss.backward()
         optimizerG.step()
     """)
-    assert "nothing zeroes the generator's gradients before its step, so its update is silently wrong" in msg
+    assert "nothing zeroes the generator's gradients before its step: its update is silently wrong" in msg
 
 
 def test_generator_step_first_then_the_discriminator_backward_crashes():
@@ -101,7 +101,7 @@ def test_generator_step_first_then_the_discriminator_backward_crashes():
         d_loss.backward()
         opt_d.step()
     """)
-    assert msg.startswith("D(fake) back-propagates the discriminator loss into the generator: this backward fails")
+    assert msg.startswith("D(fake) back-propagates into the generator: this backward fails")
 
 
 def test_a_fake_made_outside_the_critic_loop_crashes_on_the_second_iteration():

@@ -359,3 +359,15 @@ def test_child_nodes_are_ast_children_without_expression_contexts():
             assert list(child_nodes(node)) == expected, (path, type(node).__name__)
             seen.add(type(node))
     assert {ast.Call, ast.Attribute, ast.Compare, ast.Subscript, ast.Lambda, ast.ListComp} <= seen
+
+
+def test_parameter_names_are_the_names_a_call_binds():
+    import ast
+
+    from flake8_tensorcopy.analysis.astutil import parameter_names
+
+    func = ast.parse("def f(a, /, b, c=lambda x: x, *args, d, e=1, **kw): pass").body[0]
+    assert parameter_names(func.args) == ["a", "b", "c", "args", "d", "e", "kw"]
+    lam = ast.parse("lambda *, k: k").body[0].value
+    assert parameter_names(lam.args) == ["k"]
+    assert parameter_names(ast.parse("def g(): pass").body[0].args) == []

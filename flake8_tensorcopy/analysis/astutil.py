@@ -129,6 +129,19 @@ _DEFERRED = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorE
              ast.AsyncFunctionDef, ast.ClassDef)
 
 
+def parameter_names(args: ast.arguments) -> list:
+    """The names a function's (or lambda's) parameters bind, `*args` and `**kwargs` too (not
+    the parameters of a lambda in a default value, which `ast.walk(args)` would also give)."""
+    names = [a.arg for a in args.posonlyargs]
+    names += [a.arg for a in args.args]
+    if args.vararg is not None:
+        names.append(args.vararg.arg)
+    names += [a.arg for a in args.kwonlyargs]
+    if args.kwarg is not None:
+        names.append(args.kwarg.arg)
+    return names
+
+
 def contains(outer, inner) -> bool:
     return any(n is inner for n in ast.walk(outer))
 

@@ -33,7 +33,7 @@ import heapq
 from bisect import bisect_left, bisect_right
 
 from . import torchapi as api
-from .astutil import all_nodes, child_nodes, dotted_name, expressions, is_plain_method
+from .astutil import all_nodes, child_nodes, dotted_name, expressions, is_plain_method, parameter_names
 from .evaluate import (
     MODULE_CLASS_TAG,
     MODULE_EVIDENCE,
@@ -615,9 +615,8 @@ class Walker(Summaries, Evaluator):
                     h(n, ctx)
             if isinstance(n, ast.Lambda):
                 inner = st.copy()
-                for a in ast.walk(n.args):
-                    if isinstance(a, ast.arg):
-                        inner.env[a.arg] = UNKNOWN_FACT
+                for name in parameter_names(n.args):
+                    inner.env[name] = UNKNOWN_FACT
                 stack.extend((d, st, lam) for d in n.args.defaults)
                 stack.append((n.body, inner, True))
                 continue
@@ -1096,8 +1095,7 @@ class Walker(Summaries, Evaluator):
             if not params:
                 continue
             self_name = params[0].arg
-            local = State({a.arg: UNKNOWN_FACT for a in ast.walk(item.args) if isinstance(a, ast.arg)},
-                          False, state.outer)
+            local = State(dict.fromkeys(parameter_names(item.args), UNKNOWN_FACT), False, state.outer)
             if item.name == "__init__":
                 # What the constructor calls of the file pass (`Trainer(model=Net())`).
                 info = self.classes.get(id(cls))

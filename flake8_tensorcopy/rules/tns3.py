@@ -28,13 +28,12 @@ _CRASH = ("RuntimeError", "Trying to backward through the graph a second time")
 # What the message says follows: only what the code shows for certain (a crash, a wrong update
 # with nothing in between that could clear the gradients); otherwise nothing more than the fact.
 _CONSEQUENCES = {
-    "crash_later": ': the generator step that reuses this output then fails with "Trying to backward through '
-                   'the graph a second time"',
-    "crash_here": ': this backward fails with "Trying to backward through the graph a second time"',
-    "crash_loop": ': the second iteration fails with "Trying to backward through the graph a second time"',
-    "wrong_retain": ": retain_graph keeps the graph and nothing zeroes the generator's gradients before its "
-                    "step, so its update is silently wrong",
-    "wrong": ": nothing zeroes the generator's gradients before its step, so its update is silently wrong",
+    "crash_later": ': the generator step then fails ("backward through the graph a second time")',
+    "crash_here": ': this backward fails ("backward through the graph a second time")',
+    "crash_loop": ': the second iteration fails ("backward through the graph a second time")',
+    "wrong_retain": ": with retain_graph and no zeroing of its gradients, the generator's update is silently "
+                    "wrong",
+    "wrong": ": nothing zeroes the generator's gradients before its step: its update is silently wrong",
     "neutral": "",
 }
 
@@ -44,7 +43,7 @@ _BACKWARD_CALL = LazyPattern(r"backward\s*\(")
 class DiscriminatorThroughGenerator(Rule):
     code = "TNS301"
     name = "discriminator-step-through-generator"
-    message = "{call} back-propagates the discriminator loss into the generator{consequence}; use {instead}"
+    message = "{call} back-propagates into the generator{consequence}; use {instead}"
     fix_title = "Detach the generator output at the discriminator call"
     fix_safety = "safe"
     prefilter = ("backward", "update_params")

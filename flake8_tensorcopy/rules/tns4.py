@@ -1071,8 +1071,8 @@ only mean "change `a`", and is left to a manual change.
 class InplaceThroughData(_SavedWriteRule):
     code = "TNS403"
     name = "inplace-through-data"
-    message = ("in-place write through {base}.data changes a tensor saved for the backward() below, so the "
-               "gradient is silently wrong; move the write after backward()")
+    message = ("write through {base}.data changes a tensor saved for backward(): wrong gradient, no error; "
+               "move it after backward()")
     fix_title = None
     fix_safety = None
     prefilter = (".data",)

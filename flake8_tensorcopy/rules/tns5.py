@@ -50,9 +50,8 @@ class StateDictNotACopy(_SnapshotRule):
     code = "TNS501"
     name = "state-dict-not-a-copy"
     message = (
-        "`{expr}` holds references to the live tensors of `{module}`, not a copy: `{update}` (line {update_line}) "
-        "changes them in place before `{holder}` is used (line {use}), so it holds the updated weights; use "
-        "`{fixed}`"
+        "`{expr}` is not a copy: `{update}` (line {update_line}) changes its tensors in place before `{holder}` "
+        "is used (line {use}); use `{fixed}`"
     )
     fix_title = "Copy the state dict"
     fix_safety = "unsafe"
@@ -292,7 +291,7 @@ class TensorSnapshotNotACopy(_SnapshotRule):
     name = "tensor-snapshot-not-a-copy"
     message = (
         "`{expr}` shares memory with `{source}`: `{update}` (line {update_line}) changes it in place before "
-        "`{holder}` is used (line {use}), so it holds the updated values, not a snapshot; use `{fixed}`"
+        "`{holder}` is used (line {use}); use `{fixed}`"
     )
     fix_title = "Copy the values"
     fix_safety = "unsafe"
@@ -505,9 +504,8 @@ class LossAccumulatedWithGraph(Rule):
     code = "TNS503"
     name = "loss-accumulated-with-graph"
     message = (
-        "`{acc}` adds {term} with its autograd graph in every iteration of the loop and is never "
-        "back-propagated: every iteration's graph stays alive as long as `{acc}` does, and memory grows with "
-        "each iteration; use {fixed}"
+        "`{acc}` adds {term} with its graph in every iteration and is never back-propagated: every graph "
+        "stays alive; use {fixed}"
     )
     fix_title = "Accumulate the value without its graph (`.detach()`)"
     fix_safety = "safe"
