@@ -1027,10 +1027,46 @@ class _NumpyFunctionRule(_Tns1Rule):
         return None if short in _NUMPY_NO_CONVERSION else short
 
     @staticmethod
-    def _data(node: ast.Call) -> list:
-        """The arguments that are data (not `dtype=`, `axis=`, ...)."""
-        return [*node.args, *(kw.value for kw in node.keywords
-                              if kw.arg is not None and kw.arg not in _NUMPY_NON_DATA_KW)]
+    def _tensor_arguments(node: ast.Call, ctx, level_of) -> tuple:
+        """(hazard, fixable, held, facts) of the data arguments of NumPy call `node` (not `dtype=`,
+        `axis=`, ...).  `level_of(fact, expression or None)` says "yes", "may" or None of one
+        tensor; hazard is the worst of them.  `fixable`: tensor expressions to change in place (an
+        argument, or an element of a list or tuple written in the call); `held`: lists of tensors
+        held in a variable (changed where they are filled); `facts`: the facts that made the
+        hazard."""
+        hazard = None
+        fixable, held, facts = [], [], []
+        keywords = [kw.value for kw in node.keywords if kw.arg is not None and kw.arg not in _NUMPY_NON_DATA_KW]
+        for arg in [*node.args, *keywords]:
+            starred = isinstance(arg, ast.Starred)
+            value = arg.value if starred else arg
+            f = ctx.fact(value)
+            level = level_of(f, value)
+            if level and not starred:
+                hazard = _worse(hazard, level)
+                fixable.append(arg)
+                facts.append(f)
+                continue
+            if f.kind != SEQ or f.element is None:
+                continue
+            level = level_of(f.element, None)
+            if not level:
+                continue
+            hazard = _worse(hazard, level)
+            facts.append(f.element)
+            if isinstance(value, (ast.List, ast.Tuple)) and not starred:
+                for el in value.elts:
+                    if isinstance(el, ast.Starred):
+                        held.append(el.value)
+                    elif level_of(ctx.fact(el), el):
+                        fixable.append(el)
+            else:
+                held.append(value)
+        return hazard, fixable, held, facts
+
+
+def _worse(a, b):
+    return "yes" if "yes" in (a, b) else (a or b)
 
 
 class NumpyFunctionOnGradTensor(_NumpyFunctionRule):
@@ -1304,36 +1340,11 @@ path (the original certainly raised), and unsafe otherwise.
         short = self._numpy_function(node, ctx)
         if short is None or ctx.no_grad:
             return
-        hazard = None
-        fixable = []  # tensor expressions to convert in place
-        held = []  # lists of tensors held in a variable: converted where they are filled
-        accelerator = False  # some converted tensor may be on an accelerator: TypeError first
-        for arg in self._data(node):
-            starred = isinstance(arg, ast.Starred)
-            f = ctx.fact(arg.value if starred else arg)
-            level = self._grad(f, ctx)
-            if level and not starred:
-                hazard = self._worst(hazard, level)
-                fixable.append(arg)
-                accelerator = accelerator or f.may_be_on_accelerator
-                continue
-            if f.kind != SEQ or f.element is None:
-                continue
-            level = self._grad(f.element, ctx)
-            if not level:
-                continue
-            hazard = self._worst(hazard, level)
-            accelerator = accelerator or f.element.may_be_on_accelerator
-            if isinstance(arg, (ast.List, ast.Tuple)):
-                for el in arg.elts:
-                    if isinstance(el, ast.Starred):
-                        held.append(el.value)
-                    elif self._grad(ctx.fact(el), ctx):
-                        fixable.append(el)
-            else:
-                held.append(arg.value if starred else arg)
+        hazard, fixable, held, facts = self._tensor_arguments(node, ctx, lambda f, _expr: self._grad(f, ctx))
         if hazard is None:
             return
+        # Some converted tensor may be on an accelerator: TypeError first.
+        accelerator = any(f.may_be_on_accelerator for f in facts)
         force = _force(ctx)
         edits = []
         if not held:
@@ -1384,10 +1395,6 @@ path (the original certainly raised), and unsafe otherwise.
         if short in _NUMPY_METHOD_DISPATCH and node.args and node.args[0] in fixable:
             return True
         return any(f.must_require_grad for f in facts)
-
-    @staticmethod
-    def _worst(a, b):
-        return "yes" if "yes" in (a, b) else (a or b)
 
     def _grad(self, f, ctx) -> str | None:
         if f is None:
@@ -1642,32 +1649,7 @@ object may have no `.cpu()`); a torch tensor of unknown device keeps the safe fi
         first = node.args[0] if node.args else None
         if short in _NUMPY_METHOD_DISPATCH and first is not None and ctx.fact(first).kind == TENSOR:
             return  # `np.mean(t)` calls `t.mean(axis=...)`: TypeError on every device
-        hazard = None
-        fixable = []  # tensor expressions to move to the host in place
-        held = []  # lists of tensors held in a variable: moved where they are filled
-        for arg in self._data(node):
-            starred = isinstance(arg, ast.Starred)
-            value = arg.value if starred else arg
-            f = ctx.fact(value)
-            level = _device_level(f, ctx, value)
-            if level and not starred:
-                hazard = NumpyFunctionOnGradTensor._worst(hazard, level)
-                fixable.append(arg)
-                continue
-            if f.kind != SEQ or f.element is None:
-                continue
-            level = _device_level(f.element, ctx)
-            if not level:
-                continue
-            hazard = NumpyFunctionOnGradTensor._worst(hazard, level)
-            if isinstance(value, (ast.List, ast.Tuple)) and not starred:
-                for el in value.elts:
-                    if isinstance(el, ast.Starred):
-                        held.append(el.value)
-                    elif _device_level(ctx.fact(el), ctx, el):
-                        fixable.append(el)
-            else:
-                held.append(value)
+        hazard, fixable, held, _ = self._tensor_arguments(node, ctx, lambda f, expr: _device_level(f, ctx, expr))
         if hazard is None:
             return
         edits = []
