@@ -688,3 +688,50 @@ def test_the_text_search_and_the_index_of_calls_agree():
     assert searched == indexed
     # helper: the recursive call, `helper(y)`, `undef helper(y)` and `helper(3)`; not `helper (y)`.
     assert len(searched["helper"]) == 4 and len(searched["Box"]) == 2 and searched["main"] == []
+
+
+def _reference_call_index(text):
+    """The calls as two patterns find them: every `name(` (a word that starts with an ASCII
+    letter or `_`), less those right after `def` or `class` and blanks."""
+    import re
+
+    index = {}
+    for m in re.finditer(r"\b([A-Za-z_]\w*)\(", text):
+        index.setdefault(m.group(1), []).append(m.start(1))
+    for m in re.finditer(r"(?:def|class)[ \t]+([A-Za-z_]\w*)\(", text):
+        at = m.start()
+        if at and (text[at - 1].isalnum() or text[at - 1] == "_"):
+            continue  # `undef (`: not the keyword
+        if m.start(1) in index.get(m.group(1), ()):
+            index[m.group(1)].remove(m.start(1))
+    return {k: v for k, v in index.items() if v}
+
+
+def test_the_index_of_calls_is_what_the_patterns_find():
+    import glob
+    import os
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from conftest import FIXTURES, ROOT
+    from flake8_tensorcopy.analysis.summaries import call_index
+
+    def agree(text):
+        assert {k: v for k, v in call_index(text).items() if v} == _reference_call_index(text)
+
+    paths = glob.glob(os.path.join(ROOT, "flake8_tensorcopy", "**", "*.py"), recursive=True)
+    paths += glob.glob(os.path.join(FIXTURES, "**", "*.py"), recursive=True)
+    for path in paths:
+        with open(path, encoding="utf-8") as f:
+            agree(f.read())
+    for text in ["def f(x): f(x)", "class C(B): C()", "undef f(x)", "déf(x)", "éf(x) _g(y) 9h(z)", "a.b(c)(d)",
+                 "def\tg(x)", "classy(x)", "x=def  f(1)", "(", "f((", "名字(1)"]:
+        agree(text)
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.text(alphabet="abdefclsé_9( \t\n.", max_size=40))
+    def fuzz(text):
+        agree(text)
+
+    fuzz()
