@@ -75,6 +75,11 @@ _MAX_LOOP_PREPASS_DEPTH = 3  # nested loops whose bodies are pre-run to a fixpoi
 _MAX_LOOP_ITERATIONS = 4  # pre-runs of one loop body before the reporting pass
 _EXPECTED_ERRORS = frozenset({"raises", "assertRaises", "assertRaisesRegex", "assertRaisesRegexp"})
 _LIGHTNING_TAG = "lightning_module"
+_COMPREHENSIONS = frozenset((ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp))
+# Nodes _visit does not simply descend into: lambdas and comprehensions (their own names),
+# conditional expressions (narrowed parts), nested functions and classes (scopes of their own).
+_VISIT_SPECIAL = _COMPREHENSIONS | {ast.Lambda, ast.IfExp, ast.BoolOp, ast.FunctionDef, ast.AsyncFunctionDef,
+                                    ast.ClassDef}
 _TRAILING_NAME = LazyPattern(r"([A-Za-z_]\w*)$")
 
 
@@ -604,42 +609,49 @@ class Walker(Summaries, Evaluator):
         if (t is _Name or t is _Constant) and t not in handlers:
             return  # a leaf no rule looks at (a decorator, a default, an `if` test)
         ctx = self.ctx
+        special = _VISIT_SPECIAL
         stack = [(node, state, False)]
         while stack:
             n, st, lam = stack.pop()
-            hs = handlers.get(type(n))
+            t = type(n)
+            hs = handlers.get(t)
             if hs:
                 frame.state = st
                 frame.in_lambda = lam
                 for h in hs:
                     h(n, ctx)
-            if isinstance(n, ast.Lambda):
+            if t not in special:  # most nodes: their children, in the same state
+                children = child_nodes(n)
+                if children:
+                    stack.extend([(c, st, lam) for c in reversed(children)])
+                continue
+            if t is ast.Lambda:
                 inner = st.copy()
                 for name in parameter_names(n.args):
                     inner.env[name] = UNKNOWN_FACT
                 stack.extend((d, st, lam) for d in n.args.defaults)
                 stack.append((n.body, inner, True))
                 continue
-            if isinstance(n, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            if t in _COMPREHENSIONS:
                 inner = st.copy()
                 for i, gen in enumerate(n.generators):
                     stack.append((gen.iter, st if i == 0 else inner, lam))
                     self._bind(gen.target, self._element_of(self.fact(gen.iter, inner)), inner)
                     stack.extend((c, inner, lam) for c in gen.ifs)
-                if isinstance(n, ast.DictComp):
+                if t is ast.DictComp:
                     stack.append((n.key, inner, lam))
                     stack.append((n.value, inner, lam))
                 else:
                     stack.append((n.elt, inner, lam))
                 continue
-            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n is not node:
+            if t is ast.IfExp or t is ast.BoolOp:
+                stack.extend([(c, s, lam) for c, s in reversed(self.narrowed_parts(n, st))])
                 continue
-            if isinstance(n, (ast.IfExp, ast.BoolOp)):
-                stack.extend((c, s, lam) for c, s in reversed(self.narrowed_parts(n, st)))
+            if n is not node:  # a nested function or class: a scope of its own
                 continue
             children = child_nodes(n)
             if children:
-                stack.extend((c, st, lam) for c in reversed(children))
+                stack.extend([(c, st, lam) for c in reversed(children)])
         frame.state = state
         frame.in_lambda = False
 
