@@ -281,3 +281,31 @@ def test_conditional_host_move_under_a_device_test_is_trusted():
 def test_to_cpu_with_a_dtype_is_a_host_move():
     code = "import torch\n\ndef f(t):\n    return t.to('cpu', torch.uint8).numpy(), t.to(device='cpu', non_blocking=True).numpy()\n"
     assert [v.code for v in lint(code, strict=True)] == ["TNS101", "TNS101"]
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_tns105_numpy_reductions_of_a_tensor_raise_on_every_tensor():
+    """The claim TNS105 makes: each reduction it reports raises TypeError for a tensor of any
+    grad state and device, with or without `axis=` (a list of tensors is converted instead)."""
+    torch = pytest.importorskip("torch")
+    np = pytest.importorskip("numpy")
+    from flake8_tensorcopy.rules.tns1 import _NUMPY_METHOD_DISPATCH
+
+    tensors = [torch.ones(2, 3), torch.ones(2, 3, requires_grad=True) * 2, torch.ones(2, 3, device="meta"),
+               torch.ones((), dtype=torch.int64)]
+    for name in sorted(_NUMPY_METHOD_DISPATCH):
+        for t in tensors:
+            for kwargs in ({}, {"axis": 0}):
+                with pytest.raises(TypeError):
+                    getattr(np, name)(t, **kwargs)
+        assert getattr(np, name)([torch.ones(2), torch.ones(2)]) is not None
+
+
+def test_tns105_strict_mode_reports_outputs_and_annotated_tensors_with_an_unsafe_fix():
+    code = ("import torch\nimport numpy as np\nmodel = torch.nn.Linear(3, 2)\n\n"
+            "def f(t: torch.Tensor):\n    return np.mean(t)\n\n"
+            "with torch.no_grad():\n    spread = np.std(model(torch.randn(4, 3)))\n")
+    assert lint_text(code, select_rules(["TNS105"])).violations == []
+    found = lint_text(code, select_rules(["TNS105"]), Options(strict=True)).violations
+    assert [(v.code, v.line) for v in found] == [("TNS105", 6), ("TNS105", 9)]
+    assert all(v.fix.safety == "unsafe" for v in found)

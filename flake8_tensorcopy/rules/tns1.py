@@ -1064,6 +1064,48 @@ class _NumpyFunctionRule(_Tns1Rule):
                 held.append(value)
         return hazard, fixable, held, facts
 
+    @staticmethod
+    def _convert(expr, ctx, force: bool):
+        """Edits that turn tensor expression `expr` into a detached host array."""
+        text = ctx.text(expr)
+        if "#" in text:
+            return None
+        s, e = ctx.span(expr)
+        if force:
+            if needs_parens(expr, text):
+                return [Edit(s, e, f"({text}).numpy(force=True)", expect=text)]
+            return [Edit(e, e, ".numpy(force=True)")]
+        base, cpu_move = _strip_cpu_moves(expr, ctx)
+        if cpu_move is not None:
+            pos = _dot_before(ctx, cpu_move.func)
+            if pos is None:
+                return None
+            return [Edit(pos, pos, ".detach()"), Edit(e, e, ".numpy()")]
+        if needs_parens(expr, text):
+            return [Edit(s, e, f"({text}).detach().cpu().numpy()", expect=text)]
+        return [Edit(e, e, ".detach().cpu().numpy()")]
+
+    @staticmethod
+    def _use(node, fixable, ctx, force) -> str:
+        """What to write instead, for the message: the call with its tensor converted."""
+        func = ctx.text(node.func) if len(ctx.text(node.func)) <= 30 else "np.f"
+        generic = f"{func}(t.numpy(force=True))" if force else f"{func}(t.detach().cpu().numpy())"
+        if len(fixable) != 1:
+            return generic
+        expr = fixable[0]
+        t = ctx.text(expr)
+        if len(t) > 30 or "\n" in t:
+            return generic
+        if force:
+            conv = (f"({t})" if needs_parens(expr, t) else t) + ".numpy(force=True)"
+        else:
+            base, _ = _strip_cpu_moves(expr, ctx)
+            b = ctx.text(base)
+            conv = (f"({b})" if needs_parens(base, b) else b) + ".detach().cpu().numpy()"
+        if len(node.args) + len(node.keywords) > 1 or expr not in node.args:
+            return f"{conv} in the call"
+        return f"{func}({conv})"
+
 
 def _worse(a, b):
     return "yes" if "yes" in (a, b) else (a or b)
@@ -1076,8 +1118,9 @@ class NumpyFunctionOnGradTensor(_NumpyFunctionRule):
     fix_title = "Pass `t.detach().cpu().numpy()` to the NumPy call"
     force_title = "Pass `t.numpy(force=True)` to the NumPy call"
     fix_safety = "safe"
-    # Its fix (`t.detach().cpu().numpy()`) also moves the tensor to the host.
-    subsumes = ("TNS104",)
+    # Its fix (`t.detach().cpu().numpy()`) also moves the tensor to the host, and converts it
+    # for a NumPy reduction.
+    subsumes = ("TNS104", "TNS105")
     docs = """
 ## What it does
 Checks for NumPy functions applied directly to a tensor that may require grad, outside a
@@ -1405,45 +1448,6 @@ path (the original certainly raised), and unsafe otherwise.
             return "may"
         return None
 
-    def _convert(self, expr, ctx, force: bool):
-        """Edits that turn tensor expression `expr` into a detached host array."""
-        text = ctx.text(expr)
-        if "#" in text:
-            return None
-        s, e = ctx.span(expr)
-        if force:
-            if needs_parens(expr, text):
-                return [Edit(s, e, f"({text}).numpy(force=True)", expect=text)]
-            return [Edit(e, e, ".numpy(force=True)")]
-        base, cpu_move = _strip_cpu_moves(expr, ctx)
-        if cpu_move is not None:
-            pos = _dot_before(ctx, cpu_move.func)
-            if pos is None:
-                return None
-            return [Edit(pos, pos, ".detach()"), Edit(e, e, ".numpy()")]
-        if needs_parens(expr, text):
-            return [Edit(s, e, f"({text}).detach().cpu().numpy()", expect=text)]
-        return [Edit(e, e, ".detach().cpu().numpy()")]
-
-    def _use(self, node, fixable, ctx, force) -> str:
-        func = ctx.text(node.func) if len(ctx.text(node.func)) <= 30 else "np.f"
-        generic = f"{func}(t.numpy(force=True))" if force else f"{func}(t.detach().cpu().numpy())"
-        if len(fixable) != 1:
-            return generic
-        expr = fixable[0]
-        t = ctx.text(expr)
-        if len(t) > 30 or "\n" in t:
-            return generic
-        if force:
-            conv = (f"({t})" if needs_parens(expr, t) else t) + ".numpy(force=True)"
-        else:
-            base, _ = _strip_cpu_moves(expr, ctx)
-            b = ctx.text(base)
-            conv = (f"({b})" if needs_parens(base, b) else b) + ".detach().cpu().numpy()"
-        if len(node.args) + len(node.keywords) > 1 or expr not in node.args:
-            return f"{conv} in the call"
-        return f"{func}({conv})"
-
 
 _MOVES = frozenset(("to", "cuda", "xpu", "mps"))
 
@@ -1674,7 +1678,7 @@ object may have no `.cpu()`); a torch tensor of unknown device keeps the safe fi
             origin = ""
         else:
             what = f"a tensor that may be on an accelerator{unknown}"
-            use = self._use(node, fixable, ctx)
+            use = self._use_on_host(node, fixable, ctx)
             origin = ctx.origin(fixable[0], "device")
         ctx.report(self, node, fix, func=func, what=what, origin=origin, use=use)
 
@@ -1690,7 +1694,7 @@ object may have no `.cpu()`); a torch tensor of unknown device keeps the safe fi
         return Edit(e, e, ".cpu()")
 
     @staticmethod
-    def _use(node, fixable, ctx) -> str:
+    def _use_on_host(node, fixable, ctx) -> str:
         func = ctx.text(node.func) if len(ctx.text(node.func)) <= 30 else "np.f"
         generic = f"{func}(t.cpu())"
         if len(fixable) != 1:
@@ -1703,3 +1707,160 @@ object may have no `.cpu()`); a torch tensor of unknown device keeps the safe fi
         if len(node.args) + len(node.keywords) > 1 or expr not in node.args:
             return f"{conv} in the call"
         return f"{func}({conv})"
+
+
+class NumpyReductionOnTensor(_NumpyFunctionRule):
+    code = "TNS105"
+    name = "numpy-reduction-on-tensor"
+    message = "{func}() on a tensor calls Tensor.{method}() with NumPy keywords and raises TypeError; use {use}"
+    fix_title = "Pass `t.detach().cpu().numpy()` to the NumPy call"
+    force_title = "Pass `t.numpy(force=True)` to the NumPy call"
+    fix_safety = "safe"
+    docs = """
+## What it does
+Checks for NumPy reductions given a single tensor: `np.mean(t)`, `np.sum(t)`, `np.prod(t)`,
+`np.max(t)`, `np.min(t)`, `np.amax(t)`, `np.amin(t)`, `np.std(t)`, `np.var(t)`, `np.any(t)` and
+`np.all(t)`, with or without `axis=`, where `t` is a torch tensor by the flow of the code (made
+by a torch function, a tensor method, `.detach()`, ...).  Whatever its grad state and device.
+A tensor that may also require grad outside a no-grad region is TNS103's (same fix); a list of
+tensors (`np.mean(losses)`) is converted, not dispatched, and is not reported here.  A tensor
+known only by an annotation, and a model's output (which may be a tuple or a dict of
+tensors), are reported only in strict mode.
+
+## Why is this bad?
+Given anything but an ndarray, these NumPy functions call the object's own method with NumPy's
+keywords (`t.mean(axis=None, dtype=None, out=None)`), and a tensor's methods do not take them:
+`TypeError: mean() got an unexpected keyword argument 'axis'`, `max(): argument 'dim' must be
+int, not NoneType`, `std() received an invalid combination of arguments`.  The call fails on
+every tensor, on the CPU too.
+
+## Example
+```python
+scores = torch.rand(8)
+best = np.max(scores)
+```
+
+## Use instead
+```python
+best = np.max(scores.detach().cpu().numpy())  # or scores.max().item()
+```
+
+## Fix safety
+Safe: the call raised for every torch tensor, and the fix converts the tensor to an array
+(`t.detach().cpu().numpy()`, or `t.numpy(force=True)` with `--numpy-fix force`), which NumPy
+reduces as it would any array.  Unsafe when the argument is a tensor only by an annotation or,
+in strict mode, a model's output (a NumPy array or a tuple has no `.detach()`).
+
+## References
+- https://numpy.org/doc/stable/reference/generated/numpy.mean.html
+- https://pytorch.org/docs/stable/generated/torch.Tensor.mean.html
+- https://pytorch.org/docs/stable/generated/torch.Tensor.numpy.html
+"""
+
+    VALID = [
+        Valid(dedent("""
+            import torch
+            import numpy as np
+
+            x = torch.arange(6.0)
+            a = x.mean()
+            b = np.mean(x.numpy())
+            c = np.max(x.tolist())
+            d = np.sum([x, x])
+            e = np.mean(np.ones(3))
+            """), runs=True),
+        Valid(dedent("""
+            import torch
+            import numpy as np
+
+            def spread(values: list):
+                return np.std(values)
+            """)),
+    ]
+
+    INVALID = [
+        Invalid(
+            dedent("""
+                import torch
+                import numpy as np
+
+                scores = torch.rand(8)
+                best = np.max(scores)
+                """),
+            line=5,
+            col=7,
+            fixed=dedent("""
+                import torch
+                import numpy as np
+
+                scores = torch.rand(8)
+                best = np.max(scores.detach().cpu().numpy())
+                """),
+            oracle=Oracle(raises=("TypeError", "max(): argument 'dim' must be int, not NoneType"),
+                          check_fixed="best == scores.max().item()"),
+        ),
+        Invalid(
+            dedent("""
+                import torch
+                import numpy as np
+
+                with torch.no_grad():
+                    errors = (torch.randn(4, 3) - torch.randn(4, 3)).abs()
+                    mae = np.mean(errors, axis=0)
+                """),
+            line=6,
+            col=10,
+            fixed=dedent("""
+                import torch
+                import numpy as np
+
+                with torch.no_grad():
+                    errors = (torch.randn(4, 3) - torch.randn(4, 3)).abs()
+                    mae = np.mean(errors.detach().cpu().numpy(), axis=0)
+                """),
+            oracle=Oracle(raises=("TypeError", "mean() got an unexpected keyword argument 'axis'"),
+                          check_fixed="mae.shape == (3,)"),
+        ),
+        Invalid(
+            dedent("""
+                import torch
+                import numpy as np
+
+                mask = torch.rand(5) > 0.5
+                everything = np.all(mask)
+                """),
+            line=5,
+            col=13,
+            fixed=dedent("""
+                import torch
+                import numpy as np
+
+                mask = torch.rand(5) > 0.5
+                everything = np.all(mask.numpy(force=True))
+                """),
+            oracle=Oracle(raises=("TypeError", "all() received an invalid combination of arguments"),
+                          check_fixed="everything == bool(mask.all())"),
+            options={"numpy_fix": "force"},
+        ),
+    ]
+
+    def visit_Call(self, node: ast.Call, ctx) -> None:
+        short = self._numpy_function(node, ctx)
+        if short not in _NUMPY_METHOD_DISPATCH or not node.args or isinstance(node.args[0], ast.Starred):
+            return
+        first = node.args[0]
+        f = ctx.fact(first)
+        if f.kind != TENSOR:
+            return
+        # A model's output may be a tuple or a dict of tensors (NumPy converts a tuple); a tensor
+        # by its annotation may be anything.  Strict mode reports them.
+        certain = f.by_flow and "module_output" not in f.tags
+        if not certain and not ctx.options.strict:
+            return
+        force = _force(ctx)
+        edits = self._convert(first, ctx, force)
+        safety = self.fix_safety if certain else "unsafe"
+        fix = Fix(self.force_title if force else self.fix_title, safety, tuple(edits)) if edits else None
+        method = {"amax": "max", "amin": "min"}.get(short, short)
+        ctx.report(self, node, fix, func=_display(ctx, node.func, "the NumPy function"), method=method,
+                   use=self._use(node, [first], ctx, force))
