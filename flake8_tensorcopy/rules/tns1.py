@@ -1718,11 +1718,13 @@ class NumpyReductionOnTensor(_NumpyFunctionRule):
     fix_safety = "safe"
     docs = """
 ## What it does
-Checks for NumPy reductions given a single tensor: `np.mean(t)`, `np.sum(t)`, `np.prod(t)`,
-`np.max(t)`, `np.min(t)`, `np.amax(t)`, `np.amin(t)`, `np.std(t)`, `np.var(t)`, `np.any(t)` and
-`np.all(t)`, with or without `axis=`, where `t` is a torch tensor by the flow of the code (made
-by a torch function, a tensor method, `.detach()`, ...).  Whatever its grad state and device.
-A tensor that may also require grad outside a no-grad region is TNS103's (same fix); a list of
+Checks for NumPy reductions given a single tensor (`np.mean(t)`, `np.max(t)`, ...), which
+raise TypeError on every tensor.
+
+The reductions are `np.mean`, `np.sum`, `np.prod`, `np.max`, `np.min`, `np.amax`, `np.amin`,
+`np.std`, `np.var`, `np.any` and `np.all`, with or without `axis=`, where `t` is a torch tensor
+by the flow of the code (made by a torch function, a tensor method, `.detach()`, ...), whatever
+its grad state and device.  A tensor that may also require grad outside a no-grad region is TNS103's (same fix); a list of
 tensors (`np.mean(losses)`) is converted, not dispatched, and is not reported here.  A tensor
 known only by an annotation, and a model's output (which may be a tuple or a dict of
 tensors), are reported only in strict mode.
