@@ -309,3 +309,20 @@ def test_tns105_strict_mode_reports_outputs_and_annotated_tensors_with_an_unsafe
     found = lint_text(code, select_rules(["TNS105"]), Options(strict=True)).violations
     assert [(v.code, v.line) for v in found] == [("TNS105", 6), ("TNS105", 9)]
     assert all(v.fix.safety == "unsafe" for v in found)
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_tns103_reduction_of_a_models_output_names_both_errors():
+    """`np.mean(out)` calls `out.mean(axis=...)` when the output is a tensor (TypeError), but a
+    model's output may be a tuple, which NumPy converts (RuntimeError for grad): the message says
+    both; a tensor made by torch gets the one."""
+    code = ("import torch\nimport numpy as np\nm = torch.nn.Linear(3, 2)\na = np.mean(m(torch.ones(3)))\n"
+            "t = torch.ones(3, requires_grad=True) * 2\nb = np.mean(t)\n")
+    found = {v.line: v.message for v in lint_text(code).violations}
+    assert "with NumPy keywords) or RuntimeError;" in found[4]
+    assert "with NumPy keywords);" in found[6]
+    torch = pytest.importorskip("torch")
+    np = pytest.importorskip("numpy")
+    pair = (torch.ones(2, requires_grad=True) * 2, torch.ones(2, requires_grad=True) * 3)
+    with pytest.raises(RuntimeError, match="requires grad"):
+        np.mean(pair)

@@ -1415,6 +1415,8 @@ path (the original certainly raised), and unsafe otherwise.
         elif short in _NUMPY_METHOD_DISPATCH and first is not None and first in fixable:
             what = f"a tensor that {'may require' if maybe else 'requires'} grad{unknown}"
             error = f"TypeError (it calls Tensor.{short}() with NumPy keywords)"
+            if "module_output" in ctx.fact(first).tags:
+                error += " or RuntimeError"  # a model's output may be a tuple, which NumPy converts
             use = self._use(node, fixable, ctx, force)
         else:
             what = f"a tensor that {'may require' if maybe else 'requires'} grad{unknown}"
