@@ -735,3 +735,54 @@ def test_the_index_of_calls_is_what_the_patterns_find():
         agree(text)
 
     fuzz()
+
+
+GENERATOR = """\
+import torch
+from torch import nn
+
+model = nn.Linear(4, 2)
+
+
+def predictions(batches):
+    for b in batches:
+        yield model(b)
+    return "the end, not a value the loop sees"
+
+
+def flat(batches):
+    yield from [model(b) for b in batches]
+
+
+batches = [torch.randn(2, 4)]
+for out in predictions(batches):
+    a = out.numpy()
+with torch.no_grad():
+    for out in predictions(batches):
+        kept = out
+b = kept.numpy()
+gen = predictions(batches)
+with torch.no_grad():
+    for out in gen:
+        kept_too = out
+c = kept_too.numpy()
+for out in flat(batches):
+    d = out.numpy()
+"""
+
+
+def test_what_a_generator_yields_is_what_iterating_its_call_gives():
+    """A generator function's call gives what it yields (not what it returns), computed when it
+    is iterated: in the grad mode of the loop, wherever the generator was made."""
+    found = [(v.code, v.line) for v in lint_text(GENERATOR, select_rules(["TNS101"])).violations]
+    assert found == [("TNS101", 19), ("TNS101", 30)]
+    pytest.importorskip("torch")
+    with pytest.raises(RuntimeError, match="requires grad"):
+        exec(compile(GENERATOR, "<generator>", "exec"), {})
+    # The lines the analysis leaves alone run (grad is off while those loops iterate); the two
+    # it reports are the ones that raise.
+    quiet = GENERATOR.replace("    a = out.numpy()", "    a = out").replace("    d = out.numpy()", "    d = out")
+    exec(compile(quiet, "<generator>", "exec"), {})
+    last = GENERATOR.replace("    a = out.numpy()", "    a = out")
+    with pytest.raises(RuntimeError, match="requires grad"):
+        exec(compile(last, "<generator>", "exec"), {})

@@ -163,6 +163,9 @@ _NO_GRAD_RESULT_HINTS = ("sample(", "detach(", "no_grad", "inference_mode", "set
 # A value of unknown kind that a tensor-only method (`.detach()`, `.cpu()`, `.data`) made.
 _TENSORISH = "tensorish"
 _TENSORISH_TAGS = frozenset({_TENSORISH})
+# What a call of a generator function gives (walker._walk_scope): its values are computed as it
+# is iterated, in the grad mode of the loop that iterates it.
+GENERATOR_TAG = "generator"
 
 
 def _one_device_var(facts) -> str | None:
@@ -1185,7 +1188,12 @@ class Evaluator:
         """What iterating over (or unpacking) a value of fact `f` yields."""
         kind = f.kind
         if kind == SEQ:
-            return f.element or UNKNOWN_FACT
+            el = f.element or UNKNOWN_FACT
+            if GENERATOR_TAG in f.tags and el.grad is not Grad.NO and not el.leaf and self.frame is not None \
+                    and self.frame.state.no_grad:
+                # A generator computes each value when it is iterated: here, with grad off.
+                return el.but(grad=Grad.NO, min_grad=None)
+            return el
         if kind == PARAMS:
             return f.element or UNKNOWN_FACT
         if kind == NAMED_PARAMS:

@@ -35,6 +35,7 @@ from bisect import bisect_left, bisect_right
 from . import torchapi as api
 from .astutil import all_nodes, child_nodes, dotted_name, expressions, is_plain_method, parameter_names
 from .evaluate import (
+    GENERATOR_TAG,
     MODULE_CLASS_TAG,
     MODULE_EVIDENCE,
     NO_GRAD_FORWARD,
@@ -75,6 +76,8 @@ _MAX_LOOP_PREPASS_DEPTH = 3  # nested loops whose bodies are pre-run to a fixpoi
 _MAX_LOOP_ITERATIONS = 4  # pre-runs of one loop body before the reporting pass
 _EXPECTED_ERRORS = frozenset({"raises", "assertRaises", "assertRaisesRegex", "assertRaisesRegexp"})
 _LIGHTNING_TAG = "lightning_module"
+_GENERATOR_TAGS = frozenset({GENERATOR_TAG})
+_NESTED_SCOPES = frozenset((ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda))
 _COMPREHENSIONS = frozenset((ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp))
 # Nodes _visit does not simply descend into: lambdas and comprehensions (their own names),
 # conditional expressions (narrowed parts), nested functions and classes (scopes of their own).
@@ -133,7 +136,7 @@ class Frame:
 
     __slots__ = ("scope", "state", "stmt", "loops", "path", "recording", "dispatch", "seq", "doms",
                  "loop_exits", "returns", "in_lambda", "expects_error", "blocks", "last_live", "dead_by",
-                 "loop_depth", "returns_fact", "raising")
+                 "loop_depth", "returns_fact", "raising", "generator", "yields_fact")
 
     def __init__(self, scope: Scope, state: State, dispatch: bool) -> None:
         self.scope = scope
@@ -157,6 +160,9 @@ class Frame:
         # handler may start from).
         self.raising: list = []
         self.returns_fact: Fact | None = None  # the join of the returned values (summary walks)
+        # A generator function's summary walk: the join of the values it yields.
+        self.generator = False
+        self.yields_fact: Fact | None = None
 
 
 def compatible(p1: tuple, p2: tuple) -> bool:
@@ -455,6 +461,8 @@ class Walker(Summaries, Evaluator):
 
     def _walk_scope(self, scope: Scope, body: list, state: State, dispatch: bool) -> Frame:
         frame = Frame(scope, state, dispatch)
+        if not dispatch and scope.kind == "function" and self._is_generator(scope.node):
+            frame.generator = True
         if scope.kind == "module":
             self.module_frame = frame
         outer, self.frame = self.frame, frame
@@ -476,7 +484,12 @@ class Walker(Summaries, Evaluator):
                 final = frame.last_live or state
             scope.end_env = final.env
             frame.state = final
-            if not dispatch and scope.kind == "function":
+            if frame.generator:
+                # Calling it gives a generator: iterating it gives what it yields (what it
+                # returns ends the iteration).
+                el = frame.yields_fact or UNKNOWN_FACT
+                frame.returns_fact = Fact(SEQ, el.grad, el.device, element=el, tags=_GENERATOR_TAGS)
+            elif not dispatch and scope.kind == "function":
                 for st, ret in frame.returns:
                     f = self.fact(ret.value, st) if ret.value is not None else OTHER_FACT
                     frame.returns_fact = f if frame.returns_fact is None else join(frame.returns_fact, f)
@@ -709,7 +722,38 @@ class Walker(Summaries, Evaluator):
             for d in self.domains:
                 if d.key in frame.doms:
                     d.simple(self, stmt, state)
+        if frame.generator:
+            self._record_yields(stmt, state)
         self.effect(stmt, state)
+
+    def _record_yields(self, stmt, state: State) -> None:
+        """Join what `stmt` yields (`yield v`: v; `yield from it`: its elements) into the frame's
+        yields_fact, with the state before it."""
+        frame = self.frame
+        for n in self.expressions_of(stmt):
+            t = type(n)
+            if t is ast.Yield:
+                f = self.fact(n.value, state) if n.value is not None else OTHER_FACT
+            elif t is ast.YieldFrom:
+                f = self._element_of(self.fact(n.value, state))
+            else:
+                continue
+            frame.yields_fact = f if frame.yields_fact is None else join(frame.yields_fact, f)
+
+    def _is_generator(self, func) -> bool:
+        """Whether `func` yields (in its own body: not in a nested function, class or lambda)."""
+        if self.lines is not None and "yield" not in self.source_of(func):
+            return False
+        stack = list(func.body)
+        while stack:
+            n = stack.pop()
+            t = type(n)
+            if t is ast.Yield or t is ast.YieldFrom:
+                return True
+            if t in _NESTED_SCOPES:
+                continue
+            stack.extend(child_nodes(n))
+        return False
 
     def _test(self, expr, state: State, domains: bool = True) -> None:
         """An expression evaluated by a compound statement (a test, a loop header)."""

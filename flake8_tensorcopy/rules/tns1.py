@@ -1107,6 +1107,15 @@ class _NumpyFunctionRule(_Tns1Rule):
         return f"{func}({conv})"
 
 
+def _fill_advice(ctx, held, converted: str) -> str:
+    """What to write instead of a list of tensors held in a variable (`losses`, `self.losses`):
+    each element converted where the list is filled; for any other expression (what a
+    generator yields, a call's result), where the values are made."""
+    if isinstance(held, (ast.Name, ast.Attribute)):
+        return f"{_display(ctx, held, 'the list')}.append({converted}) where the list is filled"
+    return f"{converted} for each tensor where the values are made"
+
+
 def _worse(a, b):
     return "yes" if "yes" in (a, b) else (a or b)
 
@@ -1408,10 +1417,9 @@ path (the original certainly raised), and unsafe otherwise.
         # TypeError (pytorch-facts).
         converted = "TypeError or RuntimeError" if accelerator else "RuntimeError"
         if held:
-            name = _display(ctx, held[0], "the list")
             what = f"a list of tensors that {maybe}require grad{unknown}"
             error = converted
-            use = f"{name}.append(t.item()) where the list is filled"
+            use = _fill_advice(ctx, held[0], "t.item()")
         elif short in _NUMPY_METHOD_DISPATCH and first is not None and first in fixable:
             what = f"a tensor that {'may require' if maybe else 'requires'} grad{unknown}"
             error = f"TypeError (it calls Tensor.{short}() with NumPy keywords)"
@@ -1674,9 +1682,8 @@ object may have no `.cpu()`); a torch tensor of unknown device keeps the safe fi
         unknown = "" if hazard == "yes" else " (origin unknown)" if any(
             ctx.fact(e).kind == UNKNOWN for e in fixable) else " (device unknown)"
         if held:
-            name = _display(ctx, held[0], "the list")
             what = f"a list of tensors that may be on an accelerator{unknown}"
-            use = f"{name}.append(t.cpu()) where the list is filled"
+            use = _fill_advice(ctx, held[0], "t.cpu()")
             origin = ""
         else:
             what = f"a tensor that may be on an accelerator{unknown}"
