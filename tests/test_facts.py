@@ -157,3 +157,21 @@ def test_sizes_are_not_tensors(expr):
     assert not isinstance(eval(expr), torch.Tensor)
     if "shape" in expr:
         assert not isinstance(eval(expr, {"t": np.ones((2, 3)), "u": np.ones((2, 3)), "out": np.ones(2)}), np.ndarray)
+
+
+def test_a_list_may_hold_what_is_stored_into_it():
+    """`[None] * n` is a list; `preds[i] = out` may put `out` in it (which element is not known,
+    so what it held stays possible too)."""
+    code = HEAD + ("preds = [None] * 3\nfor i in range(3):\n    preds[i] = model(torch.randn(4, 3))\nprobe(preds)\n"
+                   "scores = [0.0, 0.0]\nscores[0] = 1.5\nprobe(scores)\n")
+    (preds, _), (scores, _) = probes(code)
+    assert preds.kind == "seq" and preds.element.may_require_grad
+    assert scores.kind == "seq" and not scores.element.may_require_grad
+    np = pytest.importorskip("numpy")
+    torch = pytest.importorskip("torch")
+    ns = {"probe": lambda v: v}
+    exec(compile(code, "<stores>", "exec"), ns)
+    with pytest.raises(RuntimeError, match="requires grad"):
+        np.array(ns["preds"])
+    assert np.array(ns["scores"]).tolist() == [1.5, 0.0]
+    assert torch.is_tensor(ns["preds"][0])

@@ -366,6 +366,15 @@ class Evaluator:
                 self._dotted_roots.add(key.split(".", 1)[0])
         elif t is ast.Starred:
             self._bind(target.value, fact, state)
+        elif t is ast.Subscript:
+            # `preds[i] = out`: a list now may hold `out` (and may still hold what it held: the
+            # store replaces one element, which one is not known).
+            key = dotted_name(target.value)
+            if key is not None:
+                seq = self.fact(target.value, state)
+                if seq.kind == SEQ:
+                    el = fact if seq.element is None else join(seq.element, fact)
+                    self._bind(target.value, Fact(SEQ, el.grad, el.device, element=el), state)
 
     # ------------------------------------------------------------------ narrowing
 
@@ -697,6 +706,10 @@ class Evaluator:
             return OTHER_FACT
         if a.kind == SEQ and b.kind == SEQ:
             return join(a, b)
+        if a.kind == SEQ and b.kind == OTHER and "ndarray" not in b.tags:
+            return a.but(items=None)  # `[None] * n`: the only operation a list has with a number
+        if b.kind == SEQ and a.kind == OTHER and "ndarray" not in a.tags:
+            return b.but(items=None)
         return UNKNOWN_FACT
 
     def _attribute(self, node: ast.Attribute, state: State) -> Fact:
