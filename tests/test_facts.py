@@ -152,9 +152,8 @@ def test_sizes_are_not_tensors(expr):
     assert compared.is_tensor and compared.device.name == "CPU" and not compared.may_require_grad
     torch = pytest.importorskip("torch")
     np = pytest.importorskip("numpy")
-    t = u = torch.ones(2, 3)
-    out = torch.nn.Linear(3, 2)(torch.randn(4, 3))
-    assert not isinstance(eval(expr), torch.Tensor)
+    tensors = {"t": torch.ones(2, 3), "u": torch.ones(2, 3), "out": torch.nn.Linear(3, 2)(torch.randn(4, 3))}
+    assert not isinstance(eval(expr, tensors), torch.Tensor)
     if "shape" in expr:
         assert not isinstance(eval(expr, {"t": np.ones((2, 3)), "u": np.ones((2, 3)), "out": np.ones(2)}), np.ndarray)
 
