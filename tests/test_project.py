@@ -434,6 +434,42 @@ def test_a_caller_with_nothing_to_report_passes_what_another_module_returns(tmp_
 # ----------------------------------------------------------------------------- the summary cache
 
 
+GENERATORS = {
+    "pyproject.toml": "[project]\nname = 'demo'\n",
+    "PKG/__init__.py": "",
+    "PKG/data.py": """
+        import torch
+        from torch import nn
+
+        model = nn.Linear(4, 2)
+
+
+        def predictions(batches):
+            for b in batches:
+                yield model(b)
+        """,
+    "PKG/train.py": """
+        import torch
+
+        from .data import predictions
+
+        batches = [torch.randn(2, 4)]
+        for out in predictions(batches):
+            arr = out.numpy()
+        with torch.no_grad():
+            for out in predictions(batches):
+                kept = out
+        fine = kept.numpy()
+        """,
+}
+
+
+def test_what_another_modules_generator_yields(tmp_path):
+    """A generator of another module gives what it yields, computed as the loop iterates it."""
+    train = make(tmp_path, files=GENERATORS, package="pkg")
+    assert [(v.code, v.line) for v in engine_findings(train, tmp_path)] == [("TNS101", 7)]
+
+
 def _with_store(root, cache):
     from flake8_tensorcopy.analysis.summary_store import SummaryStore
 
@@ -449,7 +485,7 @@ def _lint(path, project):
     return [(v.code, v.line, v.message) for v in result.violations]
 
 
-@pytest.mark.parametrize("files", [FILES, CROSSING, PER_CALL], ids=["imports", "late", "per-call"])
+@pytest.mark.parametrize("files", [FILES, CROSSING, PER_CALL, GENERATORS], ids=["imports", "late", "per-call", "generators"])
 def test_summaries_from_the_cache_give_what_a_walk_gives(tmp_path, files):
     train = make(tmp_path, files=files, package="pkg")
     cache = tmp_path / "cache"
