@@ -485,7 +485,8 @@ def _lint(path, project):
     return [(v.code, v.line, v.message) for v in result.violations]
 
 
-@pytest.mark.parametrize("files", [FILES, CROSSING, PER_CALL, GENERATORS], ids=["imports", "late", "per-call", "generators"])
+@pytest.mark.parametrize("files", [FILES, CROSSING, PER_CALL, GENERATORS],
+                         ids=["imports", "late", "per-call", "generators"])
 def test_summaries_from_the_cache_give_what_a_walk_gives(tmp_path, files):
     train = make(tmp_path, files=files, package="pkg")
     cache = tmp_path / "cache"
