@@ -371,3 +371,17 @@ def test_parameter_names_are_the_names_a_call_binds():
     lam = ast.parse("lambda *, k: k").body[0].value
     assert parameter_names(lam.args) == ["k"]
     assert parameter_names(ast.parse("def g(): pass").body[0].args) == []
+
+
+def test_a_generator_is_a_function_that_yields_in_its_own_body():
+    import ast
+
+    from flake8_tensorcopy.analysis.astutil import yields
+
+    def first(code):
+        return ast.parse(code).body[0]
+
+    assert yields(first("def g():\n    if x:\n        yield 1\n"))
+    assert yields(first("def g():\n    y = yield from h()\n"))
+    assert not yields(first("def f():\n    def inner():\n        yield 1\n    return inner\n"))
+    assert not yields(first("def f():\n    class C:\n        def m(self):\n            yield 1\n    return lambda: C\n"))

@@ -146,6 +146,20 @@ def contains(outer, inner) -> bool:
     return any(n is inner for n in ast.walk(outer))
 
 
+def yields(func) -> bool:
+    """Whether function `func` is a generator: a `yield` in its own body, not in a nested
+    function, class or lambda."""
+    stack = list(func.body)
+    while stack:
+        n = stack.pop()
+        t = type(n)
+        if t is ast.Yield or t is ast.YieldFrom:
+            return True
+        if not isinstance(n, _DEFERRED):
+            stack.extend(child_nodes(n))
+    return False
+
+
 def suspends(stmt) -> bool:
     """Whether a statement can suspend its generator or coroutine (`yield`, `await`)."""
     return any(isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await)) for n in ast.walk(stmt))

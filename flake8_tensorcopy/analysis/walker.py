@@ -33,7 +33,7 @@ import heapq
 from bisect import bisect_left, bisect_right
 
 from . import torchapi as api
-from .astutil import all_nodes, child_nodes, dotted_name, expressions, is_plain_method, parameter_names
+from .astutil import all_nodes, child_nodes, dotted_name, expressions, is_plain_method, parameter_names, yields
 from .evaluate import (
     GENERATOR_TAG,
     MODULE_CLASS_TAG,
@@ -77,7 +77,6 @@ _MAX_LOOP_ITERATIONS = 4  # pre-runs of one loop body before the reporting pass
 _EXPECTED_ERRORS = frozenset({"raises", "assertRaises", "assertRaisesRegex", "assertRaisesRegexp"})
 _LIGHTNING_TAG = "lightning_module"
 _GENERATOR_TAGS = frozenset({GENERATOR_TAG})
-_NESTED_SCOPES = frozenset((ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda))
 _COMPREHENSIONS = frozenset((ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp))
 # Nodes _visit does not simply descend into: lambdas and comprehensions (their own names),
 # conditional expressions (narrowed parts), nested functions and classes (scopes of their own).
@@ -741,19 +740,7 @@ class Walker(Summaries, Evaluator):
             frame.yields_fact = f if frame.yields_fact is None else join(frame.yields_fact, f)
 
     def _is_generator(self, func) -> bool:
-        """Whether `func` yields (in its own body: not in a nested function, class or lambda)."""
-        if self.lines is not None and "yield" not in self.source_of(func):
-            return False
-        stack = list(func.body)
-        while stack:
-            n = stack.pop()
-            t = type(n)
-            if t is ast.Yield or t is ast.YieldFrom:
-                return True
-            if t in _NESTED_SCOPES:
-                continue
-            stack.extend(child_nodes(n))
-        return False
+        return (self.lines is None or "yield" in self.source_of(func)) and yields(func)
 
     def _test(self, expr, state: State, domains: bool = True) -> None:
         """An expression evaluated by a compound statement (a test, a loop header)."""

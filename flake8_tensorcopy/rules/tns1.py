@@ -1088,24 +1088,31 @@ class _NumpyFunctionRule(_Tns1Rule):
     @staticmethod
     def _use(node, fixable, ctx, force) -> str:
         """What to write instead, for the message: the call with its tensor converted."""
+        def converted(expr, text):
+            if force:
+                return (f"({text})" if needs_parens(expr, text) else text) + ".numpy(force=True)"
+            base, _ = _strip_cpu_moves(expr, ctx)
+            b = ctx.text(base)
+            return (f"({b})" if needs_parens(base, b) else b) + ".detach().cpu().numpy()"
+
+        generic = "t.numpy(force=True)" if force else "t.detach().cpu().numpy()"
+        return _NumpyFunctionRule._use_in_call(node, fixable, ctx, converted, generic)
+
+    @staticmethod
+    def _use_in_call(node, fixable, ctx, converted, generic: str) -> str:
+        """The NumPy call with its one tensor argument written `converted(expr, text)` (`generic`,
+        `t.cpu()`, for several or a long one), or that argument alone when the call has others."""
         func = ctx.text(node.func) if len(ctx.text(node.func)) <= 30 else "np.f"
-        generic = f"{func}(t.numpy(force=True))" if force else f"{func}(t.detach().cpu().numpy())"
         if len(fixable) != 1:
-            return generic
+            return f"{func}({generic})"
         expr = fixable[0]
         t = ctx.text(expr)
         if len(t) > 30 or "\n" in t:
-            return generic
-        if force:
-            conv = (f"({t})" if needs_parens(expr, t) else t) + ".numpy(force=True)"
-        else:
-            base, _ = _strip_cpu_moves(expr, ctx)
-            b = ctx.text(base)
-            conv = (f"({b})" if needs_parens(base, b) else b) + ".detach().cpu().numpy()"
+            return f"{func}({generic})"
+        conv = converted(expr, t)
         if len(node.args) + len(node.keywords) > 1 or expr not in node.args:
             return f"{conv} in the call"
         return f"{func}({conv})"
-
 
 def _fill_advice(ctx, held, converted: str) -> str:
     """What to write instead of a list of tensors held in a variable (`losses`, `self.losses`):
@@ -1687,7 +1694,8 @@ object may have no `.cpu()`); a torch tensor of unknown device keeps the safe fi
             origin = ""
         else:
             what = f"a tensor that may be on an accelerator{unknown}"
-            use = self._use_on_host(node, fixable, ctx)
+            on_host = lambda expr, t: (f"({t})" if needs_parens(expr, t) else t) + ".cpu()"  # noqa: E731
+            use = self._use_in_call(node, fixable, ctx, on_host, "t.cpu()")
             origin = ctx.origin(fixable[0], "device")
         ctx.report(self, node, fix, func=func, what=what, origin=origin, use=use)
 
@@ -1701,21 +1709,6 @@ object may have no `.cpu()`); a torch tensor of unknown device keeps the safe fi
         if needs_parens(expr, text):
             return Edit(s, e, f"({text}).cpu()", expect=text)
         return Edit(e, e, ".cpu()")
-
-    @staticmethod
-    def _use_on_host(node, fixable, ctx) -> str:
-        func = ctx.text(node.func) if len(ctx.text(node.func)) <= 30 else "np.f"
-        generic = f"{func}(t.cpu())"
-        if len(fixable) != 1:
-            return generic
-        expr = fixable[0]
-        t = ctx.text(expr)
-        if len(t) > 30 or "\n" in t:
-            return generic
-        conv = (f"({t})" if needs_parens(expr, t) else t) + ".cpu()"
-        if len(node.args) + len(node.keywords) > 1 or expr not in node.args:
-            return f"{conv} in the call"
-        return f"{func}({conv})"
 
 
 class NumpyReductionOnTensor(_NumpyFunctionRule):

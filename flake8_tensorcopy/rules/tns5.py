@@ -261,7 +261,7 @@ model.state_dict().items()}`, which needs no import but fails on a module whose
         start, end = ctx.span(node)
         fix = Fix(self.fix_title, self.fix_safety, (Edit(start, end, fixed, expect=ctx.lines.text[start:end]),))
         shown_fix = f"{copy_call or 'copy.deepcopy'}({_short(ctx, inner)})"
-        ctx.report(self, node, fix, expr=_short(ctx, node), module=anchor.source, update=finding.update,
+        ctx.report(self, node, fix, expr=_short(ctx, node), update=finding.update,
                    update_line=finding.update_line, holder=finding.holder, use=finding.use_line, fixed=shown_fix)
 
     @staticmethod
