@@ -136,7 +136,7 @@ def parse_error(exc: Exception, where: str = "") -> Error:
 
 def _lint(text: str, rule_classes, options: Options, tree, honor_noqa: bool, project=None, path=None,
           fixes: bool = True, concrete=None, via_project: bool = False) -> LintResult:
-    active = [cls for cls in rule_classes if cls.might_match(text)]
+    active = _prefiltered(rule_classes, text)
     if not active:
         return LintResult()
     module = project.module_name(path) if project is not None and path else None
@@ -208,6 +208,35 @@ def _lint(text: str, rule_classes, options: Options, tree, honor_noqa: bool, pro
 
 
 _SUBSUMES = {cls.code: cls.subsumes for cls in all_rules() if cls.subsumes}
+_PLAIN_PREFILTER = Rule.might_match.__func__
+
+
+def _prefiltered(rule_classes, text: str) -> list:
+    """The rules whose pre-filter `text` passes.  Each substring of the plain pre-filters is
+    searched for once (rules share them: `numpy`, `np.`), and one that contains a shorter one
+    only if that is there (`.numpy(` after `numpy`): on a file without them, each is a scan of
+    the whole text."""
+    found: dict = {}
+
+    def contains(needle: str) -> bool:
+        hit = found.get(needle)
+        if hit is None:
+            for shorter in _INSIDE.get(needle, ()):
+                if not contains(shorter):
+                    hit = False
+                    break
+            else:
+                hit = needle in text
+            found[needle] = hit
+        return hit
+
+    return [cls for cls in rule_classes
+            if (any(contains(s) for s in cls.prefilter) or not cls.prefilter
+                if cls.might_match.__func__ is _PLAIN_PREFILTER else cls.might_match(text))]
+
+
+_NEEDLES = {s for cls in all_rules() if cls.might_match.__func__ is _PLAIN_PREFILTER for s in cls.prefilter}
+_INSIDE = {s: tuple(t for t in _NEEDLES if t != s and t in s) for s in _NEEDLES}
 
 
 def _suppressed(lines: LineIndex, v: Violation) -> bool:

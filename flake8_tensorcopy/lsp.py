@@ -165,6 +165,9 @@ class Projects:
 
     def changed(self, path: str) -> None:
         """A file was saved: the summaries of its project are read again from disk."""
+        from . import reach
+
+        reach.forget()  # (a module may have been created or deleted)
         real = os.path.realpath(path)
         for root in list(self._by_root):
             if real.startswith(root + os.sep):

@@ -27,6 +27,11 @@ _IMPORT = (r"^[ \t]*import[ \t]+([^\n#;]+)", re.M)
 # its modules that do not use torch themselves import those).
 _TOP_LEVEL_TORCH = (rb"^(?:import[ \t]+torch\b|from[ \t]+torch\b|import[ \t][^\n#;]*[ \t,]torch\b)", re.M)
 _SCANNED: dict = {}  # (root, path) -> (size, mtime, imports torch at its top level, what it imports)
+# Where each project's modules are and each directory's root, as first found in this process: a
+# flake8 run asks the same ones for file after file.  A long-lived front end (the editor
+# server) calls `forget()` when a file of a project is created, changed or deleted.
+_PATHS: dict = {}  # (root, module) -> module_path(root, module)
+_ROOTS: dict = {}  # directory of a checked file -> the real path of its root
 _COMPILED: dict = {}
 
 
@@ -175,6 +180,20 @@ def _scan(root: str, path: str) -> tuple:
     return top, names
 
 
+def forget() -> None:
+    """Drop what this process found of where modules and roots are."""
+    _PATHS.clear()
+    _ROOTS.clear()
+
+
+def _module_path(root: str, module: str) -> str | None:
+    key = (root, module)
+    found = _PATHS.get(key, _PATHS)
+    if found is _PATHS:
+        found = _PATHS[key] = module_path(root, module)
+    return found
+
+
 def torch_through_project(text: str, path: str | None, root: str | None = None, looked: list | None = None) -> bool:
     """Whether the file of `text` at `path` imports, from a module of its project (under `root`,
     else the root find_root gives), a module that imports torch at its top level, or a name
@@ -182,7 +201,13 @@ def torch_through_project(text: str, path: str | None, root: str | None = None, 
     read for the answer go to `looked` (what the answer depends on, for a result cache)."""
     if not path or "import" not in text:
         return False
-    root = os.path.realpath(root or find_root(path))
+    if root is None:
+        where = os.path.dirname(path)
+        root = _ROOTS.get(where)
+        if root is None:
+            root = _ROOTS[where] = os.path.realpath(find_root(path))
+    else:
+        root = os.path.realpath(root)
     todo = [(module, name, 0) for module, name, _local in
             imports(text, module_name(root, path), os.path.basename(path) == "__init__.py")]
     seen: set = set()
@@ -191,9 +216,9 @@ def torch_through_project(text: str, path: str | None, root: str | None = None, 
         if (module, name) in seen:
             continue
         seen.add((module, name))
-        if name is not None and name != "*" and module_path(root, f"{module}.{name}") is not None:
+        if name is not None and name != "*" and _module_path(root, f"{module}.{name}") is not None:
             module, name = f"{module}.{name}", None  # `from pkg import models`: a module
-        found = module_path(root, module)
+        found = _module_path(root, module)
         if found is None:
             continue
         if looked is not None and found not in looked:

@@ -340,3 +340,24 @@ async def test_a_project_module_changed_outside_the_editor_rechecks_its_open_dep
         types.FileEvent(uri=(pkg / "models.py").as_uri(), type=types.FileChangeType.Changed)]))
     (diag,) = list((await published(client, train.uri)).diagnostics)
     assert diag.code == "TNS101" and "models.py" in diag.message
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_a_project_module_created_outside_the_editor_is_found(client: LanguageClient, editor, tmp_path):
+    # evaluate.py never mentions torch and imports a module that does not exist yet: nothing to
+    # analyse.  Once helpers.py is created (and uses torch), the next check of evaluate.py finds
+    # it: where the project's modules are is not remembered past a change (reach.forget).
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    pkg = tmp_path / "created_pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    text = "from .helpers import scale\n\n\ndef predict(x):\n    return scale(x).numpy()\n"
+    evaluate = Buffer(client, pkg / "evaluate.py", text)
+    assert await evaluate.diagnostics() == []
+    helpers = pkg / "helpers.py"
+    helpers.write_text("import torch\n\n\ndef scale(x):\n    return torch.nn.Linear(2, 2)(x)\n")
+    client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(changes=[
+        types.FileEvent(uri=helpers.as_uri(), type=types.FileChangeType.Created)]))
+    evaluate.change(text + "\n")
+    (diag,) = await evaluate.diagnostics()
+    assert diag.code == "TNS101" and diag.range.start.line == 4

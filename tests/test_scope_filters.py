@@ -188,3 +188,89 @@ def test_inplace_write_starts_are_those_of_the_one_pattern():
         assert sorted(_inplace_starts(text)) == _reference_starts(text)
 
     agree()
+
+
+def test_the_prefilter_asks_each_substring_once_and_agrees_with_the_rules():
+    """engine._prefiltered shares the substring searches of the rules' plain pre-filters; it
+    selects exactly the rules whose `might_match` says yes."""
+    rules = all_rules()
+    texts = [text for _name, text in SOURCES]
+    texts += ["", "numpy", ".numpy(", "x.numpy()", "import numpy as np", "np.", "w.detach()", "tensor(x)"]
+    for text in texts:
+        for part in (text, text[: len(text) // 2], text[len(text) // 2 :]):
+            assert engine._prefiltered(rules, part) == [c for c in rules if c.might_match(part)], part[:80]
+
+
+class _Counting(Walker):
+    scopes: list = []
+
+    def _walk_scope(self, scope, *args, **kwargs):
+        _Counting.scopes.append(scope.kind)
+        return super()._walk_scope(scope, *args, **kwargs)
+
+
+NOTHING_TO_REPORT = '''\
+import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.ones(3))
+
+    def forward(self, x):
+        return x * self.w
+'''
+
+
+def test_a_file_where_the_filter_admits_nothing_is_not_walked(monkeypatch):
+    """No function and no code outside functions passes a rule's scope test: the file is parsed
+    but not walked.  Code outside functions that passes one is walked, and reported."""
+    monkeypatch.setattr(engine, "Walker", _Counting)
+    _Counting.scopes.clear()
+    assert engine.lint_text(NOTHING_TO_REPORT).violations == []
+    assert _Counting.scopes == []
+    text = NOTHING_TO_REPORT + "\n\nnet = Net()\nnet.w.add_(1)\n"
+    assert [(v.code, v.line) for v in engine.lint_text(text).violations] == [("TNS401", 15)]
+    assert _Counting.scopes[0] == "module"
+    # The same write in a function: the class names the leaf attribute, the function writes it.
+    text = NOTHING_TO_REPORT + "\n\ndef main():\n    net = Net()\n    net.w.add_(1)\n"
+    assert [(v.code, v.line) for v in engine.lint_text(text).violations] == [("TNS401", 16)]
+    # A function the filter admits is walked, in a class, in an `if` at the module's level.
+    _Counting.scopes.clear()
+    text = NOTHING_TO_REPORT + "\n\nif True:\n    class Step:\n        def run(self, net):\n            net.w.add_(1)\n"
+    engine.lint_text(text)
+    assert "function" in _Counting.scopes
+
+
+def test_inplace_writes_of_no_leaf_from_the_callers_are_skipped():
+    """A short function's writes to its parameters are analysed (its callers may pass a leaf),
+    but not where no call of the file passes the parameter anything: `forward` and the dunders
+    but `__init__` (called by nn.Module and Python), `*args` and `**kwargs`.  Neither are
+    annotated assignments, the signature's defaults, nor an item of a container that is not an
+    attribute of `self` (`cache.seen[self.i] = x`)."""
+    skipped = [
+        "def forward(self, hidden_states):\n    hidden_states *= 2\n    return hidden_states\n",
+        "def __call__(self, x):\n    x[0] = 1\n",
+        "def f(self, **kwargs):\n    kwargs['a'] = 1\n",
+        "def f(self, *args):\n    args[0][1] = 1\n",
+        "def f(totals):\n    seen: dict[str, int] = {}\n    return seen\n",
+        "def f(x: list[int] = None, y: dict[str, int] = {}):\n    return x, y\n",
+        "def f(self, x):\n    cache.seen[self.i] = x\n",
+        "def f(self, x):\n    out = x + 1\n    out[self.i] = 0\n",
+    ]
+    for text in skipped:
+        assert not InplaceOnLeaf.might_match_scope(text), text
+    analysed = [
+        "def helper(hidden_states):\n    hidden_states *= 2\n",
+        "def __init__(self, w):\n    w[0] = 1\n",
+        "def f(p):\n    y = p.add_(1)\n",
+        "def f(x, p):\n    x = F.relu(p, inplace=True)\n",
+        "def f(self, x):\n    self.seen[x] = 1\n",
+        "def f(self):\n    (self.w).add_(1)\n",
+        "def f(self):\n    self.scale -= 1\n",
+        "def f(p):\n    if p is not None: p[0] = 1\n",
+    ]
+    for text in analysed:
+        assert InplaceOnLeaf.might_match_scope(text), text

@@ -249,6 +249,15 @@ _VISITORS: dict = {}
 
 
 _Name, _Constant = ast.Name, ast.Constant
+# The statement lists of compound statements, outside functions (`Walker._anything_admitted`).
+_COMPOUND = {ast.If: ("body", "orelse"), ast.For: ("body", "orelse"), ast.AsyncFor: ("body", "orelse"),
+             ast.While: ("body", "orelse"), ast.With: ("body",), ast.AsyncWith: ("body",),
+             ast.Try: ("body", "handlers", "orelse", "finalbody"), ast.ClassDef: ("body",)}
+if hasattr(ast, "TryStar"):
+    _COMPOUND[ast.TryStar] = _COMPOUND[ast.Try]
+if hasattr(ast, "Match"):
+    _COMPOUND[ast.Match] = ("cases",)
+_CLAUSES = (ast.ExceptHandler, getattr(ast, "match_case", ast.ExceptHandler))
 
 
 def _visitors(rule_class) -> tuple:
@@ -290,6 +299,7 @@ class Walker(Summaries, Evaluator):
         self.module_scope: Scope | None = None
         self._cache: dict[int, tuple] = {}
         self._pending: list = []
+        self._admitted: dict = {}  # id(function) -> what the scope filter said of its source
         self._dotted_roots: set = set()  # first names of the dotted keys (`self.w`) ever bound
         self._no_grad_callees: frozenset | None = None  # computed when a function is first walked
         self._mentions_grad_mode: bool | None = None
@@ -319,6 +329,8 @@ class Walker(Summaries, Evaluator):
         self._walk_scope(scope, self.tree.body, State({}, False), dispatch=False)
 
     def run(self) -> None:
+        if self._scope_filter is not None and not self._anything_admitted():
+            return
         scope = self.module_scope = Scope("module", self.tree, None, self._module_evidence(self.tree))
         self._walk_scope(scope, self.tree.body, State({}, False), dispatch=True)
         while self._pending:
@@ -340,6 +352,47 @@ class Walker(Summaries, Evaluator):
             attrs.unhook()
         self.__dict__.clear()
 
+    def _anything_admitted(self) -> bool:
+        """Whether the scope filter admits a function of the module or class bodies (functions
+        nested in functions are walked only inside an admitted one), or the code outside them:
+        when it admits nothing, no rule can report and the file is not walked at all.  What it
+        said of each function is kept for `_callers_first`."""
+        lines = self.lines
+        if lines is None:
+            return True
+        admit, known = self._scope_filter, self._admitted
+        starts, text = lines.starts, lines.text
+        bodies: list = []  # (start, end) offsets of the function bodies outside the module's code
+        stack = list(reversed(self.tree.body))
+        while stack:
+            node = stack.pop()
+            t = type(node)
+            if t is ast.FunctionDef or t is ast.AsyncFunctionDef:
+                ok = known[id(node)] = admit(self.source_of(node))
+                if ok:
+                    return True
+                first = node.body[0].lineno
+                if first > node.lineno:  # the header (decorators, defaults) stays module code
+                    end = starts[node.end_lineno] if node.end_lineno < len(starts) else len(text)
+                    bodies.append((starts[first - 1], end))
+            elif t in _COMPOUND:
+                for field in _COMPOUND[t]:
+                    for child in reversed(getattr(node, field)):
+                        if type(child) in _CLAUSES:  # an except handler, a match case
+                            stack.extend(reversed(child.body))
+                        else:
+                            stack.append(child)
+        if not bodies:
+            return admit(text)
+        bodies.sort()
+        kept, at = [], 0
+        for start, end in bodies:
+            if start >= at:
+                kept.append(text[at:start])
+                at = end
+        kept.append(text[at:])
+        return admit("".join(kept))
+
     def _callers_first(self, pending: list) -> list:
         """The deferred functions to walk, each after the functions that call it (by name; in
         order of definition otherwise, and within a cycle): a function walked to report records
@@ -353,7 +406,9 @@ class Walker(Summaries, Evaluator):
         chain of calls come through functions with nothing to report themselves."""
         admit = self._scope_filter
         if admit is not None:
-            wanted = [admit(self.source_of(item[0])) for item in pending]
+            known = self._admitted
+            wanted = [known[id(item[0])] if id(item[0]) in known else admit(self.source_of(item[0]))
+                      for item in pending]
             if not any(wanted):
                 return []
         if len(pending) < 2 or self.lines is None:

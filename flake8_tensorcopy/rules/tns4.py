@@ -38,8 +38,9 @@ def _is_true(node) -> bool:
 # Text of an in-place write: `x[i] = v`, augmented assignment, `*_(` methods, `inplace=True`.
 _PARAM_WRITER_LINES = 40
 # A function's `def` line(s) up to its parameter list's end, and the names in that list.
-_DEF_HEADER = LazyPattern(r"\s*(?:async\s+)?def\s+\w+\s*\((.*?)\)\s*(?:->.*?)?:[ \t]*(?:#[^\n]*)?(?:\n|$)", re.S)
-_PARAM_NAME = LazyPattern(r"(?:^|[(,])\s*\**([A-Za-z_]\w*)")
+_DEF_HEADER = LazyPattern(r"\s*(?:async\s+)?def\s+(\w+)\s*\((.*?)\)\s*(?:->.*?)?:[ \t]*(?:#[^\n]*)?(?:\n|$)", re.S)
+# (Not `*args` and `**kwargs`: no call passes them facts, astutil.bind_arguments.)
+_PARAM_NAME = LazyPattern(r"(?:^|[(,])\s*([A-Za-z_]\w*)")
 # Where the writes but `*_(` methods and `inplace=True` may be: a character that starts one
 # (`]`, an operator), any blanks, `=`.  `_inplace_starts` tells which of these the writes
 # `\]\s*=[^=]|[-+*/%@&|^]=|//=|\*\*=|>>=|<<=` are.  A pattern that starts with a character set is
@@ -102,6 +103,25 @@ def _leaf_aliases(text: str) -> frozenset:
                      if "weight" in m.group(2) or "bias" in m.group(2) or "param" in m.group(2))
 
 
+def _written(target: str) -> str:
+    """The expression a write's target text ends with: `self.w.add` of `y = self.w.add`,
+    `cache.seen[self.i]` of `if k: cache.seen[self.i]`, `self.n` of `self.n +`."""
+    t = target.rstrip().rstrip("-+*/%@&|^<>").rstrip()
+    i, depth = len(t), 0
+    while i:
+        c = t[i - 1]
+        if c in ")]}":
+            depth += 1
+        elif c in "([{":
+            if not depth:
+                break
+            depth -= 1
+        elif not depth and not (c.isalnum() or c == "_" or c == "."):
+            break
+        i -= 1
+    return t[i:].lstrip(" \t(")
+
+
 def _written_name(target: str) -> str:
     """The first name of a write's target text (`w` of `    w[0]`, `w.T.zero`)."""
     i = len(target) - len(target.lstrip())
@@ -122,6 +142,65 @@ def _attribute_in(text: str, attr: str) -> bool:
     return False
 
 
+# `self.w = nn.Parameter(...)`, `self.scale = torch.ones(3, requires_grad=True)`,
+# `self.register_parameter("w", ...)`: attributes a class makes leaves that require grad.
+_LEAF_ATTRIBUTE = LazyPattern(r"\.[ \t]*(\w+)[ \t]*=[^=\n][^\n]*(?:Parameter|requires_grad)|register_parameter\(\s*['\"](\w+)")
+
+
+def _leaf_attributes(text: str) -> frozenset:
+    """Attribute names `text` binds to a parameter or a tensor that requires grad."""
+    if "Parameter" not in text and "requires_grad" not in text and "register_parameter" not in text:
+        return frozenset()
+    return frozenset(a or b for a, b in _LEAF_ATTRIBUTE.findall(text))
+
+
+def _admits(text: str, leaf_attributes: frozenset) -> bool:
+    """InplaceOnLeaf's scope test of a function whose source is `text` (or of code outside
+    functions), in a file whose classes make `leaf_attributes` leaves that require grad."""
+    # Writes in the `def` line(s) (a default, `x: list[int] = ...`) are not the function's.
+    header = _DEF_HEADER.match(text)
+    body = header.end() if header else 0
+    # The write is in this function; the leaf is made here (requires_grad, Parameter, a
+    # parameters() loop) or is an attribute written in place (`.weight`, `self.scale`).
+    if any(w in text for w in ("requires_grad", "Parameter", "parameters(")):
+        return any(at >= body and _write_target(text, at) is not None for at in _inplace_starts(text))
+    # Or the leaf comes from the callers: the function writes to one of its parameters
+    # (`def reset(p): p.zero_()`, called with a model's weight).  Helpers are short; in long
+    # functions such writes are arithmetic on activations (`x.mul_(...)` in a forward), and
+    # analysing every one of them costs a tenth of a large tree's check.  Python and
+    # nn.Module call `forward` and the dunders but `__init__` (summaries.parameter_facts):
+    # no call of the file passes them anything.
+    params = ()
+    if header and text.count("\n") <= _PARAM_WRITER_LINES:
+        name = header.group(1)
+        if name == "__init__" or not (name == "forward" or name.startswith("__") and name.endswith("__")):
+            params = _PARAM_NAME.findall(header.group(2))
+    attributes = [a for a in leaf_attributes if "." + a in text]
+    if not (params or attributes or "weight" in text or "bias" in text or "param" in text or "self." in text):
+        return False
+    aliases = None
+    for at in _inplace_starts(text):
+        if at < body:
+            continue
+        target = _write_target(text, at)
+        if target is None:
+            continue
+        written = target if text.startswith("inplace=True", at) else _written(target)
+        if "weight" in target or "bias" in target or "param" in target or written.startswith("self."):
+            return True
+        if params and any(word_count(written, p) for p in params if p != "self"):
+            return True
+        # Or to an attribute the file's classes make a leaf (`net.w.add_(1)`, `self.w` a Parameter).
+        if attributes and any(_attribute_in(written, "." + a) for a in attributes):
+            return True
+        # Or to a local that names one (`w = model.fc.weight` ... `w[0] = 1`).
+        if aliases is None:
+            aliases = _leaf_aliases(text)
+        if aliases and _written_name(target) in aliases:
+            return True
+    return False
+
+
 class InplaceOnLeaf(Rule):
     code = "TNS401"
     name = "inplace-on-grad-leaf"
@@ -132,33 +211,15 @@ class InplaceOnLeaf(Rule):
 
     @classmethod
     def might_match_scope(cls, text: str) -> bool:
-        # The write is in this function; the leaf is made here (requires_grad, Parameter, a
-        # parameters() loop) or is an attribute written in place (`.weight`, `self.scale`).
-        if any(w in text for w in ("requires_grad", "Parameter", "parameters(")):
-            return any(_write_target(text, at) is not None for at in _inplace_starts(text))
-        # Or the leaf comes from the callers: the function writes to one of its parameters
-        # (`def reset(p): p.zero_()`, called with a model's weight).  Helpers are short; in long
-        # functions such writes are arithmetic on activations (`x.mul_(...)` in a forward), and
-        # analysing every one of them costs a tenth of a large tree's check.
-        header = _DEF_HEADER.match(text) if text.count("\n") <= _PARAM_WRITER_LINES else None
-        params = _PARAM_NAME.findall(header.group(1)) if header else ()
-        if not (params or "weight" in text or "bias" in text or "param" in text or "self." in text):
-            return False
-        aliases = None
-        for at in _inplace_starts(text):
-            target = _write_target(text, at)
-            if target is None:
-                continue
-            if "weight" in target or "bias" in target or "param" in target or "self." in target:
-                return True
-            if params and any(word_count(target, p) for p in params if p != "self"):
-                return True
-            # Or to a local that names one (`w = model.fc.weight` ... `w[0] = 1`).
-            if aliases is None:
-                aliases = _leaf_aliases(text)
-            if aliases and _written_name(target) in aliases:
-                return True
-        return False
+        return _admits(text, _leaf_attributes(text))
+
+    @classmethod
+    def scope_test(cls, text: str):
+        # `net.w.add_(1)` in a function (or outside any) of a file whose class makes `self.w` a
+        # parameter: the leaf attribute is named where the class is, not where the write is.
+        attributes = _leaf_attributes(text)
+        return lambda segment: _admits(segment, attributes)
+
     docs = """
 ## What it does
 Checks for in-place writes to a leaf tensor that requires grad, outside a no-grad region.
