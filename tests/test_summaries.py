@@ -1,6 +1,7 @@
 """Summaries inside a file (issue 13): return facts, call-site facts, class facts, narrowing and
 freeze state.  Each case is a small program; runtime claims are checked on real torch."""
 
+import re
 import textwrap
 
 import pytest
@@ -230,6 +231,51 @@ def test_a_caller_with_nothing_to_report_passes_what_its_callees_return():
     with pytest.raises(RuntimeError, match="requires grad"):
         run(code)
 
+
+
+# Where the caller has parameters, it is walked to report (its callers may pass it facts), and
+# a call anywhere in its statements is a call site: a returned value, a dict's value, an
+# argument of a method of an attribute, what it awaits or yields, an element of a tuple.
+CALLER_SHAPES = {
+    "return": ("return _to_numpy(model(x))", "main(X)"),
+    "return in a branch": ("if x is not None:\n        return _to_numpy(model(x))", "main(X)"),
+    "dict value": ("return {'pred': _to_numpy(model(x))}", "main(X)"),
+    "tuple element": ("return _to_numpy(model(x)), 1", "main(X)"),
+    "argument of an attribute's method": ("log.writer.append(_to_numpy(model(x)))",
+                                          "main(X, types.SimpleNamespace(writer=[]))"),
+    "yield": ("yield _to_numpy(model(x))", "next(main(X))"),
+    "await": ("await log.put(_to_numpy(model(x)))", "asyncio.run(main(X, asyncio.Queue()))"),
+}
+
+
+@pytest.mark.parametrize("shape", CALLER_SHAPES, ids=list(CALLER_SHAPES))
+def test_a_caller_walked_to_report_records_every_call_it_makes(shape):
+    statement, call = CALLER_SHAPES[shape]
+    code = textwrap.dedent("""
+    import asyncio
+    import types
+
+    import torch
+
+
+    def _to_numpy(t):
+        return t.numpy()
+
+
+    {kind}def main(x, log=None):
+        model = torch.nn.Linear(4, 2)
+        {statement}
+
+
+    X = torch.randn(2, 4)
+    {call}
+    """).format(kind="async " if shape == "await" else "", statement=statement, call=call)
+    assert found(code, "TNS101") == [("TNS101", 9)]
+    (message,) = messages(code, "TNS101")
+    # The line of the call, then those of the calls that passed `main` its arguments.
+    assert re.search(rf"passed at lines? {14 + statement.count(chr(10))}\b", message), message
+    with pytest.raises(RuntimeError, match="requires grad"):
+        run(code)
 
 TRAINER = """
 import numpy as np
@@ -568,7 +614,8 @@ def test_facts_reach_down_a_chain_of_calls():
     # functions are walked callers first, so to_numpy() sees what evaluate() passed with what
     # evaluate() was given (and the call inside print(...) counts as a call).
     assert found(CHAIN) == [("TNS101", 9)]
-    assert "t (passed at line 13) requires grad" in messages(CHAIN)[0]
+    # Both links of the chain: line 13 passes m(x), line 16 the model.
+    assert "t (passed at lines 13, 16) requires grad" in messages(CHAIN)[0]
     with pytest.raises(RuntimeError, match="requires grad"):
         run(CHAIN)
 

@@ -255,10 +255,19 @@ class Evaluator:
     def _call_effect(self, node, state: State) -> None:
         """State changes made by a call statement: grad-mode switches and in-place state."""
         if not isinstance(node, ast.Call):
+            if type(node) in (ast.Await, ast.Yield, ast.YieldFrom):
+                self.fact(node, state)  # `await log.put(f(x))`: the calls in it are call sites
             return
         func = node.func
         if not isinstance(func, ast.Attribute) or isinstance(func.value, ast.Name):
             self.fact(node, state)  # `log(x)`, `self.step(x)`: the call's arguments are a call site
+        else:  # `self.writer.add(to_numpy(out))`: the calls among its arguments are call sites
+            for a in node.args:
+                if type(a) is not ast.Name and type(a) is not ast.Constant:
+                    self.fact(a, state)
+            for kw in node.keywords:
+                if type(kw.value) is not ast.Name and type(kw.value) is not ast.Constant:
+                    self.fact(kw.value, state)
         switch = set_grad_call(node, lambda n: self.qualname(n, state))
         if switch is not None:
             state.no_grad = switch
@@ -684,8 +693,17 @@ class Evaluator:
             return Fact(SEQ, el.grad, el.device, element=el)
         if t is ast.Starred:
             return self.fact(node.value, state)
-        if t in (ast.JoinedStr, ast.Dict, ast.DictComp, ast.Lambda):
+        if t is ast.Dict:
+            # Not followed as a mapping; its values are evaluated for the calls in them
+            # (`{"pred": to_numpy(out)}`: a call site).
+            for v in node.values:
+                if type(v) is not ast.Name and type(v) is not ast.Constant:
+                    self.fact(v, state)
             return OTHER_FACT
+        if t in (ast.JoinedStr, ast.DictComp, ast.Lambda):
+            return OTHER_FACT
+        if (t is ast.Await or t is ast.Yield or t is ast.YieldFrom) and node.value is not None:
+            self.fact(node.value, state)  # the call it awaits or yields happens (a call site)
         return UNKNOWN_FACT
 
     def _binop(self, a: Fact, b: Fact, state: State) -> Fact:

@@ -819,6 +819,10 @@ class Walker(Summaries, Evaluator):
             return state
         if t is ast.Return:
             self._simple(stmt, state)
+            if frame.dispatch and stmt.value is not None:
+                # Evaluated as an assignment's value is, so that its calls are call sites
+                # (`return to_numpy(model(x))`); a summary walk evaluates it at the end.
+                self.fact(stmt.value, state)
             frame.returns.append((state, stmt))
             return self._dead(state, "return")
         if t is ast.Raise:
