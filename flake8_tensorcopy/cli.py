@@ -797,8 +797,9 @@ def cmd_check_or_fix(args, command: str) -> int:
         passthrough = FileReport(stdin_name, new_source=_read("-")) if mode == "fix" and not args.diff else None
     if args.show_files:
         return _printing(_show_files, files, missing)
-    from .reach import find_root
+    from .reach import find_root, forget
 
+    forget()  # what an earlier run in this process found of the project's files may be stale
     first_path = paths[0] if paths[0] != "-" else (args.stdin_filename or ".")
     project_root = os.path.realpath(args.project_root or find_root(first_path))
     cache_dir = None if args.no_cache else _cache_dir(args, settings, first_path)

@@ -13,6 +13,8 @@ more than the rest of a one-file flake8 run's start; benchmarks/startup.py).
 
 from __future__ import annotations
 
+import sys
+
 from . import __version__
 
 
@@ -166,6 +168,8 @@ class TensorCopyChecker:
         cls._rules = None
         cache_dir = getattr(options, "tensorcopy_cache_dir", None)
         cls.cache_dir = False if getattr(options, "tensorcopy_no_cache", False) else (cache_dir or None)
+        if "flake8_tensorcopy.reach" in sys.modules:  # a run before this one in the same process
+            sys.modules["flake8_tensorcopy.reach"].forget()  # (what it found may be stale)
 
     @classmethod
     def engine_options(cls):

@@ -32,6 +32,8 @@ _SCANNED: dict = {}  # (root, path) -> (size, mtime, imports torch at its top le
 # server) calls `forget()` when a file of a project is created, changed or deleted.
 _PATHS: dict = {}  # (root, module) -> module_path(root, module)
 _ROOTS: dict = {}  # directory of a checked file -> the real path of its root
+_LISTINGS: dict = {}  # directory -> (names of its files, names of its directories)
+_GENERATION = [0]  # bumped by forget(): a _SCANNED entry checked in this one is not stat'ed again
 _COMPILED: dict = {}
 
 
@@ -160,11 +162,14 @@ def imports(text: str, current: str | None, is_package: bool) -> list:
 def _scan(root: str, path: str) -> tuple:
     """(whether the module imports torch at its top level, {local name: (module, name)} of what
     it imports), as of the file's size and mtime."""
+    key = (root, path)
+    found = _SCANNED.get(key)
+    if found is not None and found[4] == _GENERATION[0]:
+        return found[2], found[3]
     try:
         st = os.stat(path)
-        key = (root, path)
-        found = _SCANNED.get(key)
         if found is not None and found[0] == st.st_size and found[1] == st.st_mtime_ns:
+            _SCANNED[key] = (*found[:4], _GENERATION[0])
             return found[2], found[3]
         with open(path, "rb") as f:
             data = f.read()
@@ -176,21 +181,57 @@ def _scan(root: str, path: str) -> tuple:
         for module, name, local in imports(data.decode("utf-8", "replace"), module_name(root, path),
                                            os.path.basename(path) == "__init__.py"):
             names.setdefault(local, []).append((module, name))
-    _SCANNED[key] = (st.st_size, st.st_mtime_ns, top, names)
+    _SCANNED[key] = (st.st_size, st.st_mtime_ns, top, names, _GENERATION[0])
     return top, names
 
 
 def forget() -> None:
-    """Drop what this process found of where modules and roots are."""
+    """Drop what this process found of where modules and roots are, and of which files it has
+    read are unchanged."""
     _PATHS.clear()
     _ROOTS.clear()
+    _LISTINGS.clear()
+    _GENERATION[0] += 1
+
+
+def _listing(directory: str) -> tuple:
+    found = _LISTINGS.get(directory)
+    if found is None:
+        files, dirs = set(), set()
+        try:
+            with os.scandir(directory) as entries:
+                for entry in entries:
+                    try:
+                        if entry.is_file():
+                            files.add(entry.name)
+                        elif entry.is_dir():
+                            dirs.add(entry.name)
+                    except OSError:
+                        pass
+        except OSError:
+            pass
+        found = _LISTINGS[directory] = (files, dirs)
+    return found
 
 
 def _module_path(root: str, module: str) -> str | None:
+    """module_path(root, module), from one listing a directory: `from pkg import a, b, c` asks
+    whether each name is a module of `pkg`, four file tests a name."""
     key = (root, module)
     found = _PATHS.get(key, _PATHS)
     if found is _PATHS:
-        found = _PATHS[key] = module_path(root, module)
+        found = None
+        *package, last = module.split(".")
+        for base in (root, os.path.join(root, "src")):
+            parent = os.path.join(base, *package)
+            files, dirs = _listing(parent)
+            if last + ".py" in files:
+                found = os.path.join(parent, last + ".py")
+                break
+            if last in dirs and "__init__.py" in _listing(os.path.join(parent, last))[0]:
+                found = os.path.join(parent, last, "__init__.py")
+                break
+        _PATHS[key] = found
     return found
 
 

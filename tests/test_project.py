@@ -276,6 +276,27 @@ def test_a_module_that_starts_using_torch_rechecks_its_importers_in_the_cli_cach
     assert proc.returncode == 1 and ":5:12: TNS101" in proc.stdout, proc.stdout
 
 
+
+def test_a_module_that_starts_using_torch_is_seen_by_the_next_flake8_run_in_the_process(tmp_path, monkeypatch):
+    # Two flake8 runs in one process (flake8's own API, an editor integration that keeps a
+    # process): what reach.py found of the project's files in the first may be stale in the
+    # second, which starts afresh (the plugin's parse_options, once a run).
+    from flake8.main.cli import main as flake8_main
+
+    make(tmp_path, files=THROUGH, package="pkg")
+    monkeypatch.chdir(tmp_path)
+    plain = str(tmp_path / "pkg" / "plain.py")
+
+    def flake8_output() -> str:
+        out = tmp_path / "flake8.txt"
+        assert flake8_main(["--isolated", "--select", "TNS", "--tensorcopy-no-cache", "--output-file", str(out),
+                            plain]) in (0, 1)
+        return out.read_text()
+
+    assert flake8_output() == ""
+    (tmp_path / "pkg" / "helpers.py").write_text("import torch\n\n\ndef scale(x):\n    return torch.nn.Linear(2, 2)(x)\n")
+    assert ":5:12: TNS101" in flake8_output()
+
 CROSSING = {
     "pyproject.toml": "[project]\nname = 'demo'\n",
     "PKG/__init__.py": "",
@@ -793,3 +814,22 @@ def test_imports_read_from_the_lines_that_mention_import():
         with open(path, encoding="utf-8") as f:
             source = f.read()
         assert imports(source, "flake8_tensorcopy.x", False) == _imports_by_finditer(source, "flake8_tensorcopy.x", False)
+
+
+def test_module_paths_from_directory_listings_are_module_path(tmp_path):
+    """reach._module_path answers from one listing a directory what module_path answers with
+    four file tests; a change seen by forget() is seen there too."""
+    from flake8_tensorcopy import reach
+
+    for rel in ("flat.py", "pkg/__init__.py", "pkg/mod.py", "pkg/sub/__init__.py", "pkg/sub/deep.py",
+                "src/lib/__init__.py", "src/lib/core.py", "nspkg/inner.py", "odd.py/__init__.py"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("")
+    names = ["flat", "pkg", "pkg.mod", "pkg.sub", "pkg.sub.deep", "pkg.missing", "lib", "lib.core", "nspkg",
+             "nspkg.inner", "odd", "odd.py", "missing.mod", "pkg.mod.x"]
+    root = str(tmp_path)
+    reach.forget()
+    assert [reach._module_path(root, n) for n in names] == [reach.module_path(root, n) for n in names]
+    (tmp_path / "pkg" / "created.py").write_text("")
+    reach.forget()
+    assert reach._module_path(root, "pkg.created") == reach.module_path(root, "pkg.created") is not None
