@@ -228,3 +228,45 @@ def test_a_write_through_a_local_that_names_a_parameter():
         exec(compile(LOCAL_ALIAS.split("\n\n\n_overwrite(")[0], "<case>", "exec"), env)
         with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
             env[name]() if name == "surgery" else env[name](torch.nn.Linear(2, 2))
+
+
+MODULE_LEAF = """\
+import torch
+
+coef = torch.zeros(3, requires_grad=True)
+scale = torch.ones(3)
+scale.requires_grad_()
+
+
+def sgd_step(lr):
+    coef.sub_(lr * coef.grad)
+
+
+def grow():
+    scale.mul_(2.0)
+
+
+(torch.ones(3) @ coef).sum().backward()
+"""
+
+
+def test_a_module_leaf_written_by_name_in_a_function():
+    # The function's text names neither a parameter nor requires_grad: the leaf is made at the
+    # module's level, and the scope filter must still let the function be analysed.
+    found = lint_text(MODULE_LEAF, TNS4).violations
+    assert [(v.code, v.line) for v in found] == [("TNS401", 9), ("TNS401", 13)]
+    torch = pytest.importorskip("torch")
+    for call in ("sgd_step(0.1)", "grow()"):
+        env = {"torch": torch}
+        exec(compile(MODULE_LEAF, "<case>", "exec"), env)
+        with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
+            eval(call, env)
+
+
+def test_leaf_names_are_the_names_bound_where_a_leaf_is_made():
+    from flake8_tensorcopy.rules.tns4 import _leaf_names
+
+    text = ("w = torch.randn(3, requires_grad=True)\nb: torch.Tensor = nn.Parameter(torch.zeros(2))\n"
+            "v = torch.zeros(2)\nv.requires_grad_()\nu = torch.ones(2).requires_grad_()\n"
+            "self.p = nn.Parameter(x)\nif w.requires_grad == flag:\n    pass\n")
+    assert _leaf_names(text) == {"w", "b", "v", "u"}

@@ -154,9 +154,36 @@ def _leaf_attributes(text: str) -> frozenset:
     return frozenset(a or b for a, b in _LEAF_ATTRIBUTE.findall(text))
 
 
-def _admits(text: str, leaf_attributes: frozenset) -> bool:
+# The name a line binds (`w = ...`, `w: torch.Tensor = ...`), matched at the line's start; the
+# name before `.requires_grad_(`.
+_NAME_BOUND = LazyPattern(r"[ \t]*([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)")
+_BEFORE_REQUIRES_GRAD_CALL = LazyPattern(r"([A-Za-z_]\w*)[ \t]*\.[ \t]*$")
+
+
+def _leaf_names(text: str) -> frozenset:
+    """Names `text` binds, on a line that makes a parameter or a tensor that requires grad
+    (`w = torch.randn(3, requires_grad=True)`, `w.requires_grad_()`): a module's leaf that its
+    functions write to by that name alone (`w.sub_(lr * w.grad)` in `step()`)."""
+    names = set()
+    for word in ("requires_grad", "Parameter"):
+        at = text.find(word)
+        while at != -1:
+            line = text.rfind("\n", 0, at) + 1
+            m = _NAME_BOUND.match(text, line)
+            if m is not None and m.end() <= at:
+                names.add(m.group(1))
+            if text.startswith("requires_grad_(", at):
+                m = _BEFORE_REQUIRES_GRAD_CALL.search(text, line, at)
+                if m is not None:
+                    names.add(m.group(1))
+            at = text.find(word, at + len(word))
+    return frozenset(names)
+
+
+def _admits(text: str, leaf_attributes: frozenset, leaf_names: frozenset = frozenset()) -> bool:
     """InplaceOnLeaf's scope test of a function whose source is `text` (or of code outside
-    functions), in a file whose classes make `leaf_attributes` leaves that require grad."""
+    functions), in a file whose classes make `leaf_attributes` leaves that require grad, and
+    which binds `leaf_names` to such leaves."""
     # Writes in the `def` line(s) (a default, `x: list[int] = ...`) are not the function's.
     header = _DEF_HEADER.match(text)
     body = header.end() if header else 0
@@ -176,7 +203,9 @@ def _admits(text: str, leaf_attributes: frozenset) -> bool:
         if name == "__init__" or not (name == "forward" or name.startswith("__") and name.endswith("__")):
             params = _PARAM_NAME.findall(header.group(2))
     attributes = [a for a in leaf_attributes if "." + a in text]
-    if not (params or attributes or "weight" in text or "bias" in text or "param" in text or "self." in text):
+    names = [n for n in leaf_names if n in text]
+    if not (params or attributes or names or "weight" in text or "bias" in text or "param" in text
+            or "self." in text):
         return False
     aliases = None
     for at in _inplace_starts(text):
@@ -192,6 +221,10 @@ def _admits(text: str, leaf_attributes: frozenset) -> bool:
             return True
         # Or to an attribute the file's classes make a leaf (`net.w.add_(1)`, `self.w` a Parameter).
         if attributes and any(_attribute_in(written, "." + a) for a in attributes):
+            return True
+        # Or to a name the file binds to one (`w = torch.randn(3, requires_grad=True)` at the
+        # module's level, `w.sub_(...)` here).
+        if names and _written_name(target) in names:
             return True
         # Or to a local that names one (`w = model.fc.weight` ... `w[0] = 1`).
         if aliases is None:
@@ -211,14 +244,15 @@ class InplaceOnLeaf(Rule):
 
     @classmethod
     def might_match_scope(cls, text: str) -> bool:
-        return _admits(text, _leaf_attributes(text))
+        return _admits(text, _leaf_attributes(text), _leaf_names(text))
 
     @classmethod
     def scope_test(cls, text: str):
         # `net.w.add_(1)` in a function (or outside any) of a file whose class makes `self.w` a
-        # parameter: the leaf attribute is named where the class is, not where the write is.
-        attributes = _leaf_attributes(text)
-        return lambda segment: _admits(segment, attributes)
+        # parameter, `w.sub_(...)` in a function of a module that makes `w` a leaf: the leaf is
+        # named where it is made, not where the write is.
+        attributes, names = _leaf_attributes(text), _leaf_names(text)
+        return lambda segment: _admits(segment, attributes, names)
 
     docs = """
 ## What it does
