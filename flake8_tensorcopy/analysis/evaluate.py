@@ -262,12 +262,7 @@ class Evaluator:
         if not isinstance(func, ast.Attribute) or isinstance(func.value, ast.Name):
             self.fact(node, state)  # `log(x)`, `self.step(x)`: the call's arguments are a call site
         else:  # `self.writer.add(to_numpy(out))`: the calls among its arguments are call sites
-            for a in node.args:
-                if type(a) is not ast.Name and type(a) is not ast.Constant:
-                    self.fact(a, state)
-            for kw in node.keywords:
-                if type(kw.value) is not ast.Name and type(kw.value) is not ast.Constant:
-                    self.fact(kw.value, state)
+            self._arguments(node, state)
         switch = set_grad_call(node, lambda n: self.qualname(n, state))
         if switch is not None:
             state.no_grad = switch
@@ -814,15 +809,19 @@ class Evaluator:
     def _call(self, node: ast.Call, state: State) -> Fact:
         f = self._call_fact(node, state)
         # Calls inside the arguments happen too, whatever this call is (`print(evaluate(m, x))`,
-        # `results.append(step(batch))`): evaluated (once: facts are cached) so that the calls of
-        # the file's functions among them are seen with what they pass.
+        # `results.append(step(batch))`).
+        self._arguments(node, state)
+        return f
+
+    def _arguments(self, node: ast.Call, state: State) -> None:
+        """Evaluate a call's arguments (once: facts are cached), so that the calls of the file's
+        functions among them are seen with what they pass."""
         for a in node.args:
             if type(a) is not ast.Name and type(a) is not ast.Constant:
                 self.fact(a, state)
         for kw in node.keywords:
             if type(kw.value) is not ast.Name and type(kw.value) is not ast.Constant:
                 self.fact(kw.value, state)
-        return f
 
     def _call_fact(self, node: ast.Call, state: State) -> Fact:
         func = node.func
