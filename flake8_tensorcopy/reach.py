@@ -26,7 +26,9 @@ _IMPORT = (r"^[ \t]*import[ \t]+([^\n#;]+)", re.M)
 # supports torch among others imports it under `if is_torch_available():` or in functions, and
 # its modules that do not use torch themselves import those).
 _TOP_LEVEL_TORCH = (rb"^(?:import[ \t]+torch\b|from[ \t]+torch\b|import[ \t][^\n#;]*[ \t,]torch\b)", re.M)
-_SCANNED: dict = {}  # (root, path) -> (size, mtime, imports torch at its top level, what it imports)
+# (root, path) -> (size, mtime, imports torch at its top level, what it imports, the generation it
+# was last checked against its size and mtime in)
+_SCANNED: dict = {}
 # Where each project's modules are and each directory's root, as first found in this process: a
 # flake8 run asks the same ones for file after file.  A long-lived front end (the editor
 # server) calls `forget()` when a file of a project is created, changed or deleted.
@@ -161,7 +163,7 @@ def imports(text: str, current: str | None, is_package: bool) -> list:
 
 def _scan(root: str, path: str) -> tuple:
     """(whether the module imports torch at its top level, {local name: (module, name)} of what
-    it imports), as of the file's size and mtime."""
+    it imports), as of the file's size and mtime when this generation first asked (forget())."""
     key = (root, path)
     found = _SCANNED.get(key)
     if found is not None and found[4] == _GENERATION[0]:
