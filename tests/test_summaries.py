@@ -277,6 +277,44 @@ def test_a_caller_walked_to_report_records_every_call_it_makes(shape):
     with pytest.raises(RuntimeError, match="requires grad"):
         run(code)
 
+# A call statement whose receiver is itself a call: the constructor call is a call site of
+# `__init__` (the model it passes becomes `self.model`), and the method call one of `report`.
+CHAINED = """
+import torch
+
+
+class Evaluator:
+    def __init__(self, model):
+        self.model = model
+
+    def report(self, x):
+        out = self.model(x)
+        return out.numpy()
+
+
+def main():
+    model = torch.nn.Linear(4, 2)
+    {statement}
+
+
+main()
+"""
+
+
+@pytest.mark.parametrize("statement", ["Evaluator(model).report(torch.randn(2, 4))",
+                                       "Evaluator(model=model).report(x=torch.randn(2, 4))"])
+def test_a_method_called_on_a_new_instance_sees_what_its_constructor_was_passed(statement):
+    code = CHAINED.format(statement=statement)
+    assert found(code, "TNS101") == [("TNS101", 11)]
+    assert "passed at line 16" in messages(code, "TNS101")[0]
+    with pytest.raises(RuntimeError, match="requires grad"):
+        run(code)
+    # Passed a model that is frozen, the same statement is no hazard.
+    frozen = code.replace("model = torch.nn.Linear(4, 2)", "model = torch.nn.Linear(4, 2).requires_grad_(False)")
+    assert found(frozen, "TNS101") == []
+    run(frozen)
+
+
 TRAINER = """
 import numpy as np
 import torch

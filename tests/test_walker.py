@@ -250,6 +250,42 @@ def test_no_grad_callees_with_tab_indentation():
             .violations] == [5]
 
 
+def test_forward_called_under_no_grad_once_is_no_no_grad_callee():
+    # `net.forward(x)` under no_grad is the only call of `forward` the file shows, but
+    # nn.Module calls it too (`net(x)`), with grad on: neither it nor `_head`, which only it
+    # calls, runs with grad off for certain.
+    code = textwrap.dedent("""\
+        import torch
+
+
+        def _head(t):
+            return t.numpy()
+
+
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = torch.nn.Linear(4, 2)
+
+            def forward(self, x):
+                return _head(self.fc(x))
+
+
+        def evaluate(net, x):
+            with torch.no_grad():
+                return net.forward(x)
+
+
+        net = Net()
+        evaluate(net, torch.randn(2, 4))
+        net(torch.randn(2, 4))
+        """)
+    assert [(v.code, v.line) for v in lint_text(code).violations] == [("TNS101", 5)]
+    namespace: dict = {}
+    with pytest.raises(RuntimeError, match="requires grad"):
+        exec(compile(code, "<case>", "exec"), namespace)
+
+
 def test_unknown_receivers_after_tensor_only_methods():
     # Strict mode: `.detach()`, `.cpu()`, `.data` say what the result is whatever the receiver.
     assert found("""

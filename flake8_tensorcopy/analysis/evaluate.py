@@ -259,10 +259,9 @@ class Evaluator:
                 self.fact(node, state)  # `await log.put(f(x))`: the calls in it are call sites
             return
         func = node.func
-        if not isinstance(func, ast.Attribute) or isinstance(func.value, ast.Name):
-            self.fact(node, state)  # `log(x)`, `self.step(x)`: the call's arguments are a call site
-        else:  # `self.writer.add(to_numpy(out))`: the calls among its arguments are call sites
-            self._arguments(node, state)
+        # `log(x)`, `self.step(x)`, `self.writer.add(to_numpy(out))`, `Trainer(model).fit(x)`:
+        # the call, its receiver and its arguments are call sites.
+        self.fact(node, state)
         switch = set_grad_call(node, lambda n: self.qualname(n, state))
         if switch is not None:
             state.no_grad = switch

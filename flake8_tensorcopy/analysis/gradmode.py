@@ -173,7 +173,9 @@ def no_grad_callees(tree: ast.Module) -> frozenset:
     with one, or another such function (`with torch.no_grad(): evaluate()`), there is at least
     one, and the name is not otherwise used (passed as a callback, for instance).  Calls are
     matched by name (`evaluate()`, `self.evaluate()`), so a clash only makes this stricter.
-    One pass over the tree; grad mode is classified by `context_effect`, as the walker does.
+    `forward` and the dunders are never in it (nor, through them, what only they call):
+    nn.Module and Python call them out of sight.  One pass over the tree; grad mode is
+    classified by `context_effect`, as the walker does.
     """
     qualname = module_qualnames(tree)
     sites: dict[str, list] = {}
@@ -239,9 +241,10 @@ def no_grad_callees(tree: ast.Module) -> frozenset:
     while changed:
         changed = False
         for name, calls in sites.items():
-            if name in result or name not in defined or name in used:
+            if name in result or name not in defined or name in used or name == "forward" or name.startswith("__"):
                 continue
             if all(ng or (encl is not None and encl in result) for ng, encl in calls):
                 result.add(name)
                 changed = True
     return frozenset(result)
+
