@@ -315,6 +315,136 @@ def test_a_method_called_on_a_new_instance_sees_what_its_constructor_was_passed(
     run(frozen)
 
 
+def test_a_module_output_says_where_the_module_was_passed():
+    # The model reaches `self.model` through the constructor's call (line 16), the input
+    # through the method's (line 17): the output's grad comes from the first.
+    code = CHAINED.format(statement="ev = Evaluator(model)\n    ev.report(torch.randn(2, 4))")
+    (message,) = messages(code, "TNS101")
+    assert "passed at lines 16, 17" in message, message
+    with pytest.raises(RuntimeError, match="requires grad"):
+        run(code)
+
+
+CALLABLE = """
+import torch
+
+
+class Predictor:
+    def __init__(self, net):
+        self.net = net
+
+    def __call__(self, x):
+        return self.net(x)
+
+
+def main():
+    predict = Predictor(torch.nn.Linear(4, 2))
+    y = predict(torch.randn(1, 4))
+    return y.numpy()
+
+
+main()
+"""
+
+
+def test_an_instance_called_runs_its_classs_call_method():
+    assert found(CALLABLE, "TNS101") == [("TNS101", 16)]
+    assert "passed at line 14" in messages(CALLABLE, "TNS101")[0]
+    with pytest.raises(RuntimeError, match="requires grad"):
+        run(CALLABLE)
+    # A `__call__` that computes under no_grad returns what does not require grad.
+    quiet = CALLABLE.replace("        return self.net(x)", "        with torch.no_grad():\n            return self.net(x)")
+    assert found(quiet, "TNS101") == [] and found(quiet, "TNS101", strict=True) == []
+    run(quiet)
+
+
+ON_THE_CLASS = """
+import torch
+
+
+class Utils:
+    @staticmethod
+    def to_numpy(t):
+        return t.numpy()
+
+    @classmethod
+    def as_array(cls, t):
+        return t.numpy()
+
+
+def main():
+    out = torch.nn.Linear(4, 2)(torch.randn(1, 4))
+    return {call}
+
+
+main()
+"""
+
+
+@pytest.mark.parametrize("call", ["Utils.to_numpy(out)", "Utils.as_array(out)", "Utils().as_array(out)",
+                                  "Utils().to_numpy(t=out)"])
+def test_static_and_class_methods_see_what_their_calls_pass(call):
+    code = ON_THE_CLASS.format(call=call)
+    line = 8 if "to_numpy" in call else 12
+    assert found(code, "TNS101") == [("TNS101", line)]
+    assert "passed at line 17" in messages(code, "TNS101")[0]
+    with pytest.raises(RuntimeError, match="requires grad"):
+        run(code)
+
+
+SUBCLASS = """
+import torch
+
+
+class BaseTrainer:
+    def __init__(self, model):
+        self.model = model
+
+
+class Trainer(BaseTrainer):
+{body}
+    def evaluate(self, x):
+        return self.model(x).numpy()
+
+
+def main():
+    Trainer({args}).evaluate(torch.randn(1, 4))
+
+
+main()
+"""
+
+# The subclass's constructor calls the base's (`super().__init__(model)`), or inherits it.
+SUBCLASS_SHAPES = {
+    "super().__init__": ("    def __init__(self, model, lr):\n        super().__init__(model)\n        self.lr = lr\n",
+                         "torch.nn.Linear(4, 2), 0.1"),
+    "inherited": ("", "torch.nn.Linear(4, 2)"),
+}
+
+
+@pytest.mark.parametrize("shape", SUBCLASS_SHAPES, ids=list(SUBCLASS_SHAPES))
+def test_a_subclass_has_what_its_bases_constructor_made_of_its_arguments(shape):
+    body, args = SUBCLASS_SHAPES[shape]
+    code = SUBCLASS.format(body=body, args=args)
+    line = code.splitlines().index("        return self.model(x).numpy()") + 1
+    assert found(code, "TNS101") == [("TNS101", line)]
+    with pytest.raises(RuntimeError, match="requires grad"):
+        run(code)
+    # Given a frozen model, nothing to report.
+    frozen = code.replace("torch.nn.Linear(4, 2)", "torch.nn.Linear(4, 2).requires_grad_(False)")
+    assert found(frozen, "TNS101") == []
+    run(frozen)
+
+
+def test_an_attribute_the_base_sets_elsewhere_too_is_not_taken_from_the_constructor_alone():
+    # `freeze()` may replace the model: what the constructor was passed is not all it can be.
+    body, args = SUBCLASS_SHAPES["super().__init__"]
+    code = SUBCLASS.format(body=body, args=args).replace(
+        "        self.model = model\n",
+        "        self.model = model\n\n    def freeze(self):\n        self.model = self.model.requires_grad_(False)\n")
+    assert found(code, "TNS101") == []
+
+
 TRAINER = """
 import numpy as np
 import torch

@@ -824,6 +824,8 @@ class Evaluator:
 
     def _call_fact(self, node: ast.Call, state: State) -> Fact:
         func = node.func
+        if type(func) is ast.Name and func.id == "super" and not node.args and state.lookup("super") is None:
+            return self._super(node)
         q = self.qualname(func, state)
         callee = self.project_fact(q) if q is not None and self.project is not None else None
         if q is not None and callee is None:
@@ -844,6 +846,10 @@ class Evaluator:
                 return Fact(MODULE, Grad.UNKNOWN, Device.CPU, attrs=callee.attrs,
                             tags=(callee.tags & {NO_GRAD_FORWARD}) | defined, by_flow=callee.by_flow, node=callee.node)
             return Fact(OBJECT, Grad.UNKNOWN, Device.UNKNOWN, attrs=callee.attrs, node=callee.node, tags=defined)
+        if callee.kind == OBJECT and callee.node is not None:
+            # An instance of a class of the file or the project called: its `__call__`
+            # (`predict = Predictor(net)`, `predict(x)`).
+            return self._method(callee, "__call__", node, state)
         if callee.kind == FUNCTION:
             self.note_function_call(callee.node, node, state)
             result = self.call_result(callee.node, node, state)
@@ -874,6 +880,21 @@ class Evaluator:
                            items=tuple(els))
                 return Fact(SEQ, tup.grad, tup.device, element=tup)
         return UNKNOWN_FACT
+
+    def _super(self, call: ast.Call) -> Fact:
+        """`super()` in a method of a class of the file with one base, itself a class of the
+        file: an instance of that base (`super().__init__(model)` is a call of its constructor).
+        Only in the walk of that method (`call` inside it): an attribute's value evaluated for
+        a class (walker._class_attr_facts) may be asked in another's walk."""
+        frame = getattr(self, "frame", None)
+        scope = frame.scope if frame is not None else None
+        info = scope.cls if scope is not None else None
+        if info is None or len(info.node.bases) != 1 or len(info.bases) != 1:
+            return UNKNOWN_FACT
+        method = scope.node
+        if not (method.lineno <= call.lineno <= method.end_lineno):
+            return UNKNOWN_FACT
+        return Fact(OBJECT, Grad.UNKNOWN, Device.UNKNOWN, node=info.bases[0].node)
 
     def _arg_facts(self, node: ast.Call, state: State) -> list[Fact]:
         facts = []
@@ -1041,9 +1062,10 @@ class Evaluator:
         var = module.device_var
         if var is None and module.device is not Device.ACCEL:
             var = _one_device_var(f for f in args if f.kind == TENSOR)
-        # Where an input's facts came from the file's calls of this function, so does the output's.
+        # Where the module's or an input's facts came from the file's calls of this function
+        # (`self.model` from a constructor's call, `x` from a method's), so does the output's.
         origins = frozenset(t for f in args if f.tags for t in f.tags if t.startswith("callsite:"))
-        origins |= frozenset(t for t in module.tags if t.startswith("defined:"))
+        origins |= frozenset(t for t in module.tags if t.startswith("defined:") or t.startswith("callsite:"))
         out = Fact(TENSOR, grad, dev, tags=_MODULE_OUTPUT | origins, by_flow=module.by_flow,
                    min_grad=None if must == grad else must, device_var=var)
         if items is None:
@@ -1131,7 +1153,15 @@ class Evaluator:
                 return self._module_output(f, node, state)
             if recv.node is not None:
                 self.note_method_call(recv.node, m, node, state)
+                if m == "__init__":
+                    return OTHER_FACT  # `super().__init__(model)`: a call site, returning None
             result = self.method_call_result(recv.node, m, node, state) if recv.node is not None else None
+            return result if result is not None else UNKNOWN_FACT
+        if kind == CLASS and recv.node is not None:
+            # `Utils.to_numpy(out)`: a static or class method called on a class of the file or
+            # the project (or a method passed its instance, `Base.step(self, x)`).
+            self.note_method_call(recv.node, m, node, state, on_class=True)
+            result = self.method_result(recv.node, m)
             return result if result is not None else UNKNOWN_FACT
         if kind == SEQ and m in ("pop", "__getitem__") and recv.element is not None:
             return recv.element
@@ -1164,7 +1194,7 @@ class Evaluator:
     def note_function_call(self, func, call, state) -> None:
         pass
 
-    def note_method_call(self, classdef, name: str, call, state) -> None:
+    def note_method_call(self, classdef, name: str, call, state, on_class: bool = False) -> None:
         pass
 
     def note_constructor(self, classdef, call, state) -> None:

@@ -28,7 +28,7 @@ from __future__ import annotations
 import ast
 from bisect import bisect_right
 
-from .astutil import bind_arguments, is_plain_method
+from .astutil import bind_arguments, decorator_names, is_plain_method
 from .facts import DEVICE, MODULE, OTHER, TENSOR, UNKNOWN, UNKNOWN_FACT, Device, Fact, Grad, join
 from ..source import word_count
 
@@ -223,11 +223,15 @@ class Summaries:
         if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):  # (not another module's)
             self.note_call(func, call, state, skip_first=False)
 
-    def note_method_call(self, classdef, name: str, call: ast.Call, state) -> None:
+    def note_method_call(self, classdef, name: str, call: ast.Call, state, on_class: bool = False) -> None:
+        """A call of method `name` of a class of the file, on an instance (`on_class`: on the
+        class itself, `Utils.to_numpy(t)`).  The call passes no first argument for an instance
+        method called on an instance, nor for a class method: those are bound."""
         info = self.classes.get(id(classdef))
         func = info.method(name)[0] if info is not None else None
         if func is not None:
-            self.note_call(func, call, state, skip_first=is_plain_method(func))
+            bound = "classmethod" in decorator_names(func) or (is_plain_method(func) and not on_class)
+            self.note_call(func, call, state, skip_first=bound)
 
     def note_constructor(self, classdef, call: ast.Call, state) -> None:
         self.note_method_call(classdef, "__init__", call, state)
@@ -248,9 +252,11 @@ class Summaries:
         name = func.name
         if func.name == "__init__" and cls is not None:
             name = cls.node.name  # constructed by `ClassName(...)`
+            positions = self._constructor_positions(func, cls)
         elif func.name.startswith("__") or func.name == "forward":
             return {}  # called by Python or nn.Module, out of sight
-        positions = self.call_positions(name)
+        else:
+            positions = self.call_positions(name)
         if not positions:
             return {}
         self._survey(positions, func)
@@ -271,6 +277,30 @@ class Summaries:
                             min_grad=Grad.UNKNOWN if f.grad is not Grad.UNKNOWN else None)
                    if f.kind in (TENSOR, MODULE) else UNKNOWN_FACT for p, f in out.items()}
         return {p: f for p, f in out.items() if f.kind != UNKNOWN or f.grad is not Grad.UNKNOWN}
+
+    def _constructor_positions(self, init, cls) -> list:
+        """Where the file may call the constructor `init` of class `cls`: `Cls(...)`, the
+        calls of the file's subclasses that inherit it (`Sub(...)`), and, when a subclass has
+        a constructor of its own, the `super().__init__(...)` calls."""
+        positions = list(self.call_positions(cls.node.name))
+        spans = []  # the subclasses' own constructors
+        for info in self.classes.values():
+            if info is cls or not _inherits_from(info, cls):
+                continue
+            own = info.method("__init__")[0]
+            if own is init:
+                positions.extend(self.call_positions(info.node.name))
+            elif own is not None:
+                spans.append(self._offsets(own))
+        if spans:
+            positions.extend(p for p in self.call_positions("__init__") if any(a <= p < b for a, b in spans))
+        return sorted(set(positions))
+
+    def _offsets(self, node) -> tuple:
+        """(start, end) offsets of `node`'s lines in the text."""
+        starts = self.lines.starts
+        end = starts[node.end_lineno] if node.end_lineno < len(starts) else len(self.lines.text)
+        return starts[node.lineno - 1], end
 
     def _private(self, func, cls) -> bool:
         """Only this file calls it (a `_name`, or a function nested in another)."""
@@ -400,4 +430,18 @@ def _defines(text: str, start: int) -> bool:
         if before.endswith(keyword):
             at = len(before) - len(keyword)
             return at == 0 or not (before[at - 1].isalnum() or before[at - 1] == "_")
+    return False
+
+
+def _inherits_from(info, base) -> bool:
+    """Whether the file's class `info` has the file's class `base` among its bases, at any depth."""
+    seen: set = set()
+    todo = list(info.bases)
+    while todo:
+        b = todo.pop()
+        if b is base:
+            return True
+        if id(b) not in seen:
+            seen.add(id(b))
+            todo.extend(b.bases)
     return False

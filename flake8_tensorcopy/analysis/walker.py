@@ -33,7 +33,8 @@ import heapq
 from bisect import bisect_left, bisect_right
 
 from . import torchapi as api
-from .astutil import all_nodes, child_nodes, dotted_name, expressions, is_plain_method, parameter_names, yields
+from .astutil import (all_nodes, bind_arguments, child_nodes, dotted_name, expressions, is_plain_method,
+                      parameter_names, yields)
 from .evaluate import (
     GENERATOR_TAG,
     MODULE_CLASS_TAG,
@@ -1229,6 +1230,12 @@ class Walker(Summaries, Evaluator):
                         f = self.fact(node.args[1], local)
                     parts.setdefault(name, []).append(f)
                     continue
+                elif item.name == "__init__" and _is_super_init(node):
+                    # super().__init__(model): what the base's constructor makes of its
+                    # parameters (`self.model = model`), with what this one passes.
+                    for attr, f in self._super_init_attrs(cls, node, local).items():
+                        parts.setdefault(attr, []).append(f)
+                    continue
                 elif (  # self.losses.append(loss): what the list holds, for every method
                     isinstance(node, ast.Call)
                     and isinstance(node.func, ast.Attribute)
@@ -1272,6 +1279,50 @@ class Walker(Summaries, Evaluator):
             self._list_elements(cls, parts, appends, single_assignments, no_grad_ids)
         self._cache.clear()
         return {name: join_all(fs) for name, fs in parts.items()}
+
+    def _super_init_attrs(self, cls: ast.ClassDef, call: ast.Call, local: State) -> dict:
+        """{attr: fact} of the attributes that the constructor of the one base of `cls` (a class
+        of the file) sets to one of its parameters (`self.model = model`), for the arguments of
+        `call` (`super().__init__(model)` in the constructor of `cls`): only those the base sets
+        nowhere else, and that this class's methods do not set (what they do set is theirs)."""
+        info = self.classes.get(id(cls))
+        if info is None or len(cls.bases) != 1 or len(info.bases) != 1:
+            return {}
+        init, owner = info.bases[0].method("__init__")
+        if init is None or not is_plain_method(init) or len(init.args.args) < 2:
+            return {}
+        base_self = init.args.args[0].arg
+        params = set(parameter_names(init.args)) - {base_self}
+        bound = {}
+        for param, expr in bind_arguments(init, call, skip_first=True)[0]:
+            bound[param] = self.fact(expr, local)
+        found: dict = {}
+        elsewhere: set = set()  # attributes the base's (and its bases') other methods set
+        for method in _methods_of(owner):
+            if not method.args.args:
+                continue
+            me = method.args.args[0].arg
+            for node in _statements_and_calls(method.body):
+                targets = node.targets if isinstance(node, ast.Assign) else (
+                    [node.target] if isinstance(node, (ast.AnnAssign, ast.AugAssign)) else ())
+                for t in targets:
+                    if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == me:
+                        value = getattr(node, "value", None)
+                        if (method is init and isinstance(node, ast.Assign) and len(node.targets) == 1
+                                and isinstance(value, ast.Name) and value.id in params and t.attr not in found):
+                            found[t.attr] = value.id
+                        else:
+                            elsewhere.add(t.attr)
+        own = {t.attr for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.args.args
+               for n in _statements_and_calls(m.body) if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign))
+               for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
+               if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == m.args.args[0].arg}
+        out = {}
+        for attr, param in found.items():
+            f = bound.get(param)
+            if f is not None and f.kind != UNKNOWN and attr not in elsewhere and attr not in own:
+                out[attr] = f
+        return out
 
     def _list_elements(self, cls: ast.ClassDef, parts: dict, appends: list, single_assignments, no_grad_ids) -> None:
         """What the methods add to lists the class keeps (`self.losses = []` in `__init__`,
@@ -1333,6 +1384,26 @@ def _single_assignments(func) -> dict:
         elif t is _Assign and len(node.targets) == 1 and type(node.targets[0]) is _Name:
             values[node.targets[0].id] = node.value
     return {name: value for name, value in values.items() if bound.get(name) == 1}
+
+
+def _is_super_init(node) -> bool:
+    """`super().__init__(...)`."""
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "__init__"
+            and isinstance(node.func.value, ast.Call) and isinstance(node.func.value.func, ast.Name)
+            and node.func.value.func.id == "super" and not node.func.value.args)
+
+
+def _methods_of(info) -> list:
+    """The defs of the methods of a class of the file and of its bases in the file."""
+    out, seen, todo = [], set(), [info]
+    while todo:
+        c = todo.pop()
+        if id(c) in seen:
+            continue
+        seen.add(id(c))
+        out.extend(m for m in c.node.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)))
+        todo.extend(c.bases)
+    return out
 
 
 def _statements_and_calls(body: list):
