@@ -3,6 +3,7 @@
 import glob
 import os
 import subprocess
+import sys
 import textwrap
 
 import pytest
@@ -491,6 +492,81 @@ def test_what_another_modules_generator_yields(tmp_path):
     assert [(v.code, v.line) for v in engine_findings(train, tmp_path)] == [("TNS101", 7)]
 
 
+CONSTRUCTORS = {
+    "pyproject.toml": "[project]\nname = 'demo'\n",
+    "PKG/__init__.py": "",
+    "PKG/base.py": """
+        class BaseTrainer:
+            def __init__(self, model, device="cpu"):
+                self.model = model
+                self.device = device
+
+            def predict(self, x):
+                return self.model(x)
+        """,
+    "PKG/train.py": """
+        import torch
+        from torch import nn
+
+        from .base import BaseTrainer
+
+
+        class Trainer(BaseTrainer):
+            def __init__(self, model, lr):
+                super().__init__(model)
+                self.lr = lr
+
+            def evaluate(self, x):
+                return self.model(x).numpy()
+
+
+        class Inherits(BaseTrainer):
+            def evaluate(self, x):
+                return self.model(x).numpy()
+
+
+        def main():
+            Trainer(nn.Linear(4, 2), 0.1).evaluate(torch.randn(1, 4))
+
+
+        def main2():
+            Inherits(nn.Linear(4, 2), device="cpu").evaluate(torch.randn(1, 4))
+        """,
+}
+
+
+def test_a_subclass_has_what_a_base_in_another_module_makes_of_its_constructors_arguments(tmp_path, capsys):
+    # Trainer passes its model on (`super().__init__(model)`), Inherits takes BaseTrainer's
+    # constructor as it is: either way `self.model` is what this file's calls passed.
+    train = make(tmp_path, files=CONSTRUCTORS, package="pkg")
+    expected = [("TNS101", 13), ("TNS101", 18)]
+    found = engine_findings(train, tmp_path)
+    assert [(v.code, v.line) for v in found] == expected
+    assert "passed at line 22" in found[0].message and "passed at line 26" in found[1].message
+    proc = tc(capsys, "check", "--no-cache", str(train), cwd=tmp_path)
+    assert sorted(("TNS101", int(line.split(":")[1])) for line in proc.stdout.splitlines() if ": TNS" in line) == expected
+    proc = subprocess.run([tool("flake8"), "--select", "TNS", "--format", "%(code)s:%(row)d", str(train)],
+                          capture_output=True, text=True, cwd=tmp_path)
+    assert sorted(tuple(line.split(":")) for line in proc.stdout.split()) == [(c, str(n)) for c, n in expected]
+    for call in ("main()", "main2()"):  # what the messages say, on torch
+        run = subprocess.run([sys.executable, "-c", f"from pkg.train import main, main2; {call}"],
+                             capture_output=True, text=True, cwd=tmp_path)
+        assert "RuntimeError: Can't call numpy() on Tensor that requires grad" in run.stderr, run.stderr
+    # A base that sets the attribute elsewhere too (`freeze()`) says no more than its own walk,
+    # nor one that freezes what it was passed.
+    base = tmp_path / "pkg" / "base.py"
+    plain = base.read_text()
+    base.write_text(plain + "\n    def freeze(self):\n        self.model = self.model.requires_grad_(False)\n")
+    assert engine_findings(train, tmp_path) == []
+    base.write_text(plain.replace("        self.device = device\n", "        self.device = device\n"
+                                  "        for p in self.model.parameters():\n            p.requires_grad = False\n"))
+    assert engine_findings(train, tmp_path) == []
+    for call in ("main()", "main2()"):
+        run = subprocess.run([sys.executable, "-c", f"from pkg.train import main, main2; {call}"],
+                             capture_output=True, text=True, cwd=tmp_path)
+        assert run.returncode == 0, run.stderr
+
+
 def _with_store(root, cache):
     from flake8_tensorcopy.analysis.summary_store import SummaryStore
 
@@ -506,8 +582,8 @@ def _lint(path, project):
     return [(v.code, v.line, v.message) for v in result.violations]
 
 
-@pytest.mark.parametrize("files", [FILES, CROSSING, PER_CALL, GENERATORS],
-                         ids=["imports", "late", "per-call", "generators"])
+@pytest.mark.parametrize("files", [FILES, CROSSING, PER_CALL, GENERATORS, CONSTRUCTORS],
+                         ids=["imports", "late", "per-call", "generators", "constructors"])
 def test_summaries_from_the_cache_give_what_a_walk_gives(tmp_path, files):
     train = make(tmp_path, files=files, package="pkg")
     cache = tmp_path / "cache"

@@ -445,6 +445,54 @@ def test_an_attribute_the_base_sets_elsewhere_too_is_not_taken_from_the_construc
     assert found(code, "TNS101") == []
 
 
+PROBE = """
+import torch
+
+
+def freeze(module):
+    for p in module.parameters():
+        p.requires_grad = False
+
+
+class Probe:
+    def __init__(self, backbone):
+{init}
+
+    def features(self, x):
+        return self.backbone(x).numpy()
+
+
+Probe(torch.nn.Linear(4, 2)).features(torch.randn(1, 4))
+"""
+
+# Ways a class freezes the module it was given: its output then requires no grad, and
+# `.numpy()` on it runs.  A walk of one method at a time sees the assignment, not the freezing.
+FREEZINGS = {
+    "a loop over its parameters": "self.backbone = backbone\n"
+                                  "for p in self.backbone.parameters():\n    p.requires_grad = False",
+    "requires_grad_(False) on the attribute": "self.backbone = backbone\nself.backbone.requires_grad_(False)",
+    "requires_grad_(False) before the assignment": "backbone.requires_grad_(False)\nself.backbone = backbone",
+    "a helper": "self.backbone = backbone\nfreeze(self.backbone)",
+    "another method": "self.backbone = backbone\nself.freeze()\n\ndef freeze(self):\n"
+                      "    self.backbone.requires_grad_(False)",
+    "a sub-attribute": "self.backbone = backbone\nself.backbone.weight.requires_grad = False\n"
+                       "self.backbone.bias.requires_grad = False",
+}
+
+
+@pytest.mark.parametrize("how", FREEZINGS, ids=list(FREEZINGS))
+def test_a_module_a_class_freezes_is_no_hazard(how):
+    init = textwrap.indent(FREEZINGS[how], " " * 8).replace("        def freeze", "    def freeze")
+    code = PROBE.format(init=init)
+    run(code)  # runs clean on torch
+    assert found(code, "TNS101") == []
+    # The same class without the freezing: the message's RuntimeError.
+    plain = PROBE.format(init="        self.backbone = backbone")
+    assert found(plain, "TNS101") == [("TNS101", 15)]
+    with pytest.raises(RuntimeError, match="requires grad"):
+        run(plain)
+
+
 TRAINER = """
 import numpy as np
 import torch

@@ -99,6 +99,11 @@ class ProjectEntity:
     def method_return(self, name: str, hint: tuple | None = None) -> Fact | None:
         return self._answer(("method", self.path, name, hint), lambda w, node: w.method_result(node, name, hint))
 
+    def constructor(self) -> tuple | None:
+        """What a subclass in another module needs of the class's constructor (walker.
+        constructor_info): its parameters, and the attributes it sets to them."""
+        return self._answer(("constructor", self.path), lambda w, node: w.constructor_info(node), many="plain")
+
     def attrs(self) -> dict:
         """The attributes of the class (`self.<attr>` in its methods, what it inherits)."""
         found = self._answer(("attrs", self.path), _class_attrs, many=True)
@@ -315,7 +320,9 @@ class ModuleSummary:
             self._busy -= 1
             project._frames.pop()
         keep = walker is not None and not walker.out_of_budget() and not frame[0] and self.kept_table
-        if many:
+        if many == "plain":
+            exported = result  # plain data: tuples of strings
+        elif many:
             exported = None if result is None else tuple((k, self._export(v)) for k, v in result.items())
         else:
             exported = self._export(result)
@@ -329,8 +336,12 @@ class ModuleSummary:
         found = self._imported[question] = self._import(exported, many)
         return found
 
-    def _import(self, exported, many: bool):
+    def _import(self, exported, many):
         entity = self.project.entity
+        if many == "plain":
+            if exported is not None and not _plain(exported):
+                raise ValueError("not an answer we wrote")
+            return exported
         if many:
             if exported is None:
                 return None
@@ -378,6 +389,11 @@ class ModuleSummary:
         summary.table_deps = dict(deps)
         summary.deps = dict(deps)
         return summary
+
+
+def _plain(x) -> bool:
+    """Tuples (nested) of strings: a plain answer (ProjectEntity.constructor)."""
+    return type(x) is str or type(x) is tuple and all(_plain(i) for i in x)
 
 
 def _well_formed_deps(deps) -> bool:

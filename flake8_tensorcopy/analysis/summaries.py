@@ -232,6 +232,10 @@ class Summaries:
         if func is not None:
             bound = "classmethod" in decorator_names(func) or (is_plain_method(func) and not on_class)
             self.note_call(func, call, state, skip_first=bound)
+        elif name == "__init__" and info is not None and not on_class and self.lines is not None:
+            stub = self.inherited_constructor(info)  # (another module's class's constructor)
+            if stub is not None:
+                self.note_call(stub, call, state, skip_first=True)
 
     def note_constructor(self, classdef, call: ast.Call, state) -> None:
         self.note_method_call(classdef, "__init__", call, state)

@@ -310,6 +310,8 @@ class Walker(Summaries, Evaluator):
         self._lazy_attrs: list = []  # the LazyAttrs of this file's classes (release() unhooks them)
         self._expressions: dict = {}  # id(simple statement) -> astutil.expressions of it
         self.classes: dict = {}  # id(ClassDef) -> ClassInfo
+        self._inherited_ctors: dict = {}  # id(ClassDef) -> Walker.inherited_constructor
+        self._setters: set | None = None  # names of the file's functions that set requires_grad
         handlers: dict[type, list] = {}
         self._enter, self._leave = [], []
         for rule in rules:
@@ -1261,6 +1263,23 @@ class Walker(Summaries, Evaluator):
                             off = id(node) in no_grad_ids(item, local)
                             again.append((t.attr, len(found), value, self_name, local, off, item))
                         found.append(f)
+        info = self.classes.get(id(cls))
+        stub = self.inherited_constructor(info) if info is not None and self.lines is not None else None
+        if stub is not None:
+            # A constructor inherited from another module's class (`Trainer(model)` of a class
+            # without its own): what this file's calls pass it, made attributes as it makes them.
+            given = self.parameter_facts(stub, info)
+            own = _attributes_set(cls)
+            for attr, param in self._base_constructor(info)[1]:
+                f = given.get(param)
+                if f is not None and f.kind != UNKNOWN and attr not in own:
+                    parts.setdefault(attr, []).append(f)
+        # What a method may freeze (or unfreeze) in place, a walk of the methods one at a time
+        # does not see: nothing is known of its grad (nor of what a base of the class set it to).
+        for item in cls.body:
+            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for attr in self._method_grad_changes(item):
+                    parts.setdefault(attr, []).append(UNKNOWN_FACT)
         if again:
             first = {name: join_all(fs) for name, fs in parts.items()}
             info = self.classes.get(id(cls))
@@ -1282,47 +1301,152 @@ class Walker(Summaries, Evaluator):
 
     def _super_init_attrs(self, cls: ast.ClassDef, call: ast.Call, local: State) -> dict:
         """{attr: fact} of the attributes that the constructor of the one base of `cls` (a class
-        of the file) sets to one of its parameters (`self.model = model`), for the arguments of
-        `call` (`super().__init__(model)` in the constructor of `cls`): only those the base sets
-        nowhere else, and that this class's methods do not set (what they do set is theirs)."""
+        of the file or of another module of the project) sets to one of its parameters
+        (`self.model = model`), for the arguments of `call` (`super().__init__(model)` in the
+        constructor of `cls`): only those the base sets nowhere else, and that the methods of
+        `cls` do not set (what they do set is theirs)."""
         info = self.classes.get(id(cls))
-        if info is None or len(cls.bases) != 1 or len(info.bases) != 1:
+        ctor = self._base_constructor(info) if info is not None else None
+        if ctor is None:
             return {}
-        init, owner = info.bases[0].method("__init__")
-        if init is None or not is_plain_method(init) or len(init.args.args) < 2:
-            return {}
-        base_self = init.args.args[0].arg
-        params = set(parameter_names(init.args)) - {base_self}
-        bound = {}
-        for param, expr in bind_arguments(init, call, skip_first=True)[0]:
-            bound[param] = self.fact(expr, local)
-        found: dict = {}
-        elsewhere: set = set()  # attributes the base's (and its bases') other methods set
-        for method in _methods_of(owner):
-            if not method.args.args:
-                continue
-            me = method.args.args[0].arg
-            for node in _statements_and_calls(method.body):
-                targets = node.targets if isinstance(node, ast.Assign) else (
-                    [node.target] if isinstance(node, (ast.AnnAssign, ast.AugAssign)) else ())
-                for t in targets:
-                    if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == me:
-                        value = getattr(node, "value", None)
-                        if (method is init and isinstance(node, ast.Assign) and len(node.targets) == 1
-                                and isinstance(value, ast.Name) and value.id in params and t.attr not in found):
-                            found[t.attr] = value.id
-                        else:
-                            elsewhere.add(t.attr)
-        own = {t.attr for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.args.args
-               for n in _statements_and_calls(m.body) if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign))
-               for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
-               if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == m.args.args[0].arg}
+        stub, made = ctor
+        bound = {param: self.fact(expr, local) for param, expr in bind_arguments(stub, call, skip_first=True)[0]}
+        own = _attributes_set(cls)
         out = {}
-        for attr, param in found.items():
+        for attr, param in made:
             f = bound.get(param)
-            if f is not None and f.kind != UNKNOWN and attr not in elsewhere and attr not in own:
+            if f is not None and f.kind != UNKNOWN and attr not in own:
                 out[attr] = f
         return out
+
+    def _base_constructor(self, info: ClassInfo):
+        """(a def with the parameters of the constructor of the one base of the class, ((attr,
+        parameter), ...) of what it makes of them: constructor_info), or None: the base is not a
+        class of the file or of the project, or its constructor is not plain."""
+        if len(info.node.bases) != 1:
+            return None
+        if len(info.bases) == 1:
+            init, _owner = info.bases[0].method("__init__")
+            if init is None or not is_plain_method(init) or len(init.args.args) < 2:
+                return None
+            return init, tuple(sorted(self._constructor_attrs(init, info.bases[0]).items()))
+        if info.bases or len(info.project_bases) != 1:
+            return None
+        found = info.project_bases[0].constructor()
+        if not found:
+            return None
+        positional, kwonly, made = found
+        arg = ast.arg
+        stub = ast.FunctionDef(name="__init__", args=ast.arguments(
+            posonlyargs=[], args=[arg(arg="self"), *(arg(arg=a) for a in positional)],
+            kwonlyargs=[arg(arg=a) for a in kwonly], kw_defaults=[None] * len(kwonly), defaults=[], vararg=None,
+            kwarg=None), body=[], decorator_list=[], lineno=info.node.lineno, end_lineno=info.node.lineno)
+        return stub, made
+
+    def inherited_constructor(self, info: ClassInfo):
+        """The stand-in def of the constructor a class of the file inherits from a class of
+        another module of the project (its calls are this file's call sites of it), or None."""
+        if info.method("__init__")[0] is not None or info.bases:
+            return None
+        key = id(info.node)
+        if key not in self._inherited_ctors:
+            ctor = self._base_constructor(info)
+            self._inherited_ctors[key] = ctor[0] if ctor is not None and ctor[1] else None
+        return self._inherited_ctors[key]
+
+    def _constructor_attrs(self, init, info: ClassInfo) -> dict:
+        """{attr: parameter} of the attributes constructor `init` (of class `info`, or of one of
+        its bases in the file) leaves holding one of its parameters as it was passed
+        (`self.model = model`; not `model.requires_grad_(False)` first, nor `self.model.to(d)`
+        after), and that no other method of the class or of its bases sets or changes (none
+        when a base is in another module of the project: its methods are out of sight)."""
+        methods = _methods_of(info)
+        if methods is None:
+            return {}
+        me = init.args.args[0].arg
+        # Each parameter a value of its own: what the walk leaves in `self.<attr>` is a
+        # parameter as passed exactly when it is that very value.
+        markers = {p: Fact(MODULE, Grad.UNKNOWN, Device.UNKNOWN) for p in parameter_names(init.args) if p != me}
+        end = self._end_of_walk(init, info, markers)
+        if not end:
+            return {}
+        by_id = {id(f): p for p, f in markers.items()}
+        found = {}
+        for key, f in end.items():
+            p = by_id.get(id(f))
+            if p is not None and key.startswith(me + ".") and key.count(".") == 1 and markers[p] is f:
+                found[key[len(me) + 1:]] = p
+        changed: set = set()
+        for method in methods:
+            changed |= self._method_grad_changes(method)
+            if method is not init:
+                changed |= _attributes_touched(method)
+        return {a: p for a, p in found.items() if a not in changed}
+
+    def _sets_grad(self, name: str) -> bool:
+        """Whether a function called `name` may change whether what it is given requires grad:
+        its name says so (`freeze`, `set_requires_grad`), or a def of that name in the file
+        mentions `requires_grad`."""
+        low = name.lower()
+        return "grad" in low or "freez" in low or name in self._grad_setters()
+
+    def _grad_setters(self) -> set:
+        """Names of the file's functions whose source mentions `requires_grad` (each occurrence
+        in the functions around it, by the text's function spans)."""
+        found = self._setters
+        if found is None:
+            found = self._setters = set()
+            text = self.lines.text if self.lines is not None else ""
+            at = text.find("requires_grad")
+            if at != -1:
+                starts, ends, defs = self._function_spans()
+                while at != -1:
+                    k = bisect_right(starts, at) - 1
+                    while k >= 0:
+                        if ends[k] > at:
+                            found.add(defs[k].name)
+                        k -= 1
+                    at = text.find("requires_grad", at + 13)
+        return found
+
+    def _method_grad_changes(self, method) -> set:
+        """_grad_changes of a method of the file, when its text may hold one of them."""
+        if self.lines is None:
+            return _grad_changes(method, self._sets_grad)
+        source = self.source_of(method)
+        if not ("grad" in source or "freez" in source or "apply(" in source
+                or any(n + "(" in source for n in self._grad_setters())):
+            return set()
+        return _grad_changes(method, self._sets_grad)
+
+    def _end_of_walk(self, func, info: ClassInfo, given: dict) -> dict | None:
+        """The names (`self.model` among them) at the end of a walk of method `func` of class
+        `info` with rules off and parameters `given` (None: out of budget)."""
+        if self._summary_budget <= 0:
+            return None
+        self._summary_budget -= 1
+        cache = self._cache
+        self._cache = {}
+        try:
+            frame = self._run_function(func, self.module_scope, False, info, dispatch=False, given=given)
+        finally:
+            self._cache = cache
+        return frame.state.env
+
+    def constructor_info(self, classdef) -> tuple | None:
+        """What another module's subclass needs of the constructor of class `classdef` of this
+        file: (its positional parameters after `self`, its keyword-only ones, ((attr, parameter),
+        ...) of the attributes it sets to a parameter and the class sets nowhere else), or None
+        when it has none of its own here or it is not plain."""
+        info = self.classes.get(id(classdef))
+        if info is None:
+            return None
+        init, _owner = info.method("__init__")
+        if init is None or not is_plain_method(init) or len(init.args.args) < 2:
+            return None
+        a = init.args
+        return (tuple(x.arg for x in (*a.posonlyargs, *a.args)[1:]), tuple(x.arg for x in a.kwonlyargs),
+                tuple(sorted(self._constructor_attrs(init, info).items())))
 
     def _list_elements(self, cls: ast.ClassDef, parts: dict, appends: list, single_assignments, no_grad_ids) -> None:
         """What the methods add to lists the class keeps (`self.losses = []` in `__init__`,
@@ -1393,14 +1517,101 @@ def _is_super_init(node) -> bool:
             and node.func.value.func.id == "super" and not node.func.value.args)
 
 
-def _methods_of(info) -> list:
-    """The defs of the methods of a class of the file and of its bases in the file."""
+def _attributes_touched(method) -> set:
+    """The attributes `x` of the first parameter that `method` sets (`self.x = ...`,
+    `self.x.y = ...`) or may change: a call statement or a loop that mentions `self.x`
+    (`self.x.requires_grad_(False)`, `freeze(self.x)`, `for p in self.x.parameters(): ...`)."""
+    if not method.args.args:
+        return set()
+    me = method.args.args[0].arg
+    out = set()
+
+    def rooted(node):
+        for n in ast.walk(node):
+            if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == me:
+                out.add(n.attr)
+
+    for node in _statements_and_calls(method.body):
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            for t in (node.targets if isinstance(node, ast.Assign) else [node.target]):
+                rooted(t)
+        elif isinstance(node, ast.Call) or isinstance(node, (ast.For, ast.AsyncFor)):
+            rooted(node.iter if not isinstance(node, ast.Call) else node)
+    return out
+
+
+def _grad_changes(method, sets_grad) -> set:
+    """The attributes `x` of the first parameter whose grad `method` may change other than by
+    assigning `self.x`: `self.x.requires_grad_(False)`, `self.x.apply(f)`, a loop over
+    `self.x.parameters()` that sets `requires_grad`, `self.x.weight.requires_grad = False`, or
+    passing it to a function that may (`freeze(self.x)`, `self.set_requires_grad([self.x],
+    False)`: `sets_grad(name)` tells by the function's name); also through a name the method
+    assigns it from (`model.requires_grad_(False)` with `self.x = model`)."""
+    if not method.args.args:
+        return set()
+    me = method.args.args[0].arg
+    aliases: dict = {}  # name -> attributes assigned from it
+    for node in _statements_and_calls(method.body):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name):
+            for t in node.targets:
+                if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == me:
+                    aliases.setdefault(node.value.id, set()).add(t.attr)
+    out: set = set()
+
+    def mentioned(node) -> None:
+        for n in ast.walk(node):
+            if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == me:
+                out.add(n.attr)
+            elif isinstance(n, ast.Name) and n.id in aliases:
+                out.update(aliases[n.id])
+
+    for node in _statements_and_calls(method.body):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+            if name in ("requires_grad_", "apply") and isinstance(func, ast.Attribute):
+                mentioned(func.value)
+            elif name is not None and sets_grad(name):
+                for a in [*node.args, *(k.value for k in node.keywords)]:
+                    for e in (a.elts if isinstance(a, (ast.List, ast.Tuple)) else [a]):
+                        if isinstance(e, (ast.Name, ast.Attribute)):
+                            mentioned(e)
+        elif isinstance(node, (ast.For, ast.AsyncFor)):
+            if any(isinstance(n, ast.Attribute) and n.attr in ("requires_grad", "requires_grad_")
+                   for b in node.body for n in ast.walk(b)):
+                mentioned(node.iter)
+        elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            for t in (node.targets if isinstance(node, ast.Assign) else [node.target]):
+                if isinstance(t, ast.Attribute) and t.attr == "requires_grad":
+                    mentioned(t.value)
+    return out
+
+
+def _attributes_set(cls: ast.ClassDef) -> set:
+    """The attributes the methods of `cls` set on their first parameter."""
+    out = set()
+    for m in cls.body:
+        if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.args.args:
+            me = m.args.args[0].arg
+            for n in _statements_and_calls(m.body):
+                if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                    for t in (n.targets if isinstance(n, ast.Assign) else [n.target]):
+                        if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == me:
+                            out.add(t.attr)
+    return out
+
+
+def _methods_of(info) -> list | None:
+    """The defs of the methods of a class of the file and of its bases in the file (None when
+    one of them has a base in another module of the project)."""
     out, seen, todo = [], set(), [info]
     while todo:
         c = todo.pop()
         if id(c) in seen:
             continue
         seen.add(id(c))
+        if c.project_bases:
+            return None
         out.extend(m for m in c.node.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)))
         todo.extend(c.bases)
     return out
