@@ -436,6 +436,22 @@ def test_a_subclass_has_what_its_bases_constructor_made_of_its_arguments(shape):
     run(frozen)
 
 
+def test_each_subclass_has_what_its_own_constructor_calls_passed():
+    # Both subclasses of BaseTrainer: what `Trainer`'s constructor passes on is its parameter
+    # (unknown to a walk of it alone), `Inherits(...)` passes a model.  The base's attribute
+    # is the join of both; each subclass's is what its own calls made it.
+    code = SUBCLASS.format(body=SUBCLASS_SHAPES["super().__init__"][0], args="torch.nn.Linear(4, 2), 0.1") + (
+        "\n\nclass Inherits(BaseTrainer):\n    def evaluate(self, x):\n        return self.model(x).numpy()\n\n\n"
+        "Inherits(torch.nn.Linear(4, 2)).evaluate(torch.randn(1, 4))\n")
+    lines = code.splitlines()
+    expected = [("TNS101", i + 1) for i, line in enumerate(lines) if line == "        return self.model(x).numpy()"]
+    assert len(expected) == 2 and found(code, "TNS101") == expected
+    with pytest.raises(RuntimeError, match="requires grad"):
+        run(code)  # main(): Trainer's
+    with pytest.raises(RuntimeError, match="requires grad"):
+        run(code.replace("\nmain()\n", "\n"))  # Inherits'
+
+
 def test_an_attribute_the_base_sets_elsewhere_too_is_not_taken_from_the_constructor_alone():
     # `freeze()` may replace the model: what the constructor was passed is not all it can be.
     body, args = SUBCLASS_SHAPES["super().__init__"]

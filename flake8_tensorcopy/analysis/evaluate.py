@@ -259,9 +259,17 @@ class Evaluator:
                 self.fact(node, state)  # `await log.put(f(x))`: the calls in it are call sites
             return
         func = node.func
-        # `log(x)`, `self.step(x)`, `self.writer.add(to_numpy(out))`, `Trainer(model).fit(x)`:
-        # the call, its receiver and its arguments are call sites.
-        self.fact(node, state)
+        if not isinstance(func, ast.Attribute) or isinstance(func.value, ast.Name) or func.attr == "__init__":
+            # `log(x)`, `self.step(x)`, `super().__init__(model)`: the call's arguments are a call site
+            self.fact(node, state)
+        else:
+            # `self.writer.add(to_numpy(out))`, `Trainer(model).fit(x)`: the calls in the
+            # receiver and among the arguments are call sites, and so is the method's call on an
+            # instance of a class of the file (what it returns is not asked: nothing uses it).
+            recv = self.fact(func.value, state)
+            if recv.node is not None and recv.kind in (OBJECT, MODULE, CLASS):
+                self.note_method_call(recv.node, func.attr, node, state, on_class=recv.kind == CLASS)
+            self._arguments(node, state)
         switch = set_grad_call(node, lambda n: self.qualname(n, state))
         if switch is not None:
             state.no_grad = switch
@@ -824,8 +832,15 @@ class Evaluator:
 
     def _call_fact(self, node: ast.Call, state: State) -> Fact:
         func = node.func
-        if type(func) is ast.Name and func.id == "super" and not node.args and state.lookup("super") is None:
-            return self._super(node)
+        if (type(func) is ast.Attribute and func.attr == "__init__" and type(func.value) is ast.Call
+                and type(func.value.func) is ast.Name and func.value.func.id == "super" and not func.value.args
+                and state.lookup("super") is None):
+            # `super().__init__(model)`: a call of the base's constructor (a call site).
+            base = self._super_base(node)
+            if base is not None:
+                self.note_method_call(base, "__init__", node, state)
+            self._arguments(node, state)
+            return OTHER_FACT
         q = self.qualname(func, state)
         callee = self.project_fact(q) if q is not None and self.project is not None else None
         if q is not None and callee is None:
@@ -881,20 +896,20 @@ class Evaluator:
                 return Fact(SEQ, tup.grad, tup.device, element=tup)
         return UNKNOWN_FACT
 
-    def _super(self, call: ast.Call) -> Fact:
-        """`super()` in a method of a class of the file with one base, itself a class of the
-        file: an instance of that base (`super().__init__(model)` is a call of its constructor).
-        Only in the walk of that method (`call` inside it): an attribute's value evaluated for
-        a class (walker._class_attr_facts) may be asked in another's walk."""
+    def _super_base(self, call: ast.Call):
+        """The def of the class `super()` names in `call` (`super().__init__(...)`): the one base
+        of the class of the method being walked, when that base is a class of the file; else
+        None.  Only in the walk of that method (`call` inside it): an attribute's value
+        evaluated for a class (walker._class_attr_facts) may be asked in another's walk."""
         frame = getattr(self, "frame", None)
         scope = frame.scope if frame is not None else None
         info = scope.cls if scope is not None else None
         if info is None or len(info.node.bases) != 1 or len(info.bases) != 1:
-            return UNKNOWN_FACT
+            return None
         method = scope.node
         if not (method.lineno <= call.lineno <= method.end_lineno):
-            return UNKNOWN_FACT
-        return Fact(OBJECT, Grad.UNKNOWN, Device.UNKNOWN, node=info.bases[0].node)
+            return None
+        return info.bases[0].node
 
     def _arg_facts(self, node: ast.Call, state: State) -> list[Fact]:
         facts = []
@@ -1153,15 +1168,15 @@ class Evaluator:
                 return self._module_output(f, node, state)
             if recv.node is not None:
                 self.note_method_call(recv.node, m, node, state)
-                if m == "__init__":
-                    return OTHER_FACT  # `super().__init__(model)`: a call site, returning None
             result = self.method_call_result(recv.node, m, node, state) if recv.node is not None else None
             return result if result is not None else UNKNOWN_FACT
-        if kind == CLASS and recv.node is not None:
-            # `Utils.to_numpy(out)`: a static or class method called on a class of the file or
-            # the project (or a method passed its instance, `Base.step(self, x)`).
+        if kind == CLASS and isinstance(recv.node, ast.ClassDef):
+            # `Utils.to_numpy(out)`: a static or class method called on a class of the file (or
+            # a method passed its instance, `Base.step(self, x)`).  (Not asked of another
+            # module's classes: `Config.from_dict(d)`, `Model.from_pretrained(p)` would walk
+            # half a library's modules for what is rarely a tensor.)
             self.note_method_call(recv.node, m, node, state, on_class=True)
-            result = self.method_result(recv.node, m)
+            result = self.method_result(recv.node, m) if self.defines_method(recv.node, m) else None
             return result if result is not None else UNKNOWN_FACT
         if kind == SEQ and m in ("pop", "__getitem__") and recv.element is not None:
             return recv.element
@@ -1202,6 +1217,11 @@ class Evaluator:
 
     def method_result(self, classdef, name: str, hint: tuple | None = None) -> Fact | None:
         return None
+
+    def defines_method(self, classdef, name: str) -> bool:
+        """Whether class `classdef` of the file, or one of its bases in the file, defines method
+        `name` (not one it inherits from another module)."""
+        return False
 
     def _unknown_method(self, recv: Fact, m: str, node: ast.Call, state: State) -> Fact:
         """Methods of a value of unknown kind that tell what the result is whatever the receiver

@@ -196,6 +196,10 @@ class Summaries:
                 out[param] = f
         return out
 
+    def defines_method(self, classdef, name: str) -> bool:
+        info = self.classes.get(id(classdef))
+        return info is not None and info.method(name)[0] is not None
+
     def method_result(self, classdef, name: str, hint: tuple | None = None) -> Fact | None:
         """What method `name` of a class of the file returns (None: unknown).  `hint`: text the
         method's source must contain for the answer to be worth a walk."""
@@ -232,8 +236,11 @@ class Summaries:
         if func is not None:
             bound = "classmethod" in decorator_names(func) or (is_plain_method(func) and not on_class)
             self.note_call(func, call, state, skip_first=bound)
-        elif name == "__init__" and info is not None and not on_class and self.lines is not None:
-            stub = self.inherited_constructor(info)  # (another module's class's constructor)
+        if name == "__init__" and info is not None and not on_class and "__init__" not in info.methods \
+                and self.lines is not None:
+            # Also a call of the constructor as this class inherits it: what it makes of these
+            # arguments is this class's attributes (walker.inherited_constructor).
+            stub = self.inherited_constructor(info)
             if stub is not None:
                 self.note_call(stub, call, state, skip_first=True)
 

@@ -1344,44 +1344,57 @@ class Walker(Summaries, Evaluator):
         return stub, made
 
     def inherited_constructor(self, info: ClassInfo):
-        """The stand-in def of the constructor a class of the file inherits from a class of
-        another module of the project (its calls are this file's call sites of it), or None."""
-        if info.method("__init__")[0] is not None or info.bases:
+        """A stand-in def, of the class's own, of the constructor a class of the file inherits
+        from its one base (of the file or of another module of the project): the calls of the
+        class are its call sites, apart from those of the base's other subclasses; None when
+        the class has its own constructor or the base's makes no attribute of a parameter."""
+        if "__init__" in info.methods:
             return None
         key = id(info.node)
         if key not in self._inherited_ctors:
             ctor = self._base_constructor(info)
-            self._inherited_ctors[key] = ctor[0] if ctor is not None and ctor[1] else None
+            stub = None
+            if ctor is not None and ctor[1]:
+                args = ctor[0].args
+                stub = ast.FunctionDef(name="__init__", args=args, body=[], decorator_list=[],
+                                       lineno=info.node.lineno, end_lineno=info.node.lineno)
+            self._inherited_ctors[key] = stub
         return self._inherited_ctors[key]
 
     def _constructor_attrs(self, init, info: ClassInfo) -> dict:
         """{attr: parameter} of the attributes constructor `init` (of class `info`, or of one of
         its bases in the file) leaves holding one of its parameters as it was passed
-        (`self.model = model`; not `model.requires_grad_(False)` first, nor `self.model.to(d)`
-        after), and that no other method of the class or of its bases sets or changes (none
-        when a base is in another module of the project: its methods are out of sight)."""
+        (`self.model = model`, the parameter named nowhere else in it: not
+        `model.requires_grad_(False)` first; nor `self.model.to(d)` after), and that no other
+        method of the class or of its bases sets or changes (none when a base is in another
+        module of the project: its methods are out of sight)."""
         methods = _methods_of(info)
         if methods is None:
             return {}
         me = init.args.args[0].arg
-        # Each parameter a value of its own: what the walk leaves in `self.<attr>` is a
-        # parameter as passed exactly when it is that very value.
-        markers = {p: Fact(MODULE, Grad.UNKNOWN, Device.UNKNOWN) for p in parameter_names(init.args) if p != me}
-        end = self._end_of_walk(init, info, markers)
-        if not end:
+        params = set(parameter_names(init.args)) - {me}
+        uses: dict = {}  # parameter -> times named in the body
+        for n in ast.walk(ast.Module(body=init.body, type_ignores=[])):
+            if type(n) is ast.Name and n.id in params:
+                uses[n.id] = uses.get(n.id, 0) + 1
+        found: dict = {}
+        for node in _statements_and_calls(init.body):
+            if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Name)
+                    and uses.get(node.value.id) == 1):
+                t = node.targets[0]
+                if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == me:
+                    found.setdefault(t.attr, node.value.id)
+        if not found:
             return {}
-        by_id = {id(f): p for p, f in markers.items()}
-        found = {}
-        for key, f in end.items():
-            p = by_id.get(id(f))
-            if p is not None and key.startswith(me + ".") and key.count(".") == 1 and markers[p] is f:
-                found[key[len(me) + 1:]] = p
-        changed: set = set()
+        changed = _attributes_changed_in_place(init)
         for method in methods:
             changed |= self._method_grad_changes(method)
             if method is not init:
                 changed |= _attributes_touched(method)
-        return {a: p for a, p in found.items() if a not in changed}
+        # (An attribute assigned twice in the constructor is changed: only one assignment names
+        # the parameter once.)
+        twice = {a for a in found if _assignments_to(init, me, a) > 1}
+        return {a: p for a, p in found.items() if a not in changed and a not in twice}
 
     def _sets_grad(self, name: str) -> bool:
         """Whether a function called `name` may change whether what it is given requires grad:
@@ -1418,20 +1431,6 @@ class Walker(Summaries, Evaluator):
                 or any(n + "(" in source for n in self._grad_setters())):
             return set()
         return _grad_changes(method, self._sets_grad)
-
-    def _end_of_walk(self, func, info: ClassInfo, given: dict) -> dict | None:
-        """The names (`self.model` among them) at the end of a walk of method `func` of class
-        `info` with rules off and parameters `given` (None: out of budget)."""
-        if self._summary_budget <= 0:
-            return None
-        self._summary_budget -= 1
-        cache = self._cache
-        self._cache = {}
-        try:
-            frame = self._run_function(func, self.module_scope, False, info, dispatch=False, given=given)
-        finally:
-            self._cache = cache
-        return frame.state.env
 
     def constructor_info(self, classdef) -> tuple | None:
         """What another module's subclass needs of the constructor of class `classdef` of this
@@ -1585,6 +1584,38 @@ def _grad_changes(method, sets_grad) -> set:
                 if isinstance(t, ast.Attribute) and t.attr == "requires_grad":
                     mentioned(t.value)
     return out
+
+
+def _attributes_changed_in_place(method) -> set:
+    """The attributes `x` of the first parameter that a call statement of `method` changes in
+    place as a module or a tensor (`self.x.to(device)`, `self.x.half()`,
+    `self.x.requires_grad_(False)`)."""
+    me = method.args.args[0].arg
+    out = set()
+    for node in _statements_and_calls(method.body):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _CHANGING:
+            root = node.func.value
+            while isinstance(root, (ast.Attribute, ast.Call, ast.Subscript)):
+                if isinstance(root, ast.Attribute) and isinstance(root.value, ast.Name) and root.value.id == me:
+                    out.add(root.attr)
+                    break
+                root = root.func if isinstance(root, ast.Call) else root.value
+    return out
+
+
+# Methods that change a module or a tensor in place (where its parameters live, their dtype,
+# whether they require grad): MODULE_SELF_METHODS but train and eval.
+_CHANGING = frozenset("to cuda cpu float double half bfloat16 requires_grad_ apply type xpu mps share_memory".split())
+
+
+def _assignments_to(method, me: str, attr: str) -> int:
+    count = 0
+    for n in _statements_and_calls(method.body):
+        if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            for t in (n.targets if isinstance(n, ast.Assign) else [n.target]):
+                if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == me and t.attr == attr:
+                    count += 1
+    return count
 
 
 def _attributes_set(cls: ast.ClassDef) -> set:
