@@ -277,6 +277,7 @@ def test_a_caller_walked_to_report_records_every_call_it_makes(shape):
     with pytest.raises(RuntimeError, match="requires grad"):
         run(code)
 
+
 # A call statement whose receiver is itself a call: the constructor call is a call site of
 # `__init__` (the model it passes becomes `self.model`), and the method call one of `report`.
 CHAINED = """

@@ -247,4 +247,3 @@ def no_grad_callees(tree: ast.Module) -> frozenset:
                 result.add(name)
                 changed = True
     return frozenset(result)
-
