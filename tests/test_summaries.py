@@ -1066,3 +1066,33 @@ def test_what_a_generator_yields_is_what_iterating_its_call_gives():
     last = GENERATOR.replace("    a = out.numpy()", "    a = out")
     with pytest.raises(RuntimeError, match="requires grad"):
         exec(compile(last, "<generator>", "exec"), {})
+
+
+# --------------------------------------------------------------------------- module wrappers
+
+WRAPPED = """
+import torch
+
+model = torch.nn.Linear(4, 2){frozen}
+wrapped = {wrap}
+out = wrapped(torch.randn(1, 4))
+out.numpy()
+"""
+
+WRAPPERS = ["torch.nn.DataParallel(model)", "torch.compile(model, backend='eager')", "torch.jit.script(model)",
+            "torch.jit.trace(model, torch.randn(1, 4))"]
+
+
+@pytest.mark.parametrize("wrap", WRAPPERS)
+def test_a_wrapped_module_requires_grad_as_the_module_does(wrap):
+    # DataParallel, torch.compile and TorchScript keep the module's parameters: its output
+    # requires grad where the module's parameters do, and not where they are frozen.
+    code = WRAPPED.format(wrap=wrap, frozen="")
+    assert found(code, "TNS101") == [("TNS101", 7)]
+    with pytest.raises(RuntimeError, match="requires grad"):
+        run(code)
+    frozen = WRAPPED.format(wrap=wrap, frozen=".requires_grad_(False)")
+    assert found(frozen, "TNS101") == []  # (--strict: "may", as for the module unwrapped)
+    assert found(frozen, "TNS101", strict=True) == found(frozen.replace(f"wrapped = {wrap}", "wrapped = model"),
+                                                         "TNS101", strict=True)
+    run(frozen)

@@ -952,6 +952,15 @@ class Evaluator:
         if q == "torch.device":
             f = self.fact(node.args[0], state) if node.args else UNKNOWN_FACT
             return Fact(DEVICE, Grad.NO, f.device if f.kind in (OTHER, DEVICE) else Device.UNKNOWN)
+        if q in api.MODULE_WRAPPERS:
+            # `nn.DataParallel(model)`, `torch.compile(model)`: the module, as it was.
+            wrapped = node.args[0] if node.args else _kwarg(node, "module") or _kwarg(node, "model") \
+                or _kwarg(node, "obj") or _kwarg(node, "func")
+            f = self.fact(wrapped, state) if wrapped is not None and not isinstance(wrapped, ast.Starred) else None
+            if f is not None and f.kind in (MODULE, FUNCTION):
+                return f
+            return Fact(MODULE, Grad.UNKNOWN, Device.UNKNOWN, by_flow=True) if q.startswith("torch.nn.") \
+                else UNKNOWN_FACT
         if q in api.NON_TENSOR_FUNCS:
             return OTHER_FACT
         if q in api.NO_GRAD_FUNCS:

@@ -152,6 +152,14 @@ BUFFER = frozenset({"torch.nn.Buffer", "torch.nn.parameter.Buffer"})
 # Packages whose calls return modules (model constructors).
 MODEL_FACTORY_PREFIXES = ("torchvision.models.", "timm.create_model")
 
+# Calls that wrap a module (or a function) and keep its parameters: what they return requires
+# grad where the wrapped module's parameters do (`nn.DataParallel(frozen)` does not).
+MODULE_WRAPPERS = frozenset({
+    "torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.data_parallel.DataParallel",
+    "torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel",
+    "torch.compile", "torch.jit.script", "torch.jit.trace",
+})
+
 # Top-level packages of other frameworks: what their calls return is not a torch tensor (some
 # have `.numpy()`, `.clone()` or `.detach()` of their own, with other semantics).
 FOREIGN_FRAMEWORKS = frozenset(
