@@ -1096,3 +1096,16 @@ def test_a_wrapped_module_requires_grad_as_the_module_does(wrap):
     assert found(frozen, "TNS101", strict=True) == found(frozen.replace(f"wrapped = {wrap}", "wrapped = model"),
                                                          "TNS101", strict=True)
     run(frozen)
+
+
+@pytest.mark.parametrize("frozen", ["", ".requires_grad_(False)"])
+def test_the_module_data_parallel_wraps_is_its_module_attribute(frozen):
+    code = WRAPPED.format(wrap="torch.nn.DataParallel(model)", frozen=frozen).replace(
+        "out = wrapped(torch.randn(1, 4))", "out = wrapped.module(torch.randn(1, 4))")
+    if frozen:
+        assert found(code, "TNS101") == []
+        run(code)
+    else:
+        assert found(code, "TNS101") == [("TNS101", 7)]
+        with pytest.raises(RuntimeError, match="requires grad"):
+            run(code)

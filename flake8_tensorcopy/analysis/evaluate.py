@@ -153,6 +153,8 @@ _DTYPES = frozenset(
 
 
 _MODULE_OUTPUT = frozenset({"module_output"})
+_WRAPPER = "wrapper"  # a module wrapped by nn.DataParallel / DistributedDataParallel
+_WRAPPER_TAGS = frozenset({_WRAPPER})
 _DISTRIBUTION = "distribution"
 _DISTRIBUTION_TAGS = frozenset({_DISTRIBUTION})
 
@@ -761,6 +763,8 @@ class Evaluator:
             # A field of a model output (outputs.logits, out.loss): same provenance.
             return base.but(leaf=False)
         if kind == MODULE:
+            if attr == "module" and _WRAPPER in base.tags:
+                return base.but(tags=base.tags - _WRAPPER_TAGS)  # `model.module` of nn.DataParallel(model)
             if base.attrs is not None and attr in base.attrs:
                 f = base.attrs[attr]
                 if f.kind == MODULE and base.device is not Device.UNKNOWN:
@@ -958,7 +962,8 @@ class Evaluator:
                 or _kwarg(node, "obj") or _kwarg(node, "func")
             f = self.fact(wrapped, state) if wrapped is not None and not isinstance(wrapped, ast.Starred) else None
             if f is not None and f.kind in (MODULE, FUNCTION):
-                return f
+                # (DataParallel's and DistributedDataParallel's `.module` is the module itself.)
+                return f.but(tags=f.tags | _WRAPPER_TAGS) if f.kind == MODULE and q.startswith("torch.nn.") else f
             return Fact(MODULE, Grad.UNKNOWN, Device.UNKNOWN, by_flow=True) if q.startswith("torch.nn.") \
                 else UNKNOWN_FACT
         if q in api.NON_TENSOR_FUNCS:
@@ -1139,6 +1144,8 @@ class Evaluator:
                           min_grad=None if must == grad else must, device_var=recv.device_var)
             return self._values_indices(m, result, node.args, node, state)
         if kind == MODULE:
+            if m == "module" and _WRAPPER in recv.tags:  # `model.module(x)` of nn.DataParallel(model)
+                return self._module_output(recv.but(tags=recv.tags - _WRAPPER_TAGS), node, state)
             if m in api.MODULE_SELF_METHODS:
                 if m in ("to",):
                     dev = self._target_device(node, state)
