@@ -565,6 +565,12 @@ def test_a_subclass_has_what_a_base_in_another_module_makes_of_its_constructors_
         run = subprocess.run([sys.executable, "-c", f"from pkg.train import main, main2; {call}"],
                              capture_output=True, text=True, cwd=tmp_path)
         assert run.returncode == 0, run.stderr
+    # A method that uses the model, or switches it to training, changes nothing of that; one
+    # that moves it does (where it lives is no longer what the call passed).
+    base.write_text(plain + "\n    def fit(self, x):\n        self.model.train()\n        return self.model(x)\n")
+    assert [(v.code, v.line) for v in engine_findings(train, tmp_path)] == expected
+    base.write_text(plain + "\n    def move(self):\n        self.model.to('cuda')\n")
+    assert engine_findings(train, tmp_path) == []
 
 
 def _with_store(root, cache):

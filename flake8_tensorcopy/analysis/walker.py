@@ -1390,7 +1390,8 @@ class Walker(Summaries, Evaluator):
         for method in methods:
             changed |= self._method_grad_changes(method)
             if method is not init:
-                changed |= _attributes_touched(method)
+                # (Another method's `self.model = ...`, `self.model.to(device)`.)
+                changed |= _attributes_set_by(method) | _attributes_changed_in_place(method)
         # (An attribute assigned twice in the constructor is changed: only one assignment names
         # the parameter once.)
         twice = {a for a in found if _assignments_to(init, me, a) > 1}
@@ -1516,29 +1517,6 @@ def _is_super_init(node) -> bool:
             and node.func.value.func.id == "super" and not node.func.value.args)
 
 
-def _attributes_touched(method) -> set:
-    """The attributes `x` of the first parameter that `method` sets (`self.x = ...`,
-    `self.x.y = ...`) or may change: a call statement or a loop that mentions `self.x`
-    (`self.x.requires_grad_(False)`, `freeze(self.x)`, `for p in self.x.parameters(): ...`)."""
-    if not method.args.args:
-        return set()
-    me = method.args.args[0].arg
-    out = set()
-
-    def rooted(node):
-        for n in ast.walk(node):
-            if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == me:
-                out.add(n.attr)
-
-    for node in _statements_and_calls(method.body):
-        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-            for t in (node.targets if isinstance(node, ast.Assign) else [node.target]):
-                rooted(t)
-        elif isinstance(node, ast.Call) or isinstance(node, (ast.For, ast.AsyncFor)):
-            rooted(node.iter if not isinstance(node, ast.Call) else node)
-    return out
-
-
 def _grad_changes(method, sets_grad) -> set:
     """The attributes `x` of the first parameter whose grad `method` may change other than by
     assigning `self.x`: `self.x.requires_grad_(False)`, `self.x.apply(f)`, a loop over
@@ -1622,13 +1600,26 @@ def _attributes_set(cls: ast.ClassDef) -> set:
     """The attributes the methods of `cls` set on their first parameter."""
     out = set()
     for m in cls.body:
-        if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.args.args:
-            me = m.args.args[0].arg
-            for n in _statements_and_calls(m.body):
-                if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-                    for t in (n.targets if isinstance(n, ast.Assign) else [n.target]):
-                        if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == me:
-                            out.add(t.attr)
+        if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            out |= _attributes_set_by(m)
+    return out
+
+
+def _attributes_set_by(method) -> set:
+    """The attributes `method` sets on its first parameter (`self.x = ...`, `self.x += ...`,
+    `self.x.y = ...`)."""
+    if not method.args.args:
+        return set()
+    me = method.args.args[0].arg
+    out = set()
+    for n in _statements_and_calls(method.body):
+        if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            for t in (n.targets if isinstance(n, ast.Assign) else [n.target]):
+                while isinstance(t, (ast.Attribute, ast.Subscript)):
+                    if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == me:
+                        out.add(t.attr)
+                        break
+                    t = t.value
     return out
 
 
