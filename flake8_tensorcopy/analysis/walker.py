@@ -310,7 +310,7 @@ class Walker(Summaries, Evaluator):
         self._lazy_attrs: list = []  # the LazyAttrs of this file's classes (release() unhooks them)
         self._expressions: dict = {}  # id(simple statement) -> astutil.expressions of it
         self.classes: dict = {}  # id(ClassDef) -> ClassInfo
-        self._inherited_ctors: dict = {}  # id(ClassDef) -> Walker.inherited_constructor
+        self._inherited_ctors: dict = {}  # id(ClassDef) -> Walker._inherited_constructor
         self._setters: set | None = None  # names of the file's functions that set requires_grad
         handlers: dict[type, list] = {}
         self._enter, self._leave = [], []
@@ -1264,13 +1264,14 @@ class Walker(Summaries, Evaluator):
                             again.append((t.attr, len(found), value, self_name, local, off, item))
                         found.append(f)
         info = self.classes.get(id(cls))
-        stub = self.inherited_constructor(info) if info is not None and self.lines is not None else None
-        if stub is not None:
-            # A constructor inherited from another module's class (`Trainer(model)` of a class
-            # without its own): what this file's calls pass it, made attributes as it makes them.
+        inherited = self._inherited_constructor(info) if info is not None and self.lines is not None else None
+        if inherited is not None:
+            # A constructor inherited from the one base (`Trainer(model)` of a class without its
+            # own): what this file's calls of this class pass it, made attributes as it makes them.
+            stub, made = inherited
             given = self.parameter_facts(stub, info)
             own = _attributes_set(cls)
-            for attr, param in self._base_constructor(info)[1]:
+            for attr, param in made:
                 f = given.get(param)
                 if f is not None and f.kind != UNKNOWN and attr not in own:
                     parts.setdefault(attr, []).append(f)
@@ -1348,17 +1349,23 @@ class Walker(Summaries, Evaluator):
         from its one base (of the file or of another module of the project): the calls of the
         class are its call sites, apart from those of the base's other subclasses; None when
         the class has its own constructor or the base's makes no attribute of a parameter."""
+        found = self._inherited_constructor(info)
+        return found[0] if found is not None else None
+
+    def _inherited_constructor(self, info: ClassInfo):
+        """(inherited_constructor's stand-in, ((attr, parameter), ...) of what the base's
+        constructor makes of its parameters), or None; once a class."""
         if "__init__" in info.methods:
             return None
         key = id(info.node)
         if key not in self._inherited_ctors:
             ctor = self._base_constructor(info)
-            stub = None
+            found = None
             if ctor is not None and ctor[1]:
-                args = ctor[0].args
-                stub = ast.FunctionDef(name="__init__", args=args, body=[], decorator_list=[],
+                stub = ast.FunctionDef(name="__init__", args=ctor[0].args, body=[], decorator_list=[],
                                        lineno=info.node.lineno, end_lineno=info.node.lineno)
-            self._inherited_ctors[key] = stub
+                found = (stub, ctor[1])
+            self._inherited_ctors[key] = found
         return self._inherited_ctors[key]
 
     def _constructor_attrs(self, init, info: ClassInfo) -> dict:
