@@ -511,10 +511,8 @@ class Walker(Summaries, Evaluator):
         return [pending[i] for i in order]
 
     def source_of(self, node) -> str:
-        lines = self.lines
-        starts = lines.starts
-        end = starts[node.end_lineno] if node.end_lineno < len(starts) else len(lines.text)
-        return lines.text[starts[node.lineno - 1] : end]
+        start, end = self._offsets(node)
+        return self.lines.text[start:end]
 
     def _walk_scope(self, scope: Scope, body: list, state: State, dispatch: bool) -> Frame:
         frame = Frame(scope, state, dispatch)
@@ -1385,12 +1383,18 @@ class Walker(Summaries, Evaluator):
             if type(n) is ast.Name and n.id in params:
                 uses[n.id] = uses.get(n.id, 0) + 1
         found: dict = {}
+        assigned: dict = {}  # attr -> times the constructor assigns it
         for node in _statements_and_calls(init.body):
-            if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Name)
-                    and uses.get(node.value.id) == 1):
-                t = node.targets[0]
-                if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == me:
-                    found.setdefault(t.attr, node.value.id)
+            if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                for t in (node.targets if isinstance(node, ast.Assign) else [node.target]):
+                    if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == me:
+                        assigned[t.attr] = assigned.get(t.attr, 0) + 1
+                        if (isinstance(node, ast.Assign) and len(node.targets) == 1
+                                and isinstance(node.value, ast.Name) and uses.get(node.value.id) == 1):
+                            found.setdefault(t.attr, node.value.id)
+        # (An attribute assigned twice in the constructor is changed: only one assignment names
+        # the parameter once.)
+        found = {a: p for a, p in found.items() if assigned[a] == 1}
         if not found:
             return {}
         changed = _attributes_changed_in_place(init)
@@ -1399,10 +1403,7 @@ class Walker(Summaries, Evaluator):
             if method is not init:
                 # (Another method's `self.model = ...`, `self.model.to(device)`.)
                 changed |= _attributes_set_by(method) | _attributes_changed_in_place(method)
-        # (An attribute assigned twice in the constructor is changed: only one assignment names
-        # the parameter once.)
-        twice = {a for a in found if _assignments_to(init, me, a) > 1}
-        return {a: p for a, p in found.items() if a not in changed and a not in twice}
+        return {a: p for a, p in found.items() if a not in changed}
 
     def _sets_grad(self, name: str) -> bool:
         """Whether a function called `name` may change whether what it is given requires grad:
@@ -1591,16 +1592,6 @@ def _attributes_changed_in_place(method) -> set:
 # Methods that change a module or a tensor in place (where its parameters live, their dtype,
 # whether they require grad): MODULE_SELF_METHODS but train and eval.
 _CHANGING = frozenset("to cuda cpu float double half bfloat16 requires_grad_ apply type xpu mps share_memory".split())
-
-
-def _assignments_to(method, me: str, attr: str) -> int:
-    count = 0
-    for n in _statements_and_calls(method.body):
-        if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-            for t in (n.targets if isinstance(n, ast.Assign) else [n.target]):
-                if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == me and t.attr == attr:
-                    count += 1
-    return count
 
 
 def _attributes_set(cls: ast.ClassDef) -> set:
