@@ -21,7 +21,7 @@ import gc
 import warnings
 
 from . import rules as _rules  # noqa: F401  (registers the rule families)
-from .analysis import Walker, make_domains
+from .analysis import Walker, lazytree, make_domains
 from .model import INTERNAL, Edit, Error, ErrorKind, Fix, Options, Violation
 from .reach import torch_through_project
 from .rules.base import Context, Rule, all_rules
@@ -142,6 +142,14 @@ def _lint(text: str, rule_classes, options: Options, tree, honor_noqa: bool, pro
     module = project.module_name(path) if project is not None and path else None
     if tree is None and module is not None:
         tree = project.parsed(module, text)
+        if tree is not None:
+            # Parsed for the summary of a module the project imports, bodies on demand
+            # (lazytree.py): a file checked is parsed whole, so that a syntax error anywhere in
+            # it is reported.
+            try:
+                lazytree.read_unread(tree)
+            except lazytree.Reparse:
+                tree = None
     if tree is None:
         try:
             tree = _parse(text)
@@ -163,6 +171,11 @@ def _lint(text: str, rule_classes, options: Options, tree, honor_noqa: bool, pro
     try:
         walker.run()
         saw_torch = walker.saw_torch
+    except lazytree.Reparse:
+        # A body of a project module's tree whose layout was wrong (lazytree.py): that tree now
+        # reads its bodies from a plain parse; the file is analysed again.
+        walker.release()
+        return _lint(text, rule_classes, options, None, honor_noqa, project, path, fixes, concrete, via_project)
     except RecursionError:
         v = Violation(
             INTERNAL,

@@ -49,19 +49,24 @@ class LazyPattern:
 
 def word_count(text: str, word: str) -> int:
     """How often identifier `word` stands in `text` as a whole word (what `\\bword\\b` finds:
-    no word character, as `str.isalnum` or `_`, on either side).  A search for the word and a
-    look at its neighbours (a pattern that starts with `\\b` is tried at every position of the
-    text: 4 ms a name in a 4,800-line file)."""
-    count, size, end = 0, len(word), len(text)
+    no word character, as `str.isalnum` or `_`, on either side)."""
+    return len(word_positions(text, word))
+
+
+def word_positions(text: str, word: str) -> list:
+    """Offsets where identifier `word` stands in `text` as a whole word.  A search for the word
+    and a look at its neighbours (a pattern that starts with `\\b` is tried at every position of
+    the text: 4 ms a name in a 4,800-line file)."""
+    found, size, end = [], len(word), len(text)
     i = text.find(word)
     while i != -1:
         before = text[i - 1] if i else " "
         j = i + size
         after = text[j] if j < end else " "
         if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
-            count += 1
+            found.append(i)
         i = text.find(word, i + 1)
-    return count
+    return found
 
 
 class DecodeError(Exception):

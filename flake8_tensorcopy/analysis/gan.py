@@ -215,7 +215,7 @@ class GanNames:
                 classes.append(node)
             for name in ("body", "orelse", "finalbody", "handlers", "cases"):
                 sub = getattr(node, name, None)
-                if type(sub) is list:
+                if isinstance(sub, list):  # function bodies too (parsed here if not yet)
                     stack.extend(sub)
         for a in assigns:
             self._associate(a)

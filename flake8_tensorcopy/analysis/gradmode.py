@@ -9,9 +9,12 @@ imports (`th.no_grad` -> `torch.no_grad`), or return None.
 from __future__ import annotations
 
 import ast
+from bisect import bisect_left
 
 from . import torchapi as api
 from .astutil import all_nodes, child_nodes, const_bool, kwarg
+from .lazytree import body_span
+from ..source import LazyPattern, word_positions
 
 # Names of project helpers that wrap a no-grad context (`with self.no_grad_ctx():`, `@inference_mode_if(...)`):
 # they may turn grad off, so code inside stays silent.
@@ -106,6 +109,21 @@ def set_grad_call(call: ast.Call, qualname) -> bool | None:
 def module_qualnames(tree: ast.Module):
     """A qualname resolver from the module's own imports (module-level statements, also inside
     `if` / `try` blocks; no data flow): for the index below."""
+    names = _module_imports(tree)
+
+    def qualname(n) -> str | None:
+        if isinstance(n, ast.Name):
+            return names.get(n.id)
+        if isinstance(n, ast.Attribute):
+            base = qualname(n.value)
+            return f"{base}.{n.attr}" if base is not None else None
+        return None
+
+    return qualname
+
+
+def _module_imports(tree: ast.Module) -> dict:
+    """{local name: what it imports} of the module's own imports."""
     names: dict = {}
     stack = list(tree.body)
     while stack:
@@ -126,16 +144,7 @@ def module_qualnames(tree: ast.Module):
             for a in node.names:
                 if a.name != "*":
                     names[a.asname or a.name] = f"{node.module}.{a.name}"
-
-    def qualname(n) -> str | None:
-        if isinstance(n, ast.Name):
-            return names.get(n.id)
-        if isinstance(n, ast.Attribute):
-            base = qualname(n.value)
-            return f"{base}.{n.attr}" if base is not None else None
-        return None
-
-    return qualname
+    return names
 
 
 def no_grad_statements(func, qualname) -> set:
@@ -166,7 +175,7 @@ def no_grad_statements(func, qualname) -> set:
     return out
 
 
-def no_grad_callees(tree: ast.Module) -> frozenset:
+def no_grad_callees(tree: ast.Module, lines=None) -> frozenset:
     """Names of the functions of a module that are only ever called with grad off.
 
     Every call of the name in the module is inside a no-grad `with` block, a function decorated
@@ -176,11 +185,42 @@ def no_grad_callees(tree: ast.Module) -> frozenset:
     `forward` and the dunders are never in it (nor, through them, what only they call):
     nn.Module and Python call them out of sight.  One pass over the tree; grad mode is
     classified by `context_effect`, as the walker does.
+
+    With the module's `lines` (source.LineIndex), function bodies are scanned only where the
+    answer may depend on them: a body that mentions grad mode, or a name that may be in the answer
+    (a name called with grad off, or in a body of such a name).  The rest hold no call made with
+    grad off and no name that could be in the answer, so what they would add changes nothing;
+    a body not parsed yet (lazytree.py) stays so.
     """
-    qualname = module_qualnames(tree)
+    names = _module_imports(tree)
+
+    def qualname(n) -> str | None:
+        if isinstance(n, ast.Name):
+            return names.get(n.id)
+        if isinstance(n, ast.Attribute):
+            base = qualname(n.value)
+            return f"{base}.{n.attr}" if base is not None else None
+        return None
+
     sites: dict[str, list] = {}
     used: set = set()
     defined: set = set()
+    unread: list = []  # (start, end, function, where its body runs) of bodies left unscanned
+    text = lines.text if lines is not None else None
+    if text is not None:
+        starts = lines.starts
+
+        def span_of(func) -> tuple:
+            span = body_span(func)
+            if span is None:
+                end = starts[func.end_lineno] if func.end_lineno < len(starts) else len(text)
+                span = (starts[func.lineno - 1], end)
+            return span
+
+        # Local names of grad-mode functions (`from torch import no_grad as ng`): a body that
+        # spells none of these, nor the words, has no region with grad off.
+        words = (*NO_GRAD_HINTS, "set_grad_enabled",
+                 *(local for local, full in names.items() if full in api.NO_GRAD or full in api.SET_GRAD_ENABLED))
     # Regions of code that run in one grad mode and enclosing function: (node, (no-grad?, the
     # name of the function they are in)).  Each is scanned with its context fixed; function
     # bodies, `with` bodies and lambdas start regions of their own.
@@ -189,53 +229,63 @@ def no_grad_callees(tree: ast.Module) -> frozenset:
     functions = (ast.FunctionDef, ast.AsyncFunctionDef)
     withs = (ast.With, ast.AsyncWith)
     used_add = used.add
-    while regions:
-        root, where = regions.pop()
-        ng = where[0]
-        stack = [root]
-        pop, push, extend = stack.pop, stack.append, stack.extend
-        while stack:
-            n = pop()
-            t = type(n)
-            if t is _Name:
-                used_add(n.id)
-            elif t is _Attribute:
-                used_add(n.attr)
-                push(n.value)
-            elif t is _Call:
-                f = n.func
-                ft = type(f)
-                if ft is _Name:
-                    sites.setdefault(f.id, []).append(where)
-                elif ft is _Attribute:
-                    sites.setdefault(f.attr, []).append(where)
-                    push(f.value)
+
+    def scan() -> None:
+        while regions:
+            root, where = regions.pop()
+            ng = where[0]
+            stack = [root]
+            pop, push, extend = stack.pop, stack.append, stack.extend
+            while stack:
+                n = pop()
+                t = type(n)
+                if t is _Name:
+                    used_add(n.id)
+                elif t is _Attribute:
+                    used_add(n.attr)
+                    push(n.value)
+                elif t is _Call:
+                    f = n.func
+                    ft = type(f)
+                    if ft is _Name:
+                        sites.setdefault(f.id, []).append(where)
+                    elif ft is _Attribute:
+                        sites.setdefault(f.attr, []).append(where)
+                        push(f.value)
+                    else:
+                        push(f)
+                    extend(n.args)
+                    extend([k.value for k in n.keywords])
+                elif t is _Constant:
+                    continue
+                elif t in functions:
+                    defined.add(n.name)
+                    inner = any(decorator_turns_grad_off(d, qualname) for d in n.decorator_list)
+                    extend(n.decorator_list)
+                    extend([d for d in (*n.args.defaults, *n.args.kw_defaults) if d is not None])
+                    body = (inner, n.name)
+                    span = span_of(n) if text is not None and not inner else None
+                    if span is not None and not any(text.find(w, *span) != -1 for w in words):
+                        unread.append((span[0], span[1], n, body))
+                    else:
+                        regions.extend([(b, body) for b in n.body])
+                elif t is _Lambda:
+                    regions.append((n.body, (False, None)))  # runs whenever it is called
+                elif t in withs:
+                    inner = ng
+                    for i in n.items:
+                        effect = context_effect(i.context_expr, qualname)
+                        if effect is not None:
+                            inner = effect
+                    extend(n.items)
+                    body = where if inner == ng else (inner, where[1])
+                    regions.extend([(b, body) for b in n.body])
                 else:
-                    push(f)
-                extend(n.args)
-                extend([k.value for k in n.keywords])
-            elif t is _Constant:
-                continue
-            elif t in functions:
-                defined.add(n.name)
-                inner = any(decorator_turns_grad_off(d, qualname) for d in n.decorator_list)
-                extend(n.decorator_list)
-                extend([d for d in (*n.args.defaults, *n.args.kw_defaults) if d is not None])
-                body = (inner, n.name)
-                regions.extend([(b, body) for b in n.body])
-            elif t is _Lambda:
-                regions.append((n.body, (False, None)))  # runs whenever it is called
-            elif t in withs:
-                inner = ng
-                for i in n.items:
-                    effect = context_effect(i.context_expr, qualname)
-                    if effect is not None:
-                        inner = effect
-                extend(n.items)
-                body = where if inner == ng else (inner, where[1])
-                regions.extend([(b, body) for b in n.body])
-            else:
-                extend(child_nodes(n))
+                    extend(child_nodes(n))
+
+    scan()
+    if unread:
+        _read_where_it_matters(text, unread, sites, regions, scan)
     result: set = set()
     changed = True
     while changed:
@@ -247,3 +297,42 @@ def no_grad_callees(tree: ast.Module) -> frozenset:
                 result.add(name)
                 changed = True
     return frozenset(result)
+
+
+_DEF_NAME = LazyPattern(r"def[\s\\]+(\w+)")
+
+
+def _read_where_it_matters(text: str, unread: list, sites: dict, regions: list, scan) -> None:
+    """Scan the bodies left unscanned that mention a name that may be in the answer: one the
+    text defines, called with grad off or in a body of another such name (and so on).  A body
+    scanned may leave functions nested in it unscanned: they join `unread`."""
+    defs = set(_DEF_NAME.findall(text))
+    searched: set = set()
+    positions: list = []  # of every name searched, sorted
+    taken: set = set()
+    while True:
+        maybe: set = set()
+        grew = True
+        while grew:
+            grew = False
+            for name, calls in sites.items():
+                if name in maybe or name not in defs or name == "forward" or name.startswith("__"):
+                    continue
+                if any(ng or (encl is not None and encl in maybe) for ng, encl in calls):
+                    maybe.add(name)
+                    grew = True
+        for name in maybe - searched:
+            positions.extend(word_positions(text, name))
+        searched |= maybe
+        positions.sort()
+        took = False
+        for i, (start, end, func, where) in enumerate(unread):
+            if i not in taken:
+                j = bisect_left(positions, start)
+                if j < len(positions) and positions[j] < end:
+                    taken.add(i)
+                    took = True
+                    regions.extend([(b, where) for b in func.body])
+        if not took:
+            return
+        scan()

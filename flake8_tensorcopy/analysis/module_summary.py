@@ -16,6 +16,7 @@ import ast
 import os
 from contextlib import contextmanager
 
+from . import lazytree
 from .facts import CLASS, FUNCTION, MODULE, UNKNOWN_FACT, Fact
 from .portable import export_fact, import_fact, well_formed
 
@@ -214,15 +215,22 @@ class ModuleSummary:
         project = self.project
         try:
             text = decode(self._data).text
-            tree = ast.parse(text)
+            tree = lazytree.parse(text)
         except (DecodeError, SyntaxError, ValueError, RecursionError, MemoryError):
             return None
-        ctx = _Context(LineIndex(text), project.options)
-        walker = Walker(tree, [], ctx, project=project, module=self.name,
-                        module_is_package=os.path.basename(self.path) == "__init__.py")
+        package = os.path.basename(self.path) == "__init__.py"
+        walker = Walker(tree, [], _Context(LineIndex(text), project.options), project=project, module=self.name,
+                        module_is_package=package)
         project._building.append(self.deps)
         try:
-            walker.run_module()
+            try:
+                walker.run_module()
+            except lazytree.Reparse:  # the layout was wrong (lazytree.py): from a plain parse
+                walker.release()
+                tree = ast.parse(text)
+                walker = Walker(tree, [], _Context(LineIndex(text), project.options), project=project,
+                                module=self.name, module_is_package=package)
+                walker.run_module()
         except RecursionError:
             return None
         finally:

@@ -30,6 +30,7 @@ from bisect import bisect_right
 
 from .astutil import bind_arguments, decorator_names, is_plain_method
 from .facts import DEVICE, MODULE, OTHER, TENSOR, UNKNOWN, UNKNOWN_FACT, Device, Fact, Grad, join
+from .lazytree import body_span
 from ..source import word_count
 
 # A call is `name(` with nothing between, both where call_positions searches the text for one
@@ -371,15 +372,19 @@ class Summaries:
             starts_of = self.lines.starts
             text_len = len(self.lines.text)
             found = []
+            text = self.lines.text
             stack = list(self.tree.body)
             while stack:  # statements only
                 node = stack.pop()
                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     end = starts_of[node.end_lineno] if node.end_lineno < len(starts_of) else text_len
                     found.append((starts_of[node.lineno - 1], end, node))
+                    unread = body_span(node)
+                    if unread is not None and text.find("def ", text.find("\n", unread[0]), unread[1]) == -1:
+                        continue  # a body not parsed yet, with no function in it
                 for field in ("body", "orelse", "finalbody", "handlers", "cases"):
                     sub = getattr(node, field, None)
-                    if type(sub) is list:
+                    if isinstance(sub, list):
                         stack.extend(sub)
             found.sort(key=lambda t: t[0])
             self._def_spans = ([t[0] for t in found], [t[1] for t in found], [t[2] for t in found])

@@ -29,6 +29,7 @@ own, from inside an expression of another walk, and leaves the caller's frame un
 from __future__ import annotations
 
 import ast
+import re
 import heapq
 from bisect import bisect_left, bisect_right
 
@@ -62,6 +63,7 @@ from .facts import (
     join,
     join_all,
 )
+from .lazytree import first_body_line
 from .summaries import Summaries, Summary
 from .gradmode import (
     EVAL_HOOKS,
@@ -374,7 +376,7 @@ class Walker(Summaries, Evaluator):
                 ok = known[id(node)] = admit(self.source_of(node))
                 if ok:
                     return True
-                first = node.body[0].lineno
+                first = first_body_line(node)
                 if first > node.lineno:  # the header (decorators, defaults) stays module code
                     end = starts[node.end_lineno] if node.end_lineno < len(starts) else len(text)
                     bodies.append((starts[first - 1], end))
@@ -622,7 +624,7 @@ class Walker(Summaries, Evaluator):
         if not self.called_elsewhere(func.name):
             return False
         if self._no_grad_callees is None:
-            self._no_grad_callees = no_grad_callees(self.tree)
+            self._no_grad_callees = no_grad_callees(self.tree, self.lines)
         return func.name in self._no_grad_callees
 
     def _decorated_no_grad(self, func, env: dict | None) -> bool:
@@ -1204,6 +1206,8 @@ class Walker(Summaries, Evaluator):
                 info = self.classes.get(id(cls))
                 if info is not None:
                     local.env.update(self.parameter_facts(item, info))
+            if self.lines is not None and not may_set_attributes(self.source_of(item), self_name):
+                continue  # (its body may not be parsed yet: lazytree.py)
             statement = None
             for node in _statements_and_calls(item.body):
                 if isinstance(node, ast.stmt):
@@ -1268,7 +1272,7 @@ class Walker(Summaries, Evaluator):
             # own): what this file's calls of this class pass it, made attributes as it makes them.
             stub, made = inherited
             given = self.parameter_facts(stub, info)
-            own = _attributes_set(cls)
+            own = _attributes_set(cls, self.source_of if self.lines is not None else None)
             for attr, param in made:
                 f = given.get(param)
                 if f is not None and f.kind != UNKNOWN and attr not in own:
@@ -1310,7 +1314,7 @@ class Walker(Summaries, Evaluator):
             return {}
         stub, made = ctor
         bound = {param: self.fact(expr, local) for param, expr in bind_arguments(stub, call, skip_first=True)[0]}
-        own = _attributes_set(cls)
+        own = _attributes_set(cls, self.source_of if self.lines is not None else None)
         out = {}
         for attr, param in made:
             f = bound.get(param)
@@ -1402,7 +1406,8 @@ class Walker(Summaries, Evaluator):
             changed |= self._method_grad_changes(method)
             if method is not init:
                 # (Another method's `self.model = ...`, `self.model.to(device)`.)
-                changed |= _attributes_set_by(method) | _attributes_changed_in_place(method)
+                changed |= (_attributes_set_by(method, self.source_of(method) if self.lines is not None else None)
+                            | _attributes_changed_in_place(method))
         return {a: p for a, p in found.items() if a not in changed}
 
     def _sets_grad(self, name: str) -> bool:
@@ -1594,21 +1599,24 @@ def _attributes_changed_in_place(method) -> set:
 _CHANGING = frozenset("to cuda cpu float double half bfloat16 requires_grad_ apply type xpu mps share_memory".split())
 
 
-def _attributes_set(cls: ast.ClassDef) -> set:
-    """The attributes the methods of `cls` set on their first parameter."""
+def _attributes_set(cls: ast.ClassDef, source_of=None) -> set:
+    """The attributes the methods of `cls` set on their first parameter (`source_of`: the text
+    of a method, when there is one)."""
     out = set()
     for m in cls.body:
         if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            out |= _attributes_set_by(m)
+            out |= _attributes_set_by(m, source_of(m) if source_of is not None else None)
     return out
 
 
-def _attributes_set_by(method) -> set:
+def _attributes_set_by(method, source: str | None = None) -> set:
     """The attributes `method` sets on its first parameter (`self.x = ...`, `self.x += ...`,
-    `self.x.y = ...`)."""
+    `self.x.y = ...`); `source`: its text, which may say there are none."""
     if not method.args.args:
         return set()
     me = method.args.args[0].arg
+    if source is not None and not may_set_attributes(source, me):
+        return set()
     out = set()
     for n in _statements_and_calls(method.body):
         if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
@@ -1635,6 +1643,40 @@ def _methods_of(info) -> list | None:
         out.extend(m for m in c.node.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)))
         todo.extend(c.bases)
     return out
+
+
+# Between the tokens of an attribute chain: blanks, line breaks, closing parentheses, comments.
+_GAP = r"(?:[\s\\)]|#[^\n]*)*"
+_SETS_ATTRIBUTES: dict = {}
+
+
+def may_set_attributes(source: str, me: str) -> bool:
+    """Whether the text of a method may hold what the class attribute facts look for: a
+    statement assigning to an attribute of `me` or to something in one (`me.x = `, `me.x += `,
+    `me.x[i] = `, `me.x.y = `, `me.x: T`), `me.x.append(` / `extend(` / `insert(`,
+    `register_buffer` / `register_parameter`, or `super` (`super().__init__(...)`).  It says yes
+    to more than these (`me.x[i]` read, `me.x <= y`), never no to one of them."""
+    if "register_" in source and ("register_buffer" in source or "register_parameter" in source):
+        return True
+    if "super" in source:
+        return True
+    if me not in source:
+        return False
+    pattern = _SETS_ATTRIBUTES.get(me)
+    if pattern is None:
+        word = re.escape(me)
+        chain = rf"{word}(?<![\w.]{word}){_GAP}\.{_GAP}\w+(?:{_GAP}\.{_GAP}\w+)*{_GAP}"
+        pattern = _SETS_ATTRIBUTES[me] = re.compile(
+            rf"{chain}(?:(?P<assign>\[|[-+*/%@&|^<>]*=(?!=)|\.{_GAP}(?:append|extend|insert){_GAP}\()|(?P<annotated>:))")
+    for m in pattern.finditer(source):
+        if m.group("assign") is not None:
+            return True
+        # `me.x: T` starts a statement (not `if me.training:`): only `(`, `;` or a compound
+        # statement's `:` before it on its line.
+        line = source[source.rfind("\n", 0, m.start()) + 1:m.start()].rstrip(" \t(")
+        if not line or line.endswith((";", ":")):
+            return True
+    return False
 
 
 def _statements_and_calls(body: list):

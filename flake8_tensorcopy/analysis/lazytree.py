@@ -1,0 +1,470 @@
+"""A module's tree with its functions' bodies parsed on first use.
+
+A summary of a module the project imports (module_summary.py) needs the module's classes,
+headers and module-level code, and the bodies of the few functions a file asks about: of the
+modules transformers' `models/` files import, a small part of their body lines.  `parse` reads
+the file's layout from its text (where each `def` at the start of a line has its body), parses
+the file with every such body replaced by `pass` on its first line and blank lines after (the
+skeleton: classes, headers, decorators and module code exactly as the file has them, at the same
+lines and columns), and gives each stubbed function a `LazyBody`: a list that parses the
+function's own lines, at their own line and column, the first time anything reads it.  Once
+every body is read, the tree is the one `ast.parse` gives, node for node and position for
+position (`tests/test_lazytree.py`; all 6,820 files of the benchmark corpora).
+
+A file that is checked is parsed whole (engine.py): a syntax error in a body no rule looks at is
+still reported.  A body of a module only summarised that does not parse reads as `pass`.
+
+Anything the layout cannot be sure of is left to the parser: a file with tabs, form feeds or
+carriage returns, a header with a triple-quoted string, a body with an odd number of triple
+quotes or whose last line ends in a backslash (or holds a `#` and a triple quote), a `def` after
+an odd number of triple quotes (a docstring's example).  A skeleton that does not parse, or whose functions are
+not where the layout put them, is dropped for a parse of the whole file.  A body whose own parse
+disagrees with the skeleton (a layout this module got wrong) is taken from a parse of the whole
+file, and `Reparse` is raised, once a file: the engine then analyses the file it was checking
+again, with the module's tree reading its bodies from that whole parse.
+
+Code that walks statements and wants function bodies tests `isinstance(body, list)`:
+`type(body) is list` is False for a body not read yet (the spans of a module's functions, the
+GAN scan).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import warnings
+
+from ..source import LazyPattern
+
+# A file this small parses in about the time its layout takes to read.
+_MIN_CHARS = 2000
+
+_ENDS: dict = {}
+
+
+def _end_of_body(indent: int):
+    """The first line after a body: indented at most `indent` columns, not blank, not a comment."""
+    pattern = _ENDS.get(indent)
+    if pattern is None:
+        pattern = _ENDS[indent] = re.compile(r"\n[ ]{0,%d}[^ \n#]" % indent)
+    return pattern
+
+
+_STRING = LazyPattern(r"\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'")
+
+
+class Reparse(Exception):
+    """A body read from a tree whose layout was wrong: analyse the file again, parsed whole."""
+
+
+class _Origin:
+    """The text a lazy tree came from, and its whole parse once a body needed it."""
+
+    __slots__ = ("text", "full", "broken")
+
+    def __init__(self, text: str):
+        self.text = text
+        self.full = None
+        self.broken = False
+
+
+class LazyBody(list):
+    """A function's body, parsed when first read (iterated, indexed, measured, compared)."""
+
+    __slots__ = ("_src",)
+
+    def __init__(self, origin: _Origin, func, start: int, end: int, first_line: int):
+        list.__init__(self)
+        self._src = (origin, func, start, end, first_line)
+
+    @property
+    def loaded(self) -> bool:
+        return self._src is None
+
+    def _load(self) -> None:
+        origin, func, start, end, _first = self._src
+        body = _parse_body(origin, func, start, end)  # (Reparse leaves it unread)
+        self._src = None
+        list.extend(self, body)
+        func.body = body  # later reads get the plain list (same statements)
+
+    def __iter__(self):
+        if self._src is not None:
+            self._load()
+        return list.__iter__(self)
+
+    def __reversed__(self):
+        if self._src is not None:
+            self._load()
+        return list.__reversed__(self)
+
+    def __len__(self):
+        if self._src is not None:
+            self._load()
+        return list.__len__(self)
+
+    def __bool__(self):
+        if self._src is not None:
+            self._load()
+        return list.__len__(self) > 0
+
+    def __getitem__(self, i):
+        if self._src is not None:
+            self._load()
+        return list.__getitem__(self, i)
+
+    def __contains__(self, x):
+        if self._src is not None:
+            self._load()
+        return list.__contains__(self, x)
+
+    def __eq__(self, other):
+        if self._src is not None:
+            self._load()
+        return list(self) == other
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __add__(self, other):
+        return list(self) + other
+
+    def __radd__(self, other):
+        return other + list(self)
+
+    def index(self, *args):
+        if self._src is not None:
+            self._load()
+        return list.index(self, *args)
+
+    def count(self, x):
+        if self._src is not None:
+            self._load()
+        return list.count(self, x)
+
+    def copy(self):
+        return list(self)
+
+    def _loaded(name):
+        method = getattr(list, name)
+
+        def loaded(self, *args):
+            if self._src is not None:
+                self._load()
+            return method(self, *args)
+
+        loaded.__name__ = name
+        return loaded
+
+    for _name in ("__setitem__", "__delitem__", "__iadd__", "__imul__", "__mul__", "__rmul__", "append",
+                  "extend", "insert", "pop", "remove", "sort", "reverse", "clear", "__lt__", "__le__",
+                  "__gt__", "__ge__"):
+        locals()[_name] = _loaded(_name)
+    del _name, _loaded
+
+    def __reduce_ex__(self, protocol):
+        return (list, (list(self),))
+
+
+def unread(body) -> bool:
+    """Whether `body` is a function body not parsed yet."""
+    return type(body) is LazyBody and body._src is not None
+
+
+def first_body_line(func) -> int:
+    """The line of a function's first statement, without reading a body not read yet."""
+    body = func.body
+    if type(body) is LazyBody and body._src is not None:
+        return body._src[4]
+    return body[0].lineno
+
+
+def body_span(func) -> tuple | None:
+    """(start, end) offsets of the lines of an unread body in the text, else None."""
+    body = func.body
+    if type(body) is LazyBody and body._src is not None:
+        return body._src[2], body._src[3]
+    return None
+
+
+def _quiet_parse(text: str) -> ast.Module:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ast.parse(text)
+
+
+def parse(text: str) -> ast.Module:
+    """`ast.parse(text)` (its exceptions too), with function bodies parsed on first use."""
+    if len(text) < _MIN_CHARS or "\t" in text or "\f" in text or "\r" in text:
+        return _quiet_parse(text)
+    found = _layout(text)
+    if not found:
+        return _quiet_parse(text)
+    parts = []
+    at = 0
+    for _def_start, head_end, body_end, indent, _line, _head_line, _first, _end_line, _end_col, newlines in found:
+        parts.append(text[at:head_end])
+        parts.append(" " * (indent + 1) + "pass" + "\n" * newlines)
+        at = body_end
+    parts.append(text[at:])
+    try:
+        tree = _quiet_parse("".join(parts))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return _quiet_parse(text)  # the file's own error, or one of the layout's: the parser says
+    if not _install(tree, found, _Origin(text)):
+        return _quiet_parse(text)
+    return tree
+
+
+def _layout(text: str) -> list:
+    """Each function body the layout is sure of: (offset of the `def` line, offset after the
+    header's last line, offset after the body's last line, the `def`'s column, its line, the
+    line after its header, the line of its first statement, the line and column where it ends,
+    newlines in the body)."""
+    found: list = []
+    find, rfind, count = text.find, text.rfind, text.count
+    n = len(text)
+    # Line numbers and triple quotes before a position, counted forward from the last position
+    # asked (positions only grow).
+    at, line_no, doubles, singles = 0, 1, 0, 0
+
+    i = find("def ")
+    while i != -1:
+        start = rfind("\n", 0, i) + 1
+        lead = text[start:i]
+        word = lead.lstrip(" ")
+        indent = len(lead) - len(word)
+        if word and (word[:5] != "async" or word[5:].strip(" ") or len(word) == 5):
+            i = find("def ", i + 4)
+            continue
+        if start > at:
+            line_no += count("\n", at, start)
+            doubles += count('"""', at, start)
+            singles += count("'''", at, start)
+            at = start
+        if doubles % 2 or singles % 2:  # in a string, as like as not (a docstring's example)
+            i = find("def ", i + 4)
+            continue
+        head_end = _header_end(text, i)
+        if head_end < 0:
+            i = find("def ", i + 4)
+            continue
+        m = _end_of_body(indent).search(text, head_end - 1)
+        body_end = m.start() + 1 if m is not None else n
+        body = text[head_end:body_end]
+        last = _last_code_line(body)
+        if last is None or body.count('"""') % 2 or body.count("'''") % 2:
+            i = find("def ", head_end)  # left to the parser; a nested def may be stubbed
+            continue
+        last_start, last_end = last
+        end_col = _code_end(body[last_start:last_end])
+        if end_col is None:
+            i = find("def ", head_end)
+            continue
+        head_line = line_no + count("\n", start, head_end)  # the line after the header
+        first_line = head_line + body.count("\n", 0, _first_code_line(body))
+        end_line = head_line + body.count("\n", 0, last_start)
+        found.append((start, head_end, body_end, indent, line_no, head_line, first_line, end_line,
+                      end_col, body.count("\n")))
+        i = find("def ", body_end)
+    return found
+
+
+def _header_end(text: str, at: int) -> int:
+    """Offset after the header's last line (the one that ends in `:` outside brackets), or -1
+    when the header is not plain: a one-line function, a triple-quoted string, a backslash."""
+    depth = 0
+    for _ in range(40):
+        e = text.find("\n", at)
+        if e == -1:
+            return -1
+        line = text[at:e]
+        if "'" in line or '"' in line:
+            if "'''" in line or '"""' in line:
+                return -1
+            line = _STRING.sub("0", line)
+            if "'" in line or '"' in line:
+                return -1
+        hash_at = line.find("#")
+        if hash_at != -1:
+            line = line[:hash_at]
+        depth += line.count("(") + line.count("[") + line.count("{")
+        depth -= line.count(")") + line.count("]") + line.count("}")
+        if depth < 0:
+            return -1
+        if depth == 0:
+            return e + 1 if line.rstrip(" ").endswith(":") else -1
+        at = e + 1
+    return -1
+
+
+def _last_code_line(body: str):
+    """(start, end) in `body` of its last line that is neither blank nor a comment, or None."""
+    end = len(body)
+    if end and body[-1] == "\n":
+        end -= 1
+    while end > 0:
+        start = body.rfind("\n", 0, end) + 1
+        s = body[start:end].lstrip(" ")
+        if s and s[0] != "#":
+            return start, end
+        end = start - 1
+    return None
+
+
+def _first_code_line(body: str) -> int:
+    """Offset in `body` of its first line that is neither blank nor a comment."""
+    at = 0
+    while True:
+        e = body.find("\n", at)
+        s = body[at:e if e != -1 else len(body)].lstrip(" ")
+        if s and s[0] != "#" or e == -1:
+            return at
+        at = e + 1
+
+
+def _code_end(line: str) -> int | None:
+    """The column (UTF-8 bytes, as the parser counts) after the last token of a body's last line,
+    or None when the line is not plain enough to tell (a string with `#` or a triple quote)."""
+    if line.rstrip(" ").endswith("\\"):
+        return None
+    if "#" in line:
+        if "'" in line or '"' in line:
+            if "'''" in line or '"""' in line:
+                return None
+            masked = _STRING.sub(lambda m: "0" * len(m.group()), line)
+            if "'" in masked or '"' in masked:
+                return None
+            line = line[:masked.find("#")] if "#" in masked else line
+        else:
+            line = line[:line.find("#")]
+    line = line.rstrip(" ")  # (a `;` at the end is the function's last token: it ends there)
+    return len(line) if line.isascii() else len(line.encode("utf-8"))
+
+
+def _install(tree: ast.Module, found: list, origin: _Origin) -> bool:
+    """Give each stubbed function of the skeleton its lazy body, and it and the statements that
+    end with it (a class whose last method it is) their true end; False when a function is not
+    where the layout put it."""
+    wanted = {(f[4], f[3]): f for f in found}
+    # Where each placeholder `pass` ends -> where its function ends.
+    ends = {(f[5], f[3] + 5): (f[7], f[8]) for f in found}
+    stack = list(tree.body)
+    seen = 0
+    _Func, _Async, _Class = ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef
+    while stack:
+        node = stack.pop()
+        end = ends.get((node.end_lineno, node.end_col_offset))
+        if end is not None:
+            node.end_lineno, node.end_col_offset = end
+        t = type(node)
+        if t is _Func or t is _Async:
+            f = wanted.get((node.lineno, node.col_offset))
+            if f is not None:
+                body = node.body
+                if len(body) != 1 or type(body[0]) is not ast.Pass or body[0].lineno != f[5] or end is None:
+                    return False
+                seen += 1
+                node.body = LazyBody(origin, node, f[0], f[2], f[6])
+                continue
+            stack.extend(node.body)
+        elif t is _Class:
+            stack.extend(node.body)
+        else:
+            for field in ("body", "orelse", "finalbody", "handlers"):
+                sub = getattr(node, field, None)
+                if sub:
+                    stack.extend(sub)
+            for c in getattr(node, "cases", ()):
+                stack.extend(c.body)
+    return seen == len(found)
+
+
+def _parse_body(origin: _Origin, func, start: int, end: int) -> list:
+    """The body of `func` from a parse of its own lines at their place in the file (no module
+    around them but an `if 1:` for an indented one)."""
+    text = origin.text
+    line, col = func.lineno, func.col_offset
+    chunk = text[start:end]
+    source = "\n" * (line - 1) + chunk if col == 0 else "\n" * (line - 2) + "if 1:\n" + chunk
+    try:
+        mod = _quiet_parse(source)
+        stmts = mod.body if col == 0 else (mod.body[0].body if len(mod.body) == 1 else ())
+        node = stmts[0] if len(stmts) == 1 else None
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        node = None
+    if not _same(node, func):
+        node = _from_whole(origin, func)
+    return node.body
+
+
+def _same(node, func) -> bool:
+    return (node is not None and type(node) is type(func) and node.name == func.name
+            and node.lineno == func.lineno and node.col_offset == func.col_offset
+            and node.end_lineno == func.end_lineno and node.end_col_offset == func.end_col_offset)
+
+
+def _from_whole(origin: _Origin, func):
+    """The function at `func`'s place in a parse of the whole file (parsed once per file).  When
+    it is not the skeleton's function, the skeleton was wrong: `Reparse`, once per file; later
+    reads of that file take what the whole parse has there."""
+    if origin.full is None:
+        try:
+            origin.full = _quiet_parse(origin.text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            origin.full = False
+    found = None
+    if origin.full:
+        for node in ast.walk(origin.full):
+            if (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                    and node.lineno == func.lineno and node.col_offset == func.col_offset):
+                found = node
+                break
+    if found is not None and _same(found, func):
+        return found
+    if not origin.broken:
+        origin.broken = True
+        raise Reparse()
+    if found is None:
+        found = ast.FunctionDef(body=[ast.Pass(lineno=func.lineno, col_offset=func.col_offset,
+                                               end_lineno=func.lineno, end_col_offset=func.col_offset)])
+    return found
+
+
+def read_unread(tree: ast.Module) -> ast.Module:
+    """Parse every body not read yet: the tree is then the whole parse's."""
+    for func in list(_walk_unread(tree)):
+        body = func.body
+        if type(body) is LazyBody and body._src is not None:
+            body._load()
+    return tree
+
+
+def read_all(tree: ast.AST) -> ast.AST:
+    """Read every body not read yet (for code that hands the tree on, or compares it)."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        stack.extend(ast.iter_child_nodes(node))
+    return tree
+
+
+__all__ = ["LazyBody", "Reparse", "body_span", "first_body_line", "parse", "read_all", "unread"]
+
+
+def _walk_unread(tree):
+    """The functions whose bodies are not read yet (statement walk, reads nothing)."""
+    stack = list(tree.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and unread(node.body):
+            yield node
+            continue
+        for field in ("body", "orelse", "finalbody", "handlers"):
+            sub = getattr(node, field, None)
+            if isinstance(sub, list):
+                stack.extend(sub)
+        for c in getattr(node, "cases", ()):
+            stack.extend(c.body)

@@ -1,0 +1,490 @@
+"""Lazily parsed function bodies (analysis/lazytree.py): the tree is ast.parse's, node for node
+and position for position, once read; bodies are parsed only when read; and the analysis finds
+the same on a lazy tree as on a plain one."""
+
+import ast
+import glob
+import os
+import textwrap
+
+import pytest
+
+from conftest import FIXTURES
+from examples import invalid_examples, valid_examples
+from flake8_tensorcopy.analysis import lazytree
+from flake8_tensorcopy.engine import lint_text
+
+
+@pytest.fixture
+def eager_threshold(monkeypatch):
+    """Layout every file, however small (the threshold keeps tiny files to a plain parse)."""
+    monkeypatch.setattr(lazytree, "_MIN_CHARS", 0)
+
+
+def dump(tree):
+    return ast.dump(tree, include_attributes=True)
+
+
+def unread_functions(tree):
+    return [f.name for f in lazytree._walk_unread(tree)]
+
+
+SOURCES = {
+    "methods": '''
+        import torch
+
+
+        class Net(torch.nn.Module):
+            """A net."""
+
+            def __init__(self, n: int = 3) -> None:
+                super().__init__()
+                self.fc = torch.nn.Linear(n, n)  # a layer
+
+            @torch.no_grad()
+            def predict(self, x):
+                return self.fc(x).numpy()
+
+            async def later(self, x):
+                await x
+
+
+        def train(model, x):
+            # a comment first
+            out = model(x)
+            return out ;
+        x = 1
+    ''',
+    "class ends with its last method": '''
+        class A:
+            def f(self):
+                if self:
+                    return 1
+                else:
+                    return 2
+        if True:
+            def g():
+                try:
+                    pass
+                finally:
+                    return 3
+        else:
+            def h(): return 4
+    ''',
+    "docstring with a def at a line start": '''
+        def f():
+            """Example:
+
+                def forward(self, x):
+                    return x
+            """
+            return 1
+
+
+        s = """
+        def not_a_function():
+            pass
+        """
+
+
+        def g():
+            return 2
+    ''',
+    "strings and comments in headers and last lines": '''
+        def f(a="(", b=')', *, c: "Tensor" = None, **kw) -> "dict[str, int]":  # (
+            return {"#": a}  # ]
+
+
+        def g(
+            x,  # a comment with a quote '
+            y=[1, 2],
+        ):
+            s = "a # b"
+            return s   # trailing
+
+
+        def h():
+            return 'x"y'  ;  # c
+    ''',
+    "a body whose last line ends a multi-line string": '''
+        def f():
+            return """
+        unindented text
+        """
+
+
+        def g():
+            x = textwrap.dedent("""
+        def inner():
+            pass
+        """)
+            return x
+    ''',
+    "backslash continuations": '''
+        def f(x):
+            y = x + \\
+                1
+            return y
+
+
+        def g(x):
+            return x + \\
+        1
+    ''',
+    "nested functions and classes": '''
+        def outer():
+            def inner():
+                return 1
+
+            class Local:
+                def m(self):
+                    return inner()
+            return Local
+
+
+        class Outer:
+            class Inner:
+                def m(self):
+                    return 1
+
+            def n(self):
+                def helper():
+                    return 2
+                return helper
+    ''',
+    "non-ascii last lines": '''
+        def f():
+            return "é"  # ü
+
+
+        def g():
+            return "日本"
+    ''',
+    "comments at a lower indentation inside a body": '''
+        class A:
+            def f(self):
+                x = 1
+        # a comment at column 0
+                return x
+
+            def g(self):
+                return 2
+        # trailing comment
+    ''',
+    "one-line bodies and headers over lines": '''
+        def f(): return 1
+        def g(a,
+              b):
+            return a
+        async def h(
+        ):
+            pass
+        def k() -> int: ...
+    ''',
+    "parenthesised and brackets over lines": '''
+        def f(x):
+            return torch.cat(
+                [x,
+                 x],
+            )
+
+
+        def g(x):
+            return (x
+        )
+    ''',
+}
+
+
+@pytest.mark.parametrize("name", sorted(SOURCES))
+def test_a_read_lazy_tree_is_the_parsers_tree(eager_threshold, name):
+    source = textwrap.dedent(SOURCES[name]).lstrip("\n")
+    tree = lazytree.parse(source)
+    lazytree.read_all(tree)
+    assert dump(tree) == dump(ast.parse(source))
+
+
+def test_bodies_are_parsed_when_first_read(eager_threshold):
+    source = textwrap.dedent(SOURCES["methods"]).lstrip("\n")
+    tree = lazytree.parse(source)
+    assert sorted(unread_functions(tree)) == ["__init__", "later", "predict", "train"]
+    train = tree.body[-2]
+    assert train.name == "train" and lazytree.unread(train.body)
+    # Without reading it: where it ends and where its first statement is.
+    whole = ast.parse(source).body[-2]
+    assert (train.end_lineno, train.end_col_offset) == (whole.end_lineno, whole.end_col_offset)
+    assert lazytree.first_body_line(train) == whole.body[0].lineno > train.lineno + 1  # (a comment first)
+    assert lazytree.unread(train.body)
+    assert dump(train.body[0]) == dump(whole.body[0])
+    assert not lazytree.unread(train.body)
+    assert sorted(unread_functions(tree)) == ["__init__", "later", "predict"]
+    # The class ends where its last method does, not at the placeholder.
+    net = tree.body[1]
+    full = ast.parse(source).body[1]
+    assert (net.end_lineno, net.end_col_offset) == (full.end_lineno, full.end_col_offset)
+
+
+def test_what_the_layout_is_not_sure_of_is_parsed_whole(eager_threshold):
+    # Tabs, a one-line body, a header with a triple-quoted string: no placeholder for them.
+    for source in ("def f():\n\treturn 1\n", "def f(): return 1\n", 'def f(x="""a"""):\n    return x\n'):
+        tree = lazytree.parse(source)
+        assert unread_functions(tree) == []
+        assert dump(tree) == dump(ast.parse(source))
+    # A docstring's `def` at a line start is not taken for a function: the real ones still are.
+    tree = lazytree.parse(textwrap.dedent(SOURCES["docstring with a def at a line start"]).lstrip("\n"))
+    assert sorted(unread_functions(tree)) == ["f", "g"]
+
+
+@pytest.mark.parametrize("source", ["def f(:\n    pass\n", "x = 1\n  y = 2\n", "class A:\ndef f():\n    pass\n"])
+def test_a_file_that_does_not_parse_outside_bodies_raises_the_parsers_error(eager_threshold, source):
+    with pytest.raises(SyntaxError) as plain:
+        ast.parse(source)
+    with pytest.raises(SyntaxError) as lazy:
+        lazytree.parse(source)
+    assert (lazy.value.msg, lazy.value.lineno, lazy.value.offset) == (plain.value.msg, plain.value.lineno,
+                                                                      plain.value.offset)
+
+
+def test_a_body_that_does_not_parse_shows_when_read(eager_threshold):
+    """The skeleton has no body to get wrong: the error shows when the body is read, as a wrong
+    layout does (Reparse, once), and then it reads as a body that does nothing."""
+    source = "def f():\n    return (\n\n\ndef g():\n    return 1\n"
+    tree = lazytree.parse(source)
+    f, g = tree.body
+    assert unread_functions(tree) == ["g", "f"]
+    with pytest.raises(lazytree.Reparse):
+        f.body[0]
+    assert [type(s) for s in f.body] == [ast.Pass]
+    assert isinstance(g.body[0], ast.Return)
+
+
+def test_a_body_that_disagrees_with_the_skeleton_comes_from_the_whole_parse(eager_threshold):
+    source = textwrap.dedent(SOURCES["methods"]).lstrip("\n")
+    tree = lazytree.parse(source)
+    train = tree.body[-2]
+    origin = train.body._src[0]
+    node = lazytree._from_whole(origin, train)
+    assert node is not train and origin.full is not None and not origin.broken
+    assert dump(node) == dump(ast.parse(source).body[-2])
+    # A function the whole parse does not end where the skeleton said: the skeleton was wrong.
+    train.end_lineno += 1
+    with pytest.raises(lazytree.Reparse):
+        lazytree._from_whole(origin, train)
+    assert origin.broken
+    # Once per file: later reads take what the whole parse has there.
+    assert lazytree._from_whole(origin, train).name == "train"
+
+
+# ---------------------------------------------------------------- where the analysis uses it
+
+def _project_findings(monkeypatch, files, lazy: bool, tmp_path, name):
+    from test_project import _lint, make
+    from flake8_tensorcopy.analysis.project import Project
+
+    root = tmp_path / name
+    root.mkdir()
+    train = make(root, files=files, package="pkg")
+    if lazy:
+        monkeypatch.setattr(lazytree, "_MIN_CHARS", 0)
+    else:
+        monkeypatch.setattr(lazytree, "parse", lazytree._quiet_parse)
+    project = Project(str(root), batch=True)
+    found = _lint(train, project)
+    monkeypatch.undo()
+    return found, project
+
+
+@pytest.mark.parametrize("scenario", ["FILES", "CROSSING", "PER_CALL", "GENERATORS", "CONSTRUCTORS"])
+def test_project_modules_summarised_from_lazy_trees_give_what_plain_trees_give(monkeypatch, tmp_path, scenario):
+    import test_project
+
+    files = getattr(test_project, scenario)
+    lazy, project = _project_findings(monkeypatch, files, True, tmp_path, "lazy")
+    plain, _ = _project_findings(monkeypatch, files, False, tmp_path, "plain")
+    assert lazy == plain and lazy
+    # Some body of a summarised module was never parsed.
+    assert any(lazytree._walk_unread(s._walker.tree) for s in project._summaries.values()
+               if s is not None and getattr(s, "_walker", None) is not None)
+
+
+def test_a_wrong_layout_in_a_project_module_analyses_the_file_again(monkeypatch, tmp_path):
+    """A body read from a project module's tree shows its layout was wrong (lazytree.Reparse):
+    the file is analysed again, and that tree reads its bodies from the whole parse."""
+    import test_project
+
+    plain, _ = _project_findings(monkeypatch, test_project.FILES, False, tmp_path, "plain")
+    raised = []
+    real = lazytree.LazyBody._load
+
+    def load(self):
+        if not raised:
+            raised.append(True)
+            self._src[0].broken = True
+            raise lazytree.Reparse()
+        return real(self)
+
+    monkeypatch.setattr(lazytree.LazyBody, "_load", load)
+    lazy, _ = _project_findings(monkeypatch, test_project.FILES, True, tmp_path, "lazy")
+    assert raised == [True]
+    assert lazy == plain
+
+
+def test_a_checked_file_is_parsed_whole(monkeypatch, tmp_path):
+    """A syntax error in a body no rule looks at is still the file's error: the file checked is
+    parsed whole, also when its tree was parsed lazily for another file's summary."""
+    from test_project import _lint
+    from flake8_tensorcopy.analysis.project import Project
+
+    monkeypatch.setattr(lazytree, "_MIN_CHARS", 0)
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    helpers = pkg / "helpers.py"
+    helpers.write_text("import torch\n\n\ndef make():\n    return torch.nn.Linear(2, 2)\n\n\n"
+                       "def broken(x):\n    with torch.no_grad():\n    return x.numpy()\n")
+    main = pkg / "main.py"
+    main.write_text("import torch\nfrom .helpers import make\n\nout = make()(torch.ones(2)).numpy()\n")
+    project = Project(str(tmp_path), batch=True)
+    assert [code for code, _, _ in _lint(main, project)] == ["TNS101"]  # helpers summarised, lazily
+    project.begin()
+    result = lint_text(helpers.read_text(), project=project, path=str(helpers))
+    assert result.error is not None and "expected an indented block" in result.error
+
+
+# ---------------------------------------------------------------- what skips unread bodies
+
+CHECKED = sorted(glob.glob(os.path.join(FIXTURES, "TNS*.py")) + glob.glob(os.path.join(FIXTURES, "fix", "TNS*.in.py")))
+
+NO_GRAD_SHAPES = [
+    SOURCES["methods"],
+    '''
+    import torch
+    from torch import no_grad as ng
+
+    def evaluate(model, x):
+        return helper(model(x))
+
+    def helper(out):
+        return inner(out)
+
+    def inner(out):
+        return out.numpy()
+
+    def other(x):
+        return inner(x)
+
+    with ng():
+        evaluate(None, None)
+
+    def run():
+        with torch.no_grad():
+            other(1)
+    ''',
+    '''
+    import torch
+
+    def outer():
+        def nested_helper(x):
+            return x.numpy()
+        return nested_helper
+
+    def caller(x):
+        with torch.inference_mode():
+            return nested_helper(x)
+
+    @torch.no_grad()
+    def decorated(x):
+        return only_here(x)
+
+    def only_here(x):
+        return x
+
+    def passed(x):
+        return x
+
+    def uses(x):
+        with torch.no_grad():
+            passed(x)
+        return map(passed, [x])
+    ''',
+]
+
+
+def _sources():
+    for src in NO_GRAD_SHAPES + list(SOURCES.values()):
+        yield textwrap.dedent(src).lstrip("\n")
+    for path in CHECKED:
+        with open(path, encoding="utf-8") as f:
+            yield f.read()
+    for param in [*invalid_examples(), *valid_examples()]:
+        yield param.values[1].code
+
+
+def test_no_grad_callees_skipping_bodies_finds_what_a_full_scan_finds(monkeypatch):
+    from flake8_tensorcopy.analysis.gradmode import no_grad_callees
+    from flake8_tensorcopy.source import LineIndex
+
+    monkeypatch.setattr(lazytree, "_MIN_CHARS", 0)
+    nonempty = 0
+    for text in _sources():
+        try:
+            full = no_grad_callees(ast.parse(text))
+        except SyntaxError:
+            continue
+        assert no_grad_callees(ast.parse(text), LineIndex(text)) == full, text
+        lazy = lazytree.parse(text)
+        assert no_grad_callees(lazy, LineIndex(text)) == full, text
+        nonempty += bool(full)
+    assert nonempty >= 5
+
+
+METHODS_THAT_SET = [
+    "def f(self):\n    self.x = 1\n",
+    "def f(self):\n    self.x: int = 1\n",
+    "def f(self):\n    self.x: int\n",
+    "def f(self):\n    if c: self.x: int = 1\n",
+    "def f(self):\n    self.x += 1\n",
+    "def f(self):\n    self.x[0] = 1\n",
+    "def f(self):\n    self.x.y = 1\n",
+    "def f(self):\n    a = self.x = 1\n",
+    "def f(self):\n    (self.x) = 1\n",
+    "def f(self):\n    (self\n     .x) = 1\n",
+    "def f(self):\n    ( self . x  # c\n    ) = 1\n",
+    "def f(me):\n    me.x //= 2\n",
+    "def f(self):\n    self.losses.append(loss)\n",
+    "def f(self):\n    self.losses . extend ( loss )\n",
+    "def f(self):\n    self.register_buffer('w', t)\n",
+    "def __init__(self, m):\n    super().__init__(m)\n",
+]
+
+METHODS_THAT_DO_NOT = [
+    "def f(self):\n    if self.training:\n        return self.fc(x, dim=1)\n",
+    "def f(self):\n    y = self.fc(x)\n    return y == self.x\n",
+    "def f(self):\n    myself.x = 1\n    other.self.x = 2\n",
+    "def f(self):\n    return {self.key: 1}\n",
+]
+
+
+def test_the_attribute_text_test_says_yes_to_every_way_of_setting_one():
+    from flake8_tensorcopy.analysis.walker import _attributes_set_by, may_set_attributes
+
+    for source in METHODS_THAT_SET:
+        assert may_set_attributes(source, ast.parse(source).body[0].args.args[0].arg), source
+    for source in METHODS_THAT_DO_NOT:
+        assert not may_set_attributes(source, "self"), source
+    # Whatever a method of the fixtures and examples sets, the test says yes to it.
+    checked = 0
+    for text in _sources():
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:
+            continue
+        lines = text.splitlines(keepends=True)
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.args.args:
+                source = "".join(lines[node.lineno - 1:node.end_lineno])
+                if _attributes_set_by(node):
+                    checked += 1
+                    assert may_set_attributes(source, node.args.args[0].arg), source
+    assert checked > 20
