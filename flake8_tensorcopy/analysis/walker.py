@@ -29,7 +29,6 @@ own, from inside an expression of another walk, and leaves the caller's frame un
 from __future__ import annotations
 
 import ast
-import re
 import heapq
 from bisect import bisect_left, bisect_right
 
@@ -1645,38 +1644,84 @@ def _methods_of(info) -> list | None:
     return out
 
 
-# Between the tokens of an attribute chain: blanks, line breaks, closing parentheses, comments.
-_GAP = r"(?:[\s\\)]|#[^\n]*)*"
-_SETS_ATTRIBUTES: dict = {}
-
-
 def may_set_attributes(source: str, me: str) -> bool:
     """Whether the text of a method may hold what the class attribute facts look for: a
     statement assigning to an attribute of `me` or to something in one (`me.x = `, `me.x += `,
     `me.x[i] = `, `me.x.y = `, `me.x: T`), `me.x.append(` / `extend(` / `insert(`,
     `register_buffer` / `register_parameter`, or `super` (`super().__init__(...)`).  It says yes
-    to more than these (`me.x[i]` read, `me.x <= y`), never no to one of them."""
+    to more than these (`me.x[i]` read, `me.x <= y`), never no to one of them.  (A scan from each
+    `me`: a pattern for it took 3 million instructions to compile, a flake8 run's first file.)"""
     if "register_" in source and ("register_buffer" in source or "register_parameter" in source):
         return True
     if "super" in source:
         return True
-    if me not in source:
-        return False
-    pattern = _SETS_ATTRIBUTES.get(me)
-    if pattern is None:
-        word = re.escape(me)
-        chain = rf"{word}(?<![\w.]{word}){_GAP}\.{_GAP}\w+(?:{_GAP}\.{_GAP}\w+)*{_GAP}"
-        pattern = _SETS_ATTRIBUTES[me] = re.compile(
-            rf"{chain}(?:(?P<assign>\[|[-+*/%@&|^<>]*=(?!=)|\.{_GAP}(?:append|extend|insert){_GAP}\()|(?P<annotated>:))")
-    for m in pattern.finditer(source):
-        if m.group("assign") is not None:
+    size = len(me)
+    i = source.find(me)
+    while i != -1:
+        before = source[i - 1] if i else " "
+        if not (before.isalnum() or before in "_.") and _sets_attribute_at(source, i, i + size):
             return True
-        # `me.x: T` starts a statement (not `if me.training:`): only `(`, `;` or a compound
-        # statement's `:` before it on its line.
-        line = source[source.rfind("\n", 0, m.start()) + 1:m.start()].rstrip(" \t(")
-        if not line or line.endswith((";", ":")):
-            return True
+        i = source.find(me, i + 1)
     return False
+
+
+def _sets_attribute_at(source: str, start: int, at: int) -> bool:
+    """Whether `me` at `start` (its end at `at`) begins an attribute chain that may be assigned
+    to, or appended to: what may_set_attributes looks for."""
+    n = len(source)
+    k = _gap(source, at)
+    if k >= n or source[k] != ".":
+        return False
+    while True:  # at a `.` of the chain
+        k = _gap(source, k + 1)
+        word = k
+        while k < n and (source[k].isalnum() or source[k] == "_"):
+            k += 1
+        if k == word:
+            return False
+        k = _gap(source, k)
+        if k >= n:
+            return False
+        c = source[k]
+        if c == ".":
+            after = _gap(source, k + 1)
+            end = after
+            while end < n and (source[end].isalnum() or source[end] == "_"):
+                end += 1
+            if source[after:end] in ("append", "extend", "insert"):
+                call = _gap(source, end)
+                if call < n and source[call] == "(":
+                    return True
+            continue
+        if c == "[":
+            return True
+        if c == "=":
+            return source[k + 1:k + 2] != "="
+        if c in "-+*/%@&|^<>":  # an augmented assignment (or a comparison: `<=`)
+            while k < n and source[k] in "-+*/%@&|^<>":
+                k += 1
+            return source[k:k + 1] == "=" and source[k + 1:k + 2] != "="
+        if c == ":":
+            # `me.x: T` starts a statement (not `if me.training:`): only `(`, `;` or a
+            # compound statement's `:` before it on its line.
+            line = source[source.rfind("\n", 0, start) + 1:start].rstrip(" \t(")
+            return not line or line.endswith((";", ":"))
+        return False
+
+
+def _gap(source: str, k: int) -> int:
+    """After the blanks, line breaks, backslashes, closing parentheses and comments from `k`."""
+    n = len(source)
+    while k < n:
+        c = source[k]
+        if c in " \t\n\r\f\\)":
+            k += 1
+        elif c == "#":
+            e = source.find("\n", k)
+            k = n if e == -1 else e
+        else:
+            break
+    return k
 
 
 def _statements_and_calls(body: list):
