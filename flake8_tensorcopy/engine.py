@@ -21,7 +21,8 @@ import gc
 import warnings
 
 from . import rules as _rules  # noqa: F401  (registers the rule families)
-from .analysis import Walker, lazytree, make_domains
+from .analysis import Walker, make_domains
+from .analysis.astutil import Reparse
 from .model import INTERNAL, Edit, Error, ErrorKind, Fix, Options, Violation
 from .reach import torch_through_project
 from .rules.base import Context, Rule, all_rules
@@ -146,9 +147,11 @@ def _lint(text: str, rule_classes, options: Options, tree, honor_noqa: bool, pro
             # Parsed for the summary of a module the project imports, bodies on demand
             # (lazytree.py): a file checked is parsed whole, so that a syntax error anywhere in
             # it is reported.
+            from .analysis.lazytree import read_unread
+
             try:
-                lazytree.read_unread(tree)
-            except lazytree.Reparse:
+                read_unread(tree)
+            except Reparse:
                 tree = None
     if tree is None:
         try:
@@ -171,7 +174,7 @@ def _lint(text: str, rule_classes, options: Options, tree, honor_noqa: bool, pro
     try:
         walker.run()
         saw_torch = walker.saw_torch
-    except lazytree.Reparse:
+    except Reparse:
         # A body of a project module's tree whose layout was wrong (lazytree.py): that tree now
         # reads its bodies from a plain parse; the file is analysed again.
         walker.release()

@@ -239,3 +239,22 @@ def bind_arguments(callee, call: ast.Call, skip_first: bool = False) -> tuple:
         elif kw.arg in names:
             pairs.append((kw.arg, kw.value))
     return pairs, complete
+
+
+# ------------------------------------------------------------------ bodies parsed on first use
+
+class Reparse(Exception):
+    """A body read from a tree whose layout was wrong (lazytree.py): analyse the file again."""
+
+
+def body_span(func) -> tuple | None:
+    """(start, end) offsets of the lines of a function whose body is not parsed yet
+    (lazytree.LazyBody, which keeps them while it waits), else None."""
+    src = getattr(func.body, "_src", None)
+    return (src[2], src[3]) if src is not None else None
+
+
+def first_body_line(func) -> int:
+    """The line of a function's first statement, without reading a body not read yet."""
+    src = getattr(func.body, "_src", None)
+    return src[4] if src is not None else func.body[0].lineno

@@ -12,8 +12,7 @@ import ast
 from bisect import bisect_left
 
 from . import torchapi as api
-from .astutil import all_nodes, child_nodes, const_bool, kwarg
-from .lazytree import body_span
+from .astutil import all_nodes, body_span, child_nodes, const_bool, kwarg
 from ..source import LazyPattern, word_positions
 
 # Names of project helpers that wrap a no-grad context (`with self.no_grad_ctx():`, `@inference_mode_if(...)`):

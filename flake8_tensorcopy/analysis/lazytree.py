@@ -35,6 +35,7 @@ import re
 import warnings
 
 from ..source import LazyPattern
+from .astutil import Reparse, body_span, first_body_line  # noqa: F401  (the module's own names too)
 
 # A file this small parses in about the time its layout takes to read.
 _MIN_CHARS = 2000
@@ -51,10 +52,6 @@ def _end_of_body(indent: int):
 
 
 _STRING = LazyPattern(r"\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'")
-
-
-class Reparse(Exception):
-    """A body read from a tree whose layout was wrong: analyse the file again, parsed whole."""
 
 
 class _Origin:
@@ -171,22 +168,6 @@ class LazyBody(list):
 def unread(body) -> bool:
     """Whether `body` is a function body not parsed yet."""
     return type(body) is LazyBody and body._src is not None
-
-
-def first_body_line(func) -> int:
-    """The line of a function's first statement, without reading a body not read yet."""
-    body = func.body
-    if type(body) is LazyBody and body._src is not None:
-        return body._src[4]
-    return body[0].lineno
-
-
-def body_span(func) -> tuple | None:
-    """(start, end) offsets of the lines of an unread body in the text, else None."""
-    body = func.body
-    if type(body) is LazyBody and body._src is not None:
-        return body._src[2], body._src[3]
-    return None
 
 
 def _quiet_parse(text: str) -> ast.Module:

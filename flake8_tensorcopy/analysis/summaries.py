@@ -28,9 +28,8 @@ from __future__ import annotations
 import ast
 from bisect import bisect_right
 
-from .astutil import bind_arguments, decorator_names, is_plain_method
+from .astutil import bind_arguments, body_span, decorator_names, is_plain_method
 from .facts import DEVICE, MODULE, OTHER, TENSOR, UNKNOWN, UNKNOWN_FACT, Device, Fact, Grad, join
-from .lazytree import body_span
 from ..source import word_count
 
 # A call is `name(` with nothing between, both where call_positions searches the text for one

@@ -33,8 +33,8 @@ import heapq
 from bisect import bisect_left, bisect_right
 
 from . import torchapi as api
-from .astutil import (all_nodes, bind_arguments, child_nodes, dotted_name, expressions, is_plain_method,
-                      parameter_names, yields)
+from .astutil import (all_nodes, bind_arguments, child_nodes, dotted_name, expressions, first_body_line,
+                      is_plain_method, parameter_names, yields)
 from .evaluate import (
     GENERATOR_TAG,
     MODULE_CLASS_TAG,
@@ -62,7 +62,6 @@ from .facts import (
     join,
     join_all,
 )
-from .lazytree import first_body_line
 from .summaries import Summaries, Summary
 from .gradmode import (
     EVAL_HOOKS,
