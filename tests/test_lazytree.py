@@ -181,6 +181,9 @@ SOURCES = {
             pass
         def k() -> int: ...
     ''',
+    "tabs": "class A:\n    def f(self):\n        if x:\n\t        y = 1\n        return 2\n\n"
+            "    def g(self):\n        \"\"\"Doc\n\t\ttabbed line\n        \"\"\"\n        return 3\n\n"
+            "class B:\n\tdef h(self):\n\t\treturn 4\n\n\ndef k():\n\treturn 5\n",
     "parenthesised and brackets over lines": '''
         def f(x):
             return torch.cat(
@@ -225,11 +228,17 @@ def test_bodies_are_parsed_when_first_read(eager_threshold):
 
 
 def test_what_the_layout_is_not_sure_of_is_parsed_whole(eager_threshold):
-    # Tabs, a one-line body, a header with a triple-quoted string: no placeholder for them.
-    for source in ("def f():\n\treturn 1\n", "def f(): return 1\n", 'def f(x="""a"""):\n    return x\n'):
+    # A one-line body, a header with a triple-quoted string: no placeholder for them.
+    for source in ("def f(): return 1\n", 'def f(x="""a"""):\n    return x\n'):
         tree = lazytree.parse(source)
         assert unread_functions(tree) == []
         assert dump(tree) == dump(ast.parse(source))
+    # Tabs: a line that starts with one is in the body (deeper, or in a string); a `def` indented
+    # with one is left to the parser.
+    tree = lazytree.parse(SOURCES["tabs"])
+    assert sorted(unread_functions(tree)) == ["f", "g", "k"]
+    lazytree.read_all(tree)
+    assert dump(tree) == dump(ast.parse(SOURCES["tabs"]))
     # A docstring's `def` at a line start is not taken for a function: the real ones still are.
     tree = lazytree.parse(textwrap.dedent(SOURCES["docstring with a def at a line start"]).lstrip("\n"))
     assert sorted(unread_functions(tree)) == ["f", "g"]
@@ -488,3 +497,18 @@ def test_the_attribute_text_test_says_yes_to_every_way_of_setting_one():
                     checked += 1
                     assert may_set_attributes(source, node.args.args[0].arg), source
     assert checked > 20
+
+
+def test_summaries_built_from_lazy_trees_read_back_from_the_cache_the_same(monkeypatch, tmp_path):
+    import test_project
+    from test_project import _lint, _with_store
+
+    plain, _ = _project_findings(monkeypatch, test_project.CONSTRUCTORS, False, tmp_path, "plain")
+    monkeypatch.setattr(lazytree, "_MIN_CHARS", 0)
+    root = tmp_path / "cached"
+    root.mkdir()
+    train = test_project.make(root, files=test_project.CONSTRUCTORS, package="pkg")
+    cold = _with_store(root, tmp_path / "cache")
+    assert _lint(train, cold) == plain and cold.built > 0
+    warm = _with_store(root, tmp_path / "cache")
+    assert _lint(train, warm) == plain and warm.built == 0

@@ -14,9 +14,9 @@ position (`tests/test_lazytree.py`; all 6,820 files of the benchmark corpora).
 A file that is checked is parsed whole (engine.py): a syntax error in a body no rule looks at is
 still reported.  A body of a module only summarised that does not parse reads as `pass`.
 
-Anything the layout cannot be sure of is left to the parser: a file with tabs, form feeds or
-carriage returns, a header with a triple-quoted string, a body with an odd number of triple
-quotes or whose last line ends in a backslash (or holds a `#` and a triple quote), a `def` after
+Anything the layout cannot be sure of is left to the parser: a file with carriage returns, or
+with form feeds in its indentation, a `def` indented with a tab, a header with a triple-quoted
+string, a body with an odd number of triple quotes or whose last line ends in a backslash (or holds a `#` and a triple quote), a `def` after
 an odd number of triple quotes (a docstring's example).  A skeleton that does not parse, or whose functions are
 not where the layout put them, is dropped for a parse of the whole file.  A body whose own parse
 disagrees with the skeleton (a layout this module got wrong) is taken from a parse of the whole
@@ -44,10 +44,11 @@ _ENDS: dict = {}
 
 
 def _end_of_body(indent: int):
-    """The first line after a body: indented at most `indent` columns, not blank, not a comment."""
+    """The first line after a body: indented at most `indent` blanks, not blank, not a comment."""
     pattern = _ENDS.get(indent)
     if pattern is None:
-        pattern = _ENDS[indent] = re.compile(r"\n[ ]{0,%d}[^ \n#]" % indent)
+        # (A line that starts with a tab is deeper, in a string, or a TabError.)
+        pattern = _ENDS[indent] = re.compile(r"\n[ ]{0,%d}[^ \t\n#]" % indent)
     return pattern
 
 
@@ -178,7 +179,9 @@ def _quiet_parse(text: str) -> ast.Module:
 
 def parse(text: str) -> ast.Module:
     """`ast.parse(text)` (its exceptions too), with function bodies parsed on first use."""
-    if len(text) < _MIN_CHARS or "\t" in text or "\f" in text or "\r" in text:
+    # (A tab in an indentation the layout stops at: what follows the placeholder is indented more
+    # than it, as much, or inconsistently, which the skeleton's parse or _install refuses.)
+    if len(text) < _MIN_CHARS or "\r" in text or _indents_with(text, "\f"):
         return _quiet_parse(text)
     found = _layout(text)
     if not found:
@@ -197,6 +200,16 @@ def parse(text: str) -> ast.Module:
     if not _install(tree, found, _Origin(text)):
         return _quiet_parse(text)
     return tree
+
+
+def _indents_with(text: str, c: str) -> bool:
+    """Whether `c` stands in the indentation of a line (only blanks before it on its line)."""
+    i = text.find(c)
+    while i != -1:
+        if not text[text.rfind("\n", 0, i) + 1:i].strip(" "):
+            return True
+        i = text.find(c, i + 1)
+    return False
 
 
 def _layout(text: str) -> list:
@@ -288,7 +301,7 @@ def _last_code_line(body: str):
         end -= 1
     while end > 0:
         start = body.rfind("\n", 0, end) + 1
-        s = body[start:end].lstrip(" ")
+        s = body[start:end].lstrip(" \t")
         if s and s[0] != "#":
             return start, end
         end = start - 1
@@ -300,7 +313,7 @@ def _first_code_line(body: str) -> int:
     at = 0
     while True:
         e = body.find("\n", at)
-        s = body[at:e if e != -1 else len(body)].lstrip(" ")
+        s = body[at:e if e != -1 else len(body)].lstrip(" \t")
         if s and s[0] != "#" or e == -1:
             return at
         at = e + 1
