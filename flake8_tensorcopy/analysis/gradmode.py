@@ -108,7 +108,11 @@ def set_grad_call(call: ast.Call, qualname) -> bool | None:
 def module_qualnames(tree: ast.Module):
     """A qualname resolver from the module's own imports (module-level statements, also inside
     `if` / `try` blocks; no data flow): for the index below."""
-    names = _module_imports(tree)
+    return _resolver(_module_imports(tree))
+
+
+def _resolver(names: dict):
+    """A qualname resolver from {local name: what it imports}."""
 
     def qualname(n) -> str | None:
         if isinstance(n, ast.Name):
@@ -192,15 +196,7 @@ def no_grad_callees(tree: ast.Module, lines=None) -> frozenset:
     a body not parsed yet (lazytree.py) stays so.
     """
     names = _module_imports(tree)
-
-    def qualname(n) -> str | None:
-        if isinstance(n, ast.Name):
-            return names.get(n.id)
-        if isinstance(n, ast.Attribute):
-            base = qualname(n.value)
-            return f"{base}.{n.attr}" if base is not None else None
-        return None
-
+    qualname = _resolver(names)
     sites: dict[str, list] = {}
     used: set = set()
     defined: set = set()
