@@ -12,7 +12,8 @@ tree, in-process, each under `valgrind --tool=callgrind`:
   check      the same plus `lint_text` of every file, one file at a time
   project    the same with whole-project analysis (the project's summaries, built in-process)
 
-for the working tree and, with `--base REV`, for that revision (exported with `git archive`),
+for the working tree and, with `--base REV`, for that revision (exported with `git archive`;
+each version's bytecode compiled before it is counted),
 then `flake8 --isolated` on every `--flake8-step`-th file with a cold summary cache, with the
 plugin of each version and without it (the flake8-only venv that `benchmarks.run` makes).
 Prints the counts and the ratios (check - start) / (floor - start), the figure the linear
@@ -113,6 +114,12 @@ def main(argv: list[str] | None = None) -> int:
         if ns.base:
             versions.insert(0, (ns.base, str(export(ns.base, Path(tmp)))))
         py = sys.executable
+        # Bytecode first: a version exported afresh would otherwise count compiling its ~30
+        # modules (about half a billion instructions) and the working tree, with its `.pyc`
+        # files, not.
+        for _label, src in versions:
+            subprocess.run([py, "-m", "compileall", "-q", os.path.join(src, "flake8_tensorcopy")], check=False,
+                           capture_output=True)
 
         def subset(src: str, what: str) -> int:
             return instructions([py, "-c", _SUBSET, src, str(tree), what, str(ns.step)])
