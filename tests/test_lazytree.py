@@ -256,15 +256,18 @@ def test_a_file_that_does_not_parse_outside_bodies_raises_the_parsers_error(eage
 
 def test_a_body_that_does_not_parse_shows_when_read(eager_threshold):
     """The skeleton has no body to get wrong: the error shows when the body is read, as a wrong
-    layout does (Reparse, once), and then it reads as a body that does nothing."""
+    layout does (Reparse, once), and then it reads as returning what nothing says."""
     source = "def f():\n    return (\n\n\ndef g():\n    return 1\n"
     tree = lazytree.parse(source)
     f, g = tree.body
     assert unread_functions(tree) == ["g", "f"]
     with pytest.raises(lazytree.Reparse):
         f.body[0]
-    assert [type(s) for s in f.body] == [ast.Pass]
-    assert isinstance(g.body[0], ast.Return)
+    assert [type(s) for s in f.body] == [ast.Return] and f.body[0].value.id == " unparsed"
+    assert isinstance(g.body[0], ast.Return) and g.body[0].value.value == 1
+    # Such a tree is not the file's: it is not handed on for checking the file.
+    with pytest.raises(lazytree.Reparse):
+        lazytree.read_unread(tree)
 
 
 def test_a_body_that_disagrees_with_the_skeleton_comes_from_the_whole_parse(eager_threshold):
@@ -354,8 +357,13 @@ def test_a_checked_file_is_parsed_whole(monkeypatch, tmp_path):
                        "def broken(x):\n    with torch.no_grad():\n    return x.numpy()\n")
     main = pkg / "main.py"
     main.write_text("import torch\nfrom .helpers import make\n\nout = make()(torch.ones(2)).numpy()\n")
+    other = pkg / "other.py"
+    other.write_text("import torch\nfrom .helpers import broken\n\nout = broken(torch.ones(2)).numpy()\n")
     project = Project(str(tmp_path), batch=True)
     assert [code for code, _, _ in _lint(main, project)] == ["TNS101"]  # helpers summarised, lazily
+    # A file whose analysis reads the body that does not parse: analysed again, and then that
+    # function returns what nothing says (no finding without --strict).
+    assert _lint(other, project) == []
     project.begin()
     result = lint_text(helpers.read_text(), project=project, path=str(helpers))
     assert result.error is not None and "expected an indented block" in result.error

@@ -12,7 +12,9 @@ every body is read, the tree is the one `ast.parse` gives, node for node and pos
 position (`tests/test_lazytree.py`; all 6,820 files of the benchmark corpora).
 
 A file that is checked is parsed whole (engine.py): a syntax error in a body no rule looks at is
-still reported.  A body of a module only summarised that does not parse reads as `pass`.
+still reported.  A body of a module only summarised that does not parse reads as returning what
+nothing says (once `Reparse` has been raised for it); the functions around it keep their facts,
+where a whole parse that failed left the module without a summary.
 
 Anything the layout cannot be sure of is left to the parser: a file with carriage returns, or
 with form feeds in its indentation, a `def` indented with a tab, a header with a triple-quoted
@@ -197,8 +199,10 @@ def parse(text: str) -> ast.Module:
         tree = _quiet_parse("".join(parts))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return _quiet_parse(text)  # the file's own error, or one of the layout's: the parser says
-    if not _install(tree, found, _Origin(text)):
+    origin = _Origin(text)
+    if not _install(tree, found, origin):
         return _quiet_parse(text)
+    tree._lazy_origin = origin
     return tree
 
 
@@ -421,18 +425,23 @@ def _from_whole(origin: _Origin, func):
     if not origin.broken:
         origin.broken = True
         raise Reparse()
-    if found is None:
-        found = ast.FunctionDef(body=[ast.Pass(lineno=func.lineno, col_offset=func.col_offset,
-                                               end_lineno=func.lineno, end_col_offset=func.col_offset)])
+    if found is None:  # the file does not parse: a body that returns what nothing says
+        where = dict(lineno=func.lineno, col_offset=func.col_offset, end_lineno=func.lineno,
+                     end_col_offset=func.col_offset)
+        found = ast.FunctionDef(body=[ast.Return(value=ast.Name(id=" unparsed", ctx=ast.Load(), **where), **where)])
     return found
 
 
 def read_unread(tree: ast.Module) -> ast.Module:
-    """Parse every body not read yet: the tree is then the whole parse's."""
+    """Parse every body not read yet: the tree is then the whole parse's.  `Reparse` when a body
+    of it does not parse, or did not (then the tree is not the file's)."""
     for func in list(_walk_unread(tree)):
         body = func.body
         if type(body) is LazyBody and body._src is not None:
             body._load()
+    origin = getattr(tree, "_lazy_origin", None)
+    if origin is not None and origin.broken:
+        raise Reparse()
     return tree
 
 
