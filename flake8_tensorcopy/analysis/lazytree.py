@@ -18,12 +18,13 @@ where a whole parse that failed left the module without a summary.
 
 Anything the layout cannot be sure of is left to the parser: a file with carriage returns, or
 with form feeds in its indentation, a `def` indented with a tab, a header with a triple-quoted
-string, a body with an odd number of triple quotes or whose last line ends in a backslash (or holds a `#` and a triple quote), a `def` after
-an odd number of triple quotes (a docstring's example).  A skeleton that does not parse, or whose functions are
-not where the layout put them, is dropped for a parse of the whole file.  A body whose own parse
-disagrees with the skeleton (a layout this module got wrong) is taken from a parse of the whole
-file, and `Reparse` is raised, once a file: the engine then analyses the file it was checking
-again, with the module's tree reading its bodies from that whole parse.
+string, a body with an odd number of triple quotes or whose last line ends in a backslash (or
+holds a `#` and a triple quote), a `def` after an odd number of triple quotes (a docstring's
+example).  A skeleton that does not parse, or whose functions are not where the layout put them,
+is dropped for a parse of the whole file.  A body whose own parse disagrees with the skeleton is
+taken from a parse of the whole file; when that one disagrees too (a layout this module got
+wrong, or a file that does not parse), `Reparse` is raised, once a file: the engine then
+analyses the file it was checking again.
 
 Code that walks statements and wants function bodies tests `isinstance(body, list)`:
 `type(body) is list` is False for a body not read yet (the spans of a module's functions, the
