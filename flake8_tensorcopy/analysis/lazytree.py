@@ -78,10 +78,6 @@ class LazyBody(list):
         list.__init__(self)
         self._src = (origin, func, start, end, first_line)
 
-    @property
-    def loaded(self) -> bool:
-        return self._src is None
-
     def _load(self) -> None:
         origin, func, start, end, _first = self._src
         body = _parse_body(origin, func, start, end)  # (Reparse leaves it unread)
@@ -89,66 +85,20 @@ class LazyBody(list):
         list.extend(self, body)
         func.body = body  # later reads get the plain list (same statements)
 
-    def __iter__(self):
-        if self._src is not None:
-            self._load()
-        return list.__iter__(self)
-
-    def __reversed__(self):
-        if self._src is not None:
-            self._load()
-        return list.__reversed__(self)
-
-    def __len__(self):
-        if self._src is not None:
-            self._load()
-        return list.__len__(self)
-
     def __bool__(self):
         if self._src is not None:
             self._load()
         return list.__len__(self) > 0
 
-    def __getitem__(self, i):
+    def __radd__(self, other):
         if self._src is not None:
             self._load()
-        return list.__getitem__(self, i)
-
-    def __contains__(self, x):
-        if self._src is not None:
-            self._load()
-        return list.__contains__(self, x)
-
-    def __eq__(self, other):
-        if self._src is not None:
-            self._load()
-        return list(self) == other
-
-    def __ne__(self, other):
-        return not self.__eq__(other)
+        return other + list(self)
 
     __hash__ = None  # type: ignore[assignment]
 
-    def __add__(self, other):
-        return list(self) + other
-
-    def __radd__(self, other):
-        return other + list(self)
-
-    def index(self, *args):
-        if self._src is not None:
-            self._load()
-        return list.index(self, *args)
-
-    def count(self, x):
-        if self._src is not None:
-            self._load()
-        return list.count(self, x)
-
-    def copy(self):
-        return list(self)
-
     def _loaded(name):
+        """List method `name`, once the body is read."""
         method = getattr(list, name)
 
         def loaded(self, *args):
@@ -159,9 +109,11 @@ class LazyBody(list):
         loaded.__name__ = name
         return loaded
 
-    for _name in ("__setitem__", "__delitem__", "__iadd__", "__imul__", "__mul__", "__rmul__", "append",
-                  "extend", "insert", "pop", "remove", "sort", "reverse", "clear", "__lt__", "__le__",
-                  "__gt__", "__ge__"):
+    # Every way of reading the list (and of changing it) reads the body first.
+    for _name in ("__iter__", "__reversed__", "__len__", "__getitem__", "__contains__", "__eq__", "__ne__",
+                  "__lt__", "__le__", "__gt__", "__ge__", "__add__", "__mul__", "__rmul__", "index", "count",
+                  "copy", "__setitem__", "__delitem__", "__iadd__", "__imul__", "append", "extend", "insert",
+                  "pop", "remove", "sort", "reverse", "clear"):
         locals()[_name] = _loaded(_name)
     del _name, _loaded
 
