@@ -526,6 +526,21 @@ def test_the_plugin_imports_the_engine_only_for_files_that_mention_torch():
     assert "flake8_tensorcopy.engine" in loaded
 
 
+def test_the_plugin_freezes_the_heap_once_it_has_the_engine_and_leaves_the_collector_as_it_was():
+    # (In a child: freezing the test process's heap would change every later test's collections.)
+    code = ("import ast, gc\nfrom flake8_tensorcopy.plugin import TensorCopyChecker as C\n"
+            "src = 'import torch\\nw = torch.ones(3, requires_grad=True)\\nw.clone().detach()\\n'\n"
+            "assert gc.get_freeze_count() == 0\n"
+            "found = [m for _l, _c, m, _t in C(ast.parse(src), src.splitlines(True), 'f.py').run()]\n"
+            "assert [m[:6] for m in found] == ['TNS201'], found\n"
+            "assert gc.isenabled() and gc.get_freeze_count() > 10000, gc.get_freeze_count()\n"
+            "gc.disable()\n"
+            "import flake8_tensorcopy.plugin as P\n"
+            "P._engine()\n"
+            "assert not gc.isenabled()\n")  # a host that turned the collector off keeps it off
+    subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, capture_output=True, text=True)
+
+
 def test_importing_the_engine_compiles_no_pattern_and_loads_no_noqa_or_selection():
     # The flake8 plugin imports the engine and the rules on the first file that mentions torch:
     # their patterns are compiled when a file first needs them, and the modules the plugin never
