@@ -184,6 +184,11 @@ def _one_device_var(facts) -> str | None:
     return found
 
 
+# A string constant's fact, by the device it names ("cuda:0", "cpu"): one object each, so that
+# joining the strings of a large literal (a module's table) finds them the same by identity.
+_STRING_FACTS = {d: Fact(OTHER, Grad.NO, d, tags=frozenset({"str"})) for d in Device}
+
+
 def _device_of_string(s: str) -> Device:
     s = s.strip().lower()
     if s == "cpu" or s.startswith("cpu:"):
@@ -636,7 +641,7 @@ class Evaluator:
             return self._call(node, state)
         if t is ast.Constant:
             if isinstance(node.value, str):
-                return Fact(OTHER, Grad.NO, _device_of_string(node.value), tags=frozenset({"str"}))
+                return _STRING_FACTS[_device_of_string(node.value)]
             return NONE_FACT if node.value is None else OTHER_FACT
         if t is ast.BinOp:
             return self._binop(self.fact(node.left, state), self.fact(node.right, state), state)
