@@ -138,9 +138,20 @@ def parse_error(exc: Exception, where: str = "") -> Error:
 def _lint(text: str, rule_classes, options: Options, tree, honor_noqa: bool, project=None, path=None,
           fixes: bool = True, concrete=None, via_project: bool = False) -> LintResult:
     active = _prefiltered(rule_classes, text)
+    module = project.module_name(path) if project is not None and path else None
+    # Rules that also report at calls of the project's functions (`to_numpy(out)`): a file
+    # that imports a function from a module of its project in which such a rule may report.
+    through = [cls for cls in rule_classes if cls.through_calls] if module is not None and "import" in text else []
+    if through:
+        from .through import or_calls, sink_calls as _sink_calls
+
+        sink_calls = _sink_calls(text, project, module, path)
+    else:
+        sink_calls = frozenset()
+    if sink_calls:
+        active = [cls for cls in rule_classes if cls in active or cls in through]
     if not active:
         return LintResult()
-    module = project.module_name(path) if project is not None and path else None
     if tree is None and module is not None:
         tree = project.parsed(module, text)
         if tree is not None:
@@ -164,6 +175,9 @@ def _lint(text: str, rule_classes, options: Options, tree, honor_noqa: bool, pro
     ctx = Context(lines, options)
     instances = [cls(options) for cls in active]
     tests = [cls.scope_test(text) for cls in active]
+    if sink_calls:
+        # A function that calls one of them may report there (Context.call_sinks).
+        tests = [or_calls(test, sink_calls) if cls.through_calls else test for cls, test in zip(active, tests)]
 
     def scope_filter(segment: str) -> bool:
         return any(test(segment) for test in tests)

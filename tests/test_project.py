@@ -573,6 +573,108 @@ def test_a_subclass_has_what_a_base_in_another_module_makes_of_its_constructors_
     assert engine_findings(train, tmp_path) == []
 
 
+SINKS = {
+    "pyproject.toml": "",
+    "PKG/__init__.py": "",
+    "PKG/utils.py": """
+        import torch
+
+
+        def to_numpy(t):
+            return t.numpy()
+
+
+        def to_numpy_ok(t):
+            return t.detach().cpu().numpy()
+
+
+        def to_numpy_maybe(t, detach=False):
+            if detach:
+                t = t.detach()
+            return t.numpy()
+
+
+        def unrelated(t):
+            return torch.ones(2).numpy(), t
+
+
+        def log_hist(t, step):
+            values = t.cpu().numpy()
+            return values.mean(), step
+    """,
+    "PKG/train.py": """
+        import torch
+        from torch import nn
+
+        import PKG.utils as U
+        from .utils import to_numpy, to_numpy_ok, to_numpy_maybe, unrelated
+
+
+        def step(x):
+            model = nn.Linear(3, 2)
+            out = model(x)
+            a = to_numpy(out)
+            b = to_numpy_ok(out)
+            c = to_numpy_maybe(out, detach=True)
+            d = unrelated(out)
+            e = U.log_hist(out * 2, 3)
+            f = to_numpy(out.detach())
+            g = to_numpy(x)
+            with torch.no_grad():
+                h = to_numpy(model(x))
+            return a, b, c, d, e, f, g, h
+    """,
+}
+SINK_FINDINGS = [("TNS101", 11, "out (to_numpy() calls .numpy() on it, utils.py:5) requires grad, so .numpy() raises "
+                                "RuntimeError; use out.detach()"),
+                 ("TNS101", 15, "out * 2 (U.log_hist() calls .numpy() on it, utils.py:23) requires grad, so .numpy() "
+                                "raises RuntimeError; use (out * 2).detach()")]
+
+
+def test_a_call_passes_a_tensor_that_requires_grad_to_another_modules_numpy(tmp_path, capsys):
+    # Reported at the argument of the call, in the file that passes it: utils.py alone cannot
+    # know (its parameter is of unknown origin).  Not where the function detaches first, where it
+    # may (`to_numpy_maybe`: `detach=True` is not followed), where its `.numpy()` is on something
+    # else, for a tensor that does not require grad, nor under no_grad (as TNS101 itself).
+    train = make(tmp_path, files=SINKS, package="pkg")
+    found = engine_findings(train, tmp_path)
+    assert [(v.code, v.line, v.message) for v in found] == SINK_FINDINGS
+    assert found[0].col == 17 and found[0].fix is None  # `out` of `to_numpy(out)`
+    project = Project(str(tmp_path))
+    lint_text(train.read_text(), options=Options(), project=project, path=str(train))
+    assert str(tmp_path / "pkg" / "utils.py") in project.touched
+    # The same from the command line and from flake8.
+    proc = tc(capsys, "check", "--no-cache", str(train), cwd=tmp_path)
+    assert [tuple(line.split(":")[1:2]) + (line.split(" ", 2)[1],) for line in proc.stdout.splitlines()
+            if ": TNS" in line] == [(str(line), code) for code, line, _ in SINK_FINDINGS]
+    flake8 = subprocess.run([tool("flake8"), "--select", "TNS", "--format", "%(row)d:%(code)s", str(train)],
+                            capture_output=True, text=True, cwd=tmp_path)
+    assert flake8.stdout.split() == [f"{line}:{code}" for code, line, _ in SINK_FINDINGS]
+    # Editing the function (it detaches now) updates the cached result of the file that calls it.
+    first = tc(capsys, "check", str(train), cwd=tmp_path).stdout
+    assert first.count(": TNS101") == 2
+    utils = tmp_path / "pkg" / "utils.py"
+    utils.write_text(utils.read_text().replace("return t.numpy()\n\n\ndef to_numpy_ok",
+                                               "return t.detach().numpy()\n\n\ndef to_numpy_ok"))
+    assert tc(capsys, "check", str(train), cwd=tmp_path).stdout.count(": TNS101") == 1
+
+
+def test_what_a_call_passes_to_another_modules_numpy_raises_on_real_torch(tmp_path, monkeypatch):
+    import torch
+
+    make(tmp_path, files=SINKS, package="sinkpkg")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from sinkpkg import utils
+
+    out = torch.nn.Linear(3, 2)(torch.randn(4, 3))
+    for bad in (lambda: utils.to_numpy(out), lambda: utils.log_hist(out * 2, 3)):
+        with pytest.raises(RuntimeError, match="requires grad"):
+            bad()
+    utils.to_numpy(out.detach())
+    utils.log_hist((out * 2).detach(), 3)
+    utils.to_numpy_maybe(out, detach=True)  # (not reported: it runs)
+
+
 def _with_store(root, cache):
     from flake8_tensorcopy.analysis.summary_store import SummaryStore
 
@@ -588,8 +690,8 @@ def _lint(path, project):
     return [(v.code, v.line, v.message) for v in result.violations]
 
 
-@pytest.mark.parametrize("files", [FILES, CROSSING, PER_CALL, GENERATORS, CONSTRUCTORS],
-                         ids=["imports", "late", "per-call", "generators", "constructors"])
+@pytest.mark.parametrize("files", [FILES, CROSSING, PER_CALL, GENERATORS, CONSTRUCTORS, SINKS],
+                         ids=["imports", "late", "per-call", "generators", "constructors", "sinks"])
 def test_summaries_from_the_cache_give_what_a_walk_gives(tmp_path, files):
     train = make(tmp_path, files=files, package="pkg")
     cache = tmp_path / "cache"

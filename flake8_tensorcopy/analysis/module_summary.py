@@ -96,6 +96,23 @@ class ProjectEntity:
 
         return self._answer(("for", self.path, said), compute)
 
+    def sinks_for(self, args: dict) -> tuple:
+        """What the rules report inside this function when it is called with parameters `args`
+        ({name: fact}, tensors that require grad) and not without them: ((code, line), ...),
+        as strings.  Found by `through.Through.check`, which the project carries (the
+        rules sit above this layer); () without it."""
+        said = tuple(sorted((p, export_fact(f, _no_ref)) for p, f in args.items()))
+
+        def compute(walker, node):
+            through = self.project.through
+            if through is None:
+                return ()
+            given = {p: import_fact(x, self.project.entity) for p, x in said}
+            return tuple((code, str(line)) for code, line in through.check(walker, node, given))
+
+        found = self._answer(("sinks", self.path, said), compute, many="plain")
+        return found if found is not None else ()
+
     # classes
     def method_return(self, name: str, hint: tuple | None = None) -> Fact | None:
         return self._answer(("method", self.path, name, hint), lambda w, node: w.method_result(node, name, hint))

@@ -58,6 +58,10 @@ class Project:
         self._flushed = None  # when flush() last wrote (time.monotonic)
         self._in_progress: set = set()  # modules whose summary is being built
         self._frames: list = []  # Project.computing()
+        # What the rules that report through calls (`to_numpy(out)`) need of the project's
+        # modules: through.Through, set by the engine (the layer that has the rules); asked by
+        # module_summary.ProjectEntity.sinks_for and walker.call_sinks.
+        self.through = None
 
     # ------------------------------------------------------------------ names
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import ast
 import heapq
+import os
 from bisect import bisect_left, bisect_right
 
 from . import torchapi as api
@@ -341,6 +342,39 @@ class Walker(Summaries, Evaluator):
             for func, parent, no_grad, cls in pending:
                 self._run_function(func, parent, no_grad, cls, dispatch=True)
 
+    def check_function(self, func, given: dict) -> None:
+        """Walk function `func` of the module to report, its parameters `given` ({name: fact},
+        the rest unknown), after `run_module`: what the rules find in it for one call of
+        another module (through.Through.check)."""
+        self._run_function(func, self.module_scope, False, None, dispatch=True, given=given, sites=False)
+
+    def call_sinks(self, call: ast.Call, state: State) -> list:
+        """What a call of a function of another module of the project makes the rules report
+        inside that function, for each tensor that requires grad (for certain) it passes:
+        [(argument expression, code, "file.py:line"), ...], each argument asked alone.  Empty
+        unless the callee is a top-level function of a project module."""
+        through = self.project.through if self.project is not None else None
+        func = call.func
+        name = func.id if type(func) is ast.Name else func.attr if type(func) is ast.Attribute else None
+        if through is None or name not in through.names or self._surveying:
+            return []
+        f = self.fact(func, state)
+        entity = f.node
+        if f.kind != FUNCTION or not hasattr(entity, "sinks_for") or "." in entity.path:
+            return []
+        where = self.project.path_of(entity.module)
+        if where is None or entity.name not in through.functions(where):
+            return []
+        out = []
+        for param, expr in bind_arguments(entity.node, call, False)[0]:
+            a = self.fact(expr, state)
+            if a.kind == TENSOR and a.grad is Grad.YES and a.node is None and a.attrs is None:
+                summary = entity.summary
+                file = os.path.basename(summary.path) if summary is not None else entity.module
+                for code, line in entity.sinks_for({param: a}):
+                    out.append((expr, code, f"{file}:{line}"))
+        return out
+
     def release(self) -> None:
         """Forget everything, once the run is over and nothing will be asked again: the walker,
         its context, its domains and its scopes refer to each other, and those cycles would keep
@@ -559,9 +593,10 @@ class Walker(Summaries, Evaluator):
         return frame
 
     def _run_function(self, func, parent: Scope, no_grad: bool, cls: ClassInfo | None, dispatch: bool,
-                      given: dict | None = None) -> Frame:
+                      given: dict | None = None, sites: bool = True) -> Frame:
         """Walk `func`'s body.  `given`: facts of some parameters (one call's arguments,
-        summaries.call_result) over what their annotations say."""
+        summaries.call_result) over what their annotations say.  `sites`: in a walk to report,
+        the parameters also take what the file's calls pass (`parameter_facts`)."""
         scope = Scope("function", func, parent, self._module_evidence(func), cls)
         outer = self._closure(parent)
         no_grad = (no_grad or self._decorated_no_grad(func, outer) or self._only_called_without_grad(func)
@@ -583,7 +618,7 @@ class Walker(Summaries, Evaluator):
                 state.env[a.arg] = UNKNOWN_FACT
         if given:
             state.env.update(given)
-        if dispatch:
+        if dispatch and sites:
             # What the file's call sites pass (summary walks and surveys keep the parameters
             # unknown: one level of call sites, and no walk waits for another).
             self._walked.add(id(func))

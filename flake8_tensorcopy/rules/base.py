@@ -138,6 +138,11 @@ class Rule:
     # Hazard rules report only in files that use torch (TensorFlow and JAX have `.numpy()` too);
     # an idiom rule may say False.
     needs_torch: ClassVar[bool] = True
+    # Whether the rule also reports at a call of a function of another project module inside
+    # which it reports for the call's arguments (`to_numpy(out)`, `def to_numpy(t): return
+    # t.numpy()` in utils.py): the engine then walks files that call such a function, and
+    # walks the function for those arguments (Context.call_sinks).
+    through_calls: ClassVar[bool] = False
     # Codes whose finding on the same expression this rule's finding covers (TNS101 says what
     # TNS102 would, and fixes both): the engine keeps one.
     subsumes: ClassVar[tuple] = ()
@@ -218,6 +223,10 @@ class Context:
         self.options = options
         self.walker = None  # set by the walker
         self.violations: list[Violation] = []
+        # In a walk of another module's function for one call's arguments (through.Through.check):
+        # the least grad the arguments have on every path (facts.must_grad), which the rules
+        # that report through calls ask of what they report there.  None elsewhere.
+        self.through_call = None
 
     # where the walker is
     @property
@@ -274,6 +283,12 @@ class Context:
 
     def source_of(self, node) -> str:
         return self.walker.source_of(node)
+
+    def call_sinks(self, call) -> list:
+        """[(argument, code, "file.py:line"), ...]: the findings a call of a function of another
+        project module makes inside it, for each tensor that requires grad it passes (walker.
+        call_sinks)."""
+        return self.walker.call_sinks(call, self.walker.frame.state)
 
     def origin(self, node, about: str = "grad") -> str:
         """" (passed at line 12)" when what the message says of `node` (`about`: "grad", "device"

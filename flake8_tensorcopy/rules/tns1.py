@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import re
 
-from ..analysis.facts import DEVICE, OTHER, SEQ, TENSOR, UNKNOWN, Device, Grad
+from ..analysis.facts import DEVICE, OTHER, SEQ, TENSOR, UNKNOWN, Device, Grad, must_grad
 from ..fixes import attr_name_span, needs_parens
 from ..model import Edit, Fix
 from ..reach import imports
@@ -113,6 +113,11 @@ def _display(ctx, node, fallback: str) -> str:
     return fallback if t == "<expr>" else t
 
 
+def _parenthesized(ctx, node) -> str:
+    t = ctx.text(node)
+    return f"({t})" if needs_parens(node, t) else t
+
+
 def _shown(ctx, text: str, fallback: str) -> str:
     return text if len(text) <= 60 and "\n" not in text else fallback
 
@@ -127,6 +132,11 @@ def _grad_hazard(recv, ctx) -> str | None:
     if ctx.no_grad:
         return None
     f = ctx.fact(recv)
+    if ctx.through_call is not None:
+        # Inside another module's function, for one call's arguments: only what requires grad
+        # on every path there as surely as the arguments do (not after `if detach: t =
+        # t.detach()` on a parameter the call may set).
+        return "yes" if f.may_require_grad and must_grad(f) >= ctx.through_call else None
     if f.may_require_grad:
         return "yes"
     if ctx.options.strict and f.kind in (TENSOR, UNKNOWN) and f.grad is not Grad.NO:
@@ -158,6 +168,8 @@ class _NumpyMethodRule(_Tns1Rule):
 
     def visit_Call(self, node: ast.Call, ctx) -> None:
         if not _numpy_call(node):
+            if self.through_calls and not ctx.no_grad:
+                self._through_call(node, ctx)
             return
         recv = node.func.value
         grad = _grad_hazard(recv, ctx)
@@ -186,6 +198,20 @@ class _NumpyMethodRule(_Tns1Rule):
         ctx.report(self, node, fix, expr=_display(ctx, base, "the tensor"), origin=origin,
                    hazard=self._hazard_text(grad, device), error=self._error(grad, device),
                    use=self._use(node, base, insert, inserted, force, ctx))
+
+    def _through_call(self, node: ast.Call, ctx) -> None:
+        """`to_numpy(out)`, where `to_numpy` of another module of the project calls `.numpy()`
+        on its parameter and `out` requires grad: reported at the argument, no fix (what the
+        function does with the tensor besides is its own)."""
+        for arg, code, where in ctx.call_sinks(node):
+            if code != self.code:
+                continue
+            callee = ctx.text(node.func)
+            callee = callee if len(callee) <= 30 and "\n" not in callee else "the function"
+            ctx.report(self, arg, None, expr=_display(ctx, arg, "the tensor"),
+                       origin=f" ({callee}() calls .numpy() on it, {where})", hazard="requires grad",
+                       error="RuntimeError", use=_shown(ctx, _parenthesized(ctx, arg) + ".detach()", "t.detach()"))
+            return
 
     # What each rule inserts and how it names the hazard (filled in by TNS101/TNS102).
     inserted = ""
@@ -233,6 +259,7 @@ class _NumpyMethodRule(_Tns1Rule):
 
 
 class NumpyOnGradTensor(_NumpyMethodRule):
+    through_calls = True
     code = "TNS101"
     name = "numpy-on-grad-tensor"
     message = "{expr}{origin} {hazard}, so .numpy() raises {error}; use {use}"
@@ -264,6 +291,14 @@ model or of a module whose `forward` is decorated with `@torch.no_grad()`.  Code
 
 A tensor of unknown origin (a function parameter, the result of an unknown call) is reported
 only in strict mode (`--strict`, flake8 `--tensorcopy-strict`), with "may require grad".
+
+A tensor that requires grad passed to a function of another module of the project that calls
+`.numpy()` on it (`to_numpy(out)`, with `def to_numpy(t): return t.numpy()` in `utils.py`) is
+reported at the argument, where the call is: `out (to_numpy() calls .numpy() on it,
+utils.py:5) requires grad`.  Only where the function converts it on every path as it received
+it (not after `if detach: t = t.detach()`), and without a fix (what the function does with the
+tensor besides is its own).  In the same file, the function itself is reported, with the
+lines of the calls that pass the tensor.
 
 ## Why is this bad?
 It raises `RuntimeError: Can't call numpy() on Tensor that requires grad. Use

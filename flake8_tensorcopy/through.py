@@ -1,0 +1,171 @@
+"""Findings through calls: a function of another module of the project that calls `.numpy()` on
+a tensor a call passes (`to_numpy(out)`, `def to_numpy(t): return t.numpy()` in `utils.py`).
+
+A rule that reports through calls (`Rule.through_calls`, TNS101) reports at the argument, in
+the file that passes it.  This is the engine's side of it, the layer that has the rules: which
+functions of a project module may report for a call's arguments (by their text, so that the
+files that call them are walked), and what they report for one call's, found by a walk of the
+function in its own module with those rules on.  The analysis asks it through the project
+(`Project.through`; module_summary.ProjectEntity.sinks_for, walker.call_sinks), and the
+answers go to the summary cache with the rest of the module's.
+"""
+
+from __future__ import annotations
+
+from .analysis import Walker, make_domains
+from .analysis.astutil import Reparse
+from .analysis.facts import Grad, must_grad
+from .model import Options
+from .reach import imports
+from .rules.base import Context, Rule, all_rules
+
+_PLAIN = Rule.might_match.__func__
+
+
+def or_calls(test, needles: frozenset):
+    """The scope test `test`, or: the function's text holds one of `needles` (`sink_calls`)."""
+    return lambda segment: test(segment) or any(n in segment for n in needles)
+
+
+def sink_calls(text: str, project, module: str, path: str) -> frozenset:
+    """What calls of the project's functions that may report through calls look like in the
+    file (`to_numpy(`, `U.`), from what it imports of the project's modules (by text,
+    reach.imports; `Through.functions`)."""
+    through = project.through
+    if through is None:
+        through = project.through = Through(project)
+    found = set()
+    for target, name, local in imports(text, module, path.endswith("__init__.py")):
+        where = project.path_of(target)
+        if where is None:
+            continue
+        names = through.functions(where)
+        if name is None:  # `import pkg.utils as U`: `U.to_numpy(`
+            if names:
+                found.add(local + ".")
+        elif name == "*":
+            found.update(n + "(" for n in names)
+        elif name in names:
+            found.add(local + "(")
+            through.names.add(local)
+        elif where.endswith("__init__.py"):  # `from pkg import utils`: `utils.to_numpy(`
+            sub = project.path_of(f"{target}.{name}")
+            if sub is not None and local + "." in text and through.functions(sub):
+                found.add(local + ".")
+    return frozenset(found)
+
+
+class Through:
+    """Project.through: for the rules that report through calls (`Rule.through_calls`), which
+    functions of a project module may report for a call's arguments, and what they report for
+    one call's (the analysis asks: module_summary.ProjectEntity.sinks_for, walker.call_sinks)."""
+
+    def __init__(self, project) -> None:
+        self.project = project
+        self.rules = [cls for cls in all_rules() if cls.through_calls]
+        self._functions: dict = {}  # path -> frozenset of names
+        self.names: set = set()  # every name in those sets (what a call must be named to ask)
+        self._baselines: dict = {}
+
+    def functions(self, where: str) -> frozenset:
+        """The names of the top-level functions of the module at `where` whose text passes the
+        scope test of such a rule.  From the text: a `def` at the start of a line, to the next
+        line that starts with something else than a blank (a docstring line at the margin ends
+        it early: a function missed, never one too many).  The module is a dependency of the
+        asking file's result (a result cache re-checks the file when it changes)."""
+        project = self.project
+        known = self._functions.get(where)
+        if known is None:
+            known = self._functions[where] = self._find(where)
+            self.names.update(known)
+        project.touched[where] = project.digest_of(where)
+        return known
+
+    def _find(self, where: str) -> frozenset:
+        from .source import DecodeError, content_hash, decode
+
+        try:
+            with open(where, "rb") as f:
+                data = f.read()
+        except OSError:
+            return frozenset()
+        digests = self.project._digests
+        if where not in digests:  # (read once: the result cache's key needs its hash too)
+            digests[where] = content_hash(data)
+        # The plain pre-filters are ASCII: in the bytes of any encoding Python reads source in.
+        if not any(cls.might_match.__func__ is not _PLAIN or any(n.encode() in data for n in cls.prefilter)
+                   for cls in self.rules):
+            return frozenset()
+        try:
+            text = decode(data).text
+        except DecodeError:
+            return frozenset()
+        rules = [cls for cls in self.rules if cls.might_match(text)]
+        if not rules:
+            return frozenset()
+        tests = [cls.scope_test(text) for cls in rules]
+        found = set()
+        at = 0 if text.startswith(("def ", "async def ")) else -1
+        starts = [at] if at == 0 else []
+        for keyword in ("\ndef ", "\nasync def "):
+            i = text.find(keyword)
+            while i != -1:
+                starts.append(i + 1)
+                i = text.find(keyword, i + 1)
+        for start in sorted(starts):
+            name_at = text.index("def ", start) + 4
+            j = name_at
+            while j < len(text) and (text[j].isalnum() or text[j] == "_"):
+                j += 1
+            end = start
+            while True:
+                nl = text.find("\n", end)
+                if nl == -1:
+                    end = len(text)
+                    break
+                end = nl + 1
+                if end < len(text) and text[end] not in " \t\n\r#":
+                    break
+            segment = text[start:end]
+            if any(test(segment) for test in tests):
+                found.add(text[name_at:j])
+        return frozenset(found)
+
+    def check(self, walker, func, given) -> list:
+        """What those rules find inside function `func` of a project module (whose summary walker
+        is `walker`) for the call's arguments `given`, and not with its parameters unknown:
+        [(code, line), ...].  Each walk is a fresh walker of that module's tree with those
+        rules on, in default mode (only what is certain crosses)."""
+        lines = walker.lines
+        if lines is None:
+            return []
+        text = lines.text
+        segment = walker.source_of(func)
+        rules = [cls for cls in self.rules if cls.scope_test(text)(segment)]
+        if not rules:
+            return []
+        project = self.project
+        options = project.options or Options()
+        if options.strict:
+            options = options.replace(strict=False)
+        floor = min((must_grad(f) for f in given.values()), default=Grad.YES)
+
+        def found(args) -> set:
+            ctx = Context(lines, options)
+            ctx.through_call = floor
+            domains = make_domains({k for cls in rules for k in cls.domains}, options, text)
+            w = Walker(walker.tree, [cls(options) for cls in rules], ctx, None, domains, project=project,
+                       module=walker.module, module_is_package=walker.module_is_package)
+            try:
+                w.run_module()
+                w.check_function(func, args)
+            except (Reparse, RecursionError):
+                return set()
+            finally:
+                w.release()
+            return {(v.code, v.line) for v in ctx.violations if func.lineno <= v.line <= func.end_lineno}
+
+        key = (walker.module, func.lineno, func.col_offset, floor)
+        if key not in self._baselines:
+            self._baselines[key] = found({})
+        return sorted(found(given) - self._baselines[key])
