@@ -173,6 +173,8 @@ def _lint(text: str, rule_classes, options: Options, tree, honor_noqa: bool, pro
             return LintResult(error=parse_error(exc))
     lines = LineIndex(text)
     ctx = Context(lines, options)
+    if sink_calls:
+        ctx.sink_names = frozenset(project.through.names)
     instances = [cls(options) for cls in active]
     tests = [cls.scope_test(text) for cls in active]
     if sink_calls:

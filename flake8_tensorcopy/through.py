@@ -17,9 +17,12 @@ from .analysis.astutil import Reparse
 from .analysis.facts import Grad, must_grad
 from .model import Options
 from .reach import imports
-from .rules.base import Context, Rule, all_rules
+from .rules.base import Context, all_rules
+from .source import LazyPattern
 
-_PLAIN = Rule.might_match.__func__
+# The start of a line that is not indented, blank or a comment: where a top-level function's
+# text ends.
+_MARGIN = LazyPattern(r"\n[^ \t\n\r#]")
 
 
 def or_calls(test, needles: frozenset):
@@ -35,7 +38,10 @@ def sink_calls(text: str, project, module: str, path: str) -> frozenset:
     if through is None:
         through = project.through = Through(project)
     found = set()
-    for target, name, local in imports(text, module, path.endswith("__init__.py")):
+    package = path.endswith("__init__.py")
+    for target, name, local in imports(text, module, package):
+        if name == "*" and "def " not in text:
+            continue  # (`from .modeling import *` in a package's `__init__.py`: no call to report at)
         where = project.path_of(target)
         if where is None:
             continue
@@ -68,11 +74,12 @@ class Through:
         self._baselines: dict = {}
 
     def functions(self, where: str) -> frozenset:
-        """The names of the top-level functions of the module at `where` whose text passes the
-        scope test of such a rule.  From the text: a `def` at the start of a line, to the next
-        line that starts with something else than a blank (a docstring line at the margin ends
-        it early: a function missed, never one too many).  The module is a dependency of the
-        asking file's result (a result cache re-checks the file when it changes)."""
+        """The names of the top-level functions of the module at `where` whose text holds a
+        needle of such a rule (`Rule.through_needles`).  From the text: a `def` at the start of
+        a line, to the next line that starts with something else than a blank (a docstring line
+        at the margin ends it early: a function missed, never one too many).  The module is a
+        dependency of the asking file's result (a result cache re-checks the file when it
+        changes)."""
         project = self.project
         known = self._functions.get(where)
         if known is None:
@@ -92,43 +99,30 @@ class Through:
         digests = self.project._digests
         if where not in digests:  # (read once: the result cache's key needs its hash too)
             digests[where] = content_hash(data)
-        # The plain pre-filters are ASCII: in the bytes of any encoding Python reads source in.
-        if not any(cls.might_match.__func__ is not _PLAIN or any(n.encode() in data for n in cls.prefilter)
-                   for cls in self.rules):
+        # The needles are ASCII: in the bytes of any encoding Python reads source in.
+        needles = [n for cls in self.rules for n in cls.through_needles if n.encode() in data]
+        if not needles:
             return frozenset()
         try:
             text = decode(data).text
         except DecodeError:
             return frozenset()
-        rules = [cls for cls in self.rules if cls.might_match(text)]
-        if not rules:
-            return frozenset()
-        tests = [cls.scope_test(text) for cls in rules]
         found = set()
-        at = 0 if text.startswith(("def ", "async def ")) else -1
-        starts = [at] if at == 0 else []
+        margin = _MARGIN.search
+        starts = [0] if text.startswith(("def ", "async def ")) else []
         for keyword in ("\ndef ", "\nasync def "):
             i = text.find(keyword)
             while i != -1:
                 starts.append(i + 1)
                 i = text.find(keyword, i + 1)
-        for start in sorted(starts):
-            name_at = text.index("def ", start) + 4
-            j = name_at
-            while j < len(text) and (text[j].isalnum() or text[j] == "_"):
-                j += 1
-            end = start
-            while True:
-                nl = text.find("\n", end)
-                if nl == -1:
-                    end = len(text)
-                    break
-                end = nl + 1
-                if end < len(text) and text[end] not in " \t\n\r#":
-                    break
-            segment = text[start:end]
-            if any(test(segment) for test in tests):
-                found.add(text[name_at:j])
+        for start in starts:
+            after = margin(text, start)  # the next line that starts at the margin
+            segment = text[start:after.start() + 1 if after is not None else len(text)]
+            if any(n in segment for n in needles):
+                at = j = segment.index("def ") + 4
+                while j < len(segment) and (segment[j].isalnum() or segment[j] == "_"):
+                    j += 1
+                found.add(segment[at:j])
         return frozenset(found)
 
     def check(self, walker, func, given) -> list:

@@ -602,11 +602,23 @@ SINKS = {
             values = t.cpu().numpy()
             return values.mean(), step
     """,
+    "PKG/arrays.py": """
+        import numpy as np
+
+
+        def to_array(t):
+            return np.asarray(t)
+
+
+        def to_array_ok(t):
+            return np.asarray(t.detach())
+    """,
     "PKG/train.py": """
         import torch
         from torch import nn
 
         import PKG.utils as U
+        from .arrays import to_array, to_array_ok
         from .utils import to_numpy, to_numpy_ok, to_numpy_maybe, unrelated
 
 
@@ -622,13 +634,15 @@ SINKS = {
             g = to_numpy(x)
             with torch.no_grad():
                 h = to_numpy(model(x))
-            return a, b, c, d, e, f, g, h
+            return a, b, c, d, e, f, g, h, to_array(out), to_array_ok(out)
     """,
 }
-SINK_FINDINGS = [("TNS101", 11, "out (to_numpy() calls .numpy() on it, utils.py:5) requires grad, so .numpy() raises "
+SINK_FINDINGS = [("TNS101", 12, "out (to_numpy() calls .numpy() on it, utils.py:5) requires grad, so .numpy() raises "
                                 "RuntimeError; use out.detach()"),
-                 ("TNS101", 15, "out * 2 (U.log_hist() calls .numpy() on it, utils.py:23) requires grad, so .numpy() "
-                                "raises RuntimeError; use (out * 2).detach()")]
+                 ("TNS101", 16, "out * 2 (U.log_hist() calls .numpy() on it, utils.py:23) requires grad, so .numpy() "
+                                "raises RuntimeError; use (out * 2).detach()"),
+                 ("TNS103", 21, "to_array() on out, which requires grad (a NumPy call in it converts it, arrays.py:5) "
+                                "raises RuntimeError; use out.detach()")]
 
 
 def test_a_call_passes_a_tensor_that_requires_grad_to_another_modules_numpy(tmp_path, capsys):
@@ -652,11 +666,12 @@ def test_a_call_passes_a_tensor_that_requires_grad_to_another_modules_numpy(tmp_
     assert flake8.stdout.split() == [f"{line}:{code}" for code, line, _ in SINK_FINDINGS]
     # Editing the function (it detaches now) updates the cached result of the file that calls it.
     first = tc(capsys, "check", str(train), cwd=tmp_path).stdout
-    assert first.count(": TNS101") == 2
+    assert first.count(": TNS101") == 2 and first.count(": TNS103") == 1
     utils = tmp_path / "pkg" / "utils.py"
     utils.write_text(utils.read_text().replace("return t.numpy()\n\n\ndef to_numpy_ok",
                                                "return t.detach().numpy()\n\n\ndef to_numpy_ok"))
-    assert tc(capsys, "check", str(train), cwd=tmp_path).stdout.count(": TNS101") == 1
+    again = tc(capsys, "check", str(train), cwd=tmp_path).stdout
+    assert again.count(": TNS101") == 1 and again.count(": TNS103") == 1
 
 
 def test_what_a_call_passes_to_another_modules_numpy_raises_on_real_torch(tmp_path, monkeypatch):
@@ -664,14 +679,15 @@ def test_what_a_call_passes_to_another_modules_numpy_raises_on_real_torch(tmp_pa
 
     make(tmp_path, files=SINKS, package="sinkpkg")
     monkeypatch.syspath_prepend(str(tmp_path))
-    from sinkpkg import utils
+    from sinkpkg import arrays, utils
 
     out = torch.nn.Linear(3, 2)(torch.randn(4, 3))
-    for bad in (lambda: utils.to_numpy(out), lambda: utils.log_hist(out * 2, 3)):
+    for bad in (lambda: utils.to_numpy(out), lambda: utils.log_hist(out * 2, 3), lambda: arrays.to_array(out)):
         with pytest.raises(RuntimeError, match="requires grad"):
             bad()
     utils.to_numpy(out.detach())
     utils.log_hist((out * 2).detach(), 3)
+    arrays.to_array(out.detach())
     utils.to_numpy_maybe(out, detach=True)  # (not reported: it runs)
 
 

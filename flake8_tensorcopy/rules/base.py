@@ -143,6 +143,9 @@ class Rule:
     # t.numpy()` in utils.py): the engine then walks files that call such a function, and
     # walks the function for those arguments (Context.call_sinks).
     through_calls: ClassVar[bool] = False
+    # What the text of such a function must hold for the rule to be asked of its calls
+    # (`.numpy(`): a cheap first test of the modules a file imports (through.py).
+    through_needles: ClassVar[tuple] = ()
     # Codes whose finding on the same expression this rule's finding covers (TNS101 says what
     # TNS102 would, and fixes both): the engine keeps one.
     subsumes: ClassVar[tuple] = ()
@@ -227,6 +230,9 @@ class Context:
         # the least grad the arguments have on every path (facts.must_grad), which the rules
         # that report through calls ask of what they report there.  None elsewhere.
         self.through_call = None
+        # The names of the project's functions that may report through calls (`to_numpy`):
+        # a call of another name is not asked (Context.call_sinks).  Set by the engine.
+        self.sink_names: frozenset = frozenset()
 
     # where the walker is
     @property

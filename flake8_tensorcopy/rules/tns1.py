@@ -113,6 +113,20 @@ def _display(ctx, node, fallback: str) -> str:
     return fallback if t == "<expr>" else t
 
 
+def _through(rule, node: ast.Call, ctx):
+    """(argument, callee's text, "file.py:line") of the first tensor this call of another
+    module's function passes for which `rule` reports inside it (Context.call_sinks), or None."""
+    func = node.func
+    name = func.id if type(func) is ast.Name else func.attr if type(func) is ast.Attribute else None
+    if name not in ctx.sink_names:
+        return None
+    for arg, code, where in ctx.call_sinks(node):
+        if code == rule.code:
+            callee = ctx.text(node.func)
+            return arg, callee if len(callee) <= 30 and "\n" not in callee else "the function", where
+    return None
+
+
 def _parenthesized(ctx, node) -> str:
     t = ctx.text(node)
     return f"({t})" if needs_parens(node, t) else t
@@ -168,7 +182,7 @@ class _NumpyMethodRule(_Tns1Rule):
 
     def visit_Call(self, node: ast.Call, ctx) -> None:
         if not _numpy_call(node):
-            if self.through_calls and not ctx.no_grad:
+            if self.through_calls and ctx.sink_names and not ctx.no_grad:
                 self._through_call(node, ctx)
             return
         recv = node.func.value
@@ -203,15 +217,12 @@ class _NumpyMethodRule(_Tns1Rule):
         """`to_numpy(out)`, where `to_numpy` of another module of the project calls `.numpy()`
         on its parameter and `out` requires grad: reported at the argument, no fix (what the
         function does with the tensor besides is its own)."""
-        for arg, code, where in ctx.call_sinks(node):
-            if code != self.code:
-                continue
-            callee = ctx.text(node.func)
-            callee = callee if len(callee) <= 30 and "\n" not in callee else "the function"
+        found = _through(self, node, ctx)
+        if found is not None:
+            arg, callee, where = found
             ctx.report(self, arg, None, expr=_display(ctx, arg, "the tensor"),
                        origin=f" ({callee}() calls .numpy() on it, {where})", hazard="requires grad",
                        error="RuntimeError", use=_shown(ctx, _parenthesized(ctx, arg) + ".detach()", "t.detach()"))
-            return
 
     # What each rule inserts and how it names the hazard (filled in by TNS101/TNS102).
     inserted = ""
@@ -260,6 +271,7 @@ class _NumpyMethodRule(_Tns1Rule):
 
 class NumpyOnGradTensor(_NumpyMethodRule):
     through_calls = True
+    through_needles = (".numpy(",)
     code = "TNS101"
     name = "numpy-on-grad-tensor"
     message = "{expr}{origin} {hazard}, so .numpy() raises {error}; use {use}"
@@ -1163,6 +1175,8 @@ def _worse(a, b):
 
 
 class NumpyFunctionOnGradTensor(_NumpyFunctionRule):
+    through_calls = True
+    through_needles = ("asarray(", "array(")  # the conversions a helper makes (`np.asarray(t)`)
     code = "TNS103"
     name = "numpy-function-on-grad-tensor"
     message = "{func}() on {what}{origin} raises {error}; use {use}"
@@ -1188,6 +1202,11 @@ reported here when the tensor may require grad, with that error in the message.
 
 Functions that only look at the tensor (`np.shape`, `np.ndim`, ...) are not reported.  Tensors
 of unknown origin are reported only in strict mode.
+
+A tensor that requires grad passed to a function of another module of the project that gives
+it to NumPy (`to_array(out)`, with `def to_array(t): return np.asarray(t)` in `utils.py`) is
+reported at the argument, where the call is, without a fix, as TNS101 reports one that the
+function calls `.numpy()` on.
 
 ## Why is this bad?
 NumPy converts a tensor through `Tensor.__array__`, which calls `Tensor.numpy()`: `RuntimeError:
@@ -1431,8 +1450,18 @@ path (the original certainly raised), and unsafe otherwise.
     ]
 
     def visit_Call(self, node: ast.Call, ctx) -> None:
+        if ctx.no_grad:
+            return
         short = self._numpy_function(node, ctx)
-        if short is None or ctx.no_grad:
+        if short is None:
+            # `to_array(out)`, where `to_array` of another module of the project gives `out`
+            # to NumPy (`np.asarray(t)`): reported at the argument, no fix (as TNS101's).
+            found = _through(self, node, ctx) if ctx.sink_names else None
+            if found is not None:
+                arg, callee, where = found
+                ctx.report(self, arg, None, func=callee, what=f"{_display(ctx, arg, 'a tensor')}, which requires grad",
+                           origin=f" (a NumPy call in it converts it, {where})", error="RuntimeError",
+                           use=_shown(ctx, _parenthesized(ctx, arg) + ".detach()", "t.detach()"))
             return
         hazard, fixable, held, facts = self._tensor_arguments(node, ctx, lambda f, _expr: self._grad(f, ctx))
         if hazard is None:
@@ -1494,6 +1523,8 @@ path (the original certainly raised), and unsafe otherwise.
     def _grad(self, f, ctx) -> str | None:
         if f is None:
             return None
+        if ctx.through_call is not None:  # (as TNS101's `_grad_hazard`)
+            return "yes" if f.may_require_grad and must_grad(f) >= ctx.through_call else None
         if f.may_require_grad:
             return "yes"
         if ctx.options.strict and f.kind == TENSOR and f.grad is Grad.UNKNOWN:
