@@ -116,10 +116,6 @@ def _display(ctx, node, fallback: str) -> str:
 def _through(rule, node: ast.Call, ctx):
     """(argument, callee's text, "file.py:line") of the first tensor this call of another
     module's function passes for which `rule` reports inside it (Context.call_sinks), or None."""
-    func = node.func
-    name = func.id if type(func) is ast.Name else func.attr if type(func) is ast.Attribute else None
-    if name not in ctx.sink_names:
-        return None
     for arg, code, where in ctx.call_sinks(node):
         if code == rule.code:
             callee = ctx.text(node.func)
