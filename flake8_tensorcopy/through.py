@@ -89,16 +89,11 @@ class Through:
         return known
 
     def _find(self, where: str) -> frozenset:
-        from .source import DecodeError, content_hash, decode
+        from .source import DecodeError, decode
 
-        try:
-            with open(where, "rb") as f:
-                data = f.read()
-        except OSError:
+        data = self.project.contents(where)  # (which `digest_of` then answers from)
+        if data is None:
             return frozenset()
-        digests = self.project._digests
-        if where not in digests:  # (read once: the result cache's key needs its hash too)
-            digests[where] = content_hash(data)
         # The needles are ASCII: in the bytes of any encoding Python reads source in.
         needles = [n for cls in self.rules for n in cls.through_needles if n.encode() in data]
         if not needles:

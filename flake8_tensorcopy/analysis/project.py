@@ -185,15 +185,22 @@ class Project:
         """The content hash of a file as this process first read it (None: unreadable)."""
         if path in self._digests:
             return self._digests[path]
+        self.contents(path)
+        return self._digests[path]
+
+    def contents(self, path: str) -> bytes | None:
+        """The bytes of a project file (None: unreadable), read now; the first read also gives
+        `digest_of` its hash."""
         from ..source import content_hash
 
         try:
             with open(path, "rb") as f:
-                found = content_hash(f.read())
+                data = f.read()
         except OSError:
-            found = None
-        self._digests[path] = found
-        return found
+            data = None
+        if path not in self._digests:
+            self._digests[path] = content_hash(data) if data is not None else None
+        return data
 
     def unchanged(self, deps) -> bool:
         """Whether every file in `deps` ({path: content hash}) still has that content."""
