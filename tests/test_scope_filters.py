@@ -259,6 +259,20 @@ def test_inplace_writes_of_no_leaf_from_the_callers_are_skipped():
         "def f(x: list[int] = None, y: dict[str, int] = {}):\n    return x, y\n",
         "def f(self, x):\n    cache.seen[self.i] = x\n",
         "def f(self, x):\n    out = x + 1\n    out[self.i] = 0\n",
+        # Annotated assignments whose annotation ends in `]`, in functions and outside them.
+        "class Config:\n    layers: list[int] = [1]\n    table: dict[str, list[int]] = {}\n",
+        "def f(self):\n    self.fns: dict[str, int] = {}\n",
+        # A string key indexes no tensor (`model_inputs["pixel_values"] = pixel_values`).
+        "def f(self, model_inputs, pixel_values):\n    model_inputs['pixel_values'] = pixel_values\n",
+        "def f(kw, n):\n    kw[f'x{n}'] += 1\n",
+        # A module made with `inplace=True` writes nothing; nor an item of `self.x` where the file
+        # binds `self.x` only to literals.
+        "def __init__(self, config):\n    self.act = nn.ReLU(inplace=True)\n    self.drop = nn.Dropout(p, inplace=True)\n",
+        "class C:\n    def __init__(self):\n        self.cache = {}\n        self.n = 0\n\n"
+        "    def put(self, k, v):\n        self.cache[k] = v\n        self.n += 1\n",
+        # A local named for a weight that the function computes.
+        "def forward(self, q, k, mask):\n    attn_weights = torch.matmul(q, k)\n    attn_weights += mask\n"
+        "    scores = attn_weights.softmax(-1)\n    top_weights, idx = scores.topk(2)\n    top_weights /= top_weights.sum()\n",
     ]
     for text in skipped:
         assert not InplaceOnLeaf.might_match_scope(text), text
@@ -271,6 +285,45 @@ def test_inplace_writes_of_no_leaf_from_the_callers_are_skipped():
         "def f(self):\n    (self.w).add_(1)\n",
         "def f(self):\n    self.scale -= 1\n",
         "def f(p):\n    if p is not None: p[0] = 1\n",
+        # `else:` opens a clause, not an annotation; a subscript with a name, not a string.
+        "def f(p, c):\n    if c: pass\n    else: p[0] = 1\n",
+        "def f(p, k):\n    p[k] = 1\n",
+        "def f(x, w):\n    y = F.relu(w, inplace=True)\n",
+        # `self.x` bound to a literal and to something else, or never bound in the file.
+        "class C:\n    def __init__(self, w):\n        self.w = None\n        self.w = w\n\n"
+        "    def step(self):\n        self.w -= 1\n",
+        "def step(self):\n    self.scale[0] = 1\n",
+        # A local named for a weight that names one, is a loop's or an unpacking's target.
+        "def f(lin):\n    weight, bias = lin.weight, lin.bias\n    weight[0] = 1\n",
+        "def f(lin):\n    for weight in (lin.weight,):\n        weight.add_(1)\n",
+        "def f(lin):\n    w = lin.weight\n    attn_weights = w\n    attn_weights += 1\n",
+        "def f(m):\n    weights = m.weight\n    weights = weights\n    weights.zero_()\n",
     ]
     for text in analysed:
         assert InplaceOnLeaf.might_match_scope(text), text
+
+
+LEAVES_BY_NAME = [
+    # Each writes to a leaf that requires grad where the filter reads more than a name.
+    "import torch\nfrom torch import nn\nlin = nn.Linear(2, 2)\n\n\ndef f():\n"
+    "    weight, bias = lin.weight, lin.bias\n    weight[0] = 1\n\n\nf()\n",
+    "import torch\nfrom torch import nn\nlin = nn.Linear(2, 2)\n\n\ndef f():\n"
+    "    for weight in (lin.weight,):\n        weight.add_(1)\n\n\nf()\n",
+    "import torch\nfrom torch import nn\nlin = nn.Linear(2, 2)\n\n\ndef f():\n"
+    "    w = lin.weight\n    attn_weights = w\n    attn_weights += 1\n\n\nf()\n",
+    "import torch\nfrom torch import nn\n\n\nclass M(nn.Module):\n    def __init__(self):\n"
+    "        super().__init__()\n        self.table = {}\n        self.scale = None\n"
+    "        self.scale = nn.Parameter(torch.ones(3))\n\n    def bump(self):\n        self.table['n'] = 1\n"
+    "        self.scale += 1\n\n\nM().bump()\n",
+]
+
+
+@pytest.mark.parametrize("text", LEAVES_BY_NAME)
+def test_writes_the_sharper_filter_keeps_are_reported(text, monkeypatch):
+    """The leaf reaches the write through an unpacking, a loop, a chain of locals or an attribute
+    bound to a literal and to a parameter: reported, with the filter as without it."""
+    found = _findings(text, False, True, monkeypatch)
+    assert [code for code, *_ in found] == ["TNS401"], found
+    assert found == _findings(text, False, False, monkeypatch)
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad|view of a leaf Variable"):
+        exec(compile(text, "<leaf>", "exec"), {})

@@ -13,7 +13,7 @@ from ..analysis.storage import Alias, is_inplace_method
 from ..fixes import attr_name_span
 from ..intents import AppendCall, WrapStatements
 from .base import Fix, Invalid, Oracle, Rule, Valid, dedent
-from ..source import LazyPattern, word_count
+from ..source import LazyPattern, word_count, word_positions
 
 _LEAF_ERROR = "a leaf Variable that requires grad is being used in an in-place operation"
 _VIEW_ERROR = "a view of a leaf Variable that requires grad is being used in an in-place operation"
@@ -90,7 +90,76 @@ def _write_target(text: str, at: int) -> str | None:
     own = target[target.rfind(";") + 1 :]  # `w.data.zero_(); v.add_(1)`: v's write is v's
     if _attribute_in(own, ".data") or _attribute_in(own, ".grad"):
         return None
+    c = text[at]
+    if c in "-+*/%@&|^<>":  # `d["n"] += 1`: an augmented assignment's target
+        core = own.rstrip(" \t-+*/%@&|^<>")
+        if core.endswith("]") and _string_index(core):
+            return None
+    elif c == "]":
+        # `x: list[int] = []`, `self.cache: dict[str, T] = {}`: the `]` ends an annotation.
+        m = _ANNOTATED.match(own)
+        if m is not None and m.group(1) not in _CLAUSE_WORDS:
+            return None
+        # `kwargs["mask"] = m`, `d["n"] += 1`: a key that is a string indexes no tensor.
+        if _string_index(own):
+            return None
+    elif c == "i" and text.startswith("inplace=True", at):
+        # Only torch.nn.functional's activations write with `inplace=True` (`nn.ReLU(inplace=True)`
+        # makes a module: no write).
+        callee = _callee_before(text, at)
+        if callee is not None and callee.rsplit(".", 1)[-1] not in _INPLACE_FUNCTIONAL_NAMES:
+            return None
     return target
+
+
+def _string_index(own: str) -> bool:
+    """Whether the subscript that `own` ends with (`...]`) starts with a string literal."""
+    depth = 0
+    for i in range(len(own) - 1, -1, -1):
+        c = own[i]
+        if c == "]":
+            depth += 1
+        elif c == "[":
+            depth -= 1
+            if not depth:
+                key = own[i + 1:].lstrip(" ")
+                key = key.lstrip("rbfuRBFU") if key[:1] in "rbfuRBFU" and key[1:3].lstrip("rbfuRBFU")[:1] in "'\"" \
+                    else key
+                return key[:1] in ("'", '"')
+    return False
+
+
+# A statement that starts with `name:` or `a.b:` (an annotated assignment), and the words that
+# open a clause the same way (`else: w[0] = 1` writes).
+_ANNOTATED = LazyPattern(r"[ \t]*([A-Za-z_][\w.]*)[ \t]*:(?!=)")
+_CLAUSE_WORDS = frozenset(("else", "try", "finally", "except"))
+_INPLACE_FUNCTIONAL_NAMES = frozenset(q.rsplit(".", 1)[-1] for q in _INPLACE_FUNCTIONAL)
+
+
+def _callee_before(text: str, at: int) -> str | None:
+    """The dotted name called by the call whose arguments hold offset `at` (`nn.ReLU` of
+    `nn.ReLU(inplace=True)`), or None when it cannot be told within a few lines."""
+    depth = 0
+    i = at
+    stop = max(0, at - 2000)
+    while i > stop:
+        i -= 1
+        c = text[i]
+        if c in ")]}":
+            depth += 1
+        elif c in "([{":
+            if depth:
+                depth -= 1
+            elif c == "(":
+                j = i
+                while j and (text[j - 1].isalnum() or text[j - 1] in "_."):
+                    j -= 1
+                return text[j:i] or None
+            else:
+                return None
+        elif c in "'\"#":
+            return None  # a string or a comment between: not told
+    return None
 
 
 # `w = model.fc.weight`, `b = layer.bias[:3]`: a local bound to what the filter takes for a leaf.
@@ -99,8 +168,17 @@ _ALIAS_LINE = LazyPattern(r"^[ \t]*([A-Za-z_]\w*)[ \t]*=[ \t]*([^=\n][^\n]*)$", 
 
 def _leaf_aliases(text: str) -> frozenset:
     """Names `text` binds to a value that mentions a weight, a bias or a parameter."""
-    return frozenset(m.group(1) for m in _ALIAS_LINE.finditer(text)
-                     if "weight" in m.group(2) or "bias" in m.group(2) or "param" in m.group(2))
+    out = set()
+    bindings = None
+    for m in _ALIAS_LINE.finditer(text):
+        name, value = m.group(1), m.group(2)
+        if _leaf_word(value):
+            if bindings is None:
+                bindings = _bindings(text)
+            # Not `w = w / w.sum()` nor `h = h * attn_weights` where the function computes those.
+            if _leafish(text, value, bindings, frozenset((name,))):
+                out.add(name)
+    return frozenset(out)
 
 
 def _written(target: str) -> str:
@@ -154,6 +232,28 @@ def _leaf_attributes(text: str) -> frozenset:
     return frozenset(a or b for a, b in _LEAF_ATTRIBUTE.findall(text))
 
 
+# `self.x = ...` / `self.x: T = ...` and what is bound; `self.x,` (an unpacking target, an argument).
+_SELF_BINDING = LazyPattern(r"self\.(\w+)[ \t]*(?::[^=\n]*)?=(?!=)[ \t]*([^\n]*)")
+_SELF_LISTED = LazyPattern(r"self\.(\w+)[ \t]*,|,[ \t]*self\.(\w+)")
+# A value that is no tensor: a display, a number, a string, None, True, False, an empty container.
+_LITERAL = LazyPattern(r"(?:[-+]?\.?\d|[rbfuRBFU]{0,2}['\"]|[\[{]|(?:None|True|False)\b"
+                       r"|(?:dict|list|set|defaultdict|OrderedDict|deque)\(\))")
+
+
+def _literal_attributes(text: str) -> frozenset:
+    """The attributes `self.x` that `text` binds, and only ever to literals (`self.cache = {}`,
+    `self.n = 0`): a write to them, or into them, writes no tensor (a list's element written in
+    place is not one either: the rule follows no element)."""
+    if "setattr(self" in text or "__dict__" in text or "self." not in text:
+        return frozenset()
+    literal, other = set(), set()
+    for m in _SELF_BINDING.finditer(text):
+        (literal if _LITERAL.match(m.group(2)) else other).add(m.group(1))
+    for a, b in _SELF_LISTED.findall(text):
+        other.add(a or b)
+    return frozenset(literal - other)
+
+
 # The name a line binds (`w = ...`, `w: torch.Tensor = ...`), matched at the line's start; the
 # name before `.requires_grad_(`.
 _NAME_BOUND = LazyPattern(r"[ \t]*([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)")
@@ -180,10 +280,12 @@ def _leaf_names(text: str) -> frozenset:
     return frozenset(names)
 
 
-def _admits(text: str, leaf_attributes: frozenset, leaf_names: frozenset = frozenset()) -> bool:
+def _admits(text: str, leaf_attributes: frozenset, leaf_names: frozenset = frozenset(),
+            literal_attributes=frozenset) -> bool:
     """InplaceOnLeaf's scope test of a function whose source is `text` (or of code outside
-    functions), in a file whose classes make `leaf_attributes` leaves that require grad, and
-    which binds `leaf_names` to such leaves."""
+    functions), in a file whose classes make `leaf_attributes` leaves that require grad, which
+    binds `leaf_names` to such leaves and `self.x` only to literals for the x of
+    `literal_attributes` (a set, or a function that gives it when first asked)."""
     # Writes in the `def` line(s) (a default, `x: list[int] = ...`) are not the function's.
     header = _DEF_HEADER.match(text)
     body = header.end() if header else 0
@@ -207,29 +309,195 @@ def _admits(text: str, leaf_attributes: frozenset, leaf_names: frozenset = froze
     if not (params or attributes or names or "weight" in text or "bias" in text or "param" in text
             or "self." in text):
         return False
-    aliases = None
+    aliases = bindings = None
     for at in _inplace_starts(text):
         if at < body:
             continue
         target = _write_target(text, at)
         if target is None:
             continue
-        written = target if text.startswith("inplace=True", at) else _written(target)
-        if "weight" in target or "bias" in target or "param" in target or written.startswith("self."):
+        if text.startswith("inplace=True", at):
+            # `F.relu(x, inplace=True)` writes to its argument: anything the line names.
+            if _leaf_word(target) or "self." in target or any(word_count(target, p) for p in params if p != "self") \
+                    or any(_attribute_in(target, "." + a) for a in attributes) \
+                    or any(word_count(target, n) for n in names):
+                return True
+            if aliases is None:
+                aliases = _leaf_aliases(text)
+            if any(word_count(target, n) for n in aliases):
+                return True
+            continue
+        # What is written, its subscripts left out (`model_inputs["pixel_values"] = v` writes
+        # to `model_inputs`): its first name and its attributes (the method of `w.add_(`
+        # left out: it names no tensor).
+        parts = _chain(_written(target))
+        if text.startswith("_(", at + 1) and len(parts) > 1:
+            parts = parts[:-1]
+        base, attrs = parts[0], parts[1:]
+        if any(_leaf_word(a) for a in attrs):
             return True
+        if base == "self":
+            # `self.cache[k] = v`, `self.n += 1`: not where every binding of the attribute in
+            # the file is a literal (a container, a number, a string, None).
+            if not attrs or len(attrs) > 1:
+                return True
+            if callable(literal_attributes):
+                literal_attributes = literal_attributes()
+            if attrs[0] not in literal_attributes:
+                return True
+            continue
+        if _leaf_word(base):
+            # A local named for a weight (`attn_weights += mask`) is one only where it is not
+            # computed in the function (`attn_weights = torch.matmul(q, k)`).
+            if bindings is None:
+                bindings = _bindings(text)
+            if not _computed(text, base, bindings):
+                return True
+        written = ".".join(parts)
         if params and any(word_count(written, p) for p in params if p != "self"):
             return True
         # Or to an attribute the file's classes make a leaf (`net.w.add_(1)`, `self.w` a Parameter).
-        if attributes and any(_attribute_in(written, "." + a) for a in attributes):
+        if attributes and any(a in attrs for a in attributes):
             return True
         # Or to a name the file binds to one (`w = torch.randn(3, requires_grad=True)` at the
         # module's level, `w.sub_(...)` here).
-        if names and _written_name(target) in names:
+        if names and base in names:
             return True
         # Or to a local that names one (`w = model.fc.weight` ... `w[0] = 1`).
         if aliases is None:
             aliases = _leaf_aliases(text)
-        if aliases and _written_name(target) in aliases:
+        if aliases and base in aliases:
+            return True
+    return False
+
+
+def _leaf_word(name: str) -> bool:
+    return "weight" in name or "bias" in name or "param" in name
+
+
+def _chain(written: str) -> list:
+    """The names of an expression's text, its subscripts left out: `self.layers[i].weight` ->
+    ["self", "layers", "weight"]; a call's arguments stay in its name (`getattr(m, "w")`)."""
+    if "[" not in written and "(" not in written:
+        return written.split(".")
+    parts, cur = [], []
+    square = paren = 0
+    for c in written:
+        if square:
+            if c == "[":
+                square += 1
+            elif c == "]":
+                square -= 1
+        elif c == "[" and not paren:
+            square = 1
+        elif c == "." and not paren:
+            parts.append("".join(cur))
+            cur = []
+        else:
+            if c == "(":
+                paren += 1
+            elif c == ")" and paren:
+                paren -= 1
+            cur.append(c)
+    parts.append("".join(cur))
+    return parts
+
+
+# `a, b = ...` at a line's start: each name bound to the value's text.
+_UNPACK_LINE = LazyPattern(r"^[ \t]*([A-Za-z_]\w*(?:[ \t]*,[ \t]*[A-Za-z_]\w*)+)[ \t]*,?[ \t]*=[ \t]*([^=\n][^\n]*)$",
+                           re.M)
+
+
+def _bindings(text: str) -> tuple:
+    """({name: [the text of each value a plain assignment or an unpacking in `text` binds it
+    to]}, the offsets of those lines' starts)."""
+    out: dict = {}
+    starts = set()
+    for m in _ALIAS_LINE.finditer(text):
+        out.setdefault(m.group(1), []).append(m.group(2))
+        starts.add(m.start())
+    if "," in text:
+        for m in _UNPACK_LINE.finditer(text):
+            for name in m.group(1).split(","):
+                out.setdefault(name.strip(), []).append(m.group(2))
+            starts.add(m.start())
+    return out, starts
+
+
+def _computed(text: str, name: str, bindings: tuple, seen: frozenset = frozenset()) -> bool:
+    """Whether local `name` is bound in `text` only by plain assignments and unpackings of
+    values that name no weight, bias or parameter but through locals computed so themselves
+    (`w = w / w.sum()`, `scores = attn_weights - m`): not a for or with target, a walrus, a
+    comprehension's variable, a function's or lambda's parameter or a name bound any other way
+    (a line that names it among the targets of an assignment not read above)."""
+    values, lines = bindings
+    values = values.get(name)
+    if not values:
+        return False
+    seen = seen | {name}
+    for value in values:
+        if _leaf_word(value) and _leafish(text, value, bindings, seen):
+            return False
+        plain = _PLAIN_VALUE.match(value)
+        if plain is not None:
+            # `a = w`, `a = w.T`: whatever w is; `a = obj.x`: not told.
+            other = plain.group(1)
+            if plain.group(2) or other not in seen and not _computed(text, other, bindings, seen):
+                return False
+    for at in word_positions(text, name):
+        line_start = text.rfind("\n", 0, at) + 1
+        if line_start in lines or text[at - 1] == ".":  # (`self.w` is no local)
+            continue
+        end = text.find("\n", at)
+        line = text[line_start:end if end != -1 else len(text)]
+        stripped = line.lstrip(" \t")
+        if stripped.startswith(("for ", "async for ", "def ", "async def ", "with ", "async with ")) \
+                or " as " in line or ":=" in line or " for " in line or "lambda" in line:
+            return False
+        eq = _assignment_at(line)
+        if eq != -1 and at - line_start < eq and text[at + len(name):at + len(name) + 40].lstrip(" ")[:1] not in "[.":
+            return False  # `(a, w) = ...`, `w, *rest = ...`: a target of a line not read above
+    return True
+
+
+# A value that is another name, or an attribute of it (`w`, `m.w`, `w.T`), a comment after it.
+_PLAIN_VALUE = LazyPattern(r"([A-Za-z_]\w*)((?:[ \t]*\.[ \t]*\w+)*)[ \t]*(?:#.*)?$")
+
+
+def _assignment_at(line: str) -> int:
+    """Where the `=` of an assignment stands in `line`, outside brackets (not `==`, `<=`, `!=`,
+    an augmented assignment's or a keyword argument's), or -1."""
+    depth = 0
+    i = line.find("=")
+    if i == -1:
+        return -1
+    for j, c in enumerate(line):
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif c == "=" and not depth:
+            if line[j + 1:j + 2] == "=" or (j and line[j - 1] in "=<>!+-*/%@&|^:"):
+                continue
+            return j
+        elif c == "#":
+            break
+    return -1
+# A name in a value's text, and what stands before it (`.` of an attribute, a quote).
+_VALUE_NAME = LazyPattern(r"([.'\"]?)[ \t]*([A-Za-z_]\w*)")
+
+
+def _leafish(text: str, value: str, bindings: tuple, seen: frozenset) -> bool:
+    """Whether a value's text names a weight, a bias or a parameter other than through the
+    locals `seen` or locals the function computes (`attn_weights - m`): as an attribute
+    (`layer.weight`), a string (`getattr(m, "weight")`) or a name bound elsewhere."""
+    for m in _VALUE_NAME.finditer(value):
+        word = m.group(2)
+        if not _leaf_word(word):
+            continue
+        if m.group(1) or word not in bindings[0]:
+            return True
+        if word not in seen and not _computed(text, word, bindings, seen):
             return True
     return False
 
@@ -244,15 +512,23 @@ class InplaceOnLeaf(Rule):
 
     @classmethod
     def might_match_scope(cls, text: str) -> bool:
-        return _admits(text, _leaf_attributes(text), _leaf_names(text))
+        return _admits(text, _leaf_attributes(text), _leaf_names(text), _literal_attributes(text))
 
     @classmethod
     def scope_test(cls, text: str):
         # `net.w.add_(1)` in a function (or outside any) of a file whose class makes `self.w` a
         # parameter, `w.sub_(...)` in a function of a module that makes `w` a leaf: the leaf is
-        # named where it is made, not where the write is.
+        # named where it is made, not where the write is; `self.cache[k] = v` where the file
+        # binds `self.cache` to literals only.
         attributes, names = _leaf_attributes(text), _leaf_names(text)
-        return lambda segment: _admits(segment, attributes, names)
+        literals = []
+
+        def literal_attributes() -> frozenset:  # read once a file, where a write to `self.x` asks
+            if not literals:
+                literals.append(_literal_attributes(text))
+            return literals[0]
+
+        return lambda segment: _admits(segment, attributes, names, literal_attributes)
 
     docs = """
 ## What it does
