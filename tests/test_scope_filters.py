@@ -267,12 +267,14 @@ def test_inplace_writes_of_no_leaf_from_the_callers_are_skipped():
         "def f(kw, n):\n    kw[f'x{n}'] += 1\n",
         # A module made with `inplace=True` writes nothing; nor an item of `self.x` where the file
         # binds `self.x` only to literals.
-        "def __init__(self, config):\n    self.act = nn.ReLU(inplace=True)\n    self.drop = nn.Dropout(p, inplace=True)\n",
+        "def __init__(self, config):\n    self.act = nn.ReLU(inplace=True)\n"
+        "    self.drop = nn.Dropout(p, inplace=True)\n",
         "class C:\n    def __init__(self):\n        self.cache = {}\n        self.n = 0\n\n"
         "    def put(self, k, v):\n        self.cache[k] = v\n        self.n += 1\n",
         # A local named for a weight that the function computes.
         "def forward(self, q, k, mask):\n    attn_weights = torch.matmul(q, k)\n    attn_weights += mask\n"
-        "    scores = attn_weights.softmax(-1)\n    top_weights, idx = scores.topk(2)\n    top_weights /= top_weights.sum()\n",
+        "    scores = attn_weights.softmax(-1)\n    top_weights, idx = scores.topk(2)\n"
+        "    top_weights /= top_weights.sum()\n",
     ]
     for text in skipped:
         assert not InplaceOnLeaf.might_match_scope(text), text

@@ -200,15 +200,6 @@ def _written(target: str) -> str:
     return t[i:].lstrip(" \t(")
 
 
-def _written_name(target: str) -> str:
-    """The first name of a write's target text (`w` of `    w[0]`, `w.T.zero`)."""
-    i = len(target) - len(target.lstrip())
-    j = i
-    while j < len(target) and (target[j].isalnum() or target[j] == "_"):
-        j += 1
-    return target[i:j]
-
-
 def _attribute_in(text: str, attr: str) -> bool:
     """Whether `text` reads attribute `attr` (".data"), not one that starts with it (`.data_scale`)."""
     i = text.find(attr)
