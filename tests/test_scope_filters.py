@@ -311,6 +311,10 @@ LEAVES_BY_NAME = [
     "    weight, bias = lin.weight, lin.bias\n    weight[0] = 1\n\n\nf()\n",
     "import torch\nfrom torch import nn\nlin = nn.Linear(2, 2)\n\n\ndef f():\n"
     "    for weight in (lin.weight,):\n        weight.add_(1)\n\n\nf()\n",
+    # An unpacking binds the alias, whatever its name: at the module's level and in a function.
+    "import torch\nfrom torch import nn\nlin = nn.Linear(2, 2)\nw, b = lin.weight, lin.bias\nb.add_(1)\n",
+    "import torch\nfrom torch import nn\n\n\ndef f(lin):\n    w, b = lin.weight, lin.bias\n    b += 1\n\n\n"
+    "f(nn.Linear(2, 2))\n",
     "import torch\nfrom torch import nn\nlin = nn.Linear(2, 2)\n\n\ndef f():\n"
     "    w = lin.weight\n    attn_weights = w\n    attn_weights += 1\n\n\nf()\n",
     "import torch\nfrom torch import nn\n\n\nclass M(nn.Module):\n    def __init__(self):\n"

@@ -167,17 +167,18 @@ _ALIAS_LINE = LazyPattern(r"^[ \t]*([A-Za-z_]\w*)[ \t]*=[ \t]*([^=\n][^\n]*)$", 
 
 
 def _leaf_aliases(text: str) -> frozenset:
-    """Names `text` binds to a value that mentions a weight, a bias or a parameter."""
+    """Names `text` binds, by an assignment or an unpacking (`w, b = lin.weight, lin.bias`), to
+    a value that mentions a weight, a bias or a parameter."""
+    if "weight" not in text and "bias" not in text and "param" not in text:
+        return frozenset()
     out = set()
-    bindings = None
-    for m in _ALIAS_LINE.finditer(text):
-        name, value = m.group(1), m.group(2)
-        if _leaf_word(value):
-            if bindings is None:
-                bindings = _bindings(text)
+    bindings = _bindings(text)
+    for name, values in bindings[0].items():
+        for value in values:
             # Not `w = w / w.sum()` nor `h = h * attn_weights` where the function computes those.
-            if _leafish(text, value, bindings, frozenset((name,))):
+            if _leaf_word(value) and _leafish(text, value, bindings, frozenset((name,))):
                 out.add(name)
+                break
     return frozenset(out)
 
 
