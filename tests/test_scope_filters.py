@@ -316,6 +316,8 @@ LEAVES_BY_NAME = [
     "import torch\nfrom torch import nn\n\n\ndef f(lin):\n    w, b = lin.weight, lin.bias\n    b += 1\n\n\n"
     "f(nn.Linear(2, 2))\n",
     "import torch\nfrom torch import nn\nlin = nn.Linear(2, 2)\n\n\ndef f():\n"
+    "    w: torch.Tensor = lin.weight\n    w[0] = 1\n\n\nf()\n",
+    "import torch\nfrom torch import nn\nlin = nn.Linear(2, 2)\n\n\ndef f():\n"
     "    w = lin.weight\n    attn_weights = w\n    attn_weights += 1\n\n\nf()\n",
     "import torch\nfrom torch import nn\n\n\nclass M(nn.Module):\n    def __init__(self):\n"
     "        super().__init__()\n        self.table = {}\n        self.scale = None\n"

@@ -162,8 +162,9 @@ def _callee_before(text: str, at: int) -> str | None:
     return None
 
 
-# `w = model.fc.weight`, `b = layer.bias[:3]`: a local bound to what the filter takes for a leaf.
-_ALIAS_LINE = LazyPattern(r"^[ \t]*([A-Za-z_]\w*)[ \t]*=[ \t]*([^=\n][^\n]*)$", re.M)
+# `w = model.fc.weight`, `b = layer.bias[:3]`, `w: Tensor = lin.weight`: a local bound to what the
+# filter takes for a leaf.
+_ALIAS_LINE = LazyPattern(r"^[ \t]*([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=[ \t]*([^=\n][^\n]*)$", re.M)
 
 
 def _leaf_aliases(text: str) -> frozenset:
