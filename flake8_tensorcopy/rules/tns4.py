@@ -167,13 +167,15 @@ def _callee_before(text: str, at: int) -> str | None:
 _ALIAS_LINE = LazyPattern(r"^[ \t]*([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=[ \t]*([^=\n][^\n]*)$", re.M)
 
 
-def _leaf_aliases(text: str) -> frozenset:
+def _leaf_aliases(text: str, bindings: tuple | None = None) -> frozenset:
     """Names `text` binds, by an assignment or an unpacking (`w, b = lin.weight, lin.bias`), to
-    a value that mentions a weight, a bias or a parameter."""
-    if "weight" not in text and "bias" not in text and "param" not in text:
+    a value that mentions a weight, a bias or a parameter (`bindings`: `_bindings(text)`, if
+    read already)."""
+    if not _leaf_word(text):
         return frozenset()
     out = set()
-    bindings = _bindings(text)
+    if bindings is None:
+        bindings = _bindings(text)
     for name, values in bindings[0].items():
         for value in values:
             # Not `w = w / w.sum()` nor `h = h * attn_weights` where the function computes those.
@@ -299,7 +301,7 @@ def _admits(text: str, leaf_attributes: frozenset, leaf_names: frozenset = froze
             params = _PARAM_NAME.findall(header.group(2))
     attributes = [a for a in leaf_attributes if "." + a in text]
     names = [n for n in leaf_names if n in text]
-    if not (params or attributes or names or "weight" in text or "bias" in text or "param" in text
+    if not (params or attributes or names or _leaf_word(text)
             or "self." in text):
         return False
     aliases = bindings = None
@@ -316,7 +318,9 @@ def _admits(text: str, leaf_attributes: frozenset, leaf_names: frozenset = froze
                     or any(word_count(target, n) for n in names):
                 return True
             if aliases is None:
-                aliases = _leaf_aliases(text)
+                if bindings is None and _leaf_word(text):  # (read once for both questions)
+                    bindings = _bindings(text)
+                aliases = _leaf_aliases(text, bindings)
             if any(word_count(target, n) for n in aliases):
                 return True
             continue
@@ -358,7 +362,9 @@ def _admits(text: str, leaf_attributes: frozenset, leaf_names: frozenset = froze
             return True
         # Or to a local that names one (`w = model.fc.weight` ... `w[0] = 1`).
         if aliases is None:
-            aliases = _leaf_aliases(text)
+            if bindings is None and _leaf_word(text):  # (read once for both questions)
+                bindings = _bindings(text)
+            aliases = _leaf_aliases(text, bindings)
         if aliases and base in aliases:
             return True
     return False
@@ -460,10 +466,9 @@ _PLAIN_VALUE = LazyPattern(r"([A-Za-z_]\w*)((?:[ \t]*\.[ \t]*\w+)*)[ \t]*(?:#.*)
 def _assignment_at(line: str) -> int:
     """Where the `=` of an assignment stands in `line`, outside brackets (not `==`, `<=`, `!=`,
     an augmented assignment's or a keyword argument's), or -1."""
-    depth = 0
-    i = line.find("=")
-    if i == -1:
+    if "=" not in line:
         return -1
+    depth = 0
     for j, c in enumerate(line):
         if c in "([{":
             depth += 1
