@@ -174,3 +174,14 @@ def test_a_list_may_hold_what_is_stored_into_it():
         np.array(ns["preds"])
     assert np.array(ns["scores"]).tolist() == [1.5, 0.0]
     assert torch.is_tensor(ns["preds"][0])
+
+
+def test_parameters_on_one_path_and_a_list_on_the_other_are_an_iterable_of_either():
+    # `model.parameters()` or a list of tensors: iterating gives a parameter on one path, so the
+    # element may require grad (and is a leaf there); a list of plain tensors on both paths not.
+    code = HEAD + ("import sys\nps = model.parameters() if sys.argv else [torch.ones(2)]\n"
+                   "for p in ps:\n    probe(p)\n"
+                   "qs = [torch.zeros(1)] if sys.argv else [torch.ones(2)]\nfor q in qs:\n    probe(q)\n")
+    (p, _), (q, _) = probes(code)
+    assert p.is_tensor and p.may_require_grad and p.leaf
+    assert q.is_tensor and not q.may_require_grad

@@ -300,6 +300,11 @@ def test_inplace_writes_of_no_leaf_from_the_callers_are_skipped():
         "def f(lin):\n    for weight in (lin.weight,):\n        weight.add_(1)\n",
         "def f(lin):\n    w = lin.weight\n    attn_weights = w\n    attn_weights += 1\n",
         "def f(m):\n    weights = m.weight\n    weights = weights\n    weights.zero_()\n",
+        # The elements of a parameter it loops over (`model.parameters()` from the callers), at
+        # any depth of loops.
+        "def sgd(params, lr):\n    for p in params:\n        p -= lr * p.grad\n",
+        "def decay(named, k):\n    for name, p in named:\n        p.mul_(k)\n",
+        "def step(groups, lr):\n    for g in groups:\n        for p in g['params']:\n            p.add_(p.grad, alpha=-lr)\n",
     ]
     for text in analysed:
         assert InplaceOnLeaf.might_match_scope(text), text
@@ -319,6 +324,9 @@ LEAVES_BY_NAME = [
     "    w: torch.Tensor = lin.weight\n    w[0] = 1\n\n\nf()\n",
     "import torch\nfrom torch import nn\nlin = nn.Linear(2, 2)\n\n\ndef f():\n"
     "    w = lin.weight\n    attn_weights = w\n    attn_weights += 1\n\n\nf()\n",
+    # A helper's loop over the parameters a call passes.
+    "import torch\nfrom torch import nn\n\n\ndef sgd(params, lr):\n    for p in params:\n        p -= lr\n\n\n"
+    "sgd(nn.Linear(2, 2).parameters(), 0.1)\n",
     "import torch\nfrom torch import nn\n\n\nclass M(nn.Module):\n    def __init__(self):\n"
     "        super().__init__()\n        self.table = {}\n        self.scale = None\n"
     "        self.scale = nn.Parameter(torch.ones(3))\n\n    def bump(self):\n        self.table['n'] = 1\n"

@@ -188,6 +188,55 @@ def test_a_helper_that_writes_to_the_leaf_its_caller_passes():
         exec(compile(HELPER_WRITES, "<case>", "exec"), {"torch": torch})
 
 
+HELPER_LOOPS = """\
+import torch
+from torch import nn
+
+model = nn.Linear(3, 1)
+
+
+def sgd(params, lr):
+    for p in params:
+        p -= lr * p.grad
+
+
+def _decay(named, k):
+    for name, p in named:
+        p.mul_(k)
+
+
+def normalize(tensors):
+    for t in tensors:
+        t /= t.norm()
+
+
+model(torch.randn(2, 3)).sum().backward()
+normalize([torch.ones(3), torch.ones(2)])
+sgd(list(model.parameters()), 0.1)
+_decay(model.named_parameters(), 0.9)
+sgd(model.parameters(), 0.1)
+"""
+
+
+def test_a_helper_that_writes_to_the_leaves_of_an_iterable_its_caller_passes():
+    # sgd() and _decay() loop over what their callers pass, the model's parameters (a list of
+    # them, the iterator, named pairs), and write to each in place: the writes raise where they
+    # are, and the messages say which calls brought the leaves.  normalize() is only ever given
+    # tensors that do not require grad: silent.
+    found = lint_text(HELPER_LOOPS, TNS4).violations
+    assert [(v.code, v.line) for v in found] == [("TNS401", 9), ("TNS401", 14)]
+    assert "p (passed at lines 24, 26), a leaf that requires grad" in found[0].message
+    assert "p (passed at line 25), a leaf that requires grad" in found[1].message
+    torch = pytest.importorskip("torch")
+    for call in ("sgd(list(model.parameters()), 0.1)", "_decay(model.named_parameters(), 0.9)"):
+        env = {"torch": torch}
+        exec(compile(HELPER_LOOPS.split("\n\n\nmodel(")[0], "<case>", "exec"), env)
+        env["model"](torch.randn(2, 3)).sum().backward()
+        env["normalize"]([torch.ones(3), torch.ones(2)])  # (runs)
+        with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
+            eval(call, env)
+
+
 LOCAL_ALIAS = """\
 import torch
 from torch import nn

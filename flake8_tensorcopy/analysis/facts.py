@@ -191,6 +191,10 @@ def join(a: Fact | None, b: Fact | None) -> Fact:
     if b.kind == OTHER and "none" in b.tags and a.kind != OTHER:
         return a if a.grad is Grad.NO else a.but(min_grad=Grad.NO)
     kind = a.kind if a.kind == b.kind else UNKNOWN
+    if kind == UNKNOWN and (a.kind == SEQ and b.kind == PARAMS or a.kind == PARAMS and b.kind == SEQ):
+        # `model.parameters()` on one path, a list of tensors on the other (or one call of a
+        # function passes each): an iterable of what either holds.
+        return join(a.but(kind=SEQ), b.but(kind=SEQ))
     return Fact(
         kind,
         max(a.grad, b.grad),

@@ -29,7 +29,8 @@ import ast
 from bisect import bisect_right
 
 from .astutil import bind_arguments, body_span, decorator_names, is_plain_method
-from .facts import DEVICE, MODULE, OTHER, TENSOR, UNKNOWN, UNKNOWN_FACT, Device, Fact, Grad, join
+from .facts import (DEVICE, MODULE, NAMED_PARAMS, OTHER, PARAMS, SEQ, TENSOR, UNKNOWN, UNKNOWN_FACT, Device, Fact,
+                    Grad, join)
 from ..source import word_count
 
 # A call is `name(` with nothing between, both where call_positions searches the text for one
@@ -279,14 +280,12 @@ class Summaries:
         out: dict = {}
         for line, facts, _ in sorted(sites.values(), key=lambda s: s[0]):
             for param, fact in facts.items():
-                tagged = fact.but(by_flow=False, tags=fact.tags | {f"callsite:{line}"})
+                tagged = _from_site(fact, f"callsite:{line}")
                 out[param] = join(out[param], tagged) if param in out else tagged
         if not complete:
             # Other callers may pass anything: what the known ones pass shows a hazard, but
             # never that there is none.
-            out = {p: f.but(grad=max(f.grad, Grad.UNKNOWN), device=max(f.device, Device.UNKNOWN),
-                            min_grad=Grad.UNKNOWN if f.grad is not Grad.UNKNOWN else None)
-                   if f.kind in (TENSOR, MODULE) else UNKNOWN_FACT for p, f in out.items()}
+            out = {p: _one_of_many(f) for p, f in out.items()}
         return {p: f for p, f in out.items() if f.kind != UNKNOWN or f.grad is not Grad.UNKNOWN}
 
     def _constructor_positions(self, init, cls) -> list:
@@ -412,6 +411,35 @@ class Summaries:
 
     def called_elsewhere(self, name: str) -> bool:
         return bool(self.call_positions(name))
+
+
+_CONTAINERS = (PARAMS, NAMED_PARAMS, SEQ)
+
+
+def _from_site(fact: Fact, tag: str) -> Fact:
+    """What a call site passes, as a parameter's fact: by the flow of that call only, tagged
+    with where the call is (`p (passed at line 15)`).  The tensors a container passes carry
+    the tag too (`def sgd(params): for p in params: ...` with `sgd(model.parameters())`)."""
+    el = fact.element
+    if fact.kind in _CONTAINERS and el is not None and el.kind == TENSOR:
+        return fact.but(by_flow=False, tags=fact.tags | {tag}, element=el.but(by_flow=False, tags=el.tags | {tag}))
+    return fact.but(by_flow=False, tags=fact.tags | {tag})
+
+
+def _one_of_many(fact: Fact) -> Fact:
+    """A parameter's fact from the known calls of a function that other calls may reach: a
+    hazard they show stays (a tensor that requires grad, in a container of parameters or a
+    list too), but never that there is none."""
+    kind = fact.kind
+    if kind == TENSOR or kind == MODULE:
+        return fact.but(grad=max(fact.grad, Grad.UNKNOWN), device=max(fact.device, Device.UNKNOWN),
+                        min_grad=Grad.UNKNOWN if fact.grad is not Grad.UNKNOWN else None)
+    el = fact.element
+    if kind in _CONTAINERS and el is not None and el.kind == TENSOR:
+        el = _one_of_many(el)
+        return fact.but(grad=el.grad if kind == SEQ else fact.grad, device=max(fact.device, Device.UNKNOWN),
+                        element=el, items=None, min_grad=None)
+    return UNKNOWN_FACT
 
 
 def call_index(text: str) -> dict:

@@ -299,6 +299,8 @@ def _admits(text: str, leaf_attributes: frozenset, leaf_names: frozenset = froze
         name = header.group(1)
         if name == "__init__" or not (name == "forward" or name.startswith("__") and name.endswith("__")):
             params = _PARAM_NAME.findall(header.group(2))
+            if params and "for " in text:
+                params = _with_loop_targets(text, params)
     attributes = [a for a in leaf_attributes if "." + a in text]
     names = [n for n in leaf_names if n in text]
     if not (params or attributes or names or _leaf_word(text)
@@ -368,6 +370,22 @@ def _admits(text: str, leaf_attributes: frozenset, leaf_names: frozenset = froze
         if aliases and base in aliases:
             return True
     return False
+
+
+# `for p in params:` (and `async for`), at a line's start: the targets and the iterable.
+_FOR_LINE = LazyPattern(r"^[ \t]*(?:async[ \t]+)?for[ \t]+([^\n]+?)[ \t]+in[ \t]+([^\n]+):", re.M)
+_NAME = LazyPattern(r"[A-Za-z_]\w*")
+
+
+def _with_loop_targets(text: str, params: list) -> list:
+    """`params` and the names that loops of `text` bind to the elements of one of them (`p` of
+    `for p in params:`, `name, p` of `for name, p in named:`; a loop over an earlier loop's
+    target too: `for g in groups:` then `for p in g["params"]:`)."""
+    out = list(params)
+    for m in _FOR_LINE.finditer(text):
+        if any(word_count(m.group(2), p) for p in out if p != "self"):
+            out.extend(n for n in _NAME.findall(m.group(1)) if n not in out)
+    return out
 
 
 def _leaf_word(name: str) -> bool:
@@ -538,8 +556,10 @@ Writes are subscript assignment (`w[0] = 1`, `w[:, i] -= d`), augmented assignme
 method except `requires_grad_`), on the tensor itself, on a view of it (`w[1:3].fill_(0)`,
 `w.T.zero_()`) or through a local bound to it (`w = layer.weight` then `w[0] = 1`), and in-place functions (`torch.relu_(w)`, `F.relu(w, inplace=True)`).  A write
 in a helper (up to 40 lines) to one of its parameters is reported where the file calls it with
-a leaf that requires grad (`def reset(p): p.zero_()` and `reset(model.weight)`), and the
-message names that call.
+a leaf that requires grad (`def reset(p): p.zero_()` and `reset(model.weight)`), and so is
+a write to each element of one it loops over, where the file calls it with parameters (`def
+sgd(params, lr): for p in params: p -= lr * p.grad` and `sgd(model.parameters(), 0.1)`); the
+message names the call.
 Leaves that require grad are tensors created with `requires_grad=True`, `.requires_grad_()`
 results, `nn.Parameter(...)`, module parameters (`model.fc.weight`,
 `self.weight` of an `nn.Module`) and loop variables over `model.parameters()` or
@@ -773,6 +793,45 @@ exactly (a form feed that starts a line at module level).
                 for p in model.parameters():
                     with torch.no_grad():
                         p -= lr * p.grad
+                """),
+            unsafe=True,
+            oracle=Oracle(raises=("RuntimeError", _LEAF_ERROR),
+                          check_fixed="all(q.is_leaf and q.requires_grad for q in model.parameters())"),
+        ),
+        Invalid(
+            # The same step in a helper, given the model's parameters.
+            dedent("""
+                import torch
+                from torch import nn
+
+
+                def sgd(params, lr):
+                    for p in params:
+                        p -= lr * p.grad
+
+
+                model = nn.Linear(3, 1)
+                x, y = torch.randn(8, 3), torch.randn(8, 1)
+                ((model(x) - y) ** 2).mean().backward()
+                sgd(model.parameters(), 0.1)
+                """),
+            line=7,
+            col=8,
+            fixed=dedent("""
+                import torch
+                from torch import nn
+
+
+                def sgd(params, lr):
+                    for p in params:
+                        with torch.no_grad():
+                            p -= lr * p.grad
+
+
+                model = nn.Linear(3, 1)
+                x, y = torch.randn(8, 3), torch.randn(8, 1)
+                ((model(x) - y) ** 2).mean().backward()
+                sgd(model.parameters(), 0.1)
                 """),
             unsafe=True,
             oracle=Oracle(raises=("RuntimeError", _LEAF_ERROR),
