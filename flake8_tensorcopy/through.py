@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from .analysis import Walker, make_domains
 from .analysis.astutil import Reparse
-from .analysis.facts import Grad, must_grad
+from .analysis.facts import PARAMS, SEQ, Grad, must_grad
 from .model import Options
 from .reach import imports
 from .rules.base import Context, all_rules
@@ -137,7 +137,7 @@ class Through:
         options = project.options or Options()
         if options.strict:
             options = options.replace(strict=False)
-        floor = min((must_grad(f) for f in given.values()), default=Grad.YES)
+        floor = min((_must_grad(f) for f in given.values()), default=Grad.YES)
 
         def found(args) -> set:
             ctx = Context(lines, options)
@@ -158,3 +158,11 @@ class Through:
         if key not in self._baselines:
             self._baselines[key] = found({})
         return sorted(found(given) - self._baselines[key])
+
+
+def _must_grad(f) -> Grad:
+    """Whether a call's argument requires grad on every path; for an iterable of tensors
+    (`model.parameters()`), each of them."""
+    if (f.kind == PARAMS or f.kind == SEQ) and f.element is not None:
+        return must_grad(f.element)
+    return must_grad(f)

@@ -691,6 +691,107 @@ def test_what_a_call_passes_to_another_modules_numpy_raises_on_real_torch(tmp_pa
     utils.to_numpy_maybe(out, detach=True)  # (not reported: it runs)
 
 
+UPDATES = {
+    "pyproject.toml": "",
+    "PKG/__init__.py": "",
+    "PKG/optim.py": """
+        import torch
+
+
+        def sgd_step(params, lr):
+            for p in params:
+                p -= lr * p.grad
+
+
+        def sgd_step_ok(params, lr):
+            with torch.no_grad():
+                for p in params:
+                    p -= lr * p.grad
+
+
+        def sgd_data(params, lr):
+            for p in params:
+                p.data -= lr * p.grad
+
+
+        def nudge(w, lr):
+            w.sub_(lr * w.grad)
+
+
+        def clip(params, limit):
+            for p in params:
+                p.grad.clamp_(-limit, limit)
+    """,
+    "PKG/train.py": """
+        import torch
+        from torch import nn
+
+        from .optim import clip, nudge, sgd_data, sgd_step, sgd_step_ok
+
+
+        def train(x):
+            model = nn.Linear(3, 2)
+            model(x).sum().backward()
+            clip(model.parameters(), 1.0)
+            sgd_step(model.parameters(), 0.1)
+            sgd_step_ok(model.parameters(), 0.1)
+            sgd_data(list(model.parameters()), 0.1)
+            nudge(model.weight, 0.1)
+            sgd_step([torch.ones(2)], 0.1)
+            with torch.no_grad():
+                sgd_step(model.parameters(), 0.1)
+            return model
+    """,
+}
+UPDATE_FINDINGS = [
+    ("TNS401", 11, "in-place write to each of model.parameters() (in sgd_step(), optim.py:6), a leaf that requires "
+                   "grad, raises RuntimeError; wrap it in `with torch.no_grad():`"),
+    ("TNS401", 14, "in-place write to model.weight (in nudge(), optim.py:21), a leaf that requires grad, raises "
+                   "RuntimeError; wrap it in `with torch.no_grad():`"),
+]
+
+
+def test_a_call_passes_parameters_to_another_modules_manual_update(tmp_path, capsys):
+    # A manual SGD step in another module, given the model's parameters (or one of them), writes
+    # to each in place without no_grad: reported at the argument, in the file that passes them.
+    # Not where the helper turns grad off, writes through `.data` or to the gradient, for
+    # tensors that do not require grad, nor under no_grad.
+    train = make(tmp_path, files=UPDATES, package="pkg")
+    found = engine_findings(train, tmp_path)
+    assert [(v.code, v.line, v.message) for v in found] == UPDATE_FINDINGS
+    assert found[0].col == 13 and found[0].fix is None  # `model.parameters()` of the call
+    proc = tc(capsys, "check", "--no-cache", str(train), cwd=tmp_path)
+    assert [tuple(line.split(":")[1:2]) + (line.split(" ", 2)[1],) for line in proc.stdout.splitlines()
+            if ": TNS" in line] == [(str(line), code) for code, line, _ in UPDATE_FINDINGS]
+    flake8 = subprocess.run([tool("flake8"), "--select", "TNS", "--format", "%(row)d:%(code)s", str(train)],
+                            capture_output=True, text=True, cwd=tmp_path)
+    assert flake8.stdout.split() == [f"{line}:{code}" for code, line, _ in UPDATE_FINDINGS]
+    # Fixed in the helper: the caller's cached result follows.
+    assert tc(capsys, "check", str(train), cwd=tmp_path).stdout.count(": TNS401") == 2
+    optim = tmp_path / "pkg" / "optim.py"
+    optim.write_text(optim.read_text().replace("def nudge(w, lr):\n", "@torch.no_grad()\ndef nudge(w, lr):\n"))
+    assert tc(capsys, "check", str(train), cwd=tmp_path).stdout.count(": TNS401") == 1
+
+
+def test_what_a_call_passes_to_another_modules_manual_update_raises_on_real_torch(tmp_path, monkeypatch):
+    import torch
+
+    make(tmp_path, files=UPDATES, package="updpkg")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from updpkg import optim
+
+    model = torch.nn.Linear(3, 2)
+    model(torch.randn(4, 3)).sum().backward()
+    for bad in (lambda: optim.sgd_step(model.parameters(), 0.1), lambda: optim.nudge(model.weight, 0.1)):
+        with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
+            bad()
+    optim.clip(model.parameters(), 1.0)
+    optim.sgd_step_ok(model.parameters(), 0.1)
+    optim.sgd_data(list(model.parameters()), 0.1)
+    with torch.no_grad():
+        optim.sgd_step(model.parameters(), 0.1)
+
+
 def _with_store(root, cache):
     from flake8_tensorcopy.analysis.summary_store import SummaryStore
 
@@ -706,8 +807,8 @@ def _lint(path, project):
     return [(v.code, v.line, v.message) for v in result.violations]
 
 
-@pytest.mark.parametrize("files", [FILES, CROSSING, PER_CALL, GENERATORS, CONSTRUCTORS, SINKS],
-                         ids=["imports", "late", "per-call", "generators", "constructors", "sinks"])
+@pytest.mark.parametrize("files", [FILES, CROSSING, PER_CALL, GENERATORS, CONSTRUCTORS, SINKS, UPDATES],
+                         ids=["imports", "late", "per-call", "generators", "constructors", "sinks", "updates"])
 def test_summaries_from_the_cache_give_what_a_walk_gives(tmp_path, files):
     train = make(tmp_path, files=files, package="pkg")
     cache = tmp_path / "cache"

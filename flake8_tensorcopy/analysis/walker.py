@@ -53,6 +53,7 @@ from .facts import (
     MODULE,
     OBJECT,
     OTHER_FACT,
+    PARAMS,
     SEQ,
     TENSOR,
     UNKNOWN,
@@ -368,7 +369,12 @@ class Walker(Summaries, Evaluator):
         out = []
         for param, expr in bind_arguments(entity.node, call, False)[0]:
             a = self.fact(expr, state)
-            if a.kind == TENSOR and a.grad is Grad.YES and a.node is None and a.attrs is None:
+            el = a.element
+            if a.node is None and a.attrs is None and (
+                    a.kind == TENSOR and a.grad is Grad.YES
+                    # Tensors that require grad in an iterable (`model.parameters()`, a list).
+                    or (a.kind == PARAMS or a.kind == SEQ) and el is not None and el.kind == TENSOR
+                    and el.grad is Grad.YES):
                 summary = entity.summary
                 file = os.path.basename(summary.path) if summary is not None else entity.module
                 for code, line in entity.sinks_for({param: a}):

@@ -7,7 +7,7 @@ import ast
 import re
 
 from ..analysis.astutil import contains, suspends, target_elements
-from ..analysis.facts import TENSOR, Grad
+from ..analysis.facts import TENSOR, Grad, must_grad
 from ..analysis.saved import strip_views
 from ..analysis.storage import Alias, is_inplace_method
 from ..fixes import attr_name_span
@@ -525,6 +525,10 @@ class InplaceOnLeaf(Rule):
     fix_title = "Wrap in `with torch.no_grad():`"
     fix_safety = "unsafe"
     prefilter = ("requires_grad", "Parameter", "parameters(", "weight", "bias")
+    # A helper of another module that writes in place to what a call passes (`sgd_step(params,
+    # lr)` in utils.py): asked of the functions that read a gradient, the manual updates.
+    through_calls = True
+    through_needles = (".grad",)
 
     @classmethod
     def might_match_scope(cls, text: str) -> bool:
@@ -559,7 +563,11 @@ in a helper (up to 40 lines) to one of its parameters is reported where the file
 a leaf that requires grad (`def reset(p): p.zero_()` and `reset(model.weight)`), and so is
 a write to each element of one it loops over, where the file calls it with parameters (`def
 sgd(params, lr): for p in params: p -= lr * p.grad` and `sgd(model.parameters(), 0.1)`); the
-message names the call.
+message names the call.  Such an update in another module of the project (a function that reads
+a gradient, `.grad`) is reported at the argument, where the call is: `in-place write to each of
+model.parameters() (in sgd_step(), optim.py:6)`.  Only where what the function writes to is
+the leaf it received on every path (not after `if detach: p = p.detach()`), and without a fix
+(the call, or the function, is to wrap).
 Leaves that require grad are tensors created with `requires_grad=True`, `.requires_grad_()`
 results, `nn.Parameter(...)`, module parameters (`model.fc.weight`,
 `self.weight` of an `nn.Module`) and loop variables over `model.parameters()` or
@@ -1054,6 +1062,8 @@ exactly (a form feed that starts a line at module level).
             if ctx.fact(func.value).kind == TENSOR:
                 self._check(node, strip_views(func.value, ctx), ctx)
                 return
+        if ctx.sink_names and not ctx.no_grad and self._frames and not ctx.in_lambda and not ctx.expects_error:
+            self._through_call(node, ctx)
         if not node.args or not isinstance(func, (ast.Name, ast.Attribute)):
             return
         q = ctx.qualname(func)
@@ -1075,10 +1085,28 @@ exactly (a form feed that starts a line at module level).
         f = ctx.fact(base)
         if not (f.kind == TENSOR and f.leaf and f.grad is Grad.YES):
             return
+        if ctx.through_call is not None and must_grad(f) < ctx.through_call:
+            # In another module's function, for one call's arguments: only a leaf as certain
+            # as they are (not one a parameter the call leaves at its default may bring).
+            return
         stmt = ctx.stmt
         # A leaf that comes from the callers says where (`p (passed at line 15)`).
         leaf = ctx.short(base, 60) + ctx.origin(base)
         self._frames[-1].append((node, stmt, leaf, self._no_grad_spelling(ctx) if wrap else None))
+
+    def _through_call(self, node: ast.Call, ctx) -> None:
+        """`sgd_step(model.parameters(), lr)`, where `sgd_step` of another module of the project
+        writes in place to each parameter it is given: reported at the argument, no fix (the
+        helper is the other module's; the call can be wrapped, or the helper)."""
+        for arg, code, where in ctx.call_sinks(node):
+            if code == self.code:
+                callee = ctx.text(node.func)
+                callee = callee if len(callee) <= 30 and "\n" not in callee else "the function"
+                f = ctx.fact(arg)
+                each = "each of " if f.kind != TENSOR else ""
+                ctx.report(self, arg, None, leaf=f"{each}{ctx.short(arg, 60)} (in {callee}(), {where})",
+                           no_grad=self._no_grad_spelling(ctx) or "torch.no_grad()")
+                return
 
     def _no_grad_spelling(self, ctx) -> str | None:
         """How this file spells `torch.no_grad()` at this point, or None."""
