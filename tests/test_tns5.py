@@ -204,6 +204,21 @@ def test_checker_fixture_runs_on_real_torch():
                 p.data.clamp_(-0.01, 0.01)
         torch.save(start, "s.pt")
     """, [("TNS501", 1)], id="in-place writes to the module's parameters"),
+    pytest.param("""
+        def fit(net, optimizer, epochs):
+            best, best_loss = None, float("inf")
+            for epoch in range(epochs):
+                for x, y in loader:
+                    loss = nn.functional.mse_loss(net(x), y)
+                    optimizer.zero_grad()
+                    loss.backward()
+                    optimizer.step()
+                if loss.item() < best_loss:
+                    best_loss = loss.item()
+                    best = net.state_dict()
+            net.load_state_dict(best)
+            return best
+    """, [("TNS501", 11)], id="a parameter that is called and has a state dict is a module"),
 ])
 def test_state_dict_snapshots_reported(body, expected):
     assert findings(program(body)) == expected
@@ -302,11 +317,46 @@ def test_state_dict_snapshots_reported(body, expected):
                 optimizer.step()
                 return before
     """, id="a class of the file with its own state_dict"),
+    pytest.param("""
+        def resume(sched, optimizer, subnet):
+            saved = sched.state_dict()
+            for x, y in loader:
+                nn.functional.mse_loss(subnet(x), y).backward()
+                optimizer.step()
+            torch.save(saved, "s.pt")
+
+        resume(torch.optim.lr_scheduler.StepLR(opt, 1), opt, model)
+    """, id="a state dict of something never called (subnet( is not a call of net)"),
 ])
 def test_state_dict_lookalikes_silent(body):
     code = program(body)
     assert findings(code) == []
     run(code)
+
+
+def test_a_called_parameters_state_dict_restores_nothing_on_real_torch():
+    # The reported `fit` above, run: the "best" state dict is the last weights, whatever epoch
+    # it was taken in.
+    ns = run(program("""
+        def fit(net, optimizer, epochs):
+            best, first = None, None
+            for epoch in range(epochs):
+                for x, y in loader:
+                    loss = nn.functional.mse_loss(net(x), y)
+                    optimizer.zero_grad()
+                    loss.backward()
+                    optimizer.step()
+                if best is None:
+                    best = net.state_dict()
+                    first = net.weight.detach().clone()
+            net.load_state_dict(best)
+            return best, first
+
+        best, first = fit(model, opt, 3)
+    """))
+    torch = ns["torch"]
+    assert torch.equal(ns["best"]["weight"], ns["model"].weight)
+    assert not torch.equal(ns["first"], ns["model"].weight)
 
 
 # --------------------------------------------------------------------------- TNS502

@@ -734,7 +734,21 @@ def _is_module(walker, expr, state) -> bool:
     if key.startswith("self.") and frame.scope.cls is not None:
         node = frame.scope.cls.node
     text = walker.source_of(node) if hasattr(node, "end_lineno") else walker.lines.text
-    return any(f"{key}.{m}(" in text for m in _MODULE_EVIDENCE)
+    return any(f"{key}.{m}(" in text for m in _MODULE_EVIDENCE) or _called(text, key)
+
+
+def _called(text: str, key: str) -> bool:
+    """Whether `text` calls `key` itself (`model(x)`, not `build_model(x)` or `self.model(x)`
+    for `model`): a callable with a `state_dict()` is a module (optimizers, schedulers and
+    scalers are not called; `nn.Module.__call__` runs forward)."""
+    needle = key + "("
+    at = text.find(needle)
+    while at != -1:
+        before = text[at - 1] if at else " "
+        if not (before.isalnum() or before == "_" or before == "."):
+            return True
+        at = text.find(needle, at + 1)
+    return False
 
 
 def _state_dict_alias(node, walker, state):

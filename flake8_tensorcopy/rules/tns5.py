@@ -69,7 +69,9 @@ the module's parameters.
 The snapshot is `best_state = model.state_dict()`, a checkpoint dict or list that holds one,
 or a shallow copy of one (`.copy()`, `dict(...)`, `OrderedDict(...)`), of a module: a torch
 module by the flow of the code, or a name with module methods in the code (`model.train()`,
-`model.parameters()`); a class of the file that defines its own `state_dict` is not one.
+`model.parameters()`) or that the code calls (`model(x)`: optimizers, schedulers and scalers
+have state dicts but are not called); a class of the file that defines its own `state_dict` is
+not one.
 
 The updates are optimizer steps (`opt.step()`, `scaler.step(opt)`; an optimizer that the file
 builds on another module's parameters does not count, nor does a generator's optimizer,
