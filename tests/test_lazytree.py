@@ -483,6 +483,21 @@ METHODS_THAT_DO_NOT = [
 ]
 
 
+def test_the_attribute_text_test_says_yes_to_the_targets_of_a_tuple():
+    from flake8_tensorcopy.analysis.walker import may_set_attributes
+
+    for source in ("def f(self, g, d):\n    self.g, self.d = g, d\n",
+                   "def f(self, g, d):\n    self.g, self.d, n = g, d, 1\n",
+                   "def f(self, p):\n    (self.a, self.b) = p\n",
+                   "def f(self, p):\n    a, self.b, c = p\n",
+                   "def f(self, p):\n    self.a, *self.rest = p\n"):
+        assert may_set_attributes(source, "self"), source
+    for source in ("def f(self, x):\n    return g(self.a, dim=1)\n",
+                   "def f(self, x):\n    y = g(self.a, x)\n",
+                   "def f(self, x):\n    if self.a, x == 1:\n        pass\n"):
+        assert not may_set_attributes(source, "self"), source
+
+
 def test_the_attribute_text_test_says_yes_to_every_way_of_setting_one():
     from flake8_tensorcopy.analysis.walker import _attributes_set_by, may_set_attributes
 

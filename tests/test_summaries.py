@@ -605,6 +605,27 @@ def test_constructor_arguments_inform_attributes():
     assert found(code, "TNS101") == [("TNS101", 11)]
 
 
+@pytest.mark.parametrize("init", ["self.model, self.scale = model, 2", "(self.model, self.scale) = (model, 2)",
+                                  "self.scale, [self.model] = 2, [model]"])
+def test_constructor_arguments_inform_attributes_set_by_a_tuple(init):
+    code = f"""
+    import torch
+    from torch import nn
+
+
+    class Trainer:
+        def __init__(self, model):
+            {init}
+
+        def log(self, x):
+            return self.model(x).numpy()
+
+
+    trainer = Trainer(nn.Linear(3, 2))
+    """
+    assert found(code, "TNS101") == [("TNS101", 11)]
+
+
 # --------------------------------------------------------------------------- one call's result
 
 PER_CALL = """

@@ -415,10 +415,19 @@ Trainer().train(2)
 """
 
 
+# The modules handed to the constructor and kept by an unpacking (`self.netG, self.netD = G, D`).
+STEP_METHODS_GIVEN = STEP_METHODS.replace(
+    "    def __init__(self):\n        self.netG = nn.Linear(4, 4)\n        self.netD = nn.Linear(4, 1)\n",
+    "    def __init__(self, G, D):\n        self.netG, self.netD = G, D\n\n",
+).replace("Trainer().train(2)", "Trainer(nn.Linear(4, 4), nn.Linear(4, 1)).train(2)")
+assert STEP_METHODS_GIVEN.count("self.netG, self.netD = G, D") == 1
+
+
 @pytest.mark.parametrize("source,line,fixed_call", [
     (STEP_HELPERS, 13, "bce(netD(fake.detach()), torch.zeros(8, 1))"),
     (STEP_METHODS, 15, "self.bce(self.netD(fake.detach()), torch.zeros(8, 1))"),
-], ids=["function", "method"])
+    (STEP_METHODS_GIVEN, 15, "self.bce(self.netD(fake.detach()), torch.zeros(8, 1))"),
+], ids=["function", "method", "modules given to the constructor"])
 def test_generator_output_passed_to_a_discriminator_step_helper(source, line, fixed_call):
     # train() passes netG's output to discriminator_step(), whose backward then runs through the
     # generator's graph and frees it: generator_step() crashes.  The finding is in the helper,

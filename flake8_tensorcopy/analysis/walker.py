@@ -1292,17 +1292,20 @@ class Walker(Summaries, Evaluator):
                     continue
                 else:
                     continue
-                for t in targets:
+                for t, v in _target_values(targets, value):
                     if (
                         isinstance(t, ast.Attribute)
                         and isinstance(t.value, ast.Name)
                         and t.value.id == self_name
                     ):
-                        f = self.fact(value, local)
                         found = parts.setdefault(t.attr, [])
-                        if f.kind == UNKNOWN and _reads_self_or_local(value, self_name):
+                        if v is None:  # one of what an unpacking gives (`self.a, self.b = pair`)
+                            found.append(UNKNOWN_FACT)
+                            continue
+                        f = self.fact(v, local)
+                        if f.kind == UNKNOWN and _reads_self_or_local(v, self_name):
                             off = id(node) in no_grad_ids(item, local)
-                            again.append((t.attr, len(found), value, self_name, local, off, item))
+                            again.append((t.attr, len(found), v, self_name, local, off, item))
                         found.append(f)
         info = self.classes.get(id(cls))
         inherited = self._inherited_constructor(info) if info is not None and self.lines is not None else None
@@ -1429,12 +1432,13 @@ class Walker(Summaries, Evaluator):
         assigned: dict = {}  # attr -> times the constructor assigns it
         for node in _statements_and_calls(init.body):
             if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-                for t in (node.targets if isinstance(node, ast.Assign) else [node.target]):
+                plain = isinstance(node, ast.Assign) and len(node.targets) == 1
+                for t, v in _target_values(node.targets if isinstance(node, ast.Assign) else [node.target],
+                                           node.value):
                     if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == me:
                         assigned[t.attr] = assigned.get(t.attr, 0) + 1
-                        if (isinstance(node, ast.Assign) and len(node.targets) == 1
-                                and isinstance(node.value, ast.Name) and uses.get(node.value.id) == 1):
-                            found.setdefault(t.attr, node.value.id)
+                        if plain and isinstance(v, ast.Name) and uses.get(v.id) == 1:
+                            found.setdefault(t.attr, v.id)
         # (An attribute assigned twice in the constructor is changed: only one assignment names
         # the parameter once.)
         found = {a: p for a, p in found.items() if assigned[a] == 1}
@@ -1659,13 +1663,36 @@ def _attributes_set_by(method, source: str | None = None) -> set:
     out = set()
     for n in _statements_and_calls(method.body):
         if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-            for t in (n.targets if isinstance(n, ast.Assign) else [n.target]):
+            for t, _ in _target_values(n.targets if isinstance(n, ast.Assign) else [n.target], None):
                 while isinstance(t, (ast.Attribute, ast.Subscript)):
                     if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == me:
                         out.add(t.attr)
                         break
                     t = t.value
     return out
+
+
+def _target_values(targets: list, value) -> list:
+    """[(target, the expression it is bound to, or None)] of an assignment's targets, through
+    tuple and list targets: `self.g, self.d = g, d` pairs them; the targets of an unpacking of
+    anything else (`self.a, self.b = pair`, a starred target) get None."""
+    out: list = []
+    for t in targets:
+        _pair_target(t, value, out)
+    return out
+
+
+def _pair_target(t, v, out: list) -> None:
+    if type(t) is ast.Tuple or type(t) is ast.List:
+        if (v is not None and (type(v) is ast.Tuple or type(v) is ast.List) and len(v.elts) == len(t.elts)
+                and not any(type(e) is ast.Starred for e in (*t.elts, *v.elts))):
+            for a, b in zip(t.elts, v.elts):
+                _pair_target(a, b, out)
+        else:
+            for a in t.elts:
+                _pair_target(a.value if type(a) is ast.Starred else a, None, out)
+    else:
+        out.append((t, v))
 
 
 def _methods_of(info) -> list | None:
@@ -1752,7 +1779,27 @@ def _sets_attribute_at(source: str, start: int, at: int) -> bool:
             return source[k:k + 1] == "=" and source[k + 1:k + 2] != "="
         if c == ":":
             return _starts_statement(source, start)
+        if c == ",":  # a target of a tuple (`me.g, me.d = g, d`)
+            return _in_target_list(source, start, k)
         return False
+
+
+def _in_target_list(source: str, start: int, comma: int) -> bool:
+    """Whether the chain at `start`, followed by a comma at `comma`, may be one of the targets of
+    an assignment to a tuple: only names, attributes and commas before it on its line (after an
+    opening parenthesis), and an `=` after it on the line that is no comparison."""
+    line = source.rfind("\n", 0, start) + 1
+    head = source[line:start].lstrip(" \t(")
+    if head and not all(c.isalnum() or c in "_., \t" for c in head):
+        return False
+    end = source.find("\n", comma)
+    rest = source[comma:end if end != -1 else len(source)]
+    at = rest.find("=")
+    while at != -1:
+        if rest[at + 1:at + 2] != "=" and rest[at - 1] not in "=!<>":
+            return True
+        at = rest.find("=", at + 2)
+    return False
 
 
 def _gap(source: str, k: int) -> int:
