@@ -626,6 +626,36 @@ def test_constructor_arguments_inform_attributes_set_by_a_tuple(init):
     assert found(code, "TNS101") == [("TNS101", 11)]
 
 
+def test_a_constructor_parameter_it_treats_as_a_module_is_one_in_the_other_methods():
+    # No call of Trainer in the file (it is built in another): `model.parameters()` handed to an
+    # optimizer says `model` is a module, as it does in the constructor's own walk, and so is
+    # `self.model` in `step` and `evaluate`.  Under no_grad, silent.
+    code = """
+    import torch
+
+
+    class Trainer:
+        def __init__(self, model, lr):
+            self.model = model
+            self.opt = torch.optim.SGD(model.parameters(), lr=lr)
+
+        def step(self, x):
+            return self.model(x).numpy()
+
+        def evaluate(self, x):
+            with torch.no_grad():
+                return self.model(x).numpy()
+    """
+    assert found(code, "TNS101") == [("TNS101", 11)]
+    torch = pytest.importorskip("torch")
+    ns: dict = {}
+    exec(compile(textwrap.dedent(code), "<trainer>", "exec"), ns)
+    trainer = ns["Trainer"](torch.nn.Linear(3, 2), 0.1)
+    trainer.evaluate(torch.randn(2, 3))
+    with pytest.raises(RuntimeError, match="requires grad"):
+        trainer.step(torch.randn(2, 3))
+
+
 # --------------------------------------------------------------------------- one call's result
 
 PER_CALL = """

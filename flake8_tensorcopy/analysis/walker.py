@@ -86,6 +86,7 @@ _COMPREHENSIONS = frozenset((ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.Di
 _VISIT_SPECIAL = _COMPREHENSIONS | {ast.Lambda, ast.IfExp, ast.BoolOp, ast.FunctionDef, ast.AsyncFunctionDef,
                                     ast.ClassDef}
 _TRAILING_NAME = LazyPattern(r"([A-Za-z_]\w*)$")
+_EVIDENT_MODULE = Fact(MODULE, Grad.UNKNOWN, Device.UNKNOWN)
 
 
 class ClassInfo:
@@ -1240,6 +1241,11 @@ class Walker(Summaries, Evaluator):
                 continue
             self_name = params[0].arg
             local = State(dict.fromkeys(parameter_names(item.args), UNKNOWN_FACT), False, state.outer)
+            for name in self._module_evidence(item):
+                # A parameter the method treats as a module (`Adam(model.parameters())`): one, as
+                # the name reads in the method's own walk (evaluate.py).
+                if name in local.env and name != self_name:
+                    local.env[name] = _EVIDENT_MODULE
             if item.name == "__init__":
                 # What the constructor calls of the file pass (`Trainer(model=Net())`).
                 info = self.classes.get(id(cls))
