@@ -573,6 +573,16 @@ def test_a_subclass_has_what_a_base_in_another_module_makes_of_its_constructors_
     assert engine_findings(train, tmp_path) == []
 
 
+def _same_from_the_cli_and_flake8(train, expected, capsys, tmp_path) -> None:
+    """The command line and flake8 report `expected` ([(code, line, message)]) in `train`."""
+    proc = tc(capsys, "check", "--no-cache", str(train), cwd=tmp_path)
+    assert [tuple(line.split(":")[1:2]) + (line.split(" ", 2)[1],) for line in proc.stdout.splitlines()
+            if ": TNS" in line] == [(str(line), code) for code, line, _ in expected]
+    flake8 = subprocess.run([tool("flake8"), "--select", "TNS", "--format", "%(row)d:%(code)s", str(train)],
+                            capture_output=True, text=True, cwd=tmp_path)
+    assert flake8.stdout.split() == [f"{line}:{code}" for code, line, _ in expected]
+
+
 SINKS = {
     "pyproject.toml": "",
     "PKG/__init__.py": "",
@@ -657,13 +667,7 @@ def test_a_call_passes_a_tensor_that_requires_grad_to_another_modules_numpy(tmp_
     project = Project(str(tmp_path))
     lint_text(train.read_text(), options=Options(), project=project, path=str(train))
     assert str(tmp_path / "pkg" / "utils.py") in project.touched
-    # The same from the command line and from flake8.
-    proc = tc(capsys, "check", "--no-cache", str(train), cwd=tmp_path)
-    assert [tuple(line.split(":")[1:2]) + (line.split(" ", 2)[1],) for line in proc.stdout.splitlines()
-            if ": TNS" in line] == [(str(line), code) for code, line, _ in SINK_FINDINGS]
-    flake8 = subprocess.run([tool("flake8"), "--select", "TNS", "--format", "%(row)d:%(code)s", str(train)],
-                            capture_output=True, text=True, cwd=tmp_path)
-    assert flake8.stdout.split() == [f"{line}:{code}" for code, line, _ in SINK_FINDINGS]
+    _same_from_the_cli_and_flake8(train, SINK_FINDINGS, capsys, tmp_path)
     # Editing the function (it detaches now) updates the cached result of the file that calls it.
     first = tc(capsys, "check", str(train), cwd=tmp_path).stdout
     assert first.count(": TNS101") == 2 and first.count(": TNS103") == 1
@@ -760,12 +764,7 @@ def test_a_call_passes_parameters_to_another_modules_manual_update(tmp_path, cap
     found = engine_findings(train, tmp_path)
     assert [(v.code, v.line, v.message) for v in found] == UPDATE_FINDINGS
     assert found[0].col == 13 and found[0].fix is None  # `model.parameters()` of the call
-    proc = tc(capsys, "check", "--no-cache", str(train), cwd=tmp_path)
-    assert [tuple(line.split(":")[1:2]) + (line.split(" ", 2)[1],) for line in proc.stdout.splitlines()
-            if ": TNS" in line] == [(str(line), code) for code, line, _ in UPDATE_FINDINGS]
-    flake8 = subprocess.run([tool("flake8"), "--select", "TNS", "--format", "%(row)d:%(code)s", str(train)],
-                            capture_output=True, text=True, cwd=tmp_path)
-    assert flake8.stdout.split() == [f"{line}:{code}" for code, line, _ in UPDATE_FINDINGS]
+    _same_from_the_cli_and_flake8(train, UPDATE_FINDINGS, capsys, tmp_path)
     # Fixed in the helper: the caller's cached result follows.
     assert tc(capsys, "check", str(train), cwd=tmp_path).stdout.count(": TNS401") == 2
     optim = tmp_path / "pkg" / "optim.py"

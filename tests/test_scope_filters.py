@@ -271,6 +271,11 @@ def test_inplace_writes_of_no_leaf_from_the_callers_are_skipped():
         "    self.drop = nn.Dropout(p, inplace=True)\n",
         "class C:\n    def __init__(self):\n        self.cache = {}\n        self.n = 0\n\n"
         "    def put(self, k, v):\n        self.cache[k] = v\n        self.n += 1\n",
+        # A loop's target bound to the elements of a local, not of a parameter.
+        "def pad(self, tensors):\n    out = torch.zeros(3, 4)\n    for t, row in zip(tensors, out):\n"
+        "        row[: len(t)].copy_(t)\n    return out\n",
+        "def f(x, n):\n    for i in range(n):\n        x = x + 1\n    buf = x.clone()\n    for i, row in enumerate(buf):\n"
+        "        row += i\n",
         # A local named for a weight that the function computes.
         "def forward(self, q, k, mask):\n    attn_weights = torch.matmul(q, k)\n    attn_weights += mask\n"
         "    scores = attn_weights.softmax(-1)\n    top_weights, idx = scores.topk(2)\n"
@@ -305,6 +310,8 @@ def test_inplace_writes_of_no_leaf_from_the_callers_are_skipped():
         "def sgd(params, lr):\n    for p in params:\n        p -= lr * p.grad\n",
         "def decay(named, k):\n    for name, p in named:\n        p.mul_(k)\n",
         "def step(groups, lr):\n    for g in groups:\n        for p in g['params']:\n            p.add_(p.grad, alpha=-lr)\n",
+        "def f(params, lr):\n    for i, p in enumerate(params):\n        p.sub_(lr)\n",
+        "def f(names, params):\n    for n, p in zip(names, params):\n        p.zero_()\n",
     ]
     for text in analysed:
         assert InplaceOnLeaf.might_match_scope(text), text

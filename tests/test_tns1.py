@@ -326,3 +326,30 @@ def test_tns103_reduction_of_a_models_output_names_both_errors():
     pair = (torch.ones(2, requires_grad=True) * 2, torch.ones(2, requires_grad=True) * 3)
     with pytest.raises(RuntimeError, match="requires grad"):
         np.mean(pair)
+
+
+@pytest.mark.filterwarnings("ignore:__array__ implementation:DeprecationWarning")
+def test_a_list_of_tensors_written_in_the_numpy_call_is_named_as_one():
+    """`np.array([a.sum(), b.sum()])`: the message says a list of tensors, and what to do with
+    each (no placeholder `t` in a call it does not have); one tensor in a list is shown."""
+    code = ("import torch\nimport numpy as np\nmodel = torch.nn.Linear(3, 2)\n"
+            "a = model(torch.randn(2, 3))\nb = model(torch.randn(2, 3))\n"
+            "x = np.array([a.sum(), b.sum()])\ny = np.array([a.sum()])\nz = np.asarray(a)\n")
+    found = {v.line: v.message for v in lint_text(code, select_rules(["TNS103"])).violations}
+    assert found == {
+        6: "np.array() on a list of tensors that require grad raises RuntimeError; use .detach().cpu().numpy() on "
+           "each tensor",
+        7: "np.array() on a list of tensors that require grad raises RuntimeError; use "
+           "a.sum().detach().cpu().numpy() in the call",
+        8: "np.asarray() on a tensor that requires grad raises RuntimeError; use np.asarray(a.detach().cpu().numpy())",
+    }
+    torch = pytest.importorskip("torch")
+    np = pytest.importorskip("numpy")
+    a = torch.nn.Linear(3, 2)(torch.randn(2, 3))
+    with pytest.raises(RuntimeError, match="requires grad"):
+        np.array([a.sum(), a.sum()])
+    assert np.array([a.sum().detach().cpu().numpy(), a.sum().detach().cpu().numpy()]).shape == (2,)
+    moved = ("import torch\nimport numpy as np\nc = torch.ones(2, device='cuda')\nd = np.stack([c, c])\n")
+    [v] = lint_text(moved, select_rules(["TNS104"])).violations
+    assert v.message == ("np.stack() on a list of tensors that may be on an accelerator raises TypeError; use .cpu() "
+                         "on each tensor")

@@ -1146,6 +1146,8 @@ class _NumpyFunctionRule(_Tns1Rule):
         """The NumPy call with its one tensor argument written `converted(expr, text)` (`generic`,
         `t.cpu()`, for several or a long one), or that argument alone when the call has others."""
         func = ctx.text(node.func) if len(ctx.text(node.func)) <= 30 else "np.f"
+        if len(fixable) > 1:  # the tensors of a list or tuple written in the call
+            return f"{generic[1:]} on each tensor"
         if len(fixable) != 1:
             return f"{func}({generic})"
         expr = fixable[0]
@@ -1156,6 +1158,16 @@ class _NumpyFunctionRule(_Tns1Rule):
         if len(node.args) + len(node.keywords) > 1 or expr not in node.args:
             return f"{conv} in the call"
         return f"{func}({conv})"
+
+def _what(node: ast.Call, fixable: list, hazard: str) -> str:
+    """What a NumPy call is given, for its message: a tensor, or the tensors of a list or tuple
+    written in the call (`np.array([a.sum(), b.sum()])`)."""
+    given = {id(a) for a in node.args} | {id(k.value) for k in node.keywords}
+    if any(id(e) not in given for e in fixable):
+        plural = hazard.replace("requires", "require", 1) if hazard.startswith("requires") else hazard
+        return f"a list of tensors that {plural}"
+    return f"a tensor that {hazard}"
+
 
 def _fill_advice(ctx, held, converted: str) -> str:
     """What to write instead of a list of tensors held in a variable (`losses`, `self.losses`):
@@ -1494,7 +1506,7 @@ path (the original certainly raised), and unsafe otherwise.
                 error += " or RuntimeError"  # a model's output may be a tuple, which NumPy converts
             use = self._use(node, fixable, ctx, force)
         else:
-            what = f"a tensor that {'may require' if maybe else 'requires'} grad{unknown}"
+            what = _what(node, fixable, f"{'may require' if maybe else 'requires'} grad{unknown}")
             error = converted
             use = self._use(node, fixable, ctx, force)
         ctx.report(self, node, fix, func=func, what=what, origin=origin, error=error, use=use)
@@ -1755,7 +1767,7 @@ object may have no `.cpu()`); a torch tensor of unknown device keeps the safe fi
             use = _fill_advice(ctx, held[0], "t.cpu()")
             origin = ""
         else:
-            what = f"a tensor that may be on an accelerator{unknown}"
+            what = _what(node, fixable, f"may be on an accelerator{unknown}")
             on_host = lambda expr, t: (f"({t})" if needs_parens(expr, t) else t) + ".cpu()"  # noqa: E731
             use = self._use_in_call(node, fixable, ctx, on_host, "t.cpu()")
             origin = ctx.origin(fixable[0], "device")

@@ -379,13 +379,48 @@ _NAME = LazyPattern(r"[A-Za-z_]\w*")
 
 def _with_loop_targets(text: str, params: list) -> list:
     """`params` and the names that loops of `text` bind to the elements of one of them (`p` of
-    `for p in params:`, `name, p` of `for name, p in named:`; a loop over an earlier loop's
-    target too: `for g in groups:` then `for p in g["params"]:`)."""
+    `for p in params:`, of `for i, p in enumerate(params):`, the second of `for a, p in zip(xs,
+    params):`; a loop over an earlier loop's target too: `for g in groups:` then `for p in
+    g["params"]:`)."""
     out = list(params)
     for m in _FOR_LINE.finditer(text):
-        if any(word_count(m.group(2), p) for p in out if p != "self"):
-            out.extend(n for n in _NAME.findall(m.group(1)) if n not in out)
+        out.extend(n for n in _bound_to_elements(m.group(1), m.group(2).strip(), out) if n not in out)
     return out
+
+
+def _bound_to_elements(targets: str, iterable: str, params: list) -> list:
+    """The names of `targets` that a loop over `iterable` binds to the elements of one of
+    `params` (the iterable is a parameter, an attribute or item of one, or its method's result)."""
+    names = [t.strip(" \t()[]") for t in targets.split(",")]
+    names = [n for n in names if n]
+    if iterable.startswith("zip(") and iterable.endswith(")"):
+        args = _top_level_parts(iterable[4:-1])
+        if len(args) != len(names):
+            return []
+        return [n for n, a in zip(names, args) if _of_parameter(a, params)]
+    if iterable.startswith("enumerate(") and iterable.endswith(")"):
+        return names[1:] if len(names) == 2 and _of_parameter(iterable[10:-1], params) else []
+    return names if _of_parameter(iterable, params) else []
+
+
+def _of_parameter(expr: str, params: list) -> bool:
+    m = _NAME.match(expr.strip())
+    return m is not None and m.group(0) != "self" and m.group(0) in params
+
+
+def _top_level_parts(text: str) -> list:
+    """`text` split at the commas outside brackets."""
+    parts, depth, at = [], 0, 0
+    for i, c in enumerate(text):
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif c == "," and depth == 0:
+            parts.append(text[at:i])
+            at = i + 1
+    parts.append(text[at:])
+    return [p for p in (q.strip() for q in parts) if p]
 
 
 def _leaf_word(name: str) -> bool:
