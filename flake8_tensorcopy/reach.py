@@ -35,6 +35,8 @@ _SCANNED: dict = {}
 _PATHS: dict = {}  # (root, module) -> module_path(root, module)
 _ROOTS: dict = {}  # directory of a checked file -> the real path of its root
 _LISTINGS: dict = {}  # directory -> (names of its files, names of its directories)
+_NAMES: dict = {}  # (root, path) -> module_name(root, path)
+_REAL: dict = {}  # a root as given -> its real path
 _GENERATION = [0]  # bumped by forget(): a _SCANNED entry checked in this one is not stat'ed again
 _COMPILED: dict = {}
 
@@ -68,6 +70,14 @@ def find_root(start: str) -> str:
 
 def module_name(root: str, path: str) -> str | None:
     """The dotted module name of a file under `root` (`src/` layouts included), or None."""
+    key = (root, path)
+    found = _NAMES.get(key, _NAMES)
+    if found is _NAMES:
+        found = _NAMES[key] = _module_name(root, path)
+    return found
+
+
+def _module_name(root: str, path: str) -> str | None:
     rel = os.path.relpath(os.path.realpath(path), root)
     if rel.startswith(".."):
         return None
@@ -161,9 +171,10 @@ def imports(text: str, current: str | None, is_package: bool) -> list:
     return out
 
 
-def _scan(root: str, path: str) -> tuple:
-    """(whether the module imports torch at its top level, {local name: (module, name)} of what
-    it imports), as of the file's size and mtime when this generation first asked (forget())."""
+def _scan(root: str, path: str, module: str) -> tuple:
+    """(whether the module `module` at `path` imports torch at its top level, {local name:
+    (module, name)} of what it imports), as of the file's size and mtime when this generation
+    first asked (forget())."""
     key = (root, path)
     found = _SCANNED.get(key)
     if found is not None and found[4] == _GENERATION[0]:
@@ -177,14 +188,31 @@ def _scan(root: str, path: str) -> tuple:
             data = f.read()
     except OSError:
         return False, {}
-    top = b"torch" in data and _re(_TOP_LEVEL_TORCH).search(data) is not None
+    top = _imports_torch(data)
     names: dict = {}
     if not top:
-        for module, name, local in imports(data.decode("utf-8", "replace"), module_name(root, path),
+        for origin, name, local in imports(data.decode("utf-8", "replace"), module,
                                            os.path.basename(path) == "__init__.py"):
-            names.setdefault(local, []).append((module, name))
+            names.setdefault(local, []).append((origin, name))
     _SCANNED[key] = (st.st_size, st.st_mtime_ns, top, names, _GENERATION[0])
     return top, names
+
+
+def _imports_torch(data: bytes) -> bool:
+    """Whether `data` imports torch at its top level: the pattern matched at the start of each
+    line that mentions torch (searched for, it is tried at every position of a file that
+    mentions torch only in guards and strings: five times as long over transformers' modules)."""
+    match = _re(_TOP_LEVEL_TORCH).match
+    last = -1
+    at = data.find(b"torch")
+    while at != -1:
+        start = data.rfind(b"\n", 0, at) + 1
+        if start != last:
+            last = start
+            if match(data, start) is not None:
+                return True
+        at = data.find(b"torch", at + 5)
+    return False
 
 
 def forget() -> None:
@@ -193,6 +221,8 @@ def forget() -> None:
     _PATHS.clear()
     _ROOTS.clear()
     _LISTINGS.clear()
+    _NAMES.clear()
+    _REAL.clear()
     _GENERATION[0] += 1
 
 
@@ -250,7 +280,10 @@ def torch_through_project(text: str, path: str | None, root: str | None = None, 
         if root is None:
             root = _ROOTS[where] = os.path.realpath(find_root(path))
     else:
-        root = os.path.realpath(root)
+        real = _REAL.get(root)
+        if real is None:
+            real = _REAL[root] = os.path.realpath(root)
+        root = real
     todo = [(module, name, 0) for module, name, _local in
             imports(text, module_name(root, path), os.path.basename(path) == "__init__.py")]
     seen: set = set()
@@ -266,7 +299,7 @@ def torch_through_project(text: str, path: str | None, root: str | None = None, 
             continue
         if looked is not None and found not in looked:
             looked.append(found)
-        top, names = _scan(root, found)
+        top, names = _scan(root, found, module)
         if top:
             return True
         if name is None or depth + 1 >= _DEPTH:

@@ -1116,6 +1116,27 @@ def test_imports_read_from_the_lines_that_mention_import():
         assert imports(source, "flake8_tensorcopy.x", False) == _imports_by_finditer(source, "flake8_tensorcopy.x", False)
 
 
+def test_a_top_level_torch_import_is_found_at_the_lines_that_mention_torch():
+    """reach._imports_torch matches the pattern at the starts of the lines that mention torch:
+    what a search of the whole text finds (the reference)."""
+    from flake8_tensorcopy import reach
+
+    pattern = reach._re(reach._TOP_LEVEL_TORCH)
+    texts = [b"import torch\n", b"x = 1\nimport os, torch\n", b"import torchvision\n", b"from torch import nn\n",
+             b"if ok:\n    import torch\n", b"s = 'torch'\nimport numpy as torch_np\n", b"import os,torch", b"",
+             b"# import torch\n", b"import a, b as torch\n", b"from torch.nn import Linear  # torch\n",
+             b"torch = None\nimport\ttorch\n"]
+    for path in glob.glob(os.path.join(ROOT, "**", "*.py"), recursive=True):
+        with open(path, "rb") as f:
+            texts.append(f.read())
+    found = 0
+    for data in texts:
+        expected = b"torch" in data and pattern.search(data) is not None
+        assert reach._imports_torch(data) == expected, data[:200]
+        found += expected
+    assert 20 < found < len(texts)
+
+
 def test_module_paths_from_directory_listings_are_module_path(tmp_path):
     """reach._module_path answers from one listing a directory what module_path answers with
     four file tests; a change seen by forget() is seen there too."""
