@@ -791,6 +791,107 @@ def test_what_a_call_passes_to_another_modules_manual_update_raises_on_real_torc
         optim.sgd_step(model.parameters(), 0.1)
 
 
+MODULE_ARGS = {
+    "pyproject.toml": "",
+    "PKG/__init__.py": "",
+    "PKG/models.py": """
+        from torch import nn
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(3, 2)
+
+            def forward(self, x):
+                return self.fc(x)
+
+
+        class Labeler(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(3, 2)
+
+            def forward(self, x):
+                return self.fc(x).argmax(-1)
+    """,
+    "PKG/utils.py": """
+        import numpy as np
+        import torch
+
+
+        def predict(model, x):
+            return model(x).numpy()
+
+
+        def predict_ok(model, x):
+            with torch.no_grad():
+                return model(x).numpy()
+
+
+        def as_array(model, x):
+            return np.asarray(model(x))
+    """,
+    "PKG/train.py": """
+        import torch
+        from torch import nn
+
+        from .models import Labeler, Net
+        from .utils import as_array, predict, predict_ok
+
+        net = Net()
+        x = torch.randn(4, 3)
+        a = predict(net, x)
+        b = predict_ok(net, x)
+        c = predict(Labeler(), x)
+        d = predict(nn.Linear(3, 2), x)
+        e = as_array(net, x)
+        f = predict(Net().requires_grad_(False), x)
+        with torch.no_grad():
+            g = predict(net, x)
+    """,
+}
+MODULE_ARG_FINDINGS = [
+    ("TNS101", 9, "what net computes (predict() calls .numpy() on it, utils.py:6) requires grad, so .numpy() raises "
+                  "RuntimeError; use `torch.no_grad()` around the call"),
+    ("TNS101", 12, "what nn.Linear(3, 2) computes (predict() calls .numpy() on it, utils.py:6) requires grad, so "
+                   ".numpy() raises RuntimeError; use `torch.no_grad()` around the call"),
+    ("TNS103", 13, "as_array() on what net computes, which requires grad (a NumPy call in it converts it, "
+                   "utils.py:15) raises RuntimeError; use `torch.no_grad()` around the call"),
+]
+
+
+def test_a_call_passes_a_module_to_another_modules_conversion_of_its_output(tmp_path, capsys):
+    # `predict(net, x)`, where predict() of utils.py converts what the model computes: utils.py
+    # alone cannot know what `model` is.  Reported at the module passed, where its class's forward
+    # returns what requires grad; not for a module whose forward returns indices, a frozen one, a
+    # helper that turns grad off, nor under no_grad.
+    train = make(tmp_path, files=MODULE_ARGS, package="pkg")
+    found = engine_findings(train, tmp_path)
+    assert [(v.code, v.line, v.message) for v in found] == MODULE_ARG_FINDINGS
+    assert all(v.fix is None for v in found)
+    _same_from_the_cli_and_flake8(train, MODULE_ARG_FINDINGS, capsys, tmp_path)
+
+
+def test_what_a_module_passed_to_another_modules_conversion_computes_raises_on_real_torch(tmp_path, monkeypatch):
+    import torch
+
+    make(tmp_path, files=MODULE_ARGS, package="modpkg")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from modpkg import models, utils
+
+    net, x = models.Net(), torch.randn(4, 3)
+    for bad in (lambda: utils.predict(net, x), lambda: utils.predict(torch.nn.Linear(3, 2), x),
+                lambda: utils.as_array(net, x)):
+        with pytest.raises(RuntimeError, match="requires grad"):
+            bad()
+    utils.predict_ok(net, x)
+    utils.predict(models.Labeler(), x)
+    utils.predict(models.Net().requires_grad_(False), x)
+    with torch.no_grad():
+        utils.predict(net, x)
+
+
 def _with_store(root, cache):
     from flake8_tensorcopy.analysis.summary_store import SummaryStore
 
@@ -806,8 +907,9 @@ def _lint(path, project):
     return [(v.code, v.line, v.message) for v in result.violations]
 
 
-@pytest.mark.parametrize("files", [FILES, CROSSING, PER_CALL, GENERATORS, CONSTRUCTORS, SINKS, UPDATES],
-                         ids=["imports", "late", "per-call", "generators", "constructors", "sinks", "updates"])
+@pytest.mark.parametrize("files", [FILES, CROSSING, PER_CALL, GENERATORS, CONSTRUCTORS, SINKS, UPDATES, MODULE_ARGS],
+                         ids=["imports", "late", "per-call", "generators", "constructors", "sinks", "updates",
+                              "module arguments"])
 def test_summaries_from_the_cache_give_what_a_walk_gives(tmp_path, files):
     train = make(tmp_path, files=files, package="pkg")
     cache = tmp_path / "cache"

@@ -63,6 +63,7 @@ from .facts import (
     Grad,
     join,
     join_all,
+    must_grad,
 )
 from .summaries import Summaries, Summary
 from .gradmode import (
@@ -371,16 +372,38 @@ class Walker(Summaries, Evaluator):
         for param, expr in bind_arguments(entity.node, call, False)[0]:
             a = self.fact(expr, state)
             el = a.element
-            if a.node is None and a.attrs is None and (
+            if a.kind == MODULE:
+                # `evaluate(net, x)`, where `evaluate` calls `.numpy()` on what it computes.
+                a = self._plain_module(a)
+                if a is None:
+                    continue
+            elif not (a.node is None and a.attrs is None and (
                     a.kind == TENSOR and a.grad is Grad.YES
                     # Tensors that require grad in an iterable (`model.parameters()`, a list).
                     or (a.kind == PARAMS or a.kind == SEQ) and el is not None and el.kind == TENSOR
-                    and el.grad is Grad.YES):
-                summary = entity.summary
-                file = os.path.basename(summary.path) if summary is not None else entity.module
-                for code, line in entity.sinks_for({param: a}):
-                    out.append((expr, code, f"{file}:{line}"))
+                    and el.grad is Grad.YES)):
+                continue
+            summary = entity.summary
+            file = os.path.basename(summary.path) if summary is not None else entity.module
+            for code, line in entity.sinks_for({param: a}):
+                out.append((expr, code, f"{file}:{line}"))
         return out
+
+    def _plain_module(self, a: Fact) -> Fact | None:
+        """A module a call passes to another module's function, as a plain torch module (its
+        class's facts do not cross): only one that is a torch module for certain, whose
+        parameters require grad on every path and whose output does (a forward of its class
+        known to return a tensor that requires grad); else None."""
+        if not a.by_flow or a.frozen or a.paramfree or NO_GRAD_FORWARD in a.tags:
+            return None
+        if a.node is None:  # a torch.nn module
+            if a.grad is not Grad.YES or must_grad(a) is not Grad.YES:
+                return None
+        else:  # an instance of a class of the project: what its forward returns
+            result = self.method_result(a.node, "forward")
+            if result is None or result.kind != TENSOR or must_grad(result) is not Grad.YES:
+                return None
+        return Fact(MODULE, Grad.YES, a.device, by_flow=True)
 
     def release(self) -> None:
         """Forget everything, once the run is over and nothing will be asked again: the walker,

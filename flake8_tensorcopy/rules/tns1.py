@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import re
 
-from ..analysis.facts import DEVICE, OTHER, SEQ, TENSOR, UNKNOWN, Device, Grad, must_grad
+from ..analysis.facts import DEVICE, MODULE, OTHER, SEQ, TENSOR, UNKNOWN, Device, Grad, must_grad
 from ..fixes import attr_name_span, needs_parens
 from ..model import Edit, Fix
 from ..reach import imports
@@ -123,6 +123,10 @@ def _through(rule, node: ast.Call, ctx):
     return None
 
 
+# What to do where a module passed to another module's function computes what it converts.
+_NO_GRAD_AROUND = "`torch.no_grad()` around the call"
+
+
 def _parenthesized(ctx, node) -> str:
     t = ctx.text(node)
     return f"({t})" if needs_parens(node, t) else t
@@ -216,9 +220,13 @@ class _NumpyMethodRule(_Tns1Rule):
         found = _through(self, node, ctx)
         if found is not None:
             arg, callee, where = found
-            ctx.report(self, arg, None, expr=_display(ctx, arg, "the tensor"),
-                       origin=f" ({callee}() calls .numpy() on it, {where})", hazard="requires grad",
-                       error="RuntimeError", use=_shown(ctx, _parenthesized(ctx, arg) + ".detach()", "t.detach()"))
+            if ctx.fact(arg).kind == MODULE:  # `predict(net, x)`: what the module computes there
+                expr, use = f"what {_display(ctx, arg, 'the module')} computes", _NO_GRAD_AROUND
+            else:
+                expr = _display(ctx, arg, "the tensor")
+                use = _shown(ctx, _parenthesized(ctx, arg) + ".detach()", "t.detach()")
+            ctx.report(self, arg, None, expr=expr, origin=f" ({callee}() calls .numpy() on it, {where})",
+                       hazard="requires grad", error="RuntimeError", use=use)
 
     # What each rule inserts and how it names the hazard (filled in by TNS101/TNS102).
     inserted = ""
@@ -305,8 +313,12 @@ A tensor that requires grad passed to a function of another module of the projec
 reported at the argument, where the call is: `out (to_numpy() calls .numpy() on it,
 utils.py:5) requires grad`.  Only where the function converts it on every path as it received
 it (not after `if detach: t = t.detach()`), and without a fix (what the function does with the
-tensor besides is its own).  In the same file, the function itself is reported, with the
-lines of the calls that pass the tensor.
+tensor besides is its own).  So is a torch module passed to a function that converts what it
+computes (`predict(net, x)`, with `def predict(model, x): return model(x).numpy()`): `what net
+computes (predict() calls .numpy() on it, utils.py:6) requires grad`, where the module is one
+for certain whose forward returns a tensor that requires grad (not one that returns indices, nor
+a frozen one); use `torch.no_grad()` around the call.  In the same file, the function itself is
+reported, with the lines of the calls that pass the tensor.
 
 ## Why is this bad?
 It raises `RuntimeError: Can't call numpy() on Tensor that requires grad. Use
@@ -1214,7 +1226,7 @@ of unknown origin are reported only in strict mode.
 A tensor that requires grad passed to a function of another module of the project that gives
 it to NumPy (`to_array(out)`, with `def to_array(t): return np.asarray(t)` in `utils.py`) is
 reported at the argument, where the call is, without a fix, as TNS101 reports one that the
-function calls `.numpy()` on.
+function calls `.numpy()` on; so is a torch module whose output the function gives to NumPy.
 
 ## Why is this bad?
 NumPy converts a tensor through `Tensor.__array__`, which calls `Tensor.numpy()`: `RuntimeError:
@@ -1467,9 +1479,13 @@ path (the original certainly raised), and unsafe otherwise.
             found = _through(self, node, ctx) if ctx.sink_names else None
             if found is not None:
                 arg, callee, where = found
-                ctx.report(self, arg, None, func=callee, what=f"{_display(ctx, arg, 'a tensor')}, which requires grad",
-                           origin=f" (a NumPy call in it converts it, {where})", error="RuntimeError",
-                           use=_shown(ctx, _parenthesized(ctx, arg) + ".detach()", "t.detach()"))
+                if ctx.fact(arg).kind == MODULE:  # `as_array(net, x)`: what the module computes there
+                    what, use = f"what {_display(ctx, arg, 'the module')} computes", _NO_GRAD_AROUND
+                else:
+                    what = _display(ctx, arg, "a tensor")
+                    use = _shown(ctx, _parenthesized(ctx, arg) + ".detach()", "t.detach()")
+                ctx.report(self, arg, None, func=callee, what=f"{what}, which requires grad",
+                           origin=f" (a NumPy call in it converts it, {where})", error="RuntimeError", use=use)
             return
         hazard, fixable, held, facts = self._tensor_arguments(node, ctx, lambda f, _expr: self._grad(f, ctx))
         if hazard is None:

@@ -7,7 +7,7 @@ import ast
 import re
 
 from ..analysis.astutil import contains, suspends, target_elements
-from ..analysis.facts import TENSOR, Grad, must_grad
+from ..analysis.facts import MODULE, TENSOR, Grad, must_grad
 from ..analysis.saved import strip_views
 from ..analysis.storage import Alias, is_inplace_method
 from ..fixes import attr_name_span
@@ -1137,8 +1137,8 @@ exactly (a form feed that starts a line at module level).
             if code == self.code:
                 callee = ctx.text(node.func)
                 callee = callee if len(callee) <= 30 and "\n" not in callee else "the function"
-                f = ctx.fact(arg)
-                each = "each of " if f.kind != TENSOR else ""
+                kind = ctx.fact(arg).kind
+                each = "" if kind == TENSOR else "the parameters of " if kind == MODULE else "each of "
                 ctx.report(self, arg, None, leaf=f"{each}{ctx.short(arg, 60)} (in {callee}(), {where})",
                            no_grad=self._no_grad_spelling(ctx) or "torch.no_grad()")
                 return
