@@ -123,8 +123,12 @@ def _through(rule, node: ast.Call, ctx):
     return None
 
 
-# What to do where a module passed to another module's function computes what it converts.
-_NO_GRAD_AROUND = "`torch.no_grad()` around the call"
+def _passed(ctx, arg, fallback: str) -> tuple:
+    """(what a call passes, as a through-call finding names it; what to write instead): the
+    tensor itself, or what a module computes there (`predict(net, x)`, converted inside)."""
+    if ctx.fact(arg).kind == MODULE:
+        return f"what {_display(ctx, arg, 'the module')} computes", "`torch.no_grad()` around the call"
+    return _display(ctx, arg, fallback), _shown(ctx, _parenthesized(ctx, arg) + ".detach()", "t.detach()")
 
 
 def _parenthesized(ctx, node) -> str:
@@ -220,11 +224,7 @@ class _NumpyMethodRule(_Tns1Rule):
         found = _through(self, node, ctx)
         if found is not None:
             arg, callee, where = found
-            if ctx.fact(arg).kind == MODULE:  # `predict(net, x)`: what the module computes there
-                expr, use = f"what {_display(ctx, arg, 'the module')} computes", _NO_GRAD_AROUND
-            else:
-                expr = _display(ctx, arg, "the tensor")
-                use = _shown(ctx, _parenthesized(ctx, arg) + ".detach()", "t.detach()")
+            expr, use = _passed(ctx, arg, "the tensor")
             ctx.report(self, arg, None, expr=expr, origin=f" ({callee}() calls .numpy() on it, {where})",
                        hazard="requires grad", error="RuntimeError", use=use)
 
@@ -1479,11 +1479,7 @@ path (the original certainly raised), and unsafe otherwise.
             found = _through(self, node, ctx) if ctx.sink_names else None
             if found is not None:
                 arg, callee, where = found
-                if ctx.fact(arg).kind == MODULE:  # `as_array(net, x)`: what the module computes there
-                    what, use = f"what {_display(ctx, arg, 'the module')} computes", _NO_GRAD_AROUND
-                else:
-                    what = _display(ctx, arg, "a tensor")
-                    use = _shown(ctx, _parenthesized(ctx, arg) + ".detach()", "t.detach()")
+                what, use = _passed(ctx, arg, "a tensor")
                 ctx.report(self, arg, None, func=callee, what=f"{what}, which requires grad",
                            origin=f" (a NumPy call in it converts it, {where})", error="RuntimeError", use=use)
             return
