@@ -292,9 +292,18 @@ class Context:
 
     def call_sinks(self, call) -> list:
         """[(argument, code, "file.py:line"), ...]: the findings a call of a function of another
-        project module makes inside it, for each tensor that requires grad it passes (walker.
-        call_sinks)."""
+        project module makes inside it, for each argument that requires grad it passes (a tensor,
+        an iterable of them, a torch module: walker.call_sinks)."""
         return self.walker.call_sinks(call, self.walker.frame.state)
+
+    def call_sink(self, rule, call):
+        """(argument, the callee's text, "file.py:line") of the first argument of `call` for
+        which `rule` reports inside the function it calls (call_sinks), or None."""
+        for arg, code, where in self.call_sinks(call):
+            if code == rule.code:
+                callee = self.text(call.func)
+                return arg, callee if len(callee) <= 30 and "\n" not in callee else "the function", where
+        return None
 
     def origin(self, node, about: str = "grad") -> str:
         """" (passed at line 12)" when what the message says of `node` (`about`: "grad", "device"

@@ -113,16 +113,6 @@ def _display(ctx, node, fallback: str) -> str:
     return fallback if t == "<expr>" else t
 
 
-def _through(rule, node: ast.Call, ctx):
-    """(argument, callee's text, "file.py:line") of the first tensor this call of another
-    module's function passes for which `rule` reports inside it (Context.call_sinks), or None."""
-    for arg, code, where in ctx.call_sinks(node):
-        if code == rule.code:
-            callee = ctx.text(node.func)
-            return arg, callee if len(callee) <= 30 and "\n" not in callee else "the function", where
-    return None
-
-
 def _passed(ctx, arg, fallback: str) -> tuple:
     """(what a call passes, as a through-call finding names it; what to write instead): the
     tensor itself, or what a module computes there (`predict(net, x)`, converted inside)."""
@@ -221,7 +211,7 @@ class _NumpyMethodRule(_Tns1Rule):
         """`to_numpy(out)`, where `to_numpy` of another module of the project calls `.numpy()`
         on its parameter and `out` requires grad: reported at the argument, no fix (what the
         function does with the tensor besides is its own)."""
-        found = _through(self, node, ctx)
+        found = ctx.call_sink(self, node)
         if found is not None:
             arg, callee, where = found
             expr, use = _passed(ctx, arg, "the tensor")
@@ -1476,7 +1466,7 @@ path (the original certainly raised), and unsafe otherwise.
         if short is None:
             # `to_array(out)`, where `to_array` of another module of the project gives `out`
             # to NumPy (`np.asarray(t)`): reported at the argument, no fix (as TNS101's).
-            found = _through(self, node, ctx) if ctx.sink_names else None
+            found = ctx.call_sink(self, node) if ctx.sink_names else None
             if found is not None:
                 arg, callee, where = found
                 what, use = _passed(ctx, arg, "a tensor")

@@ -1133,15 +1133,13 @@ exactly (a form feed that starts a line at module level).
         """`sgd_step(model.parameters(), lr)`, where `sgd_step` of another module of the project
         writes in place to each parameter it is given: reported at the argument, no fix (the
         helper is the other module's; the call can be wrapped, or the helper)."""
-        for arg, code, where in ctx.call_sinks(node):
-            if code == self.code:
-                callee = ctx.text(node.func)
-                callee = callee if len(callee) <= 30 and "\n" not in callee else "the function"
-                kind = ctx.fact(arg).kind
-                each = "" if kind == TENSOR else "the parameters of " if kind == MODULE else "each of "
-                ctx.report(self, arg, None, leaf=f"{each}{ctx.short(arg, 60)} (in {callee}(), {where})",
-                           no_grad=self._no_grad_spelling(ctx) or "torch.no_grad()")
-                return
+        found = ctx.call_sink(self, node)
+        if found is not None:
+            arg, callee, where = found
+            kind = ctx.fact(arg).kind
+            each = "" if kind == TENSOR else "the parameters of " if kind == MODULE else "each of "
+            ctx.report(self, arg, None, leaf=f"{each}{ctx.short(arg, 60)} (in {callee}(), {where})",
+                       no_grad=self._no_grad_spelling(ctx) or "torch.no_grad()")
 
     def _no_grad_spelling(self, ctx) -> str | None:
         """How this file spells `torch.no_grad()` at this point, or None."""
