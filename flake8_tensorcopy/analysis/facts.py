@@ -194,7 +194,7 @@ def join(a: Fact | None, b: Fact | None) -> Fact:
     if kind == UNKNOWN and (a.kind == SEQ and b.kind == PARAMS or a.kind == PARAMS and b.kind == SEQ):
         # `model.parameters()` on one path, a list of tensors on the other (or one call of a
         # function passes each): an iterable of what either holds.
-        return join(a.but(kind=SEQ), b.but(kind=SEQ))
+        return join(_as_list(a), _as_list(b))
     return Fact(
         kind,
         max(a.grad, b.grad),
@@ -212,6 +212,13 @@ def join(a: Fact | None, b: Fact | None) -> Fact:
         a.device_var if a.device_var == b.device_var else None,
         a.node if a.node is b.node else None,
     )
+
+
+def _as_list(f: Fact) -> Fact:
+    """An iterable of parameters as a list of them: a list's grad is its elements'."""
+    if f.kind == SEQ or f.element is None:
+        return f.but(kind=SEQ)
+    return f.but(kind=SEQ, grad=f.element.grad, min_grad=f.element.min_grad)
 
 
 def _min_grad(a: Fact, b: Fact) -> Grad | None:
