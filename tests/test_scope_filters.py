@@ -274,7 +274,8 @@ def test_inplace_writes_of_no_leaf_from_the_callers_are_skipped():
         # A loop's target bound to the elements of a local, not of a parameter.
         "def pad(self, tensors):\n    out = torch.zeros(3, 4)\n    for t, row in zip(tensors, out):\n"
         "        row[: len(t)].copy_(t)\n    return out\n",
-        "def f(x, n):\n    for i in range(n):\n        x = x + 1\n    buf = x.clone()\n    for i, row in enumerate(buf):\n"
+        "def f(x, n):\n    for i in range(n):\n        x = x + 1\n    buf = x.clone()\n"
+        "    for i, row in enumerate(buf):\n"
         "        row += i\n",
         # A local named for a weight that the function computes.
         "def forward(self, q, k, mask):\n    attn_weights = torch.matmul(q, k)\n    attn_weights += mask\n"
@@ -309,7 +310,8 @@ def test_inplace_writes_of_no_leaf_from_the_callers_are_skipped():
         # any depth of loops.
         "def sgd(params, lr):\n    for p in params:\n        p -= lr * p.grad\n",
         "def decay(named, k):\n    for name, p in named:\n        p.mul_(k)\n",
-        "def step(groups, lr):\n    for g in groups:\n        for p in g['params']:\n            p.add_(p.grad, alpha=-lr)\n",
+        "def step(groups, lr):\n    for g in groups:\n        for p in g['params']:\n"
+        "            p.add_(p.grad, alpha=-lr)\n",
         "def f(params, lr):\n    for i, p in enumerate(params):\n        p.sub_(lr)\n",
         "def f(names, params):\n    for n, p in zip(names, params):\n        p.zero_()\n",
     ]

@@ -137,6 +137,24 @@ def test_checker_fixture_runs_on_real_torch():
 # --------------------------------------------------------------------------- TNS501
 
 
+# Early stopping in a function whose model is a parameter it only calls (no `net.train()`).
+EARLY_STOPPING = """
+    def fit(net, optimizer, epochs):
+        best, best_loss = None, float("inf")
+        for epoch in range(epochs):
+            for x, y in loader:
+                loss = nn.functional.mse_loss(net(x), y)
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+            if loss.item() < best_loss:
+                best_loss = loss.item()
+                best = net.state_dict()
+        net.load_state_dict(best)
+        return best
+"""
+
+
 @pytest.mark.parametrize("body,expected", [
     pytest.param("""
         best = None
@@ -204,21 +222,7 @@ def test_checker_fixture_runs_on_real_torch():
                 p.data.clamp_(-0.01, 0.01)
         torch.save(start, "s.pt")
     """, [("TNS501", 1)], id="in-place writes to the module's parameters"),
-    pytest.param("""
-        def fit(net, optimizer, epochs):
-            best, best_loss = None, float("inf")
-            for epoch in range(epochs):
-                for x, y in loader:
-                    loss = nn.functional.mse_loss(net(x), y)
-                    optimizer.zero_grad()
-                    loss.backward()
-                    optimizer.step()
-                if loss.item() < best_loss:
-                    best_loss = loss.item()
-                    best = net.state_dict()
-            net.load_state_dict(best)
-            return best
-    """, [("TNS501", 11)], id="a parameter that is called and has a state dict is a module"),
+    pytest.param(EARLY_STOPPING, [("TNS501", 11)], id="a parameter that is called and has a state dict is a module"),
 ])
 def test_state_dict_snapshots_reported(body, expected):
     assert findings(program(body)) == expected
@@ -336,27 +340,12 @@ def test_state_dict_lookalikes_silent(body):
 
 def test_a_called_parameters_state_dict_restores_nothing_on_real_torch():
     # The reported `fit` above, run: the "best" state dict is the last weights, whatever epoch
-    # it was taken in.
-    ns = run(program("""
-        def fit(net, optimizer, epochs):
-            best, first = None, None
-            for epoch in range(epochs):
-                for x, y in loader:
-                    loss = nn.functional.mse_loss(net(x), y)
-                    optimizer.zero_grad()
-                    loss.backward()
-                    optimizer.step()
-                if best is None:
-                    best = net.state_dict()
-                    first = net.weight.detach().clone()
-            net.load_state_dict(best)
-            return best, first
-
-        best, first = fit(model, opt, 3)
-    """))
+    # it was taken in, and training did change them.
+    run_it = "\ninitial = model.weight.detach().clone()\nbest = fit(model, opt, 3)\n"
+    ns = run(program(textwrap.dedent(EARLY_STOPPING) + run_it))
     torch = ns["torch"]
     assert torch.equal(ns["best"]["weight"], ns["model"].weight)
-    assert not torch.equal(ns["first"], ns["model"].weight)
+    assert not torch.equal(ns["initial"], ns["model"].weight)
 
 
 # --------------------------------------------------------------------------- TNS502
