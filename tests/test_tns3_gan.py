@@ -467,3 +467,208 @@ def train(steps):
     assert lint_text(source, RULES).violations == []
     torch = pytest.importorskip("torch")
     exec(compile(source, "<case>", "exec"), {"torch": torch})
+
+
+LOSS_HELPERS = """\
+import torch
+from torch import autograd, nn
+
+netG = nn.Linear(4, 4)
+netD = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))
+optD = torch.optim.Adam(netD.parameters())
+optG = torch.optim.Adam(netG.parameters())
+bce = nn.BCEWithLogitsLoss()
+
+
+def d_loss_fn(real, fake):
+    return bce(netD(real), torch.ones(8, 1)) + bce(netD(fake), torch.zeros(8, 1))
+
+
+def adversarial(model, x, target):
+    return bce(model(x), target)
+
+
+def d_loss_given(model, real, fake):
+    return adversarial(model, real, torch.ones(8, 1)) + adversarial(model, fake, torch.zeros(8, 1))
+
+
+def gradient_penalty(model, real, fake):
+    alpha = torch.rand(8, 1)
+    interpolates = alpha * real + (1 - alpha) * fake
+    out = model(interpolates)
+    grads = autograd.grad(out, interpolates, torch.ones_like(out), create_graph=True)[0]
+    return ((grads.norm(2, dim=1) - 1) ** 2).mean()
+
+
+def train(steps):
+    for _ in range(steps):
+        real = torch.randn(8, 4)
+        fake = netG(torch.randn(8, 4))
+        d_loss = D_LOSS
+        optD.zero_grad()
+        d_loss.backward()
+        optD.step()
+        g_loss = adversarial(netD, fake, torch.ones(8, 1))
+        optG.zero_grad()
+        g_loss.backward()
+        optG.step()
+
+
+train(2)
+"""
+
+LOSS_METHODS = """\
+import torch
+from torch import nn
+
+
+class Trainer:
+    def __init__(self, G, D):
+        self.netG, self.netD = G, D
+        self.optD = torch.optim.Adam(self.netD.parameters())
+        self.optG = torch.optim.Adam(self.netG.parameters())
+        self.bce = nn.BCEWithLogitsLoss()
+
+    def d_loss(self, real, fake):
+        real_loss = self.bce(self.netD(real), torch.ones(8, 1))
+        fake_loss = self.bce(self.netD(fake), torch.zeros(8, 1))
+        return (real_loss + fake_loss) / 2
+
+    def train(self, steps):
+        for _ in range(steps):
+            fake = self.netG(torch.randn(8, 4))
+            loss_d = self.d_loss(torch.randn(8, 4), fake)
+            self.optD.zero_grad()
+            loss_d.backward()
+            self.optD.step()
+            loss_g = self.bce(self.netD(fake), torch.ones(8, 1))
+            self.optG.zero_grad()
+            loss_g.backward()
+            self.optG.step()
+
+
+Trainer(nn.Linear(4, 4), nn.Linear(4, 1)).train(2)
+"""
+
+_CRASH_LATER = 'back-propagates into the generator: the generator step then fails ("backward through the graph a second time")'
+
+
+@pytest.mark.parametrize("source,line,where,instead,fixed_call", [
+    (LOSS_HELPERS.replace("D_LOSS", "d_loss_fn(real, fake)"), 35, "d_loss_fn(real, fake) (its discriminator call, line 12)",
+     "use d_loss_fn(real, fake.detach())", "d_loss = d_loss_fn(real, fake.detach())"),
+    # The discriminator handed to the helper, and by it to another one: a call of a parameter.
+    (LOSS_HELPERS.replace("D_LOSS", "d_loss_given(netD, real, fake)"), 35,
+     "d_loss_given(netD, real, fake) (its discriminator call, line 20)",
+     "use d_loss_given(netD, real, fake.detach())", "d_loss = d_loss_given(netD, real, fake.detach())"),
+    (LOSS_METHODS, 20, "self.d_loss(torch.randn(8, 4), fake) (its discriminator call, line 14)",
+     "use self.d_loss(torch.randn(8, 4), fake.detach())", "self.d_loss(torch.randn(8, 4), fake.detach())"),
+    # A gradient penalty differentiates the discriminator by the fake: detaching it at the
+    # call would break the penalty, and the generator step uses the same fake (no fix).
+    (LOSS_HELPERS.replace("D_LOSS", "10 * gradient_penalty(netD, real, fake)"), 35,
+     "gradient_penalty(netD, real, fake) (its discriminator call, line 26)",
+     "use fake.detach().requires_grad_() for the discriminator step", None),
+], ids=["function", "discriminator passed", "method", "gradient penalty"])
+def test_a_helper_that_returns_the_discriminator_loss_of_generator_output(source, line, where, instead, fixed_call):
+    # d_loss = d_loss_fn(real, fake): the helper returns what the discriminator makes of the
+    # fake, whose graph the discriminator's backward then frees; the generator step, on the same
+    # fake, crashes.  Reported at the call (where the fix goes), with the helper's line; the fix
+    # is unsafe: detaching an argument changes all the helper does with it.
+    result = lint_text(source, RULES)
+    assert [(v.code, v.line) for v in result.violations] == [("TNS301", line)], result.violations
+    msg, fix = result.violations[0].message, result.violations[0].fix
+    assert msg.startswith(where + " " + _CRASH_LATER), msg
+    assert msg.endswith(instead), msg
+    torch = pytest.importorskip("torch")
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        exec(compile(source, "<bad>", "exec"), {"torch": torch})
+    if fixed_call is None:
+        assert fix is None
+        return
+    assert fix.safety == "unsafe"
+    assert fix_text(source, RULES).text == source
+    fixed = fix_text(source, RULES, unsafe=True).text
+    assert fixed_call in fixed and fixed.count(".detach()") == 1
+    exec(compile(fixed, "<fixed>", "exec"), {"torch": torch})
+
+
+@pytest.mark.parametrize("d_loss", [
+    "d_loss_fn(real, fake.detach())",
+    "d_loss_given(netD, real, fake.detach())",
+    # The helper run on the generator is no discriminator call.
+    "d_loss_given(netG, real, fake).mean()",
+    "d_loss_fn(real, netG(torch.randn(8, 4)).detach())",
+], ids=["detached", "detached, discriminator passed", "generator passed", "detached where made"])
+def test_a_loss_helper_on_detached_output_or_without_a_discriminator_is_silent(d_loss):
+    source = LOSS_HELPERS.replace("D_LOSS", d_loss)
+    assert lint_text(source, RULES).violations == []
+    torch = pytest.importorskip("torch")
+    if "netG, real" not in d_loss:
+        exec(compile(source, "<case>", "exec"), {"torch": torch})
+
+
+def test_a_loss_helper_in_the_generator_step_is_silent():
+    # g_loss = adversarial(netD, fake, ...) in the generator's update: the generator's own step.
+    source = LOSS_HELPERS.replace("D_LOSS", "d_loss_fn(real, fake.detach())")
+    assert "g_loss = adversarial(netD, fake, torch.ones(8, 1))" in source
+    assert lint_text(source, RULES).violations == []
+
+
+def test_a_helper_that_steps_the_discriminator_itself_is_reported_once_inside():
+    # The helper's own backward and step: reported at its discriminator call (as before), not
+    # again at the call that passes the fake.
+    source = STEP_HELPERS.replace("    optD.step()\n", "    optD.step()\n    return loss\n", 1).replace(
+        "        discriminator_step(torch.randn(8, 4), fake)\n",
+        "        d_loss = discriminator_step(torch.randn(8, 4), fake)\n")
+    assert "return loss" in source and "d_loss = discriminator_step" in source
+    result = lint_text(source, RULES)
+    assert [(v.code, v.line) for v in result.violations] == [("TNS301", 13)]
+
+
+def test_a_penalty_helper_on_a_new_leaf_is_silent():
+    # mmagic's SinGAN: the penalty helper interpolates with the fake, then makes the result a
+    # new leaf, `autograd.Variable(interpolates, requires_grad=True)`: nothing it returns
+    # reaches the generator.
+    helper = """def gradient_penalty(model, real, fake):
+    alpha = torch.rand(8, 1)
+    interpolates = alpha * real + (1 - alpha) * fake
+    interpolates = autograd.Variable(interpolates, requires_grad=True)
+    out = model(interpolates)"""
+    source = LOSS_HELPERS.replace("""def gradient_penalty(model, real, fake):
+    alpha = torch.rand(8, 1)
+    interpolates = alpha * real + (1 - alpha) * fake
+    out = model(interpolates)""", helper).replace("D_LOSS", "10 * gradient_penalty(netD, real, fake)")
+    assert helper in source
+    assert lint_text(source, RULES).violations == []
+    torch = pytest.importorskip("torch")
+    exec(compile(source, "<case>", "exec"), {"torch": torch})
+    w = torch.ones(3, requires_grad=True)
+    v = torch.autograd.Variable(w * 2, requires_grad=True)
+    assert v.is_leaf and v.grad_fn is None
+
+
+def test_a_loss_helper_given_what_is_only_derived_from_generator_output_is_silent():
+    # mmagic's DeepFill: `real_data = (gt_img, gt_local)`, where gt_local is cut from the real
+    # image at a box computed from the fake: not a tensor that carries the generator's graph
+    # for all the analysis knows (a tuple), so the helper's discriminator call on it is not one
+    # on generator output.
+    source = LOSS_HELPERS.replace(
+        "        d_loss = D_LOSS\n",
+        "        box = locate(fake)\n"
+        "        real_data = (real, crop(real, box))\n"
+        "        d_loss = d_loss_fn(real_data[0], fake.detach()) + d_loss_of(real_data)\n",
+    ).replace("def train(steps):", '''def locate(x):
+    return int(x.argmax()) % 4
+
+
+def crop(x, box):
+    return x[:, box:]
+
+
+def d_loss_of(pair):
+    return netD(pair[0]).mean()
+
+
+def train(steps):''')
+    assert lint_text(source, RULES).violations == []
+    torch = pytest.importorskip("torch")
+    exec(compile(source, "<case>", "exec"), {"torch": torch})

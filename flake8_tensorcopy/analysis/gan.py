@@ -65,11 +65,12 @@ _NON_TENSOR_BUILTINS = frozenset(
 )
 _NO_GRAD_HINTS = ("no_grad", "inference_mode")
 # Calls whose result never carries the graph of their arguments (`torch.as_tensor`, `torch.Tensor`
-# and `torch.complex` do, so they are not here).
+# and `torch.complex` do, so they are not here; `Variable(x, requires_grad=True)` is a new leaf
+# that shares x's memory).
 _NEW_VALUE_FUNCS = frozenset(
     "torch." + n
     for n in "tensor zeros_like ones_like empty_like full_like rand_like randn_like randint_like multinomial "
-             "bernoulli poisson".split()
+             "bernoulli poisson autograd.Variable autograd.variable.Variable".split()
 )
 _CONCAT = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.hstack", "torch.vstack"})
 
@@ -420,13 +421,44 @@ class Event:
 class DiscCall:
     """A discriminator call whose input carries generator output."""
 
-    __slots__ = ("node", "sources", "targets", "event")
+    __slots__ = ("node", "sources", "targets", "event", "via", "penalty")
 
     def __init__(self, node: ast.Call) -> None:
         self.node = node
         self.sources: set = set()  # GenSource
         self.targets: list = []  # the parts of its arguments that carry it
         self.event: Event | None = None
+        # A call of a function of the file that returns what a discriminator makes of one of
+        # its parameters (`d_loss_fn(netD, real, fake)`): (the function, the line of that
+        # discriminator call in it); None for a discriminator call itself.
+        self.via: tuple | None = None
+        # That function differentiates the discriminator with respect to the argument (a
+        # gradient penalty): the argument must keep a graph.
+        self.penalty = False
+
+
+class ParamMark:
+    """In a summary walk of a function, what its parameter `name` carries (whatever a call
+    passes): followed like generator output, so that the summary can say which parameters reach
+    a discriminator call whose output the function returns."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+class ParamDisc:
+    """In a summary walk: a discriminator call (`netD(fake)`) on what parameter `name` carries,
+    or, with `module` set, a call of parameter `module` (`disc(fake)`, `disc` a parameter
+    without a role of its own) on it; `line` is the call's."""
+
+    __slots__ = ("name", "module", "line")
+
+    def __init__(self, name: str, module: str | None, line: int) -> None:
+        self.name = name
+        self.module = module
+        self.line = line
 
 
 class Finding:
@@ -501,6 +533,9 @@ class GanScope:
         # `self.<attr>` it sets to generator output.
         self.returns_gen = False
         self.self_attrs: dict[str, ast.Call] = {}
+        # In a summary walk: {(parameter, module parameter or None): line} for each discriminator
+        # call on what a parameter carries whose output the function returns (ParamDisc).
+        self.returns_disc: dict = {}
 
     # the current state's parts
     @property
@@ -563,7 +598,11 @@ class GanScope:
         if known_tensor:
             return True
         dotted = self._canon(gan_key(expr))
-        return bool(dotted is not None and self.env.get(dotted))
+        if dotted is None:
+            return False
+        v = self.env.get(dotted)
+        # (What a parameter carries in a summary walk says nothing of what it is.)
+        return bool(v) and any(type(a) is not ParamMark and type(a) is not ParamDisc for a in v)
 
     def callee_role(self, func, info: CallInfo | None = None) -> tuple[str | None, str | None]:
         """(role, dotted name of the module) of a called expression."""
@@ -645,6 +684,9 @@ class GanScope:
                 # Generator output made here (not read from another method's `self.<attr>`).
                 if any(isinstance(a, GenSource) and not a.foreign for a in v):
                     self.returns_gen = True
+                for a in v:
+                    if type(a) is ParamDisc:
+                        self.returns_disc.setdefault((a.name, a.module), a.line)
         elif t is ast.Expr:
             self._statement_call = st.value
             self.eval(st.value)
@@ -937,22 +979,36 @@ class GanScope:
             carried = [a for a, p in zip(node.args, args) if self._has_gen(p)]
             carried += [kw.value for kw in node.keywords if self._has_gen(kws[kw.arg])]
             inputs = frozenset().union(*args, *kws.values())
+            inputs |= self._param_discs(inputs, None, node)
             if not carried or any(isinstance(a, DiscCall) for a in inputs):
                 # Real data only, or the rest of a discriminator forward already reported
                 # (`netD.head(netD.features(fake))`).
                 return inputs
-            dc = self.dcalls.get(id(node))
-            if dc is None:
-                dc = DiscCall(node)
-                self.dcalls[id(node)] = dc
-            if self.recording:
-                dc.targets = [t for a in carried for t in self._detach_targets(a)]
-            dc.sources |= {a for a in inputs if isinstance(a, GenSource)}
-            if self.recording and dc.event is None:
-                dc.event = self._event("dcall", node)
-            return inputs | {dc}
+            return inputs | {self._disc_call(node, carried, inputs)}
 
         # --- everything else
+        if not info.no_grad and isinstance(func, ast.Name) and any(
+                type(a) is ParamMark and a.name == m for a in self.env.get(m, EMPTY)):
+            # A summary walk: a call of a parameter (`disc(fake)`, a module the callers pass) on
+            # what another parameter carries.
+            every |= self._param_discs(every - recv, m, node)
+        if not info.no_grad and (any(args) or any(kws.values())):
+            # A function of the file that returns what a discriminator makes of one of its
+            # parameters (`d_loss = d_loss_fn(netD, real, fake)`): a discriminator call here.
+            helper = self._helper_disc(node)
+            if helper is not None:
+                # Only an argument the analysis knows is a tensor that may carry a graph (as
+                # _note_passed): a helper's provenance is coarse (`patch, box = crop(fake)`
+                # gives the box the fake's too).
+                carrying = [h for h in helper if h[3] is None and self._has_gen(self._prov.get(id(h[0]), EMPTY))
+                            and self._may_carry_graph(h[0])]
+                for e, _, _, outer in helper:
+                    every |= self._param_discs(self._prov.get(id(e), EMPTY), outer, node)
+                if carrying and not any(isinstance(a, DiscCall) for a in every):
+                    dc = self._disc_call(node, [h[0] for h in carrying], every)
+                    dc.via = (self._file_callee(node)[0], carrying[0][1])
+                    dc.penalty = any(h[2] for h in carrying)
+                    every = every | {dc}
         if not info.no_grad and any(self._has_gen(p) for p in (*args, *kws.values())):
             self._note_passed(node)
         if isinstance(func, ast.Attribute) and m in _CUTTING_METHODS:
@@ -977,9 +1033,29 @@ class GanScope:
             return EMPTY
         return every
 
-    def _note_passed(self, node: ast.Call) -> None:
-        """A call of a function of the file that passes generator output: which parameter gets
-        which generator calls' output (GanDomain.initial starts the function's walk with them)."""
+    def _disc_call(self, node: ast.Call, carried: list, inputs: frozenset) -> DiscCall:
+        """The discriminator call `node`, whose arguments `carried` carry generator output."""
+        dc = self.dcalls.get(id(node))
+        if dc is None:
+            dc = DiscCall(node)
+            self.dcalls[id(node)] = dc
+        if self.recording:
+            dc.targets = [t for a in carried for t in self._detach_targets(a)]
+        dc.sources |= {a for a in inputs if isinstance(a, GenSource)}
+        if self.recording and dc.event is None:
+            dc.event = self._event("dcall", node)
+        return dc
+
+    @staticmethod
+    def _param_discs(prov: frozenset, module: str | None, node: ast.Call) -> frozenset:
+        """A discriminator call (or, with `module`, a call of that parameter) on what the
+        parameters in `prov` carry (summary walks: ParamMark)."""
+        return frozenset(ParamDisc(a.name, module, node.lineno) for a in prov
+                         if type(a) is ParamMark and a.name != module)
+
+    def _file_callee(self, node: ast.Call) -> tuple:
+        """(function of the file, skip_first) a call runs: `helper(...)` or
+        `self.method(...)`; (None, 0) when it is neither."""
         func = node.func
         if isinstance(func, ast.Name):
             f = self.walker.fact(func, self.state)
@@ -990,12 +1066,64 @@ class GanScope:
             callee = self.cls_info.method(func.attr)[0]  # `self.discriminator_step(real, fake)`
             first = 1
             if callee is not None and not is_plain_method(callee):
-                return
+                return None, 0
         else:
-            return
-        if not isinstance(callee, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            return
-        if callee is self.scope_node:
+            return None, 0
+        if not isinstance(callee, (ast.FunctionDef, ast.AsyncFunctionDef)) or callee is self.scope_node:
+            return None, 0
+        return callee, first
+
+    def _helper_disc(self, node: ast.Call) -> list | None:
+        """For a call of a function of the file that returns what a discriminator makes of its
+        parameters (its summary's `returns_disc`) and calls no backward itself: [(argument,
+        line of the discriminator call in the function)], the arguments that reach a
+        discriminator there (a module parameter's only where this call passes a
+        discriminator); None when there are none."""
+        callee, first = self._file_callee(node)
+        if callee is None:
+            return None
+        cls = self.cls_info if first else None
+        summary = self.walker.summary(callee, cls) if cls is not None else self.walker.summary(callee)
+        part = summary.doms.get(GanDomain.key) if summary is not None else None
+        if part is None or not part.returns_disc or any(e.kind == "backward" for e in part.events):
+            return None
+        bound = dict(bind_arguments(callee, node, skip_first=bool(first))[0])
+        penalized = {a.name for e in part.events if e.kind == "penalty" for a in e.prov if type(a) is ParamMark}
+        out = []
+        for (param, module), line in part.returns_disc.items():
+            expr = bound.get(param)
+            if expr is None:
+                continue
+            outer = None
+            if module is not None:
+                passed = bound.get(module)
+                if passed is None:
+                    continue
+                if self.role(passed) != D:
+                    # In a summary walk, a module parameter handed on (`adversarial(model, x)`).
+                    outer = self._param_name(passed)
+                    if outer is None:
+                        continue
+            out.append((expr, line, param in penalized, outer))
+        return out or None
+
+    def _param_name(self, expr) -> str | None:
+        """The parameter `expr` is, unchanged, in a summary walk (what it carries is its mark)."""
+        if type(expr) is ast.Name:
+            v = self.env.get(expr.id, EMPTY)
+            if any(type(a) is ParamMark and a.name == expr.id for a in v):
+                return expr.id
+        return None
+
+    def _may_carry_graph(self, expr) -> bool:
+        fact = self.walker.fact(expr, self.state)
+        return fact.kind == TENSOR and fact.grad is not Grad.NO
+
+    def _note_passed(self, node: ast.Call) -> None:
+        """A call of a function of the file that passes generator output: which parameter gets
+        which generator calls' output (GanDomain.initial starts the function's walk with them)."""
+        callee, first = self._file_callee(node)
+        if callee is None:
             return
         for param, expr in bind_arguments(callee, node, skip_first=bool(first))[0]:
             calls = {a.node for a in self._prov.get(id(expr), EMPTY) if isinstance(a, GenSource)}
@@ -1165,7 +1293,7 @@ class GanScope:
             gens = dc.sources
             consequence = self._consequence(d_updates, gens, backwards)
             reuse = any(roles[id(b)] != D for b in using)
-            needs_graph = any(gens & p.prov for p in penalties)
+            needs_graph = dc.penalty or any(gens & p.prov for p in penalties)
             if reuse:
                 fix, bindings = "none_reuse", []
             elif needs_graph:
@@ -1245,12 +1373,21 @@ class GanDomain(Domain):
     def initial(self, walker, frame) -> GanState:
         state = GanState()
         func = frame.scope.node
-        if self.names is not None and self.names.passed and isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return state
+        params = (*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs)
+        if self.names is not None and self.names.passed:
             # Generator output the file's calls pass in: a source made elsewhere (`foreign`).
-            for a in (*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs):
+            for a in params:
                 calls = self.names.passed.get((id(func), a.arg))
                 if calls:
                     state.env[a.arg] = frozenset(GenSource(c, (), foreign=True) for c in calls)
+        if not frame.dispatch:
+            # A summary: what each parameter carries, to tell which reach a discriminator call
+            # whose output is returned (ParamMark).
+            skip = 1 if frame.scope.cls is not None and is_plain_method(func) else 0
+            for a in params[skip:]:
+                state.env[a.arg] = state.env.get(a.arg, EMPTY) | {ParamMark(a.arg)}
         return state
 
     def start(self, walker, frame) -> GanScope:

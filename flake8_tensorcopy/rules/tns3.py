@@ -73,7 +73,11 @@ Generators and discriminators are recognised by name (`netG`, `G_AB`, `generator
 unpacking, `torch.cat`/`torch.stack`, arithmetic, indexing, helper calls and loops, and into
 other methods through `self.<attr>` (`self.fake_B = self.netG(self.real_A)` in `forward`) and
 into the file's functions it is passed to (`discriminator_step(real, netG(z))`: reported in
-`discriminator_step`, where the fix goes).
+`discriminator_step`, where the fix goes).  A function or method of the file that returns what
+a discriminator makes of one of its arguments (`d_loss = d_loss_fn(netD, real, fake)`, where
+`d_loss_fn` calls `netD(fake)` or the module it is handed; `self.d_loss(real, fake)`; a gradient
+penalty helper) is a discriminator call where it is called: reported at that call, with the line
+of the discriminator call inside.
 
 Not reported: `netD(fake.detach())`, `fake = netG(z).detach()`, a generator called under
 `torch.no_grad()` (or in a `@torch.no_grad()` function), a frozen generator
@@ -144,6 +148,10 @@ Safe: wrapping the generator-derived argument at the discriminator call in `.det
 (`netD(torch.cat([fake.detach(), labels], 1))`) changes only what the discriminator step
 back-propagates into; the discriminator's gradients are unchanged and the generator step,
 which calls the discriminator again, still sees `fake` with its graph.
+
+Unsafe: at a call of a function that returns the discriminator's loss
+(`d_loss_fn(real, fake.detach())`), detaching the argument changes all the function does with
+it, not only its discriminator call.
 
 Unsafe: when a gradient penalty needs the fake in the graph, the fix rewrites
 `fake = netG(z)` as `fake = netG(z).detach().requires_grad_()`; the penalty then differentiates
@@ -880,13 +888,18 @@ would cut the generator's only gradient path: recompute `netD(fake)` for the gen
         call = ctx.short(node)
         if call == "<expr>":
             call = f"{ctx.short(node.func, 30)}(...)"
+        if dc.via is not None:
+            # A function of the file that returns what the discriminator makes of an argument.
+            call = f"{call} (its discriminator call, line {dc.via[1]})"
         fix = None
         if finding.fix == "call":
             edits = []
             for target in dc.targets:
                 edits.append(replace_node(ctx, target, receiver_text(ctx, target) + ".detach()"))
             if edits:
-                fix = Fix(self.fix_title, "safe", tuple(edits))
+                # Detaching an argument of a function changes all it does with it, not only its
+                # discriminator call.
+                fix = Fix(self.fix_title, "safe" if dc.via is None else "unsafe", tuple(edits))
             instead = self._instead_at_call(ctx, dc, edits)
         elif finding.fix == "binding":
             edits = [replace_node(ctx, s.node, ctx.text(s.node) + ".detach().requires_grad_()")
