@@ -701,3 +701,97 @@ def test_noqa_silences_a_finding():
 def test_files_without_triggers_are_not_parsed():
     code = "import torch\n\nx = torch.ones(3)\nfor i in range(3):\n    x = x * 2\n"
     assert lint_text(code, TNS5).parsed is False
+
+
+# --------------------------------------------------------------------------- TNS503 through callers
+
+EPOCH = """
+    def {name}(batches):
+        total = 0
+        for x, y in batches:
+            loss = nn.functional.mse_loss(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            total += loss
+        return {returned}
+"""
+
+
+@pytest.mark.parametrize("name,returned,caller,safety", [
+    pytest.param("train_epoch", "total / len(batches)", """
+        for epoch in range(2):
+            avg = train_epoch(loader)
+            print(f"epoch {epoch}: {avg:.4f}")
+            if avg < 10:
+                logger.info("loss %.4f", avg)
+    """, "unsafe", id="a name the caller formats and compares"),
+    pytest.param("_train_epoch", "total / len(batches)", """
+        def main():
+            for epoch in range(2):
+                print(f"epoch {epoch}: {_train_epoch(loader):.4f}")
+
+        main()
+    """, "safe", id="private, formatted in another function"),
+    pytest.param("train_epoch", "total, len(batches)", """
+        for epoch in range(2):
+            epoch_total, n = train_epoch(loader)
+            logger.info("%d batches, mean %.4f", n, epoch_total / n)
+    """, "unsafe", id="a tuple unpacked by the caller"),
+])
+def test_a_total_returned_to_calls_that_only_display_it(name, returned, caller, safety):
+    # train_epoch() returns its total to calls that only display it: every batch's graph stays
+    # alive until the epoch ends (what it returns has a grad_fn).  Reported where it adds, with
+    # the line of the first call; the fix is safe only for a function no other module can call.
+    code = program(textwrap.dedent(EPOCH.format(name=name, returned=returned)) + "\n\n" + textwrap.dedent(caller).strip("\n"))
+    result = lint_text(code, TNS5)
+    assert [(v.code, v.line - HEAD.count("\n") - 2) for v in result.violations] == [("TNS503", 8)]
+    (v,) = result.violations
+    call_line = code.splitlines().index(next(line for line in code.splitlines() if f"{name}(loader)" in line)) + 1
+    assert f"is never back-propagated (the calls of {name}() only display what it returns, line {call_line})" in \
+        v.message
+    assert v.fix.safety == safety
+    ns = run(code.replace(f"return {returned}", f"global seen\n    seen = {returned}\n    return seen"))
+    seen = ns["seen"][0] if isinstance(ns["seen"], tuple) else ns["seen"]
+    assert seen.grad_fn is not None  # each batch's graph, kept
+    fixed = fix_text(code, TNS5, unsafe=True)
+    assert fixed.error is None and "total += loss.detach()" in fixed.text
+    assert run(code)["__stdout__"] == run(fixed.text)["__stdout__"]
+
+
+@pytest.mark.parametrize("caller", [
+    pytest.param("""
+        avg = train_epoch(loader)
+        avg.backward()
+    """, id="back-propagated by the caller"),
+    pytest.param("""
+        history = []
+        for epoch in range(2):
+            avg = train_epoch(loader)
+            history.append(avg)
+    """, id="kept by the caller"),
+    pytest.param("""
+        def run_all():
+            return train_epoch(loader)
+
+        print(f"{run_all():.3f}")
+    """, id="returned by the caller"),
+    pytest.param("""
+        best = None
+        avg = train_epoch(loader)
+        best = avg
+    """, id="bound to another name"),
+    pytest.param("""
+        schedule = [train_epoch]
+        print(f"{train_epoch(loader):.3f}")
+    """, id="the function is also a value"),
+    pytest.param("""
+        pass
+    """, id="never called in the file"),
+])
+def test_a_total_returned_to_a_caller_that_may_keep_it_is_silent(caller):
+    code = program(textwrap.dedent(EPOCH.format(name="train_epoch", returned="total / len(batches)")) + "\n\n"
+                   + textwrap.dedent(caller).strip("\n"))
+    assert findings(code) == []
+    if "backward" not in caller:
+        run(code)

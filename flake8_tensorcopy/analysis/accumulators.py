@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import re
+from bisect import bisect_right
 
 from ..model import REQUIRED, Record
 from .astutil import child_nodes, dotted_name, target_elements
@@ -90,6 +91,10 @@ class Accumulation(Record):
         ("term", REQUIRED),  # what is added (`loss`)
         ("term_is_tensor", REQUIRED),  # a torch tensor by the flow of the code (so `.detach()` exists)
         ("shown", False),  # the total's printed form or autograd attributes are observed somewhere
+        # Returned (a value computed from it) to the file's calls of the function, which only
+        # display or convert it: (the function's name, line of its first call, whether only
+        # the file can call it); None when it never leaves the function.
+        ("returned", None),
     )
     __slots__ = tuple(n for n, _ in _FIELDS)
 
@@ -101,11 +106,12 @@ class AccumState(NameSets):
 
 
 class AccumScope:
-    __slots__ = ("candidates", "gone", "shown", "holders", "findings")
+    __slots__ = ("candidates", "gone", "returned", "shown", "holders", "findings")
 
     def __init__(self) -> None:
         self.candidates: dict = {}  # id(stmt) -> Accumulation
         self.gone: set = set()  # ids whose graphs reach a backward or leave the scope
+        self.returned: set = set()  # ids whose graphs are returned (ask the callers)
         self.shown: set = set()  # ids whose carriers are printed or asked for autograd state
         self.holders: dict = {}  # id -> names that carried it
         self.findings: list = []  # [Accumulation]
@@ -225,6 +231,7 @@ class AccumulatorDomain(Domain):
         if not rec.candidates:
             return
         closures: dict = {}
+        uses = []  # what the file's calls do with what the function returns (asked once)
         for aid, acc in rec.candidates.items():
             if aid in rec.gone:
                 continue
@@ -233,7 +240,16 @@ class AccumulatorDomain(Domain):
                 closures[names] = _leaves_by_name(frame.scope.node, names)
             if closures[names]:
                 continue
-            rec.findings.append(Accumulation(acc.stmt, acc.name, acc.term, acc.term_is_tensor, aid in rec.shown))
+            shown, returned = aid in rec.shown, None
+            if aid in rec.returned:
+                if not uses:
+                    uses.append(_result_uses(walker, frame.scope))
+                if uses[0] is None:
+                    continue  # a caller may keep it, differentiate it, or we cannot see them all
+                line, callers_shown, private = uses[0]
+                shown = shown or callers_shown
+                returned = (frame.scope.node.name, line, private)
+            rec.findings.append(Accumulation(acc.stmt, acc.name, acc.term, acc.term_is_tensor, shown, returned))
         rec.findings.sort(key=lambda a: (a.stmt.lineno, a.stmt.col_offset))
 
     # ------------------------------------------------------------------ helpers
@@ -269,6 +285,8 @@ class AccumulatorDomain(Domain):
             ids = holds[occ.id]
             if what in ("backward", "escape"):
                 rec.gone.update(ids)
+            elif what == "return":
+                rec.returned.update(ids)
             if shown:
                 rec.shown.update(ids)
 
@@ -372,8 +390,9 @@ def _occurrences_in(node, names, parents):
 
 def _classify(occ, parents, flow: bool = False):
     """What the value read at `occ` becomes, walking up its ancestors: ("backward" | "escape" |
-    "cut" | "local" | "flow", shown).  "flow": it is (part of) the value being computed (only
-    asked with `flow`, for the value of an assignment)."""
+    "return" | "cut" | "local" | "flow", shown).  "flow": it is (part of) the value being
+    computed (only asked with `flow`, for the value of an assignment); "return": what the
+    function returns (it leaves the scope to its callers)."""
     child = occ
     for parent in reversed(parents):
         t = type(parent)
@@ -432,7 +451,7 @@ def _classify(occ, parents, flow: bool = False):
             return ("flow" if flow else "escape"), False
         # Statements.
         if t is ast.Return:
-            return "escape", False
+            return "return", False
         if t in (ast.Assign, ast.AnnAssign, ast.AugAssign):
             if child is getattr(parent, "value", None):
                 if flow:
@@ -450,6 +469,80 @@ def _classify(occ, parents, flow: bool = False):
             return "escape", False
         child = parent
     return ("flow" if flow else "local"), False
+
+
+# --------------------------------------------------------------------------- callers
+
+
+def _result_uses(walker, scope):
+    """What the file's calls of the function `scope` is walking do with what it returns:
+    (line of the first call, whether any shows its printed form, whether only the file can
+    call it) when every call displays or converts the result (`print(train_epoch(data))`,
+    `avg = train_epoch(data)` where every read of `avg` does: `f"{avg:.3f}"`, `avg < best`,
+    `writer.add_scalar("loss", avg)`); None when a call may keep or differentiate it, when the
+    function may be called where we do not see it (`forward`, a dunder, a name used other than
+    by calls), or when it has no call in the file."""
+    func = scope.node
+    if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or walker.lines is None:
+        return None
+    name = func.name
+    if name.startswith("__") or name == "forward" or walker._escapes(func, name):
+        return None
+    positions = walker.call_positions(name)
+    if not positions:
+        return None
+    starts, ends, defs = walker._function_spans()
+    by_scope: dict = {}  # id(enclosing function or module) -> [node, number of positions]
+    for pos in positions:
+        i = bisect_right(starts, pos) - 1
+        while i >= 0 and ends[i] <= pos:  # the innermost function around the call
+            i -= 1
+        owner = defs[i] if i >= 0 else walker.tree
+        if owner is func:
+            return None  # a recursive call: what it does with the result is the function's own
+        by_scope.setdefault(id(owner), [owner, 0])[1] += 1
+    first, shown = None, False
+    for owner, count in by_scope.values():
+        calls = [(c, chain) for c, chain in _calls_in(owner.body, name)]
+        if len(calls) != count:
+            return None  # a call the text shows that the tree does not (or the other way)
+        for call, chain in calls:
+            what, seen = _classify(call, chain)
+            if what == "local":
+                parent = chain[-1]
+                targets = parent.targets if isinstance(parent, ast.Assign) else [getattr(parent, "target", None)]
+                names = {el.id for tg in targets if tg is not None for el in target_elements(tg)
+                         if isinstance(el, ast.Name)}
+                if not names or _leaves_by_name(owner, names) or isinstance(parent, ast.AugAssign):
+                    return None
+                for occ, occ_chain in _occurrences_in(ast.Module(body=owner.body, type_ignores=[]), names, []):
+                    what, more = _classify(occ, occ_chain[1:])
+                    if what != "cut":
+                        return None
+                    seen = seen or more
+            elif what != "cut":
+                return None
+            shown = shown or seen
+            first = call.lineno if first is None else min(first, call.lineno)
+    private = name.startswith("_") or scope.parent is not None and scope.parent.kind == "function"
+    return first, shown, private
+
+
+def _calls_in(body, name):
+    """(call, its ancestors) for each call of `name` (`name(...)`, `x.name(...)`) in a body,
+    not in nested functions, lambdas or classes."""
+    stack = [(s, []) for s in reversed(body)]
+    while stack:
+        n, ps = stack.pop()
+        if isinstance(n, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        if isinstance(n, ast.Call):
+            f = n.func
+            if (f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None) == name:
+                yield n, ps
+        sub = ps + [n]
+        for c in reversed(child_nodes(n)):
+            stack.append((c, sub))
 
 
 # --------------------------------------------------------------------------- names that leave

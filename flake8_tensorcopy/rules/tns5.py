@@ -506,8 +506,8 @@ class LossAccumulatedWithGraph(Rule):
     code = "TNS503"
     name = "loss-accumulated-with-graph"
     message = (
-        "`{acc}` adds {term} with its graph in every iteration and is never back-propagated: every graph "
-        "stays alive; use {fixed}"
+        "`{acc}` adds {term} with its graph in every iteration and is never back-propagated{returned}: every "
+        "graph stays alive; use {fixed}"
     )
     fix_title = "Accumulate the value without its graph (`.detach()`)"
     fix_safety = "safe"
@@ -529,9 +529,13 @@ stored in an attribute or a container (`self.total = total`, `losses.append(tota
 a function that is not a display or conversion (`print`, `float`, `str`, f-strings, `logger.*`,
 `writer.add_scalar`, `.item()`, `.detach()`, ...), read by a nested function or lambda, or
 declared `global` / `nonlocal`: such totals may be back-propagated elsewhere (Lightning's
-`training_step` returns its loss) and are not reported.  A total that is rebound to a plain
-value at the top of each iteration does not carry a graph across iterations and is not
-reported.
+`training_step` returns its loss) and are not reported.  Except a return to the file's own
+calls of the function when each only displays or converts what it gets (`avg =
+train_epoch(loader)` and then only `print(f"{avg:.4f}")`, `avg < best`, `logger.info(...,
+avg)`): the message then names the first call.  A function called where the file does not show
+(`forward`, dunders, a function also used as a value, one the file never calls) is
+not followed.  A total that is rebound to a plain value at the top of each iteration does not
+carry a graph across iterations and is not reported.
 
 ## Why is this bad?
 Adding a tensor that requires grad records the addition in the autograd graph: the total then
@@ -569,7 +573,10 @@ The fix appends `.detach()` to what is added (wrapping it in parentheses when ne
 total stays a tensor with the same values, without the graph.  It is safe when what is added is
 a torch tensor by the flow of the code and the total's printed form and autograd attributes
 (`print(total)`, `str(total)`, `f"{total}"`, logging calls, `total.requires_grad`, `total.grad_fn`)
-are never observed: those would now show no `grad_fn`.  Otherwise the fix is unsafe.  `.item()`
+are never observed: those would now show no `grad_fn`; and, for a total returned to the
+file's calls, when the function's name is private (`_train_epoch`) or it is nested in another:
+another module could call a public one and back-propagate what it returns.  Otherwise the fix
+is unsafe.  `.item()`
 would also work but turns the total into a Python float (code that calls `total.item()` later
 breaks) and synchronises with an accelerator at every iteration.
 
@@ -720,6 +727,12 @@ breaks) and synchronises with an accelerator at every iteration.
         else:
             edits = (Edit(start, start, "("), Edit(end, end, ").detach()"))
         safety = "safe" if acc.term_is_tensor and not acc.shown else "unsafe"
+        returned = ""
+        if acc.returned is not None:
+            func, line, private = acc.returned
+            returned = f" (the calls of {func}() only display what it returns, line {line})"
+            if not private:
+                safety = "unsafe"  # another module may call it, and differentiate what it returns
         fix = Fix(self.fix_title, safety, edits)
         shown = _short(ctx, term, 40)
         if shown == "<expr>":
@@ -728,4 +741,4 @@ breaks) and synchronises with an accelerator at every iteration.
             if not atom:
                 shown = f"({shown})"
             term_text, fixed = f"`{shown}`", f"`{shown}.detach()` (or `.item()`)"
-        ctx.report(self, acc.stmt, fix, acc=acc.name, term=term_text, fixed=fixed)
+        ctx.report(self, acc.stmt, fix, acc=acc.name, term=term_text, fixed=fixed, returned=returned)
