@@ -6,6 +6,7 @@ ask (snapshots, accumulators) are tested in test_domains.py."""
 import contextlib
 import io
 import os
+import re
 import textwrap
 
 import pytest
@@ -795,3 +796,128 @@ def test_a_total_returned_to_a_caller_that_may_keep_it_is_silent(caller):
     assert findings(code) == []
     if "backward" not in caller:
         run(code)
+
+
+# --------------------------------------------------------------------------- TNS503 through a meter
+
+METER = """
+    class AverageMeter:
+        def __init__(self):
+            self.reset()
+
+        def reset(self):
+            self.val = self.avg = self.sum = 0
+            self.count = 0
+
+        def update(self, val, n=1):
+            self.val = val
+            self.sum += val * n
+            self.count += n
+            self.avg = self.sum / self.count
+"""
+
+
+def meter_program(body: str) -> str:
+    return program(textwrap.dedent(METER) + "\n\n" + textwrap.dedent(body).strip("\n"))
+
+
+@pytest.mark.parametrize("body,line,where,safety", [
+    pytest.param("""
+        losses = AverageMeter()
+        for x, y in loader:
+            loss = nn.functional.mse_loss(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            losses.update(loss, x.size(0))
+        print(f"loss {losses.avg:.4f}")
+    """, 22, "AverageMeter.update() adds it to self.sum, line {11}", "safe", id="formatted"),
+    pytest.param("""
+        def train(batches):
+            losses = AverageMeter()
+            for x, y in batches:
+                loss = nn.functional.mse_loss(model(x), y)
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                losses.update(loss)
+            return losses.avg
+
+        for epoch in range(2):
+            print(epoch, train(loader))
+    """, 23, "AverageMeter.update() adds it to self.sum, line {11}; the calls of train() only display what it "
+             "returns, line {27}", "unsafe", id="returned to a print"),
+])
+def test_a_meter_that_adds_what_it_is_given(body, line, where, safety):
+    # AverageMeter.update() adds each loss, with its graph, to self.sum: the meter keeps every
+    # batch's graph (its average has a grad_fn).  Reported at the call, with the method's line.
+    code = meter_program(body)
+    result = lint_text(code, TNS5)
+    assert [(v.code, v.line - HEAD.count("\n") - 2) for v in result.violations] == [("TNS503", line)]
+    (v,) = result.violations
+    where = re.sub(r"\{(\d+)\}", lambda m: str(int(m.group(1)) + HEAD.count("\n") + 2), where)
+    assert f"`losses` adds `loss` with its graph in every iteration and is never back-propagated ({where})" in v.message
+    assert v.fix.safety == safety
+    def meter_after(source):  # the meter, once the program ran
+        ns = run(source.replace("    return losses.avg", "    global kept\n    kept = losses\n    return losses.avg"))
+        return ns.get("kept") or ns["losses"]
+
+    kept = meter_after(code)
+    assert kept.avg.grad_fn is not None and kept.sum.grad_fn is not None
+    fixed = fix_text(code, TNS5, unsafe=True)
+    assert fixed.error is None and "losses.update(loss.detach()" in fixed.text
+    kept = meter_after(fixed.text)
+    assert kept.avg.grad_fn is None and kept.sum.grad_fn is None
+
+
+@pytest.mark.parametrize("body", [
+    pytest.param("""
+        losses = AverageMeter()
+        for x, y in loader:
+            losses.update(nn.functional.mse_loss(model(x), y).item(), x.size(0))
+        print(losses.avg)
+    """, id=".item()"),
+    pytest.param("""
+        for x, y in loader:
+            losses = AverageMeter()
+            losses.update(nn.functional.mse_loss(model(x), y))
+            print(f"{losses.avg:.3f}")
+    """, id="a new meter each iteration"),
+    pytest.param("""
+        losses = AverageMeter()
+        history = []
+        for x, y in loader:
+            losses.update(nn.functional.mse_loss(model(x), y))
+            history.append(losses)
+    """, id="the meter is kept"),
+    pytest.param("""
+        class Last:
+            def update(self, val):
+                self.val = val
+
+        last = Last()
+        for x, y in loader:
+            last.update(nn.functional.mse_loss(model(x), y))
+        print(f"{last.val:.3f}")
+    """, id="a method that keeps only the last value"),
+    pytest.param("""
+        class Backprop:
+            def __init__(self):
+                self.total = 0
+
+            def update(self, val):
+                self.total += val
+
+            def step(self):
+                self.total.backward()
+
+        acc = Backprop()
+        for x, y in loader:
+            acc.update(nn.functional.mse_loss(model(x), y))
+        acc.step()
+    """, id="a class that back-propagates what it holds"),
+])
+def test_meter_lookalikes_silent(body):
+    code = meter_program(body)
+    assert findings(code) == []
+    run(code)

@@ -24,8 +24,8 @@ import re
 from bisect import bisect_right
 
 from ..model import REQUIRED, Record
-from .astutil import child_nodes, dotted_name, target_elements
-from .facts import TENSOR, UNKNOWN, Grad
+from .astutil import bind_arguments, child_nodes, dotted_name, is_plain_method, target_elements
+from .facts import OBJECT, TENSOR, UNKNOWN, Grad
 from .walker import Domain, NameSets
 from ..source import LazyPattern
 
@@ -40,11 +40,59 @@ _ZERO = LazyPattern(r"[ \t]*(?:0(?:\.0*)?(?![\w.(\[])|torch\.(?:zeros|tensor|sca
 _TARGETS_BEFORE = LazyPattern(r"[ \t]*(?:[A-Za-z_]\w*[ \t]*,[ \t]*)*")
 
 
-def might_accumulate(text: str) -> bool:
+_DEF_TEXT = LazyPattern(r"(?m)^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\(")
+_SELF_ADD_TEXT = LazyPattern(r"[ \t]*self\.(\w+)[ \t]*(?:\+=|=[ \t]*self\.\1[ \t]*\+)")
+
+
+def meter_methods(text: str) -> frozenset:
+    """Names of the methods of a file's text that add to an attribute of the instance
+    (`def update(self, val, n=1): ... self.sum += val * n`): calls of them may accumulate (a
+    text test only; `_added_parameters` decides).  Asked of one file by the pre-filter, the scope
+    test and the domain: the last answer is kept."""
+    global _LAST_METERS
+    last = _LAST_METERS  # (one read: a pair of the same file, whatever other threads do)
+    if last[0] is text:
+        return last[1]
+    found = _meter_methods(text)
+    _LAST_METERS = (text, found)
+    return found
+
+
+_LAST_METERS: tuple = (None, frozenset())
+
+
+def _meter_methods(text: str) -> frozenset:
+    if "self." not in text or "+" not in text:
+        return frozenset()
+    adds = []
+    for needle in ("+=", "= self."):  # (a search of each, not a pattern tried at every line)
+        at = text.find(needle)
+        while at != -1:
+            line = text.rfind("\n", 0, at) + 1
+            if _SELF_ADD_TEXT.match(text, line) is not None and (not adds or adds[-1] != line):
+                adds.append(line)
+            at = text.find(needle, text.find("\n", at) + 1 or len(text))
+    if not adds:
+        return frozenset()
+    adds.sort()
+    defs = [(m.start(), m.group(1)) for m in _DEF_TEXT.finditer(text)]
+    starts = [d[0] for d in defs]
+    out = set()
+    for at in adds:
+        i = bisect_right(starts, at) - 1
+        if i >= 0:
+            out.add(defs[i][1])
+    return frozenset(out)
+
+
+def might_accumulate(text: str, meters: frozenset = frozenset()) -> bool:
     """Whether a source text may hold an accumulation the rule looks at: `name += term` or
     `name = name + term` after a `for` / `while`, where `name` starts from zero on a line of its
-    own (`total = 0`, `0.0`, `torch.zeros(...)`, `torch.tensor(...)`, or a tuple of them).  A
-    text test only (the analysis decides)."""
+    own (`total = 0`, `0.0`, `torch.zeros(...)`, `torch.tensor(...)`, or a tuple of them); or a
+    call of one of `meters` (`meter_methods`) after a loop.  A text test only (the analysis
+    decides)."""
+    if meters and any("." + m + "(" in text for m in meters) and _LOOP_TEXT.search(text) is not None:
+        return True
     if "+" not in text:
         return False
     loop = _LOOP_TEXT.search(text)
@@ -95,6 +143,10 @@ class Accumulation(Record):
         # display or convert it: (the function's name, line of its first call, whether only
         # the file can call it); None when it never leaves the function.
         ("returned", None),
+        # `meter.update(loss, n)`: (class, method, attribute, "line 17" or "utils.py:17") of the
+        # method of a class of the project that adds what it is given to an attribute
+        # (`self.sum += val * n`); None for a plain total.
+        ("via", None),
     )
     __slots__ = tuple(n for n, _ in _FIELDS)
 
@@ -138,6 +190,8 @@ class AccumulatorDomain(Domain):
     def __init__(self, options=None) -> None:
         self.options = options
         self._backprop: dict = {}  # (id(loop), id(stmt)) -> the term is back-propagated before
+        self._meters: dict = {}  # id(method) -> {parameter: (attribute, line)} it adds (_added_parameters)
+        self._meter_names: frozenset | None = None  # meter_methods of the file's text
 
     def active(self, walker, frame) -> bool:
         node = frame.scope.node
@@ -145,7 +199,9 @@ class AccumulatorDomain(Domain):
             walker.lines.text if walker.lines is not None else None)
         if text is None:
             return True
-        return might_accumulate(text)
+        if self._meter_names is None:
+            self._meter_names = meter_methods(walker.lines.text)
+        return might_accumulate(text, self._meter_names)
 
     def initial(self, walker, frame) -> AccumState:
         return AccumState()
@@ -163,6 +219,11 @@ class AccumulatorDomain(Domain):
         if st.holds and record:
             self._observe(stmt, [], st, rec)
         acc = _accumulation(stmt)
+        via = None
+        if acc is None and type(stmt) is ast.Expr and type(stmt.value) is ast.Call:
+            acc = self._meter_update(walker, stmt.value, state)
+            if acc is not None:
+                acc, via = acc[:2], acc[2]
         if acc is not None:
             name, term = acc
             if not state.no_grad and self._requires_grad(walker, term, stmt, state, self._backprop):
@@ -171,7 +232,7 @@ class AccumulatorDomain(Domain):
                 if aid in held and frame.loops and record:
                     # What this statement added in an earlier iteration is still in `name`.
                     f = walker.fact(term, state)
-                    rec.candidates.setdefault(aid, Accumulation(stmt, name, term, f.is_torch_tensor))
+                    rec.candidates.setdefault(aid, Accumulation(stmt, name, term, f.is_torch_tensor, via=via))
                 st.holds[name] = held | {aid}
                 rec.holders.setdefault(aid, set()).add(name)
                 return
@@ -249,8 +310,34 @@ class AccumulatorDomain(Domain):
                 line, callers_shown, private = uses[0]
                 shown = shown or callers_shown
                 returned = (frame.scope.node.name, line, private)
-            rec.findings.append(Accumulation(acc.stmt, acc.name, acc.term, acc.term_is_tensor, shown, returned))
+            rec.findings.append(Accumulation(acc.stmt, acc.name, acc.term, acc.term_is_tensor, shown, returned, acc.via))
         rec.findings.sort(key=lambda a: (a.stmt.lineno, a.stmt.col_offset))
+
+    # ------------------------------------------------------------------ meters
+
+    def _meter_update(self, walker, call, state):
+        """`meter.update(loss, n)`, where `meter` is an instance of a class of the file whose
+        method adds a parameter to an attribute (`self.sum += val * n`) and which never
+        back-propagates anything: ((meter, the argument added), (class, method, attribute,
+        line)); else None."""
+        func = call.func
+        if type(func) is not ast.Attribute or type(func.value) is not ast.Name:
+            return None
+        recv = walker.fact(func.value, state)
+        if recv.kind != OBJECT or recv.node is None:
+            return None
+        key = (id(recv.node), func.attr)
+        found = self._meters.get(key)
+        if found is None:
+            found = self._meters[key] = _meter_at(walker, recv.node, func.attr) or ()
+        if not found:
+            return None
+        method, added, cls, where = found
+        for param, expr in bind_arguments(method, call, True)[0]:
+            if param in added:
+                attr, line = added[param]
+                return func.value.id, expr, (cls, method.name, attr, f"{where}{line}")
+        return None
 
     # ------------------------------------------------------------------ helpers
 
@@ -469,6 +556,81 @@ def _classify(occ, parents, flow: bool = False):
             return "escape", False
         child = parent
     return ("flow" if flow else "local"), False
+
+
+# --------------------------------------------------------------------------- meters
+
+
+def meter_of(walker, info, name: str):
+    """(the def of method `name` of the file's class `info`, `_added_parameters` of it) when it
+    adds parameters to attributes and the class that defines it never back-propagates
+    anything (its text holds no `backward` and no `.grad(`); else None."""
+    method, owner = info.method(name)
+    if method is None or not is_plain_method(method):
+        return None
+    text = walker.source_of(owner.node) if walker.lines is not None else ""
+    if "backward" in text or ".grad(" in text:
+        return None
+    added = _added_parameters(method)
+    return (method, added) if added else None
+
+
+def _meter_at(walker, cls, name: str):
+    """(method, {parameter: (attribute, line)}, class name, where) for `meter.<name>(...)` on an
+    instance of class `cls`: a class of the file (where: "line ") or of another module of the
+    project (its summary answers; where: "utils.py:"); else None."""
+    if isinstance(cls, ast.ClassDef):
+        info = walker.classes.get(id(cls))
+        found = meter_of(walker, info, name) if info is not None else None
+        return (found[0], found[1], cls.name, "line ") if found is not None else None
+    ask = getattr(cls, "added_parameters", None)  # a ProjectEntity
+    answer = ask(name) if ask is not None else ()
+    if not answer:
+        return None
+    (posonly, args, kwonly), added = answer
+    made = [ast.arg(arg=a) for a in (*posonly, *args, *kwonly)]
+    stub = ast.FunctionDef(name=name, args=ast.arguments(
+        posonlyargs=made[:len(posonly)], args=made[len(posonly):len(posonly) + len(args)],
+        kwonlyargs=made[len(posonly) + len(args):], kw_defaults=[None] * len(kwonly), defaults=[], vararg=None,
+        kwarg=None), body=[], decorator_list=[])
+    where = cls.where.rsplit(":", 1)[0] + ":"
+    return stub, {p: (a, int(line)) for p, a, line in added}, cls.name, where
+
+
+def _added_parameters(method) -> dict:
+    """{parameter: (attribute, line)} for each parameter of a method that its body adds to an
+    attribute of the instance: `self.sum += val * n`, `self.total = self.total + val` (the
+    parameter itself, or arithmetic on it)."""
+    args = method.args
+    params = [a.arg for a in (*args.posonlyargs, *args.args)]
+    if len(params) < 2:
+        return {}
+    me, params = params[0], set(params[1:]) | {a.arg for a in args.kwonlyargs}
+    out: dict = {}
+    for st in _statements(method.body):
+        if isinstance(st, ast.AugAssign) and isinstance(st.op, ast.Add):
+            target, value = st.target, st.value
+        elif isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.value, ast.BinOp) \
+                and isinstance(st.value.op, ast.Add):
+            target, value = st.targets[0], st.value
+            if not (isinstance(value.left, ast.Attribute) and isinstance(target, ast.Attribute)
+                    and ast.dump(value.left) == ast.dump(target)):
+                continue
+            value = value.right
+        else:
+            continue
+        if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == me):
+            continue
+        stack = [value]
+        while stack:  # the parameter, through arithmetic
+            e = stack.pop()
+            if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)):
+                stack.extend((e.left, e.right))
+            elif isinstance(e, ast.UnaryOp):
+                stack.append(e.operand)
+            elif isinstance(e, ast.Name) and e.id in params:
+                out.setdefault(e.id, (target.attr, st.lineno))
+    return out
 
 
 # --------------------------------------------------------------------------- callers

@@ -122,6 +122,14 @@ class ProjectEntity:
         constructor_info): its parameters, and the attributes it sets to them."""
         return self._answer(("constructor", self.path), lambda w, node: w.constructor_info(node), many="plain")
 
+    def added_parameters(self, method: str) -> tuple:
+        """What method `method` of the class adds to attributes of the instance (a meter's
+        `update`: accumulators.meter_of): ((positional-only, positional, keyword-only parameter
+        names), ((parameter, attribute, line), ...)); () when nothing, or when the class
+        back-propagates."""
+        found = self._answer(("adds", self.path, method), lambda w, node: _meter(w, node, method), many="plain")
+        return found if found is not None else ()
+
     def attrs(self) -> dict:
         """The attributes of the class (`self.<attr>` in its methods, what it inherits)."""
         found = self._answer(("attrs", self.path), _class_attrs, many=True)
@@ -130,6 +138,19 @@ class ProjectEntity:
 
 def _no_ref(node):
     return None
+
+
+def _meter(walker, node, method: str) -> tuple:
+    from .accumulators import meter_of  # (a domain: imported where a file asks of a meter)
+
+    info = walker.classes.get(id(node))
+    found = meter_of(walker, info, method) if info is not None else None
+    if found is None:
+        return ()
+    func, added = found
+    a = func.args
+    names = tuple(tuple(x.arg for x in group) for group in (a.posonlyargs, a.args, a.kwonlyargs))
+    return names, tuple((param, attr, str(line)) for param, (attr, line) in sorted(added.items()))
 
 
 def _class_attrs(walker, node):

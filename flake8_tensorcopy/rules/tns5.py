@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 
-from ..analysis.accumulators import Accumulation, might_accumulate
+from ..analysis.accumulators import Accumulation, meter_methods, might_accumulate
 from ..analysis.snapshots import STATE, SnapFinding, might_alias_tensor, might_keep_state_dict
 from ..model import Edit, Fix
 from .base import Invalid, Oracle, Rule, Valid, dedent
@@ -506,7 +506,7 @@ class LossAccumulatedWithGraph(Rule):
     code = "TNS503"
     name = "loss-accumulated-with-graph"
     message = (
-        "`{acc}` adds {term} with its graph in every iteration and is never back-propagated{returned}: every "
+        "`{acc}` adds {term} with its graph in every iteration and is never back-propagated{where}: every "
         "graph stays alive; use {fixed}"
     )
     fix_title = "Accumulate the value without its graph (`.detach()`)"
@@ -524,6 +524,10 @@ model output; or a name back-propagated earlier in the same loop body, which req
 certain), outside a no-grad region; what it added in an earlier iteration is still in it; and
 the total (and everything computed from it) never reaches `backward()` or
 `torch.autograd.grad` and never leaves the function.
+A meter is a total too: an instance of a class of the file (made before the loop) whose method
+adds what it is given to an attribute (`losses.update(loss, n)`, where `update` does
+`self.sum += val * n`), in a class that never back-propagates anything; the message names the
+method.
 The total leaves the function when it (or a value computed from it) is returned or yielded,
 stored in an attribute or a container (`self.total = total`, `losses.append(total)`), passed to
 a function that is not a display or conversion (`print`, `float`, `str`, f-strings, `logger.*`,
@@ -709,7 +713,12 @@ breaks) and synchronises with an accelerator at every iteration.
 
     @classmethod
     def might_match(cls, text: str) -> bool:
-        return might_accumulate(text)
+        return might_accumulate(text, meter_methods(text))
+
+    @classmethod
+    def scope_test(cls, text: str):
+        meters = meter_methods(text)  # `losses.update(loss)` in a function, `def update` elsewhere
+        return lambda segment: might_accumulate(segment, meters)
 
     def leave_scope(self, scope, ctx) -> None:
         accs = ctx.domain("accumulators")
@@ -727,10 +736,13 @@ breaks) and synchronises with an accelerator at every iteration.
         else:
             edits = (Edit(start, start, "("), Edit(end, end, ").detach()"))
         safety = "safe" if acc.term_is_tensor and not acc.shown else "unsafe"
-        returned = ""
+        where = []
+        if acc.via is not None:
+            cls, method, attr, line = acc.via
+            where.append(f"{cls}.{method}() adds it to self.{attr}, {line}")
         if acc.returned is not None:
             func, line, private = acc.returned
-            returned = f" (the calls of {func}() only display what it returns, line {line})"
+            where.append(f"the calls of {func}() only display what it returns, line {line}")
             if not private:
                 safety = "unsafe"  # another module may call it, and differentiate what it returns
         fix = Fix(self.fix_title, safety, edits)
@@ -741,4 +753,5 @@ breaks) and synchronises with an accelerator at every iteration.
             if not atom:
                 shown = f"({shown})"
             term_text, fixed = f"`{shown}`", f"`{shown}.detach()` (or `.item()`)"
-        ctx.report(self, acc.stmt, fix, acc=acc.name, term=term_text, fixed=fixed, returned=returned)
+        ctx.report(self, acc.stmt, fix, acc=acc.name, term=term_text, fixed=fixed,
+                   where=f" ({'; '.join(where)})" if where else "")
