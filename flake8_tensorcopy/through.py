@@ -30,6 +30,21 @@ def or_calls(test, needles: frozenset):
     return lambda segment: test(segment) or any(n in segment for n in needles)
 
 
+_LAST_IMPORTS: tuple = (None, None, None)
+
+
+def _imports(text: str, module: str, path: str) -> list:
+    """reach.imports of a file, asked by sink_calls and imported_triggers (kept for the last
+    file)."""
+    global _LAST_IMPORTS
+    last = _LAST_IMPORTS
+    if last[0] is text and last[1] == module:
+        return last[2]
+    found = imports(text, module, path.endswith("__init__.py"))
+    _LAST_IMPORTS = (text, module, found)
+    return found
+
+
 def sink_calls(text: str, project, module: str, path: str) -> frozenset:
     """What calls of the project's functions that may report through calls look like in the
     file (`to_numpy(`, `U.`), from what it imports of the project's modules (by text,
@@ -38,8 +53,7 @@ def sink_calls(text: str, project, module: str, path: str) -> frozenset:
     if through is None:
         through = project.through = Through(project)
     found = set()
-    package = path.endswith("__init__.py")
-    for target, name, local in imports(text, module, package):
+    for target, name, local in _imports(text, module, path):
         if name == "*" and "def " not in text:
             continue  # (`from .modeling import *` in a package's `__init__.py`: no call to report at)
         where = project.path_of(target)
@@ -61,6 +75,27 @@ def sink_calls(text: str, project, module: str, path: str) -> frozenset:
     return frozenset(found)
 
 
+def imported_triggers(text: str, project, module: str, path: str, rules) -> frozenset:
+    """The method names `Rule.imported_triggers` of `rules` find, for the names the file
+    imports, in the project modules it imports them from (reach.imports; any name of a module
+    imported whole): each module read once a process, and a dependency of the file's result."""
+    through = project.through
+    if through is None:
+        through = project.through = Through(project)
+    found: set = set()
+    for target, name, _local in _imports(text, module, path):
+        where = project.path_of(target)
+        if where is None:
+            continue
+        by_name = through.triggers(where, rules)
+        if name is None or name == "*":  # `import pkg.utils as U`: any of its classes
+            for methods in by_name.values():
+                found.update(methods)
+        else:
+            found.update(by_name.get(name, ()))
+    return frozenset(found)
+
+
 class Through:
     """Project.through: for the rules that report through calls (`Rule.through_calls`), which
     functions of a project module may report for a call's arguments, and what they report for
@@ -70,6 +105,7 @@ class Through:
         self.project = project
         self.rules = [cls for cls in all_rules() if cls.through_calls]
         self._functions: dict = {}  # path -> frozenset of names
+        self._triggers: dict = {}  # (path, rules) -> {name: method names} (imported_triggers)
         self.names: set = set()  # every name in those sets (what a call must be named to ask)
         self._baselines: dict = {}
 
@@ -85,6 +121,29 @@ class Through:
         if known is None:
             known = self._functions[where] = self._find(where)
             self.names.update(known)
+        project.touched[where] = project.digest_of(where)
+        return known
+
+    def triggers(self, where: str, rules) -> dict:
+        """{name: method names} the `imported_triggers` of `rules` find in the module at `where`."""
+        project = self.project
+        key = (where, tuple(rules))
+        known = self._triggers.get(key)
+        if known is None:
+            from .source import DecodeError, decode
+
+            known = {}
+            data = project.contents(where)
+            if data is not None and any(cls.imported_needle.search(data) is not None for cls in rules):
+                try:
+                    text = decode(data).text
+                except DecodeError:
+                    text = None
+                if text is not None:
+                    for cls in rules:
+                        for name, methods in cls.imported_triggers(text).items():
+                            known[name] = known.get(name, frozenset()) | methods
+            self._triggers[key] = known
         project.touched[where] = project.digest_of(where)
         return known
 

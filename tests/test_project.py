@@ -1256,3 +1256,93 @@ def test_module_paths_from_directory_listings_are_module_path(tmp_path):
     (tmp_path / "pkg" / "created.py").write_text("")
     reach.forget()
     assert reach._module_path(root, "pkg.created") == reach.module_path(root, "pkg.created") is not None
+
+
+METERS = {
+    "pyproject.toml": "",
+    "PKG/__init__.py": "",
+    "PKG/utils.py": """
+        class AverageMeter:
+            def __init__(self):
+                self.reset()
+
+            def reset(self):
+                self.val = self.avg = self.sum = self.count = 0
+
+            def update(self, val, n=1):
+                self.val = val
+                self.sum += val * n
+                self.count += n
+                self.avg = self.sum / self.count
+
+
+        class LastValue:
+            def update(self, val):
+                self.val = val
+    """,
+    "PKG/train.py": """
+        import torch
+        from torch import nn
+
+        from .utils import AverageMeter, LastValue
+
+        model = nn.Linear(4, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+
+        def train(loader):
+            losses, last = AverageMeter(), LastValue()
+            for x, y in loader:
+                loss = nn.functional.mse_loss(model(x), y)
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                losses.update(loss, x.size(0))
+                last.update(loss)
+            print(f"loss {losses.avg:.4f}, last {last.val:.4f}")
+    """,
+}
+METER_FINDINGS = [("TNS503", 17, "`losses` adds `loss` with its graph in every iteration and is never back-propagated "
+                                 "(AverageMeter.update() adds it to self.sum, utils.py:10): every graph stays alive; use "
+                                 "`loss.detach()` (or `.item()`)")]
+
+
+def test_a_meter_of_another_module_keeps_every_graph(tmp_path, capsys):
+    # AverageMeter.update() in utils.py adds each loss with its graph to self.sum: the meter in
+    # train.py keeps every batch's graph.  train.py alone has no `+=` for the rule to look at: the
+    # imported module's meter methods make the file's calls of them looked at.  Not for a class
+    # that keeps only the last value.
+    train = make(tmp_path, files=METERS, package="meterpkg")
+    found = engine_findings(train, tmp_path)
+    assert [(v.code, v.line, v.message) for v in found] == METER_FINDINGS
+    assert found[0].fix.safety == "safe"
+    assert lint_text(train.read_text(), options=Options()).violations == []  # one file alone: unknown meter
+    _same_from_the_cli_and_flake8(train, METER_FINDINGS, capsys, tmp_path)
+    # Cached: the same from a warm summary cache; an edit of utils.py reaches train.py's result.
+    assert tc(capsys, "check", str(train), cwd=tmp_path).stdout.count(": TNS503") == 1
+    assert tc(capsys, "check", str(train), cwd=tmp_path).stdout.count(": TNS503") == 1
+    utils = tmp_path / "meterpkg" / "utils.py"
+    utils.write_text(utils.read_text().replace("self.sum += val * n", "self.sum += float(val) * n"))
+    assert tc(capsys, "check", str(train), cwd=tmp_path).stdout.count(": TNS503") == 0
+
+
+def test_a_meter_of_another_module_keeps_every_graph_on_real_torch(tmp_path, monkeypatch):
+    import torch
+
+    make(tmp_path, files=METERS, package="meterpkg2")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from meterpkg2 import train
+
+    from meterpkg2.utils import AverageMeter
+
+    batches = [(torch.randn(8, 4), torch.randn(8, 1)) for _ in range(3)]
+    made = []  # the meter train() makes
+
+    class Kept(AverageMeter):
+        def __init__(self):
+            super().__init__()
+            made.append(self)
+
+    monkeypatch.setattr(train, "AverageMeter", Kept)
+    train.train(batches)
+    assert made[0].sum.grad_fn is not None and made[0].avg.grad_fn is not None

@@ -41,7 +41,30 @@ _TARGETS_BEFORE = LazyPattern(r"[ \t]*(?:[A-Za-z_]\w*[ \t]*,[ \t]*)*")
 
 
 _DEF_TEXT = LazyPattern(r"(?m)^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\(")
-_SELF_ADD_TEXT = LazyPattern(r"[ \t]*self\.(\w+)[ \t]*(?:\+=|=[ \t]*self\.\1[ \t]*\+)")
+# `self.sum += val * n`: names and arithmetic only (`self.n += x.shape[0]`, `self.t += v.item()`
+# add no graph, or none of a parameter's).
+_SELF_ADD_TEXT = LazyPattern(r"[ \t]*self\.\w+[ \t]*\+=[ \t]*[A-Za-z_][\w \t*/+\-]*(?:#[^\n]*)?(?:\n|$)")
+
+
+_CLASS_TEXT = LazyPattern(r"(?m)^class[ \t]+(\w+)")
+# A `self.sum += val * n` line in a module's bytes (any encoding Python reads source in has these
+# ASCII bytes): meter_methods_by_class finds nothing without one.
+METER_BYTES = LazyPattern(rb"self\.\w+[ \t]*\+=[ \t]*[A-Za-z_][\w \t*/+\-]*(?:#[^\n]*)?\r?\n")
+
+
+def meter_methods_by_class(text: str) -> dict:
+    """{top-level class: meter_methods of its text} of a module's text: what a file that imports
+    the class may call (`from .utils import AverageMeter`)."""
+    if "self." not in text or "+=" not in text or "class" not in text:
+        return {}
+    classes = [(m.start(), m.group(1)) for m in _CLASS_TEXT.finditer(text)]
+    out: dict = {}
+    for i, (start, name) in enumerate(classes):
+        end = classes[i + 1][0] if i + 1 < len(classes) else len(text)
+        found = _meter_methods(text[start:end])
+        if found:
+            out[name] = found
+    return out
 
 
 def meter_methods(text: str) -> frozenset:
@@ -65,23 +88,26 @@ def _meter_methods(text: str) -> frozenset:
     if "self." not in text or "+" not in text:
         return frozenset()
     adds = []
-    for needle in ("+=", "= self."):  # (a search of each, not a pattern tried at every line)
-        at = text.find(needle)
-        while at != -1:
-            line = text.rfind("\n", 0, at) + 1
-            if _SELF_ADD_TEXT.match(text, line) is not None and (not adds or adds[-1] != line):
-                adds.append(line)
-            at = text.find(needle, text.find("\n", at) + 1 or len(text))
+    # `self.sum += ...` lines, by a search of `+=` (a pattern tried at every line costs three
+    # times as much; `self.sum = self.sum + val`, whose `= self.` is on most lines of a model,
+    # is not looked for).
+    at = text.find("+=")
+    while at != -1:
+        line = text.rfind("\n", 0, at) + 1
+        if _SELF_ADD_TEXT.match(text, line) is not None:
+            adds.append(line)
+        at = text.find("+=", text.find("\n", at) + 1 or len(text))
     if not adds:
         return frozenset()
-    adds.sort()
     defs = [(m.start(), m.group(1)) for m in _DEF_TEXT.finditer(text)]
     starts = [d[0] for d in defs]
     out = set()
     for at in adds:
         i = bisect_right(starts, at) - 1
         if i >= 0:
-            out.add(defs[i][1])
+            name = defs[i][1]
+            if not name.startswith("__") and name != "forward":  # (called by Python, by nn.Module)
+                out.add(name)
     return frozenset(out)
 
 
@@ -191,7 +217,8 @@ class AccumulatorDomain(Domain):
         self.options = options
         self._backprop: dict = {}  # (id(loop), id(stmt)) -> the term is back-propagated before
         self._meters: dict = {}  # id(method) -> {parameter: (attribute, line)} it adds (_added_parameters)
-        self._meter_names: frozenset | None = None  # meter_methods of the file's text
+        self._meter_names: frozenset | None = None  # meter_methods of the file's text, and widen's
+        self._imported: frozenset = frozenset()
 
     def active(self, walker, frame) -> bool:
         node = frame.scope.node
@@ -200,8 +227,11 @@ class AccumulatorDomain(Domain):
         if text is None:
             return True
         if self._meter_names is None:
-            self._meter_names = meter_methods(walker.lines.text)
+            self._meter_names = meter_methods(walker.lines.text) | self._imported
         return might_accumulate(text, self._meter_names)
+
+    def widen(self, names: frozenset) -> None:
+        self._imported = self._imported | names  # a meter class of another module
 
     def initial(self, walker, frame) -> AccumState:
         return AccumState()

@@ -228,6 +228,10 @@ class Domain:
     def active(self, walker: Walker, frame: Frame) -> bool:
         return True
 
+    def widen(self, names: frozenset) -> None:
+        """Method names defined in the project modules the file imports that may trigger the
+        domain (Rule.imported_triggers); before the walk."""
+
     def initial(self, walker: Walker, frame: Frame):
         raise NotImplementedError
 

@@ -146,6 +146,15 @@ class Rule:
     # What the text of such a function must hold for the rule to be asked of its calls
     # (`.numpy(`): a cheap first test of the modules a file imports (through.py).
     through_needles: ClassVar[tuple] = ()
+    # For a rule whose trigger may be defined in a module the file imports (TNS503: a meter
+    # class in utils.py whose `update` adds what it is given): a function of such a module's
+    # text -> {name the module defines: method names whose calls (`.update(`) may trigger it}.
+    # The engine then walks the file's functions that call the methods of the names it imports,
+    # and tells the domains (Domain.widen).
+    imported_triggers: ClassVar = None
+    # A pattern over a module's bytes that must match for `imported_triggers` to find anything
+    # (the module is not decoded otherwise).
+    imported_needle: ClassVar = None
     # Codes whose finding on the same expression this rule's finding covers (TNS101 says what
     # TNS102 would, and fixes both): the engine keeps one.
     subsumes: ClassVar[tuple] = ()
@@ -183,6 +192,13 @@ class Rule:
         `text`: a rule whose trigger depends on the file's imports (`from numpy import asarray`
         makes `asarray(` a NumPy call) returns a test that knows them."""
         return cls.might_match_scope
+
+    @classmethod
+    def scope_test_imported(cls, text: str, names: frozenset):
+        """The scope test for a file whose imported project modules define `names`
+        (`imported_triggers`): by default, `scope_test` or a call of one of them."""
+        test, needles = cls.scope_test(text), tuple("." + n + "(" for n in names)
+        return lambda segment: test(segment) or any(n in segment for n in needles)
 
     @classmethod
     def doc_sections(cls) -> dict[str, str]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 
-from ..analysis.accumulators import Accumulation, meter_methods, might_accumulate
+from ..analysis.accumulators import METER_BYTES, Accumulation, meter_methods, meter_methods_by_class, might_accumulate
 from ..analysis.snapshots import STATE, SnapFinding, might_alias_tensor, might_keep_state_dict
 from ..model import Edit, Fix
 from .base import Invalid, Oracle, Rule, Valid, dedent
@@ -524,10 +524,10 @@ model output; or a name back-propagated earlier in the same loop body, which req
 certain), outside a no-grad region; what it added in an earlier iteration is still in it; and
 the total (and everything computed from it) never reaches `backward()` or
 `torch.autograd.grad` and never leaves the function.
-A meter is a total too: an instance of a class of the file (made before the loop) whose method
-adds what it is given to an attribute (`losses.update(loss, n)`, where `update` does
-`self.sum += val * n`), in a class that never back-propagates anything; the message names the
-method.
+A meter is a total too: an instance of a class of the file, or of a module of the project it
+imports (`AverageMeter` in `utils.py`), made before the loop, whose method adds what it is given
+to an attribute (`losses.update(loss, n)`, where `update` does `self.sum += val * n`), in a class
+that never back-propagates anything; the message names the method.
 The total leaves the function when it (or a value computed from it) is returned or yielded,
 stored in an attribute or a container (`self.total = total`, `losses.append(total)`), passed to
 a function that is not a display or conversion (`print`, `float`, `str`, f-strings, `logger.*`,
@@ -715,9 +715,18 @@ breaks) and synchronises with an accelerator at every iteration.
     def might_match(cls, text: str) -> bool:
         return might_accumulate(text, meter_methods(text))
 
+    # `losses.update(loss)` with `class AverageMeter` in utils.py.
+    imported_triggers = staticmethod(meter_methods_by_class)
+    imported_needle = METER_BYTES
+
     @classmethod
     def scope_test(cls, text: str):
         meters = meter_methods(text)  # `losses.update(loss)` in a function, `def update` elsewhere
+        return lambda segment: might_accumulate(segment, meters)
+
+    @classmethod
+    def scope_test_imported(cls, text: str, names: frozenset):
+        meters = meter_methods(text) | names  # (a call of one of them after a loop)
         return lambda segment: might_accumulate(segment, meters)
 
     def leave_scope(self, scope, ctx) -> None:
