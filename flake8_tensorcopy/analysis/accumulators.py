@@ -216,7 +216,7 @@ class AccumulatorDomain(Domain):
     def __init__(self, options=None) -> None:
         self.options = options
         self._backprop: dict = {}  # (id(loop), id(stmt)) -> the term is back-propagated before
-        self._meters: dict = {}  # id(method) -> {parameter: (attribute, line)} it adds (_added_parameters)
+        self._meters: dict = {}  # (id(class), method name) -> _meter_at's answer, or ()
         self._meter_names: frozenset | None = None  # meter_methods of the file's text, and widen's
         self._imported: frozenset = frozenset()
 
@@ -346,10 +346,10 @@ class AccumulatorDomain(Domain):
     # ------------------------------------------------------------------ meters
 
     def _meter_update(self, walker, call, state):
-        """`meter.update(loss, n)`, where `meter` is an instance of a class of the file whose
-        method adds a parameter to an attribute (`self.sum += val * n`) and which never
-        back-propagates anything: ((meter, the argument added), (class, method, attribute,
-        line)); else None."""
+        """`meter.update(loss, n)`, where `meter` is an instance of a class of the project
+        whose method adds a parameter to an attribute (`self.sum += val * n`) and which never
+        back-propagates anything: (meter, the argument added, (class, method, attribute, "line
+        17" or "utils.py:17")); else None."""
         func = call.func
         if type(func) is not ast.Attribute or type(func.value) is not ast.Name:
             return None
