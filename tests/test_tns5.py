@@ -734,6 +734,17 @@ EPOCH = """
 
         main()
     """, "safe", id="private, formatted in another function"),
+    pytest.param("train_epoch", "total / len(batches)", """
+        def main():
+            best = float("inf")
+            for epoch in range(2):
+                avg = train_epoch(loader)
+                if avg < best:
+                    best = avg
+                logger.info("epoch %d: %.4f (best %.4f)", epoch, avg, best)
+
+        main()
+    """, "unsafe", id="the best so far, kept in another name"),
     pytest.param("train_epoch", "total, len(batches)", """
         for epoch in range(2):
             epoch_total, n = train_epoch(loader)
@@ -778,10 +789,11 @@ def test_a_total_returned_to_calls_that_only_display_it(name, returned, caller, 
         print(f"{run_all():.3f}")
     """, id="returned by the caller"),
     pytest.param("""
-        best = None
+        history = []
         avg = train_epoch(loader)
         best = avg
-    """, id="bound to another name"),
+        history.append(best)
+    """, id="bound to another name that is kept"),
     pytest.param("""
         schedule = [train_epoch]
         print(f"{train_epoch(loader):.3f}")

@@ -701,23 +701,55 @@ def _result_uses(walker, scope):
         for call, chain in calls:
             what, seen = _classify(call, chain)
             if what == "local":
-                parent = chain[-1]
-                targets = parent.targets if isinstance(parent, ast.Assign) else [getattr(parent, "target", None)]
-                names = {el.id for tg in targets if tg is not None for el in target_elements(tg)
-                         if isinstance(el, ast.Name)}
-                if not names or _leaves_by_name(owner, names) or isinstance(parent, ast.AugAssign):
+                # Bound to names (`avg = train_epoch(x)`), and from them to others (`best = avg`):
+                # every read of each must display or convert it.
+                body = ast.Module(body=owner.body, type_ignores=[])
+                names = _bound_names(chain)
+                todo, bound = list(names or ()), set(names or ())
+                if not names:
                     return None
-                for occ, occ_chain in _occurrences_in(ast.Module(body=owner.body, type_ignores=[]), names, []):
-                    what, more = _classify(occ, occ_chain[1:])
-                    if what != "cut":
+                while todo:
+                    if len(bound) > _MAX_BOUND or _leaves_by_name(owner, {todo[-1]}):
                         return None
-                    seen = seen or more
+                    for occ, occ_chain in _occurrences_in(body, {todo.pop()}, []):
+                        what, more = _classify(occ, occ_chain[1:])
+                        if what == "local":
+                            more_names = _bound_names(occ_chain)
+                            if not more_names:
+                                return None
+                            todo.extend(more_names - bound)
+                            bound |= more_names
+                        elif what != "cut":
+                            return None
+                        seen = seen or more
             elif what != "cut":
                 return None
             shown = shown or seen
             first = call.lineno if first is None else min(first, call.lineno)
     private = name.startswith("_") or scope.parent is not None and scope.parent.kind == "function"
     return first, shown, private
+
+
+_MAX_BOUND = 8  # names a returned total may pass through in its caller (`avg`, `best`, ...)
+
+
+def _bound_names(chain) -> set | None:
+    """The names the nearest statement in `chain` (ancestors, innermost last) binds its value to:
+    an assignment to plain names only (not `+=`, not an attribute, a subscript or a loop
+    target); else None."""
+    for node in reversed(chain):
+        if isinstance(node, ast.stmt):
+            if isinstance(node, ast.Assign):
+                targets = node.targets
+            elif isinstance(node, ast.AnnAssign):
+                targets = [node.target]
+            else:
+                return None
+            els = [el for tg in targets for el in target_elements(tg)]
+            if not els or not all(isinstance(el, ast.Name) for el in els):
+                return None
+            return {el.id for el in els}
+    return None
 
 
 def _calls_in(body, name):

@@ -534,9 +534,10 @@ a function that is not a display or conversion (`print`, `float`, `str`, f-strin
 `writer.add_scalar`, `.item()`, `.detach()`, ...), read by a nested function or lambda, or
 declared `global` / `nonlocal`: such totals may be back-propagated elsewhere (Lightning's
 `training_step` returns its loss) and are not reported.  Except a return to the file's own
-calls of the function when each only displays or converts what it gets (`avg =
-train_epoch(loader)` and then only `print(f"{avg:.4f}")`, `avg < best`, `logger.info(...,
-avg)`): the message then names the first call.  A function called where the file does not show
+calls of the function when each only displays or converts what it gets, itself or through the
+names it is bound to (`avg = train_epoch(loader)`, `best = avg`, and then only
+`print(f"{avg:.4f}")`, `avg < best`, `logger.info(..., best)`): the message then names the
+first call.  A function called where the file does not show
 (`forward`, dunders, a function also used as a value, one the file never calls) is
 not followed.  A total that is rebound to a plain value at the top of each iteration does not
 carry a graph across iterations and is not reported.
