@@ -307,6 +307,16 @@ async def test_the_server_gives_the_project_findings_the_cli_gives(client: Langu
 
 
 @pytest.mark.asyncio(loop_scope="module")
+async def test_the_server_reports_a_meter_of_another_module(client: LanguageClient, editor, tmp_path):
+    # tests/test_project.py's METERS: AverageMeter.update() in utils.py keeps each loss's graph.
+    from test_project import METER_FINDINGS, METERS, make
+
+    train = make(tmp_path, files=METERS, package="lsp_meters")
+    diags = await Buffer(client, train, train.read_text()).diagnostics()
+    assert [(d.code, d.range.start.line + 1, d.message) for d in diags] == METER_FINDINGS
+
+
+@pytest.mark.asyncio(loop_scope="module")
 async def test_a_file_that_never_mentions_torch_gets_its_project_findings(client: LanguageClient, editor, tmp_path):
     # tests/test_project.py's THROUGH: evaluate.py imports no torch, its models do.
     from test_project import THROUGH, make
