@@ -992,10 +992,12 @@ class GanScope:
             # A summary walk: a call of a parameter (`disc(fake)`, a module the callers pass) on
             # what another parameter carries.
             every |= self._param_discs(every - recv, m, node)
-        if not info.no_grad and (any(args) or any(kws.values())):
+        callee, first = self._file_callee(node) if not info.no_grad and (any(args) or any(kws.values())) \
+            else (None, 0)
+        if callee is not None:
             # A function of the file that returns what a discriminator makes of one of its
             # parameters (`d_loss = d_loss_fn(netD, real, fake)`): a discriminator call here.
-            helper = self._helper_disc(node)
+            helper = self._helper_disc(node, callee, first)
             if helper is not None:
                 # Only an argument the analysis knows is a tensor that may carry a graph (as
                 # _note_passed): a helper's provenance is coarse (`patch, box = crop(fake)`
@@ -1006,11 +1008,11 @@ class GanScope:
                     every |= self._param_discs(self._prov.get(id(e), EMPTY), outer, node)
                 if carrying and not any(isinstance(a, DiscCall) for a in every):
                     dc = self._disc_call(node, [h[0] for h in carrying], every)
-                    dc.via = (self._file_callee(node)[0], carrying[0][1])
+                    dc.via = (callee, carrying[0][1])
                     dc.penalty = any(h[2] for h in carrying)
                     every = every | {dc}
-        if not info.no_grad and any(self._has_gen(p) for p in (*args, *kws.values())):
-            self._note_passed(node)
+        if callee is not None and any(self._has_gen(p) for p in (*args, *kws.values())):
+            self._note_passed(node, callee, first)
         if isinstance(func, ast.Attribute) and m in _CUTTING_METHODS:
             return EMPTY
         if isinstance(func, ast.Name) and m in _NON_TENSOR_BUILTINS:
@@ -1073,15 +1075,14 @@ class GanScope:
             return None, 0
         return callee, first
 
-    def _helper_disc(self, node: ast.Call) -> list | None:
-        """For a call of a function of the file that returns what a discriminator makes of its
-        parameters (its summary's `returns_disc`) and calls no backward itself: [(argument,
-        line of the discriminator call in the function)], the arguments that reach a
-        discriminator there (a module parameter's only where this call passes a
-        discriminator); None when there are none."""
-        callee, first = self._file_callee(node)
-        if callee is None:
-            return None
+    def _helper_disc(self, node: ast.Call, callee, first: int) -> list | None:
+        """For a call of `callee`, a function of the file (_file_callee), that returns what a
+        discriminator makes of its parameters (its summary's `returns_disc`) and calls no
+        backward itself: [(argument, line of the discriminator call in the function, whether
+        its penalty differentiates by it, the module parameter handed on)], the arguments that
+        reach a discriminator there (a module parameter's only where this call passes a
+        discriminator, or in a summary walk one of its own parameters); None when there are
+        none."""
         cls = self.cls_info if first else None
         summary = self.walker.summary(callee, cls) if cls is not None else self.walker.summary(callee)
         part = summary.doms.get(GanDomain.key) if summary is not None else None
@@ -1119,19 +1120,16 @@ class GanScope:
         fact = self.walker.fact(expr, self.state)
         return fact.kind == TENSOR and fact.grad is not Grad.NO
 
-    def _note_passed(self, node: ast.Call) -> None:
-        """A call of a function of the file that passes generator output: which parameter gets
-        which generator calls' output (GanDomain.initial starts the function's walk with them)."""
-        callee, first = self._file_callee(node)
-        if callee is None:
-            return
+    def _note_passed(self, node: ast.Call, callee, first: int) -> None:
+        """A call of `callee`, a function of the file (_file_callee), that passes generator
+        output: which parameter gets which generator calls' output (GanDomain.initial starts the
+        function's walk with them)."""
         for param, expr in bind_arguments(callee, node, skip_first=bool(first))[0]:
             calls = {a.node for a in self._prov.get(id(expr), EMPTY) if isinstance(a, GenSource)}
             # Only a value the analysis knows is a tensor that may carry a graph: what a helper
             # returns that detaches it, or that we cannot see (`buffer.push_and_pop(fake)`),
             # is not followed further.
-            fact = self.walker.fact(expr, self.state) if calls else None
-            if fact is not None and fact.kind == TENSOR and fact.grad is not Grad.NO:
+            if calls and self._may_carry_graph(expr):
                 self.names.passed.setdefault((id(callee), param), set()).update(calls)
 
     def _detach_targets(self, arg) -> list:
