@@ -47,6 +47,25 @@ class LazyPattern:
         return value
 
 
+def kept_for_the_last_text(compute):
+    """`compute(text, *rest)`, kept for the last file it was asked of (the same `text` object and
+    the same `rest`): the rules' pre-filter, their scope tests and the domains ask the same
+    file's text the same question one after another.  One pair, read and written whole (what
+    another thread does cannot mix two files)."""
+    last = [(None, None, None)]
+
+    def kept(text: str, *rest):
+        seen_text, seen_rest, value = last[0]
+        if seen_text is text and seen_rest == rest:
+            return value
+        value = compute(text, *rest)
+        last[0] = (text, rest, value)
+        return value
+
+    kept.__doc__ = compute.__doc__
+    return kept
+
+
 def word_count(text: str, word: str) -> int:
     """How often identifier `word` stands in `text` as a whole word (what `\\bword\\b` finds:
     no word character, as `str.isalnum` or `_`, on either side)."""

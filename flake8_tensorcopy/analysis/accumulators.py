@@ -27,7 +27,7 @@ from ..model import REQUIRED, Record
 from .astutil import bind_arguments, child_nodes, dotted_name, is_plain_method, target_elements
 from .facts import OBJECT, TENSOR, UNKNOWN, Grad
 from .walker import Domain, NameSets
-from ..source import LazyPattern
+from ..source import LazyPattern, kept_for_the_last_text
 
 # `name += term` / `name = name + term` with a plain name and a term that is not a literal,
 # a tuple, a list or a string (`hidden_states += (h,)`, `count += 1`).
@@ -67,24 +67,10 @@ def meter_methods_by_class(text: str) -> dict:
     return out
 
 
-def meter_methods(text: str) -> frozenset:
+def _meter_methods(text: str) -> frozenset:
     """Names of the methods of a file's text that add to an attribute of the instance
     (`def update(self, val, n=1): ... self.sum += val * n`): calls of them may accumulate (a
-    text test only; `_added_parameters` decides).  Asked of one file by the pre-filter, the scope
-    test and the domain: the last answer is kept."""
-    global _LAST_METERS
-    last = _LAST_METERS  # (one read: a pair of the same file, whatever other threads do)
-    if last[0] is text:
-        return last[1]
-    found = _meter_methods(text)
-    _LAST_METERS = (text, found)
-    return found
-
-
-_LAST_METERS: tuple = (None, frozenset())
-
-
-def _meter_methods(text: str) -> frozenset:
+    text test only; `_added_parameters` decides)."""
     if "self." not in text or "+" not in text:
         return frozenset()
     adds = []
@@ -109,6 +95,10 @@ def _meter_methods(text: str) -> frozenset:
             if not name.startswith("__") and name != "forward":  # (called by Python, by nn.Module)
                 out.add(name)
     return frozenset(out)
+
+
+# The pre-filter, the scope test and the domain ask it of one file.
+meter_methods = kept_for_the_last_text(_meter_methods)
 
 
 def might_accumulate(text: str, meters: frozenset = frozenset()) -> bool:

@@ -9,7 +9,7 @@ from ..analysis.facts import DEVICE, MODULE, OTHER, SEQ, TENSOR, UNKNOWN, Device
 from ..fixes import attr_name_span, needs_parens
 from ..model import Edit, Fix
 from ..reach import imports
-from ..source import LazyPattern
+from ..source import LazyPattern, kept_for_the_last_text
 from .base import Invalid, Oracle, Rule, Valid, dedent
 
 GRAD_ERROR = "RuntimeError: Can't call numpy() on Tensor that requires grad"
@@ -992,19 +992,9 @@ _MODULE_ALIAS = LazyPattern(r"^(\w+)[ \t]*=[ \t]*(\w+)[ \t]*\.", re.M)
 _NUMPY_CALLS: dict = {}  # (module names, function names) -> the pattern of their calls
 
 
-_LAST_NAMES: list = [None, None]  # (text, its names): TNS103 and TNS104 ask of the same file
-
-
+@kept_for_the_last_text  # (TNS103 and TNS104 ask of the same file)
 def _numpy_names(text: str) -> tuple:
     """(names of NumPy modules, names of NumPy functions) in a file whose source is `text`."""
-    if _LAST_NAMES[0] is text:
-        return _LAST_NAMES[1]
-    names = _LAST_NAMES[1] = _read_numpy_names(text)
-    _LAST_NAMES[0] = text
-    return names
-
-
-def _read_numpy_names(text: str) -> tuple:
     modules, functions = {"np", "numpy"}, set()
     for module, name, local in imports(text, None, False):
         if module.split(".")[0] != "numpy" or name == "*":
