@@ -673,13 +673,9 @@ def _result_uses(walker, scope):
     positions = walker.call_positions(name)
     if not positions:
         return None
-    starts, ends, defs = walker._function_spans()
     by_scope: dict = {}  # id(enclosing function or module) -> [node, number of positions]
     for pos in positions:
-        i = bisect_right(starts, pos) - 1
-        while i >= 0 and ends[i] <= pos:  # the innermost function around the call
-            i -= 1
-        owner = defs[i] if i >= 0 else walker.tree
+        owner = walker.function_around(pos) or walker.tree
         if owner is func:
             return None  # a recursive call: what it does with the result is the function's own
         by_scope.setdefault(id(owner), [owner, 0])[1] += 1

@@ -365,6 +365,15 @@ class Summaries:
                 return info
         return None
 
+    def function_around(self, offset: int):
+        """The innermost function of the file whose lines hold text offset `offset`, or None
+        (module-level code)."""
+        starts, ends, defs = self._function_spans()
+        k = bisect_right(starts, offset) - 1
+        while k >= 0 and ends[k] <= offset:
+            k -= 1
+        return defs[k] if k >= 0 else None
+
     def _function_spans(self) -> tuple:
         if self._def_spans is None:
             starts_of = self.lines.starts

@@ -504,16 +504,12 @@ class Walker(Summaries, Evaluator):
             receives.add(j)
         if not by_name:
             return pending if admit is None else [item for item, w in zip(pending, wanted) if w]
-        starts, ends, defs = self._function_spans()
-
         def callers_of(name: str) -> list:
             """The functions (indices) the calls of `name` stand in (asked once a name)."""
             found = []
             for here in self.call_positions(name):
-                k = bisect_right(starts, here) - 1
-                while k >= 0 and ends[k] <= here:  # the innermost function around the call
-                    k -= 1
-                i = index.get(id(defs[k])) if k >= 0 else None
+                caller = self.function_around(here)
+                i = index.get(id(caller)) if caller is not None else None
                 if i is not None:
                     found.append(i)
             return found
