@@ -153,12 +153,12 @@ def _lint(text: str, rule_classes, options: Options, tree, honor_noqa: bool, pro
     # Rules whose trigger a module the file imports may define (Rule.imported_triggers).
     widened = [cls for cls in rule_classes if cls.imported_triggers is not None] \
         if module is not None and "import" in text else []
-    triggers = frozenset()
+    triggers = frozenset()  # the method names of those the file calls (`.update(`)
     if widened:
         from .through import imported_triggers
 
-        names = imported_triggers(text, project, module, path, widened)
-        triggers = frozenset(n for n in ("." + name + "(" for name in names) if n in text)
+        triggers = frozenset(name for name in imported_triggers(text, project, module, path, widened)
+                             if "." + name + "(" in text)
         if triggers:
             active = [cls for cls in rule_classes if cls in active or cls in widened]
     if not active:
@@ -192,8 +192,8 @@ def _lint(text: str, rule_classes, options: Options, tree, honor_noqa: bool, pro
         # A function that calls one of them may report there (Context.call_sinks).
         tests = [or_calls(test, sink_calls) if cls.through_calls else test for cls, test in zip(active, tests)]
     if triggers:
-        names = frozenset(n[1:-1] for n in triggers)
-        tests = [cls.scope_test_imported(text, names) if cls in widened else test for cls, test in zip(active, tests)]
+        tests = [cls.scope_test_imported(text, triggers) if cls in widened else test
+                 for cls, test in zip(active, tests)]
 
     def scope_filter(segment: str) -> bool:
         return any(test(segment) for test in tests)
@@ -201,7 +201,7 @@ def _lint(text: str, rule_classes, options: Options, tree, honor_noqa: bool, pro
     domains = make_domains({k for cls in active for k in cls.domains}, options, text)
     if triggers:
         for d in domains:
-            d.widen(names)
+            d.widen(triggers)
     walker = Walker(tree, instances, ctx, scope_filter, domains, project=project, module=module,
                     module_is_package=bool(path) and path.endswith("__init__.py"))
     try:

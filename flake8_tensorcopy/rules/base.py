@@ -149,8 +149,9 @@ class Rule:
     # For a rule whose trigger may be defined in a module the file imports (TNS503: a meter
     # class in utils.py whose `update` adds what it is given): a function of such a module's
     # text -> {name the module defines: method names whose calls (`.update(`) may trigger it}.
-    # The engine then walks the file's functions that call the methods of the names it imports,
-    # and tells the domains (Domain.widen).
+    # The engine then takes the rule's `scope_test_imported(text, names)` (which such a rule
+    # defines) for the file, with the method names of the names it imports that it calls, and
+    # tells the domains (Domain.widen).
     imported_triggers: ClassVar = None
     # A pattern over a module's bytes that must match for `imported_triggers` to find anything
     # (the module is not decoded otherwise).
@@ -192,13 +193,6 @@ class Rule:
         `text`: a rule whose trigger depends on the file's imports (`from numpy import asarray`
         makes `asarray(` a NumPy call) returns a test that knows them."""
         return cls.might_match_scope
-
-    @classmethod
-    def scope_test_imported(cls, text: str, names: frozenset):
-        """The scope test for a file whose imported project modules define `names`
-        (`imported_triggers`): by default, `scope_test` or a call of one of them."""
-        test, needles = cls.scope_test(text), tuple("." + n + "(" for n in names)
-        return lambda segment: test(segment) or any(n in segment for n in needles)
 
     @classmethod
     def doc_sections(cls) -> dict[str, str]:
