@@ -43,13 +43,14 @@ _TARGETS_BEFORE = LazyPattern(r"[ \t]*(?:[A-Za-z_]\w*[ \t]*,[ \t]*)*")
 _DEF_TEXT = LazyPattern(r"(?m)^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\(")
 # `self.sum += val * n`: names and arithmetic only (`self.n += x.shape[0]`, `self.t += v.item()`
 # add no graph, or none of a parameter's).
-_SELF_ADD_TEXT = LazyPattern(r"[ \t]*self\.\w+[ \t]*\+=[ \t]*[A-Za-z_][\w \t*/+\-]*(?:#[^\n]*)?(?:\n|$)")
+_SELF_ADD = r"self\.\w+[ \t]*\+=[ \t]*[A-Za-z_][\w \t*/+\-]*(?:#[^\r\n]*)?(?:\r?\n|$)"
+_SELF_ADD_TEXT = LazyPattern(r"[ \t]*" + _SELF_ADD)
 
 
 _CLASS_TEXT = LazyPattern(r"(?m)^class[ \t]+(\w+)")
 # A `self.sum += val * n` line in a module's bytes (any encoding Python reads source in has these
 # ASCII bytes): meter_methods_by_class finds nothing without one.
-METER_BYTES = LazyPattern(rb"self\.\w+[ \t]*\+=[ \t]*[A-Za-z_][\w \t*/+\-]*(?:#[^\n]*)?\r?\n")
+METER_BYTES = LazyPattern(_SELF_ADD.encode())
 
 
 def meter_methods_by_class(text: str) -> dict:
