@@ -24,7 +24,7 @@ import re
 from bisect import bisect_right
 
 from ..model import REQUIRED, Record
-from .astutil import bind_arguments, child_nodes, dotted_name, is_plain_method, target_elements
+from .astutil import bind_arguments, child_nodes, def_stub, dotted_name, is_plain_method, target_elements
 from .facts import OBJECT, TENSOR, UNKNOWN, Grad
 from .walker import Domain, NameSets
 from ..source import LazyPattern, kept_for_the_last_text
@@ -608,14 +608,9 @@ def _meter_at(walker, cls, name: str):
     answer = ask(name) if ask is not None else ()
     if not answer:
         return None
-    (posonly, args, kwonly), added = answer
-    made = [ast.arg(arg=a) for a in (*posonly, *args, *kwonly)]
-    stub = ast.FunctionDef(name=name, args=ast.arguments(
-        posonlyargs=made[:len(posonly)], args=made[len(posonly):len(posonly) + len(args)],
-        kwonlyargs=made[len(posonly) + len(args):], kw_defaults=[None] * len(kwonly), defaults=[], vararg=None,
-        kwarg=None), body=[], decorator_list=[])
+    params, added = answer
     where = cls.where.rsplit(":", 1)[0] + ":"
-    return stub, {p: (a, int(line)) for p, a, line in added}, cls.name, where
+    return def_stub(name, params), {p: (a, int(line)) for p, a, line in added}, cls.name, where
 
 
 def _added_parameters(method) -> dict:

@@ -258,3 +258,14 @@ def first_body_line(func) -> int:
     """The line of a function's first statement, without reading a body not read yet."""
     src = getattr(func.body, "_src", None)
     return src[4] if src is not None else func.body[0].lineno
+
+
+def def_stub(name: str, params: tuple, line: int = 0) -> ast.FunctionDef:
+    """A def with no body and parameters `params` ((positional-only, positional, keyword-only
+    names), as a module summary keeps them): what binding a call's arguments reads."""
+    posonly, args, kwonly = params
+    made = [ast.arg(arg=a) for a in (*posonly, *args, *kwonly)]
+    arguments = ast.arguments(posonlyargs=made[:len(posonly)], args=made[len(posonly):len(posonly) + len(args)],
+                              kwonlyargs=made[len(posonly) + len(args):], kw_defaults=[], defaults=[],
+                              vararg=None, kwarg=None)
+    return ast.FunctionDef(name=name, args=arguments, body=[], decorator_list=[], lineno=line, end_lineno=line)

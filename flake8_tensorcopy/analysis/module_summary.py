@@ -17,6 +17,7 @@ import os
 from contextlib import contextmanager
 
 from . import lazytree
+from .astutil import def_stub
 from .facts import CLASS, FUNCTION, MODULE, UNKNOWN_FACT, Fact
 from .portable import export_fact, import_fact, well_formed
 
@@ -67,13 +68,7 @@ class ProjectEntity:
         """A def with its parameters' names (what binding a call's arguments reads): the module's
         tree is not parsed for it when the summary came from the cache."""
         if self._stub is None:
-            posonly, args, kwonly = self.info[2] or ((), (), ())
-            made = [ast.arg(arg=a) for a in (*posonly, *args, *kwonly)]
-            arguments = ast.arguments(posonlyargs=made[:len(posonly)], args=made[len(posonly):len(posonly) + len(args)],
-                                      kwonlyargs=made[len(posonly) + len(args):], kw_defaults=[], defaults=[],
-                                      vararg=None, kwarg=None)
-            self._stub = ast.FunctionDef(name=self.name, args=arguments, body=[], decorator_list=[],
-                                         lineno=self.info[1], end_lineno=self.info[1])
+            self._stub = def_stub(self.name, self.info[2] or ((), (), ()), self.info[1])
         return self._stub
 
     def _answer(self, question: tuple, compute, many: bool = False):
