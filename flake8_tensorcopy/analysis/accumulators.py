@@ -331,7 +331,8 @@ class AccumulatorDomain(Domain):
                 line, callers_shown, private = uses[0]
                 shown = shown or callers_shown
                 returned = (frame.scope.node.name, line, private)
-            rec.findings.append(Accumulation(acc.stmt, acc.name, acc.term, acc.term_is_tensor, shown, returned, acc.via))
+            rec.findings.append(
+                Accumulation(acc.stmt, acc.name, acc.term, acc.term_is_tensor, shown, returned, acc.via))
         rec.findings.sort(key=lambda a: (a.stmt.lineno, a.stmt.col_offset))
 
     # ------------------------------------------------------------------ meters

@@ -722,12 +722,13 @@ breaks) and synchronises with an accelerator at every iteration.
 
     @classmethod
     def scope_test(cls, text: str):
-        meters = meter_methods(text)  # `losses.update(loss)` in a function, `def update` elsewhere
-        return lambda segment: might_accumulate(segment, meters)
+        return cls.scope_test_imported(text, frozenset())
 
     @classmethod
     def scope_test_imported(cls, text: str, names: frozenset):
-        meters = meter_methods(text) | names  # (a call of one of them after a loop)
+        # `losses.update(loss)` after a loop, with `def update` elsewhere in the file or in a module
+        # it imports.
+        meters = meter_methods(text) | names
         return lambda segment: might_accumulate(segment, meters)
 
     def leave_scope(self, scope, ctx) -> None:
