@@ -985,13 +985,11 @@ def test_attributes_set_from_self_and_from_locals_in_the_grad_mode_they_run_in()
     assert "error" not in env
 
 
-def test_the_text_search_and_the_index_of_calls_agree():
-    """summaries.call_positions answers by a text search for the first few names a file asks
-    about and by one index of every call after that: which one answers must not matter
-    (`f (x)` is not a call of either, `def  f(` and `undef f(` are told apart alike)."""
+def test_the_calls_of_a_name_are_found_in_the_text():
+    """summaries.call_positions finds the calls of a name by a search of the text: `f (x)` is no
+    call, `def  f(` and `class\tBox(` define, `undef f(` and `xhelper(` are other words."""
     import ast
 
-    from flake8_tensorcopy.analysis import summaries
     from flake8_tensorcopy.analysis.walker import Walker
     from flake8_tensorcopy.rules.base import Context
     from flake8_tensorcopy.source import LineIndex
@@ -1008,17 +1006,12 @@ def test_the_text_search_and_the_index_of_calls_agree():
             b = Box()
             return Box(), run(1), xhelper(2), helper(3)
         """)
-    names = ["helper", "Box", "run", "main", "xhelper"]
-
-    def positions(direct: bool) -> dict:
-        walker = Walker(ast.parse(text.replace("undef helper(y)", "0")), [], Context(LineIndex(text), Options()))
-        walker._searches = 0 if direct else summaries._DIRECT_SEARCHES
-        return {name: walker.call_positions(name) for name in names}
-
-    searched, indexed = positions(True), positions(False)
-    assert searched == indexed
+    walker = Walker(ast.parse(text.replace("undef helper(y)", "0")), [], Context(LineIndex(text), Options()))
+    found = {name: walker.call_positions(name) for name in ["helper", "Box", "run", "main", "xhelper"]}
     # helper: the recursive call, `helper(y)`, `undef helper(y)` and `helper(3)`; not `helper (y)`.
-    assert len(searched["helper"]) == 4 and len(searched["Box"]) == 2 and searched["main"] == []
+    assert [text[p:p + 9] for p in found["helper"]] == ["helper(x ", "helper(y)", "helper(y)", "helper(3)"]
+    assert len(found["Box"]) == 2 and len(found["run"]) == 2 and found["main"] == [] and len(found["xhelper"]) == 1
+    assert walker.call_positions("helper") is found["helper"]  # asked once a name
 
 
 def _reference_call_index(text):
@@ -1038,18 +1031,21 @@ def _reference_call_index(text):
     return {k: v for k, v in index.items() if v}
 
 
-def test_the_index_of_calls_is_what_the_patterns_find():
+def test_the_calls_found_are_what_the_patterns_find():
     import glob
     import os
+    import re
 
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
     from conftest import FIXTURES, ROOT
-    from flake8_tensorcopy.analysis.summaries import call_index
+    from flake8_tensorcopy.analysis.summaries import call_positions
 
     def agree(text):
-        assert {k: v for k, v in call_index(text).items() if v} == _reference_call_index(text)
+        reference = _reference_call_index(text)
+        for name in set(re.findall(r"\b[A-Za-z_]\w*", text)) | {"f", "g", "C"}:
+            assert call_positions(text, name) == reference.get(name, []), (text, name)
 
     paths = glob.glob(os.path.join(ROOT, "flake8_tensorcopy", "**", "*.py"), recursive=True)
     paths += glob.glob(os.path.join(FIXTURES, "**", "*.py"), recursive=True)

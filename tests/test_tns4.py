@@ -312,6 +312,37 @@ def test_a_module_leaf_written_by_name_in_a_function():
             eval(call, env)
 
 
+TUPLE_BOUND_LEAF = """\
+import torch
+from torch import nn
+
+
+class Scaled(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.steps, self.w = 0, nn.Parameter(torch.ones(3))
+
+    def bump(self):
+        self.w.add_(1)
+"""
+
+
+def test_an_attribute_bound_second_in_a_tuple_is_not_taken_for_a_literal():
+    # `self.steps, self.w = 0, nn.Parameter(...)`: the text test read `self.w = 0, ...` as a
+    # literal binding and missed the `, self.w` of the unpacking (searched in one pattern with
+    # `self.steps,`, which consumed the comma), so `bump` was never analysed.
+    from flake8_tensorcopy.rules.tns4 import _literal_attributes
+
+    assert "w" not in _literal_attributes(TUPLE_BOUND_LEAF)
+    found = lint_text(TUPLE_BOUND_LEAF, TNS4).violations
+    assert [(v.code, v.line) for v in found] == [("TNS401", 11)]
+    torch = pytest.importorskip("torch")
+    env = {}
+    exec(compile(TUPLE_BOUND_LEAF, "<case>", "exec"), env)
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
+        env["Scaled"]().bump()
+
+
 def test_leaf_names_are_the_names_bound_where_a_leaf_is_made():
     from flake8_tensorcopy.rules.tns4 import _leaf_names
 

@@ -33,18 +33,27 @@ from .facts import (DEVICE, MODULE, NAMED_PARAMS, OTHER, PARAMS, SEQ, TENSOR, UN
                     Grad, join)
 from ..source import word_count
 
-# A call is `name(` with nothing between, both where call_positions searches the text for one
-# name and where call_index lists every call (the two must agree: which of them answers depends
-# on how many searches came first); a name after `def` or `class` and blanks is a definition.
 _SUMMARY_BUDGET = 400  # summary walks per file (each function at most once)
 _SURVEY_BUDGET = 200  # functions walked with rules off to find call sites
 _CALL_BUDGET = 200  # walks of a function for the arguments of one call (per file)
 _CALL_MAX_LINES = 80  # functions longer than this keep their summary's result at every call
 # Facts that mean the same in another module's walker (no definitions of this file in them).
 _PORTABLE = frozenset({TENSOR, OTHER, DEVICE, MODULE})
-_DIRECT_SEARCHES = 16  # text searches per function before one index of the whole file
 _HARMLESS_DECORATORS = frozenset({"staticmethod", "classmethod", "torch.no_grad", "no_grad", "torch.inference_mode",
                                   "inference_mode", "torch.enable_grad", "functools.wraps"})
+
+
+# The statements that hold statements, and their fields that do (_function_spans); a def's is
+# `_DEF` (a list: equal tuples may be one object).
+_DEF = ["body"]
+_BLOCKS = {ast.FunctionDef: _DEF, ast.AsyncFunctionDef: _DEF, ast.ClassDef: ("body",),
+           ast.If: ("body", "orelse"), ast.For: ("body", "orelse"), ast.AsyncFor: ("body", "orelse"),
+           ast.While: ("body", "orelse"), ast.With: ("body",), ast.AsyncWith: ("body",),
+           ast.Try: ("body", "handlers", "orelse", "finalbody"), ast.ExceptHandler: ("body",)}
+for _name, _fields in (("TryStar", ("body", "handlers", "orelse", "finalbody")), ("Match", ("cases",)),
+                       ("match_case", ("body",))):
+    if hasattr(ast, _name):
+        _BLOCKS[getattr(ast, _name)] = _fields
 
 
 class Summary:
@@ -69,8 +78,7 @@ class Summaries:
         self._surveyed: set = set()
         self._surveying = 0
         self._walked: set = set()  # ids of the functions walked to report
-        self._searches = 0
-        self._call_index: dict | None = None  # name -> offsets of `name(` in the text
+        self._calls: dict = {}  # name -> offsets of `name(` in the text (call_positions)
         self._def_spans: tuple | None = None  # (starts, ends, defs) of every function of the file
         self._call_results: dict = {}  # (id(func), argument facts) -> Fact, or None while walked
         self._call_budget = _CALL_BUDGET
@@ -381,18 +389,20 @@ class Summaries:
             found = []
             text = self.lines.text
             stack = list(self.tree.body)
+            blocks = _BLOCKS
             while stack:  # statements only
                 node = stack.pop()
-                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                fields = blocks.get(type(node))
+                if fields is None:
+                    continue
+                if fields is _DEF:
                     end = starts_of[node.end_lineno] if node.end_lineno < len(starts_of) else text_len
                     found.append((starts_of[node.lineno - 1], end, node))
                     unread = body_span(node)
                     if unread is not None and text.find("def ", text.find("\n", unread[0]), unread[1]) == -1:
                         continue  # a body not parsed yet, with no function in it
-                for field in ("body", "orelse", "finalbody", "handlers", "cases"):
-                    sub = getattr(node, field, None)
-                    if isinstance(sub, list):
-                        stack.extend(sub)
+                for field in fields:
+                    stack.extend(getattr(node, field))
             found.sort(key=lambda t: t[0])
             self._def_spans = ([t[0] for t in found], [t[1] for t in found], [t[2] for t in found])
         return self._def_spans
@@ -400,23 +410,14 @@ class Summaries:
     # ------------------------------------------------------------------ text index of calls
 
     def call_positions(self, name: str) -> list:
-        """Offsets of `name(` in the text that are not its `def`: a search per asking function
-        while few ask, then one index of every call in the file."""
-        text = self.lines.text if self.lines is not None else ""
-        if self._call_index is None and self._searches < _DIRECT_SEARCHES:
-            self._searches += 1
-            out = []
-            needle = name + "("
-            start = text.find(needle)
-            while start != -1:
-                before = text[start - 1] if start else " "
-                if not (before.isalnum() or before == "_") and not _defines(text, start):
-                    out.append(start)
-                start = text.find(needle, start + 1)
-            return out
-        if self._call_index is None:
-            self._call_index = call_index(text)
-        return self._call_index.get(name, [])
+        """Offsets of `name(` in the text that are not its `def` or `class` (memoised): a search
+        of the text for each name asked.  (An index of every call in the file, built once, cost
+        four times the searches of all the names a walk asks, on a large model tree.)"""
+        found = self._calls.get(name)
+        if found is None:
+            text = self.lines.text if self.lines is not None else ""
+            found = self._calls[name] = call_positions(text, name)
+        return found
 
     def called_elsewhere(self, name: str) -> bool:
         return bool(self.call_positions(name))
@@ -451,23 +452,18 @@ def _one_of_many(fact: Fact) -> Fact:
     return UNKNOWN_FACT
 
 
-def call_index(text: str) -> dict:
-    """{name: offsets of `name(` that are not its `def` or `class`}: what `\\b([A-Za-z_]\\w*)\\(`
-    finds, less definitions, by a look back from each `(` over the word before it (the pattern,
-    tried at every position of a large file, took four times as long)."""
-    index: dict = {}
-    find = text.find
-    i = find("(")
-    while i != -1:
-        j = i
-        while j and (text[j - 1].isalnum() or text[j - 1] == "_"):
-            j -= 1
-        if j < i:
-            c = text[j]  # the word starts with an ASCII letter or `_` (`[A-Za-z_]\w*`)
-            if (c == "_" or "a" <= c <= "z" or "A" <= c <= "Z") and not _defines(text, j):
-                index.setdefault(text[j:i], []).append(j)
-        i = find("(", i + 1)
-    return index
+def call_positions(text: str, name: str) -> list:
+    """Offsets of the calls `name(` in `text` (a word that starts with an ASCII letter or `_`;
+    nothing between the name and `(`), less its definitions (`def name(`, `class name(`)."""
+    out = []
+    needle = name + "("
+    start = text.find(needle)
+    while start != -1:
+        before = text[start - 1] if start else " "
+        if not (before.isalnum() or before == "_") and not _defines(text, start):
+            out.append(start)
+        start = text.find(needle, start + 1)
+    return out
 
 
 def _defines(text: str, start: int) -> bool:

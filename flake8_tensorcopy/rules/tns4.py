@@ -217,19 +217,38 @@ def _attribute_in(text: str, attr: str) -> bool:
 
 # `self.w = nn.Parameter(...)`, `self.scale = torch.ones(3, requires_grad=True)`,
 # `self.register_parameter("w", ...)`: attributes a class makes leaves that require grad.
-_LEAF_ATTRIBUTE = LazyPattern(r"\.[ \t]*(\w+)[ \t]*=[^=\n][^\n]*(?:Parameter|requires_grad)|register_parameter\(\s*['\"](\w+)")
+# (Two patterns, each searched alone: one of alternatives that start with different characters
+# is tried at every position, ten times the cost; and alone, neither hides the other's match.)
+_LEAF_ATTRIBUTE = LazyPattern(r"\.[ \t]*(\w+)[ \t]*=[^=\n][^\n]*(?:Parameter|requires_grad)")
+_REGISTERED = LazyPattern(r"register_parameter\(\s*['\"](\w+)")
 
 
 def _leaf_attributes(text: str) -> frozenset:
     """Attribute names `text` binds to a parameter or a tensor that requires grad."""
     if "Parameter" not in text and "requires_grad" not in text and "register_parameter" not in text:
         return frozenset()
-    return frozenset(a or b for a, b in _LEAF_ATTRIBUTE.findall(text))
+    # Searched on the lines that hold the words only (a match is on one line): tried at every
+    # `.x = ...` line of a model, the pattern cost a third of the rule's scope tests.
+    found = []
+    lines = set()
+    for word in ("Parameter", "requires_grad"):
+        at = text.find(word)
+        while at != -1:
+            line = text.rfind("\n", 0, at) + 1
+            if line not in lines:
+                lines.add(line)
+                end = text.find("\n", at)
+                found += _LEAF_ATTRIBUTE.findall(text, line, end if end != -1 else len(text))
+            at = text.find(word, at + len(word))
+    if "register_parameter" in text:
+        found += _REGISTERED.findall(text)
+    return frozenset(found)
 
 
 # `self.x = ...` / `self.x: T = ...` and what is bound; `self.x,` (an unpacking target, an argument).
 _SELF_BINDING = LazyPattern(r"self\.(\w+)[ \t]*(?::[^=\n]*)?=(?!=)[ \t]*([^\n]*)")
-_SELF_LISTED = LazyPattern(r"self\.(\w+)[ \t]*,|,[ \t]*self\.(\w+)")
+_SELF_LISTED = LazyPattern(r"self\.(\w+)[ \t]*,")
+_LISTED_SELF = LazyPattern(r",[ \t]*self\.(\w+)")
 # A value that is no tensor: a display, a number, a string, None, True, False, an empty container.
 _LITERAL = LazyPattern(r"(?:[-+]?\.?\d|[rbfuRBFU]{0,2}['\"]|[\[{]|(?:None|True|False)\b"
                        r"|(?:dict|list|set|defaultdict|OrderedDict|deque)\(\))")
@@ -244,8 +263,8 @@ def _literal_attributes(text: str) -> frozenset:
     literal, other = set(), set()
     for m in _SELF_BINDING.finditer(text):
         (literal if _LITERAL.match(m.group(2)) else other).add(m.group(1))
-    for a, b in _SELF_LISTED.findall(text):
-        other.add(a or b)
+    other.update(_SELF_LISTED.findall(text))  # (searched apart: `self.a, self.b = pair` names both)
+    other.update(_LISTED_SELF.findall(text))
     return frozenset(literal - other)
 
 
@@ -281,13 +300,22 @@ def _admits(text: str, leaf_attributes: frozenset, leaf_names: frozenset = froze
     functions), in a file whose classes make `leaf_attributes` leaves that require grad, which
     binds `leaf_names` to such leaves and `self.x` only to literals for the x of
     `literal_attributes` (a set, or a function that gives it when first asked)."""
+    # The in-place writes the rule may report, first: most functions have none (nine in ten of a
+    # large model tree's), and the rest of the test costs four times this search.
+    writes = [(at, target) for at in _inplace_starts(text) if (target := _write_target(text, at)) is not None]
+    if not writes:
+        return False
     # Writes in the `def` line(s) (a default, `x: list[int] = ...`) are not the function's.
     header = _DEF_HEADER.match(text)
-    body = header.end() if header else 0
+    if header:
+        body = header.end()
+        writes = [w for w in writes if w[0] >= body]
+        if not writes:
+            return False
     # The write is in this function; the leaf is made here (requires_grad, Parameter, a
     # parameters() loop) or is an attribute written in place (`.weight`, `self.scale`).
     if any(w in text for w in ("requires_grad", "Parameter", "parameters(")):
-        return any(at >= body and _write_target(text, at) is not None for at in _inplace_starts(text))
+        return True
     # Or the leaf comes from the callers: the function writes to one of its parameters
     # (`def reset(p): p.zero_()`, called with a model's weight).  Helpers are short; in long
     # functions such writes are arithmetic on activations (`x.mul_(...)` in a forward), and
@@ -307,12 +335,7 @@ def _admits(text: str, leaf_attributes: frozenset, leaf_names: frozenset = froze
             or "self." in text):
         return False
     aliases = bindings = None
-    for at in _inplace_starts(text):
-        if at < body:
-            continue
-        target = _write_target(text, at)
-        if target is None:
-            continue
+    for at, target in writes:
         if text.startswith("inplace=True", at):
             # `F.relu(x, inplace=True)` writes to its argument: anything the line names.
             if _leaf_word(target) or "self." in target or any(word_count(target, p) for p in params if p != "self") \
