@@ -581,16 +581,18 @@ def _cell_error(part: _Part, why) -> Error:
     return parse_error(exc, f" (cell {part.cell.number}, line {line}, column {col})")
 
 
-def _analyse(cells, sources, lint):
-    """(program, lint result, errors): the cells that do not parse are left out, each one error,
-    and the rest is analysed as one program by `lint(text)`.  The result's own error, if any, is
-    one the cells do not explain."""
-    skip: dict[int, Error] = {}
+def _analyse(cells, sources, lint, known: dict | None = None):
+    """(program, lint result, {cell number: error}): the cells that do not parse are left out,
+    each one error, and the rest is analysed as one program by `lint(text)`.  The result's own
+    error, if any, is one the cells do not explain.  `known`: cells known not to parse (left out
+    by an earlier pass of the fix loop, which fixes nothing in them): a text in which no rule may
+    report is not parsed (engine), and would not tell."""
+    skip: dict[int, Error] = dict(known or {})
     while True:
         program = Program(cells, sources, skip)
         result = lint(program.text)
         if not result.error:
-            return program, result, [skip[n] for n in sorted(skip)]
+            return program, result, skip
         bad = {}
         for part in program.parts:
             why = _syntax_error(part.text)
@@ -600,7 +602,7 @@ def _analyse(cells, sources, lint):
             # Every cell parses alone, but not after the others: blame the cell at the error.
             why = _syntax_error(program.text)
             if why is None or why[1] is None or why[1] > len(program.lines.starts):
-                return program, result, [skip[n] for n in sorted(skip)]
+                return program, result, skip
             part, line, _ = program.locate(program.lines.starts[why[1] - 1])
             bad[part.cell.number] = _cell_error(part, (why[0], line, why[2]))
         skip.update(bad)
@@ -612,20 +614,25 @@ class CellsTarget:
     cell and off the magics' placeholders (its protected ranges), and is applied to each cell's
     own text, which is what gets written back."""
 
-    def __init__(self, cells, sources: dict | None = None, skip=()) -> None:
+    def __init__(self, cells, sources: dict | None = None, skip: dict | None = None) -> None:
         self.cells = cells
         self.sources = sources if sources is not None else {c.number: c.source for c in cells}
-        self.skip = skip  # cells left out when this target was made, for `parses`
+        self.skip = skip or {}  # {number: Error} of the cells left out when this target was made
         self.program: Program | None = None
-        self.errors: list = []  # the cells left out of the program, one Error each
+        self.bad: dict = {}  # {number: Error} of the cells left out of the program
         self._edits: dict = {}
+
+    @property
+    def errors(self) -> list:
+        """The cells left out of the program, one Error each, in order."""
+        return [self.bad[n] for n in sorted(self.bad)]
 
     @property
     def text(self) -> str:
         return self.program.text
 
     def lint(self, lint):
-        self.program, result, self.errors = _analyse(self.cells, self.sources, lint)
+        self.program, result, self.bad = _analyse(self.cells, self.sources, lint, self.skip)
         self._edits = {}
         return result
 
@@ -646,8 +653,7 @@ class CellsTarget:
         sources = dict(self.sources)
         for number, edits in per_cell.items():
             sources[number] = splice_fixes(self.sources[number], edits)
-        left_out = {c.number for c in self.cells} - {p.cell.number for p in self.program.parts}
-        return CellsTarget(self.cells, sources, left_out)
+        return CellsTarget(self.cells, sources, self.bad)
 
     def parses(self) -> bool:
         return _syntax_error(Program(self.cells, self.sources, self.skip).text) is None

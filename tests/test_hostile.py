@@ -255,10 +255,11 @@ def test_50000_line_file_completes(tmp_path, capsys):
 
 N = 1000
 DEEP = {
-    # ast cannot build these: a clear "cannot parse"
-    "parens": ("y = " + "(" * N + "x" + ")" * N, "SyntaxError: too many nested parentheses"),
+    # ast cannot build these: a clear "cannot parse" (each holds what a rule looks for: a file in
+    # which none may report is not parsed, README "Pre-filter")
+    "parens": ("y = " + "(" * N + "x.clone().detach()" + ")" * N, "SyntaxError: too many nested parentheses"),
     "calls": ("y = " + "torch.tensor(" * N + "x" + ")" * N, "SyntaxError: too many nested parentheses"),
-    "lists": ("y = " + "[" * N + "x" + "]" * N, "SyntaxError: too many nested parentheses"),
+    "lists": ("y = " + "[" * N + "x.clone().detach()" + "]" * N, "SyntaxError: too many nested parentheses"),
     "chain": ("y = x" + ".clone().detach()" * N, "RecursionError: maximum recursion depth exceeded"),
     "and": ("y = " + "(x and " * 400 + "x.clone().detach()" + ")" * 400, None),  # MemoryError on 3.11
     "indent": ("".join(" " * i + "if x:\n" for i in range(N)) + " " * N + BAD_LINE,
@@ -329,7 +330,7 @@ def test_nesting_1000_deep_is_a_clear_error_never_a_crash(tmp_path, capsys, case
 
 
 def test_parser_memory_error_has_a_reason():
-    result = lint_text(HEAD + "y = " + "(x and " * 400 + "x.clone()" + ")" * 400 + "\n")
+    result = lint_text(HEAD + "y = " + "(x and " * 400 + "x.clone().detach()" + ")" * 400 + "\n")
     assert result.error and result.error.split(": ", 1)[1], result.error
 
 

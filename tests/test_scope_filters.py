@@ -190,6 +190,35 @@ def test_inplace_write_starts_are_those_of_the_one_pattern():
     agree()
 
 
+def test_tensor_calls_are_those_of_the_one_pattern():
+    """tns2._tensor_calls finds by a search of `tensor(` what one pattern (slow: tried at every
+    position) finds: `tensor(` after no word character, and `new_tensor(`."""
+    import re
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from flake8_tensorcopy.rules.tns2 import _tensor_calls
+
+    pattern = re.compile(r"(?<![\w])tensor\(|new_tensor\(")
+
+    def agree(text):
+        assert list(_tensor_calls(text)) == [m.end() for m in pattern.finditer(text)], text
+
+    for _name, text in SOURCES:
+        agree(text)
+    for text in ["tensor(", "torch.tensor(x)", "as_tensor(x)", "x.new_tensor(y)", "renew_tensor(", "xtensor(new_",
+                 "étensor(", "é tensor(", "tensor(tensor(", "9tensor("]:
+        agree(text)
+
+    @settings(max_examples=400, deadline=None)
+    @given(st.text(alphabet="tensor(new_ xé9.\n", max_size=40))
+    def fuzz(text):
+        agree(text)
+
+    fuzz()
+
+
 def test_the_prefilter_asks_each_substring_once_and_agrees_with_the_rules():
     """engine._prefiltered shares the substring searches of the rules' plain pre-filters; it
     selects exactly the rules whose `might_match` says yes."""
@@ -224,9 +253,45 @@ class Net(nn.Module):
 '''
 
 
+def _parts(text):
+    """The texts the walker asks the scope filter about: each function (nested ones too), and
+    the code outside the functions of the module and of its classes."""
+    from flake8_tensorcopy.rules.base import Context
+    from flake8_tensorcopy.source import LineIndex
+
+    tree = ast.parse(text)
+    asked = []
+    walker = Walker(tree, [], Context(LineIndex(text), Options()), lambda part: asked.append(part) and False)
+    walker._anything_admitted()
+    lines = text.splitlines(keepends=True)
+    functions = ["".join(lines[n.lineno - 1 : n.end_lineno]) for n in ast.walk(tree)
+                 if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    return asked[-1:] + functions
+
+
+def test_a_file_no_rule_may_admit_anything_of_is_one_whose_parts_none_admits():
+    """Rule.scope_any says yes of every file of which the rule's scope test admits a function
+    or the code outside them: where no rule's does, the file is not even parsed."""
+    admitted = 0
+    for name, text in SOURCES:
+        parts = _parts(text)
+        for cls in all_rules():
+            test = cls.scope_test(text)
+            if any(test(part) for part in parts):
+                admitted += 1
+                assert cls.scope_any(text, test), (name, cls.code)
+    assert admitted > 300
+    # TNS401's test reads a function's header and counts its lines: its own answer for the file.
+    for write in ("w.add_(1)", "w[0] = 1", "F.relu(w, inplace=True)", "w -= 1"):
+        text = f"def f(w):\n    {write}\n"
+        assert InplaceOnLeaf.scope_test(text)(text) and InplaceOnLeaf.scope_any(text, None), write
+    for write in ("w.data.zero_()", "w.requires_grad_(False)", "w = w + 1", "d['k'] = 1"):
+        assert not InplaceOnLeaf.scope_any(f"def f(w):\n    {write}\n", None), write
+
+
 def test_a_file_where_the_filter_admits_nothing_is_not_walked(monkeypatch):
-    """No function and no code outside functions passes a rule's scope test: the file is parsed
-    but not walked.  Code outside functions that passes one is walked, and reported."""
+    """No function and no code outside functions passes a rule's scope test: the file is not
+    walked (nor parsed).  Code outside functions that passes one is walked, and reported."""
     monkeypatch.setattr(engine, "Walker", _Counting)
     _Counting.scopes.clear()
     assert engine.lint_text(NOTHING_TO_REPORT).violations == []

@@ -195,6 +195,16 @@ class Rule:
         return cls.might_match_scope
 
     @classmethod
+    def scope_any(cls, text: str, test) -> bool:
+        """Whether `test` (the rule's `scope_test(text)`, or `scope_test_imported`'s) may admit a
+        function of the file whose source is `text`, or the file's code outside its functions:
+        where no rule may, the file is not parsed.  It must say yes whenever the test says yes
+        of some part of the text.  The default asks the test of the whole text: right for a test
+        that searches its text for triggers (one found in a part is found in the whole); a test
+        that reads a function's header or counts its lines must say what its triggers are."""
+        return test(text)
+
+    @classmethod
     def doc_sections(cls) -> dict[str, str]:
         sections: dict[str, str] = {}
         current = None

@@ -11,7 +11,6 @@ from ..source import LazyPattern
 
 # `torch.tensor(`, `tensor(`, `u.new_tensor(`; not `as_tensor(`, `is_tensor(`, `to_tensor(`.
 _CLONE_DETACH = LazyPattern(r"\.clone\((?:[^()]|\([^()]*\))*\)\s*\.\s*detach\s*\(")
-_TENSOR_CALL = LazyPattern(r"(?<![\w])tensor\(|new_tensor\(")
 _NOT_TENSORS = ("other", "module", "import", "seq", "loader", "device", "params", "named_params", "function",
                 "class")
 # Tensor libraries whose clone() / detach() look like torch's: TNS201 says nothing in their files.
@@ -277,6 +276,19 @@ object).
 _NUMBER = LazyPattern(r"\s*-?\s*(?:\d[\d_]*\.?[\d_]*|\.\d[\d_]*)(?:[eE][-+]?\d+)?j?\s*[,)]")
 
 
+def _tensor_calls(text: str):
+    r"""Where the arguments of each `tensor(` and `new_tensor(` call of `text` start: the `(`s that
+    `(?<!\w)tensor\(|new_tensor\(` ends at, by a search of `tensor(` (the pattern, whose
+    alternatives start with a look-behind and an `n`, is tried at every position: ten times the
+    cost, half the scope tests' of a large model tree)."""
+    at = text.find("tensor(")
+    while at != -1:
+        before = text[at - 1] if at else " "
+        if not (before.isalnum() or before == "_") or at >= 4 and text.startswith("new_", at - 4):
+            yield at + 7
+        at = text.find("tensor(", at + 7)
+
+
 def _literal_data(text: str, at: int) -> bool:
     """Whether the first argument of the call whose `(` ends at `at` is a number or a list
     display standing alone (followed by `,` or `)`): never a tensor.  A list that holds a string
@@ -322,7 +334,7 @@ class CopyConstructFromTensor(Rule):
         # `x.new_tensor(0.5)`), the constructors' everyday use, is no copy of a tensor.
         if "tensor(" not in text:
             return False
-        return any(not _literal_data(text, m.end()) for m in _TENSOR_CALL.finditer(text))
+        return any(not _literal_data(text, end) for end in _tensor_calls(text))
     docs = """
 ## What it does
 Checks for `torch.tensor(t)` and `u.new_tensor(t)` where `t` is known to be a tensor (the

@@ -608,6 +608,15 @@ class InplaceOnLeaf(Rule):
 
         return lambda segment: _admits(segment, attributes, names, literal_attributes)
 
+    @classmethod
+    def scope_any(cls, text: str, test) -> bool:
+        # `_admits` reads a function's `def` line and counts its lines; a function it admits
+        # holds a write it may report, which the whole text holds too (`inplace=True` taken
+        # for one wherever it is: which call it is in is told by a look back that may reach
+        # past the function's first line).
+        return any(text.startswith("inplace=True", at) or _write_target(text, at) is not None
+                   for at in _inplace_starts(text))
+
     docs = """
 ## What it does
 Checks for in-place writes to a leaf tensor that requires grad, outside a no-grad region.
