@@ -245,27 +245,46 @@ def _leaf_attributes(text: str) -> frozenset:
     return frozenset(found)
 
 
-# `self.x = ...` / `self.x: T = ...` and what is bound; `self.x,` (an unpacking target, an argument).
-_SELF_BINDING = LazyPattern(r"self\.(\w+)[ \t]*(?::[^=\n]*)?=(?!=)[ \t]*([^\n]*)")
-_SELF_LISTED = LazyPattern(r"self\.(\w+)[ \t]*,")
-_LISTED_SELF = LazyPattern(r",[ \t]*self\.(\w+)")
 # A value that is no tensor: a display, a number, a string, None, True, False, an empty container.
 _LITERAL = LazyPattern(r"(?:[-+]?\.?\d|[rbfuRBFU]{0,2}['\"]|[\[{]|(?:None|True|False)\b"
                        r"|(?:dict|list|set|defaultdict|OrderedDict|deque)\(\))")
 
 
-def _literal_attributes(text: str) -> frozenset:
-    """The attributes `self.x` that `text` binds, and only ever to literals (`self.cache = {}`,
+class _literal_attributes:  # noqa: N801  (a set, to the rule)
+    """The attributes `self.x` that a text binds, and only ever to literals (`self.cache = {}`,
     `self.n = 0`): a write to them, or into them, writes no tensor (a list's element written in
-    place is not one either: the rule follows no element)."""
-    if "setattr(self" in text or "__dict__" in text or "self." not in text:
-        return frozenset()
-    literal, other = set(), set()
-    for m in _SELF_BINDING.finditer(text):
-        (literal if _LITERAL.match(m.group(2)) else other).add(m.group(1))
-    other.update(_SELF_LISTED.findall(text))  # (searched apart: `self.a, self.b = pair` names both)
-    other.update(_LISTED_SELF.findall(text))
-    return frozenset(literal - other)
+    place is not one either: the rule follows no element).  `x in literal_attributes(text)`:
+    asked an attribute at a time, each by searches of `self.x` (the bindings of every attribute
+    of a model file, each looked at, cost half the rule's text tests)."""
+
+    __slots__ = ("text", "known")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.known: dict | None = {}
+        if "setattr(self" in text or "__dict__" in text or "self." not in text:
+            self.known = None
+
+    def __contains__(self, attr: str) -> bool:
+        known = self.known
+        if known is None:
+            return False
+        found = known.get(attr)
+        if found is None:
+            found = known[attr] = _only_literal(self.text, attr)
+        return found
+
+
+def _only_literal(text: str, attr: str) -> bool:
+    """Whether `text` binds `self.<attr>` (`self.x = v`, `self.x: T = v`), each time to a literal,
+    and never lists it (`self.x, self.y = pair`, an argument)."""
+    a = "self\\." + re.escape(attr) + "(?!\\w)"
+    literal = False
+    for m in re.finditer(a + r"[ \t]*(?::[^=\n]*)?=(?!=)[ \t]*([^\n]*)", text):
+        if _LITERAL.match(m.group(1)) is None:
+            return False
+        literal = True
+    return literal and re.search(a + r"[ \t]*,", text) is None and re.search(r",[ \t]*" + a, text) is None
 
 
 # The name a line binds (`w = ...`, `w: torch.Tensor = ...`), matched at the line's start; the
@@ -295,11 +314,11 @@ def _leaf_names(text: str) -> frozenset:
 
 
 def _admits(text: str, leaf_attributes: frozenset, leaf_names: frozenset = frozenset(),
-            literal_attributes=frozenset) -> bool:
+            literal_attributes=frozenset()) -> bool:
     """InplaceOnLeaf's scope test of a function whose source is `text` (or of code outside
     functions), in a file whose classes make `leaf_attributes` leaves that require grad, which
     binds `leaf_names` to such leaves and `self.x` only to literals for the x of
-    `literal_attributes` (a set, or a function that gives it when first asked)."""
+    `literal_attributes` (a set, or `_literal_attributes`)."""
     # The in-place writes the rule may report, first: most functions have none (nine in ten of a
     # large model tree's), and the rest of the test costs four times this search.
     writes = [(at, target) for at in _inplace_starts(text) if (target := _write_target(text, at)) is not None]
@@ -363,8 +382,6 @@ def _admits(text: str, leaf_attributes: frozenset, leaf_names: frozenset = froze
             # the file is a literal (a container, a number, a string, None).
             if not attrs or len(attrs) > 1:
                 return True
-            if callable(literal_attributes):
-                literal_attributes = literal_attributes()
             if attrs[0] not in literal_attributes:
                 return True
             continue
@@ -598,15 +615,8 @@ class InplaceOnLeaf(Rule):
         # parameter, `w.sub_(...)` in a function of a module that makes `w` a leaf: the leaf is
         # named where it is made, not where the write is; `self.cache[k] = v` where the file
         # binds `self.cache` to literals only.
-        attributes, names = _leaf_attributes(text), _leaf_names(text)
-        literals = []
-
-        def literal_attributes() -> frozenset:  # read once a file, where a write to `self.x` asks
-            if not literals:
-                literals.append(_literal_attributes(text))
-            return literals[0]
-
-        return lambda segment: _admits(segment, attributes, names, literal_attributes)
+        attributes, names, literals = _leaf_attributes(text), _leaf_names(text), _literal_attributes(text)
+        return lambda segment: _admits(segment, attributes, names, literals)
 
     @classmethod
     def scope_any(cls, text: str, test) -> bool:
