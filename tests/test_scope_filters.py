@@ -417,3 +417,77 @@ def test_writes_the_sharper_filter_keeps_are_reported(text, monkeypatch):
     assert found == _findings(text, False, False, monkeypatch)
     with pytest.raises(RuntimeError, match="leaf Variable that requires grad|view of a leaf Variable"):
         exec(compile(text, "<leaf>", "exec"), {})
+
+
+def test_backward_calls_are_those_of_the_one_pattern():
+    """storage._calls_backward (the storage domain's text test of a scope) finds by a search
+    what `\\b(?:backward|manual_backward|grad)\\s*\\(` finds (slow: a pattern that starts with a
+    word boundary is tried at every position)."""
+    import re
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from flake8_tensorcopy.analysis.storage import _calls_backward
+
+    pattern = re.compile(r"\b(?:backward|manual_backward|grad)\s*\(")
+
+    def agree(text):
+        assert _calls_backward(None, text) == (pattern.search(text) is not None), text
+
+    for _name, text in SOURCES:
+        agree(text)
+    for text in ["loss.backward()", "self.manual_backward(loss)", "xmanual_backward(l)", "_backward(x)",
+                 "torch.autograd.grad (y, x)", "requires_grad(", "no_grad()", "backward", "grad\n(", "ébackward("]:
+        agree(text)
+
+    @settings(max_examples=400, deadline=None)
+    @given(st.lists(st.sampled_from(["backward", "grad", "manual_", "_", "x", "(", " ", "\n", ".", "é"]), max_size=8))
+    def fuzz(parts):
+        agree("".join(parts))
+
+    fuzz()
+
+
+def test_a_total_starts_from_zero_wherever_the_one_pattern_says_so():
+    """accumulators._starts_from_zero looks at every occurrence of the name (no pattern compiled
+    for each): it finds each binding to a zero that `name[ \\t]*(?:,[^=\\n]*)?=(?!=)` does."""
+    import re
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from flake8_tensorcopy.analysis import accumulators as acc
+
+    def reference(name, text):
+        for m in re.finditer(re.escape(name) + r"[ \t]*(?:,[^=\n]*)?=(?!=)", text):
+            line = text.rfind("\n", 0, m.start()) + 1
+            if acc._TARGETS_BEFORE.fullmatch(text, line, m.start()) is None:
+                continue
+            if acc._ZERO.match(text, m.end()) is not None:
+                return True
+            if "," in text[line:m.end()]:
+                end = text.find("\n", m.end())
+                rhs = text[m.end():end if end >= 0 else len(text)]
+                if any(acc._ZERO.fullmatch(part.strip()) or acc._ZERO.match(part) for part in rhs.split(",")):
+                    return True
+        return False
+
+    cases = ["total = 0", "    total = 0.0\n", "total: float = 0", "a, total = x, 0", "total, n = 0, 0",
+             "total = torch.zeros(3)", "total = torch.tensor(0.)", "total = 1", "subtotal = 0", "total == 0",
+             "total = x\ntotal = 0", "x.total = 0", "totals = 0", "total = 0x1", "a, total = 0.5, y"]
+    for text in cases:
+        assert acc._starts_from_zero("total", text) == reference("total", text), text
+    for _name, text in SOURCES:
+        for name in set(re.findall(r"(?m)^[ \t]*([A-Za-z_]\w*)[ \t]*\+?=", text)):
+            assert acc._starts_from_zero(name, text) == reference(name, text), (name, _name)
+
+    @settings(max_examples=400, deadline=None)
+    @given(st.lists(st.sampled_from(["total", "t", " ", ",", "=", "==", "0", "0.0", "1", "\n", "x", "torch.zeros(",
+                                     ":", "sub"]), max_size=10))
+    def fuzz(parts):
+        text = "".join(parts)
+        if reference("total", text):
+            assert acc._starts_from_zero("total", text), text
+
+    fuzz()

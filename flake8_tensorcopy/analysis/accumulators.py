@@ -38,6 +38,7 @@ _LOOP_TEXT = LazyPattern(r"\b(?:for|while)\b")
 # The start of a right-hand side that is zero: `0`, `0.0`, `torch.zeros(...)`, `torch.tensor(...)`.
 _ZERO = LazyPattern(r"[ \t]*(?:0(?:\.0*)?(?![\w.(\[])|torch\.(?:zeros|tensor|scalar_tensor)\()")
 _TARGETS_BEFORE = LazyPattern(r"[ \t]*(?:[A-Za-z_]\w*[ \t]*,[ \t]*)*")
+_AFTER_TARGET = LazyPattern(r"[ \t]*(?:,[^=\n]*)?=(?!=)")
 
 
 _DEF_TEXT = LazyPattern(r"(?m)^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\(")
@@ -134,18 +135,23 @@ def might_accumulate(text: str, meters: frozenset = frozenset()) -> bool:
 def _starts_from_zero(name: str, text: str) -> bool:
     """`name = 0` (or `0.0`, `torch.zeros(...)`, `torch.tensor(...)`) on a line of its own, or
     `a, name = x, 0` (some element of the tuple is a zero)."""
-    for m in re.finditer(re.escape(name) + r"[ \t]*(?:,[^=\n]*)?=(?!=)", text):
-        start = m.start()
-        line = text.rfind("\n", 0, start) + 1
-        if _TARGETS_BEFORE.fullmatch(text, line, start) is None:
-            continue
-        if _ZERO.match(text, m.end()) is not None:
-            return True
-        if "," in text[line:m.end()]:
-            end = text.find("\n", m.end())
-            rhs = text[m.end():end if end >= 0 else len(text)]
-            if any(_ZERO.fullmatch(part.strip()) or _ZERO.match(part) for part in rhs.split(",")):
-                return True
+    # Each occurrence of the name, then `_AFTER_TARGET` after it: what `name[ \t]*(?:,[^=\n]*)?=(?!=)`
+    # finds, and a few more (where its matches would overlap), without a pattern compiled for
+    # each name (which cost as much as the searches).
+    at = text.find(name)
+    while at != -1:
+        m = _AFTER_TARGET.match(text, at + len(name))
+        if m is not None:
+            line = text.rfind("\n", 0, at) + 1
+            if _TARGETS_BEFORE.fullmatch(text, line, at) is not None:
+                if _ZERO.match(text, m.end()) is not None:
+                    return True
+                if "," in text[line:m.end()]:
+                    end = text.find("\n", m.end())
+                    rhs = text[m.end():end if end >= 0 else len(text)]
+                    if any(_ZERO.fullmatch(part.strip()) or _ZERO.match(part) for part in rhs.split(",")):
+                        return True
+        at = text.find(name, at + 1)
     return False
 
 

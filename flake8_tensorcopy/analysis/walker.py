@@ -259,6 +259,9 @@ _VISITORS: dict = {}
 
 _Name, _Constant = ast.Name, ast.Constant
 # The statement lists of compound statements, outside functions (`Walker._anything_admitted`).
+# Nodes without children that `_visit` need not push unless a rule looks at them.
+_LEAVES = frozenset({ast.Name, ast.Constant, *(c for base in (ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
+                                               for c in base.__subclasses__())})
 _COMPOUND = {ast.If: ("body", "orelse"), ast.For: ("body", "orelse"), ast.AsyncFor: ("body", "orelse"),
              ast.While: ("body", "orelse"), ast.With: ("body",), ast.AsyncWith: ("body",),
              ast.Try: ("body", "handlers", "orelse", "finalbody"), ast.ClassDef: ("body",)}
@@ -330,6 +333,7 @@ class Walker(Summaries, Evaluator):
             if hasattr(rule, "leave_scope"):
                 self._leave.append(rule.leave_scope)
         self._handlers = handlers
+        self._leaves = _LEAVES - handlers.keys()
 
     # ------------------------------------------------------------------ driving
 
@@ -743,6 +747,7 @@ class Walker(Summaries, Evaluator):
             return  # a leaf no rule looks at (a decorator, a default, an `if` test)
         ctx = self.ctx
         special = _VISIT_SPECIAL
+        leaves = self._leaves
         stack = [(node, state, False)]
         while stack:
             n, st, lam = stack.pop()
@@ -756,7 +761,9 @@ class Walker(Summaries, Evaluator):
             if t not in special:  # most nodes: their children, in the same state
                 children = child_nodes(n)
                 if children:
-                    stack.extend([(c, st, lam) for c in reversed(children)])
+                    # (Names, constants and operators no rule looks at are not pushed: they are
+                    # most of the nodes, and have no children.)
+                    stack.extend([(c, st, lam) for c in reversed(children) if type(c) not in leaves])
                 continue
             if t is ast.Lambda:
                 inner = st.copy()
