@@ -243,16 +243,17 @@ def join_env(a: dict, b: dict) -> dict:
     """Join two environments: a name bound on one path only may also be unbound."""
     if a is b:
         return a
-    out = {}
-    for name in a.keys() | b.keys():
-        fa, fb = a.get(name), b.get(name)
-        if fa is fb or fa == fb:
-            out[name] = fa
-        elif fa is None or fb is None:
+    # What `a` binds, then what `b` changes: most names are bound to one fact on both paths.
+    out = dict(a)
+    get = a.get
+    for name, fb in b.items():
+        fa = get(name)
+        if fa is fb:
+            continue
+        if fa is None:
             # Bound on one path only: keep what we know, widened by "unknown" on grad/device
             # only if the one path is a tensor that may require grad (a hazard on that path).
-            f = fa or fb
-            out[name] = f
-        else:
+            out[name] = fb
+        elif fa != fb:
             out[name] = join(fa, fb)
     return out
