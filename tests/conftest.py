@@ -108,3 +108,23 @@ def precommit_env(tmp_path_factory):
     home = tmp_path_factory.mktemp("pre-commit-home")
     return dict(os.environ, PRE_COMMIT_HOME=str(home), PATH=BIN + os.pathsep + os.environ.get("PATH", ""),
                 **GIT_ENV)
+
+
+def agrees_everywhere(agree, texts, alphabet, max_size: int = 40, examples: int = 400) -> None:
+    """`agree(text)` (which asserts that a text search and the pattern it stands for find the
+    same) on each of `texts`, then on texts fuzzed from `alphabet`: characters (a string) or
+    pieces (a list)."""
+    from hypothesis import given
+    from hypothesis import strategies as st
+
+    for text in texts:
+        agree(text)
+    drawn = st.text(alphabet=alphabet, max_size=max_size) if isinstance(alphabet, str) else \
+        st.lists(st.sampled_from(alphabet), max_size=max_size).map("".join)
+
+    @settings(max_examples=examples, deadline=None)
+    @given(drawn)
+    def fuzz(text):
+        agree(text)
+
+    fuzz()

@@ -1036,10 +1036,7 @@ def test_the_calls_found_are_what_the_patterns_find():
     import os
     import re
 
-    from hypothesis import given, settings
-    from hypothesis import strategies as st
-
-    from conftest import FIXTURES, ROOT
+    from conftest import FIXTURES, ROOT, agrees_everywhere
     from flake8_tensorcopy.analysis.summaries import call_positions
 
     def agree(text):
@@ -1047,21 +1044,15 @@ def test_the_calls_found_are_what_the_patterns_find():
         for name in set(re.findall(r"\b[A-Za-z_]\w*", text)) | {"f", "g", "C"}:
             assert call_positions(text, name) == reference.get(name, []), (text, name)
 
+    texts = []
     paths = glob.glob(os.path.join(ROOT, "flake8_tensorcopy", "**", "*.py"), recursive=True)
     paths += glob.glob(os.path.join(FIXTURES, "**", "*.py"), recursive=True)
     for path in paths:
         with open(path, encoding="utf-8") as f:
-            agree(f.read())
-    for text in ["def f(x): f(x)", "class C(B): C()", "undef f(x)", "déf(x)", "éf(x) _g(y) 9h(z)", "a.b(c)(d)",
-                 "def\tg(x)", "classy(x)", "x=def  f(1)", "(", "f((", "名字(1)"]:
-        agree(text)
-
-    @settings(max_examples=300, deadline=None)
-    @given(st.text(alphabet="abdefclsé_9( \t\n.", max_size=40))
-    def fuzz(text):
-        agree(text)
-
-    fuzz()
+            texts.append(f.read())
+    texts += ["def f(x): f(x)", "class C(B): C()", "undef f(x)", "déf(x)", "éf(x) _g(y) 9h(z)", "a.b(c)(d)",
+              "def\tg(x)", "classy(x)", "x=def  f(1)", "(", "f((", "名字(1)"]
+    agrees_everywhere(agree, texts, "abdefclsé_9( \t\n.", examples=300)
 
 
 GENERATOR = """\
