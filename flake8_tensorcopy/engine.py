@@ -165,7 +165,7 @@ def _lint(text: str, rule_classes, options: Options, tree, honor_noqa: bool, pro
         return LintResult()
     # Each rule's scope test of the file's functions (Rule.scope_test): a function for which all
     # say no is not walked.  A file of which no rule may admit any function, nor the code outside
-    # them (Rule.scope_any), is not parsed either: a third of a large model tree's files that pass
+    # them (Rule.scope_any), is not parsed either: a fifth of a large model tree's files that pass
     # the pre-filter.
     tests = [cls.scope_test(text) for cls in active]
     if triggers:
