@@ -986,10 +986,12 @@ def test_attributes_set_from_self_and_from_locals_in_the_grad_mode_they_run_in()
 
 
 def test_the_calls_of_a_name_are_found_in_the_text():
-    """summaries.call_positions finds the calls of a name by a search of the text: `f (x)` is no
-    call, `def  f(` and `class\tBox(` define, `undef f(` and `xhelper(` are other words."""
+    """summaries.call_positions finds the calls of a name by a search of the text for the first
+    names a file asks, then by one index of every call: both answer alike (`f (x)` is no call,
+    `def  f(` and `class\tBox(` define, `undef f(` and `xhelper(` are other words)."""
     import ast
 
+    from flake8_tensorcopy.analysis import summaries
     from flake8_tensorcopy.analysis.walker import Walker
     from flake8_tensorcopy.rules.base import Context
     from flake8_tensorcopy.source import LineIndex
@@ -1006,12 +1008,23 @@ def test_the_calls_of_a_name_are_found_in_the_text():
             b = Box()
             return Box(), run(1), xhelper(2), helper(3)
         """)
-    walker = Walker(ast.parse(text.replace("undef helper(y)", "0")), [], Context(LineIndex(text), Options()))
-    found = {name: walker.call_positions(name) for name in ["helper", "Box", "run", "main", "xhelper"]}
+    names = ["helper", "Box", "run", "main", "xhelper"]
+
+    def positions(searched: int) -> dict:
+        """What the walker answers after `searched` names were searched for one by one (past
+        summaries._DIRECT_SEARCHES, from one index of every call)."""
+        walker = Walker(ast.parse(text.replace("undef helper(y)", "0")), [], Context(LineIndex(text), Options()))
+        walker._calls.update((f"other{i}", []) for i in range(searched))
+        found = {name: walker.call_positions(name) for name in names}
+        assert walker.call_positions("helper") is found["helper"]  # asked once a name
+        assert (walker._call_index is not None) == (searched >= summaries._DIRECT_SEARCHES)
+        return found
+
+    found = positions(0)
+    assert positions(summaries._DIRECT_SEARCHES) == found
     # helper: the recursive call, `helper(y)`, `undef helper(y)` and `helper(3)`; not `helper (y)`.
     assert [text[p:p + 9] for p in found["helper"]] == ["helper(x ", "helper(y)", "helper(y)", "helper(3)"]
     assert len(found["Box"]) == 2 and len(found["run"]) == 2 and found["main"] == [] and len(found["xhelper"]) == 1
-    assert walker.call_positions("helper") is found["helper"]  # asked once a name
 
 
 def _reference_call_index(text):
@@ -1037,10 +1050,11 @@ def test_the_calls_found_are_what_the_patterns_find():
     import re
 
     from conftest import FIXTURES, ROOT, agrees_everywhere
-    from flake8_tensorcopy.analysis.summaries import call_positions
+    from flake8_tensorcopy.analysis.summaries import call_index, call_positions
 
     def agree(text):
         reference = _reference_call_index(text)
+        assert {k: v for k, v in call_index(text).items() if v} == reference, text
         for name in set(re.findall(r"\b[A-Za-z_]\w*", text)) | {"f", "g", "C"}:
             assert call_positions(text, name) == reference.get(name, []), (text, name)
 
