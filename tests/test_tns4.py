@@ -331,9 +331,9 @@ def test_an_attribute_bound_second_in_a_tuple_is_not_taken_for_a_literal():
     # `self.steps, self.w = 0, nn.Parameter(...)`: the text test read `self.w = 0, ...` as a
     # literal binding and missed the `, self.w` of the unpacking (searched in one pattern with
     # `self.steps,`, which consumed the comma), so `bump` was never analysed.
-    from flake8_tensorcopy.rules.tns4 import _literal_attributes
+    from flake8_tensorcopy.rules.tns4 import _LiteralAttributes
 
-    assert "w" not in _literal_attributes(TUPLE_BOUND_LEAF)
+    assert "w" not in _LiteralAttributes(TUPLE_BOUND_LEAF)
     found = lint_text(TUPLE_BOUND_LEAF, TNS4).violations
     assert [(v.code, v.line) for v in found] == [("TNS401", 11)]
     torch = pytest.importorskip("torch")

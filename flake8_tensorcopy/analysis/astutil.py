@@ -269,3 +269,15 @@ def def_stub(name: str, params: tuple, line: int = 0) -> ast.FunctionDef:
                               kwonlyargs=made[len(posonly) + len(args):], kw_defaults=[], defaults=[],
                               vararg=None, kwarg=None)
     return ast.FunctionDef(name=name, args=arguments, body=[], decorator_list=[], lineno=line, end_lineno=line)
+
+
+# The statements that hold statement lists (but a def's), and the fields that hold them; an except
+# handler and a match case hold a `body` of their own.
+BLOCKS = {ast.If: ("body", "orelse"), ast.For: ("body", "orelse"), ast.AsyncFor: ("body", "orelse"),
+          ast.While: ("body", "orelse"), ast.With: ("body",), ast.AsyncWith: ("body",),
+          ast.Try: ("body", "handlers", "orelse", "finalbody"), ast.ClassDef: ("body",),
+          ast.ExceptHandler: ("body",)}
+for _name, _fields in (("TryStar", ("body", "handlers", "orelse", "finalbody")), ("Match", ("cases",)),
+                       ("match_case", ("body",))):
+    if hasattr(ast, _name):
+        BLOCKS[getattr(ast, _name)] = _fields

@@ -28,7 +28,7 @@ from __future__ import annotations
 import ast
 from bisect import bisect_right
 
-from .astutil import bind_arguments, body_span, decorator_names, is_plain_method
+from .astutil import BLOCKS, bind_arguments, body_span, decorator_names, is_plain_method
 from .facts import (DEVICE, MODULE, NAMED_PARAMS, OTHER, PARAMS, SEQ, TENSOR, UNKNOWN, UNKNOWN_FACT, Device, Fact,
                     Grad, join)
 from ..source import word_count
@@ -42,19 +42,6 @@ _PORTABLE = frozenset({TENSOR, OTHER, DEVICE, MODULE})
 _DIRECT_SEARCHES = 24  # names searched for one by one before one index of every call of the file
 _HARMLESS_DECORATORS = frozenset({"staticmethod", "classmethod", "torch.no_grad", "no_grad", "torch.inference_mode",
                                   "inference_mode", "torch.enable_grad", "functools.wraps"})
-
-
-# The statements that hold statements, and their fields that do (_function_spans); a def's is
-# `_DEF` (a list: equal tuples may be one object).
-_DEF = ["body"]
-_BLOCKS = {ast.FunctionDef: _DEF, ast.AsyncFunctionDef: _DEF, ast.ClassDef: ("body",),
-           ast.If: ("body", "orelse"), ast.For: ("body", "orelse"), ast.AsyncFor: ("body", "orelse"),
-           ast.While: ("body", "orelse"), ast.With: ("body",), ast.AsyncWith: ("body",),
-           ast.Try: ("body", "handlers", "orelse", "finalbody"), ast.ExceptHandler: ("body",)}
-for _name, _fields in (("TryStar", ("body", "handlers", "orelse", "finalbody")), ("Match", ("cases",)),
-                       ("match_case", ("body",))):
-    if hasattr(ast, _name):
-        _BLOCKS[getattr(ast, _name)] = _fields
 
 
 class Summary:
@@ -391,20 +378,18 @@ class Summaries:
             found = []
             text = self.lines.text
             stack = list(self.tree.body)
-            blocks = _BLOCKS
             while stack:  # statements only
                 node = stack.pop()
-                fields = blocks.get(type(node))
-                if fields is None:
-                    continue
-                if fields is _DEF:
+                t = type(node)
+                if t is ast.FunctionDef or t is ast.AsyncFunctionDef:
                     end = starts_of[node.end_lineno] if node.end_lineno < len(starts_of) else text_len
                     found.append((starts_of[node.lineno - 1], end, node))
                     unread = body_span(node)
-                    if unread is not None and text.find("def ", text.find("\n", unread[0]), unread[1]) == -1:
-                        continue  # a body not parsed yet, with no function in it
-                for field in fields:
-                    stack.extend(getattr(node, field))
+                    if unread is None or text.find("def ", text.find("\n", unread[0]), unread[1]) != -1:
+                        stack.extend(node.body)  # (not a body unread yet with no function in it)
+                elif t in BLOCKS:
+                    for field in BLOCKS[t]:
+                        stack.extend(getattr(node, field))
             found.sort(key=lambda t: t[0])
             self._def_spans = ([t[0] for t in found], [t[1] for t in found], [t[2] for t in found])
         return self._def_spans

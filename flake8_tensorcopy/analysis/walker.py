@@ -34,7 +34,7 @@ import os
 from bisect import bisect_left, bisect_right
 
 from . import torchapi as api
-from .astutil import (all_nodes, bind_arguments, child_nodes, dotted_name, expressions, first_body_line,
+from .astutil import (BLOCKS, all_nodes, bind_arguments, child_nodes, dotted_name, expressions, first_body_line,
                       is_plain_method, parameter_names, yields)
 from .evaluate import (
     GENERATOR_TAG,
@@ -258,18 +258,9 @@ _VISITORS: dict = {}
 
 
 _Name, _Constant = ast.Name, ast.Constant
-# The statement lists of compound statements, outside functions (`Walker._anything_admitted`).
 # Nodes without children that `_visit` need not push unless a rule looks at them.
 _LEAVES = frozenset({ast.Name, ast.Constant, *(c for base in (ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
                                                for c in base.__subclasses__())})
-_COMPOUND = {ast.If: ("body", "orelse"), ast.For: ("body", "orelse"), ast.AsyncFor: ("body", "orelse"),
-             ast.While: ("body", "orelse"), ast.With: ("body",), ast.AsyncWith: ("body",),
-             ast.Try: ("body", "handlers", "orelse", "finalbody"), ast.ClassDef: ("body",)}
-if hasattr(ast, "TryStar"):
-    _COMPOUND[ast.TryStar] = _COMPOUND[ast.Try]
-if hasattr(ast, "Match"):
-    _COMPOUND[ast.Match] = ("cases",)
-_CLAUSES = (ast.ExceptHandler, getattr(ast, "match_case", ast.ExceptHandler))
 
 
 def _visitors(rule_class) -> tuple:
@@ -450,13 +441,9 @@ class Walker(Summaries, Evaluator):
                 if first > node.lineno:  # the header (decorators, defaults) stays module code
                     end = starts[node.end_lineno] if node.end_lineno < len(starts) else len(text)
                     bodies.append((starts[first - 1], end))
-            elif t in _COMPOUND:
-                for field in _COMPOUND[t]:
-                    for child in reversed(getattr(node, field)):
-                        if type(child) in _CLAUSES:  # an except handler, a match case
-                            stack.extend(reversed(child.body))
-                        else:
-                            stack.append(child)
+            elif t in BLOCKS:  # (the statement lists of compound statements, outside functions)
+                for field in BLOCKS[t]:
+                    stack.extend(reversed(getattr(node, field)))
         if not bodies:
             return admit(text)
         bodies.sort()

@@ -250,10 +250,10 @@ _LITERAL = LazyPattern(r"(?:[-+]?\.?\d|[rbfuRBFU]{0,2}['\"]|[\[{]|(?:None|True|F
                        r"|(?:dict|list|set|defaultdict|OrderedDict|deque)\(\))")
 
 
-class _literal_attributes:  # noqa: N801  (a set, to the rule)
+class _LiteralAttributes:
     """The attributes `self.x` that a text binds, and only ever to literals (`self.cache = {}`,
     `self.n = 0`): a write to them, or into them, writes no tensor (a list's element written in
-    place is not one either: the rule follows no element).  `x in literal_attributes(text)`:
+    place is not one either: the rule follows no element).  `x in _LiteralAttributes(text)`:
     asked an attribute at a time, each by searches of `self.x` (the bindings of every attribute
     of a model file, each looked at, cost half the rule's text tests)."""
 
@@ -318,7 +318,7 @@ def _admits(text: str, leaf_attributes: frozenset, leaf_names: frozenset = froze
     """InplaceOnLeaf's scope test of a function whose source is `text` (or of code outside
     functions), in a file whose classes make `leaf_attributes` leaves that require grad, which
     binds `leaf_names` to such leaves and `self.x` only to literals for the x of
-    `literal_attributes` (a set, or `_literal_attributes`)."""
+    `literal_attributes` (a set, or `_LiteralAttributes`)."""
     # The in-place writes the rule may report, first: most functions have none (nine in ten of a
     # large model tree's), and the rest of the test costs four times this search.
     writes = [(at, target) for at in _inplace_starts(text) if (target := _write_target(text, at)) is not None]
@@ -607,7 +607,7 @@ class InplaceOnLeaf(Rule):
 
     @classmethod
     def might_match_scope(cls, text: str) -> bool:
-        return _admits(text, _leaf_attributes(text), _leaf_names(text), _literal_attributes(text))
+        return _admits(text, _leaf_attributes(text), _leaf_names(text), _LiteralAttributes(text))
 
     @classmethod
     def scope_test(cls, text: str):
@@ -615,7 +615,7 @@ class InplaceOnLeaf(Rule):
         # parameter, `w.sub_(...)` in a function of a module that makes `w` a leaf: the leaf is
         # named where it is made, not where the write is; `self.cache[k] = v` where the file
         # binds `self.cache` to literals only.
-        attributes, names, literals = _leaf_attributes(text), _leaf_names(text), _literal_attributes(text)
+        attributes, names, literals = _leaf_attributes(text), _leaf_names(text), _LiteralAttributes(text)
         return lambda segment: _admits(segment, attributes, names, literals)
 
     @classmethod
