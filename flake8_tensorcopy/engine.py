@@ -23,6 +23,7 @@ import warnings
 from . import rules as _rules  # noqa: F401  (registers the rule families)
 from .analysis import Walker, make_domains
 from .analysis.astutil import Reparse
+from .analysis import lazytree
 from .model import INTERNAL, Edit, Error, ErrorKind, Fix, Options, Violation
 from .reach import torch_through_project
 from .rules.base import Context, Rule, all_rules
@@ -136,7 +137,9 @@ def parse_error(exc: Exception, where: str = "") -> Error:
 
 
 def _lint(text: str, rule_classes, options: Options, tree, honor_noqa: bool, project=None, path=None,
-          fixes: bool = True, concrete=None, via_project: bool = False) -> LintResult:
+          fixes: bool = True, concrete=None, via_project: bool = False, whole: bool = False) -> LintResult:
+    """`whole`: parse the file whole (not its function bodies on first use, lazytree.py): after a
+    body that did not parse or was not where the file's layout put it."""
     active = _prefiltered(rule_classes, text)
     module = project.module_name(path) if project is not None and path else None
     # Rules that also report at calls of the project's functions (`to_numpy(out)`): a file
@@ -177,21 +180,21 @@ def _lint(text: str, rule_classes, options: Options, tree, honor_noqa: bool, pro
     if sink_calls:
         # A function that calls one of them may report there (Context.call_sinks).
         tests = [or_calls(test, sink_calls) if cls.through_calls else test for cls, test in zip(active, tests)]
-    if tree is None and module is not None:
+    if tree is None and module is not None and not whole:
+        # Parsed for the summary of a module the project imports, with bodies on demand: unless
+        # a body of it did not parse or was not where the layout put it (those read since as
+        # what nothing says, which would hide the error here).
         tree = project.parsed(module, text)
-        if tree is not None:
-            # Parsed for the summary of a module the project imports, bodies on demand
-            # (lazytree.py): a file checked is parsed whole, so that a syntax error anywhere in
-            # it is reported.
-            from .analysis.lazytree import read_unread
-
-            try:
-                read_unread(tree)
-            except Reparse:
-                tree = None
+        origin = getattr(tree, "_lazy_origin", None)
+        if origin is not None and origin.broken:
+            tree, whole = None, True
     if tree is None:
         try:
-            tree = _parse(text)
+            # The function bodies the analysis reads are parsed when it first reads them
+            # (lazytree.py): of the files of a large model tree that are walked, most lines are
+            # in functions no rule looks at.  The rest is parsed before anything is reported
+            # (below), so that nothing is reported in a file that does not parse.
+            tree = _parse(text) if whole else lazytree.parse(text)
         except SyntaxError as exc:
             return LintResult(error=parse_error(exc, f" (line {exc.lineno}, column {exc.offset})"))
         except (ValueError, RecursionError, MemoryError) as exc:
@@ -214,11 +217,16 @@ def _lint(text: str, rule_classes, options: Options, tree, honor_noqa: bool, pro
     try:
         walker.run()
         saw_torch = walker.saw_torch
+        if ctx.violations:
+            # Something to report: the bodies not read yet are parsed first (a syntax error in
+            # one is reported instead, as it would have been by a whole parse).
+            lazytree.read_unread(tree)
     except Reparse:
-        # A body of a project module's tree whose layout was wrong (lazytree.py): that tree now
-        # reads its bodies from a plain parse; the file is analysed again.
+        # A body that does not parse, or whose layout was wrong (lazytree.py): the file is
+        # parsed whole and analysed again.
         walker.release()
-        return _lint(text, rule_classes, options, None, honor_noqa, project, path, fixes, concrete, via_project)
+        return _lint(text, rule_classes, options, None, honor_noqa, project, path, fixes, concrete, via_project,
+                     whole=True)
     except RecursionError:
         v = Violation(
             INTERNAL,

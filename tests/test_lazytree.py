@@ -341,9 +341,9 @@ def test_a_wrong_layout_in_a_project_module_analyses_the_file_again(monkeypatch,
     assert lazy == plain
 
 
-def test_a_checked_file_is_parsed_whole(monkeypatch, tmp_path):
-    """A syntax error in a body no rule looks at is still the file's error: the file checked is
-    parsed whole, also when its tree was parsed lazily for another file's summary."""
+def test_a_checked_file_reports_the_error_of_a_body_its_analysis_reads(monkeypatch, tmp_path):
+    """A syntax error in a body that a rule looks at is the file's error, also when its tree was
+    parsed lazily for another file's summary."""
     from test_project import _lint
     from flake8_tensorcopy.analysis.project import Project
 
@@ -535,3 +535,69 @@ def test_summaries_built_from_lazy_trees_read_back_from_the_cache_the_same(monke
     assert _lint(train, cold) == plain and cold.built > 0
     warm = _with_store(root, tmp_path / "cache")
     assert _lint(train, warm) == plain and warm.built == 0
+
+
+# ---------------------------------------------------------------- files checked
+
+def _findings(result):
+    return [(v.code, v.line, v.col, v.end_line, v.end_col, v.message,
+             v.fix and [(e.start, e.end, e.text) for e in v.fix.edits]) for v in result.violations]
+
+
+def test_a_checked_file_gives_what_a_whole_parse_gives(monkeypatch):
+    """The file checked is parsed with its bodies on demand: the findings, their fixes and the
+    errors are those of a whole parse, for every fixture and rule example."""
+    compared = found = 0
+    for text in _sources():
+        monkeypatch.setattr(lazytree, "parse", lazytree._quiet_parse)
+        whole = lint_text(text)
+        monkeypatch.undo()
+        monkeypatch.setattr(lazytree, "_MIN_CHARS", 0)
+        lazy = lint_text(text)
+        monkeypatch.undo()
+        assert (_findings(lazy), lazy.error) == (_findings(whole), whole.error), text
+        compared += 1
+        found += bool(whole.violations)
+    assert compared > 200 and found > 80
+
+
+BODY_THAT_DOES_NOT_PARSE = """\
+import torch
+
+
+def train(model, x):
+    return model(x).numpy()
+
+
+def unrelated(path):
+    with open(path) as f:
+    return f.read()
+"""
+
+
+def test_a_body_no_rule_reads_is_not_parsed_unless_there_is_something_to_report(monkeypatch):
+    """Only the bodies the analysis reads are parsed, and the rest before anything is reported:
+    a syntax error in a body no rule looks at goes unseen in a file with nothing to report (a
+    linter of tensor copies is no syntax checker), and is the file's error, with no finding, in a
+    file with something to report."""
+    monkeypatch.setattr(lazytree, "_MIN_CHARS", 0)
+    reads = []
+    real = lazytree.LazyBody._load
+
+    def load(self):
+        reads.append(self._src[1].name)
+        return real(self)
+
+    monkeypatch.setattr(lazytree.LazyBody, "_load", load)
+    # `model` is unknown: nothing to report (without --strict), and `unrelated` is never parsed.
+    result = lint_text(BODY_THAT_DOES_NOT_PARSE)
+    assert (result.violations, result.error) == ([], None)
+    assert reads == ["train"]
+    # A model for certain: TNS101 reports in `train`, so the file is parsed whole first.
+    reads.clear()
+    with_model = BODY_THAT_DOES_NOT_PARSE.replace("x).numpy()", "x).numpy()\n\n\nout = train(torch.nn.Linear(2, 2), torch.ones(2))")
+    result = lint_text(with_model)
+    assert result.violations == [] and "expected an indented block" in result.error
+    assert reads == ["train", "unrelated"]
+    fixed = with_model.replace("    return f.read()", "        return f.read()")
+    assert [v.code for v in lint_text(fixed).violations] == ["TNS101"]

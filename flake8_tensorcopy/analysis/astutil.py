@@ -89,7 +89,7 @@ def _child_nodes(node, t) -> list:
         v = getattr(node, f, None)
         if v is None:
             continue
-        if type(v) is list:
+        if isinstance(v, list):  # (a function body not parsed yet, lazytree.LazyBody, is read)
             for x in v:
                 if isinstance(x, _AST):
                     out.append(x)
