@@ -206,7 +206,8 @@ def _layout(text: str) -> list:
         body_end = m.start() + 1 if m is not None else n
         body = text[head_end:body_end]
         last = _last_code_line(body)
-        if last is None or body.count('"""') % 2 or body.count("'''") % 2:
+        body_doubles, body_singles = body.count('"""'), body.count("'''")
+        if last is None or body_doubles % 2 or body_singles % 2:
             i = find("def ", head_end)  # left to the parser; a nested def may be stubbed
             continue
         last_start, last_end = last
@@ -215,10 +216,15 @@ def _layout(text: str) -> list:
             i = find("def ", head_end)
             continue
         head_line = line_no + count("\n", start, head_end)  # the line after the header
+        newlines = body.count("\n")
         first_line = head_line + body.count("\n", 0, _first_code_line(body))
         end_line = head_line + body.count("\n", 0, last_start)
         found.append((start, head_end, body_end, indent, line_no, head_line, first_line, end_line,
-                      end_col, body.count("\n")))
+                      end_col, newlines))
+        # The counts move on past the body (its header holds no triple quote).
+        at, line_no = body_end, head_line + newlines
+        doubles += body_doubles
+        singles += body_singles
         i = find("def ", body_end)
     return found
 
