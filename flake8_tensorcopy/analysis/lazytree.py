@@ -11,10 +11,12 @@ function's own lines, at their own line and column, the first time anything read
 every body is read, the tree is the one `ast.parse` gives, node for node and position for
 position (`tests/test_lazytree.py`; all 6,820 files of the benchmark corpora).
 
-A file that is checked is parsed whole (engine.py): a syntax error in a body no rule looks at is
-still reported.  A body of a module only summarised that does not parse reads as returning what
-nothing says (once `Reparse` has been raised for it); the functions around it keep their facts,
-where a whole parse that failed left the module without a summary.
+A file that is checked is parsed the same way (engine.py), and its unread bodies are parsed
+before anything in it is reported: a body that does not parse is then the file's syntax error,
+as it is when the analysis reads it (`Reparse`: the file is parsed whole and checked again).  A
+body of a module only summarised that does not parse reads as returning what nothing says (once
+`Reparse` has been raised for it); the functions around it keep their facts, where a whole parse
+that failed left the module without a summary.
 
 Anything the layout cannot be sure of is left to the parser: a file with carriage returns, or
 with form feeds in its indentation, a `def` indented with a tab, a header with a triple-quoted
