@@ -197,6 +197,27 @@ SOURCES = {
         )
     ''',
 }
+# Small bodies far down a file (more lines above them than four times their characters): each
+# is parsed where it is and moved to its line, not after as many blank lines.
+SOURCES["small bodies far down"] = "import torch\n" + "x = 1\n" * 1000 + textwrap.dedent('''
+    def f(x):
+        return x.numpy()
+
+    class M(torch.nn.Module):
+        def forward(self, x):
+            global y
+            return [x[0], *x[1:]] if x else {"a": lambda: x}
+''')
+
+
+def test_small_bodies_far_down_are_not_parsed_after_blank_lines(eager_threshold, monkeypatch):
+    source = SOURCES["small bodies far down"]
+    parsed = []
+    monkeypatch.setattr(lazytree, "_quiet_parse", lambda text: parsed.append(text) or ast.parse(text))
+    tree = lazytree.parse(source)
+    lazytree.read_all(tree)
+    assert len(parsed) == 3 and all(len(text) < 200 for text in parsed[1:])
+    assert dump(tree) == dump(ast.parse(source))
 
 
 @pytest.mark.parametrize("name", sorted(SOURCES))

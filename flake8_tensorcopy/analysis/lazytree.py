@@ -347,16 +347,43 @@ def _parse_body(origin: _Origin, func, start: int, end: int) -> list:
     text = origin.text
     line, col = func.lineno, func.col_offset
     chunk = text[start:end]
-    source = "\n" * (line - 1) + chunk if col == 0 else "\n" * (line - 2) + "if 1:\n" + chunk
+    # At its line: after blank lines (the parser skips them faster than anything else reads
+    # a tree), unless they would outnumber its characters four to one (a body late in a long
+    # file of small functions: reading every body of a dense file would be quadratic in its
+    # length), then parsed where it is and moved down.
+    pad = "\n" * (line - 1) if line - 1 <= 4 * len(chunk) else ""
+    source = pad + chunk if col == 0 else (pad[1:] if pad else "") + "if 1:\n" + chunk
     try:
         mod = _quiet_parse(source)
         stmts = mod.body if col == 0 else (mod.body[0].body if len(mod.body) == 1 else ())
         node = stmts[0] if len(stmts) == 1 else None
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         node = None
+    if node is not None and not pad:
+        _move_down(node, line - node.lineno)
     if not _same(node, func):
         node = _from_whole(origin, func)
     return node.body
+
+
+def _move_down(node, lines: int) -> None:
+    """Add `lines` to the line numbers of `node` and everything in it (ast.increment_lineno)."""
+    if not lines:
+        return
+    stack = [node]
+    pop, extend = stack.pop, stack.extend
+    while stack:
+        n = pop()
+        if hasattr(n, "lineno"):
+            n.lineno += lines
+            if n.end_lineno is not None:
+                n.end_lineno += lines
+        for field in n._fields:
+            v = getattr(n, field, None)
+            if type(v) is list:
+                extend([x for x in v if isinstance(x, ast.AST)])  # (Global.names are strings)
+            elif isinstance(v, ast.AST):
+                stack.append(v)
 
 
 def _same(node, func) -> bool:
