@@ -220,7 +220,7 @@ def _layout(text: str) -> list:
         head_line = line_no + count("\n", start, head_end)  # the line after the header
         newlines = body.count("\n")
         first_line = head_line + body.count("\n", 0, _first_code_line(body))
-        end_line = head_line + body.count("\n", 0, last_start)
+        end_line = head_line + newlines - body.count("\n", last_start)  # (the last line's own)
         found.append((start, head_end, body_end, indent, line_no, head_line, first_line, end_line,
                       end_col, newlines))
         # The counts move on past the body (its header holds no triple quote).
@@ -246,11 +246,15 @@ def _header_end(text: str, at: int) -> int:
             line = _STRING.sub("0", line)
             if "'" in line or '"' in line:
                 return -1
-        hash_at = line.find("#")
-        if hash_at != -1:
-            line = line[:hash_at]
-        depth += line.count("(") + line.count("[") + line.count("{")
-        depth -= line.count(")") + line.count("]") + line.count("}")
+        if "#" in line:
+            line = line[:line.find("#")]
+        # (A bracket the line does not hold is not counted: most headers hold no braces.)
+        if "(" in line or ")" in line:
+            depth += line.count("(") - line.count(")")
+        if "[" in line or "]" in line:
+            depth += line.count("[") - line.count("]")
+        if "{" in line or "}" in line:
+            depth += line.count("{") - line.count("}")
         if depth < 0:
             return -1
         if depth == 0:
