@@ -458,3 +458,39 @@ def test_a_total_starts_from_zero_wherever_the_one_pattern_says_so():
             assert acc._starts_from_zero("total", text), text
 
     fuzz()
+
+
+def test_the_first_loop_is_where_the_one_pattern_finds_it():
+    """accumulators._loop_end finds by a search what `\\b(?:for|while)\\b` finds (slow: a pattern
+    that starts with a word boundary is tried at every position)."""
+    import re
+
+    from flake8_tensorcopy.analysis.accumulators import _loop_end
+
+    pattern = re.compile(r"\b(?:for|while)\b")
+
+    def agree(text):
+        m = pattern.search(text)
+        assert _loop_end(text) == (m.end() if m is not None else -1), text
+
+    agrees_everywhere(agree, [text for _name, text in SOURCES] + [
+        "for x in y:", "def forward(self):\n    for i in r:", "while True:", "xfor", "for_", "_while",
+        "éfor", "forward\nwhile 1: pass\nfor x in y: pass", "format(while)", "fo r", ""],
+        ["for", "while", "ward", "é", "_", "x", " ", "\n", "(", "f", "w"], max_size=8)
+
+
+def test_numpy_aliases_are_those_of_the_one_pattern():
+    """tns1._module_aliases finds the names that `^(\\w+)[ \\t]*=[ \\t]*(\\w+)[ \\t]*\\.` (one
+    match a line) binds to an attribute of a NumPy module, trying it only where one is named."""
+    from flake8_tensorcopy.rules.tns1 import _MODULE_ALIAS, _module_aliases
+
+    modules = frozenset({"np", "numpy", "N"})
+
+    def agree(text):
+        expected = {m.group(1) for m in _MODULE_ALIAS.finditer(text) if m.group(2) in modules}
+        assert _module_aliases(text, modules) == expected, text
+
+    agrees_everywhere(agree, [text for _name, text in SOURCES] + [
+        "arr = np.asarray", "arr=np .asarray\n", "x = inp.y", "x = numpy\t.y", "a = N.b", "a = xN.b",
+        "  a = np.b", "a = np_.b", "a = np", "é = np.x", "a = (np.x)"],
+        ["np", "numpy", "N", "a", "_", " ", "\t", "=", ".", "\n", "x", "é"], max_size=10)

@@ -32,7 +32,28 @@ from ..source import LazyPattern, kept_for_the_last_text
 # `name += term` / `name = name + term` with a plain name and a term that is not a literal,
 # a tuple, a list or a string (`hidden_states += (h,)`, `count += 1`).
 _ACCUM_TEXT = LazyPattern(r"(?m)^[ \t]*([A-Za-z_]\w*)[ \t]*(?:\+=|=[ \t]*\1[ \t]*\+(?!=))[ \t]*(?![\d\['\"\s\\])")
-_LOOP_TEXT = LazyPattern(r"\b(?:for|while)\b")
+
+
+def _loop_end(text: str) -> int:
+    """The offset after the first word `for` or `while` of `text` (what `\b(?:for|while)\b`
+    finds), or -1: found by searching for each word (a pattern that starts with a word boundary
+    is tried at every position)."""
+    first = -1
+    for word in ("for", "while"):
+        i = text.find(word, 0, first if first != -1 else len(text))
+        while i != -1:
+            end = i + len(word)
+            if (not i or not _word_char(text[i - 1])) and (end == len(text) or not _word_char(text[end])):
+                first = i
+                break
+            i = text.find(word, i + 1, first if first != -1 else len(text))
+    if first == -1:
+        return -1
+    return first + (3 if text.startswith("for", first) else 5)
+
+
+def _word_char(c: str) -> bool:
+    return c.isalnum() or c == "_"
 
 
 # The start of a right-hand side that is zero: `0`, `0.0`, `torch.zeros(...)`, `torch.tensor(...)`.
@@ -109,15 +130,15 @@ def might_accumulate(text: str, meters: frozenset = frozenset()) -> bool:
     own (`total = 0`, `0.0`, `torch.zeros(...)`, `torch.tensor(...)`, or a tuple of them); or a
     call of one of `meters` (`meter_methods`) after a loop.  A text test only (the analysis
     decides)."""
-    if meters and any("." + m + "(" in text for m in meters) and _LOOP_TEXT.search(text) is not None:
+    if meters and any("." + m + "(" in text for m in meters) and _loop_end(text) != -1:
         return True
     if "+" not in text:
         return False
-    loop = _LOOP_TEXT.search(text)
-    if loop is None:
+    loop = _loop_end(text)
+    if loop == -1:
         return False
     names = set()
-    pos, last_line = loop.end(), -1
+    pos, last_line = loop, -1
     while True:
         pos = text.find("+", pos)
         if pos < 0:

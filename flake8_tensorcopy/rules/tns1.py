@@ -1000,10 +1000,31 @@ def _numpy_names(text: str) -> tuple:
         if module.split(".")[0] != "numpy" or name == "*":
             continue
         (modules if name is None or name in _NUMPY_SUBMODULES else functions).add(local)
-    for m in _MODULE_ALIAS.finditer(text):
-        if m.group(2) in modules:
-            functions.add(m.group(1))
+    functions.update(_module_aliases(text, modules))
     return frozenset(modules), frozenset(functions)
+
+
+def _module_aliases(text: str, modules) -> set:
+    """The names `_MODULE_ALIAS` binds to an attribute of one of `modules` (`arr = np.asarray`).
+    Its match is tried only on the lines with an `=` before one of them and a `.` after (the
+    pattern, which starts at every line, is tried at every position of a file)."""
+    found = set()
+    starts = set()
+    for name in modules:
+        i = text.find(name)
+        while i != -1:
+            end = i + len(name)
+            j = end
+            while j < len(text) and text[j] in " \t":
+                j += 1
+            if j < len(text) and text[j] == "." and (not i or not text[i - 1].isalnum() and text[i - 1] != "_"):
+                starts.add(text.rfind("\n", 0, i) + 1)
+            i = text.find(name, end)
+    for start in starts:
+        m = _MODULE_ALIAS.match(text, start)
+        if m is not None and m.group(2) in modules:
+            found.add(m.group(1))
+    return found
 
 
 _NUMPY_SUBMODULES = frozenset("linalg random fft ma lib char emath polynomial testing rec strings".split())
