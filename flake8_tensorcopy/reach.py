@@ -36,6 +36,7 @@ _PATHS: dict = {}  # (root, module) -> module_path(root, module)
 _ROOTS: dict = {}  # directory of a checked file -> the real path of its root
 _LISTINGS: dict = {}  # directory -> (names of its files, names of its directories)
 _NAMES: dict = {}  # (root, path) -> module_name(root, path)
+_PARENTS: dict = {}  # (root, package) -> _parents(root, package)
 _REAL: dict = {}  # a root as given -> its real path
 _GENERATION = [0]  # bumped by forget(): a _SCANNED entry checked in this one is not stat'ed again
 _COMPILED: dict = {}
@@ -123,12 +124,28 @@ def absolute(module: str | None, level: int, current: str | None, current_is_pac
     return base or None
 
 
+# imports() of the last text it was asked of: the engine's torch_through_project, then
+# through.sink_calls and through.imported_triggers ask the same file's text (one tuple, read
+# and written whole).
+_LAST_IMPORTS = [(None, None, None)]
+
+
 def imports(text: str, current: str | None, is_package: bool) -> list:
     """What `text` imports, as (absolute module, name, local name): `from .m import x as y` in
     `current` is ("<package>.m", "x", "y"); `import a.b as c` is ("a.b", None, "c"); `from m
-    import *` is ("m", "*", "*")."""
+    import *` is ("m", "*", "*").  (The list is shared by the callers that ask the same text:
+    not to be changed.)"""
     if "import" not in text:
         return []
+    seen, asked, found = _LAST_IMPORTS[0]
+    if seen is text and asked == (current, is_package):
+        return found
+    found = _imports(text, current, is_package)
+    _LAST_IMPORTS[0] = (text, (current, is_package), found)
+    return found
+
+
+def _imports(text: str, current: str | None, is_package: bool) -> list:
     # The lines that mention `import`, each matched from its start: what `finditer` would find
     # (both patterns start at a line's start and read to `import` on that line), without trying
     # the patterns at every position of the text (a tenth of the time, on a large file).
@@ -222,6 +239,7 @@ def forget() -> None:
     _ROOTS.clear()
     _LISTINGS.clear()
     _NAMES.clear()
+    _PARENTS.clear()
     _REAL.clear()
     _GENERATION[0] += 1
 
@@ -246,6 +264,17 @@ def _listing(directory: str) -> tuple:
     return found
 
 
+def _parents(root: str, package: str) -> tuple:
+    """The directories a module of package `package` ("" at the top) may be in: under `root`,
+    then under `root/src` (kept: most names asked are of a few packages)."""
+    key = (root, package)
+    found = _PARENTS.get(key)
+    if found is None:
+        parts = package.split(".") if package else ()
+        found = _PARENTS[key] = tuple(os.path.join(base, *parts) for base in (root, os.path.join(root, "src")))
+    return found
+
+
 def _module_path(root: str, module: str) -> str | None:
     """module_path(root, module), from one listing a directory: `from pkg import a, b, c` asks
     whether each name is a module of `pkg`, four file tests a name."""
@@ -253,9 +282,8 @@ def _module_path(root: str, module: str) -> str | None:
     found = _PATHS.get(key, _PATHS)
     if found is _PATHS:
         found = None
-        *package, last = module.split(".")
-        for base in (root, os.path.join(root, "src")):
-            parent = os.path.join(base, *package)
+        package, _, last = module.rpartition(".")
+        for parent in _parents(root, package):
             files, dirs = _listing(parent)
             if last + ".py" in files:
                 found = os.path.join(parent, last + ".py")

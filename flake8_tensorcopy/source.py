@@ -178,6 +178,13 @@ class LineIndex:
 
     def __init__(self, text: str) -> None:
         self.text = text
+        # `starts` is computed when first read (`__getattr__`): the summary of a module another
+        # file imports reads positions of few modules' lines, or none.
+
+    def __getattr__(self, name: str):
+        if name != "starts":  # (only called for a slot not set yet)
+            raise AttributeError(name)
+        text = self.text
         if "\r" in text:
             starts = [0]
             starts.extend(m.end() for m in _NEWLINE.finditer(text))
@@ -185,6 +192,7 @@ class LineIndex:
             starts = [0, *accumulate(len(line) + 1 for line in text.split("\n"))]
             starts.pop()
         self.starts = starts
+        return starts
 
     def line(self, lineno: int) -> str:
         """The text of 1-based line `lineno`, without its line ending."""

@@ -18,7 +18,7 @@ from .analysis.facts import PARAMS, SEQ, Grad, must_grad
 from .model import Options
 from .reach import imports
 from .rules.base import Context, all_rules
-from .source import LazyPattern, kept_for_the_last_text
+from .source import LazyPattern
 
 # The start of a line that is not indented, blank or a comment: where a top-level function's
 # text ends.
@@ -30,10 +30,6 @@ def or_calls(test, needles: frozenset):
     return lambda segment: test(segment) or any(n in segment for n in needles)
 
 
-# reach.imports of a file, asked by sink_calls and imported_triggers.
-_imports = kept_for_the_last_text(imports)
-
-
 def sink_calls(text: str, project, module: str, path: str) -> frozenset:
     """What calls of the project's functions that may report through calls look like in the
     file (`to_numpy(`, `U.`), from what it imports of the project's modules (by text,
@@ -42,7 +38,7 @@ def sink_calls(text: str, project, module: str, path: str) -> frozenset:
     if through is None:
         through = project.through = Through(project)
     found = set()
-    for target, name, local in _imports(text, module, path.endswith("__init__.py")):
+    for target, name, local in imports(text, module, path.endswith("__init__.py")):
         if name == "*" and "def " not in text:
             continue  # (`from .modeling import *` in a package's `__init__.py`: no call to report at)
         where = project.path_of(target)
@@ -72,7 +68,7 @@ def imported_triggers(text: str, project, module: str, path: str, rules) -> froz
     if through is None:
         through = project.through = Through(project)
     found: set = set()
-    for target, name, _local in _imports(text, module, path.endswith("__init__.py")):
+    for target, name, _local in imports(text, module, path.endswith("__init__.py")):
         where = project.path_of(target)
         if where is None:
             continue

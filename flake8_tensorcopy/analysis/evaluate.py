@@ -189,7 +189,14 @@ def _one_device_var(facts) -> str | None:
 _STRING_FACTS = {d: Fact(OTHER, Grad.NO, d, tags=frozenset({"str"})) for d in Device}
 
 
+# The first characters of the strings that may name a device (blanks: stripped first).
+_DEVICE_STARTS = frozenset("cmxhnpCMXHNP" + "".join(c for c in map(chr, range(128)) if c.isspace()))
+
+
 def _device_of_string(s: str) -> Device:
+    first = s[:1]
+    if first not in _DEVICE_STARTS and first.isascii():
+        return Device.UNKNOWN  # (most strings of a large literal: a model's names, ...)
     s = s.strip().lower()
     if s == "cpu" or s.startswith("cpu:"):
         return Device.CPU
