@@ -35,6 +35,7 @@ try:
     from . import output as _output
     from .engine import fix_text, lint_text, parse_error
     from .model import INTERNAL, ErrorKind, Options
+    from .reach import DEFAULT_EXCLUDE  # (the paths a run skips; the project's callers are looked for outside them)
     from .rules.base import all_rules, get_rule
     from .selection import Selection, inside, path_matches
     from .source import DecodeError, LineIndex, decode, encode_edited, is_probably_binary, write_and_rename
@@ -42,11 +43,6 @@ finally:
     if _collecting:
         gc.enable()
 
-DEFAULT_EXCLUDE = (
-    ".git", ".hg", ".svn", ".bzr", ".tox", ".nox", ".venv", "venv", ".eggs", "__pycache__",
-    "build", "dist", "node_modules", "site-packages", ".mypy_cache", ".pytest_cache",
-    ".ruff_cache", ".tensorcopy_cache", "*.egg-info", ".ipynb_checkpoints",
-)
 _PARALLEL_MIN_FILES = 64  # with no --jobs: fewer files are checked in this process
 _FILES_PER_WORKER = 4  # never more processes than there are files to keep them busy
 COMMANDS = ("check", "fix", "rules", "explain", "lsp", "clean")
@@ -551,7 +547,9 @@ def _process(path: str, display: str, job: Job) -> FileReport:
                 lines = LineIndex(decoded.text)
                 report.violations = [_output.place(v, lines) for v in chosen.keep(result.violations)]
             report.error = error_text(result.error.kind, result.error) if result.error else None
-            if st is not None:
+            # (Not cached when the result rests on the text of every file of the project: a file
+            # nobody imported may call one of its functions tomorrow; Project.files_mentioning.)
+            if st is not None and (project is None or not project.scanned):
                 report.stamp = (_cache.content_hash(data), st.st_size, st.st_mtime_ns)
             return report
         fixed = fix_text(decoded.text, rules, job.options, unsafe=job.unsafe, project=project, path=where)

@@ -17,6 +17,13 @@ import os
 import re
 
 ROOT_MARKERS = ("pyproject.toml", "setup.cfg", "setup.py", ".git")
+# The paths a run skips unless told otherwise (the CLI's built-in `exclude`, globs of names); the
+# project's own files (analysis/project.py: `Project.files_mentioning`) are looked for outside them.
+DEFAULT_EXCLUDE = (
+    ".git", ".hg", ".svn", ".bzr", ".tox", ".nox", ".venv", "venv", ".eggs", "__pycache__",
+    "build", "dist", "node_modules", "site-packages", ".mypy_cache", ".pytest_cache",
+    ".ruff_cache", ".tensorcopy_cache", "*.egg-info", ".ipynb_checkpoints",
+)
 _DEPTH = 4  # import levels followed from the file: its imports, and packages' re-exports
 _FROM = (r"^[ \t]*from[ \t]+(\.*)[ \t]*([\w.]*)[ \t]+import[ \t]+(\(|[^\n#;]*)", re.M)
 _NAMES_SPAN = 10_000  # how far a parenthesized list of imported names may run (an unclosed one

@@ -1346,3 +1346,290 @@ def test_a_meter_of_another_module_keeps_every_graph_on_real_torch(tmp_path, mon
     monkeypatch.setattr(train, "AverageMeter", Kept)
     train.train(batches)
     assert made[0].sum.grad_fn is not None and made[0].avg.grad_fn is not None
+
+
+GAN_HELPERS = {
+    "pyproject.toml": "",
+    "PKG/__init__.py": "",
+    "PKG/losses.py": """
+        import torch
+        import torch.nn.functional as F
+
+
+        def d_loss_fn(netD, real, fake):
+            ones = torch.ones(real.shape[0], 1)
+            zeros = torch.zeros(fake.shape[0], 1)
+            return (F.binary_cross_entropy_with_logits(netD(real), ones)
+                    + F.binary_cross_entropy_with_logits(netD(fake), zeros))
+
+
+        def critic_loss(model, real, fake):
+            return model(fake).mean() - model(real).mean()
+
+
+        def critic_loss_detached(model, real, fake):
+            return model(fake.detach()).mean() - model(real).mean()
+    """,
+    "PKG/sampling.py": """
+        import torch
+
+
+        def sample(netG, n):
+            return netG(torch.randn(n, 4))
+    """,
+    "PKG/train.py": """
+        import torch
+        import torch.nn.functional as F
+        from torch import nn
+
+        from PKG import losses
+        from .losses import critic_loss, critic_loss_detached, d_loss_fn
+        from .sampling import sample
+
+
+        def train(noise, real, ones):
+            netG = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 3))
+            netD = nn.Sequential(nn.Linear(3, 8), nn.Tanh(), nn.Linear(8, 1))
+            optimizerD = torch.optim.SGD(netD.parameters(), lr=0.1)
+            optimizerG = torch.optim.SGD(netG.parameters(), lr=0.1)
+            fake = netG(noise)
+            errD = d_loss_fn(netD, real, fake)
+            errD.backward()
+            optimizerD.step()
+            netG.zero_grad()
+            errG = F.binary_cross_entropy_with_logits(netD(fake), ones)
+            errG.backward()
+            optimizerG.step()
+            return errD, errG
+
+
+        def train_critic(noise, real):
+            netG = nn.Linear(4, 3)
+            netD = nn.Linear(3, 1)
+            optimizerD = torch.optim.SGD(netD.parameters(), lr=0.1)
+            fake = netG(noise)
+            loss_a = losses.critic_loss(netD, real, fake)
+            loss_b = critic_loss(netD, real, fake.detach())
+            loss_c = critic_loss_detached(netD, real, fake)
+            optimizerD.zero_grad()
+            (loss_a + loss_b + loss_c).backward()
+            optimizerD.step()
+
+
+        def train_sampled(noise, real, ones):
+            netG = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 3))
+            netD = nn.Sequential(nn.Linear(3, 8), nn.Tanh(), nn.Linear(8, 1))
+            optimizerD = torch.optim.SGD(netD.parameters(), lr=0.1)
+            optimizerG = torch.optim.SGD(netG.parameters(), lr=0.1)
+            fake = sample(netG, 2)
+            errD = F.binary_cross_entropy_with_logits(netD(fake), ones)
+            errD.backward()
+            optimizerD.step()
+            netG.zero_grad()
+            errG = F.binary_cross_entropy_with_logits(netD(fake), ones)
+            errG.backward()
+            optimizerG.step()
+    """,
+}
+GAN_HELPER_FINDINGS = [
+    ("TNS301", 16, 'd_loss_fn(netD, real, fake) (its discriminator call, losses.py:9) back-propagates into the '
+                   'generator: the generator step then fails ("backward through the graph a second time"); use '
+                   'd_loss_fn(netD, real, fake.detach())'),
+    ("TNS301", 31, "losses.critic_loss(netD, real, fake) (its discriminator call, losses.py:13) back-propagates "
+                   "into the generator; use losses.critic_loss(netD, real, fake.detach())"),
+    ("TNS301", 45, 'netD(fake) back-propagates into the generator: the generator step then fails ("backward '
+                   'through the graph a second time"); use netD(fake.detach())'),
+]
+
+
+def test_a_discriminator_loss_of_another_module_on_generator_output(tmp_path, capsys):
+    # `d_loss_fn` in losses.py returns what netD makes of its `fake` argument: its call in
+    # train.py is a discriminator call on undetached generator output, reported there (where the
+    # fix goes), as a function of the same file is; with the module's discriminator handed as an
+    # argument too (`critic_loss(model, ...)`).  Not for a detached argument, nor for a function
+    # that detaches it itself.  losses.py names no generator: its own walk has no GAN domain, the
+    # question from train.py walks it with one.  And `sample(netG, n)` of sampling.py returns
+    # generator output, as a function of the file that does: its discriminator call in train.py
+    # is reported.
+    train = make(tmp_path, files=GAN_HELPERS, package="ganpkg")
+    found = engine_findings(train, tmp_path)
+    assert [(v.code, v.line, v.message) for v in found] == GAN_HELPER_FINDINGS
+    # (Detaching an argument detaches all the function does with it: unsafe.)
+    assert [v.fix.safety for v in found] == ["unsafe", "unsafe", "safe"]
+    assert lint_text(train.read_text(), options=Options()).violations == []  # one file alone: unknown helper
+    _same_from_the_cli_and_flake8(train, GAN_HELPER_FINDINGS, capsys, tmp_path)
+    # From a warm summary cache the same; an edit of losses.py reaches train.py's cached result.
+    assert tc(capsys, "check", str(train), cwd=tmp_path).stdout.count(": TNS301") == 3
+    assert tc(capsys, "check", str(train), cwd=tmp_path).stdout.count(": TNS301") == 3
+    loss_module = tmp_path / "ganpkg" / "losses.py"
+    loss_module.write_text(loss_module.read_text().replace("(netD(fake), zeros)", "(netD(fake.detach()), zeros)"))
+    assert tc(capsys, "check", str(train), cwd=tmp_path).stdout.count(": TNS301") == 2
+    sampling = tmp_path / "ganpkg" / "sampling.py"
+    sampling.write_text(sampling.read_text().replace("return netG(torch.randn(n, 4))",
+                                                     "return netG(torch.randn(n, 4)).detach()"))
+    assert tc(capsys, "check", str(train), cwd=tmp_path).stdout.count(": TNS301") == 1
+
+
+def test_a_discriminator_loss_of_another_module_fails_on_real_torch_and_its_fix_runs(tmp_path, capsys,
+                                                                                    monkeypatch):
+    import torch
+
+    train = make(tmp_path, files=GAN_HELPERS, package="ganpkg2")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import ganpkg2.train as bad
+
+    args = (torch.randn(2, 4), torch.randn(2, 3), torch.ones(2, 1))
+    for step in (bad.train, bad.train_sampled):
+        with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+            step(*args)
+    tc(capsys, "fix", "--unsafe-fixes", "--no-cache", str(train), cwd=tmp_path)
+    fixed = train.read_text()
+    assert "d_loss_fn(netD, real, fake.detach())" in fixed
+    assert "losses.critic_loss(netD, real, fake.detach())" in fixed
+    assert fixed.count("netD(fake.detach())") == 1
+    namespace = {"__name__": "ganpkg2.train", "__package__": "ganpkg2"}
+    exec(compile(fixed, str(train), "exec"), namespace)
+    errD, errG = namespace["train"](*args)
+    assert errD.grad_fn is not None and errG.grad_fn is not None
+    namespace["train_critic"](*args[:2])
+    namespace["train_sampled"](*args)
+
+
+def test_discriminator_helpers_that_call_each_other_across_modules_terminate(tmp_path):
+    # Each GAN helper question is a fresh walk of its module: loss_a() asks loss_b(), which asks
+    # loss_a() again (the cycle reads as nothing there); what loss_b() passes back to loss_a()
+    # still counts: the message names the call of loss_b() in a.py.
+    files = {
+        "pyproject.toml": "",
+        "PKG/__init__.py": "",
+        "PKG/a.py": """
+            from .b import loss_b
+
+
+            def loss_a(netD, real, fake, n):
+                if n:
+                    return loss_b(netD, real, fake, n - 1)
+                return netD(real).mean()
+        """,
+        "PKG/b.py": """
+            from .a import loss_a
+
+
+            def loss_b(netD, real, fake, n):
+                if n:
+                    return loss_a(netD, real, fake, n - 1)
+                return netD(fake).mean()
+        """,
+        "PKG/train.py": """
+            import torch
+            from torch import nn
+
+            from .a import loss_a
+
+            netG = nn.Linear(4, 3)
+            netD = nn.Linear(3, 1)
+            optimizerD = torch.optim.SGD(netD.parameters(), lr=0.1)
+            fake = netG(torch.randn(2, 4))
+            loss = loss_a(netD, torch.randn(2, 3), fake, 1)
+            loss.backward()
+            optimizerD.step()
+        """,
+    }
+    train = make(tmp_path, files=files, package="cyclegan")
+    found = engine_findings(train, tmp_path)
+    assert [(v.code, v.line) for v in found] == [("TNS301", 10)]
+    assert "(its discriminator call, a.py:6)" in found[0].message
+
+
+TOTALS = {
+    "pyproject.toml": "",
+    "PKG/__init__.py": "",
+    "PKG/trainer.py": """
+        import torch
+
+
+        def train_epoch(model, batches, opt):
+            total = 0
+            for x in batches:
+                opt.zero_grad()
+                loss = model(x).pow(2).mean()
+                loss.backward()
+                opt.step()
+                total += loss
+            return total / len(batches)
+    """,
+    "PKG/train.py": """
+        import torch
+        from torch import nn
+
+        import PKG.trainer as T
+        from .trainer import train_epoch
+
+
+        def main(batches):
+            model = nn.Linear(3, 1)
+            opt = torch.optim.SGD(model.parameters(), lr=0.1)
+            avg = train_epoch(model, batches, opt)
+            print(f"epoch loss {avg:.4f}")
+            print(T.train_epoch(model, batches, opt))
+            return float(avg)
+    """,
+}
+
+
+def test_a_total_returned_to_other_modules_that_only_display_it(tmp_path, capsys):
+    # train_epoch() of trainer.py returns a total of every batch's loss with its graph, and its
+    # only callers, in train.py, display it: reported in trainer.py, where the fix goes, as for a
+    # function of the same file.  Not when another file differentiates what it returns, passes
+    # the function on, or reaches it through a package imported whole; another file's own
+    # train_epoch is not one of its calls.
+    make(tmp_path, files=TOTALS, package="totpkg")
+    trainer = tmp_path / "totpkg" / "trainer.py"
+    expected = [("TNS503", 11, "`total` adds `loss` with its graph in every iteration and is never back-propagated "
+                               "(the calls of train_epoch() only display what it returns, train.py:11): every graph "
+                               "stays alive; use `loss.detach()` (or `.item()`)")]
+    found = engine_findings(trainer, tmp_path)
+    assert [(v.code, v.line, v.message) for v in found] == expected
+    assert found[0].fix.safety == "unsafe"  # (a caller outside the project may differentiate it)
+    assert lint_text(trainer.read_text(), options=Options()).violations == []  # one file alone: no caller
+    _same_from_the_cli_and_flake8(trainer, expected, capsys, tmp_path)
+    other = tmp_path / "totpkg" / "other.py"
+    other.write_text("def train_epoch(model):\n    return model\n\n\nx = train_epoch(1)\n")  # its own
+    assert [(v.code, v.line) for v in engine_findings(trainer, tmp_path)] == [("TNS503", 11)]
+    for reaching in ("from .trainer import train_epoch\n\n\ndef fit(m, b, o):\n"
+                     "    train_epoch(m, b, o).backward()\n",
+                     "from .trainer import train_epoch\n\nCALLBACKS = [train_epoch]\n",
+                     "import totpkg\n\n\ndef fit(m, b, o):\n    print(totpkg.trainer.train_epoch(m, b, o))\n"):
+        other.write_text(reaching)
+        assert engine_findings(trainer, tmp_path) == [], reaching
+    other.write_text("x = 1\n")
+    notebook = tmp_path / "fit.ipynb"  # (its cells are not followed)
+    notebook.write_text('{"cells": [{"cell_type": "code", "source": ["train_epoch(m, b, o).backward()"]}]}')
+    assert engine_findings(trainer, tmp_path) == []
+    notebook.unlink()
+    # The command line does not keep a result that rests on files nobody imports: a file added
+    # since that differentiates the total is seen at once.
+    other.unlink()
+    assert tc(capsys, "check", str(trainer), cwd=tmp_path).stdout.count(": TNS503") == 1
+    assert tc(capsys, "check", str(trainer), cwd=tmp_path).stdout.count(": TNS503") == 1
+    (tmp_path / "totpkg" / "fit.py").write_text(
+        "from .trainer import train_epoch\n\n\ndef fit(m, b, o):\n    train_epoch(m, b, o).backward()\n")
+    assert tc(capsys, "check", str(trainer), cwd=tmp_path).stdout.count(": TNS503") == 0
+
+
+def test_a_total_returned_to_other_modules_keeps_every_graph_on_real_torch(tmp_path, monkeypatch):
+    import torch
+
+    make(tmp_path, files=TOTALS, package="totpkg2")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from totpkg2 import trainer
+
+    batches = [torch.randn(4, 3) for _ in range(3)]
+    model = torch.nn.Linear(3, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    assert trainer.train_epoch(model, batches, opt).grad_fn is not None  # every batch's graph, kept
+    fixed = (tmp_path / "totpkg2" / "trainer.py").read_text().replace("total += loss", "total += loss.detach()")
+    namespace: dict = {}
+    exec(compile(fixed, "trainer.py", "exec"), namespace)
+    avg = namespace["train_epoch"](model, batches, opt)
+    assert avg.grad_fn is None and float(avg) >= 0

@@ -829,8 +829,9 @@ METER = """
 """
 
 
-def meter_program(body: str) -> str:
-    return program(textwrap.dedent(METER) + "\n\n" + textwrap.dedent(body).strip("\n"))
+def meter_program(body: str, adds: str = "self.sum += val * n") -> str:
+    meter = textwrap.dedent(METER).replace("self.sum += val * n", adds)
+    return program(meter + "\n\n" + textwrap.dedent(body).strip("\n"))
 
 
 @pytest.mark.parametrize("body,line,where,safety", [
@@ -860,10 +861,12 @@ def meter_program(body: str) -> str:
     """, 23, "AverageMeter.update() adds it to self.sum, line {11}; the calls of train() only display what it "
              "returns, line {27}", "unsafe", id="returned to a print"),
 ])
-def test_a_meter_that_adds_what_it_is_given(body, line, where, safety):
+@pytest.mark.parametrize("adds", ["self.sum += val * n", "self.sum = self.sum + val * n"])
+def test_a_meter_that_adds_what_it_is_given(body, line, where, safety, adds):
     # AverageMeter.update() adds each loss, with its graph, to self.sum: the meter keeps every
-    # batch's graph (its average has a grad_fn).  Reported at the call, with the method's line.
-    code = meter_program(body)
+    # batch's graph (its average has a grad_fn).  Reported at the call, with the method's line;
+    # the same when the method spells the addition out.
+    code = meter_program(body, adds)
     result = lint_text(code, TNS5)
     assert [(v.code, v.line - HEAD.count("\n") - 2) for v in result.violations] == [("TNS503", line)]
     (v,) = result.violations

@@ -20,6 +20,7 @@ before the loop, while it holds a plain number, is not an escape.
 from __future__ import annotations
 
 import ast
+import os
 import re
 from bisect import bisect_right
 
@@ -658,7 +659,7 @@ def _added_parameters(method) -> dict:
                 and isinstance(st.value.op, ast.Add):
             target, value = st.targets[0], st.value
             if not (isinstance(value.left, ast.Attribute) and isinstance(target, ast.Attribute)
-                    and ast.dump(value.left) == ast.dump(target)):
+                    and dotted_name(value.left) is not None and dotted_name(value.left) == dotted_name(target)):
                 continue
             value = value.right
         else:
@@ -681,63 +682,198 @@ def _added_parameters(method) -> dict:
 
 
 def _result_uses(walker, scope):
-    """What the file's calls of the function `scope` is walking do with what it returns:
-    (line of the first call, whether any shows its printed form, whether only the file can
-    call it) when every call displays or converts the result (`print(train_epoch(data))`,
-    `avg = train_epoch(data)` where every read of `avg` does: `f"{avg:.3f}"`, `avg < best`,
+    """What the calls of the function `scope` is walking do with what it returns: (where the
+    first call is, whether any shows its printed form, whether only the file can call it) when
+    every call displays or converts the result (`print(train_epoch(data))`, `avg =
+    train_epoch(data)` where every read of `avg` does: `f"{avg:.3f}"`, `avg < best`,
     `writer.add_scalar("loss", avg)`); None when a call may keep or differentiate it, when the
     function may be called where we do not see it (`forward`, a dunder, a name used other than
-    by calls), or when it has no call in the file."""
+    by calls), or when it has no call.  The calls are the file's, and, for a public function of
+    a module of a project, those of the project's other files (where: "line 17" in the file,
+    "main.py:17" in another)."""
     func = scope.node
     if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or walker.lines is None:
         return None
     name = func.name
     if name.startswith("__") or name == "forward" or walker._escapes(func, name):
         return None
-    positions = walker.call_positions(name)
-    if not positions:
-        return None
-    by_scope: dict = {}  # id(enclosing function or module) -> [node, number of positions]
-    for pos in positions:
-        owner = walker.function_around(pos) or walker.tree
-        if owner is func:
-            return None  # a recursive call: what it does with the result is the function's own
-        by_scope.setdefault(id(owner), [owner, 0])[1] += 1
-    first, shown = None, False
-    for owner, count in by_scope.values():
-        calls = [(c, chain) for c, chain in _calls_in(owner.body, name)]
-        if len(calls) != count:
-            return None  # a call the text shows that the tree does not (or the other way)
-        for call, chain in calls:
-            what, seen = _classify(call, chain)
-            if what == "local":
-                # Bound to names (`avg = train_epoch(x)`), and from them to others (`best = avg`):
-                # every read of each must display or convert it.
-                body = ast.Module(body=owner.body, type_ignores=[])
-                names = _bound_names(chain)
-                todo, bound = list(names or ()), set(names or ())
-                if not names:
-                    return None
-                while todo:
-                    if len(bound) > _MAX_BOUND or _leaves_by_name(owner, {todo[-1]}):
-                        return None
-                    for occ, occ_chain in _occurrences_in(body, {todo.pop()}, []):
-                        what, more = _classify(occ, occ_chain[1:])
-                        if what == "local":
-                            more_names = _bound_names(occ_chain)
-                            if not more_names:
-                                return None
-                            todo.extend(more_names - bound)
-                            bound |= more_names
-                        elif what != "cut":
-                            return None
-                        seen = seen or more
-            elif what != "cut":
-                return None
-            shown = shown or seen
-            first = call.lineno if first is None else min(first, call.lineno)
     private = name.startswith("_") or scope.parent is not None and scope.parent.kind == "function"
+    positions = walker.call_positions(name)
+    first, shown = None, False
+    if positions:
+        by_scope: dict = {}  # id(enclosing function or module) -> [node, number of positions]
+        for pos in positions:
+            owner = walker.function_around(pos) or walker.tree
+            if owner is func:
+                return None  # a recursive call: what it does with the result is the function's own
+            by_scope.setdefault(id(owner), [owner, 0])[1] += 1
+        for owner, count in by_scope.values():
+            calls = [(c, chain) for c, chain in _calls_in(owner.body, name)]
+            if len(calls) != count:
+                return None  # a call the text shows that the tree does not (or the other way)
+            found = _displayed(owner, calls)
+            if found is None:
+                return None
+            first = found[0] if first is None else min(first, found[0])
+            shown = shown or found[1]
+        first = f"line {first}"
+    if not private and scope.cls is None and scope.parent is not None and scope.parent.kind == "module" \
+            and func in walker.tree.body:
+        # Other modules of the project may call it too: each of their calls must display it.
+        elsewhere = _uses_in_project(walker, func)
+        if elsewhere is False:
+            return None
+        if elsewhere is not None:
+            first = first or elsewhere[0]
+            shown = shown or elsewhere[1]
+    if first is None:
+        return None
     return first, shown, private
+
+
+def _displayed(owner, calls) -> tuple | None:
+    """(line of the first, whether one shows its printed form) when each of `calls` ((call,
+    ancestors) in `owner`, a function or a module) displays or converts what it returns, the
+    value itself or through the names it is bound to; else None."""
+    first, shown = None, False
+    for call, chain in calls:
+        what, seen = _classify(call, chain)
+        if what == "local":
+            # Bound to names (`avg = train_epoch(x)`), and from them to others (`best = avg`):
+            # every read of each must display or convert it.
+            body = ast.Module(body=owner.body, type_ignores=[])
+            names = _bound_names(chain)
+            todo, bound = list(names or ()), set(names or ())
+            if not names:
+                return None
+            while todo:
+                if len(bound) > _MAX_BOUND or _leaves_by_name(owner, {todo[-1]}):
+                    return None
+                for occ, occ_chain in _occurrences_in(body, {todo.pop()}, []):
+                    what, more = _classify(occ, occ_chain[1:])
+                    if what == "local":
+                        more_names = _bound_names(occ_chain)
+                        if not more_names:
+                            return None
+                        todo.extend(more_names - bound)
+                        bound |= more_names
+                    elif what != "cut":
+                        return None
+                    seen = seen or more
+        elif what != "cut":
+            return None
+        shown = shown or seen
+        first = call.lineno if first is None else min(first, call.lineno)
+    return first, shown
+
+
+def _uses_in_project(walker, func):
+    """What the other files of the project do with what `func`, a public function at the top
+    level of the module `walker` walks, returns: ("main.py:17", whether one shows it) when each
+    call in them displays or converts it; None when no other file calls it; False when one may
+    keep or differentiate it, or when a file may reach it in a way we do not follow (a package
+    that holds its module imported whole, a name used other than by calls).  The files are the
+    project's that mention its name (Project.files_mentioning)."""
+    project = walker.project
+    module = walker.module
+    if project is None or module is None:
+        return None
+    from ..reach import imports
+    from ..source import DecodeError, decode
+
+    name = func.name
+    mentioning = project.files_mentioning(name)
+    if mentioning is None:
+        return False
+    own = project.path_of(module)
+    first, shown = None, False
+    for path in sorted(mentioning):
+        if path == own:
+            continue
+        if path.endswith(".ipynb"):
+            return False  # a notebook's cells: not followed
+        other = project.module_name(path)
+        data = project.contents(path)
+        if other is None or data is None:
+            return False
+        try:
+            text = decode(data).text
+        except DecodeError:
+            return False
+        funcs, modules = set(), set()  # the names the file calls it by: `name(`, `mod.name(`
+        for target, imported, local in imports(text, other, path.endswith("__init__.py")):
+            if imported is None:
+                if target == module:
+                    modules.add(local)
+                elif module.startswith(target + "."):
+                    return False  # `import pkg` and `pkg.train.train_epoch(...)`: not followed
+            elif imported == "*":
+                if target == module or module.startswith(target + "."):
+                    return False  # a star import of its module or package: not followed
+            elif f"{target}.{imported}" == module:
+                modules.add(local)  # `from pkg import train`
+            elif imported == name and _is_ours(project, target, module, name):
+                funcs.add(local)
+        if not funcs and not modules:
+            continue  # another `name` (its own function, a word in a string)
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return False
+        found = _displayed_in(tree, name, funcs, modules)
+        if found is None:
+            return False
+        if found[0] is not None:
+            where = f"{os.path.basename(path)}:{found[0]}"
+            first = where if first is None else first
+            shown = shown or found[1]
+    return (first, shown) if first is not None else None
+
+
+def _is_ours(project, target: str, module: str, name: str) -> bool:
+    """Whether `from target import name` in another file binds the function `name` of `module`
+    (its module itself, or a package that re-exports it)."""
+    if target == module:
+        return True
+    f = project.fact(f"{target}.{name}")
+    node = getattr(f, "node", None) if f is not None else None
+    return getattr(node, "module", None) == module and getattr(node, "path", None) == name
+
+
+def _displayed_in(tree, name: str, funcs: set, modules: set) -> tuple | None:
+    """(line of the first call or None, shown) when every use in `tree` of the names `funcs` (the
+    function) and `modules` (its module: `mod.name`) is a call that displays or converts what it
+    returns; else None."""
+    uses = 0
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id in funcs and isinstance(node.ctx, ast.Load):
+            uses += 1
+        elif (isinstance(node, ast.Attribute) and node.attr == name and isinstance(node.value, ast.Name)
+              and node.value.id in modules):
+            uses += 1
+    if not uses:
+        return None, False
+    owners = [tree] + [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    first, shown, calls_seen = None, False, 0
+    for owner in owners:
+        calls = []
+        for local in funcs | {name} if modules else funcs:
+            for call, chain in _calls_in(owner.body, local):
+                f = call.func
+                if (isinstance(f, ast.Name) and f.id in funcs or isinstance(f, ast.Attribute) and f.attr == name
+                        and isinstance(f.value, ast.Name) and f.value.id in modules):
+                    calls.append((call, chain))
+        if not calls:
+            continue
+        calls_seen += len(calls)
+        found = _displayed(owner, calls)
+        if found is None:
+            return None
+        first = found[0] if first is None else min(first, found[0])
+        shown = shown or found[1]
+    if calls_seen != uses:
+        return None  # used other than by a call we follow (passed on, stored, in a class body)
+    return first, shown
 
 
 _MAX_BOUND = 8  # names a returned total may pass through in its caller (`avg`, `best`, ...)

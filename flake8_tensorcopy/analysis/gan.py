@@ -21,6 +21,7 @@ Two parts:
 from __future__ import annotations
 
 import ast
+import os
 import re
 
 from . import torchapi as api
@@ -614,6 +615,12 @@ class GanScope:
                 return self.names.class_role.get(id(self.cls)), dotted
             if "." not in dotted and dotted not in self.env and self._function_returns_gen(dotted):
                 return G, None
+            if isinstance(func, (ast.Name, ast.Attribute)) and dotted not in self.env:
+                entity = self._project_function(func)
+                if entity is not None and entity.gan_helper()[0]:
+                    # A function of another module that returns generator output it makes
+                    # (`sample(netG, n)` with `def sample(netG, n): return netG(noise(n))`).
+                    return G, None
             if (self.cls is not None and dotted.startswith("self.") and dotted.count(".") == 1
                     and self._method_returns_gen(dotted[5:])):
                 return G, None
@@ -1011,7 +1018,8 @@ class GanScope:
                     dc.via = (callee, carrying[0][1])
                     dc.penalty = any(h[2] for h in carrying)
                     every = every | {dc}
-        if callee is not None and any(self._has_gen(p) for p in (*args, *kws.values())):
+        if callee is not None and not hasattr(callee, "gan_helper") and any(
+                self._has_gen(p) for p in (*args, *kws.values())):
             self._note_passed(node, callee, first)
         if isinstance(func, ast.Attribute) and m in _CUTTING_METHODS:
             return EMPTY
@@ -1057,23 +1065,35 @@ class GanScope:
 
     def _file_callee(self, node: ast.Call) -> tuple:
         """(function of the file, skip_first) a call runs: `helper(...)` or
-        `self.method(...)`; (None, 0) when it is neither."""
+        `self.method(...)`; (None, 0) when it is neither.  A function another module of the
+        project defines (`from losses import d_loss_fn`) is its `ProjectEntity`."""
         func = node.func
         if isinstance(func, ast.Name):
             f = self.walker.fact(func, self.state)
             callee = f.node if f.kind == "function" else None
             first = 0
+            if callee is not None and hasattr(callee, "gan_helper"):
+                return callee, 0  # a function of another module of the project
         elif (isinstance(func, ast.Attribute) and self.cls_info is not None and self.self_name is not None
               and isinstance(func.value, ast.Name) and func.value.id == self.self_name):
             callee = self.cls_info.method(func.attr)[0]  # `self.discriminator_step(real, fake)`
             first = 1
             if callee is not None and not is_plain_method(callee):
                 return None, 0
+        elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            # `losses.d_loss_fn(...)`, with `from pkg import losses`: a function of another module.
+            return self._project_function(func), 0
         else:
             return None, 0
         if not isinstance(callee, (ast.FunctionDef, ast.AsyncFunctionDef)) or callee is self.scope_node:
             return None, 0
         return callee, first
+
+    def _project_function(self, func):
+        """The `ProjectEntity` of a function of another module of the project that `func` (a
+        name or `module.name`) is, else None."""
+        f = self.walker.fact(func, self.state)
+        return f.node if f.kind == "function" and hasattr(f.node, "gan_helper") else None
 
     def _helper_disc(self, node: ast.Call, callee, first: int) -> list | None:
         """For a call of `callee`, a function of the file (_file_callee), that returns what a
@@ -1083,15 +1103,29 @@ class GanScope:
         reach a discriminator there (a module parameter's only where this call passes a
         discriminator, or in a summary walk one of its own parameters); None when there are
         none."""
-        cls = self.cls_info if first else None
-        summary = self.walker.summary(callee, cls) if cls is not None else self.walker.summary(callee)
-        part = summary.doms.get(GanDomain.key) if summary is not None else None
-        if part is None or not part.returns_disc or any(e.kind == "backward" for e in part.events):
-            return None
-        bound = dict(bind_arguments(callee, node, skip_first=bool(first))[0])
-        penalized = {a.name for e in part.events if e.kind == "penalty" for a in e.prov if type(a) is ParamMark}
+        if hasattr(callee, "gan_helper"):
+            # A function of another module: what its module's walk with this domain found
+            # (helper_of), the line as "losses.py:12".
+            said = callee.gan_helper()[1]
+            if not said:
+                return None
+            summary = callee.summary
+            where = os.path.basename(summary.path) if summary is not None else callee.module
+            returns_disc = {(param, module or None): f"{where}:{line}" for param, module, line, _ in said}
+            penalized = {param for param, _, _, pen in said if pen}
+            bound = dict(bind_arguments(callee.node, node)[0])
+        else:
+            cls = self.cls_info if first else None
+            summary = self.walker.summary(callee, cls) if cls is not None else self.walker.summary(callee)
+            part = summary.doms.get(GanDomain.key) if summary is not None else None
+            if part is None or not part.returns_disc or any(e.kind == "backward" for e in part.events):
+                return None
+            returns_disc = part.returns_disc
+            bound = dict(bind_arguments(callee, node, skip_first=bool(first))[0])
+            penalized = {a.name for e in part.events if e.kind == "penalty" for a in e.prov
+                         if type(a) is ParamMark}
         out = []
-        for (param, module), line in part.returns_disc.items():
+        for (param, module), line in returns_disc.items():
             expr = bound.get(param)
             if expr is None:
                 continue
@@ -1347,6 +1381,52 @@ class GanScope:
                         return []
             out.append(s)
         return sorted(out, key=lambda s: (s.node.lineno, s.node.col_offset))
+
+
+def helper_of(walker, func) -> tuple:
+    """What function `func` of a project module, whose summary walker is `walker`, yields to the
+    files that call it: ("1" when it returns generator output it makes (`sample(netG, n)`),
+    else "", and for `GanScope._helper_disc` ((parameter, module parameter or "", line, "1"
+    when a gradient penalty differentiates by it, else ""), ...) for each discriminator call on
+    what a parameter carries whose output the function returns: none when the function calls a
+    backward itself).  Walked by a fresh walker of the module's tree
+    with this domain alone (the module's own walker carries none), active whatever names the
+    module holds: a loss module may name only the discriminator, and the file that asks names
+    both."""
+    from .lazytree import Reparse
+    from .walker import Walker
+
+    lines = walker.lines
+    if lines is None:
+        return ()
+    ctx = walker.ctx
+    options = ctx.options
+    if options is None:  # (a project made without options: the defaults)
+        from ..model import Options
+
+        options = Options()
+    domain = GanDomain(options, screened=True)
+    domain.names = GanNames(walker.tree, options.generator_names, options.discriminator_names, lines.text, True)
+    domain.names.active = True
+    w = Walker(walker.tree, [], type(ctx)(lines, options), None, [domain], project=walker.project,
+               module=walker.module, module_is_package=walker.module_is_package)
+    try:
+        w.run_module()
+        summary = w.summary(func)
+    except (Reparse, RecursionError):
+        return ()
+    finally:
+        w.release()
+    part = summary.doms.get(GanDomain.key) if summary is not None else None
+    if part is None:
+        return ("", ())
+    gen = "1" if part.returns_gen else ""
+    if not part.returns_disc or any(e.kind == "backward" for e in part.events):
+        return (gen, ())
+    penalized = {a.name for e in part.events if e.kind == "penalty" for a in e.prov if type(a) is ParamMark}
+    return (gen, tuple((param, module or "", str(line), "1" if param in penalized else "")
+                       for (param, module), line in sorted(part.returns_disc.items(),
+                                                           key=lambda kv: (kv[0][0], kv[0][1] or ""))))
 
 
 class GanDomain(Domain):

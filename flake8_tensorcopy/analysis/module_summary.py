@@ -108,6 +108,25 @@ class ProjectEntity:
         found = self._answer(("sinks", self.path, said), compute, many="plain")
         return found if found is not None else ()
 
+    def gan_helper(self) -> tuple:
+        """What the GAN domain finds this function returns: generator output it makes, a
+        discriminator applied to its parameters (gan.helper_of: plain data); ("", ()) when
+        nothing."""
+        # Each answer is a fresh walk (gan.helper_of), which memoises nothing: a helper that
+        # calls back into one being asked (through other modules) reads as nothing there, and
+        # what is computed meanwhile depends on which was asked first (not kept).
+        key = (self.module, self.path)
+        asking = self.project.asking
+        if key in asking:
+            self.project.taint()
+            return ("", ())
+        asking.add(key)
+        try:
+            found = self._answer(("gan", self.path), _gan_helper, many="plain")
+        finally:
+            asking.discard(key)
+        return found if type(found) is tuple and len(found) == 2 else ("", ())
+
     # classes
     def method_return(self, name: str, hint: tuple | None = None) -> Fact | None:
         return self._answer(("method", self.path, name, hint), lambda w, node: w.method_result(node, name, hint))
@@ -133,6 +152,12 @@ class ProjectEntity:
 
 def _no_ref(node):
     return None
+
+
+def _gan_helper(walker, node) -> tuple:
+    from .gan import helper_of  # (a domain: imported where a GAN file asks)
+
+    return helper_of(walker, node)
 
 
 def _meter(walker, node, method: str) -> tuple:

@@ -33,6 +33,10 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from .module_summary import ModuleSummary, ProjectEntity
 
+# The most files `Project.files_mentioning` reads (a monorepo's callers are not looked for).
+SCAN_LIMIT = 20_000
+
+
 class Project:
     """The modules under one root, and their summaries (computed once per process)."""
 
@@ -58,6 +62,10 @@ class Project:
         self._flushed = None  # when flush() last wrote (time.monotonic)
         self._in_progress: set = set()  # modules whose summary is being built
         self._frames: list = []  # Project.computing()
+        self._files = None  # _all_files(); False: too many
+        self._mentions: dict = {}  # word -> files_mentioning(word)
+        self.scanned = False  # files_mentioning() was asked (see there)
+        self.asking: set = set()  # (module, path) of the GAN helpers being asked (module_summary.py)
         # What the rules that report through calls (`to_numpy(out)`) need of the project's
         # modules: through.Through, set by the engine (the layer that has the rules); asked by
         # module_summary.ProjectEntity.sinks_for and walker.call_sinks.
@@ -146,6 +154,7 @@ class Project:
     def begin(self) -> None:
         """A new file: start collecting the project modules it uses."""
         self.touched = {}
+        self.scanned = False
 
     def _build(self, module: str, path: str) -> ModuleSummary | None:
         from ..source import content_hash  # (the source layer sits below)
@@ -263,6 +272,49 @@ class Project:
                     return UNKNOWN_FACT
             return f
         return None
+
+    def files_mentioning(self, word: str) -> list | None:
+        """The project's Python files and notebooks (under the root, outside the paths a run
+        skips: reach.DEFAULT_EXCLUDE) whose text holds `word`, read now; None when the project holds
+        more than `SCAN_LIMIT` files.  What the current file's result then rests on includes
+        files nobody imported (their text may come to call one of its functions): `scanned`
+        says so (a result cache does not keep such a result)."""
+        files = self._all_files()
+        if files is None:
+            return None
+        self.scanned = True
+        found = self._mentions.get(word)
+        if found is None:
+            needle = word.encode()
+            found = self._mentions[word] = []
+            for path in files:
+                try:
+                    with open(path, "rb") as f:
+                        data = f.read()
+                except OSError:
+                    continue
+                if needle in data:
+                    found.append(path)
+        for path in found:
+            self.touched[path] = self.digest_of(path)
+        return found
+
+    def _all_files(self) -> list | None:
+        if self._files is None:
+            import fnmatch
+
+            from ..reach import DEFAULT_EXCLUDE
+
+            found: list = []
+            for top, dirs, names in os.walk(self.root):
+                dirs[:] = sorted(d for d in dirs if not any(fnmatch.fnmatch(d, g) for g in DEFAULT_EXCLUDE))
+                found.extend(os.path.join(top, n) for n in sorted(names) if n.endswith((".py", ".ipynb")))
+                if len(found) > SCAN_LIMIT:
+                    found = False
+                    break
+            self._files = found
+        files = self._files
+        return None if files is False else files
 
     def owns(self, qualname: str) -> bool:
         """Whether a qualified name starts with a module of the project."""

@@ -77,7 +77,10 @@ into the file's functions it is passed to (`discriminator_step(real, netG(z))`: 
 a discriminator makes of one of its arguments (`d_loss = d_loss_fn(netD, real, fake)`, where
 `d_loss_fn` calls `netD(fake)` or the module it is handed; `self.d_loss(real, fake)`; a gradient
 penalty helper) is a discriminator call where it is called: reported at that call, with the line
-of the discriminator call inside.
+of the discriminator call inside.  Functions of other modules of the project count as the
+file's do: one that returns what a discriminator makes of its argument (`from losses import
+d_loss_fn`: `(its discriminator call, losses.py:9)`), one that returns generator output it makes
+(`fake = sample(netG, n)`).
 
 Not reported: `netD(fake.detach())`, `fake = netG(z).detach()`, a generator called under
 `torch.no_grad()` (or in a `@torch.no_grad()` function), a frozen generator
@@ -889,8 +892,10 @@ would cut the generator's only gradient path: recompute `netD(fake)` for the gen
         if call == "<expr>":
             call = f"{ctx.short(node.func, 30)}(...)"
         if dc.via is not None:
-            # A function of the file that returns what the discriminator makes of an argument.
-            call = f"{call} (its discriminator call, line {dc.via[1]})"
+            # A function of the file that returns what the discriminator makes of an argument
+            # (of another module: where, "losses.py:12").
+            where = dc.via[1]
+            call = f"{call} (its discriminator call, {'line ' if isinstance(where, int) else ''}{where})"
         fix = None
         if finding.fix == "call":
             edits = []

@@ -537,9 +537,13 @@ declared `global` / `nonlocal`: such totals may be back-propagated elsewhere (Li
 calls of the function when each only displays or converts what it gets, itself or through the
 names it is bound to (`avg = train_epoch(loader)`, `best = avg`, and then only
 `print(f"{avg:.4f}")`, `avg < best`, `logger.info(..., best)`): the message then names the
-first call.  A function called where the file does not show
-(`forward`, dunders, a function also used as a value, one the file never calls) is
-not followed.  A total that is rebound to a plain value at the top of each iteration does not
+first call.  For a public function at the top of a module of a project, the calls in the
+project's other files count too (`from .trainer import train_epoch`, `import pkg.trainer as T`,
+`from pkg import trainer`: `(..., train.py:11)`); a file that reaches it some other way (a
+package imported whole, a star import, the function passed as a value, a notebook that names
+it) means no finding.  A
+function called where the project does not show (`forward`, dunders, a function also used as a
+value, one nothing calls) is not followed.  A total that is rebound to a plain value at the top of each iteration does not
 carry a graph across iterations and is not reported.
 
 ## Why is this bad?
@@ -753,7 +757,7 @@ breaks) and synchronises with an accelerator at every iteration.
             where.append(f"{cls}.{method}() adds it to self.{attr}, {line}")
         if acc.returned is not None:
             func, line, private = acc.returned
-            where.append(f"the calls of {func}() only display what it returns, line {line}")
+            where.append(f"the calls of {func}() only display what it returns, {line}")
             if not private:
                 safety = "unsafe"  # another module may call it, and differentiate what it returns
         fix = Fix(self.fix_title, safety, edits)
