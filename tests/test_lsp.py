@@ -317,6 +317,28 @@ async def test_the_server_reports_a_meter_of_another_module(client: LanguageClie
 
 
 @pytest.mark.asyncio(loop_scope="module")
+async def test_the_server_reports_a_discriminator_loss_of_another_module(client: LanguageClient, editor, tmp_path):
+    # tests/test_project.py's GAN_HELPERS: d_loss_fn() in losses.py and sample() in sampling.py.
+    from test_project import GAN_HELPER_FINDINGS, GAN_HELPERS, make
+
+    train = make(tmp_path, files=GAN_HELPERS, package="lsp_gan")
+    diags = await Buffer(client, train, train.read_text()).diagnostics()
+    assert [(d.code, d.range.start.line + 1, d.message) for d in diags] == GAN_HELPER_FINDINGS
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_the_server_reports_a_total_that_other_modules_only_display(client: LanguageClient, editor, tmp_path):
+    # tests/test_project.py's TOTALS: train_epoch() in trainer.py, displayed by train.py.
+    from test_project import TOTALS, make
+
+    make(tmp_path, files=TOTALS, package="lsp_totals")
+    trainer = tmp_path / "lsp_totals" / "trainer.py"
+    diags = await Buffer(client, trainer, trainer.read_text()).diagnostics()
+    assert [(d.code, d.range.start.line + 1) for d in diags] == [("TNS503", 11)]
+    assert "train.py:11" in diags[0].message
+
+
+@pytest.mark.asyncio(loop_scope="module")
 async def test_a_file_that_never_mentions_torch_gets_its_project_findings(client: LanguageClient, editor, tmp_path):
     # tests/test_project.py's THROUGH: evaluate.py imports no torch, its models do.
     from test_project import THROUGH, make
