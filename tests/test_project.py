@@ -573,6 +573,15 @@ def test_a_subclass_has_what_a_base_in_another_module_makes_of_its_constructors_
     assert engine_findings(train, tmp_path) == []
 
 
+def _reported_everywhere(path, expected, capsys, tmp_path) -> list:
+    """The engine, the command line and flake8 report `expected` ([(code, line, message)]) in
+    `path`; the engine's findings."""
+    found = engine_findings(path, tmp_path)
+    assert [(v.code, v.line, v.message) for v in found] == expected
+    _same_from_the_cli_and_flake8(path, expected, capsys, tmp_path)
+    return found
+
+
 def _same_from_the_cli_and_flake8(train, expected, capsys, tmp_path) -> None:
     """The command line and flake8 report `expected` ([(code, line, message)]) in `train`."""
     proc = tc(capsys, "check", "--no-cache", str(train), cwd=tmp_path)
@@ -661,13 +670,11 @@ def test_a_call_passes_a_tensor_that_requires_grad_to_another_modules_numpy(tmp_
     # may (`to_numpy_maybe`: `detach=True` is not followed), where its `.numpy()` is on something
     # else, for a tensor that does not require grad, nor under no_grad (as TNS101 itself).
     train = make(tmp_path, files=SINKS, package="pkg")
-    found = engine_findings(train, tmp_path)
-    assert [(v.code, v.line, v.message) for v in found] == SINK_FINDINGS
+    found = _reported_everywhere(train, SINK_FINDINGS, capsys, tmp_path)
     assert found[0].col == 17 and found[0].fix is None  # `out` of `to_numpy(out)`
     project = Project(str(tmp_path))
     lint_text(train.read_text(), options=Options(), project=project, path=str(train))
     assert str(tmp_path / "pkg" / "utils.py") in project.touched
-    _same_from_the_cli_and_flake8(train, SINK_FINDINGS, capsys, tmp_path)
     # Editing the function (it detaches now) updates the cached result of the file that calls it.
     first = tc(capsys, "check", str(train), cwd=tmp_path).stdout
     assert first.count(": TNS101") == 2 and first.count(": TNS103") == 1
@@ -761,10 +768,8 @@ def test_a_call_passes_parameters_to_another_modules_manual_update(tmp_path, cap
     # Not where the helper turns grad off, writes through `.data` or to the gradient, for
     # tensors that do not require grad, nor under no_grad.
     train = make(tmp_path, files=UPDATES, package="pkg")
-    found = engine_findings(train, tmp_path)
-    assert [(v.code, v.line, v.message) for v in found] == UPDATE_FINDINGS
+    found = _reported_everywhere(train, UPDATE_FINDINGS, capsys, tmp_path)
     assert found[0].col == 13 and found[0].fix is None  # `model.parameters()` of the call
-    _same_from_the_cli_and_flake8(train, UPDATE_FINDINGS, capsys, tmp_path)
     # Fixed in the helper: the caller's cached result follows.
     assert tc(capsys, "check", str(train), cwd=tmp_path).stdout.count(": TNS401") == 2
     optim = tmp_path / "pkg" / "optim.py"
@@ -867,10 +872,8 @@ def test_a_call_passes_a_module_to_another_modules_conversion_of_its_output(tmp_
     # returns what requires grad; not for a module whose forward returns indices, a frozen one, a
     # helper that turns grad off, nor under no_grad.
     train = make(tmp_path, files=MODULE_ARGS, package="pkg")
-    found = engine_findings(train, tmp_path)
-    assert [(v.code, v.line, v.message) for v in found] == MODULE_ARG_FINDINGS
+    found = _reported_everywhere(train, MODULE_ARG_FINDINGS, capsys, tmp_path)
     assert all(v.fix is None for v in found)
-    _same_from_the_cli_and_flake8(train, MODULE_ARG_FINDINGS, capsys, tmp_path)
 
 
 def test_what_a_module_passed_to_another_modules_conversion_computes_raises_on_real_torch(tmp_path, monkeypatch):
@@ -1313,11 +1316,9 @@ def test_a_meter_of_another_module_keeps_every_graph(tmp_path, capsys):
     # imported module's meter methods make the file's calls of them looked at.  Not for a class
     # that keeps only the last value.
     train = make(tmp_path, files=METERS, package="meterpkg")
-    found = engine_findings(train, tmp_path)
-    assert [(v.code, v.line, v.message) for v in found] == METER_FINDINGS
+    found = _reported_everywhere(train, METER_FINDINGS, capsys, tmp_path)
     assert found[0].fix.safety == "safe"
     assert lint_text(train.read_text(), options=Options()).violations == []  # one file alone: unknown meter
-    _same_from_the_cli_and_flake8(train, METER_FINDINGS, capsys, tmp_path)
     # Cached: the same from a warm summary cache; an edit of utils.py reaches train.py's result.
     assert tc(capsys, "check", str(train), cwd=tmp_path).stdout.count(": TNS503") == 1
     assert tc(capsys, "check", str(train), cwd=tmp_path).stdout.count(": TNS503") == 1
@@ -1452,12 +1453,10 @@ def test_a_discriminator_loss_of_another_module_on_generator_output(tmp_path, ca
     # generator output, as a function of the file that does: its discriminator call in train.py
     # is reported.
     train = make(tmp_path, files=GAN_HELPERS, package="ganpkg")
-    found = engine_findings(train, tmp_path)
-    assert [(v.code, v.line, v.message) for v in found] == GAN_HELPER_FINDINGS
+    found = _reported_everywhere(train, GAN_HELPER_FINDINGS, capsys, tmp_path)
     # (Detaching an argument detaches all the function does with it: unsafe.)
     assert [v.fix.safety for v in found] == ["unsafe", "unsafe", "safe"]
     assert lint_text(train.read_text(), options=Options()).violations == []  # one file alone: unknown helper
-    _same_from_the_cli_and_flake8(train, GAN_HELPER_FINDINGS, capsys, tmp_path)
     # From a warm summary cache the same; an edit of losses.py reaches train.py's cached result.
     assert tc(capsys, "check", str(train), cwd=tmp_path).stdout.count(": TNS301") == 3
     assert tc(capsys, "check", str(train), cwd=tmp_path).stdout.count(": TNS301") == 3
@@ -1588,11 +1587,9 @@ def test_a_total_returned_to_other_modules_that_only_display_it(tmp_path, capsys
     expected = [("TNS503", 11, "`total` adds `loss` with its graph in every iteration and is never back-propagated "
                                "(the calls of train_epoch() only display what it returns, train.py:11): every graph "
                                "stays alive; use `loss.detach()` (or `.item()`)")]
-    found = engine_findings(trainer, tmp_path)
-    assert [(v.code, v.line, v.message) for v in found] == expected
+    found = _reported_everywhere(trainer, expected, capsys, tmp_path)
     assert found[0].fix.safety == "unsafe"  # (a caller outside the project may differentiate it)
     assert lint_text(trainer.read_text(), options=Options()).violations == []  # one file alone: no caller
-    _same_from_the_cli_and_flake8(trainer, expected, capsys, tmp_path)
     other = tmp_path / "totpkg" / "other.py"
     other.write_text("def train_epoch(model):\n    return model\n\n\nx = train_epoch(1)\n")  # its own
     assert [(v.code, v.line) for v in engine_findings(trainer, tmp_path)] == [("TNS503", 11)]

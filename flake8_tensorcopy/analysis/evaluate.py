@@ -197,6 +197,11 @@ def _device_of_string(s: str) -> Device:
     first = s[:1]
     if first not in _DEVICE_STARTS and first.isascii():
         return Device.UNKNOWN  # (most strings of a large literal: a model's names, ...)
+    return _named_device(s)
+
+
+def _named_device(s: str) -> Device:
+    """The device string `s` names, read whole (blanks stripped, case folded)."""
     s = s.strip().lower()
     if s == "cpu" or s.startswith("cpu:"):
         return Device.CPU
