@@ -156,6 +156,36 @@ EARLY_STOPPING = """
 """
 
 
+# `Trainer.step` is no optimizer's step: the method steps one over the trainer's model.
+TRAINER_STEP = """
+    class Trainer:
+        def __init__(self, net):
+            self.model = net
+            self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.1)
+
+        def step(self, x, y):
+            self.optimizer.zero_grad()
+            nn.functional.mse_loss(self.model(x), y).backward()
+            self.optimizer.step()
+
+    trainer = Trainer(model)
+    best = trainer.model.state_dict()
+    for x, y in loader:
+        trainer.step(x, y)
+    trainer.model.load_state_dict(best)
+"""
+
+
+def test_a_trainers_step_changes_a_state_dict_snapshot_on_real_torch():
+    torch = pytest.importorskip("torch")
+    read = TRAINER_STEP.replace("trainer.model.load_state_dict(best)", "first = float(best['weight'][0, 0])")
+    ns = run(program(read))
+    assert ns["first"] == ns["model"].weight[0, 0].item()  # the snapshot moved with the weights
+    ns = run(program(read.replace("best = trainer.model.state_dict()",
+                                  "best = copy.deepcopy(trainer.model.state_dict())")))
+    assert ns["first"] != ns["model"].weight[0, 0].item() and torch.is_tensor(ns["best"]["weight"])
+
+
 @pytest.mark.parametrize("body,expected", [
     pytest.param("""
         best = None
@@ -224,6 +254,7 @@ EARLY_STOPPING = """
         torch.save(start, "s.pt")
     """, [("TNS501", 1)], id="in-place writes to the module's parameters"),
     pytest.param(EARLY_STOPPING, [("TNS501", 11)], id="a parameter that is called and has a state dict is a module"),
+    pytest.param(TRAINER_STEP, [("TNS501", 12)], id="a method named step of a class of the file steps its model"),
 ])
 def test_state_dict_snapshots_reported(body, expected):
     assert findings(program(body)) == expected

@@ -356,7 +356,8 @@ class SnapshotDomain(Domain):
                     role = gan_role(opt) if roots is None else None
                     stale(lambda tok: tok.param and _related(tok.source, roots) and not (
                         role is not None and gan_role(tok.source) not in (None, role)), n)
-                continue
+                    continue
+                # Not an optimizer: a method of a class of the file (`trainer.step()`), below.
             if m in _MODULE_MOVES and isinstance(func, ast.Attribute):
                 key = dotted_name(func.value)
                 if key is not None and walker.fact(func.value, state).kind == MODULE:
