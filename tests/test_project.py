@@ -1630,3 +1630,83 @@ def test_a_total_returned_to_other_modules_keeps_every_graph_on_real_torch(tmp_p
     exec(compile(fixed, "trainer.py", "exec"), namespace)
     avg = namespace["train_epoch"](model, batches, opt)
     assert avg.grad_fn is None and float(avg) >= 0
+
+
+STEPS = {
+    "pyproject.toml": "",
+    "PKG/__init__.py": "",
+    "PKG/trainer.py": """
+        import torch
+        from torch import nn
+
+
+        class Trainer:
+            def __init__(self, model):
+                self.model = model
+                self.optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+            def step(self, x, y):
+                self.optimizer.zero_grad()
+                self._loss(x, y).backward()
+                self.optimizer.step()
+
+            def evaluate(self, x, y):
+                with torch.no_grad():
+                    return self._loss(x, y).item()
+
+            def _loss(self, x, y):
+                return nn.functional.mse_loss(self.model(x), y)
+    """,
+    "PKG/train.py": """
+        import torch
+        from torch import nn
+
+        from .trainer import Trainer
+
+
+        def fit(batches):
+            trainer = Trainer(nn.Linear(4, 1))
+            best = trainer.model.state_dict()
+            for x, y in batches:
+                trainer.step(x, y)
+            trainer.model.load_state_dict(best)
+            return trainer
+
+
+        def score(batches):
+            trainer = Trainer(nn.Linear(4, 1))
+            start = trainer.model.state_dict()
+            losses = [trainer.evaluate(x, y) for x, y in batches]
+            torch.save(start, "start.pt")
+            return losses
+    """,
+}
+STEP_FINDINGS = [("TNS501", 9, "`trainer.model.state_dict()` is not a copy: `trainer.step(x, y)` (line 11) changes "
+                               "its tensors in place before `best` is used (line 12); use "
+                               "`copy.deepcopy(trainer.model.state_dict())`")]
+
+
+def test_a_method_of_another_modules_class_that_steps_an_optimizer_changes_a_snapshot(tmp_path, capsys):
+    # Trainer.step() in trainer.py steps an optimizer over the trainer's model: the state dict
+    # train.py took before it moves with the weights, as for a class of the same file.  Not
+    # Trainer.evaluate(), which steps nothing.
+    train = make(tmp_path, files=STEPS, package="steppkg")
+    _reported_everywhere(train, STEP_FINDINGS, capsys, tmp_path)
+    assert lint_text(train.read_text(), options=Options()).violations == []  # one file alone: unknown class
+    trainer = tmp_path / "steppkg" / "trainer.py"
+    trainer.write_text(trainer.read_text().replace("        self.optimizer.step()\n", "        pass\n"))
+    assert tc(capsys, "check", str(train), cwd=tmp_path).stdout.count(": TNS501") == 0
+
+
+def test_a_method_of_another_modules_class_that_steps_an_optimizer_on_real_torch(tmp_path, monkeypatch):
+    import torch
+
+    make(tmp_path, files=STEPS, package="steppkg2")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from steppkg2.trainer import Trainer
+
+    trainer = Trainer(torch.nn.Linear(4, 1))
+    best = trainer.model.state_dict()
+    before = best["weight"].clone()
+    trainer.step(torch.randn(8, 4), torch.randn(8, 1))
+    assert not torch.equal(best["weight"], before)  # the snapshot moved with the weights

@@ -131,6 +131,11 @@ class ProjectEntity:
     def method_return(self, name: str, hint: tuple | None = None) -> Fact | None:
         return self._answer(("method", self.path, name, hint), lambda w, node: w.method_result(node, name, hint))
 
+    def method_steps(self, name: str) -> bool:
+        """Whether method `name` of the class steps an optimizer (snapshots.steps_optimizer: by
+        its text, and the methods and functions of its module it calls)."""
+        return self._answer(("steps", self.path, name), lambda w, node: _steps(w, node, name), many="plain") == "1"
+
     def constructor(self) -> tuple | None:
         """What a subclass in another module needs of the class's constructor (walker.
         constructor_info): its parameters, and the attributes it sets to them."""
@@ -152,6 +157,14 @@ class ProjectEntity:
 
 def _no_ref(node):
     return None
+
+
+def _steps(walker, node, name: str) -> str:
+    from .snapshots import steps_optimizer  # (a domain: imported where a file asks)
+
+    info = walker.classes.get(id(node))
+    method = info.method(name)[0] if info is not None else None
+    return "1" if method is not None and steps_optimizer(walker, method, {}) else ""
 
 
 def _gan_helper(walker, node) -> tuple:

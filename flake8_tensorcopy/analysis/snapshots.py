@@ -379,7 +379,8 @@ class SnapshotDomain(Domain):
                     self._tensor_write(walker, func.value, state, st, stale, n)
                 continue
             callee = self._callee(walker, n, state)
-            if callee is not None and self._steps(walker, callee, 0):
+            if callee is not None and (callee.steps() if type(callee) is _ProjectMethod
+                                       else self._steps(walker, callee, 0)):
                 # A function of the file that steps an optimizer: it updates what it is handed.
                 handed = set()
                 for a in [*n.args, *(k.value for k in n.keywords)] + (
@@ -475,6 +476,9 @@ class SnapshotDomain(Domain):
             node = recv.node
             if node is None:
                 return None
+            if hasattr(node, "method_steps"):
+                # An instance of a class of another module of the project: its module answers.
+                return _ProjectMethod(node, func.attr) if recv.kind != "class" else None
             info = walker.classes.get(id(node))
             if info is None:
                 return None
@@ -483,31 +487,8 @@ class SnapshotDomain(Domain):
         return None
 
     def _steps(self, walker, func, depth: int) -> bool:
-        """Whether a function of the file steps an optimizer (itself, or through the file's
-        functions and methods it calls, two levels down)."""
-        key = id(func)
-        if key in self._stepping:
-            return self._stepping[key]
-        self._stepping[key] = False  # recursion
-        text = walker.source_of(func)
-        result = any(is_optimizer_name(m.group(1)) or "scaler" in m.group(1).lower()
-                     for m in _STEP_TEXT.finditer(text))
-        if not result and depth < 2:
-            for m in _CALLED.finditer(text):
-                name = m.group(2)
-                target = None
-                if m.group(1):
-                    for info in walker.classes.values():
-                        if any(f is func for f in info.methods.values()):
-                            target, _ = info.method(name)
-                            break
-                else:
-                    target = walker.functions.get(name)
-                if target is not None and target is not func and self._steps(walker, target, depth + 1):
-                    result = True
-                    break
-        self._stepping[key] = result
-        return result
+        """Whether a function of the file steps an optimizer (steps_optimizer)."""
+        return steps_optimizer(walker, func, self._stepping, depth)
 
     # ------------------------------------------------------------------ bindings
 
@@ -644,6 +625,48 @@ class SnapshotDomain(Domain):
         if id(node) not in rec.anchors:
             rec.anchors[id(node)] = Anchor(node, TENSOR_ALIAS, source)
         return Token(id(node), source, TENSOR_ALIAS, param)
+
+
+class _ProjectMethod:
+    """Method `name` of a class of another module of the project (its `ProjectEntity`)."""
+
+    __slots__ = ("cls", "name")
+
+    def __init__(self, cls, name: str) -> None:
+        self.cls = cls
+        self.name = name
+
+    def steps(self) -> bool:
+        return self.cls.method_steps(self.name)
+
+
+def steps_optimizer(walker, func, memo: dict, depth: int = 0) -> bool:
+    """Whether function `func` of the module `walker` walks steps an optimizer (itself, or
+    through the module's functions and methods it calls, two levels down); `memo`: {id(def):
+    answer} of that walker."""
+    key = id(func)
+    if key in memo:
+        return memo[key]
+    memo[key] = False  # recursion
+    text = walker.source_of(func)
+    result = any(is_optimizer_name(m.group(1)) or "scaler" in m.group(1).lower()
+                 for m in _STEP_TEXT.finditer(text))
+    if not result and depth < 2:
+        for m in _CALLED.finditer(text):
+            name = m.group(2)
+            target = None
+            if m.group(1):
+                for info in walker.classes.values():
+                    if any(f is func for f in info.methods.values()):
+                        target, _ = info.method(name)
+                        break
+            else:
+                target = walker.functions.get(name)
+            if target is not None and target is not func and steps_optimizer(walker, target, memo, depth + 1):
+                result = True
+                break
+    memo[key] = result
+    return result
 
 
 def _cut_loose(st: SnapState, key: str) -> None:
