@@ -1710,3 +1710,68 @@ def test_a_method_of_another_modules_class_that_steps_an_optimizer_on_real_torch
     before = best["weight"].clone()
     trainer.step(torch.randn(8, 4), torch.randn(8, 1))
     assert not torch.equal(best["weight"], before)  # the snapshot moved with the weights
+
+
+SAVED = {
+    "pyproject.toml": "",
+    "PKG/__init__.py": "",
+    "PKG/ops.py": """
+        import torch
+
+
+        def activation(x):
+            return torch.sigmoid(x)
+
+
+        def activation_off(x):
+            with torch.no_grad():
+                return torch.sigmoid(x)
+
+
+        def scaled(x):
+            return x * 2
+    """,
+    "PKG/train.py": """
+        import torch
+
+        from .ops import activation, activation_off, scaled
+
+
+        def step(w):
+            y = activation(w * 2)
+            y.detach().zero_()
+            y.sum().backward()
+
+
+        def fine(w):
+            y = activation_off(w * 2)
+            y.detach().zero_()
+            z = scaled(w)
+            z.detach().zero_()
+            return y, z.sum()
+    """,
+}
+SAVED_FINDINGS = [("TNS402", 8, "in-place write through y.detach() changes y, saved for the backward() below "
+                                "(backward() raises RuntimeError); use y.detach().clone()")]
+
+
+def test_what_another_modules_function_returns_through_an_operation_that_saves_it(tmp_path, capsys):
+    # activation() in ops.py returns torch.sigmoid(x), which autograd saves: writing to it
+    # through .detach() before backward() raises, as it does for torch.sigmoid in the file.  Not
+    # for a function that turns grad off around it, nor for `x * 2` (saves nothing of it).
+    train = make(tmp_path, files=SAVED, package="savedpkg")
+    _reported_everywhere(train, SAVED_FINDINGS, capsys, tmp_path)
+    assert lint_text(train.read_text(), options=Options()).violations == []  # one file alone: unknown function
+
+
+def test_what_another_modules_function_returns_through_an_operation_that_saves_it_on_real_torch(
+        tmp_path, monkeypatch):
+    import torch
+
+    make(tmp_path, files=SAVED, package="savedpkg2")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from savedpkg2 import train
+
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        train.step(torch.randn(3, requires_grad=True))
+    train.fine(torch.randn(3, requires_grad=True))[1].backward()

@@ -78,6 +78,25 @@ def test_saved_table_agrees_with_torch(name, written):
     assert _runtime_raises(code) == expected
 
 
+@pytest.mark.parametrize("name", sorted(OPS))
+def test_a_helper_that_returns_an_operations_result(name):
+    """`def helper(x): return <the operation on x>`, then a write through `.detach()` of what the
+    call returns, then backward: never reported where real torch runs, and reported where it
+    raises for each operation the table says saves its result."""
+    import re
+
+    expr = re.sub(r"\ba\b", "x", OPS[name])
+    code = HEAD + f"\n\ndef helper(x):\n    return {expr}\n\n\nb = helper(a)\nc = b.detach()\nc.mul_(1.0)\n" \
+                  "b.sum().backward()\n"
+    reported = any(v.code == "TNS402" for v in lint_text(code, TNS4).violations)
+    raises = _runtime_raises(code)
+    assert raises == (name in RECORDED_SAVES_RESULT)
+    assert reported == (name in saved.SAVES_RESULT and raises)
+    if reported:  # (not where grad mode is off at the call)
+        quiet = code.replace("b = helper(a)", "with torch.no_grad():\n    b = helper(a)")
+        assert not any(v.code == "TNS402" for v in lint_text(quiet, TNS4).violations)
+
+
 @pytest.mark.parametrize(
     "expr,saved_a,saved_d",
     [

@@ -131,6 +131,12 @@ class ProjectEntity:
     def method_return(self, name: str, hint: tuple | None = None) -> Fact | None:
         return self._answer(("method", self.path, name, hint), lambda w, node: w.method_result(node, name, hint))
 
+    def result_saving_params(self) -> tuple:
+        """The parameters whose value the function returns through an operation that saves
+        its result (saved.result_saving_params: `return torch.sigmoid(x)`); () when none."""
+        found = self._answer(("saves", self.path), _saving_params, many="plain")
+        return found if type(found) is tuple else ()
+
     def method_steps(self, name: str) -> bool:
         """Whether method `name` of the class steps an optimizer (snapshots.steps_optimizer: by
         its text, and the methods and functions of its module it calls)."""
@@ -157,6 +163,12 @@ class ProjectEntity:
 
 def _no_ref(node):
     return None
+
+
+def _saving_params(walker, node) -> tuple:
+    from .saved import result_saving_params
+
+    return result_saving_params(walker, node) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else ()
 
 
 def _steps(walker, node, name: str) -> str:

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import ast
 
-from .facts import OTHER, SEQ, TENSOR, UNKNOWN, Grad
-from .astutil import dotted_name
+from .facts import FUNCTION, OTHER, SEQ, TENSOR, UNKNOWN, Grad
+from .astutil import bind_arguments, dotted_name, parameter_names
 
 # Unary operations that save their input when autograd records them (a ** 2, a.log(), ...).
 SAVES_INPUT = frozenset(
@@ -145,7 +145,7 @@ def saved_tensors(node: ast.AST, ctx) -> list[tuple[ast.expr, str]]:
         return out
     found = _operation(node, ctx)
     if found is None:
-        return out
+        return _helper_result(node, ctx)
     name, operands = found
     facts = [ctx.fact(o) for o in operands]
     first = facts[0]
@@ -176,6 +176,88 @@ def saved_tensors(node: ast.AST, ctx) -> list[tuple[ast.expr, str]]:
     if name in SAVES_RESULT:
         out.append((node, "result"))
     return out
+
+
+def _helper_result(node: ast.Call, ctx) -> list:
+    """[(node, "result")] for a call of a function that returns what an operation that saves its
+    result makes of one of its parameters (`def act(x): return torch.sigmoid(x)`; of the file or
+    of another module of the project), when what the call passes there may require grad."""
+    walker = getattr(ctx, "walker", None)
+    if walker is None or any(isinstance(a, ast.Starred) for a in node.args):
+        return []
+    f = ctx.fact(node.func)
+    callee = f.node if f.kind == FUNCTION else None
+    if callee is None:
+        return []
+    if hasattr(callee, "result_saving_params"):  # a ProjectEntity: its module answers
+        params, stub = callee.result_saving_params(), callee.node
+    elif isinstance(callee, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        memo = walker.__dict__.setdefault("_result_saving", {})  # (released with the walker)
+        params = memo.get(id(callee))
+        if params is None:
+            params = memo[id(callee)] = result_saving_params(walker, callee)
+        stub = callee
+    else:
+        return []
+    if not params:
+        return []
+    bound = dict(bind_arguments(stub, node)[0])
+    return [(node, "result")] if any(p in bound and _yes(ctx.fact(bound[p])) for p in params) else []
+
+
+def result_saving_params(walker, func) -> tuple:
+    """The parameters of `func` (a def of the module `walker` walks) such that every value it
+    returns is what an operation that saves its result (SAVES_RESULT) makes of one of them
+    (`return torch.sigmoid(x)`, `return x.exp()`), with grad mode as the caller's: () when a
+    return is anything else, or the function is decorated, a generator, or returns inside a
+    `with` or a nested scope's body."""
+    if func.decorator_list:
+        return ()
+    text = walker.source_of(func) if walker.lines is not None else ""
+    if any(w in text for w in ("no_grad", "inference_mode", "set_grad_enabled", "enable_grad")):
+        return ()  # (grad mode changed inside: what it returns may not be recorded)
+    params = set(parameter_names(func.args))
+    found: list = []
+    stack = list(func.body)
+    module_state = walker.module_frame.state if getattr(walker, "module_frame", None) is not None else None
+    while stack:
+        st = stack.pop()
+        t = type(st)
+        if t in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+            continue
+        if t in (ast.With, ast.AsyncWith):
+            if any(isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom)) for n in ast.walk(st)):
+                return ()
+            continue
+        if t is ast.Return:
+            v = st.value
+            if not isinstance(v, ast.Call):
+                return ()
+            func_ = v.func
+            if isinstance(func_, ast.Attribute) and isinstance(func_.value, ast.Name) and func_.value.id in params \
+                    and func_.attr in SAVES_RESULT and not any(isinstance(a, ast.Starred) for a in v.args):
+                found.append(func_.value.id)
+                continue
+            q = walker.qualname(func_, module_state) if module_state is not None else None
+            op = next((q[len(p):] for p in _FUNCTION_PREFIXES if q and q.startswith(p) and "." not in q[len(p):]),
+                      None)
+            first = v.args[0] if v.args else None
+            if op in SAVES_RESULT and isinstance(first, ast.Name) and first.id in params \
+                    and not any(isinstance(a, ast.Starred) for a in v.args):
+                found.append(first.id)
+                continue
+            return ()
+        if t in (ast.Expr,) and isinstance(st.value, (ast.Yield, ast.YieldFrom)):
+            return ()
+        for field in ("body", "orelse", "finalbody"):
+            sub = getattr(st, field, None)
+            if type(sub) is list:
+                stack.extend(sub)
+        for h in getattr(st, "handlers", ()):
+            stack.extend(h.body)
+        for c in getattr(st, "cases", ()):
+            stack.extend(c.body)
+    return tuple(sorted(set(found)))
 
 
 def _cross(a, fa, b, fb):

@@ -1317,7 +1317,10 @@ for its gradient used it: `a ** 2`, `a.log()`, `a.sin()`, `a.abs()`, `a.clamp(..
 `silu`, ... save their input; `a.exp()`, `a.sigmoid()`, `a.tanh()`, `a.sqrt()`, `relu`,
 `softmax`, ... save their result; `a * b`, `a @ b`, `mm`, `F.linear` save each operand when the
 other requires grad; `a / b` saves `b` (and `a` when `b` requires grad).  `a * 2`, `a + 1`,
-`a.sum()` and views save nothing and are not findings.
+`a.sum()` and views save nothing and are not findings.  A call of a function that returns what
+an operation that saves its result makes of a parameter (`def act(x): return torch.sigmoid(x)`,
+of the file or of another module of the project) saves its result too, unless the function
+changes grad mode.
 
 Only reported when the saving operation, the write and a later `backward()` (or
 `torch.autograd.grad`) that depends on the saving operation are all visible in one function,
