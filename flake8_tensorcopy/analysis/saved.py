@@ -183,9 +183,14 @@ def _helper_result(node: ast.Call, ctx) -> list:
     result makes of one of its parameters (`def act(x): return torch.sigmoid(x)`; of the file or
     of another module of the project), when what the call passes there may require grad."""
     walker = getattr(ctx, "walker", None)
-    if walker is None or any(isinstance(a, ast.Starred) for a in node.args):
+    func = node.func
+    if walker is None or not node.args and not node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
         return []
-    f = ctx.fact(node.func)
+    # `act(x)`, `ops.act(x)`: a name, or a module's attribute (not a method of a value, whose
+    # fact could load a class's attributes for nothing).
+    if not (type(func) is ast.Name or type(func) is ast.Attribute and ctx.qualname(func) is not None):
+        return []
+    f = ctx.fact(func)
     callee = f.node if f.kind == FUNCTION else None
     if callee is None:
         return []
