@@ -25,10 +25,11 @@ import re
 from bisect import bisect_right
 
 from ..model import REQUIRED, Record
-from .astutil import bind_arguments, child_nodes, def_stub, dotted_name, is_plain_method, target_elements
+from .astutil import (bind_arguments, child_nodes, def_stub, dotted_name, is_plain_method, statements,
+                      target_elements)
 from .facts import OBJECT, TENSOR, UNKNOWN, Grad
 from .walker import Domain, NameSets
-from ..source import LazyPattern, kept_for_the_last_text
+from ..source import LazyPattern, kept_for_the_last_text, word_positions
 
 # `name += term` / `name = name + term` with a plain name and a term that is not a literal,
 # a tuple, a list or a string (`hidden_states += (h,)`, `count += 1`).
@@ -39,22 +40,8 @@ def _loop_end(text: str) -> int:
     """The offset after the first word `for` or `while` of `text` (what `\b(?:for|while)\b`
     finds), or -1: found by searching for each word (a pattern that starts with a word boundary
     is tried at every position)."""
-    first = -1
-    for word in ("for", "while"):
-        i = text.find(word, 0, first if first != -1 else len(text))
-        while i != -1:
-            end = i + len(word)
-            if (not i or not _word_char(text[i - 1])) and (end == len(text) or not _word_char(text[end])):
-                first = i
-                break
-            i = text.find(word, i + 1, first if first != -1 else len(text))
-    if first == -1:
-        return -1
-    return first + (3 if text.startswith("for", first) else 5)
-
-
-def _word_char(c: str) -> bool:
-    return c.isalnum() or c == "_"
+    ends = [at[0] + len(word) for word in ("for", "while") if (at := word_positions(text, word, first=True))]
+    return min(ends) if ends else -1
 
 
 # The start of a right-hand side that is zero: `0`, `0.0`, `torch.zeros(...)`, `torch.tensor(...)`.
@@ -468,7 +455,7 @@ def _backpropagated_before(loop, term, stmt) -> bool:
         return False
     name = term.id
     calls, binds = [], []
-    for s in _statements(loop.body):
+    for s in statements(loop.body):
         for e in _own_exprs(s):
             for n in ast.walk(e):
                 root = _backward_root(n)
@@ -652,7 +639,7 @@ def _added_parameters(method) -> dict:
         return {}
     me, params = params[0], set(params[1:]) | {a.arg for a in args.kwonlyargs}
     out: dict = {}
-    for st in _statements(method.body):
+    for st in statements(method.body):
         if isinstance(st, ast.AugAssign) and isinstance(st.op, ast.Add):
             target, value = st.target, st.value
         elif isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.value, ast.BinOp) \
@@ -921,7 +908,7 @@ def _calls_in(body, name):
 def _leaves_by_name(scope_node, names) -> bool:
     """Whether one of `names` is declared global / nonlocal in the scope, read by a function,
     lambda or class nested in it, or (at module level) read by any function of the file."""
-    for s in _statements(scope_node.body):
+    for s in statements(scope_node.body):
         if isinstance(s, (ast.Global, ast.Nonlocal)) and names & set(s.names):
             return True
         for n in _nested(s):
@@ -933,26 +920,6 @@ def _leaves_by_name(scope_node, names) -> bool:
                     isinstance(x, ast.Name) and x.id in names for x in ast.walk(n)):
                 return True
     return False
-
-
-def _statements(body):
-    """Every statement of a body, nested blocks included (not nested scopes' bodies)."""
-    stack = list(reversed(body))
-    while stack:
-        s = stack.pop()
-        yield s
-        if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            continue
-        subs = []
-        for f in ("body", "orelse", "finalbody"):
-            v = getattr(s, f, None)
-            if type(v) is list:
-                subs.extend(v)
-        for h in getattr(s, "handlers", None) or ():
-            subs.extend(h.body)
-        for c in getattr(s, "cases", None) or ():
-            subs.extend(c.body)
-        stack.extend(reversed(subs))
 
 
 def _own_exprs(s) -> list:

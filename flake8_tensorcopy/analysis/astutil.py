@@ -165,6 +165,26 @@ def suspends(stmt) -> bool:
     return any(isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await)) for n in ast.walk(stmt))
 
 
+def statements(body):
+    """Every statement of a body, nested blocks included (not nested scopes' bodies)."""
+    stack = list(reversed(body))
+    while stack:
+        s = stack.pop()
+        yield s
+        if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        subs = []
+        for f in ("body", "orelse", "finalbody"):
+            v = getattr(s, f, None)
+            if type(v) is list:
+                subs.extend(v)
+        for h in getattr(s, "handlers", None) or ():
+            subs.extend(h.body)
+        for c in getattr(s, "cases", None) or ():
+            subs.extend(c.body)
+        stack.extend(reversed(subs))
+
+
 def target_elements(target):
     """The names, attributes and subscripts an assignment target binds."""
     if isinstance(target, (ast.Tuple, ast.List)):

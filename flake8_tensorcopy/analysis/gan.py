@@ -1091,7 +1091,11 @@ class GanScope:
 
     def _project_function(self, func):
         """The `ProjectEntity` of a function of another module of the project that `func` (a
-        name or `module.name`) is, else None."""
+        name or `module.name`) is, else None.  (A method of a value, `self.netD`, is not asked
+        for its fact: that could load its class's attributes for nothing.)"""
+        if type(func) is not ast.Name and not (type(func) is ast.Attribute
+                                               and self.walker.qualname(func, self.state) is not None):
+            return None
         f = self.walker.fact(func, self.state)
         return f.node if f.kind == "function" and hasattr(f.node, "gan_helper") else None
 

@@ -285,6 +285,8 @@ class Project:
         self.scanned = True
         found = self._mentions.get(word)
         if found is None:
+            from ..source import content_hash
+
             needle = word.encode()
             found = self._mentions[word] = []
             for path in files:
@@ -295,6 +297,8 @@ class Project:
                     continue
                 if needle in data:
                     found.append(path)
+                    if path not in self._digests:  # (digest_of below: not read twice)
+                        self._digests[path] = content_hash(data)
         for path in found:
             self.touched[path] = self.digest_of(path)
         return found

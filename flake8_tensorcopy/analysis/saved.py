@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 
 from .facts import FUNCTION, OTHER, SEQ, TENSOR, UNKNOWN, Grad
-from .astutil import bind_arguments, dotted_name, parameter_names
+from .astutil import bind_arguments, dotted_name, parameter_names, statements, yields
 
 # Unary operations that save their input when autograd records them (a ** 2, a.log(), ...).
 SAVES_INPUT = frozenset(
@@ -221,47 +221,34 @@ def result_saving_params(walker, func) -> tuple:
     text = walker.source_of(func) if walker.lines is not None else ""
     if any(w in text for w in ("no_grad", "inference_mode", "set_grad_enabled", "enable_grad")):
         return ()  # (grad mode changed inside: what it returns may not be recorded)
+    if yields(func):
+        return ()
     params = set(parameter_names(func.args))
     found: list = []
-    stack = list(func.body)
     module_state = walker.module_frame.state if getattr(walker, "module_frame", None) is not None else None
-    while stack:
-        st = stack.pop()
+    for st in statements(func.body):
         t = type(st)
-        if t in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
-            continue
         if t in (ast.With, ast.AsyncWith):
-            if any(isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom)) for n in ast.walk(st)):
+            if any(isinstance(n, ast.Return) for n in statements(st.body)):
                 return ()
             continue
-        if t is ast.Return:
-            v = st.value
-            if not isinstance(v, ast.Call):
-                return ()
-            func_ = v.func
-            if isinstance(func_, ast.Attribute) and isinstance(func_.value, ast.Name) and func_.value.id in params \
-                    and func_.attr in SAVES_RESULT and not any(isinstance(a, ast.Starred) for a in v.args):
-                found.append(func_.value.id)
-                continue
-            q = walker.qualname(func_, module_state) if module_state is not None else None
-            op = next((q[len(p):] for p in _FUNCTION_PREFIXES if q and q.startswith(p) and "." not in q[len(p):]),
-                      None)
-            first = v.args[0] if v.args else None
-            if op in SAVES_RESULT and isinstance(first, ast.Name) and first.id in params \
-                    and not any(isinstance(a, ast.Starred) for a in v.args):
-                found.append(first.id)
-                continue
+        if t is not ast.Return:
+            continue
+        v = st.value
+        if not isinstance(v, ast.Call) or any(isinstance(a, ast.Starred) for a in v.args):
             return ()
-        if t in (ast.Expr,) and isinstance(st.value, (ast.Yield, ast.YieldFrom)):
-            return ()
-        for field in ("body", "orelse", "finalbody"):
-            sub = getattr(st, field, None)
-            if type(sub) is list:
-                stack.extend(sub)
-        for h in getattr(st, "handlers", ()):
-            stack.extend(h.body)
-        for c in getattr(st, "cases", ()):
-            stack.extend(c.body)
+        func_ = v.func
+        if isinstance(func_, ast.Attribute) and isinstance(func_.value, ast.Name) and func_.value.id in params \
+                and func_.attr in SAVES_RESULT:
+            found.append(func_.value.id)  # `x.exp()`
+            continue
+        q = walker.qualname(func_, module_state) if module_state is not None else None
+        op = next((q[len(p):] for p in _FUNCTION_PREFIXES if q and q.startswith(p) and "." not in q[len(p):]), None)
+        first = v.args[0] if v.args else None
+        if op in SAVES_RESULT and isinstance(first, ast.Name) and first.id in params:
+            found.append(first.id)  # `torch.sigmoid(x)`
+            continue
+        return ()
     return tuple(sorted(set(found)))
 
 

@@ -378,9 +378,7 @@ class SnapshotDomain(Domain):
                 elif isinstance(func, ast.Attribute):
                     self._tensor_write(walker, func.value, state, st, stale, n)
                 continue
-            callee = self._callee(walker, n, state)
-            if callee is not None and (callee.steps() if type(callee) is _ProjectMethod
-                                       else self._steps(walker, callee, 0)):
+            if self._calls_stepping(walker, n, state):
                 # A function of the file that steps an optimizer: it updates what it is handed.
                 handed = set()
                 for a in [*n.args, *(k.value for k in n.keywords)] + (
@@ -463,32 +461,28 @@ class SnapshotDomain(Domain):
             self._optimizers = found
         return self._optimizers
 
-    def _callee(self, walker, call: ast.Call, state):
-        """The def of a function or method of this file that `call` calls, or None."""
+    def _calls_stepping(self, walker, call: ast.Call, state) -> bool:
+        """Whether `call` calls a function or method of this file that steps an optimizer
+        (steps_optimizer), or a method of an instance of a class of another module of the
+        project that does (its module answers)."""
         func = call.func
         if isinstance(func, ast.Name):
             f = walker.fact(func, state)
             # (A function of another module of the project has a `ProjectEntity` here.)
-            return f.node if f.kind == FUNCTION and isinstance(f.node, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+            found = f.node if f.kind == FUNCTION and isinstance(f.node, (ast.FunctionDef, ast.AsyncFunctionDef)) \
                 else None
-        if isinstance(func, ast.Attribute):
+        elif isinstance(func, ast.Attribute):
             recv = walker.fact(func.value, state)
             node = recv.node
             if node is None:
-                return None
+                return False
             if hasattr(node, "method_steps"):
-                # An instance of a class of another module of the project: its module answers.
-                return _ProjectMethod(node, func.attr) if recv.kind != "class" else None
+                return recv.kind != "class" and node.method_steps(func.attr)
             info = walker.classes.get(id(node))
-            if info is None:
-                return None
-            found, _owner = info.method(func.attr)
-            return found
-        return None
-
-    def _steps(self, walker, func, depth: int) -> bool:
-        """Whether a function of the file steps an optimizer (steps_optimizer)."""
-        return steps_optimizer(walker, func, self._stepping, depth)
+            found = info.method(func.attr)[0] if info is not None else None
+        else:
+            return False
+        return found is not None and steps_optimizer(walker, found, self._stepping)
 
     # ------------------------------------------------------------------ bindings
 
@@ -625,19 +619,6 @@ class SnapshotDomain(Domain):
         if id(node) not in rec.anchors:
             rec.anchors[id(node)] = Anchor(node, TENSOR_ALIAS, source)
         return Token(id(node), source, TENSOR_ALIAS, param)
-
-
-class _ProjectMethod:
-    """Method `name` of a class of another module of the project (its `ProjectEntity`)."""
-
-    __slots__ = ("cls", "name")
-
-    def __init__(self, cls, name: str) -> None:
-        self.cls = cls
-        self.name = name
-
-    def steps(self) -> bool:
-        return self.cls.method_steps(self.name)
 
 
 def steps_optimizer(walker, func, memo: dict, depth: int = 0) -> bool:

@@ -9,7 +9,7 @@ from ..analysis.facts import DEVICE, MODULE, OTHER, SEQ, TENSOR, UNKNOWN, Device
 from ..fixes import attr_name_span, needs_parens
 from ..model import Edit, Fix
 from ..reach import imports
-from ..source import LazyPattern, kept_for_the_last_text
+from ..source import LazyPattern, kept_for_the_last_text, word_positions
 from .base import Invalid, Oracle, Rule, Valid, dedent
 
 GRAD_ERROR = "RuntimeError: Can't call numpy() on Tensor that requires grad"
@@ -1011,15 +1011,12 @@ def _module_aliases(text: str, modules) -> set:
     found = set()
     starts = set()
     for name in modules:
-        i = text.find(name)
-        while i != -1:
-            end = i + len(name)
-            j = end
+        for i in word_positions(text, name):
+            j = i + len(name)
             while j < len(text) and text[j] in " \t":
                 j += 1
-            if j < len(text) and text[j] == "." and (not i or not text[i - 1].isalnum() and text[i - 1] != "_"):
+            if j < len(text) and text[j] == ".":
                 starts.add(text.rfind("\n", 0, i) + 1)
-            i = text.find(name, end)
     for start in starts:
         m = _MODULE_ALIAS.match(text, start)
         if m is not None and m.group(2) in modules:
