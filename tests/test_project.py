@@ -796,6 +796,54 @@ def test_what_a_call_passes_to_another_modules_manual_update_raises_on_real_torc
         optim.sgd_step(model.parameters(), 0.1)
 
 
+FLAGGED = {
+    "pyproject.toml": "",
+    "PKG/__init__.py": "",
+    "PKG/optim.py": """
+        def step(params, lr, cond=False):
+            for p in params:
+                if cond:
+                    p -= lr * p.grad
+    """,
+    "PKG/train.py": """
+        import torch
+        from torch import nn
+
+        from .optim import step
+
+
+        def train(x):
+            model = nn.Linear(3, 2)
+            model(x).sum().backward()
+            step(model.parameters(), 0.1)
+            step(model.parameters(), 0.1, False)
+            step(model.parameters(), 0.1, cond=True)
+            return model
+    """,
+}
+
+
+def test_a_call_whose_literal_arguments_skip_another_modules_update_is_not_reported(tmp_path, capsys, monkeypatch):
+    # `step` writes in place only under `cond`: the calls that leave it to its default, False,
+    # or pass False never reach the write; the one that passes True does.
+    train = make(tmp_path, files=FLAGGED, package="flagpkg")
+    _reported_everywhere(train, [
+        ("TNS401", 12, "in-place write to each of model.parameters() (in step(), optim.py:4), a leaf that requires "
+                       "grad, raises RuntimeError; wrap it in `with torch.no_grad():`"),
+    ], capsys, tmp_path)
+    import torch
+
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from flagpkg import optim
+
+    model = torch.nn.Linear(3, 2)
+    model(torch.randn(4, 3)).sum().backward()
+    optim.step(model.parameters(), 0.1)
+    optim.step(model.parameters(), 0.1, False)
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
+        optim.step(model.parameters(), 0.1, cond=True)
+
+
 MODULE_ARGS = {
     "pyproject.toml": "",
     "PKG/__init__.py": "",

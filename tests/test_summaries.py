@@ -1161,3 +1161,54 @@ def test_the_module_data_parallel_wraps_is_its_module_attribute(frozen):
         assert found(code, "TNS101") == [("TNS101", 7)]
         with pytest.raises(RuntimeError, match="requires grad"):
             run(code)
+
+
+# --------------------------------------------------------------------------- literal arguments
+
+
+FLAGGED_STEP = """
+import torch
+
+def step(params, lr, cond=False):
+    for p in params:
+        if {test}:
+            p -= lr * p.grad
+
+w = torch.randn(3, requires_grad=True)
+(w * 2).sum().backward()
+{calls}
+"""
+
+
+@pytest.mark.parametrize("test, calls, raises", [
+    # Every call leaves `cond` to its default, False: the write is never reached.
+    ("cond", "step([w], 0.1)", False),
+    ("cond", "step([w], 0.1, False)\nstep([w], 0.1, cond=0)", False),
+    ("cond and lr > 0", "step([w], 0.1)", False),
+    # A call that passes True, one that passes something else, or a test it reaches.
+    ("cond", "step([w], 0.1, cond=True)", True),
+    ("cond", "step([w], 0.1)\nstep([w], 0.1, True)", True),
+    ("cond", "step([w], 0.1, cond=lr_flag())", True),
+    ("not cond", "step([w], 0.1)", True),
+    ("cond or lr > 0", "step([w], 0.1)", True),
+])
+def test_a_branch_the_calls_literal_arguments_never_take_gets_nothing_from_them(test, calls, raises):
+    code = FLAGGED_STEP.format(test=test, calls=calls)
+    assert found(code, "TNS401") == ([("TNS401", 7)] if raises else [])
+    env = {"lr_flag": lambda: True}
+    torch = pytest.importorskip("torch")
+    env["torch"] = torch
+    program = compile(textwrap.dedent(code), "<case>", "exec")
+    if raises:
+        with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
+            exec(program, env)
+    else:
+        exec(program, env)
+
+
+def test_a_flag_the_function_sets_again_is_not_what_its_calls_gave():
+    code = FLAGGED_STEP.format(test="cond", calls="step([w], 0.1)").replace(
+        "    for p in params:", "    cond = cond or lr > 0\n    for p in params:")
+    assert found(code, "TNS401") == [("TNS401", 8)]
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
+        run(code)

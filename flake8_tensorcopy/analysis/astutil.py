@@ -280,15 +280,52 @@ def first_body_line(func) -> int:
     return src[4] if src is not None else func.body[0].lineno
 
 
-def def_stub(name: str, params: tuple, line: int = 0) -> ast.FunctionDef:
+def def_stub(name: str, params: tuple, line: int = 0, defaults: tuple = ()) -> ast.FunctionDef:
     """A def with no body and parameters `params` ((positional-only, positional, keyword-only
-    names), as a module summary keeps them): what binding a call's arguments reads."""
+    names), as a module summary keeps them): what binding a call's arguments reads.  `defaults`:
+    ((parameter, "1" / "0" for a constant default that is true / false, "" for another
+    default), ...), as `constant_defaults` gives them."""
     posonly, args, kwonly = params
     made = [ast.arg(arg=a) for a in (*posonly, *args, *kwonly)]
+    given = dict(defaults)
+    positional = [*posonly, *args]
+    first = next((i for i, a in enumerate(positional) if a in given), len(positional))
     arguments = ast.arguments(posonlyargs=made[:len(posonly)], args=made[len(posonly):len(posonly) + len(args)],
-                              kwonlyargs=made[len(posonly) + len(args):], kw_defaults=[], defaults=[],
+                              kwonlyargs=made[len(posonly) + len(args):],
+                              kw_defaults=[_stub_default(given[a]) if a in given else None for a in kwonly],
+                              defaults=[_stub_default(given.get(a, "")) for a in positional[first:]],
                               vararg=None, kwarg=None)
     return ast.FunctionDef(name=name, args=arguments, body=[], decorator_list=[], lineno=line, end_lineno=line)
+
+
+def _stub_default(said: str):
+    return ast.Constant(value=said == "1") if said else ast.Name(id="_", ctx=ast.Load())
+
+
+def constant_defaults(func) -> tuple:
+    """((parameter, "1" / "0" / ""), ...) of the parameters of `func` that have a default: "1" or
+    "0" when it is a literal that is true or false, "" when it is something else."""
+    a = func.args
+    positional = [*a.posonlyargs, *a.args]
+    pairs = zip(positional[len(positional) - len(a.defaults):], a.defaults)
+    out = []
+    for param, default in (*pairs, *zip(a.kwonlyargs, a.kw_defaults)):
+        if default is not None:
+            out.append((param.arg, ("1" if default.value else "0") if type(default) is ast.Constant else ""))
+    return tuple(out)
+
+
+def call_constants(callee, pairs: list, complete: bool) -> dict:
+    """{parameter: truth} of the parameters of `callee` that one call gives a literal: an argument
+    that is one (`pairs`: bind_arguments'), or a literal default the call leaves (unless it
+    passes `*args` or `**kwargs`, `complete` False, which may give it)."""
+    out = {param: bool(expr.value) for param, expr in pairs if type(expr) is ast.Constant}
+    if complete:
+        passed = {param for param, _ in pairs}
+        for param, said in constant_defaults(callee):
+            if said and param not in passed:
+                out[param] = said == "1"
+    return out
 
 
 # The statements that hold statement lists (but a def's), and the fields that hold them; an except

@@ -34,6 +34,7 @@ from .facts import (
     NONE_FACT,
     PARAMS,
     SEQ,
+    SITE_CONSTANTS,
     TENSOR,
     UNKNOWN,
     UNKNOWN_FACT,
@@ -68,6 +69,8 @@ MODULE_EVIDENCE = LazyPattern(r"\.(?:" + "|".join(sorted(api.MODULE_EVIDENCE_MET
 # The key under which narrowing records a grad mode (`if torch.is_grad_enabled():`).
 GRAD_MODE_KEY = "<no_grad>"
 _DEVICE_VAR_KEY = "<device_var>"
+# A branch the calls that gave the function's parameters their facts do not take (a narrowing).
+_UNCALLED_KEY = "<not reached by the known calls>"
 _GRAD_ENABLED_TESTS = frozenset({"torch.is_grad_enabled", "torch.autograd.grad_mode.is_grad_enabled"})
 
 
@@ -95,6 +98,14 @@ class State:
 
     def same(self, other: State) -> bool:
         return self.no_grad == other.no_grad and self.env == other.env and self.doms == other.doms
+
+
+def _from_calls(f: Fact) -> bool:
+    """Whether a fact is (or holds) what a known call passed (summaries._from_site's tags, or
+    module_summary._passed's)."""
+    el = f.element
+    return any(t.startswith("callsite:") or t == "passed" for t in f.tags) or (
+        el is not None and any(t.startswith("callsite:") or t == "passed" for t in el.tags))
 
 
 def join_states(a: State | None, b: State | None) -> State | None:
@@ -433,6 +444,11 @@ class Evaluator:
         for key, what in facts:
             if key == GRAD_MODE_KEY:
                 st.no_grad = what
+            elif key == _UNCALLED_KEY:
+                # What the known calls passed (and what was made of it) says nothing here.
+                for k, f in list(env.items()):
+                    if _from_calls(f):
+                        env[k] = UNKNOWN_FACT
             elif key == _DEVICE_VAR_KEY:
                 var, dev = what
                 for k, f in list(env.items()):
@@ -465,6 +481,8 @@ class Evaluator:
             return [], [n for _, ns in parts for n in ns]
         if t is ast.Attribute:
             return self._attribute_test(test, state)
+        if t is ast.Name:
+            return self._constant_parameter_test(test, state)
         if t is ast.Compare:
             found = self._device_test(test, state)
             if found is not None:
@@ -505,6 +523,46 @@ class Evaluator:
         if negative and all(n in _TENSOR_CLASSES for n in names):
             when_false = [(key, self._not_tensor(current))]
         return [(key, when_true)], when_false
+
+    def _constant_parameter_test(self, test: ast.Name, state: State) -> tuple[list, list]:
+        """`if cond:` on a parameter that every known call gives a literal of one truth
+        (summaries.parameter_facts; never assigned in the function): the other branch is not
+        reached by those calls."""
+        f = state.lookup(test.id)
+        if f is None or f.tags.isdisjoint(SITE_CONSTANTS):
+            return [], []
+        said = f.tags.intersection(SITE_CONSTANTS)
+        if len(said) != 1 or not self._unassigned_parameter(test.id):
+            return [], []
+        uncalled = [(_UNCALLED_KEY, None)]
+        return ([], uncalled) if SITE_CONSTANTS[1] in said else (uncalled, [])
+
+    def _unassigned_parameter(self, name: str) -> bool:
+        """Whether `name` is a parameter of the function being walked that nothing in it binds
+        again."""
+        scope = self.frame.scope
+        func = scope.node
+        if scope.kind != "function" or not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return False
+        a = func.args
+        if name not in {x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs)}:
+            return False
+        for node in ast.walk(func):
+            t = type(node)
+            if t is ast.Name:
+                if node.id == name and type(node.ctx) is not ast.Load:
+                    return False
+            elif t is ast.Global or t is ast.Nonlocal:
+                if name in node.names:
+                    return False
+            elif t is ast.alias:
+                if (node.asname or node.name.split(".", 1)[0]) == name:
+                    return False
+            elif getattr(node, "name", None) == name and t is not ast.FunctionDef and t is not ast.AsyncFunctionDef:
+                return False  # `except E as cond`, a match pattern's name, a nested class
+            elif t in (ast.FunctionDef, ast.AsyncFunctionDef) and node is not func and node.name == name:
+                return False
+        return True
 
     def _attribute_test(self, test: ast.Attribute, state: State) -> tuple[list, list]:
         """`if t.requires_grad:` / `if t.is_cuda:`."""

@@ -151,6 +151,13 @@ class Fact:
 
 
 UNKNOWN_FACT = Fact()
+# The tags of a parameter's fact when every call of the function the file shows gives it a
+# literal that is false / true (`cond=False` left to its default): what those calls pass does not
+# reach a branch that needs the other truth (summaries.parameter_facts, evaluate.narrowings).
+SITE_CONSTANTS = ("siteconst:0", "siteconst:1")
+# The tag of what one call of another module passes to the function it asks about
+# (module_summary.ProjectEntity.sinks_for), as "callsite:<line>" marks what the file's calls pass.
+CALLED = frozenset({"passed"})
 OTHER_FACT = Fact(OTHER, Grad.NO, Device.CPU)
 # `None`: where it meets another value (`self.last = None` in `__init__`, `self.last = out` in
 # `forward`), the join is that value, which may be absent (`None.numpy()` fails anyway): its

@@ -17,8 +17,8 @@ import os
 from contextlib import contextmanager
 
 from . import lazytree
-from .astutil import def_stub
-from .facts import CLASS, FUNCTION, MODULE, UNKNOWN_FACT, Fact
+from .astutil import constant_defaults, def_stub
+from .facts import CALLED, CLASS, FUNCTION, MODULE, SITE_CONSTANTS, UNKNOWN_FACT, Fact
 from .portable import export_fact, import_fact, well_formed
 
 TYPE_CHECKING = False
@@ -51,11 +51,12 @@ class ProjectEntity:
 
     @property
     def info(self) -> tuple:
-        """(kind, line, parameter names); (None, 0, None) when its module has no such definition."""
+        """(kind, line, parameter names, its defaults: astutil.constant_defaults); (None, 0, None,
+        ()) when its module has no such definition."""
         if self._info is None:
             summary = self.summary
             found = summary.infos.get(self.path) if summary is not None else None
-            self._info = found if found is not None else (None, 0, None)
+            self._info = found if found is not None else (None, 0, None, ())
         return self._info
 
     @property
@@ -68,7 +69,7 @@ class ProjectEntity:
         """A def with its parameters' names (what binding a call's arguments reads): the module's
         tree is not parsed for it when the summary came from the cache."""
         if self._stub is None:
-            self._stub = def_stub(self.name, self.info[2] or ((), (), ()), self.info[1])
+            self._stub = def_stub(self.name, self.info[2] or ((), (), ()), self.info[1], self.info[3])
         return self._stub
 
     def _answer(self, question: tuple, compute, many: bool = False):
@@ -91,21 +92,25 @@ class ProjectEntity:
 
         return self._answer(("for", self.path, said), compute)
 
-    def sinks_for(self, args: dict) -> tuple:
+    def sinks_for(self, args: dict, constants: dict | None = None) -> tuple:
         """What the rules report inside this function when it is called with parameters `args`
         ({name: fact}, tensors that require grad) and not without them: ((code, line), ...),
-        as strings.  Found by `through.Through.check`, which the project carries (the
-        rules sit above this layer); () without it."""
+        as strings.  `constants`: {name: truth} of the parameters the call gives a literal
+        (astutil.call_constants): a branch that needs the other truth is not where the call's
+        arguments go.  Found by `through.Through.check`, which the project carries (the rules
+        sit above this layer); () without it."""
         said = tuple(sorted((p, export_fact(f, _no_ref)) for p, f in args.items()))
+        fixed = tuple(sorted((p, "1" if t else "0") for p, t in (constants or {}).items() if p not in args))
 
         def compute(walker, node):
             through = self.project.through
             if through is None:
                 return ()
-            given = {p: import_fact(x, self.project.entity) for p, x in said}
+            given = {p: _passed(import_fact(x, self.project.entity)) for p, x in said}
+            given.update((p, UNKNOWN_FACT.but(tags=frozenset({SITE_CONSTANTS[t == "1"]}))) for p, t in fixed)
             return tuple((code, str(line)) for code, line in through.check(walker, node, given))
 
-        found = self._answer(("sinks", self.path, said), compute, many="plain")
+        found = self._answer(("sinks", self.path, said) + ((fixed,) if fixed else ()), compute, many="plain")
         return found if found is not None else ()
 
     def gan_helper(self) -> tuple:
@@ -163,6 +168,15 @@ class ProjectEntity:
 
 def _no_ref(node):
     return None
+
+
+def _passed(f: Fact) -> Fact:
+    """A fact a call passes, marked as the call's (evaluate.narrowings: a branch that call does
+    not take gets nothing of it)."""
+    el = f.element
+    if el is not None:
+        return f.but(tags=f.tags | CALLED, element=el.but(tags=el.tags | CALLED))
+    return f.but(tags=f.tags | CALLED)
 
 
 def _saving_params(walker, node) -> tuple:
@@ -234,12 +248,12 @@ def _definitions(tree: ast.Module) -> tuple:
 
 
 def _info(node) -> tuple:
-    """(kind, line, parameter names) of a definition, as its entity keeps them."""
+    """(kind, line, parameter names, defaults) of a definition, as its entity keeps them."""
     if isinstance(node, ast.ClassDef):
-        return (CLASS, node.lineno, None)
+        return (CLASS, node.lineno, None, ())
     a = node.args
     return (FUNCTION, node.lineno, (tuple(x.arg for x in a.posonlyargs), tuple(x.arg for x in a.args),
-                                    tuple(x.arg for x in a.kwonlyargs)))
+                                    tuple(x.arg for x in a.kwonlyargs)), constant_defaults(node))
 
 
 class ModuleSummary:
@@ -492,11 +506,12 @@ def _well_formed_deps(deps) -> bool:
 
 
 def _well_formed_info(info) -> bool:
-    if type(info) is not tuple or len(info) != 3 or info[0] not in (CLASS, FUNCTION) or type(info[1]) is not int:
+    if type(info) is not tuple or len(info) != 4 or info[0] not in (CLASS, FUNCTION) or type(info[1]) is not int:
         return False
-    sig = info[2]
-    return sig is None or type(sig) is tuple and len(sig) == 3 and all(
-        type(names) is tuple and all(type(n) is str for n in names) for names in sig)
+    sig, defaults = info[2], info[3]
+    return (sig is None or type(sig) is tuple and len(sig) == 3 and all(
+        type(names) is tuple and all(type(n) is str for n in names) for names in sig)) and type(defaults) is tuple \
+        and all(type(d) is tuple and len(d) == 2 and type(d[0]) is str and d[1] in ("", "0", "1") for d in defaults)
 
 
 class _Context:

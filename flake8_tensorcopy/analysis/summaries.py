@@ -11,7 +11,11 @@
   pass (`parameter_facts`), tagged with the lines of the calls for messages.  A function that
   others may also call (a public name, a name used other than in a call) keeps "unknown" in
   the join where the call sites would make a parameter look harmless, and a parameter informed
-  only by call sites is never a torch tensor "by flow" (a fix resting on it is unsafe).
+  only by call sites is never a torch tensor "by flow" (a fix resting on it is unsafe).  A
+  parameter every known call gives a literal of one truth (an argument, or a default it leaves:
+  `cond=False`) is tagged so (facts.SITE_CONSTANTS); in a branch that needs the other truth
+  (`if cond:`, the parameter never assigned), what the calls passed is unknown again
+  (evaluate.narrowings): the hazard they show is not reached there.
 
 - What one call returns: a call that passes arguments the function's summary did not assume
   (the summary's parameters are unknown, or what their annotations say) gets a walk of its
@@ -28,9 +32,9 @@ from __future__ import annotations
 import ast
 from bisect import bisect_right
 
-from .astutil import BLOCKS, bind_arguments, body_span, decorator_names, is_plain_method
-from .facts import (DEVICE, MODULE, NAMED_PARAMS, OTHER, PARAMS, SEQ, TENSOR, UNKNOWN, UNKNOWN_FACT, Device, Fact,
-                    Grad, join)
+from .astutil import BLOCKS, bind_arguments, body_span, call_constants, decorator_names, is_plain_method
+from .facts import (DEVICE, MODULE, NAMED_PARAMS, OTHER, PARAMS, SEQ, SITE_CONSTANTS, TENSOR, UNKNOWN, UNKNOWN_FACT,
+                    Device, Fact, Grad, join)
 from ..source import word_count
 
 _SUMMARY_BUDGET = 400  # summary walks per file (each function at most once)
@@ -250,7 +254,8 @@ class Summaries:
         `skip_first`: its first parameter is the instance) with the arguments of `call`."""
         pairs, complete = bind_arguments(callee, call, skip_first)
         facts = {param: self.fact(expr, state) for param, expr in pairs}
-        self._sites.setdefault(id(callee), {})[id(call)] = (call.lineno, facts, complete)
+        self._sites.setdefault(id(callee), {})[id(call)] = (call.lineno, facts, complete,
+                                                            call_constants(callee, pairs, complete))
 
     def parameter_facts(self, func, cls) -> dict:
         """{parameter: fact} from the file's call sites of `func` (empty: none known)."""
@@ -272,10 +277,10 @@ class Summaries:
         sites = self._sites.get(id(func))
         if not sites:
             return {}
-        complete = (self._private(func, cls) and all(c for _, _, c in sites.values())
+        complete = (self._private(func, cls) and all(c for _, _, c, _ in sites.values())
                     and len(sites) >= len(positions) and not self._escapes(func, name))
         out: dict = {}
-        for line, facts, _ in sorted(sites.values(), key=lambda s: s[0]):
+        for line, facts, _, _ in sorted(sites.values(), key=lambda s: s[0]):
             for param, fact in facts.items():
                 tagged = _from_site(fact, f"callsite:{line}")
                 out[param] = join(out[param], tagged) if param in out else tagged
@@ -283,7 +288,13 @@ class Summaries:
             # Other callers may pass anything: what the known ones pass shows a hazard, but
             # never that there is none.
             out = {p: _one_of_many(f) for p, f in out.items()}
-        return {p: f for p, f in out.items() if f.kind != UNKNOWN or f.grad is not Grad.UNKNOWN}
+        out = {p: f for p, f in out.items() if f.kind != UNKNOWN or f.grad is not Grad.UNKNOWN}
+        # A parameter every known call gives a literal of one truth (`cond=False` left to its
+        # default): what those calls pass does not reach a branch that needs the other truth.
+        for param, truth in agreed_constants([c for _, _, _, c in sites.values()]).items():
+            base = out.get(param, UNKNOWN_FACT)
+            out[param] = base.but(tags=base.tags | {SITE_CONSTANTS[truth]})
+        return out
 
     def _constructor_positions(self, init, cls) -> list:
         """Where the file may call the constructor `init` of class `cls`: `Cls(...)`, the
@@ -415,6 +426,16 @@ class Summaries:
 
 
 _CONTAINERS = (PARAMS, NAMED_PARAMS, SEQ)
+
+
+def agreed_constants(calls: list) -> dict:
+    """{parameter: truth} that every one of `calls` ({parameter: truth} each) agrees on."""
+    if not calls:
+        return {}
+    out = dict(calls[0])
+    for c in calls[1:]:
+        out = {p: t for p, t in out.items() if c.get(p) is t}
+    return out
 
 
 def _from_site(fact: Fact, tag: str) -> Fact:

@@ -22,7 +22,7 @@ from .. import __version__
 from ..source import hasher, write_cache_file
 
 # Part of every entry: a change in what an entry holds starts over.
-_FORMAT = f"summaries-1:{sys.version_info[0]}.{sys.version_info[1]}"
+_FORMAT = f"summaries-2:{sys.version_info[0]}.{sys.version_info[1]}"
 
 
 class SummaryStore:

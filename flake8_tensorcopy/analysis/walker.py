@@ -34,7 +34,7 @@ import os
 from bisect import bisect_left, bisect_right
 
 from . import torchapi as api
-from .astutil import (BLOCKS, all_nodes, bind_arguments, child_nodes, dotted_name, expressions, first_body_line,
+from .astutil import (BLOCKS, all_nodes, bind_arguments, call_constants, child_nodes, dotted_name, expressions, first_body_line,
                       is_plain_method, parameter_names, yields)
 from .evaluate import (
     GENERATOR_TAG,
@@ -55,6 +55,7 @@ from .facts import (
     OTHER_FACT,
     PARAMS,
     SEQ,
+    SITE_CONSTANTS,
     TENSOR,
     UNKNOWN,
     UNKNOWN_FACT,
@@ -368,7 +369,9 @@ class Walker(Summaries, Evaluator):
         if where is None or entity.name not in through.functions(where):
             return []
         out = []
-        for param, expr in bind_arguments(entity.node, call, False)[0]:
+        pairs, complete = bind_arguments(entity.node, call, False)
+        constants = call_constants(entity.node, pairs, complete)
+        for param, expr in pairs:
             a = self.fact(expr, state)
             el = a.element
             if a.kind == MODULE:
@@ -384,7 +387,7 @@ class Walker(Summaries, Evaluator):
                 continue
             summary = entity.summary
             file = os.path.basename(summary.path) if summary is not None else entity.module
-            for code, line in entity.sinks_for({param: a}):
+            for code, line in entity.sinks_for({param: a}, constants):
                 out.append((expr, code, f"{file}:{line}"))
         return out
 
@@ -646,6 +649,9 @@ class Walker(Summaries, Evaluator):
             for name, fact in self.parameter_facts(func, cls).items():
                 if fact.kind != "unknown" or state.env.get(name) is UNKNOWN_FACT:
                     state.env[name] = fact
+                elif name in state.env and not fact.tags.isdisjoint(SITE_CONSTANTS):
+                    old = state.env[name]  # (what its annotation says, and what the calls give it)
+                    state.env[name] = old.but(tags=old.tags | fact.tags.intersection(SITE_CONSTANTS))
         return self._walk_scope(scope, func.body, state, dispatch)
 
     def _closure(self, scope: Scope | None) -> dict | None:
