@@ -672,3 +672,59 @@ def train(steps):''')
     assert lint_text(source, RULES).violations == []
     torch = pytest.importorskip("torch")
     exec(compile(source, "<case>", "exec"), {"torch": torch})
+
+
+# ------------------------------------------------------------------ functions named like modules
+
+NAMED_FUNCTIONS = """\
+netG = nn.Linear(2, 3)
+netD = nn.Linear(3, 1)
+optD = torch.optim.Adam(netD.parameters())
+optG = torch.optim.Adam(netG.parameters())
+
+
+def g(x):
+    return x * 2
+
+
+def d(x):
+    return netD(x)
+
+
+def G(n):
+    return netG(torch.randn(n, 2))
+
+
+real = torch.randn(4, 3)
+for _ in range(2):
+    fake = G(4)
+    d_loss = {d_loss}
+    optD.zero_grad()
+    d_loss.backward()
+    optD.step()
+    g_loss = -netD(fake).mean()
+    optG.zero_grad()
+    g_loss.backward()
+    optG.step()
+"""
+
+
+def test_a_function_named_like_a_generator_is_what_its_body_returns():
+    # `g(real)` doubles the real batch: not generator output whatever its name (it was reported,
+    # with a fix called safe); `G(4)` returns what `netG` makes, by its body.
+    code = NAMED_FUNCTIONS.format(d_loss="netD(g(real)).mean() - netD(fake.detach()).mean()")
+    assert findings(code) == []
+    torch = pytest.importorskip("torch")
+    exec(compile(HEAD + code, "<case>", "exec"), {"torch": torch})
+
+
+def test_a_function_named_like_a_discriminator_is_a_discriminator_call_by_its_body():
+    # `d(fake)` calls `netD` on its argument: reported as that helper, whose argument's fix is
+    # unsafe (detaching it changes all the function does with it), not as a module named `d`.
+    code = NAMED_FUNCTIONS.format(d_loss="d(real).mean() - d(fake).mean()")
+    (line, message, fix), = findings(code)
+    assert line == 22 and message.startswith("d(fake) (its discriminator call, line 15) back-propagates"), message
+    assert "fails" in message and fix is not None and not fix.applies(unsafe=False)
+    torch = pytest.importorskip("torch")
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        exec(compile(HEAD + code, "<case>", "exec"), {"torch": torch})

@@ -26,7 +26,7 @@ import re
 
 from . import torchapi as api
 from .astutil import all_nodes, bind_arguments, child_nodes, dotted_name, is_plain_method
-from .facts import TENSOR, Grad
+from .facts import FUNCTION, TENSOR, Grad
 from .names import D, G, configured_roles, may_have_both_roles, may_have_structure, words
 from .names import D_WORDS as _D_WORDS
 from .names import G_WORDS as _G_WORDS
@@ -624,6 +624,11 @@ class GanScope:
             if (self.cls is not None and dotted.startswith("self.") and dotted.count(".") == 1
                     and self._method_returns_gen(dotted[5:])):
                 return G, None
+            if type(func) is ast.Name and dotted not in self.env and dotted not in self.aliases \
+                    and self.walker.fact(func, self.state).kind == FUNCTION:
+                # A function (`def g(x): return x * 2`), not a module its name may give a role:
+                # what it returns is what its summary says (above).
+                return None, None
             r = self.role(func)
             if r is not None:
                 return r, dotted
