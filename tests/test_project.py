@@ -1778,11 +1778,15 @@ SAVED = {
 
         def scaled(x):
             return x * 2
+
+
+        head = torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.Sigmoid())
+        tail = torch.nn.Sequential(torch.nn.Sigmoid(), torch.nn.Linear(3, 3))
     """,
     "PKG/train.py": """
         import torch
 
-        from .ops import activation, activation_off, scaled
+        from .ops import activation, activation_off, head, scaled, tail
 
 
         def step(w):
@@ -1797,16 +1801,31 @@ SAVED = {
             z = scaled(w)
             z.detach().zero_()
             return y, z.sum()
+
+
+        def step_head(x):
+            p = head(x)
+            p.detach().zero_()
+            p.sum().backward()
+
+
+        def fine_tail(x):
+            q = tail(x)
+            q.detach().zero_()
+            q.sum().backward()
     """,
 }
 SAVED_FINDINGS = [("TNS402", 8, "in-place write through y.detach() changes y, saved for the backward() below "
-                                "(backward() raises RuntimeError); use y.detach().clone()")]
+                                "(backward() raises RuntimeError); use y.detach().clone()"),
+                  ("TNS402", 22, "in-place write through p.detach() changes p, saved for the backward() below "
+                                 "(backward() raises RuntimeError); use p.detach().clone()")]
 
 
 def test_what_another_modules_function_returns_through_an_operation_that_saves_it(tmp_path, capsys):
     # activation() in ops.py returns torch.sigmoid(x), which autograd saves: writing to it
     # through .detach() before backward() raises, as it does for torch.sigmoid in the file.  Not
-    # for a function that turns grad off around it, nor for `x * 2` (saves nothing of it).
+    # for a function that turns grad off around it, nor for `x * 2` (saves nothing of it).  The
+    # same for ops.py's `head`, an nn.Sequential that ends in a Sigmoid, not for its `tail`.
     train = make(tmp_path, files=SAVED, package="savedpkg")
     _reported_everywhere(train, SAVED_FINDINGS, capsys, tmp_path)
     assert lint_text(train.read_text(), options=Options()).violations == []  # one file alone: unknown function
@@ -1823,3 +1842,6 @@ def test_what_another_modules_function_returns_through_an_operation_that_saves_i
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         train.step(torch.randn(3, requires_grad=True))
     train.fine(torch.randn(3, requires_grad=True))[1].backward()
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        train.step_head(torch.randn(2, 3))
+    train.fine_tail(torch.randn(2, 3))

@@ -97,6 +97,64 @@ def test_a_helper_that_returns_an_operations_result(name):
         assert not any(v.code == "TNS402" for v in lint_text(quiet, TNS4).violations)
 
 
+# torch.nn modules called on a tensor that requires grad, and what real torch 2.13 saves of what
+# they return (recorded by running the cases below: a write through `.detach()`, then backward).
+MODULES = [
+    "nn.Sigmoid()", "nn.Tanh()", "nn.ReLU()", "nn.ReLU(inplace=True)", "nn.Softmax(dim=1)", "nn.LogSoftmax(dim=1)",
+    "nn.Softmin(dim=1)", "nn.GELU()", "nn.ELU()", "nn.SiLU()", "nn.LeakyReLU()", "nn.Softplus()", "nn.Hardtanh()",
+    "nn.LogSigmoid()", "nn.Identity()", "nn.Dropout(0.0)",
+    "nn.Sequential(nn.Linear(4, 4), nn.Sigmoid())", "nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.Tanh())",
+    "nn.Sequential(nn.Sigmoid(), nn.Linear(4, 4))", "nn.Sequential(nn.Linear(4, 4), nn.GELU())",
+    "nn.Sequential(*[nn.Linear(4, 4), nn.Sigmoid()])",
+]
+RECORDED_MODULES_SAVE_RESULT = frozenset({
+    "nn.Sigmoid()", "nn.Tanh()", "nn.ReLU()", "nn.ReLU(inplace=True)", "nn.Softmax(dim=1)", "nn.LogSoftmax(dim=1)",
+    "nn.Softmin(dim=1)", "nn.Sequential(nn.Linear(4, 4), nn.Sigmoid())",
+    "nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.Tanh())", "nn.Sequential(*[nn.Linear(4, 4), nn.Sigmoid()])",
+})
+
+
+@pytest.mark.parametrize("module", MODULES)
+def test_a_module_that_returns_what_it_saves(module):
+    """`m = <module>`, `b = m(a * 1)`, then a write through `.detach()` of `b` and backward:
+    reported where real torch raises (but for an `nn.Sequential` of unpacked modules, which the
+    analysis does not read), never where it runs, nor with grad off at the call."""
+    code = HEAD + f"from torch import nn\n\nm = {module}\nb = m(a * 1)\nc = b.detach()\nc.mul_(1.0)\n" \
+                  "b.sum().backward()\n"
+    reported = any(v.code == "TNS402" for v in lint_text(code, TNS4).violations)
+    assert reported == (module in RECORDED_MODULES_SAVE_RESULT and "*" not in module)
+    assert _runtime_raises(code) == (module in RECORDED_MODULES_SAVE_RESULT)
+    if reported:
+        quiet = code.replace("b = m(a * 1)", "with torch.no_grad():\n    b = m(a * 1)")
+        assert not any(v.code == "TNS402" for v in lint_text(quiet, TNS4).violations)
+
+
+MODULE_ATTRIBUTE = """\
+import torch
+from torch import nn
+
+
+class Head(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+        self.act = nn.Sigmoid()
+
+    def step(self, x):
+        p = self.act(self.fc(x))
+        p.detach().zero_()
+        p.sum().backward()
+
+
+Head().step(torch.randn(2, 3))
+"""
+
+
+def test_a_module_a_class_keeps_that_saves_what_it_returns():
+    assert [(v.code, v.line) for v in lint_text(MODULE_ATTRIBUTE, TNS4).violations] == [("TNS402", 13)]
+    assert _runtime_raises(MODULE_ATTRIBUTE)
+
+
 @pytest.mark.parametrize(
     "expr,saved_a,saved_d",
     [

@@ -164,6 +164,7 @@ _DTYPES = frozenset(
 
 
 _MODULE_OUTPUT = frozenset({"module_output"})
+_RESULT_SAVING = frozenset({api.RESULT_SAVING_TAG})
 _WRAPPER = "wrapper"  # a module wrapped by nn.DataParallel / DistributedDataParallel
 _WRAPPER_TAGS = frozenset({_WRAPPER})
 _DISTRIBUTION = "distribution"
@@ -785,6 +786,17 @@ class Evaluator:
             self.fact(node.value, state)  # the call it awaits or yields happens (a call site)
         return UNKNOWN_FACT
 
+    def _saves_result(self, q: str, node: ast.Call, state: State) -> bool:
+        """Whether the torch.nn module `q(...)` makes saves what it returns for backward
+        (api.RESULT_SAVING_MODULES, or an `nn.Sequential` whose last module does)."""
+        if q in api.RESULT_SAVING_MODULES:
+            return True
+        if q == "torch.nn.Sequential" and node.args and not node.keywords \
+                and not any(isinstance(a, ast.Starred) for a in node.args):
+            last = self.fact(node.args[-1], state)
+            return last.kind == MODULE and api.RESULT_SAVING_TAG in last.tags
+        return False
+
     def _binop(self, a: Fact, b: Fact, state: State) -> Fact:
         if a.kind == TENSOR or b.kind == TENSOR:
             grad = max(a.grad if a.kind in (TENSOR, UNKNOWN) else Grad.NO,
@@ -1052,7 +1064,9 @@ class Evaluator:
         if q.startswith("torch.nn.") and q[9:10].isupper() or q.startswith("torch.nn.modules."):
             # A module's `grad`: whether its parameters require grad (a new torch.nn layer's do).
             paramfree = q in api.PARAMFREE_MODULES
-            return Fact(MODULE, Grad.NO if paramfree else Grad.YES, Device.CPU, paramfree=paramfree, by_flow=True)
+            saving = self._saves_result(q, node, state)
+            return Fact(MODULE, Grad.NO if paramfree else Grad.YES, Device.CPU, paramfree=paramfree, by_flow=True,
+                        tags=_RESULT_SAVING if saving else frozenset())
         if q in api.AUTOGRAD_GRAD:
             cg = _kwarg(node, "create_graph")
             g = tensor(Grad.NO if cg is None or _const_bool(cg) is False else Grad.UNKNOWN,

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import ast
 
-from .facts import FUNCTION, OTHER, SEQ, TENSOR, UNKNOWN, Grad
+from .facts import FUNCTION, MODULE, OTHER, SEQ, TENSOR, UNKNOWN, Grad
+from .torchapi import RESULT_SAVING_TAG
 from .astutil import bind_arguments, dotted_name, parameter_names, statements, yields
 
 # Unary operations that save their input when autograd records them (a ** 2, a.log(), ...).
@@ -145,7 +146,7 @@ def saved_tensors(node: ast.AST, ctx) -> list[tuple[ast.expr, str]]:
         return out
     found = _operation(node, ctx)
     if found is None:
-        return _helper_result(node, ctx)
+        return _module_result(node, ctx) or _helper_result(node, ctx)
     name, operands = found
     facts = [ctx.fact(o) for o in operands]
     first = facts[0]
@@ -176,6 +177,19 @@ def saved_tensors(node: ast.AST, ctx) -> list[tuple[ast.expr, str]]:
     if name in SAVES_RESULT:
         out.append((node, "result"))
     return out
+
+
+def _module_result(node: ast.Call, ctx) -> list:
+    """[(node, "result")] for a call of a torch module that saves its output for backward
+    (`act(x)` of `act = nn.Sigmoid()`, an `nn.Sequential` that ends in one: evaluate tags
+    them), when what it returns may require grad."""
+    func = node.func
+    if type(func) is not ast.Name and type(func) is not ast.Attribute:
+        return []
+    f = ctx.fact(func)
+    if f.kind != MODULE or RESULT_SAVING_TAG not in f.tags:
+        return []
+    return [(node, "result")] if _yes(ctx.fact(node)) else []
 
 
 def _helper_result(node: ast.Call, ctx) -> list:

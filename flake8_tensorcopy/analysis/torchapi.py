@@ -88,6 +88,15 @@ NON_TENSOR_ATTRS = frozenset(
 # Attributes that give the same tensor (a view or a transposition) with the same autograd state.
 SAME_TENSOR_ATTRS = frozenset("T mT H mH real imag".split())
 
+# torch.nn classes whose forward saves its result for backward (measured on torch 2.13, CPU:
+# write through `.detach()` to what the module returned, then call `backward()`: it raises), as
+# their functions do (saved.SAVES_RESULT); `nn.ReLU(inplace=True)` too.  What did not raise there:
+# GELU, ELU, SELU, CELU, SiLU, LeakyReLU, ReLU6, Hardtanh, Hardsigmoid, Softplus, LogSigmoid,
+# Tanhshrink, Threshold, Identity, Dropout.  A module made of one, or an `nn.Sequential` that ends in
+# one, carries this tag (saved.saved_tensors).
+RESULT_SAVING_MODULES = frozenset("torch.nn." + n for n in "Sigmoid Tanh ReLU Softmax LogSoftmax Softmin".split())
+RESULT_SAVING_TAG = "saves_result"
+
 # torch.nn classes without parameters: calling one gives a result that requires grad only
 # when an input does.
 PARAMFREE_MODULES = frozenset(

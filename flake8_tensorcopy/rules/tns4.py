@@ -1320,7 +1320,10 @@ other requires grad; `a / b` saves `b` (and `a` when `b` requires grad).  `a * 2
 `a.sum()` and views save nothing and are not findings.  A call of a function that returns what
 an operation that saves its result makes of a parameter (`def act(x): return torch.sigmoid(x)`,
 of the file or of another module of the project) saves its result too, unless the function
-changes grad mode.
+changes grad mode; so does a call of a torch module whose forward saves what it returns
+(`nn.Sigmoid`, `nn.Tanh`, `nn.ReLU`, `nn.Softmax`, `nn.LogSoftmax`, `nn.Softmin`, or an
+`nn.Sequential` that ends in one: `head = nn.Sequential(nn.Linear(3, 3), nn.Sigmoid())`, also
+kept by a class or made in another module).
 
 Only reported when the saving operation, the write and a later `backward()` (or
 `torch.autograd.grad`) that depends on the saving operation are all visible in one function,
