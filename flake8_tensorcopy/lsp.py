@@ -144,6 +144,9 @@ class Projects:
         self._by_root: dict = {}
         self.lock = threading.Lock()  # linting runs on worker threads; summaries are shared
         self.deps: dict = {}  # uri -> paths of the project modules its last check used
+        # path -> the words whose files its last check read (Project.files_mentioning): a file that
+        # comes to mention one may change its findings.
+        self.words: dict = {}
 
     def for_path(self, path: str | None, cache_dir: str | None = None):
         """The project of `path`; `cache_dir`: the configuration's `cache-dir`, if it sets one."""
@@ -177,6 +180,18 @@ class Projects:
         real = os.path.realpath(path)
         return [uri for uri, deps in self.deps.items() if real in deps]
 
+    def mentioned(self, path: str) -> set:
+        """The paths of the documents whose last check read the files that mention a word the
+        file at `path` now holds (a new caller of a function whose total they report)."""
+        if not self.words:
+            return set()
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError:
+            return set()
+        return {p for p, words in self.words.items() if any(w.encode() in data for w in words)}
+
 
 def lint_document(text: str, path: str | None, settings, ipython: bool = False, project=None, projects=None):
     """(violations, the rules that ran) for a buffer, or None when it does not parse.
@@ -202,6 +217,11 @@ def lint_document(text: str, path: str | None, settings, ipython: bool = False, 
                 finally:
                     project.flush(1.0)  # (see Project.flush)
                 deps = set(project.touched)
+                if projects is not None and path:
+                    if project.scanned_words:
+                        projects.words[path] = set(project.scanned_words)
+                    else:
+                        projects.words.pop(path, None)
         else:
             result = lint_text(view, rules, settings.options)
     except Exception:  # a bug in a rule must not take the editor's server down
@@ -327,7 +347,11 @@ def create_server():
         if not path:
             return set()
         ls.projects.changed(path)  # its summary, and its dependents' findings, may change
-        return {u for u in ls.projects.dependents(path) if u != uri and u in open_docs}
+        found = {u for u in ls.projects.dependents(path) if u != uri and u in open_docs}
+        mentioned = ls.projects.mentioned(path)
+        if mentioned:  # (a file that now calls a function whose callers a document's findings read)
+            found |= {u for u, doc in open_docs.items() if u != uri and ls.doc_path(doc) in mentioned}
+        return found
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: TensorCopyServer, params: types.DidSaveTextDocumentParams) -> None:
@@ -371,6 +395,10 @@ def create_server():
         uri = params.text_document.uri
         ls.cancel(uri)
         ls.projects.deps.pop(uri, None)
+        if uri.startswith("file:"):
+            from pygls.uris import to_fs_path
+
+            ls.projects.words.pop(to_fs_path(uri), None)
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
     @server.feature(

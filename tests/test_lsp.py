@@ -339,6 +339,27 @@ async def test_the_server_reports_a_total_that_other_modules_only_display(client
 
 
 @pytest.mark.asyncio(loop_scope="module")
+async def test_a_new_caller_of_a_function_whose_total_is_reported_rechecks_it(client: LanguageClient, editor,
+                                                                               tmp_path):
+    # trainer.py's TNS503 rests on the files that mention train_epoch (only train.py, which
+    # displays the total).  A file created outside the editor that back-propagates through what
+    # train_epoch returns is none of its dependencies, but it mentions the function: trainer.py is
+    # checked again, and its total is no longer one that nothing differentiates.
+    from test_project import TOTALS, make
+
+    make(tmp_path, files=TOTALS, package="lsp_new_caller")
+    trainer = tmp_path / "lsp_new_caller" / "trainer.py"
+    buffer = Buffer(client, trainer, trainer.read_text())
+    assert [(d.code, d.range.start.line + 1) for d in await buffer.diagnostics()] == [("TNS503", 11)]
+    keep = tmp_path / "lsp_new_caller" / "keep.py"
+    keep.write_text("from .trainer import train_epoch\n\n\ndef fit(model, batches, opt):\n"
+                    "    total = train_epoch(model, batches, opt)\n    total.backward()\n")
+    client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(changes=[
+        types.FileEvent(uri=keep.as_uri(), type=types.FileChangeType.Created)]))
+    assert list((await published(client, buffer.uri)).diagnostics) == []
+
+
+@pytest.mark.asyncio(loop_scope="module")
 async def test_a_file_that_never_mentions_torch_gets_its_project_findings(client: LanguageClient, editor, tmp_path):
     # tests/test_project.py's THROUGH: evaluate.py imports no torch, its models do.
     from test_project import THROUGH, make

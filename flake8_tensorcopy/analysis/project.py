@@ -65,6 +65,7 @@ class Project:
         self._files = None  # _all_files(); False: too many
         self._mentions: dict = {}  # word -> files_mentioning(word)
         self.scanned = False  # files_mentioning() was asked (see there)
+        self.scanned_words: set = set()  # the words it was asked for the current file
         self.asking: set = set()  # (module, path) of the GAN helpers being asked (module_summary.py)
         # What the rules that report through calls (`to_numpy(out)`) need of the project's
         # modules: through.Through, set by the engine (the layer that has the rules); asked by
@@ -155,6 +156,7 @@ class Project:
         """A new file: start collecting the project modules it uses."""
         self.touched = {}
         self.scanned = False
+        self.scanned_words = set()
 
     def _build(self, module: str, path: str) -> ModuleSummary | None:
         from ..source import content_hash  # (the source layer sits below)
@@ -283,6 +285,7 @@ class Project:
         if files is None:
             return None
         self.scanned = True
+        self.scanned_words.add(word)
         found = self._mentions.get(word)
         if found is None:
             from ..source import content_hash
