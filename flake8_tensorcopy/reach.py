@@ -45,6 +45,7 @@ _LISTINGS: dict = {}  # directory -> (names of its files, names of its directori
 _NAMES: dict = {}  # (root, path) -> module_name(root, path)
 _PARENTS: dict = {}  # (root, package) -> _parents(root, package)
 _REAL: dict = {}  # a root as given -> its real path
+_REAL_DIRS: dict = {}  # a file's directory as given -> its real path (_realpath)
 _GENERATION = [0]  # bumped by forget(): a _SCANNED entry checked in this one is not stat'ed again
 _COMPILED: dict = {}
 
@@ -85,8 +86,19 @@ def module_name(root: str, path: str) -> str | None:
     return found
 
 
+def _realpath(path: str) -> str:
+    """os.path.realpath(path), resolving each directory once: a file's own name is a link to
+    follow or not (one `lstat`, where realpath makes one a component of the path)."""
+    directory, name = os.path.split(path)
+    real = _REAL_DIRS.get(directory)
+    if real is None:
+        real = _REAL_DIRS[directory] = os.path.realpath(directory)
+    full = os.path.join(real, name)
+    return os.path.realpath(full) if not name or name in (".", "..") or os.path.islink(full) else full
+
+
 def _module_name(root: str, path: str) -> str | None:
-    rel = os.path.relpath(os.path.realpath(path), root)
+    rel = os.path.relpath(_realpath(path), root)
     if rel.startswith(".."):
         return None
     parts = rel.split(os.sep)
@@ -248,6 +260,7 @@ def forget() -> None:
     _NAMES.clear()
     _PARENTS.clear()
     _REAL.clear()
+    _REAL_DIRS.clear()
     _GENERATION[0] += 1
 
 
