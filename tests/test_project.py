@@ -1542,6 +1542,88 @@ def test_a_discriminator_loss_of_another_module_fails_on_real_torch_and_its_fix_
     namespace["train_sampled"](*args)
 
 
+D_STEPS = {
+    "pyproject.toml": "",
+    "PKG/__init__.py": "",
+    "PKG/steps.py": """
+        def d_step(netD, real, fake, opt):
+            opt.zero_grad()
+            loss = netD(fake).mean() - netD(real).mean()
+            loss.backward()
+            opt.step()
+            return loss
+
+
+        def g_step(netD, fake, opt):
+            opt.zero_grad()
+            loss = -netD(fake).mean()
+            loss.backward()
+            opt.step()
+    """,
+    "PKG/train.py": """
+        import torch
+        from torch import nn
+
+        from .steps import d_step, g_step
+
+
+        def nets():
+            netG, netD = nn.Linear(2, 3), nn.Linear(3, 1)
+            return netG, netD, torch.optim.Adam(netD.parameters()), torch.optim.Adam(netG.parameters())
+
+
+        def train(real):
+            netG, netD, optD, optG = nets()
+            for _ in range(2):
+                fake = netG(torch.randn(4, 2))
+                d_step(netD, real, fake, optD)
+                optG.zero_grad()
+                (-netD(fake).mean()).backward()
+                optG.step()
+
+
+        def train_detached(real):
+            netG, netD, optD, optG = nets()
+            for _ in range(2):
+                fake = netG(torch.randn(4, 2))
+                d_step(netD, real, fake.detach(), optD)
+                g_step(netD, fake, optG)
+    """,
+}
+D_STEP_FINDINGS = [
+    ("TNS301", 16, 'd_step(netD, real, fake, optD) (its discriminator call, steps.py:3) back-propagates into the '
+                   'generator: the generator step then fails ("backward through the graph a second time"); use '
+                   'd_step(netD, real, fake.detach(), optD)'),
+]
+
+
+def test_a_discriminator_step_of_another_module_on_generator_output(tmp_path, capsys, monkeypatch):
+    # `d_step` in steps.py runs netD on its `fake` argument, back-propagates and steps the
+    # optimizer it is given: called with undetached generator output and the discriminator's
+    # optimizer, it is a discriminator step there, whose backward frees the generator's graph
+    # before the generator step.  Not with `fake.detach()`, nor for `g_step`, which steps the
+    # generator's optimizer.
+    import torch
+
+    train = make(tmp_path, files=D_STEPS, package="dsteppkg")
+    found = _reported_everywhere(train, D_STEP_FINDINGS, capsys, tmp_path)
+    assert [v.fix.safety for v in found] == ["unsafe"]  # (detaching an argument: all the call does with it)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from dsteppkg import train as module
+
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        module.train(torch.randn(4, 3))
+    module.train_detached(torch.randn(4, 3))
+    fixed = tmp_path / "fixed.py"
+    fixed.write_text(train.read_text().replace("d_step(netD, real, fake, optD)",
+                                               "d_step(netD, real, fake.detach(), optD)"))
+    tc(capsys, "fix", "--unsafe-fixes", "--no-cache", str(train), cwd=tmp_path)
+    assert train.read_text() == fixed.read_text()
+    namespace = {"__name__": "dsteppkg.train", "__package__": "dsteppkg"}
+    exec(compile(train.read_text(), str(train), "exec"), namespace)
+    namespace["train"](torch.randn(4, 3))
+
+
 def test_discriminator_helpers_that_call_each_other_across_modules_terminate(tmp_path):
     # Each GAN helper question is a fresh walk of its module: loss_a() asks loss_b(), which asks
     # loss_a() again (the cycle reads as nothing there); what loss_b() passes back to loss_a()

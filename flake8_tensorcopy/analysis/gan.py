@@ -25,7 +25,7 @@ import os
 import re
 
 from . import torchapi as api
-from .astutil import all_nodes, bind_arguments, child_nodes, dotted_name, is_plain_method
+from .astutil import all_nodes, bind_arguments, child_nodes, dotted_name, is_plain_method, parameter_names
 from .facts import FUNCTION, TENSOR, Grad
 from .names import D, G, configured_roles, may_have_both_roles, may_have_structure, words
 from .names import D_WORDS as _D_WORDS
@@ -1023,6 +1023,10 @@ class GanScope:
                     dc.via = (callee, carrying[0][1])
                     dc.penalty = any(h[2] for h in carrying)
                     every = every | {dc}
+        if callee is not None and hasattr(callee, "gan_helper"):
+            # A function of another module that takes a discriminator step on what it is passed
+            # (`d_step(netD, real, fake, optD)`): that step, here.
+            self._helper_steps(node, callee, every)
         if callee is not None and not hasattr(callee, "gan_helper") and any(
                 self._has_gen(p) for p in (*args, *kws.values())):
             self._note_passed(node, callee, first)
@@ -1150,6 +1154,34 @@ class GanScope:
                         continue
             out.append((expr, line, param in penalized, outer))
         return out or None
+
+    def _helper_steps(self, node: ast.Call, callee, every: frozenset) -> None:
+        """For a call of `callee`, a function of another module that takes a discriminator step
+        on what its parameters carry (helper_of, _steps_of): for each argument that carries
+        generator output into such a step, a discriminator call here, the step's backward, and
+        the step of the optimizer the call passes, in that order (as the function's own lines
+        would record them)."""
+        said = callee.gan_helper()
+        if not said[2]:
+            return
+        bound = dict(bind_arguments(callee.node, node)[0])
+        summary = callee.summary
+        where = os.path.basename(summary.path) if summary is not None else callee.module
+        for param, module, line, retain, stepped in said[2]:
+            expr = bound.get(param)
+            if expr is None or not (self._has_gen(self._prov.get(id(expr), EMPTY)) and self._may_carry_graph(expr)):
+                continue
+            if module and (module not in bound or self.role(bound[module]) != D):
+                continue  # (a module parameter the call does not pass a discriminator in)
+            role = None
+            if stepped in bound:
+                is_opt, role = self.names.optimizer_role(self._canon(gan_key(bound[stepped])))
+                role = role if is_opt else None
+            dc = self._disc_call(node, [expr], every)
+            dc.via = (callee, f"{where}:{line}")
+            self._event("backward", node, prov=every | {dc}, retain={"1": True, "0": False}.get(retain))
+            if role is not None:
+                self._event("step", node, role=role)
 
     def _param_name(self, expr) -> str | None:
         """The parameter `expr` is, unchanged, in a summary walk (what it carries is its mark)."""
@@ -1398,7 +1430,8 @@ def helper_of(walker, func) -> tuple:
     else "", and for `GanScope._helper_disc` ((parameter, module parameter or "", line, "1"
     when a gradient penalty differentiates by it, else ""), ...) for each discriminator call on
     what a parameter carries whose output the function returns: none when the function calls a
-    backward itself).  Walked by a fresh walker of the module's tree
+    backward itself; and for `GanScope._helper_steps` the discriminator steps it takes on what
+    its parameters carry, _steps_of).  Walked by a fresh walker of the module's tree
     with this domain alone (the module's own walker carries none), active whatever names the
     module holds: a loss module may name only the discriminator, and the file that asks names
     both."""
@@ -1428,14 +1461,43 @@ def helper_of(walker, func) -> tuple:
         w.release()
     part = summary.doms.get(GanDomain.key) if summary is not None else None
     if part is None:
-        return ("", ())
+        return ("", (), ())
     gen = "1" if part.returns_gen else ""
+    steps = _steps_of(func, part)
     if not part.returns_disc or any(e.kind == "backward" for e in part.events):
-        return (gen, ())
+        return (gen, (), steps)
     penalized = {a.name for e in part.events if e.kind == "penalty" for a in e.prov if type(a) is ParamMark}
     return (gen, tuple((param, module or "", str(line), "1" if param in penalized else "")
                        for (param, module), line in sorted(part.returns_disc.items(),
-                                                           key=lambda kv: (kv[0][0], kv[0][1] or ""))))
+                                                           key=lambda kv: (kv[0][0], kv[0][1] or ""))), steps)
+
+
+def _steps_of(func, part) -> tuple:
+    """The discriminator steps a function takes on what its parameters carry (a `d_step(netD,
+    real, fake, opt)` of another module): ((parameter, module parameter or "", line of the
+    discriminator call, "1" / "0" / "" for the backward's retain_graph True / False / not a
+    constant, the parameter whose `.step()` follows that backward or ""), ...), for each
+    discriminator call on a parameter's value that a backward of the function differentiates."""
+    params = set(parameter_names(func.args))
+    out = set()
+    events = part.events
+    for i, e in enumerate(events):
+        if e.kind != "backward":
+            continue
+        stepped = ""
+        for later in events[i + 1:]:
+            if later.kind == "backward":
+                break
+            if later.kind == "step" and isinstance(later.node, ast.Call) and isinstance(later.node.func, ast.Attribute):
+                owner = gan_key(later.node.func.value)
+                if owner in params:
+                    stepped = owner
+                break
+        retain = "" if e.retain is None else "1" if e.retain else "0"
+        for a in e.prov:
+            if type(a) is ParamDisc and a.name in params:
+                out.add((a.name, a.module or "", str(a.line), retain, stepped))
+    return tuple(sorted(out))
 
 
 class GanDomain(Domain):

@@ -114,9 +114,9 @@ class ProjectEntity:
         return found if found is not None else ()
 
     def gan_helper(self) -> tuple:
-        """What the GAN domain finds this function returns: generator output it makes, a
-        discriminator applied to its parameters (gan.helper_of: plain data); ("", ()) when
-        nothing."""
+        """What the GAN domain finds this function does: returns generator output it makes,
+        returns a discriminator applied to its parameters, takes a discriminator step on them
+        (gan.helper_of: plain data); ("", (), ()) when nothing."""
         # Each answer is a fresh walk (gan.helper_of), which memoises nothing: a helper that
         # calls back into one being asked (through other modules) reads as nothing there, and
         # what is computed meanwhile depends on which was asked first (not kept).
@@ -124,13 +124,13 @@ class ProjectEntity:
         asking = self.project.asking
         if key in asking:
             self.project.taint()
-            return ("", ())
+            return ("", (), ())
         asking.add(key)
         try:
             found = self._answer(("gan", self.path), _gan_helper, many="plain")
         finally:
             asking.discard(key)
-        return found if type(found) is tuple and len(found) == 2 else ("", ())
+        return found if type(found) is tuple and len(found) == 3 else ("", (), ())
 
     # classes
     def method_return(self, name: str, hint: tuple | None = None) -> Fact | None:

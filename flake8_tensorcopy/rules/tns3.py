@@ -80,7 +80,10 @@ penalty helper) is a discriminator call where it is called: reported at that cal
 of the discriminator call inside.  Functions of other modules of the project count as the
 file's do: one that returns what a discriminator makes of its argument (`from losses import
 d_loss_fn`: `(its discriminator call, losses.py:9)`), one that returns generator output it makes
-(`fake = sample(netG, n)`).
+(`fake = sample(netG, n)`), and one that takes a whole discriminator step on what it is passed
+(`d_step(netD, real, fake, optD)`, which runs `netD(fake)`, back-propagates and steps the
+optimizer the call hands it): reported at the call, in a function that shows a backward of its own
+(the generator's step).
 
 Not reported: `netD(fake.detach())`, `fake = netG(z).detach()`, a generator called under
 `torch.no_grad()` (or in a `@torch.no_grad()` function), a frozen generator
