@@ -156,14 +156,19 @@ def _lint(text: str, rule_classes, options: Options, tree, honor_noqa: bool, pro
     # Rules whose trigger a module the file imports may define (Rule.imported_triggers).
     widened = [cls for cls in rule_classes if cls.imported_triggers is not None] \
         if module is not None and "import" in text else []
-    triggers = frozenset()  # the method names of those the file calls (`.update(`)
+    triggers = frozenset()  # the names of those the file calls (`.update(`, `d_step(`)
+    by_rule: dict = {}  # rule -> its triggers the file calls
     if widened:
         from .through import imported_triggers
 
-        triggers = frozenset(name for name in imported_triggers(text, project, module, path, widened)
-                             if "." + name + "(" in text)
+        for cls in widened:
+            found = frozenset(name for name in imported_triggers(text, project, module, path, [cls])
+                              if name + "(" in text)
+            if found:
+                by_rule[cls] = found
+        triggers = frozenset().union(*by_rule.values())
         if triggers:
-            active = [cls for cls in rule_classes if cls in active or cls in widened]
+            active = [cls for cls in rule_classes if cls in active or cls in by_rule]
     if not active:
         return LintResult()
     # Each rule's scope test of the file's functions (Rule.scope_test): a function for which all
@@ -172,7 +177,7 @@ def _lint(text: str, rule_classes, options: Options, tree, honor_noqa: bool, pro
     # the pre-filter.
     tests = [cls.scope_test(text) for cls in active]
     if triggers:
-        tests = [cls.scope_test_imported(text, triggers) if cls in widened else test
+        tests = [cls.scope_test_imported(text, by_rule.get(cls, frozenset())) if cls in widened else test
                  for cls, test in zip(active, tests)]
     if not any(cls.scope_any(text, test) for cls, test in zip(active, tests)) and not (
             sink_calls and any(n in text for n in sink_calls)):

@@ -1582,6 +1582,14 @@ D_STEPS = {
                 optG.step()
 
 
+        def train_helpers(real):
+            netG, netD, optD, optG = nets()
+            for _ in range(2):
+                fake = netG(torch.randn(4, 2))
+                d_step(netD, real, fake, optD)
+                g_step(netD, fake, optG)
+
+
         def train_detached(real):
             netG, netD, optD, optG = nets()
             for _ in range(2):
@@ -1594,6 +1602,9 @@ D_STEP_FINDINGS = [
     ("TNS301", 16, 'd_step(netD, real, fake, optD) (its discriminator call, steps.py:3) back-propagates into the '
                    'generator: the generator step then fails ("backward through the graph a second time"); use '
                    'd_step(netD, real, fake.detach(), optD)'),
+    ("TNS301", 26, 'd_step(netD, real, fake, optD) (its discriminator call, steps.py:3) back-propagates into the '
+                   'generator: the generator step then fails ("backward through the graph a second time"); use '
+                   'd_step(netD, real, fake.detach(), optD)'),
 ]
 
 
@@ -1601,18 +1612,20 @@ def test_a_discriminator_step_of_another_module_on_generator_output(tmp_path, ca
     # `d_step` in steps.py runs netD on its `fake` argument, back-propagates and steps the
     # optimizer it is given: called with undetached generator output and the discriminator's
     # optimizer, it is a discriminator step there, whose backward frees the generator's graph
-    # before the generator step.  Not with `fake.detach()`, nor for `g_step`, which steps the
-    # generator's optimizer.
+    # before the generator step, inline or in `g_step` (whose own step, of the generator's
+    # optimizer, is none: a function that shows no backward of its own is walked for calling
+    # them).  Not with `fake.detach()`.
     import torch
 
     train = make(tmp_path, files=D_STEPS, package="dsteppkg")
     found = _reported_everywhere(train, D_STEP_FINDINGS, capsys, tmp_path)
-    assert [v.fix.safety for v in found] == ["unsafe"]  # (detaching an argument: all the call does with it)
+    assert [v.fix.safety for v in found] == ["unsafe", "unsafe"]  # (detaching an argument: all the call does)
     monkeypatch.syspath_prepend(str(tmp_path))
     from dsteppkg import train as module
 
-    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
-        module.train(torch.randn(4, 3))
+    for bad in (module.train, module.train_helpers):
+        with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+            bad(torch.randn(4, 3))
     module.train_detached(torch.randn(4, 3))
     fixed = tmp_path / "fixed.py"
     fixed.write_text(train.read_text().replace("d_step(netD, real, fake, optD)",
@@ -1622,6 +1635,7 @@ def test_a_discriminator_step_of_another_module_on_generator_output(tmp_path, ca
     namespace = {"__name__": "dsteppkg.train", "__package__": "dsteppkg"}
     exec(compile(train.read_text(), str(train), "exec"), namespace)
     namespace["train"](torch.randn(4, 3))
+    namespace["train_helpers"](torch.randn(4, 3))
 
 
 def test_discriminator_helpers_that_call_each_other_across_modules_terminate(tmp_path):

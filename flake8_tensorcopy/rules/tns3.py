@@ -40,6 +40,12 @@ _CONSEQUENCES = {
 
 _BACKWARD_CALL = LazyPattern(r"backward\s*\(")
 
+
+def _backward_functions(text: str) -> dict:
+    from ..analysis.gan import backward_functions  # (the GAN domain: imported where a file asks)
+
+    return backward_functions(text)
+
 class DiscriminatorThroughGenerator(Rule):
     code = "TNS301"
     name = "discriminator-step-through-generator"
@@ -48,11 +54,23 @@ class DiscriminatorThroughGenerator(Rule):
     fix_safety = "safe"
     prefilter = ("backward", "update_params")
     domains = ("gan",)
+    # A function of a module the file imports that calls a backward (`d_step(netD, real, fake,
+    # optD)` in steps.py): a function that calls it may take a discriminator step there.
+    imported_triggers = staticmethod(_backward_functions)
+    imported_needle = LazyPattern(rb"backward\s*\(")
 
     @classmethod
     def might_match(cls, text: str) -> bool:
         # A call (`loss.backward(`, `accelerator.backward(`), not "backward compatibility".
         return "update_params" in text or "backward" in text and _BACKWARD_CALL.search(text) is not None
+
+    @classmethod
+    def scope_test_imported(cls, text: str, names: frozenset):
+        test = cls.scope_test(text)
+        if not names:
+            return test
+        needles = tuple(n + "(" for n in names)
+        return lambda segment: test(segment) or any(n in segment for n in needles)
     docs = """
 ## What it does
 Checks for a discriminator call on generator output that was not detached, in a discriminator
@@ -82,8 +100,8 @@ file's do: one that returns what a discriminator makes of its argument (`from lo
 d_loss_fn`: `(its discriminator call, losses.py:9)`), one that returns generator output it makes
 (`fake = sample(netG, n)`), and one that takes a whole discriminator step on what it is passed
 (`d_step(netD, real, fake, optD)`, which runs `netD(fake)`, back-propagates and steps the
-optimizer the call hands it): reported at the call, in a function that shows a backward of its own
-(the generator's step).
+optimizer the call hands it): reported at the call, also where the generator's step is such a
+function too (`g_step(netD, fake, optG)`, whose step is the generator's optimizer's).
 
 Not reported: `netD(fake.detach())`, `fake = netG(z).detach()`, a generator called under
 `torch.no_grad()` (or in a `@torch.no_grad()` function), a frozen generator
