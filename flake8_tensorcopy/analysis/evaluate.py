@@ -533,7 +533,14 @@ class Evaluator:
         if f is None or f.tags.isdisjoint(SITE_CONSTANTS):
             return [], []
         said = f.tags.intersection(SITE_CONSTANTS)
-        if len(said) != 1 or not self._unassigned_parameter(test.id):
+        if len(said) != 1:
+            return [], []
+        memo = self.__dict__.setdefault("_unassigned", {})  # (a test in a loop is evaluated again)
+        key = (id(self.frame.scope.node) if self.frame is not None else None, test.id)
+        unassigned = memo.get(key)
+        if unassigned is None:
+            unassigned = memo[key] = self._unassigned_parameter(test.id)
+        if not unassigned:
             return [], []
         uncalled = [(_UNCALLED_KEY, None)]
         return ([], uncalled) if SITE_CONSTANTS[1] in said else (uncalled, [])
@@ -541,9 +548,9 @@ class Evaluator:
     def _unassigned_parameter(self, name: str) -> bool:
         """Whether `name` is a parameter of the function being walked that nothing in it binds
         again."""
-        scope = self.frame.scope
-        func = scope.node
-        if scope.kind != "function" or not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        scope = self.frame.scope if self.frame is not None else None
+        func = scope.node if scope is not None else None
+        if scope is None or scope.kind != "function" or not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return False
         a = func.args
         if name not in {x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs)}:
