@@ -161,9 +161,8 @@ def _lint(text: str, rule_classes, options: Options, tree, honor_noqa: bool, pro
     if widened:
         from .through import imported_triggers
 
-        for cls in widened:
-            found = frozenset(name for name in imported_triggers(text, project, module, path, [cls])
-                              if name + "(" in text)
+        for cls, names in imported_triggers(text, project, module, path, widened).items():
+            found = frozenset(name for name in names if name + "(" in text)
             if found:
                 by_rule[cls] = found
         triggers = frozenset().union(*by_rule.values())

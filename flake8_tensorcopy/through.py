@@ -60,25 +60,29 @@ def sink_calls(text: str, project, module: str, path: str) -> frozenset:
     return frozenset(found)
 
 
-def imported_triggers(text: str, project, module: str, path: str, rules) -> frozenset:
-    """The method names `Rule.imported_triggers` of `rules` find, for the names the file
-    imports, in the project modules it imports them from (reach.imports; any name of a module
-    imported whole): each module read once a process, and a dependency of the file's result."""
+def imported_triggers(text: str, project, module: str, path: str, rules) -> dict:
+    """{rule: the names `Rule.imported_triggers` of that rule finds} for `rules`, for the names
+    the file imports, in the project modules it imports them from (reach.imports; any name of a
+    module imported whole): each module read once a process, and a dependency of the file's
+    result."""
     through = project.through
     if through is None:
         through = project.through = Through(project)
-    found: set = set()
+    rules = tuple(rules)
+    found: dict = {cls: set() for cls in rules}
     for target, name, _local in imports(text, module, path.endswith("__init__.py")):
         where = project.path_of(target)
         if where is None:
             continue
-        by_name = through.triggers(where, rules)
-        if name is None or name == "*":  # `import pkg.utils as U`: any of its classes
-            for methods in by_name.values():
-                found.update(methods)
-        else:
-            found.update(by_name.get(name, ()))
-    return frozenset(found)
+        for cls, by_name in zip(rules, through.triggers(where, rules)):
+            if not by_name:
+                continue
+            if name is None or name == "*":  # `import pkg.utils as U`: any of its classes
+                for methods in by_name.values():
+                    found[cls].update(methods)
+            else:
+                found[cls].update(by_name.get(name, ()))
+    return {cls: frozenset(names) for cls, names in found.items()}
 
 
 class Through:
@@ -90,7 +94,7 @@ class Through:
         self.project = project
         self.rules = [cls for cls in all_rules() if cls.through_calls]
         self._functions: dict = {}  # path -> frozenset of names
-        self._triggers: dict = {}  # (path, rules) -> {name: method names} (imported_triggers)
+        self._triggers: dict = {}  # (path, rules) -> ({name: method names}, ...) (imported_triggers)
         self.names: set = set()  # every name in those sets (what a call must be named to ask)
         self._baselines: dict = {}
 
@@ -109,26 +113,25 @@ class Through:
         project.touched[where] = project.digest_of(where)
         return known
 
-    def triggers(self, where: str, rules) -> dict:
-        """{name: method names} the `imported_triggers` of `rules` find in the module at `where`."""
+    def triggers(self, where: str, rules: tuple) -> tuple:
+        """({name: method names} the `imported_triggers` of each of `rules` finds in the module
+        at `where`, ...), from one read of it."""
         project = self.project
-        key = (where, tuple(rules))
+        key = (where, rules)
         known = self._triggers.get(key)
         if known is None:
             from .source import DecodeError, decode
 
-            known = {}
             data = project.contents(where)
-            if data is not None and any(cls.imported_needle.search(data) is not None for cls in rules):
+            wanted = [data is not None and cls.imported_needle.search(data) is not None for cls in rules]
+            text = None
+            if any(wanted):
                 try:
                     text = decode(data).text
                 except DecodeError:
-                    text = None
-                if text is not None:
-                    for cls in rules:
-                        for name, methods in cls.imported_triggers(text).items():
-                            known[name] = known.get(name, frozenset()) | methods
-            self._triggers[key] = known
+                    pass
+            known = self._triggers[key] = tuple(cls.imported_triggers(text) if text is not None and want else {}
+                                                for cls, want in zip(rules, wanted))
         project.touched[where] = project.digest_of(where)
         return known
 

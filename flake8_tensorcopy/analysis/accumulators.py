@@ -29,7 +29,7 @@ from .astutil import (bind_arguments, child_nodes, def_stub, dotted_name, is_pla
                       target_elements)
 from .facts import OBJECT, TENSOR, UNKNOWN, Grad
 from .walker import Domain, NameSets
-from ..source import LazyPattern, kept_for_the_last_text, word_positions
+from ..source import AfterLiteral, LazyPattern, kept_for_the_last_text, word_positions
 
 # `name += term` / `name = name + term` with a plain name and a term that is not a literal,
 # a tuple, a list or a string (`hidden_states += (h,)`, `count += 1`).
@@ -60,7 +60,7 @@ _SELF_ADD_TEXT = LazyPattern(r"[ \t]*" + _SELF_ADD)
 _CLASS_TEXT = LazyPattern(r"(?m)^class[ \t]+(\w+)")
 # A `self.sum += val * n` line in a module's bytes (any encoding Python reads source in has these
 # ASCII bytes): meter_methods_by_class finds nothing without one.
-METER_BYTES = LazyPattern(_SELF_ADD.encode())
+METER_BYTES = AfterLiteral(b"+=", LazyPattern(_SELF_ADD.encode()))
 
 
 def meter_methods_by_class(text: str) -> dict:

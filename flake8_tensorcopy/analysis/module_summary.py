@@ -247,13 +247,16 @@ def _definitions(tree: ast.Module) -> tuple:
     return defs, paths
 
 
-def _info(node) -> tuple:
-    """(kind, line, parameter names, defaults) of a definition, as its entity keeps them."""
+def _info(node, top: bool) -> tuple:
+    """(kind, line, parameter names, defaults) of a definition, as its entity keeps them.  The
+    defaults only of a function at the module's top level: the calls of another module whose
+    literal arguments count are of those (walker.call_sinks)."""
     if isinstance(node, ast.ClassDef):
         return (CLASS, node.lineno, None, ())
     a = node.args
     return (FUNCTION, node.lineno, (tuple(x.arg for x in a.posonlyargs), tuple(x.arg for x in a.args),
-                                    tuple(x.arg for x in a.kwonlyargs)), constant_defaults(node))
+                                    tuple(x.arg for x in a.kwonlyargs)),
+            constant_defaults(node) if top and (a.defaults or a.kw_defaults) else ())
 
 
 class ModuleSummary:
@@ -297,7 +300,7 @@ class ModuleSummary:
             project._frames.pop()
         walker = summary._walker
         env = walker.module_frame.state.env
-        summary.infos = {p: _info(d) for p, d in summary._defs.items()}
+        summary.infos = {p: _info(d, "." not in p) for p, d in summary._defs.items()}
         for attr, f in env.items():
             summary.table[attr] = summary._export(summary._exported_name(attr, f, env))
         summary.table_deps = dict(summary.deps)

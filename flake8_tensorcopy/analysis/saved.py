@@ -182,10 +182,10 @@ def saved_tensors(node: ast.AST, ctx) -> list[tuple[ast.expr, str]]:
 def _module_result(node: ast.Call, ctx) -> list:
     """[(node, "result")] for a call of a torch module that saves its output for backward
     (`act(x)` of `act = nn.Sigmoid()`, an `nn.Sequential` that ends in one: evaluate tags
-    them), when what it returns may require grad."""
+    them), by a name or an attribute of one, when what it returns may require grad."""
     func = node.func
-    if type(func) is not ast.Name and type(func) is not ast.Attribute:
-        return []
+    if not node.args or not (type(func) is ast.Name or type(func) is ast.Attribute and type(func.value) is ast.Name):
+        return []  # (a module is called on its input: `act(x)`, `self.act(x)`, `ops.head(x)`)
     f = ctx.fact(func)
     if f.kind != MODULE or RESULT_SAVING_TAG not in f.tags:
         return []

@@ -254,8 +254,7 @@ class Summaries:
         `skip_first`: its first parameter is the instance) with the arguments of `call`."""
         pairs, complete = bind_arguments(callee, call, skip_first)
         facts = {param: self.fact(expr, state) for param, expr in pairs}
-        self._sites.setdefault(id(callee), {})[id(call)] = (call.lineno, facts, complete,
-                                                            call_constants(callee, pairs, complete))
+        self._sites.setdefault(id(callee), {})[id(call)] = (call.lineno, facts, complete, (call, skip_first))
 
     def parameter_facts(self, func, cls) -> dict:
         """{parameter: fact} from the file's call sites of `func` (empty: none known)."""
@@ -291,7 +290,8 @@ class Summaries:
         out = {p: f for p, f in out.items() if f.kind != UNKNOWN or f.grad is not Grad.UNKNOWN}
         # A parameter every known call gives a literal of one truth (`cond=False` left to its
         # default): what those calls pass does not reach a branch that needs the other truth.
-        for param, truth in agreed_constants([c for _, _, _, c in sites.values()]).items():
+        constants = [call_constants(func, *bind_arguments(func, call, skip)) for _, _, _, (call, skip) in sites.values()]
+        for param, truth in agreed_constants(constants).items():
             base = out.get(param, UNKNOWN_FACT)
             out[param] = base.but(tags=base.tags | {SITE_CONSTANTS[truth]})
         return out

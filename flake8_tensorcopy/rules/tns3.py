@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..fixes import receiver_text, replace_node
 from ..model import Fix
-from ..source import LazyPattern, splice
+from ..source import AfterLiteral, LazyPattern, splice
 from .base import Invalid, Oracle, Rule, Valid, dedent
 
 # Shared by the examples: one tiny generator/discriminator pair, one step each.
@@ -57,7 +57,7 @@ class DiscriminatorThroughGenerator(Rule):
     # A function of a module the file imports that calls a backward (`d_step(netD, real, fake,
     # optD)` in steps.py): a function that calls it may take a discriminator step there.
     imported_triggers = staticmethod(_backward_functions)
-    imported_needle = LazyPattern(rb"backward\s*\(")
+    imported_needle = AfterLiteral(b"backward", LazyPattern(rb"backward\s*\("))
 
     @classmethod
     def might_match(cls, text: str) -> bool:
