@@ -27,7 +27,7 @@ from .analysis import lazytree
 from .model import INTERNAL, Edit, Error, ErrorKind, Fix, Options, Violation
 from .reach import torch_through_project
 from .rules.base import Context, Rule, all_rules
-from .source import LineIndex, splice
+from .source import LineIndex, or_holds, splice
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # (at run time `__getattr__` below imports it on first use)
@@ -146,7 +146,7 @@ def _lint(text: str, rule_classes, options: Options, tree, honor_noqa: bool, pro
     # that imports a function from a module of its project in which such a rule may report.
     through = [cls for cls in rule_classes if cls.through_calls] if module is not None and "import" in text else []
     if through:
-        from .through import or_calls, sink_calls as _sink_calls
+        from .through import sink_calls as _sink_calls
 
         sink_calls = _sink_calls(text, project, module, path)
     else:
@@ -183,7 +183,7 @@ def _lint(text: str, rule_classes, options: Options, tree, honor_noqa: bool, pro
         return LintResult()
     if sink_calls:
         # A function that calls one of them may report there (Context.call_sinks).
-        tests = [or_calls(test, sink_calls) if cls.through_calls else test for cls, test in zip(active, tests)]
+        tests = [or_holds(test, sink_calls) if cls.through_calls else test for cls, test in zip(active, tests)]
     if tree is None and module is not None and not whole:
         # Parsed for the summary of a module the project imports, with bodies on demand: unless
         # a body of it did not parse or was not where the layout put it (those read since as

@@ -60,6 +60,35 @@ class AfterLiteral:
         return self.pattern.search(text) if self.literal in text else None
 
 
+_MARGIN = LazyPattern(r"\n[^ \t\n\r#]")
+
+
+def top_level_functions(text: str):
+    """(name, text) of each function of a module's text that starts at the margin (`def`, `async
+    def`): to the next line that starts with something else than a blank (a docstring line at the
+    margin ends it early: a function's text cut short, never one too long)."""
+    margin = _MARGIN.search
+    starts = [0] if text.startswith(("def ", "async def ")) else []
+    for keyword in ("\ndef ", "\nasync def "):
+        i = text.find(keyword)
+        while i != -1:
+            starts.append(i + 1)
+            i = text.find(keyword, i + 1)
+    for start in starts:
+        after = margin(text, start)  # the next line that starts at the margin
+        segment = text[start:after.start() + 1 if after is not None else len(text)]
+        at = j = segment.index("def ") + 4
+        while j < len(segment) and (segment[j].isalnum() or segment[j] == "_"):
+            j += 1
+        yield segment[at:j], segment
+
+
+def or_holds(test, needles):
+    """The text test `test`, or: the text holds one of `needles` (a function's, for a scope test
+    widened by the names it calls)."""
+    return lambda segment: test(segment) or any(n in segment for n in needles)
+
+
 def kept_for_the_last_text(compute):
     """`compute(text, *rest)`, kept for the last file it was asked of (the same `text` object and
     the same `rest`): the rules' pre-filter, their scope tests and the domains ask the same

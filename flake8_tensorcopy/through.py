@@ -18,17 +18,7 @@ from .analysis.facts import PARAMS, SEQ, Grad, must_grad
 from .model import Options
 from .reach import imports
 from .rules.base import Context, all_rules
-from .source import LazyPattern
-
-# The start of a line that is not indented, blank or a comment: where a top-level function's
-# text ends.
-_MARGIN = LazyPattern(r"\n[^ \t\n\r#]")
-
-
-def or_calls(test, needles: frozenset):
-    """The scope test `test`, or: the function's text holds one of `needles` (`sink_calls`)."""
-    return lambda segment: test(segment) or any(n in segment for n in needles)
-
+from .source import top_level_functions
 
 def sink_calls(text: str, project, module: str, path: str) -> frozenset:
     """What calls of the project's functions that may report through calls look like in the
@@ -149,23 +139,7 @@ class Through:
             text = decode(data).text
         except DecodeError:
             return frozenset()
-        found = set()
-        margin = _MARGIN.search
-        starts = [0] if text.startswith(("def ", "async def ")) else []
-        for keyword in ("\ndef ", "\nasync def "):
-            i = text.find(keyword)
-            while i != -1:
-                starts.append(i + 1)
-                i = text.find(keyword, i + 1)
-        for start in starts:
-            after = margin(text, start)  # the next line that starts at the margin
-            segment = text[start:after.start() + 1 if after is not None else len(text)]
-            if any(n in segment for n in needles):
-                at = j = segment.index("def ") + 4
-                while j < len(segment) and (segment[j].isalnum() or segment[j] == "_"):
-                    j += 1
-                found.add(segment[at:j])
-        return frozenset(found)
+        return frozenset(name for name, segment in top_level_functions(text) if any(n in segment for n in needles))
 
     def check(self, walker, func, given) -> list:
         """What those rules find inside function `func` of a project module (whose summary walker

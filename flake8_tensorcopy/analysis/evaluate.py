@@ -15,11 +15,12 @@ import ast
 
 from . import torchapi as api
 from .astutil import const_bool as _const_bool
-from .astutil import dotted_name
+from .astutil import all_nodes, dotted_name, parameter_names
 from .astutil import kwarg as _kwarg
 from .gradmode import set_grad_call
 from .facts import (
     ARRAY_FACT,
+    CALLED,
     CLASS,
     DEVICE,
     FUNCTION,
@@ -104,8 +105,8 @@ def _from_calls(f: Fact) -> bool:
     """Whether a fact is (or holds) what a known call passed (summaries._from_site's tags, or
     module_summary._passed's)."""
     el = f.element
-    return any(t.startswith("callsite:") or t == "passed" for t in f.tags) or (
-        el is not None and any(t.startswith("callsite:") or t == "passed" for t in el.tags))
+    return any(t.startswith("callsite:") or t in CALLED for t in f.tags) or (
+        el is not None and any(t.startswith("callsite:") or t in CALLED for t in el.tags))
 
 
 def join_states(a: State | None, b: State | None) -> State | None:
@@ -552,10 +553,9 @@ class Evaluator:
         func = scope.node if scope is not None else None
         if scope is None or scope.kind != "function" or not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return False
-        a = func.args
-        if name not in {x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs)}:
+        if name not in parameter_names(func.args):
             return False
-        for node in ast.walk(func):
+        for node in all_nodes(func):
             t = type(node)
             if t is ast.Name:
                 if node.id == name and type(node.ctx) is not ast.Load:

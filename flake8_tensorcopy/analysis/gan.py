@@ -1424,25 +1424,6 @@ class GanScope:
         return sorted(out, key=lambda s: (s.node.lineno, s.node.col_offset))
 
 
-_TOP_DEF = LazyPattern(r"(?m)^(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\(")
-_MARGIN = LazyPattern(r"\n[^ \t\n\r#]")
-_BACKWARD_CALL = LazyPattern(r"backward\s*\(")
-
-
-def backward_functions(text: str) -> dict:
-    """{name: {name}} of the module-level functions of a module's text that call a backward, by
-    their text (a `def` at the margin, to the next line at the margin): what a file that imports
-    one may call to take a step there (TNS301's Rule.imported_triggers; `_helper_steps` decides)."""
-    if "backward" not in text:
-        return {}
-    out = {}
-    for m in _TOP_DEF.finditer(text):
-        end = _MARGIN.search(text, m.end())
-        if _BACKWARD_CALL.search(text, m.end(), end.start() if end is not None else len(text)) is not None:
-            out[m.group(1)] = frozenset({m.group(1)})
-    return out
-
-
 def helper_of(walker, func) -> tuple:
     """What function `func` of a project module, whose summary walker is `walker`, yields to the
     files that call it: ("1" when it returns generator output it makes (`sample(netG, n)`),

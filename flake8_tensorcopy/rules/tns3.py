@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..fixes import receiver_text, replace_node
 from ..model import Fix
-from ..source import AfterLiteral, LazyPattern, splice
+from ..source import AfterLiteral, LazyPattern, or_holds, splice, top_level_functions
 from .base import Invalid, Oracle, Rule, Valid, dedent
 
 # Shared by the examples: one tiny generator/discriminator pair, one step each.
@@ -42,9 +42,13 @@ _BACKWARD_CALL = LazyPattern(r"backward\s*\(")
 
 
 def _backward_functions(text: str) -> dict:
-    from ..analysis.gan import backward_functions  # (the GAN domain: imported where a file asks)
-
-    return backward_functions(text)
+    """{name: {name}} of the module-level functions of a module's text that call a backward (by
+    their text): what a file that imports one may call to take a discriminator step there
+    (Rule.imported_triggers; gan.GanScope._helper_steps decides)."""
+    if "backward" not in text:
+        return {}
+    return {name: frozenset({name}) for name, segment in top_level_functions(text)
+            if _BACKWARD_CALL.search(segment) is not None}
 
 class DiscriminatorThroughGenerator(Rule):
     code = "TNS301"
@@ -67,10 +71,7 @@ class DiscriminatorThroughGenerator(Rule):
     @classmethod
     def scope_test_imported(cls, text: str, names: frozenset):
         test = cls.scope_test(text)
-        if not names:
-            return test
-        needles = tuple(n + "(" for n in names)
-        return lambda segment: test(segment) or any(n in segment for n in needles)
+        return or_holds(test, tuple(n + "(" for n in names)) if names else test
     docs = """
 ## What it does
 Checks for a discriminator call on generator output that was not detached, in a discriminator
