@@ -1941,3 +1941,118 @@ def test_what_another_modules_function_returns_through_an_operation_that_saves_i
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         train.step_head(torch.randn(2, 3))
     train.fine_tail(torch.randn(2, 3))
+
+
+INSTANCES = {
+    "pyproject.toml": "[project]\nname = 'demo'\n",
+    "PKG/__init__.py": "",
+    "PKG/models.py": """
+        from torch import nn
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 2)
+
+            def forward(self, x):
+                return self.fc(x)
+        """,
+    "PKG/trainer.py": """
+        class Trainer:
+            def __init__(self, model, lr=0.1):
+                self.model = model
+                self.lr = lr
+
+            @staticmethod
+            def default_lr():
+                return 0.1
+
+
+        class Resetting:
+            def __init__(self, model):
+                self.model = model
+
+            def reset(self, model):
+                self.model = model
+
+
+        class Guarded:
+            def __init__(self, model):
+                self.model = model
+
+            @property
+            def model(self):
+                return self._model
+
+            @model.setter
+            def model(self, value):
+                self._model = value.requires_grad_(False)
+        """,
+    "PKG/train.py": """
+        import torch
+        from torch import nn
+
+        from .models import Net
+        from .trainer import Guarded, Resetting, Trainer
+
+        x = torch.randn(3, 4)
+
+
+        def given():
+            t = Trainer(Net())
+            return t.model(x).numpy()
+
+
+        def by_keyword():
+            t = Trainer(lr=0.5, model=Net())
+            return t.model(x).numpy()
+
+
+        def replaced():
+            t = Trainer(Net())
+            t.model = nn.Identity()
+            return t.model(x).numpy()
+
+
+        def frozen():
+            t = Trainer(Net().requires_grad_(False))
+            return t.model(x).numpy()
+
+
+        def set_elsewhere():
+            r = Resetting(Net())
+            return r.model(x).numpy()
+
+
+        def property_():
+            g = Guarded(Net())
+            return g.model(x).numpy()
+        """,
+}
+
+
+def test_an_instance_of_another_modules_class_holds_what_its_constructor_was_passed(tmp_path, capsys):
+    # `Trainer(Net())`: Trainer's constructor keeps its `model` parameter as `self.model`, and
+    # nothing else in the class sets it, so `t.model` is that Net.  Not where the file binds
+    # `t.model` again, nor for a class with a method that sets the attribute too; a class with a
+    # static method without parameters used to end the file's check in an internal error.
+    # Nor where the class defines the name itself (a property: assigning it runs its setter).
+    train = make(tmp_path, files=INSTANCES, package="pkg")
+    expected = [("TNS101", 12), ("TNS101", 17)]
+    found = engine_findings(train, tmp_path)
+    assert [(v.code, v.line) for v in found] == expected
+    assert all("(Net: an nn.Module, models.py:4)" in v.message for v in found)
+    proc = tc(capsys, "check", "--no-cache", str(train), cwd=tmp_path)
+    assert sorted(("TNS101", int(line.split(":")[1])) for line in proc.stdout.splitlines() if ": TNS" in line) == expected
+    proc = subprocess.run([tool("flake8"), "--select", "TNS", "--format", "%(code)s:%(row)d", str(train)],
+                          capture_output=True, text=True, cwd=tmp_path)
+    assert sorted(tuple(line.split(":")) for line in proc.stdout.split()) == [(c, str(n)) for c, n in expected]
+    # (`set_elsewhere` raises too as it stands; not reported: `reset` may change it first.)
+    for name in ("given", "by_keyword", "replaced", "frozen", "property_"):
+        run = subprocess.run([sys.executable, "-c", f"from pkg.train import {name}; {name}()"],
+                             capture_output=True, text=True, cwd=tmp_path)
+        if name in ("given", "by_keyword"):
+            assert "RuntimeError: Can't call numpy() on Tensor that requires grad" in run.stderr, run.stderr
+        else:
+            assert run.returncode == 0, run.stderr

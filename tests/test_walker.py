@@ -421,3 +421,72 @@ def test_a_generator_is_a_function_that_yields_in_its_own_body():
     assert yields(first("def g():\n    y = yield from h()\n"))
     assert not yields(first("def f():\n    def inner():\n        yield 1\n    return inner\n"))
     assert not yields(first("def f():\n    class C:\n        def m(self):\n            yield 1\n    return lambda: C\n"))
+
+
+REBOUND_ATTRIBUTES = """
+import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+class Holder:
+    def __init__(self, model):
+        self.model = model
+
+
+x = torch.randn(3, 4)
+
+
+def replaced():
+    t = Holder(Net())
+    t.model = nn.Identity()
+    return t.model(x).numpy()
+
+
+def frozen():
+    t = Holder(Net())
+    t.model.requires_grad_(False)
+    return t.model(x).numpy()
+
+
+def replaced_layer():
+    n = Net()
+    n.fc = nn.Identity()
+    return n.fc(x).numpy()
+
+
+def frozen_layer():
+    n = Net()
+    n.fc.requires_grad_(False)
+    return n.fc(x).numpy()
+
+
+def kept():
+    n = Net()
+    return n.fc(x).numpy()
+"""
+
+
+def test_a_call_of_an_attribute_calls_what_the_flow_bound_to_it():
+    # `t.model = nn.Identity()` or `t.model.requires_grad_(False)` before `t.model(x)`: the call
+    # is of that value, not of what the class says its attribute holds (all four were reported).
+    assert found(REBOUND_ATTRIBUTES, "TNS101") == [("TNS101", 49)]
+
+
+def test_rebound_attributes_on_real_torch():
+    torch = pytest.importorskip("torch")
+    scope: dict = {}
+    exec(compile(REBOUND_ATTRIBUTES, "<rebound>", "exec"), scope)
+    for name in ("replaced", "frozen", "replaced_layer", "frozen_layer"):
+        scope[name]()  # runs clean
+    with pytest.raises(RuntimeError, match="requires grad"):
+        scope["kept"]()
+    assert torch.is_tensor(scope["x"])

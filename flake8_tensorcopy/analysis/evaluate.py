@@ -15,7 +15,7 @@ import ast
 
 from . import torchapi as api
 from .astutil import const_bool as _const_bool
-from .astutil import all_nodes, dotted_name, parameter_names
+from .astutil import all_nodes, bind_arguments, def_stub, dotted_name, parameter_names
 from .astutil import kwarg as _kwarg
 from .gradmode import set_grad_call
 from .facts import (
@@ -944,8 +944,14 @@ class Evaluator:
         if q is not None and callee is None:
             return self._call_qualified(q, node, state)
         if callee is None and isinstance(func, ast.Attribute):
-            recv = self.fact(func.value, state)
-            return self._method(recv, func.attr, node, state)
+            # `t.model = other` (or `t.model.requires_grad_(False)`) earlier in the flow: that
+            # value is what `t.model(x)` calls, not what the class of `t` says of its attribute.
+            key = dotted_name(func)
+            bound = state.env.get(key) if key is not None else None
+            if bound is None:
+                recv = self.fact(func.value, state)
+                return self._method(recv, func.attr, node, state)
+            callee = bound
         if callee is None:
             callee = self.fact(func, state)
         if callee.kind == MODULE:
@@ -955,10 +961,13 @@ class Evaluator:
                 self.note_constructor(callee.node, node, state)
             # Where the class is defined, when another file of the project defines it.
             defined = frozenset(t for t in callee.tags if t.startswith("defined:"))
+            attrs = callee.attrs
+            if (node.args or node.keywords) and hasattr(callee.node, "constructor"):
+                attrs = self._constructed(callee.node, attrs, node, state)
             if MODULE_CLASS_TAG in callee.tags:
-                return Fact(MODULE, Grad.UNKNOWN, Device.CPU, attrs=callee.attrs,
+                return Fact(MODULE, Grad.UNKNOWN, Device.CPU, attrs=attrs,
                             tags=(callee.tags & {NO_GRAD_FORWARD}) | defined, by_flow=callee.by_flow, node=callee.node)
-            return Fact(OBJECT, Grad.UNKNOWN, Device.UNKNOWN, attrs=callee.attrs, node=callee.node, tags=defined)
+            return Fact(OBJECT, Grad.UNKNOWN, Device.UNKNOWN, attrs=attrs, node=callee.node, tags=defined)
         if callee.kind == OBJECT and callee.node is not None:
             # An instance of a class of the file or the project called: its `__call__`
             # (`predict = Predictor(net)`, `predict(x)`).
@@ -993,6 +1002,29 @@ class Evaluator:
                            items=tuple(els))
                 return Fact(SEQ, tup.grad, tup.device, element=tup)
         return UNKNOWN_FACT
+
+    def _constructed(self, entity, attrs, call: ast.Call, state):
+        """The attributes of the instance `call` makes of `entity`, a class of another module of
+        the project (`Trainer(Net())`): an attribute its constructor sets to a parameter, and the
+        class sets nowhere else (module_summary.ProjectEntity.constructor), is what the call
+        passes that parameter; the others are the class's (`attrs`).  Kept with the instance, as
+        an attribute of an instance of a class of the file is with its class."""
+        found = entity.constructor()
+        if not found:
+            return attrs
+        positional, kwonly, made = found
+        stub = def_stub("__init__", ((), ("self", *positional), kwonly))
+        bound = {p: self.fact(e, state) for p, e in bind_arguments(stub, call, skip_first=True)[0]}
+        given = {attr: bound[p] for attr, p in made if p in bound and bound[p].kind != UNKNOWN}
+        if not given:
+            return attrs
+
+        def load() -> dict:
+            out = dict(attrs.items()) if attrs is not None else {}
+            out.update(given)
+            return out
+
+        return LazyAttrs(load, entity)
 
     def _super_base(self, call: ast.Call):
         """The def of the class `super()` names in `call` (`super().__init__(...)`): the one base

@@ -1446,8 +1446,8 @@ class Walker(Summaries, Evaluator):
         its bases in the file) leaves holding one of its parameters as it was passed
         (`self.model = model`, the parameter named nowhere else in it: not
         `model.requires_grad_(False)` first; nor `self.model.to(d)` after), and that no other
-        method of the class or of its bases sets or changes (none when a base is in another
-        module of the project: its methods are out of sight)."""
+        method of the class or of its bases sets or changes, nor names (a property); none when
+        a base is in another module of the project: its methods are out of sight."""
         methods = _methods_of(info)
         if methods is None:
             return {}
@@ -1474,6 +1474,9 @@ class Walker(Summaries, Evaluator):
         if not found:
             return {}
         changed = _attributes_changed_in_place(init)
+        # A name the class itself defines (`@property def model`, a descriptor): assigning it
+        # may store something else, or nothing.
+        changed |= {m.name for m in methods}
         for method in methods:
             changed |= self._method_grad_changes(method)
             if method is not init:
@@ -1652,7 +1655,9 @@ def _grad_changes(method, sets_grad) -> set:
 def _attributes_changed_in_place(method) -> set:
     """The attributes `x` of the first parameter that a call statement of `method` changes in
     place as a module or a tensor (`self.x.to(device)`, `self.x.half()`,
-    `self.x.requires_grad_(False)`)."""
+    `self.x.requires_grad_(False)`); none for a method without one (`@staticmethod def f():`)."""
+    if not method.args.args:
+        return set()
     me = method.args.args[0].arg
     out = set()
     for node in _statements_and_calls(method.body):
