@@ -83,6 +83,32 @@ def top_level_functions(text: str):
         yield segment[at:j], segment
 
 
+_METHOD = LazyPattern(r"^([ \t]+)(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
+
+
+def class_methods(text: str):
+    """(method name, text) of each method of the classes of a module's text that start at the
+    margin (`class`): a method's text runs to the next `def` at its indentation or to the end of
+    its class (a statement of the class body after it included: a method's text too long, never
+    cut short)."""
+    margin = _MARGIN.search
+    starts = [0] if text.startswith("class ") else []
+    i = text.find("\nclass ")
+    while i != -1:
+        starts.append(i + 1)
+        i = text.find("\nclass ", i + 1)
+    for start in starts:
+        after = margin(text, start)
+        segment = text[start:after.start() + 1 if after is not None else len(text)]
+        found = list(_METHOD.finditer(segment))
+        if not found:
+            continue
+        indent = found[0].group(1)
+        defs = [m for m in found if m.group(1) == indent]
+        for k, m in enumerate(defs):
+            yield m.group(2), segment[m.start():defs[k + 1].start() if k + 1 < len(defs) else len(segment)]
+
+
 def or_holds(test, needles):
     """The text test `test`, or: the text holds one of `needles` (a function's, for a scope test
     widened by the names it calls)."""

@@ -13,12 +13,12 @@ answers go to the summary cache with the rest of the module's.
 from __future__ import annotations
 
 from .analysis import Walker, make_domains
-from .analysis.astutil import Reparse
+from .analysis.astutil import Reparse, is_plain_method
 from .analysis.facts import PARAMS, SEQ, Grad, must_grad
 from .model import Options
 from .reach import imports
 from .rules.base import Context, all_rules
-from .source import top_level_functions
+from .source import class_methods, top_level_functions
 
 def sink_calls(text: str, project, module: str, path: str) -> frozenset:
     """What calls of the project's functions that may report through calls look like in the
@@ -35,6 +35,12 @@ def sink_calls(text: str, project, module: str, path: str) -> frozenset:
         if where is None:
             continue
         names = through.functions(where)
+        # `t = Trainer(net)` ... `t.predict(x)`, where a method of the class calls `.numpy()`:
+        # for a class the file constructs (walker.method_sinks).
+        methods = through.methods(where) if name != "*" and local + "(" in text else ()
+        if methods:
+            found.update("." + m + "(" for m in methods)
+            through.names.update(methods)
         if name is None:  # `import pkg.utils as U`: `U.to_numpy(`
             if names:
                 found.add(local + ".")
@@ -84,6 +90,7 @@ class Through:
         self.project = project
         self.rules = [cls for cls in all_rules() if cls.through_calls]
         self._functions: dict = {}  # path -> frozenset of names
+        self._methods: dict = {}  # path -> frozenset of method names (methods())
         self._triggers: dict = {}  # (path, rules) -> ({name: method names}, ...) (imported_triggers)
         self.names: set = set()  # every name in those sets (what a call must be named to ask)
         self._baselines: dict = {}
@@ -100,6 +107,16 @@ class Through:
         if known is None:
             known = self._functions[where] = self._find(where)
             self.names.update(known)
+        project.touched[where] = project.digest_of(where)
+        return known
+
+    def methods(self, where: str) -> frozenset:
+        """The names of the methods of the classes of the module at `where` whose text holds a
+        needle of such a rule (as `functions`, source.class_methods)."""
+        project = self.project
+        known = self._methods.get(where)
+        if known is None:
+            known = self._methods[where] = self._find(where, methods=True)
         project.touched[where] = project.digest_of(where)
         return known
 
@@ -125,7 +142,7 @@ class Through:
         project.touched[where] = project.digest_of(where)
         return known
 
-    def _find(self, where: str) -> frozenset:
+    def _find(self, where: str, methods: bool = False) -> frozenset:
         from .source import DecodeError, decode
 
         data = self.project.contents(where)  # (which `digest_of` then answers from)
@@ -139,13 +156,45 @@ class Through:
             text = decode(data).text
         except DecodeError:
             return frozenset()
-        return frozenset(name for name, segment in top_level_functions(text) if any(n in segment for n in needles))
+        defs = class_methods(text) if methods else top_level_functions(text)
+        return frozenset(name for name, segment in defs if any(n in segment for n in needles))
+
+    def check_method(self, walker, classdef, name: str, attrs: dict) -> list:
+        """What those rules find inside method `name` of class `classdef` of a project module
+        (whose summary walker is `walker`) when the instance's attributes `attrs` ({attr: fact})
+        are what one constructor call passed, and not with the class's own: [(code, line), ...]
+        (walker.method_sinks)."""
+        info = walker.classes.get(id(classdef))
+        method = info.method(name)[0] if info is not None else None
+        if method is None or not is_plain_method(method) or info.self_fact is None:
+            return []
+        me = (method.args.posonlyargs + method.args.args)[0].arg
+
+        def given(w):
+            cls = w.classes.get(id(classdef))
+            if cls is None or cls.self_fact is None:
+                return None, {}
+            if not attrs:
+                return cls, {}
+            own = cls.self_fact.attrs
+            merged = dict(own.items()) if own is not None else {}
+            merged.update(attrs)
+            return cls, {me: cls.self_fact.but(attrs=merged)}
+
+        return self._differ(walker, method, given, ("method", classdef.lineno, name), attrs.values())
 
     def check(self, walker, func, given) -> list:
         """What those rules find inside function `func` of a project module (whose summary walker
         is `walker`) for the call's arguments `given`, and not with its parameters unknown:
-        [(code, line), ...].  Each walk is a fresh walker of that module's tree with those
-        rules on, in default mode (only what is certain crosses)."""
+        [(code, line), ...]."""
+        return self._differ(walker, func, lambda w: (None, given), (func.col_offset,), given.values())
+
+    def _differ(self, walker, func, given, key: tuple, facts) -> list:
+        """The findings in `func` with the parameters `given(w)` gives ((class of a method or
+        None, {name: fact}), in the fresh walker `w`) and not with `given` of the empty case,
+        walked by a fresh walker of the module's tree with those rules on, in default mode (only
+        what is certain crosses).  `facts`: the facts given (how certainly they require grad);
+        `key`: the walk's own key among those of `func`'s line (the baseline is kept)."""
         lines = walker.lines
         if lines is None:
             return []
@@ -158,9 +207,9 @@ class Through:
         options = project.options or Options()
         if options.strict:
             options = options.replace(strict=False)
-        floor = min((_must_grad(f) for f in given.values()), default=Grad.YES)
+        floor = min((_must_grad(f) for f in facts), default=Grad.YES)
 
-        def found(args) -> set:
+        def found(empty: bool) -> set:
             ctx = Context(lines, options)
             ctx.through_call = floor
             domains = make_domains({k for cls in rules for k in cls.domains}, options, text)
@@ -168,17 +217,18 @@ class Through:
                        module=walker.module, module_is_package=walker.module_is_package)
             try:
                 w.run_module()
-                w.check_function(func, args)
+                cls, args = given(w) if not empty else (given(w)[0], {})
+                w.check_function(func, args, cls)
             except (Reparse, RecursionError):
                 return set()
             finally:
                 w.release()
             return {(v.code, v.line) for v in ctx.violations if func.lineno <= v.line <= func.end_lineno}
 
-        key = (walker.module, func.lineno, func.col_offset, floor)
+        key = (walker.module, func.lineno, *key, floor)
         if key not in self._baselines:
-            self._baselines[key] = found({})
-        return sorted(found(given) - self._baselines[key])
+            self._baselines[key] = found(True)
+        return sorted(found(False) - self._baselines[key])
 
 
 def _must_grad(f) -> Grad:

@@ -2056,3 +2056,105 @@ def test_an_instance_of_another_modules_class_holds_what_its_constructor_was_pas
             assert "RuntimeError: Can't call numpy() on Tensor that requires grad" in run.stderr, run.stderr
         else:
             assert run.returncode == 0, run.stderr
+
+
+METHOD_SINKS = {
+    "pyproject.toml": "[project]\nname = 'demo'\n",
+    "PKG/__init__.py": "",
+    "PKG/holders.py": """
+        import numpy as np
+
+
+        class Holder:
+            def __init__(self, t, model=None):
+                self.t = t
+                self.model = model
+
+            def show(self):
+                return self.t.numpy()
+
+            @staticmethod
+            def describe():
+                return "holder"
+
+            def convert(self, x):
+                return np.asarray(self.model(x))
+
+            def safe(self, x):
+                return self.model(x).detach().numpy()
+        """,
+    "PKG/train.py": """
+        import torch
+        from torch import nn
+
+        from .holders import Holder
+
+        w = torch.ones(3, requires_grad=True)
+        x = torch.ones(3)
+
+
+        def held():
+            h = Holder(w * 2, model=nn.Linear(3, 3))
+            h.show()
+
+
+        def converted():
+            h = Holder(w.detach(), nn.Linear(3, 3))
+            h.convert(x)
+
+
+        def detached():
+            h = Holder(w.detach(), nn.Linear(3, 3))
+            h.show()
+            h.safe(x)
+
+
+        def under_no_grad():
+            h = Holder(w.detach(), nn.Linear(3, 3))
+            with torch.no_grad():
+                h.convert(x)
+
+
+        def replaced():
+            h = Holder(w.detach(), nn.Linear(3, 3))
+            h.model = nn.Linear(3, 3).requires_grad_(False)
+            h.convert(x)
+
+
+        class Runner:
+            def __init__(self):
+                self.holder = Holder(w.detach(), nn.Linear(3, 3))
+
+            def run(self):
+                return self.holder.convert(x)
+        """,
+}
+
+
+def test_a_method_of_another_modules_class_reports_for_what_the_constructor_was_passed(tmp_path, capsys):
+    # `h = Holder(w * 2)` then `h.show()`, where `show` calls `.numpy()` on `self.t`: reported at
+    # the method's call, in the file that constructed the instance (as `to_numpy(out)` is at its
+    # argument), saying where the conversion is; not where the method detaches, under no_grad,
+    # nor once the file binds the attribute again.
+    train = make(tmp_path, files=METHOD_SINKS, package="pkg")
+    expected = [("TNS101", 12), ("TNS103", 17), ("TNS103", 43)]
+    found = engine_findings(train, tmp_path)
+    assert [(v.code, v.line) for v in found] == expected
+    assert found[0].message.startswith("h.t (h.show() calls .numpy() on it, holders.py:10) requires grad")
+    assert "what h.model computes, which requires grad (a NumPy call in it converts it, holders.py:17)" \
+        in found[1].message and "use `torch.no_grad()` around the call" in found[1].message
+    assert "what self.holder.model computes" in found[2].message
+    for _ in range(2):  # a cold summary cache, then a warm one
+        proc = tc(capsys, "check", str(train), cwd=tmp_path)
+        assert sorted((line.split(": ")[1][:6], int(line.split(":")[1])) for line in proc.stdout.splitlines()
+                      if ": TNS" in line) == expected
+    proc = subprocess.run([tool("flake8"), "--select", "TNS", "--format", "%(code)s:%(row)d", str(train)],
+                          capture_output=True, text=True, cwd=tmp_path)
+    assert sorted(tuple(line.split(":")) for line in proc.stdout.split()) == [(c, str(n)) for c, n in expected]
+    for call in ("held()", "converted()", "Runner().run()", "detached()", "under_no_grad()", "replaced()"):
+        run = subprocess.run([sys.executable, "-c", f"from pkg.train import *; {call}"],
+                             capture_output=True, text=True, cwd=tmp_path)
+        if call in ("held()", "converted()", "Runner().run()"):
+            assert "RuntimeError: Can't call numpy() on Tensor that requires grad" in run.stderr, run.stderr
+        else:
+            assert run.returncode == 0, run.stderr

@@ -123,12 +123,14 @@ class LazyAttrs:
     """The `self.<attr>` facts of a class, computed on first use.  `owner`: the class (its def,
     or the `ProjectEntity` of a class of another module), by which they cross modules."""
 
-    __slots__ = ("_load", "_data", "owner")
+    __slots__ = ("_load", "_data", "owner", "given")
 
-    def __init__(self, load, owner=None) -> None:
+    def __init__(self, load, owner=None, given=None) -> None:
         self._load = load
         self._data = None
         self.owner = owner
+        # {attr: fact} an instance's constructor call gave (Evaluator._constructed), or None.
+        self.given = given
 
     def _get(self) -> dict:
         if self._data is None:
@@ -1024,7 +1026,7 @@ class Evaluator:
             out.update(given)
             return out
 
-        return LazyAttrs(load, entity)
+        return LazyAttrs(load, entity, given)
 
     def _super_base(self, call: ast.Call):
         """The def of the class `super()` names in `call` (`super().__init__(...)`): the one base

@@ -113,6 +113,23 @@ class ProjectEntity:
         found = self._answer(("sinks", self.path, said) + ((fixed,) if fixed else ()), compute, many="plain")
         return found if found is not None else ()
 
+    def method_sinks_for(self, name: str, attrs: dict) -> tuple:
+        """What the rules report inside method `name` of the class when the instance's
+        attributes `attrs` ({attr: fact}, torch modules and tensors that require grad) are what
+        its constructor was passed (`Trainer(net)`), and not with the class's own: ((code,
+        line), ...), as strings (through.Through.check_method); () without it."""
+        said = tuple(sorted((a, export_fact(f, _no_ref)) for a, f in attrs.items()))
+
+        def compute(walker, node):
+            through = self.project.through
+            if through is None or not isinstance(node, ast.ClassDef):
+                return ()
+            given = {a: import_fact(x, self.project.entity) for a, x in said}
+            return tuple((code, str(line)) for code, line in through.check_method(walker, node, name, given))
+
+        found = self._answer(("msinks", self.path, name, said), compute, many="plain")
+        return found if found is not None else ()
+
     def gan_helper(self) -> tuple:
         """What the GAN domain finds this function does: returns generator output it makes,
         returns a discriminator applied to its parameters, takes a discriminator step on them

@@ -345,11 +345,12 @@ class Walker(Summaries, Evaluator):
             for func, parent, no_grad, cls in pending:
                 self._run_function(func, parent, no_grad, cls, dispatch=True)
 
-    def check_function(self, func, given: dict) -> None:
+    def check_function(self, func, given: dict, cls: ClassInfo | None = None) -> None:
         """Walk function `func` of the module to report, its parameters `given` ({name: fact},
         the rest unknown), after `run_module`: what the rules find in it for one call of
-        another module (through.Through.check)."""
-        self._run_function(func, self.module_scope, False, None, dispatch=True, given=given, sites=False)
+        another module (through.Through.check).  `cls`: the class of a method (its first
+        parameter is an instance of it, unless `given` says more)."""
+        self._run_function(func, self.module_scope, False, cls, dispatch=True, given=given, sites=False)
 
     def call_sinks(self, call: ast.Call, state: State) -> list:
         """What a call of a function of another module of the project makes the rules report
@@ -372,24 +373,61 @@ class Walker(Summaries, Evaluator):
         pairs, complete = bind_arguments(entity.node, call, False)
         constants = call_constants(entity.node, pairs, complete)
         for param, expr in pairs:
-            a = self.fact(expr, state)
-            el = a.element
-            if a.kind == MODULE:
-                # `evaluate(net, x)`, where `evaluate` calls `.numpy()` on what it computes.
-                a = self._plain_module(a)
-                if a is None:
-                    continue
-            elif not (a.node is None and a.attrs is None and (
-                    a.kind == TENSOR and a.grad is Grad.YES
-                    # Tensors that require grad in an iterable (`model.parameters()`, a list).
-                    or (a.kind == PARAMS or a.kind == SEQ) and el is not None and el.kind == TENSOR
-                    and el.grad is Grad.YES)):
+            a = self._sink_argument(self.fact(expr, state))
+            if a is None:
                 continue
-            summary = entity.summary
-            file = os.path.basename(summary.path) if summary is not None else entity.module
             for code, line in entity.sinks_for({param: a}, constants):
-                out.append((expr, code, f"{file}:{line}"))
+                out.append((expr, code, f"{self._file_of(entity)}:{line}"))
         return out
+
+    def method_sinks(self, call: ast.Call, state: State) -> list:
+        """What a call of a method of an instance of a class of another module of the project
+        (`t.predict(x)`, `t = Trainer(net)`) makes the rules report inside that method, for each
+        attribute the instance's constructor call gave a torch module or a tensor that requires
+        grad (for certain): [(attribute, code, "file.py:line"), ...], each attribute asked
+        alone (evaluate.Evaluator._constructed)."""
+        through = self.project.through if self.project is not None else None
+        func = call.func
+        if through is None or type(func) is not ast.Attribute or func.attr not in through.names or self._surveying:
+            return []
+        recv = self.fact(func.value, state)
+        attrs = recv.attrs
+        entity = recv.node
+        given = getattr(attrs, "given", None)
+        if not given or recv.kind not in (OBJECT, MODULE) or not hasattr(entity, "method_sinks_for"):
+            return []
+        where = self.project.path_of(entity.module)
+        if where is None or func.attr not in through.methods(where):
+            return []
+        out = []
+        key = dotted_name(func.value)
+        for attr, a in sorted(given.items()):
+            a = self._sink_argument(a)
+            if a is None or key is not None and f"{key}.{attr}" in state.env:
+                continue  # (`t.model = other` since: not what the constructor was passed)
+            for code, line in entity.method_sinks_for(func.attr, {attr: a}):
+                out.append((attr, code, f"{self._file_of(entity)}:{line}"))
+        return out
+
+    def _sink_argument(self, a: Fact) -> Fact | None:
+        """What of a value passed to another module's function or constructor is asked there
+        (call_sinks, method_sinks): a torch module as a plain one (`evaluate(net, x)`, where
+        `evaluate` calls `.numpy()` on what it computes), a tensor that requires grad, an
+        iterable of them (`model.parameters()`, a list); else None."""
+        if a.kind == MODULE:
+            return self._plain_module(a)
+        el = a.element
+        if a.node is None and a.attrs is None and (
+                a.kind == TENSOR and a.grad is Grad.YES
+                or (a.kind == PARAMS or a.kind == SEQ) and el is not None and el.kind == TENSOR
+                and el.grad is Grad.YES):
+            return a
+        return None
+
+    @staticmethod
+    def _file_of(entity) -> str:
+        summary = entity.summary
+        return os.path.basename(summary.path) if summary is not None else entity.module
 
     def _plain_module(self, a: Fact) -> Fact | None:
         """A module a call passes to another module's function, as a plain torch module (its

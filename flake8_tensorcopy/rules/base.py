@@ -325,6 +325,16 @@ class Context:
                 return arg, callee if len(callee) <= 30 and "\n" not in callee else "the function", where
         return None
 
+    def method_sink(self, rule, call):
+        """(the receiver, its attribute, the method's text, "file.py:line") for `t.predict(x)`,
+        where `rule` reports inside method `predict` of another module's class for what the
+        constructor call of `t` gave attribute `t.model` (walker.method_sinks), or None."""
+        for attr, code, where in self.walker.method_sinks(call, self.walker.frame.state):
+            if code == rule.code:
+                callee = self.text(call.func)
+                return call.func.value, attr, callee if len(callee) <= 30 and "\n" not in callee else "the method", where
+        return None
+
     def origin(self, node, about: str = "grad") -> str:
         """" (passed at line 12)" when what the message says of `node` (`about`: "grad", "device"
         or "kind") comes from the file's calls of the function it is a parameter of, else ""."""

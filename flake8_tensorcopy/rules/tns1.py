@@ -121,6 +121,16 @@ def _passed(ctx, arg, fallback: str) -> tuple:
     return _display(ctx, arg, fallback), _shown(ctx, _parenthesized(ctx, arg) + ".detach()", "t.detach()")
 
 
+def _held(ctx, recv, attr: str) -> tuple:
+    """(what an instance holds, as a finding in one of its methods names it; what to write
+    instead): what its module computes (`t.predict(x)`, `t = Trainer(net)`), or its tensor."""
+    held = f"{_display(ctx, recv, 'the instance')}.{attr}"
+    attrs = ctx.fact(recv).attrs
+    if getattr(attrs.get(attr) if attrs is not None else None, "kind", None) == MODULE:
+        return f"what {held} computes", "`torch.no_grad()` around the call"
+    return held, "`.detach()` on what its constructor call passes for it"
+
+
 def _parenthesized(ctx, node) -> str:
     t = ctx.text(node)
     return f"({t})" if needs_parens(node, t) else t
@@ -217,6 +227,13 @@ class _NumpyMethodRule(_Tns1Rule):
             expr, use = _passed(ctx, arg, "the tensor")
             ctx.report(self, arg, None, expr=expr, origin=f" ({callee}() calls .numpy() on it, {where})",
                        hazard="requires grad", error="RuntimeError", use=use)
+            return
+        found = ctx.method_sink(self, node)
+        if found is not None:
+            recv, attr, callee, where = found
+            expr, use = _held(ctx, recv, attr)
+            ctx.report(self, node, None, expr=expr, origin=f" ({callee}() calls .numpy() on it, {where})",
+                       hazard="requires grad", error="RuntimeError", use=use)
 
     # What each rule inserts and how it names the hazard (filled in by TNS101/TNS102).
     inserted = ""
@@ -308,7 +325,12 @@ computes (`predict(net, x)`, with `def predict(model, x): return model(x).numpy(
 computes (predict() calls .numpy() on it, utils.py:6) requires grad`, where the module is one
 for certain whose forward returns a tensor that requires grad (not one that returns indices, nor
 a frozen one); use `torch.no_grad()` around the call.  In the same file, the function itself is
-reported, with the lines of the calls that pass the tensor.
+reported, with the lines of the calls that pass the tensor.  A method of another module's class
+is reported at its call the same way, for what the instance's constructor call passed
+(`h = Holder(net)`, then `h.show(x)`, where `show` calls `.numpy()` on `self.model(x)`: `what
+h.model computes (h.show() calls .numpy() on it, holders.py:9) requires grad`), where the class
+keeps that parameter as an attribute and sets it nowhere else, and the file has not bound the
+attribute again since.
 
 ## Why is this bad?
 It raises `RuntimeError: Can't call numpy() on Tensor that requires grad. Use
@@ -1224,7 +1246,9 @@ of unknown origin are reported only in strict mode.
 A tensor that requires grad passed to a function of another module of the project that gives
 it to NumPy (`to_array(out)`, with `def to_array(t): return np.asarray(t)` in `utils.py`) is
 reported at the argument, where the call is, without a fix, as TNS101 reports one that the
-function calls `.numpy()` on; so is a torch module whose output the function gives to NumPy.
+function calls `.numpy()` on; so is a torch module whose output the function gives to NumPy, and
+a method of another module's class that gives to NumPy what the instance's constructor call
+passed (`h = Holder(net)`, then `h.convert(x)`), reported at the method's call.
 
 ## Why is this bad?
 NumPy converts a tensor through `Tensor.__array__`, which calls `Tensor.numpy()`: `RuntimeError:
@@ -1479,6 +1503,13 @@ path (the original certainly raised), and unsafe otherwise.
                 arg, callee, where = found
                 what, use = _passed(ctx, arg, "a tensor")
                 ctx.report(self, arg, None, func=callee, what=f"{what}, which requires grad",
+                           origin=f" (a NumPy call in it converts it, {where})", error="RuntimeError", use=use)
+                return
+            found = ctx.method_sink(self, node) if ctx.sink_names else None
+            if found is not None:
+                recv, attr, callee, where = found
+                what, use = _held(ctx, recv, attr)
+                ctx.report(self, node, None, func=callee, what=f"{what}, which requires grad",
                            origin=f" (a NumPy call in it converts it, {where})", error="RuntimeError", use=use)
             return
         hazard, fixable, held, facts = self._tensor_arguments(node, ctx, lambda f, _expr: self._grad(f, ctx))
