@@ -2158,3 +2158,82 @@ def test_a_method_of_another_modules_class_reports_for_what_the_constructor_was_
             assert "RuntimeError: Can't call numpy() on Tensor that requires grad" in run.stderr, run.stderr
         else:
             assert run.returncode == 0, run.stderr
+
+
+FUNCTION_STEPS = {
+    "pyproject.toml": "",
+    "PKG/__init__.py": "",
+    "PKG/loops.py": """
+        import torch
+
+
+        def train_one_epoch(model, opt, batches):
+            for x, y in batches:
+                opt.zero_grad()
+                torch.nn.functional.mse_loss(model(x), y).backward()
+                opt.step()
+
+
+        def evaluate(model, batches):
+            with torch.no_grad():
+                return [model(x).sum().item() for x, _ in batches]
+    """,
+    "PKG/train.py": """
+        import torch
+        from torch import nn
+
+        from . import loops
+        from .loops import evaluate, train_one_epoch
+
+
+        def fit(batches):
+            model = nn.Linear(4, 1)
+            opt = torch.optim.SGD(model.parameters(), lr=0.1)
+            best = model.state_dict()
+            train_one_epoch(model, opt, batches)
+            model.load_state_dict(best)
+            return model
+
+
+        def fit_by_module(b):
+            model = nn.Linear(4, 1)
+            opt = torch.optim.SGD(model.parameters(), lr=0.1)
+            best = model.state_dict()
+            loops.train_one_epoch(model, opt, b)
+            model.load_state_dict(best)
+            return model
+
+
+        def score(batches):
+            model = nn.Linear(4, 1)
+            start = model.state_dict()
+            losses = evaluate(model, batches)
+            torch.save(start, "start.pt")
+            return losses
+    """,
+}
+FUNCTION_STEP_FINDINGS = [
+    ("TNS501", 11, "`model.state_dict()` is not a copy: `train_one_epoch(model, opt, batches)` (line 12) changes "
+                   "its tensors in place before `best` is used (line 13); use `copy.deepcopy(model.state_dict())`"),
+    ("TNS501", 20, "`model.state_dict()` is not a copy: `loops.train_one_epoch(model, opt, b)` (line 21) "
+                   "changes its tensors in place before `best` is used (line 22); use "
+                   "`copy.deepcopy(model.state_dict())`")]
+
+
+def test_a_function_of_another_module_that_steps_an_optimizer_changes_a_snapshot(tmp_path, capsys, monkeypatch):
+    # train_one_epoch() in loops.py steps the optimizer it is given: the state dict train.py took
+    # before the call moves with the weights, as for a function of the same file (by name or
+    # through the module).  Not evaluate(), which steps nothing.
+    train = make(tmp_path, files=FUNCTION_STEPS, package="fsteppkg")
+    _reported_everywhere(train, FUNCTION_STEP_FINDINGS, capsys, tmp_path)
+    assert lint_text(train.read_text(), options=Options()).violations == []  # one file alone: unknown function
+    import torch
+
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from fsteppkg.loops import train_one_epoch
+
+    model = torch.nn.Linear(4, 1)
+    best = model.state_dict()
+    before = best["weight"].clone()
+    train_one_epoch(model, torch.optim.SGD(model.parameters(), lr=0.1), [(torch.randn(8, 4), torch.randn(8, 1))])
+    assert not torch.equal(best["weight"], before)  # the snapshot moved with the weights

@@ -164,6 +164,11 @@ class ProjectEntity:
         its text, and the methods and functions of its module it calls)."""
         return self._answer(("steps", self.path, name), lambda w, node: _steps(w, node, name), many="plain") == "1"
 
+    def steps(self) -> bool:
+        """Whether the function steps an optimizer (snapshots.steps_optimizer: by its text, and
+        the functions and methods of its module it calls)."""
+        return self._answer(("fsteps", self.path), _function_steps, many="plain") == "1"
+
     def constructor(self) -> tuple | None:
         """What a subclass in another module needs of the class's constructor (walker.
         constructor_info): its parameters, and the attributes it sets to them."""
@@ -208,6 +213,13 @@ def _steps(walker, node, name: str) -> str:
     info = walker.classes.get(id(node))
     method = info.method(name)[0] if info is not None else None
     return "1" if method is not None and steps_optimizer(walker, method, {}) else ""
+
+
+def _function_steps(walker, node) -> str:
+    from .snapshots import steps_optimizer  # (a domain: imported where a file asks)
+
+    return "1" if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and steps_optimizer(walker, node, {}) \
+        else ""
 
 
 def _gan_helper(walker, node) -> tuple:

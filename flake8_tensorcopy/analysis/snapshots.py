@@ -463,11 +463,17 @@ class SnapshotDomain(Domain):
 
     def _calls_stepping(self, walker, call: ast.Call, state) -> bool:
         """Whether `call` calls a function or method of this file that steps an optimizer
-        (steps_optimizer), or a method of an instance of a class of another module of the
-        project that does (its module answers)."""
+        (steps_optimizer), or a function of another module of the project, or a method of an
+        instance of a class of one, that does (its module answers)."""
         func = call.func
+        if isinstance(func, ast.Attribute):
+            f = walker.fact(func, state)  # (`utils.train_one_epoch(...)`)
+            if f.kind == FUNCTION and hasattr(f.node, "steps"):
+                return f.node.steps()
         if isinstance(func, ast.Name):
             f = walker.fact(func, state)
+            if f.kind == FUNCTION and hasattr(f.node, "steps"):
+                return f.node.steps()
             # (A function of another module of the project has a `ProjectEntity` here.)
             found = f.node if f.kind == FUNCTION and isinstance(f.node, (ast.FunctionDef, ast.AsyncFunctionDef)) \
                 else None

@@ -78,8 +78,9 @@ builds on another module's parameters does not count, nor does a generator's opt
 `optimizerG`, for a discriminator, `netD`, or the reverse), calls of a function or method of the
 file that steps an optimizer (itself or through the file's functions it calls) and is handed
 the module (`train_one_epoch(model, ...)`, `self.train_epoch()` for `self.model`,
-`trainer.step(x, y)` for `trainer.model`: a method named `step` that is no optimizer's, also
-of a class of another module of the project),
+`trainer.step(x, y)` for `trainer.model`: a method named `step` that is no optimizer's; also
+a function of another module of the project, `loops.train_one_epoch(model, opt, data)`, or a
+method of a class of one),
 `model.load_state_dict(...)`, `model.reset_parameters()`, `nn.init.*_` and in-place writes to
 its parameters.  The use is a read of the snapshot's values after the update on some path:
 `model.load_state_dict(best_state)`, `torch.save(best_state, ...)`, `return best_state`,
