@@ -49,6 +49,7 @@ class Project:
         self.built = 0  # summaries built so far
         self._summaries: dict = {}  # module name -> ModuleSummary, or None while being built
         self._paths: dict = {}
+        self._packages: dict = {}  # module name -> is_package()
         self._building: list = []  # the summaries being built (their dependencies grow)
         self.touched: dict = {}  # path -> content hash of the project modules the current file used
         # The summary cache on disk (summary_store.SummaryStore; None: summaries live as long as
@@ -94,11 +95,18 @@ class Project:
         return summary.tree_of(text) if summary is not None else None
 
     def is_package(self, module: str) -> bool:
-        path = self.path_of(module)
-        if path is not None:
-            return os.path.basename(path) == "__init__.py"
-        rel = module.replace(".", os.sep)
-        return any(os.path.isdir(os.path.join(b, rel)) for b in (self.root, os.path.join(self.root, "src")))
+        """Whether `module` is a package of the project (kept, as `path_of` is: `owns` asks it
+        of every qualified name a file evaluates, `torch.nn.Linear` as much as its own)."""
+        found = self._packages.get(module)
+        if found is None:
+            path = self.path_of(module)
+            if path is not None:
+                found = os.path.basename(path) == "__init__.py"
+            else:
+                rel = module.replace(".", os.sep)
+                found = any(os.path.isdir(os.path.join(b, rel)) for b in (self.root, os.path.join(self.root, "src")))
+            self._packages[module] = found
+        return found
 
     def absolute(self, module: str | None, level: int, current: str | None, current_is_package: bool) -> str | None:
         """The absolute name of an imported module (`from ..x import y` in `current`)."""
