@@ -250,7 +250,20 @@ def _lint(text: str, rule_classes, options: Options, tree, honor_noqa: bool, pro
     violations = ctx.violations
     if not saw_torch and not via_project:
         torch_free = {cls.code for cls in active if not cls.needs_torch}
-        violations = [v for v in violations if v.code in torch_free]
+        if project is not None and path and any(v.code not in torch_free for v in violations):
+            # A file that mentions torch but does not import it (`to_torch(x)`, a comment), whose
+            # tensors come from its project's modules (lint_text asks only of a file that never
+            # mentions torch).
+            looked: list = []
+            via_project = torch_through_project(text, path, project.root, looked)
+            for dep in looked:
+                project.touched[dep] = project.digest_of(dep)
+            if via_project and options.strict:
+                # What the project makes certain, as for a file that never mentions torch.
+                return _lint(text, rule_classes, options.replace(strict=False), tree, honor_noqa, project, path,
+                             fixes, concrete, True, whole)
+        if not via_project:
+            violations = [v for v in violations if v.code in torch_free]
     seen = set()
     kept = []
     for v in sorted(violations, key=lambda v: (v.line, v.col, v.code)):

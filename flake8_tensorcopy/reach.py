@@ -5,7 +5,9 @@ and `build()(x).numpy()`.  Every front end skips the analysis of a file without 
 (the flake8 plugin before it even imports the engine), so this module, which imports nothing
 of ours, answers first: does the file import a module of its project that imports torch at
 its top level, directly or through packages that re-export it (`from pkg import build`, with
-`from .models import build` in `pkg/__init__.py`)?  Modules that import torch only under a
+`from .models import build` in `pkg/__init__.py`), or a class whose bases come from one (`from
+.replay import ReplayBuffer`, with `class ReplayBuffer(BaseBuffer)` and `from .base import
+BaseBuffer` there)?  Modules that import torch only under a
 condition or in functions (a framework that supports torch among others) and the modules
 those import are not followed: in transformers, nearly every module would lead to torch.  The
 project's root and module names are the ones whole-project analysis uses (analysis/project.py).
@@ -29,6 +31,7 @@ _FROM = (r"^[ \t]*from[ \t]+(\.*)[ \t]*([\w.]*)[ \t]+import[ \t]+(\(|[^\n#;]*)",
 _NAMES_SPAN = 10_000  # how far a parenthesized list of imported names may run (an unclosed one
 # in a broken file would make every `from m import (` read to the end of the text)
 _IMPORT = (r"^[ \t]*import[ \t]+([^\n#;]+)", re.M)
+_CLASS = (r"^class[ \t]+(\w+)[ \t]*\(([^)]*)\)", re.M)  # a class at the top level, and its bases
 # `import torch` / `from torch import nn` at a module's top level (not indented: a framework that
 # supports torch among others imports it under `if is_torch_available():` or in functions, and
 # its modules that do not use torch themselves import those).
@@ -209,29 +212,33 @@ def _imports(text: str, current: str | None, is_package: bool) -> list:
 
 def _scan(root: str, path: str, module: str) -> tuple:
     """(whether the module `module` at `path` imports torch at its top level, {local name:
-    (module, name)} of what it imports), as of the file's size and mtime when this generation
-    first asked (forget())."""
+    (module, name)} of what it imports, {class: names of its bases} of the classes at its top
+    level), as of the file's size and mtime when this generation first asked (forget())."""
     key = (root, path)
     found = _SCANNED.get(key)
-    if found is not None and found[4] == _GENERATION[0]:
-        return found[2], found[3]
+    if found is not None and found[5] == _GENERATION[0]:
+        return found[2], found[3], found[4]
     try:
         st = os.stat(path)
         if found is not None and found[0] == st.st_size and found[1] == st.st_mtime_ns:
-            _SCANNED[key] = (*found[:4], _GENERATION[0])
-            return found[2], found[3]
+            _SCANNED[key] = (*found[:5], _GENERATION[0])
+            return found[2], found[3], found[4]
         with open(path, "rb") as f:
             data = f.read()
     except OSError:
-        return False, {}
+        return False, {}, {}
     top = _imports_torch(data)
     names: dict = {}
+    bases: dict = {}
     if not top:
-        for origin, name, local in imports(data.decode("utf-8", "replace"), module,
-                                           os.path.basename(path) == "__init__.py"):
+        text = data.decode("utf-8", "replace")
+        for origin, name, local in imports(text, module, os.path.basename(path) == "__init__.py"):
             names.setdefault(local, []).append((origin, name))
-    _SCANNED[key] = (st.st_size, st.st_mtime_ns, top, names, _GENERATION[0])
-    return top, names
+        if "class " in text:
+            for m in _re(_CLASS).finditer(text):
+                bases[m.group(1)] = [b.strip().split(".", 1)[0] for b in m.group(2).split(",") if b.strip()]
+    _SCANNED[key] = (st.st_size, st.st_mtime_ns, top, names, bases, _GENERATION[0])
+    return top, names, bases
 
 
 def _imports_torch(data: bytes) -> bool:
@@ -347,12 +354,17 @@ def torch_through_project(text: str, path: str | None, root: str | None = None, 
             continue
         if looked is not None and found not in looked:
             looked.append(found)
-        top, names = _scan(root, found, module)
+        top, names, bases = _scan(root, found, module)
         if top:
             return True
         if name is None or depth + 1 >= _DEPTH:
             continue
-        # Where the module got `name` from (a re-export), or any module it star-imports.
+        # Where the module got `name` from (a re-export), or any module it star-imports; for a
+        # class it defines, where it got the class's bases from (`class ReplayBuffer(BaseBuffer)`,
+        # with BaseBuffer of a module that imports torch).
         for origin, origin_name in names.get(name, []) + (names.get("*", []) if name != "*" else []):
             todo.append((origin, name if origin_name == "*" else origin_name, depth + 1))
+        for base in bases.get(name, ()):
+            for origin, origin_name in names.get(base, []):
+                todo.append((origin, origin_name, depth + 1))
     return False

@@ -2239,3 +2239,61 @@ def test_a_function_of_another_module_that_steps_an_optimizer_changes_a_snapshot
     before = best["weight"].clone()
     train_one_epoch(model, torch.optim.SGD(model.parameters(), lr=0.1), [(torch.randn(8, 4), torch.randn(8, 1))])
     assert not torch.equal(best["weight"], before)  # the snapshot moved with the weights
+
+
+BUFFERS = {
+    "pyproject.toml": "",
+    "PKG/__init__.py": "",
+    "PKG/buffers/__init__.py": "",
+    "PKG/buffers/base.py": """
+        import torch
+
+
+        class BaseBuffer:
+            def __init__(self, size, device="cuda"):
+                self.size = size
+                self.device = device
+                self.obs = torch.zeros(size, 4)
+
+            def to_torch(self, array):
+                return torch.as_tensor(array).to(self.device)
+
+            def sample(self, n):
+                return self.to_torch(self.obs[torch.randint(0, self.size, (n,))])
+    """,
+    "PKG/buffers/replay.py": """
+        from .base import BaseBuffer
+
+
+        class ReplayBuffer(BaseBuffer):
+            pass
+    """,
+    "PKG/train.py": """
+        from .buffers.replay import ReplayBuffer
+
+        buf = ReplayBuffer(100)
+        obs = buf.sample(4)
+        print(obs.numpy())
+    """,
+    "PKG/show.py": """
+        from .buffers.base import BaseBuffer
+
+        buf = BaseBuffer(100)
+        t = buf.to_torch([1.0])
+        print(t.numpy())
+    """,
+}
+
+
+def test_a_file_without_torch_whose_tensors_come_from_a_base_class_in_another_module(tmp_path, capsys):
+    # The issue's replay buffer: train.py never mentions torch, and imports a class whose base,
+    # in buffers/base.py, moves its samples `.to(device)`: a module that imports torch reached
+    # through the class's base.  show.py mentions torch only in a method's name (`to_torch`),
+    # and does not import it: its tensors come from the project all the same.
+    make(tmp_path, files=BUFFERS, package="rlpkg")
+    for name, var in (("train.py", "obs"), ("show.py", "t")):
+        path = tmp_path / "rlpkg" / name
+        _reported_everywhere(path, [("TNS102", 5, f"{var} may be on an accelerator, so .numpy() raises TypeError; "
+                                                  f"use {var}.cpu().numpy()")], capsys, tmp_path)
+        proc = tc(capsys, "check", "--no-cache", "--strict", str(path), cwd=tmp_path)
+        assert proc.stdout.count(": TNS") == 1  # what the project makes certain, --strict or not
