@@ -84,13 +84,14 @@ def top_level_functions(text: str):
 
 
 _METHOD = LazyPattern(r"^([ \t]+)(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
+_CLASS_HEADER = LazyPattern(r"class[ \t]+(\w+)[ \t]*(?:\(([^)]*)\))?")
 
 
 def class_methods(text: str):
-    """(method name, text) of each method of the classes of a module's text that start at the
-    margin (`class`): a method's text runs to the next `def` at its indentation or to the end of
-    its class (a statement of the class body after it included: a method's text too long, never
-    cut short)."""
+    """(class name, the names its bases are written with, method name, the method's text) of
+    each method of the classes of a module's text that start at the margin (`class`): a method's
+    text runs to the next `def` at its indentation or to the end of its class (a statement of
+    the class body after it included: a method's text too long, never cut short)."""
     margin = _MARGIN.search
     starts = [0] if text.startswith("class ") else []
     i = text.find("\nclass ")
@@ -98,6 +99,10 @@ def class_methods(text: str):
         starts.append(i + 1)
         i = text.find("\nclass ", i + 1)
     for start in starts:
+        header = _CLASS_HEADER.match(text, start)
+        if header is None:
+            continue
+        bases = tuple(b.strip() for b in (header.group(2) or "").split(",") if b.strip())
         after = margin(text, start)
         segment = text[start:after.start() + 1 if after is not None else len(text)]
         found = list(_METHOD.finditer(segment))
@@ -106,7 +111,8 @@ def class_methods(text: str):
         indent = found[0].group(1)
         defs = [m for m in found if m.group(1) == indent]
         for k, m in enumerate(defs):
-            yield m.group(2), segment[m.start():defs[k + 1].start() if k + 1 < len(defs) else len(segment)]
+            yield (header.group(1), bases, m.group(2),
+                   segment[m.start():defs[k + 1].start() if k + 1 < len(defs) else len(segment)])
 
 
 def or_holds(test, needles):

@@ -37,7 +37,7 @@ def sink_calls(text: str, project, module: str, path: str) -> frozenset:
         names = through.functions(where)
         # `t = Trainer(net)` ... `t.predict(x)`, where a method of the class calls `.numpy()`:
         # for a class the file constructs (walker.method_sinks).
-        methods = through.methods(where) if name != "*" and local + "(" in text else ()
+        methods = through.methods(where).get(name, ()) if name is not None and local + "(" in text else ()
         if methods:
             found.update("." + m + "(" for m in methods)
             through.names.update(methods)
@@ -90,7 +90,7 @@ class Through:
         self.project = project
         self.rules = [cls for cls in all_rules() if cls.through_calls]
         self._functions: dict = {}  # path -> frozenset of names
-        self._methods: dict = {}  # path -> frozenset of method names (methods())
+        self._methods: dict = {}  # path -> {class: frozenset of method names} (methods())
         self._triggers: dict = {}  # (path, rules) -> ({name: method names}, ...) (imported_triggers)
         self.names: set = set()  # every name in those sets (what a call must be named to ask)
         self._baselines: dict = {}
@@ -110,15 +110,40 @@ class Through:
         project.touched[where] = project.digest_of(where)
         return known
 
-    def methods(self, where: str) -> frozenset:
-        """The names of the methods of the classes of the module at `where` whose text holds a
-        needle of such a rule (as `functions`, source.class_methods)."""
+    def methods(self, where: str) -> dict:
+        """{class: the names of its methods whose text holds a needle of such a rule} of the
+        classes of the module at `where`, their bases' of that module included (as `functions`,
+        source.class_methods); not `__init__` and the like, which no attribute call names."""
         project = self.project
         known = self._methods.get(where)
         if known is None:
-            known = self._methods[where] = self._find(where, methods=True)
+            known = self._methods[where] = self._find_methods(where)
         project.touched[where] = project.digest_of(where)
         return known
+
+    def _find_methods(self, where: str) -> dict:
+        text, needles = self._text(where)
+        if text is None:
+            return {}
+        own: dict = {}
+        bases: dict = {}
+        for cls, written, name, segment in class_methods(text):
+            bases[cls] = written
+            if not name.startswith("__") and any(n in segment for n in needles):
+                own.setdefault(cls, set()).add(name)
+        out = {}
+        for cls in bases:
+            found, todo, seen = set(), [cls], set()
+            while todo:  # (the bases the module defines, by the names they are written with)
+                c = todo.pop()
+                if c in seen:
+                    continue
+                seen.add(c)
+                found |= own.get(c, set())
+                todo.extend(b for b in bases.get(c, ()) if b in bases)
+            if found:
+                out[cls] = frozenset(found)
+        return out
 
     def triggers(self, where: str, rules: tuple) -> tuple:
         """({name: method names} the `imported_triggers` of each of `rules` finds in the module
@@ -142,22 +167,28 @@ class Through:
         project.touched[where] = project.digest_of(where)
         return known
 
-    def _find(self, where: str, methods: bool = False) -> frozenset:
+    def _find(self, where: str) -> frozenset:
+        text, needles = self._text(where)
+        if text is None:
+            return frozenset()
+        return frozenset(name for name, segment in top_level_functions(text) if any(n in segment for n in needles))
+
+    def _text(self, where: str) -> tuple:
+        """(the text of the module at `where`, the needles of such rules it holds), or (None, ())
+        when it holds none."""
         from .source import DecodeError, decode
 
         data = self.project.contents(where)  # (which `digest_of` then answers from)
         if data is None:
-            return frozenset()
+            return None, ()
         # The needles are ASCII: in the bytes of any encoding Python reads source in.
         needles = [n for cls in self.rules for n in cls.through_needles if n.encode() in data]
         if not needles:
-            return frozenset()
+            return None, ()
         try:
-            text = decode(data).text
+            return decode(data).text, needles
         except DecodeError:
-            return frozenset()
-        defs = class_methods(text) if methods else top_level_functions(text)
-        return frozenset(name for name, segment in defs if any(n in segment for n in needles))
+            return None, ()
 
     def check_method(self, walker, classdef, name: str, attrs: dict) -> list:
         """What those rules find inside method `name` of class `classdef` of a project module
