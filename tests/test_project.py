@@ -2297,3 +2297,67 @@ def test_a_file_without_torch_whose_tensors_come_from_a_base_class_in_another_mo
                                                   f"use {var}.cpu().numpy()")], capsys, tmp_path)
         proc = tc(capsys, "check", "--no-cache", "--strict", str(path), cwd=tmp_path)
         assert proc.stdout.count(": TNS") == 1  # what the project makes certain, --strict or not
+
+
+SAVING_MODULES = {
+    "pyproject.toml": "",
+    "PKG/__init__.py": "",
+    "PKG/heads.py": """
+        import torch
+        from torch import nn
+
+
+        class Head(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(3, 3)
+
+            def forward(self, x):
+                return torch.sigmoid(self.fc(x))
+
+
+        class Plain(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(3, 3)
+
+            def forward(self, x):
+                return self.fc(x) * 2
+    """,
+    "PKG/train.py": """
+        import torch
+
+        from .heads import Head, Plain
+
+
+        def step(x):
+            head = Head()
+            p = head(x)
+            p.detach().zero_()
+            p.sum().backward()
+
+
+        def fine(x):
+            plain = Plain()
+            q = plain(x)
+            q.detach().zero_()
+            q.sum().backward()
+    """,
+}
+
+
+def test_a_module_class_of_another_module_whose_forward_returns_what_it_saves(tmp_path, capsys, monkeypatch):
+    # Head.forward in heads.py returns torch.sigmoid(...), whose result autograd saves: writing
+    # to it through .detach() before backward() raises, as for an nn.Sigmoid.  Not Plain's.
+    train = make(tmp_path, files=SAVING_MODULES, package="savingpkg")
+    _reported_everywhere(train, [("TNS402", 9, "in-place write through p.detach() changes p, saved for the "
+                                               "backward() below (backward() raises RuntimeError); use "
+                                               "p.detach().clone()")], capsys, tmp_path)
+    import torch
+
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from savingpkg.train import fine, step
+
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        step(torch.randn(2, 3))
+    fine(torch.randn(2, 3))

@@ -97,6 +97,28 @@ def test_a_helper_that_returns_an_operations_result(name):
         assert not any(v.code == "TNS402" for v in lint_text(quiet, TNS4).violations)
 
 
+@pytest.mark.parametrize("name", sorted(OPS))
+def test_a_module_class_whose_forward_returns_an_operations_result(name):
+    """A module class whose `forward` returns the operation on what its layer computes, called,
+    then a write through `.detach()` of what it returns, then backward: reported where real torch
+    raises for each operation the table says saves its result, never where it runs, nor with
+    grad off at the call."""
+    import re
+
+    expr = re.sub(r"\ba\b", "self.fc(x)", OPS[name])
+    code = HEAD + ("from torch import nn\n\n\nclass M(nn.Module):\n    def __init__(self):\n"
+                   "        super().__init__()\n        self.fc = nn.Linear(4, 4)\n\n"
+                   f"    def forward(self, x):\n        return {expr}\n\n\n"
+                   "m = M()\nb = m(a)\nc = b.detach()\nc.mul_(1.0)\nb.sum().backward()\n")
+    reported = any(v.code == "TNS402" for v in lint_text(code, TNS4).violations)
+    raises = _runtime_raises(code)
+    assert raises == (name in RECORDED_SAVES_RESULT)
+    assert reported == (name in saved.SAVES_RESULT and raises)
+    if reported:
+        quiet = code.replace("b = m(a)", "with torch.no_grad():\n    b = m(a)")
+        assert not any(v.code == "TNS402" for v in lint_text(quiet, TNS4).violations)
+
+
 # torch.nn modules called on a tensor that requires grad, and what real torch 2.13 saves of what
 # they return (recorded by running the cases below: a write through `.detach()`, then backward).
 MODULES = [

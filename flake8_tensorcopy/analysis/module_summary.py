@@ -159,6 +159,11 @@ class ProjectEntity:
         found = self._answer(("saves", self.path), _saving_params, many="plain")
         return found if type(found) is tuple else ()
 
+    def forward_saves_result(self) -> bool:
+        """Whether the class's `forward` returns what an operation that saves its result makes
+        (saved.result_saving_params: `return torch.sigmoid(self.fc(x))`)."""
+        return self._answer(("fsaves", self.path), _forward_saves, many="plain") == "1"
+
     def method_steps(self, name: str) -> bool:
         """Whether method `name` of the class steps an optimizer (snapshots.steps_optimizer: by
         its text, and the methods and functions of its module it calls)."""
@@ -205,6 +210,14 @@ def _saving_params(walker, node) -> tuple:
     from .saved import result_saving_params
 
     return result_saving_params(walker, node) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else ()
+
+
+def _forward_saves(walker, node) -> str:
+    from .saved import result_saving_params
+
+    info = walker.classes.get(id(node))
+    forward = info.method("forward")[0] if info is not None else None
+    return "1" if forward is not None and result_saving_params(walker, forward, anything=True) else ""
 
 
 def _steps(walker, node, name: str) -> str:

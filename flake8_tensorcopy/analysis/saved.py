@@ -187,9 +187,29 @@ def _module_result(node: ast.Call, ctx) -> list:
     if not node.args or not (type(func) is ast.Name or type(func) is ast.Attribute and type(func.value) is ast.Name):
         return []  # (a module is called on its input: `act(x)`, `self.act(x)`, `ops.head(x)`)
     f = ctx.fact(func)
-    if f.kind != MODULE or RESULT_SAVING_TAG not in f.tags:
+    if f.kind != MODULE or RESULT_SAVING_TAG not in f.tags and not _forward_saves(f.node, ctx):
         return []
     return [(node, "result")] if _yes(ctx.fact(node)) else []
+
+
+def _forward_saves(cls, ctx) -> bool:
+    """Whether `cls` (a module class of the file, or of another module of the project) has a
+    `forward` that returns what an operation that saves its result makes (`return
+    torch.sigmoid(self.fc(x))`: result_saving_params)."""
+    if cls is None:
+        return False
+    if hasattr(cls, "forward_saves_result"):  # a ProjectEntity: its module answers
+        return cls.forward_saves_result()
+    walker = getattr(ctx, "walker", None)
+    info = walker.classes.get(id(cls)) if walker is not None else None
+    forward = info.method("forward")[0] if info is not None else None
+    if forward is None:
+        return False
+    memo = walker.__dict__.setdefault("_result_saving", {})  # (released with the walker)
+    key = ("forward", id(forward))
+    if key not in memo:
+        memo[key] = result_saving_params(walker, forward, anything=True)
+    return bool(memo[key])
 
 
 def _helper_result(node: ast.Call, ctx) -> list:
@@ -224,12 +244,13 @@ def _helper_result(node: ast.Call, ctx) -> list:
     return [(node, "result")] if any(p in bound and _yes(ctx.fact(bound[p])) for p in params) else []
 
 
-def result_saving_params(walker, func) -> tuple:
+def result_saving_params(walker, func, anything: bool = False) -> tuple:
     """The parameters of `func` (a def of the module `walker` walks) such that every value it
     returns is what an operation that saves its result (SAVES_RESULT) makes of one of them
     (`return torch.sigmoid(x)`, `return x.exp()`), with grad mode as the caller's: () when a
     return is anything else, or the function is decorated, a generator, or returns inside a
-    `with` or a nested scope's body."""
+    `with` or a nested scope's body.  `anything`: ("*",) when every value it returns is what such
+    an operation makes of anything (`return torch.sigmoid(self.fc(x))` in a module's `forward`)."""
     if func.decorator_list:
         return ()
     text = walker.source_of(func) if walker.lines is not None else ""
@@ -252,15 +273,15 @@ def result_saving_params(walker, func) -> tuple:
         if not isinstance(v, ast.Call) or any(isinstance(a, ast.Starred) for a in v.args):
             return ()
         func_ = v.func
-        if isinstance(func_, ast.Attribute) and isinstance(func_.value, ast.Name) and func_.value.id in params \
-                and func_.attr in SAVES_RESULT:
-            found.append(func_.value.id)  # `x.exp()`
-            continue
         q = walker.qualname(func_, module_state) if module_state is not None else None
+        if q is None and isinstance(func_, ast.Attribute) and func_.attr in SAVES_RESULT and (
+                anything or isinstance(func_.value, ast.Name) and func_.value.id in params):
+            found.append("*" if anything else func_.value.id)  # `x.exp()` (not `np.exp(x)`)
+            continue
         op = next((q[len(p):] for p in _FUNCTION_PREFIXES if q and q.startswith(p) and "." not in q[len(p):]), None)
         first = v.args[0] if v.args else None
-        if op in SAVES_RESULT and isinstance(first, ast.Name) and first.id in params:
-            found.append(first.id)  # `torch.sigmoid(x)`
+        if op in SAVES_RESULT and first is not None and (anything or isinstance(first, ast.Name) and first.id in params):
+            found.append("*" if anything else first.id)  # `torch.sigmoid(x)`
             continue
         return ()
     return tuple(sorted(set(found)))

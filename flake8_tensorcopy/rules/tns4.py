@@ -1323,7 +1323,9 @@ of the file or of another module of the project) saves its result too, unless th
 changes grad mode; so does a call of a torch module whose forward saves what it returns
 (`nn.Sigmoid`, `nn.Tanh`, `nn.ReLU`, `nn.Softmax`, `nn.LogSoftmax`, `nn.Softmin`, or an
 `nn.Sequential` that ends in one: `head = nn.Sequential(nn.Linear(3, 3), nn.Sigmoid())`, also
-kept by a class or made in another module).
+kept by a class or made in another module), or an instance of a module class, of the file or of
+another module, whose `forward` returns what such an operation makes (`return
+torch.sigmoid(self.fc(x))`).
 
 Only reported when the saving operation, the write and a later `backward()` (or
 `torch.autograd.grad`) that depends on the saving operation are all visible in one function,
