@@ -31,7 +31,7 @@ _FROM = (r"^[ \t]*from[ \t]+(\.*)[ \t]*([\w.]*)[ \t]+import[ \t]+(\(|[^\n#;]*)",
 _NAMES_SPAN = 10_000  # how far a parenthesized list of imported names may run (an unclosed one
 # in a broken file would make every `from m import (` read to the end of the text)
 _IMPORT = (r"^[ \t]*import[ \t]+([^\n#;]+)", re.M)
-_CLASS = (r"^class[ \t]+(\w+)[ \t]*\(([^)]*)\)", re.M)  # a class at the top level, and its bases
+_CLASS = (r"class[ \t]+(\w+)[ \t]*\(([^)]*)\)", 0)  # a class at the top level, and its bases
 # `import torch` / `from torch import nn` at a module's top level (not indented: a framework that
 # supports torch among others imports it under `if is_torch_available():` or in functions, and
 # its modules that do not use torch themselves import those).
@@ -234,8 +234,16 @@ def _scan(root: str, path: str, module: str) -> tuple:
         text = data.decode("utf-8", "replace")
         for origin, name, local in imports(text, module, os.path.basename(path) == "__init__.py"):
             names.setdefault(local, []).append((origin, name))
-        if "class " in text:
-            for m in _re(_CLASS).finditer(text):
+        # (Each `class` at a line's start tried, not the pattern at every position of the text.)
+        header = _re(_CLASS).match
+        starts = [0] if text.startswith("class ") else []
+        i = text.find("\nclass ")
+        while i != -1:
+            starts.append(i + 1)
+            i = text.find("\nclass ", i + 1)
+        for start in starts:
+            m = header(text, start)
+            if m is not None:
                 bases[m.group(1)] = [b.strip().split(".", 1)[0] for b in m.group(2).split(",") if b.strip()]
     _SCANNED[key] = (st.st_size, st.st_mtime_ns, top, names, bases, _GENERATION[0])
     return top, names, bases

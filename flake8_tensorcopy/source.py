@@ -83,7 +83,6 @@ def top_level_functions(text: str):
         yield segment[at:j], segment
 
 
-_METHOD = LazyPattern(r"^([ \t]+)(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
 _CLASS_HEADER = LazyPattern(r"class[ \t]+(\w+)[ \t]*(?:\(([^)]*)\))?")
 
 
@@ -93,26 +92,38 @@ def class_methods(text: str):
     text runs to the next `def` at its indentation or to the end of its class (a statement of
     the class body after it included: a method's text too long, never cut short)."""
     margin = _MARGIN.search
+    header_at = _CLASS_HEADER.match
     starts = [0] if text.startswith("class ") else []
     i = text.find("\nclass ")
     while i != -1:
         starts.append(i + 1)
         i = text.find("\nclass ", i + 1)
     for start in starts:
-        header = _CLASS_HEADER.match(text, start)
+        header = header_at(text, start)
         if header is None:
             continue
         bases = tuple(b.strip() for b in (header.group(2) or "").split(",") if b.strip())
         after = margin(text, start)
         segment = text[start:after.start() + 1 if after is not None else len(text)]
-        found = list(_METHOD.finditer(segment))
-        if not found:
+        defs = []  # (start of its line, indentation, name)
+        j = segment.find("def ")
+        while j != -1:
+            line = segment.rfind("\n", 0, j) + 1
+            indent = segment[line:j]
+            if indent.endswith("async "):
+                indent = indent[:-6]
+            if indent and not indent.strip(" \t"):
+                k = j + 4
+                while k < len(segment) and (segment[k].isalnum() or segment[k] == "_"):
+                    k += 1
+                defs.append((line, indent, segment[j + 4:k]))
+            j = segment.find("def ", j + 4)
+        if not defs:
             continue
-        indent = found[0].group(1)
-        defs = [m for m in found if m.group(1) == indent]
-        for k, m in enumerate(defs):
-            yield (header.group(1), bases, m.group(2),
-                   segment[m.start():defs[k + 1].start() if k + 1 < len(defs) else len(segment)])
+        first = defs[0][1]
+        defs = [d for d in defs if d[1] == first]
+        for n, (line, _indent, name) in enumerate(defs):
+            yield header.group(1), bases, name, segment[line:defs[n + 1][0] if n + 1 < len(defs) else len(segment)]
 
 
 def or_holds(test, needles):
