@@ -86,21 +86,23 @@ def top_level_functions(text: str):
 _CLASS_HEADER = LazyPattern(r"class[ \t]+(\w+)[ \t]*(?:\(([^)]*)\))?")
 
 
-def class_methods(text: str):
+def class_methods(text: str, name: str | None = None):
     """(class name, the names its bases are written with, method name, the method's text) of
-    each method of the classes of a module's text that start at the margin (`class`): a method's
-    text runs to the next `def` at its indentation or to the end of its class (a statement of
-    the class body after it included: a method's text too long, never cut short)."""
+    each method of the classes of a module's text that start at the margin (`class`), or only of
+    class `name`: a method's text runs to the next `def` at its indentation or to the end of its
+    class (a statement of the class body after it included: a method's text too long, never cut
+    short)."""
     margin = _MARGIN.search
     header_at = _CLASS_HEADER.match
-    starts = [0] if text.startswith("class ") else []
-    i = text.find("\nclass ")
+    opening = "class " + (name or "")
+    starts = [0] if text.startswith(opening) else []
+    i = text.find("\n" + opening)
     while i != -1:
         starts.append(i + 1)
-        i = text.find("\nclass ", i + 1)
+        i = text.find("\n" + opening, i + 1)
     for start in starts:
         header = header_at(text, start)
-        if header is None:
+        if header is None or name is not None and header.group(1) != name:
             continue
         bases = tuple(b.strip() for b in (header.group(2) or "").split(",") if b.strip())
         after = margin(text, start)

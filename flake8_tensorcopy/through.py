@@ -37,7 +37,7 @@ def sink_calls(text: str, project, module: str, path: str) -> frozenset:
         names = through.functions(where)
         # `t = Trainer(net)` ... `t.predict(x)`, where a method of the class calls `.numpy()`:
         # for a class the file constructs (walker.method_sinks).
-        methods = through.methods(where).get(name, ()) if name is not None and local + "(" in text else ()
+        methods = through.methods(where, name) if name is not None and local + "(" in text else ()
         if methods:
             found.update("." + m + "(" for m in methods)
             through.names.update(methods)
@@ -90,7 +90,8 @@ class Through:
         self.project = project
         self.rules = [cls for cls in all_rules() if cls.through_calls]
         self._functions: dict = {}  # path -> frozenset of names
-        self._methods: dict = {}  # path -> {class: frozenset of method names} (methods())
+        self._methods: dict = {}  # (path, class) -> frozenset of method names (methods())
+        self._texts: dict = {}  # path -> _text(path), for methods()
         self._triggers: dict = {}  # (path, rules) -> ({name: method names}, ...) (imported_triggers)
         self.names: set = set()  # every name in those sets (what a call must be named to ask)
         self._baselines: dict = {}
@@ -110,40 +111,37 @@ class Through:
         project.touched[where] = project.digest_of(where)
         return known
 
-    def methods(self, where: str) -> dict:
-        """{class: the names of its methods whose text holds a needle of such a rule} of the
-        classes of the module at `where`, their bases' of that module included (as `functions`,
+    def methods(self, where: str, cls: str) -> frozenset:
+        """The names of the methods of class `cls` of the module at `where` whose text holds a
+        needle of such a rule, its bases' of that module included (as `functions`,
         source.class_methods); not `__init__` and the like, which no attribute call names."""
         project = self.project
-        known = self._methods.get(where)
+        key = (where, cls)
+        known = self._methods.get(key)
         if known is None:
-            known = self._methods[where] = self._find_methods(where)
+            known = self._methods[key] = self._find_methods(where, cls)
         project.touched[where] = project.digest_of(where)
         return known
 
-    def _find_methods(self, where: str) -> dict:
-        text, needles = self._text(where)
+    def _find_methods(self, where: str, cls: str) -> frozenset:
+        found = self._texts.get(where)
+        if found is None:
+            found = self._texts[where] = self._text(where)
+        text, needles = found
         if text is None:
-            return {}
-        own: dict = {}
-        bases: dict = {}
-        for cls, written, name, segment in class_methods(text):
-            bases[cls] = written
-            if not name.startswith("__") and any(n in segment for n in needles):
-                own.setdefault(cls, set()).add(name)
-        out = {}
-        for cls in bases:
-            found, todo, seen = set(), [cls], set()
-            while todo:  # (the bases the module defines, by the names they are written with)
-                c = todo.pop()
-                if c in seen:
-                    continue
-                seen.add(c)
-                found |= own.get(c, set())
-                todo.extend(b for b in bases.get(c, ()) if b in bases)
-            if found:
-                out[cls] = frozenset(found)
-        return out
+            return frozenset()
+        found: set = set()
+        todo, seen = [cls], set()
+        while todo:  # (the bases the module defines, by the names they are written with)
+            c = todo.pop()
+            if c in seen or not c.isidentifier():
+                continue
+            seen.add(c)
+            for _cls, bases, name, segment in class_methods(text, c):
+                todo.extend(bases)
+                if not name.startswith("__") and any(n in segment for n in needles):
+                    found.add(name)
+        return frozenset(found)
 
     def triggers(self, where: str, rules: tuple) -> tuple:
         """({name: method names} the `imported_triggers` of each of `rules` finds in the module

@@ -397,7 +397,7 @@ class Walker(Summaries, Evaluator):
         if not given or recv.kind not in (OBJECT, MODULE) or not hasattr(entity, "method_sinks_for"):
             return []
         where = self.project.path_of(entity.module)
-        if where is None or func.attr not in through.methods(where).get(entity.path, ()):
+        if where is None or func.attr not in through.methods(where, entity.path):
             return []
         out = []
         key = dotted_name(func.value)
