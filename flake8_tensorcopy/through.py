@@ -91,7 +91,7 @@ class Through:
         self.rules = [cls for cls in all_rules() if cls.through_calls]
         self._functions: dict = {}  # path -> frozenset of names
         self._methods: dict = {}  # (path, class) -> frozenset of method names (methods())
-        self._texts: dict = {}  # path -> _text(path), for methods()
+        self._texts: dict = {}  # path -> _text(path)
         self._triggers: dict = {}  # (path, rules) -> ({name: method names}, ...) (imported_triggers)
         self.names: set = set()  # every name in those sets (what a call must be named to ask)
         self._baselines: dict = {}
@@ -124,10 +124,7 @@ class Through:
         return known
 
     def _find_methods(self, where: str, cls: str) -> frozenset:
-        found = self._texts.get(where)
-        if found is None:
-            found = self._texts[where] = self._text(where)
-        text, needles = found
+        text, needles = self._text(where)
         if text is None:
             return frozenset()
         found: set = set()
@@ -173,7 +170,13 @@ class Through:
 
     def _text(self, where: str) -> tuple:
         """(the text of the module at `where`, the needles of such rules it holds), or (None, ())
-        when it holds none."""
+        when it holds none; read once (`functions` and `methods` ask)."""
+        found = self._texts.get(where)
+        if found is None:
+            found = self._texts[where] = self._read(where)
+        return found
+
+    def _read(self, where: str) -> tuple:
         from .source import DecodeError, decode
 
         data = self.project.contents(where)  # (which `digest_of` then answers from)
