@@ -198,9 +198,10 @@ class Through:
         (walker.method_sinks)."""
         info = walker.classes.get(id(classdef))
         method = info.method(name)[0] if info is not None else None
-        if method is None or not is_plain_method(method) or info.self_fact is None:
-            return []
-        me = (method.args.posonlyargs + method.args.args)[0].arg
+        positional = (method.args.posonlyargs + method.args.args) if method is not None else []
+        if not positional or not is_plain_method(method) or info.self_fact is None:
+            return []  # (`def show(*args)` names no instance)
+        me = positional[0].arg
 
         def given(w):
             cls = w.classes.get(id(classdef))

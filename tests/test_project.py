@@ -2084,6 +2084,9 @@ METHOD_SINKS = {
 
             def safe(self, x):
                 return self.model(x).detach().numpy()
+
+            def dump(*args):
+                return args[0].t.numpy()
         """,
     "PKG/train.py": """
         import torch
@@ -2129,6 +2132,10 @@ METHOD_SINKS = {
 
             def run(self):
                 return self.holder.convert(x)
+
+
+        def unnamed():
+            Holder(w * 2).dump()
         """,
 }
 
@@ -2137,7 +2144,8 @@ def test_a_method_of_another_modules_class_reports_for_what_the_constructor_was_
     # `h = Holder(w * 2)` then `h.show()`, where `show` calls `.numpy()` on `self.t`: reported at
     # the method's call, in the file that constructed the instance (as `to_numpy(out)` is at its
     # argument), saying where the conversion is; not where the method detaches, under no_grad,
-    # nor once the file binds the attribute again.
+    # nor once the file binds the attribute again.  A method that names no instance
+    # (`def dump(*args)`) used to end the check in an internal error.
     train = make(tmp_path, files=METHOD_SINKS, package="pkg")
     expected = [("TNS101", 12), ("TNS103", 17), ("TNS103", 43)]
     found = engine_findings(train, tmp_path)
