@@ -15,7 +15,7 @@ import ast
 
 from . import torchapi as api
 from .astutil import const_bool as _const_bool
-from .astutil import all_nodes, bind_arguments, def_stub, dotted_name, parameter_names
+from .astutil import all_nodes, dotted_name, parameter_names
 from .astutil import kwarg as _kwarg
 from .gradmode import set_grad_call
 from .facts import (
@@ -123,14 +123,20 @@ class LazyAttrs:
     """The `self.<attr>` facts of a class, computed on first use.  `owner`: the class (its def,
     or the `ProjectEntity` of a class of another module), by which they cross modules."""
 
-    __slots__ = ("_load", "_data", "owner", "given")
+    __slots__ = ("_load", "_data", "owner", "_given")
 
     def __init__(self, load, owner=None, given=None) -> None:
         self._load = load
         self._data = None
         self.owner = owner
-        # {attr: fact} an instance's constructor call gave (Evaluator._constructed), or None.
-        self.given = given
+        # What an instance's constructor call gave (Evaluator._constructed): a function that
+        # says it, or None.
+        self._given = given
+
+    @property
+    def given(self) -> dict | None:
+        """{attr: fact} an instance's constructor call gave its attributes, or None."""
+        return self._given() if self._given is not None else None
 
     def _get(self) -> dict:
         if self._data is None:
@@ -158,6 +164,20 @@ class LazyAttrs:
 
     def items(self):
         return self._get().items()
+
+
+def _bound_attributes(constructor, positional: list, keywords: dict) -> dict:
+    """{attr: fact} of the attributes a constructor (ProjectEntity.constructor: (positional
+    parameters after `self`, keyword-only ones, ((attr, parameter), ...))) sets to what one call
+    passed (`positional` and `keywords` facts, bound as Python binds them)."""
+    if not constructor:
+        return {}
+    names, kwonly, made = constructor
+    bound = dict(zip(names, positional))
+    for name, f in keywords.items():
+        if name in names or name in kwonly:
+            bound[name] = f
+    return {attr: bound[p] for attr, p in made if p in bound and bound[p].kind != UNKNOWN}
 
 
 _DTYPES = frozenset(
@@ -1010,20 +1030,25 @@ class Evaluator:
         the project (`Trainer(Net())`): an attribute its constructor sets to a parameter, and the
         class sets nowhere else (module_summary.ProjectEntity.constructor), is what the call
         passes that parameter; the others are the class's (`attrs`).  Kept with the instance, as
-        an attribute of an instance of a class of the file is with its class."""
-        found = entity.constructor()
-        if not found:
-            return attrs
-        positional, kwonly, made = found
-        stub = def_stub("__init__", ((), ("self", *positional), kwonly))
-        bound = {p: self.fact(e, state) for p, e in bind_arguments(stub, call, skip_first=True)[0]}
-        given = {attr: bound[p] for attr, p in made if p in bound and bound[p].kind != UNKNOWN}
-        if not given:
-            return attrs
+        an attribute of an instance of a class of the file is with its class.  The arguments'
+        facts are taken now, the constructor asked when the attributes are first read (most
+        instances made, `ModelOutput(logits=...)`, never are)."""
+        positional = []
+        for a in call.args:
+            if isinstance(a, ast.Starred):
+                break  # (what comes after binds to what the starred value holds)
+            positional.append(self.fact(a, state))
+        keywords = {kw.arg: self.fact(kw.value, state) for kw in call.keywords if kw.arg is not None}
+        memo: list = []
+
+        def given() -> dict:
+            if not memo:
+                memo.append(_bound_attributes(entity.constructor(), positional, keywords))
+            return memo[0]
 
         def load() -> dict:
             out = dict(attrs.items()) if attrs is not None else {}
-            out.update(given)
+            out.update(given())
             return out
 
         return LazyAttrs(load, entity, given)
