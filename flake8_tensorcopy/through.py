@@ -36,8 +36,15 @@ def sink_calls(text: str, project, module: str, path: str) -> frozenset:
             continue
         names = through.functions(where)
         # `t = Trainer(net)` ... `t.predict(x)`, where a method of the class calls `.numpy()`:
-        # for a class the file constructs (walker.method_sinks).
-        methods = through.methods(where, name) if name is not None and local + "(" in text else ()
+        # for a class the file constructs (walker.method_sinks), also through its module
+        # (`T.Trainer(net)`, `import pkg.trainer as T` or `from pkg import trainer`).
+        if name is None:
+            methods = _methods_constructed(text, local, where, through)
+        elif local + "(" in text:
+            methods = through.methods(where, name)
+        else:
+            sub = project.path_of(f"{target}.{name}") if local + "." in text and name != "*" else None
+            methods = _methods_constructed(text, local, sub, through) if sub is not None else ()
         if methods:
             found.update("." + m + "(" for m in methods)
             through.names.update(methods)
@@ -54,6 +61,26 @@ def sink_calls(text: str, project, module: str, path: str) -> frozenset:
             if sub is not None and local + "." in text and through.functions(sub):
                 found.add(local + ".")
     return frozenset(found)
+
+
+def _methods_constructed(text: str, local: str, where: str, through) -> set:
+    """The methods `Through.methods` finds of the classes of the module at `where` that the file
+    calls through the name `local` it gives the module (`T.Trainer(`)."""
+    out: set = set()
+    prefix = local + "."
+    seen = set()
+    i = text.find(prefix)
+    while i != -1:
+        j = k = i + len(prefix)
+        if i == 0 or not (text[i - 1].isalnum() or text[i - 1] in "_."):
+            while k < len(text) and (text[k].isalnum() or text[k] == "_"):
+                k += 1
+            name = text[j:k]
+            if k < len(text) and text[k] == "(" and name and name not in seen:
+                seen.add(name)
+                out |= through.methods(where, name)
+        i = text.find(prefix, k)
+    return out
 
 
 def imported_triggers(text: str, project, module: str, path: str, rules) -> dict:

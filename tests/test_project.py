@@ -2137,6 +2137,18 @@ METHOD_SINKS = {
         def unnamed():
             Holder(w * 2).dump()
         """,
+    "PKG/by_module.py": """
+        import torch
+
+        from . import holders
+
+        w = torch.ones(3, requires_grad=True)
+
+
+        def through_its_module():
+            h = holders.Holder(w * 2)
+            h.show()
+        """,
 }
 
 
@@ -2144,7 +2156,8 @@ def test_a_method_of_another_modules_class_reports_for_what_the_constructor_was_
     # `h = Holder(w * 2)` then `h.show()`, where `show` calls `.numpy()` on `self.t`: reported at
     # the method's call, in the file that constructed the instance (as `to_numpy(out)` is at its
     # argument), saying where the conversion is; not where the method detaches, under no_grad,
-    # nor once the file binds the attribute again.  A method that names no instance
+    # nor once the file binds the attribute again; also for a class called through its module
+    # (`holders.Holder(...)`).  A method that names no instance
     # (`def dump(*args)`) used to end the check in an internal error.
     train = make(tmp_path, files=METHOD_SINKS, package="pkg")
     expected = [("TNS101", 12), ("TNS103", 17), ("TNS103", 43)]
@@ -2157,10 +2170,10 @@ def test_a_method_of_another_modules_class_reports_for_what_the_constructor_was_
     for _ in range(2):  # a cold summary cache, then a warm one
         proc = tc(capsys, "check", str(train), cwd=tmp_path)
         assert sorted((line.split(": ")[1][:6], int(line.split(":")[1])) for line in proc.stdout.splitlines()
-                      if ": TNS" in line) == expected
+                      if ": TNS" in line) == sorted(expected)
     proc = subprocess.run([tool("flake8"), "--select", "TNS", "--format", "%(code)s:%(row)d", str(train)],
                           capture_output=True, text=True, cwd=tmp_path)
-    assert sorted(tuple(line.split(":")) for line in proc.stdout.split()) == [(c, str(n)) for c, n in expected]
+    assert sorted(tuple(line.split(":")) for line in proc.stdout.split()) == sorted((c, str(n)) for c, n in expected)
     for call in ("held()", "converted()", "Runner().run()", "detached()", "under_no_grad()", "replaced()"):
         run = subprocess.run([sys.executable, "-c", f"from pkg.train import *; {call}"],
                              capture_output=True, text=True, cwd=tmp_path)
@@ -2168,6 +2181,13 @@ def test_a_method_of_another_modules_class_reports_for_what_the_constructor_was_
             assert "RuntimeError: Can't call numpy() on Tensor that requires grad" in run.stderr, run.stderr
         else:
             assert run.returncode == 0, run.stderr
+    by_module = tmp_path / "pkg" / "by_module.py"
+    _reported_everywhere(by_module, [("TNS101", 10, "h.t (h.show() calls .numpy() on it, holders.py:10) requires "
+                                                   "grad, so .numpy() raises RuntimeError; use `.detach()` on what "
+                                                   "its constructor call passes for it")], capsys, tmp_path)
+    run = subprocess.run([sys.executable, "-c", "from pkg.by_module import through_its_module as f; f()"],
+                         capture_output=True, text=True, cwd=tmp_path)
+    assert "RuntimeError: Can't call numpy() on Tensor that requires grad" in run.stderr, run.stderr
 
 
 FUNCTION_STEPS = {
