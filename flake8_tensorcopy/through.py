@@ -43,7 +43,8 @@ def sink_calls(text: str, project, module: str, path: str) -> frozenset:
         elif local + "(" in text:
             methods = through.methods(where, name)
         else:
-            sub = project.path_of(f"{target}.{name}") if local + "." in text and name != "*" else None
+            sub = project.path_of(f"{target}.{name}") \
+                if name != "*" and where.endswith("__init__.py") and local + "." in text else None
             methods = _methods_constructed(text, local, sub, through) if sub is not None else ()
         if methods:
             found.update("." + m + "(" for m in methods)
