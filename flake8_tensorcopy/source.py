@@ -63,24 +63,34 @@ class AfterLiteral:
 _MARGIN = LazyPattern(r"\n[^ \t\n\r#]")
 
 
+def _line_starts(text: str, opening: str) -> list:
+    """The offsets of the lines of `text` that start with `opening`, in order."""
+    starts = [0] if text.startswith(opening) else []
+    i = text.find("\n" + opening)
+    while i != -1:
+        starts.append(i + 1)
+        i = text.find("\n" + opening, i + 1)
+    return starts
+
+
+def identifier_end(text: str, i: int) -> int:
+    """Where the identifier (letters, digits, `_`) that starts at offset `i` of `text` ends."""
+    n = len(text)
+    while i < n and (text[i].isalnum() or text[i] == "_"):
+        i += 1
+    return i
+
+
 def top_level_functions(text: str):
     """(name, text) of each function of a module's text that starts at the margin (`def`, `async
     def`): to the next line that starts with something else than a blank (a docstring line at the
     margin ends it early: a function's text cut short, never one too long)."""
     margin = _MARGIN.search
-    starts = [0] if text.startswith(("def ", "async def ")) else []
-    for keyword in ("\ndef ", "\nasync def "):
-        i = text.find(keyword)
-        while i != -1:
-            starts.append(i + 1)
-            i = text.find(keyword, i + 1)
-    for start in starts:
+    for start in sorted(_line_starts(text, "def ") + _line_starts(text, "async def ")):
         after = margin(text, start)  # the next line that starts at the margin
         segment = text[start:after.start() + 1 if after is not None else len(text)]
-        at = j = segment.index("def ") + 4
-        while j < len(segment) and (segment[j].isalnum() or segment[j] == "_"):
-            j += 1
-        yield segment[at:j], segment
+        at = segment.index("def ") + 4
+        yield segment[at:identifier_end(segment, at)], segment
 
 
 _CLASS_HEADER = LazyPattern(r"class[ \t]+(\w+)[ \t]*(?:\(([^)]*)\))?")
@@ -94,13 +104,7 @@ def class_methods(text: str, name: str | None = None):
     short)."""
     margin = _MARGIN.search
     header_at = _CLASS_HEADER.match
-    opening = "class " + (name or "")
-    starts = [0] if text.startswith(opening) else []
-    i = text.find("\n" + opening)
-    while i != -1:
-        starts.append(i + 1)
-        i = text.find("\n" + opening, i + 1)
-    for start in starts:
+    for start in _line_starts(text, "class " + (name or "")):
         header = header_at(text, start)
         if header is None or name is not None and header.group(1) != name:
             continue
@@ -115,10 +119,7 @@ def class_methods(text: str, name: str | None = None):
             if indent.endswith("async "):
                 indent = indent[:-6]
             if indent and not indent.strip(" \t"):
-                k = j + 4
-                while k < len(segment) and (segment[k].isalnum() or segment[k] == "_"):
-                    k += 1
-                defs.append((line, indent, segment[j + 4:k]))
+                defs.append((line, indent, segment[j + 4:identifier_end(segment, j + 4)]))
             j = segment.find("def ", j + 4)
         if not defs:
             continue

@@ -18,7 +18,7 @@ from .analysis.facts import PARAMS, SEQ, Grad, must_grad
 from .model import Options
 from .reach import imports
 from .rules.base import Context, all_rules
-from .source import class_methods, top_level_functions
+from .source import class_methods, identifier_end, top_level_functions
 
 def sink_calls(text: str, project, module: str, path: str) -> frozenset:
     """What calls of the project's functions that may report through calls look like in the
@@ -74,8 +74,7 @@ def _methods_constructed(text: str, local: str, where: str, through) -> set:
     while i != -1:
         j = k = i + len(prefix)
         if i == 0 or not (text[i - 1].isalnum() or text[i - 1] in "_."):
-            while k < len(text) and (text[k].isalnum() or text[k] == "_"):
-                k += 1
+            k = identifier_end(text, j)
             name = text[j:k]
             if k < len(text) and text[k] == "(" and name and name not in seen:
                 seen.add(name)
@@ -231,11 +230,11 @@ class Through:
             return []  # (`def show(*args)` names no instance)
         me = positional[0].arg
 
-        def given(w):
+        def given(w, empty: bool):
             cls = w.classes.get(id(classdef))
             if cls is None or cls.self_fact is None:
                 return None, {}
-            if not attrs:
+            if empty or not attrs:
                 return cls, {}
             own = cls.self_fact.attrs
             merged = dict(own.items()) if own is not None else {}
@@ -248,11 +247,12 @@ class Through:
         """What those rules find inside function `func` of a project module (whose summary walker
         is `walker`) for the call's arguments `given`, and not with its parameters unknown:
         [(code, line), ...]."""
-        return self._differ(walker, func, lambda w: (None, given), (func.col_offset,), given.values())
+        return self._differ(walker, func, lambda w, empty: (None, {} if empty else given), (func.col_offset,),
+                            given.values())
 
     def _differ(self, walker, func, given, key: tuple, facts) -> list:
-        """The findings in `func` with the parameters `given(w)` gives ((class of a method or
-        None, {name: fact}), in the fresh walker `w`) and not with `given` of the empty case,
+        """The findings in `func` with the parameters `given(w, False)` gives ((class of a method or
+        None, {name: fact}), in the fresh walker `w`) and not with those of `given(w, True)`,
         walked by a fresh walker of the module's tree with those rules on, in default mode (only
         what is certain crosses).  `facts`: the facts given (how certainly they require grad);
         `key`: the walk's own key among those of `func`'s line (the baseline is kept)."""
@@ -278,7 +278,7 @@ class Through:
                        module=walker.module, module_is_package=walker.module_is_package)
             try:
                 w.run_module()
-                cls, args = given(w) if not empty else (given(w)[0], {})
+                cls, args = given(w, empty)
                 w.check_function(func, args, cls)
             except (Reparse, RecursionError):
                 return set()

@@ -15,7 +15,7 @@ import ast
 
 from . import torchapi as api
 from .astutil import const_bool as _const_bool
-from .astutil import all_nodes, dotted_name, parameter_names
+from .astutil import all_nodes, bind_arguments, def_stub, dotted_name, parameter_names
 from .astutil import kwarg as _kwarg
 from .gradmode import set_grad_call
 from .facts import (
@@ -164,20 +164,6 @@ class LazyAttrs:
 
     def items(self):
         return self._get().items()
-
-
-def _bound_attributes(constructor, positional: list, keywords: dict) -> dict:
-    """{attr: fact} of the attributes a constructor (ProjectEntity.constructor: (positional
-    parameters after `self`, keyword-only ones, ((attr, parameter), ...))) sets to what one call
-    passed (`positional` and `keywords` facts, bound as Python binds them)."""
-    if not constructor:
-        return {}
-    names, kwonly, made = constructor
-    bound = dict(zip(names, positional))
-    for name, f in keywords.items():
-        if name in names or name in kwonly:
-            bound[name] = f
-    return {attr: bound[p] for attr, p in made if p in bound and bound[p].kind != UNKNOWN}
 
 
 _DTYPES = frozenset(
@@ -1033,17 +1019,22 @@ class Evaluator:
         an attribute of an instance of a class of the file is with its class.  The arguments'
         facts are taken now, the constructor asked when the attributes are first read (most
         instances made, `ModelOutput(logits=...)`, never are)."""
-        positional = []
-        for a in call.args:
-            if isinstance(a, ast.Starred):
-                break  # (what comes after binds to what the starred value holds)
-            positional.append(self.fact(a, state))
-        keywords = {kw.arg: self.fact(kw.value, state) for kw in call.keywords if kw.arg is not None}
+        # (What each argument is here: facts depend on the flow.)
+        facts = {id(e): self.fact(e, state) for e in (*call.args, *(kw.value for kw in call.keywords))
+                 if type(e) is not ast.Starred}
         memo: list = []
 
         def given() -> dict:
             if not memo:
-                memo.append(_bound_attributes(entity.constructor(), positional, keywords))
+                found = entity.constructor()
+                bound = {}
+                if found:
+                    positional, kwonly, made = found
+                    stub = def_stub("__init__", ((), ("self", *positional), kwonly))
+                    pairs = dict(bind_arguments(stub, call, skip_first=True)[0])
+                    bound = {attr: facts[id(pairs[p])] for attr, p in made if p in pairs}
+                    bound = {attr: f for attr, f in bound.items() if f.kind != UNKNOWN}
+                memo.append(bound)
             return memo[0]
 
         def load() -> dict:

@@ -213,11 +213,9 @@ def _saving_params(walker, node) -> tuple:
 
 
 def _forward_saves(walker, node) -> str:
-    from .saved import result_saving_params
+    from .saved import forward_saves
 
-    info = walker.classes.get(id(node))
-    forward = info.method("forward")[0] if info is not None else None
-    return "1" if forward is not None and result_saving_params(walker, forward, anything=True) else ""
+    return "1" if forward_saves(walker, node) else ""
 
 
 def _steps(walker, node, name: str) -> str:

@@ -201,7 +201,13 @@ def _forward_saves(cls, ctx) -> bool:
     if hasattr(cls, "forward_saves_result"):  # a ProjectEntity: its module answers
         return cls.forward_saves_result()
     walker = getattr(ctx, "walker", None)
-    info = walker.classes.get(id(cls)) if walker is not None else None
+    return walker is not None and forward_saves(walker, cls)
+
+
+def forward_saves(walker, cls) -> bool:
+    """Whether class `cls` of the module `walker` walks has a `forward` that returns what an
+    operation that saves its result makes (result_saving_params); memoised with the walker."""
+    info = walker.classes.get(id(cls))
     forward = info.method("forward")[0] if info is not None else None
     if forward is None:
         return False

@@ -466,15 +466,13 @@ class SnapshotDomain(Domain):
         (steps_optimizer), or a function of another module of the project, or a method of an
         instance of a class of one, that does (its module answers)."""
         func = call.func
-        if isinstance(func, ast.Attribute):
-            f = walker.fact(func, state)  # (`utils.train_one_epoch(...)`)
-            if f.kind == FUNCTION and hasattr(f.node, "steps"):
-                return f.node.steps()
+        # A function by its name or a module's attribute (`train(...)`, `loops.train(...)`; not a
+        # method of a value, whose fact could load a class's attributes for nothing).
+        f = walker.fact(func, state) if type(func) is ast.Name or (
+            type(func) is ast.Attribute and walker.qualname(func, state) is not None) else None
+        if f is not None and f.kind == FUNCTION and hasattr(f.node, "steps"):
+            return f.node.steps()  # (of another module of the project: a `ProjectEntity`)
         if isinstance(func, ast.Name):
-            f = walker.fact(func, state)
-            if f.kind == FUNCTION and hasattr(f.node, "steps"):
-                return f.node.steps()
-            # (A function of another module of the project has a `ProjectEntity` here.)
             found = f.node if f.kind == FUNCTION and isinstance(f.node, (ast.FunctionDef, ast.AsyncFunctionDef)) \
                 else None
         elif isinstance(func, ast.Attribute):

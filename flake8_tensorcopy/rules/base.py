@@ -321,9 +321,13 @@ class Context:
         which `rule` reports inside the function it calls (call_sinks), or None."""
         for arg, code, where in self.call_sinks(call):
             if code == rule.code:
-                callee = self.text(call.func)
-                return arg, callee if len(callee) <= 30 and "\n" not in callee else "the function", where
+                return arg, self._callee(call, "the function"), where
         return None
+
+    def _callee(self, call, fallback: str) -> str:
+        """The text of what `call` calls, for a message: `fallback` when it is long."""
+        callee = self.text(call.func)
+        return callee if len(callee) <= 30 and "\n" not in callee else fallback
 
     def method_sink(self, rule, call):
         """(the receiver, its attribute, the method's text, "file.py:line") for `t.predict(x)`,
@@ -331,8 +335,7 @@ class Context:
         constructor call of `t` gave attribute `t.model` (walker.method_sinks), or None."""
         for attr, code, where in self.walker.method_sinks(call, self.walker.frame.state):
             if code == rule.code:
-                callee = self.text(call.func)
-                return call.func.value, attr, callee if len(callee) <= 30 and "\n" not in callee else "the method", where
+                return call.func.value, attr, self._callee(call, "the method"), where
         return None
 
     def origin(self, node, about: str = "grad") -> str:
