@@ -2389,3 +2389,88 @@ def test_a_module_class_of_another_module_whose_forward_returns_what_it_saves(tm
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         step(torch.randn(2, 3))
     fine(torch.randn(2, 3))
+
+
+STATE_HELPERS = {
+    "pyproject.toml": "",
+    "PKG/__init__.py": "",
+    "PKG/checkpoints.py": """
+        import copy
+
+
+        def snapshot(m):
+            return m.state_dict()
+
+
+        def saved_copy(m):
+            return copy.deepcopy(m.state_dict())
+
+
+        def parameters_of(m):
+            return list(m.parameters())
+    """,
+    "PKG/train.py": """
+        import copy
+
+        import torch
+        from torch import nn
+
+        from . import checkpoints
+        from .checkpoints import saved_copy, snapshot
+
+
+        def fit(x, y, fixed=False):
+            model = nn.Linear(4, 1)
+            opt = torch.optim.SGD(model.parameters(), lr=0.1)
+            start = model.state_dict()["weight"].clone()
+            best = snapshot(model)
+            kept = saved_copy(model)
+            by_module = checkpoints.snapshot(model)
+            for _ in range(3):
+                opt.zero_grad()
+                nn.functional.mse_loss(model(x), y).backward()
+                opt.step()
+            model.load_state_dict(best)
+            restored = torch.equal(model.weight, start)
+            torch.save(by_module, "by_module.pt")
+            model.load_state_dict(kept)
+            return restored
+    """,
+}
+STATE_HELPER_FINDINGS = [
+    ("TNS501", 14, "`snapshot(model)` is not a copy (snapshot() returns model.state_dict(), checkpoints.py:4): "
+                   "`opt.step()` (line 20) changes its tensors in place before `best` is used (line 21); use "
+                   "`copy.deepcopy(snapshot(model))`"),
+    ("TNS501", 16, "`checkpoints.snapshot(model)` is not a copy (snapshot() returns model.state_dict(), "
+                   "checkpoints.py:4): `opt.step()` (line 20) changes its tensors in place before `by_module` is "
+                   "used (line 23); use `copy.deepcopy(checkpoints.snapshot(model))`")]
+
+
+def test_a_function_of_another_module_that_returns_a_state_dict_is_not_a_copy(tmp_path, capsys, monkeypatch):
+    # snapshot() in checkpoints.py returns the state dict of the module it is handed: what
+    # train.py keeps of it moves with the weights, as `model.state_dict()` would (by name and
+    # through the module).  Not saved_copy(), which copies.  The file itself never calls
+    # `.state_dict()` on a module.
+    train = make(tmp_path, files=STATE_HELPERS, package="sdhelperpkg")
+    found = _reported_everywhere(train, STATE_HELPER_FINDINGS, capsys, tmp_path)
+    assert lint_text(train.read_text(), options=Options()).violations == []  # one file alone: unknown function
+    import torch
+
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    x, y = torch.randn(32, 4), torch.randn(32, 1)
+    from sdhelperpkg import train as module
+
+    assert module.fit(x, y) is False  # the restored "snapshot" is the trained weights
+    # The fixes (unsafe) make both snapshots copies: the weights are restored.
+    text = train.read_text()
+    for v in sorted(found, key=lambda v: -v.line):
+        (edit,) = v.fix.edits
+        text = text[:edit.start] + edit.text + text[edit.end:]
+    assert "best = copy.deepcopy(snapshot(model))" in text
+    assert "by_module = copy.deepcopy(checkpoints.snapshot(model))" in text
+    train.write_text(text)
+    import importlib
+
+    importlib.reload(module)
+    assert module.fit(x, y) is True

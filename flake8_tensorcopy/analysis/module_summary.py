@@ -174,6 +174,12 @@ class ProjectEntity:
         the functions and methods of its module it calls)."""
         return self._answer(("fsteps", self.path), _function_steps, many="plain") == "1"
 
+    def state_dict_param(self) -> str:
+        """The parameter whose state dict the function returns without copying it
+        (snapshots.state_dict_param: `def snapshot(m): return m.state_dict()`); "" when none."""
+        found = self._answer(("sdparam", self.path), _state_dict_param, many="plain")
+        return found if type(found) is str else ""
+
     def constructor(self) -> tuple | None:
         """What a subclass in another module needs of the class's constructor (walker.
         constructor_info): its parameters, and the attributes it sets to them."""
@@ -231,6 +237,12 @@ def _function_steps(walker, node) -> str:
 
     return "1" if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and steps_optimizer(walker, node, {}) \
         else ""
+
+
+def _state_dict_param(walker, node) -> str:
+    from .snapshots import state_dict_param  # (a domain: imported where a file asks)
+
+    return (state_dict_param(node) or "") if type(node) is ast.FunctionDef else ""
 
 
 def _gan_helper(walker, node) -> tuple:

@@ -24,12 +24,12 @@ import ast
 from collections import namedtuple
 
 from ..model import REQUIRED, Record
-from .astutil import child_nodes, dotted_name, target_elements
+from .astutil import bind_arguments, child_nodes, dotted_name, target_elements
 from .facts import FUNCTION, MODULE, TENSOR, UNKNOWN, Device, Grad
 from .names import words
 from .storage import is_inplace_method
 from .walker import Domain, NameSets
-from ..source import LazyPattern
+from ..source import LazyPattern, kept_for_the_last_text, top_level_functions
 
 STATE, TENSOR_ALIAS = "state", "tensor"
 
@@ -62,6 +62,72 @@ _UPDATE_TEXT = LazyPattern(r"\.step\(|[A-Za-z0-9]_\(|load_state_dict\(|reset_par
 def might_keep_state_dict(text: str) -> bool:
     """Whether a source text calls a `.state_dict()` method (not `_load_from_state_dict(`)."""
     return "state_dict(" in text and _STATE_DICT_CALL.search(text) is not None
+
+
+@kept_for_the_last_text
+def state_dict_helpers(text: str) -> dict:
+    """{name: {name}} of the module-level functions of a module's text that may return the state
+    dict of a module they are handed (`def snapshot(m): return m.state_dict()`), by their text: a
+    file that calls one may keep a snapshot through it (Rule.imported_triggers; whether it does
+    is `state_dict_param`'s to say)."""
+    if ".state_dict(" not in text:
+        return {}
+    return {name: frozenset({name}) for name, segment in top_level_functions(text)
+            if "return" in segment and _STATE_DICT_CALL.search(segment) is not None}
+
+
+def state_dict_param(func) -> str | None:
+    """The parameter of function `func` whose state dict it returns without copying a tensor,
+    or None.  A plain function (not async, not a generator; decorated by nothing but
+    `torch.no_grad()` or `torch.inference_mode()`) whose body ends in a `return`, every `return`
+    of which returns `p.state_dict()` or a shallow copy of it (`.copy()`, `dict(...)`,
+    `OrderedDict(...)`) of one parameter `p` that the body never rebinds:
+    `def snapshot(m): return m.state_dict()`."""
+    if type(func) is not ast.FunctionDef or not func.body or type(func.body[-1]) is not ast.Return:
+        return None
+    for d in func.decorator_list:
+        name = dotted_name(d.func if isinstance(d, ast.Call) else d)
+        if name is None or name.rsplit(".", 1)[-1] not in ("no_grad", "inference_mode"):
+            return None
+    a = func.args
+    params = {x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs)}
+    found = None
+    stack = list(func.body)
+    while stack:
+        n = stack.pop()
+        t = type(n)
+        if t is ast.FunctionDef or t is ast.AsyncFunctionDef or t is ast.ClassDef or t is ast.Lambda:
+            continue  # (their returns are their own)
+        if t is ast.Yield or t is ast.YieldFrom:
+            return None
+        if t is ast.Return:
+            p = _returned_state_dict(n.value)
+            if p is None or p not in params or (found is not None and p != found):
+                return None
+            found = p
+        elif t is ast.Name:
+            if type(n.ctx) is not ast.Load and n.id in params:
+                return None
+        elif (t is ast.Global or t is ast.Nonlocal) and params.intersection(n.names):
+            return None
+        stack.extend(ast.iter_child_nodes(n))
+    return found
+
+
+def _returned_state_dict(expr) -> str | None:
+    """`p` when `expr` is `p.state_dict()`, `p.state_dict().copy()`, `dict(p.state_dict())` or
+    `OrderedDict(p.state_dict())` (a name `p`)."""
+    inner = expr
+    if type(inner) is ast.Call and not inner.keywords:
+        f = inner.func
+        if type(f) is ast.Attribute and f.attr == "copy" and not inner.args:
+            inner = f.value
+        elif len(inner.args) == 1 and dotted_name(f) in ("dict", "OrderedDict", "collections.OrderedDict"):
+            inner = inner.args[0]
+    if (type(inner) is ast.Call and type(inner.func) is ast.Attribute and inner.func.attr == "state_dict"
+            and not inner.args and not inner.keywords and type(inner.func.value) is ast.Name):
+        return inner.func.value.id
+    return None
 
 
 def might_alias_tensor(text: str) -> bool:
@@ -116,7 +182,8 @@ class Anchor(Record):
         ("node", REQUIRED),  # the expression that looks like a copy (reported)
         ("kind", REQUIRED),  # "state" or "tensor"
         ("source", REQUIRED),  # what it aliases (a dotted name)
-        ("inner", None),  # "state": the `.state_dict()` call inside a shallow copy
+        ("inner", None),  # "state": the `.state_dict()` call inside a shallow copy (or the helper's call)
+        ("via", ""),  # "state": ` (snapshot() returns model.state_dict(), utils.py:2)` for a helper's
     )
     __slots__ = tuple(n for n, _ in _FIELDS)
 
@@ -157,6 +224,11 @@ class SnapshotDomain(Domain):
         # id(def) -> whether that function of the file steps an optimizer
         self._stepping: dict[int, bool] = {}
         self._file_steps: bool | None = None
+        # Names of functions that may return a state dict they are handed (state_dict_helpers):
+        # the file's own (None: not read yet) and those of the project modules it imports.
+        self._helpers: frozenset | None = None
+        self._imported: frozenset = frozenset()
+        self._helper_params: dict = {}  # id(def) -> state_dict_param(def)
 
     # ------------------------------------------------------------------ activity
 
@@ -166,7 +238,8 @@ class SnapshotDomain(Domain):
             walker.lines.text if walker.lines is not None else None)
         if text is None:
             return True
-        if not might_keep_state_dict(text) and not might_alias_tensor(text):
+        if not might_keep_state_dict(text) and not might_alias_tensor(text) and not any(
+                n + "(" in text for n in self.helper_names(walker)):
             return False
         if _UPDATE_TEXT.search(text) is not None:
             return True
@@ -175,6 +248,17 @@ class SnapshotDomain(Domain):
             whole = walker.lines.text if walker.lines is not None else ""
             self._file_steps = ".step(" in whole
         return self._file_steps
+
+    def widen(self, names: frozenset) -> None:
+        self._imported = self._imported | names  # a state dict helper of another module
+
+    def helper_names(self, walker) -> frozenset:
+        """The names a call of a function that returns a state dict it is handed may have: the
+        file's module-level ones and the imported ones (`state_dict_helpers`)."""
+        if self._helpers is None:
+            text = walker.lines.text if walker.lines is not None else ""
+            self._helpers = frozenset(state_dict_helpers(text))
+        return self._helpers | self._imported if self._imported else self._helpers
 
     def initial(self, walker, frame) -> SnapState:
         return SnapState()
@@ -606,11 +690,11 @@ class SnapshotDomain(Domain):
     def _anchor(self, walker, node, state, rec: SnapScope) -> Token | None:
         """A new token when `node` makes an alias: a state dict of a module (or a shallow copy of
         one), or a `.detach()` / `.data` / NumPy view of a named tensor."""
-        found = _state_dict_alias(node, walker, state)
+        found = _state_dict_alias(node, walker, state, self)
         if found is not None:
-            source, inner = found
+            source, inner, via = found
             if id(node) not in rec.anchors:
-                rec.anchors[id(node)] = Anchor(node, STATE, source, inner)
+                rec.anchors[id(node)] = Anchor(node, STATE, source, inner, via)
             return Token(id(node), source, STATE, True)
         base = _tensor_alias(node, walker, state)
         if base is None:
@@ -760,9 +844,11 @@ def _called(text: str, key: str) -> bool:
     return False
 
 
-def _state_dict_alias(node, walker, state):
-    """(the module's dotted name, the `.state_dict()` call) when `node` is `m.state_dict()`, or a
-    shallow copy of one: `m.state_dict().copy()`, `dict(m.state_dict())`, `OrderedDict(...)`."""
+def _state_dict_alias(node, walker, state, dom=None):
+    """(the module's dotted name, the `.state_dict()` call, how) when `node` is `m.state_dict()`,
+    a shallow copy of one (`m.state_dict().copy()`, `dict(m.state_dict())`, `OrderedDict(...)`),
+    or a call of a function that returns one of a module it is handed (`snapshot(m)`;
+    state_dict_param: "how" then says so, else "")."""
     inner = None
     if isinstance(node, ast.Call):
         func = node.func
@@ -772,12 +858,17 @@ def _state_dict_alias(node, walker, state):
             inner = node.args[0]
         else:
             inner = node
-    if not (isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute)
+    via = ""
+    if (isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute)
             and inner.func.attr == "state_dict" and not inner.args):
-        return None
-    if any(k.arg in ("destination", "keep_vars") for k in inner.keywords):
-        return None
-    recv = inner.func.value
+        if any(k.arg in ("destination", "keep_vars") for k in inner.keywords):
+            return None
+        recv = inner.func.value
+    else:
+        found = _helper_argument(inner, walker, state, dom) if dom is not None else None
+        if found is None:
+            return None
+        recv, via = found
     key = dotted_name(recv)
     if key is None or not _is_module(walker, recv, state):
         return None
@@ -785,7 +876,41 @@ def _state_dict_alias(node, walker, state):
     info = walker.classes.get(id(cls)) if cls is not None else None
     if info is not None and info.method("state_dict")[0] is not None:
         return None  # the class of the file defines its own state_dict (maybe a deep copy)
-    return key, inner
+    return key, inner, via.replace("{}", key)
+
+
+def _helper_argument(call, walker, state, dom):
+    """(the argument, how) when `call` calls a function of the file or of another module of the
+    project that returns the state dict of that argument without copying it
+    (state_dict_param); how: ` (snapshot() returns {}.state_dict(), utils.py:2)`."""
+    if type(call) is not ast.Call or not (call.args or call.keywords):
+        return None
+    func = call.func
+    t = type(func)
+    name = func.id if t is ast.Name else func.attr if t is ast.Attribute else None
+    if name is None or name not in dom.helper_names(walker):
+        return None
+    if t is ast.Attribute and walker.qualname(func, state) is None:
+        return None  # a method of a value
+    f = walker.fact(func, state)
+    if f.kind != FUNCTION:
+        return None
+    entity = f.node
+    if hasattr(entity, "state_dict_param"):  # of another module of the project (a ProjectEntity)
+        param, callee, where = entity.state_dict_param(), entity.node, entity.where
+    elif type(entity) is ast.FunctionDef:
+        memo = dom._helper_params
+        if id(entity) not in memo:
+            memo[id(entity)] = state_dict_param(entity) if ".state_dict(" in walker.source_of(entity) else None
+        param, callee, where = memo[id(entity)], entity, f"line {entity.lineno}"
+    else:
+        return None
+    if not param:
+        return None
+    arg = next((e for p, e in bind_arguments(callee, call)[0] if p == param), None)
+    if arg is None:
+        return None
+    return arg, f" ({name}() returns {{}}.state_dict(), {where})"
 
 
 def _is_dict_constructor(func, walker, state) -> bool:

@@ -7,8 +7,9 @@ from __future__ import annotations
 import ast
 
 from ..analysis.accumulators import METER_BYTES, Accumulation, meter_methods, meter_methods_by_class, might_accumulate
-from ..analysis.snapshots import STATE, SnapFinding, might_alias_tensor, might_keep_state_dict
+from ..analysis.snapshots import STATE, SnapFinding, might_alias_tensor, might_keep_state_dict, state_dict_helpers
 from ..model import Edit, Fix
+from ..source import LazyPattern, or_holds
 from .base import Invalid, Oracle, Rule, Valid, dedent
 
 _SETUP = dedent("""
@@ -50,28 +51,46 @@ class StateDictNotACopy(_SnapshotRule):
     code = "TNS501"
     name = "state-dict-not-a-copy"
     message = (
-        "`{expr}` is not a copy: `{update}` (line {update_line}) changes its tensors in place before `{holder}` "
-        "is used (line {use}); use `{fixed}`"
+        "`{expr}` is not a copy{via}: `{update}` (line {update_line}) changes its tensors in place before "
+        "`{holder}` is used (line {use}); use `{fixed}`"
     )
     fix_title = "Copy the state dict"
     fix_safety = "unsafe"
     prefilter = ("state_dict(",)
     kind = STATE
+    # `best = snapshot(model)` with `def snapshot(m): return m.state_dict()` in utils.py.
+    imported_triggers = staticmethod(state_dict_helpers)
+    imported_needle = LazyPattern(rb"\.state_dict\(")
 
     @classmethod
     def might_match(cls, text: str) -> bool:
         return might_keep_state_dict(text)
+
+    @classmethod
+    def scope_test(cls, text: str):
+        # A function that calls one of the file's functions that return a state dict they are
+        # handed (`best = snapshot(model)`) keeps one as much as `model.state_dict()` does.
+        return cls.scope_test_imported(text, frozenset())
+
+    @classmethod
+    def scope_test_imported(cls, text: str, names: frozenset):
+        names = names | frozenset(state_dict_helpers(text))
+        test = cls.might_match_scope
+        return or_holds(test, tuple(n + "(" for n in names)) if names else test
     docs = """
 ## What it does
 Checks for a module's `state_dict()` kept as a snapshot and used after an in-place update of
 the module's parameters.
 
 The snapshot is `best_state = model.state_dict()`, a checkpoint dict or list that holds one,
-or a shallow copy of one (`.copy()`, `dict(...)`, `OrderedDict(...)`), of a module: a torch
-module by the flow of the code, or a name with module methods in the code (`model.train()`,
-`model.parameters()`) or that the code calls (`model(x)`: optimizers, schedulers and scalers
-have state dicts but are not called); a class of the file that defines its own `state_dict` is
-not one.
+a shallow copy of one (`.copy()`, `dict(...)`, `OrderedDict(...)`), or what a function of the
+file or of another module of the project returns when it returns the state dict of the module
+it is handed (`best = snapshot(model)` with `def snapshot(m): return m.state_dict()`: every
+`return` of the function returns one of that parameter, which it never rebinds; the message
+says where the function is).  The module is a torch module by the flow of the code, or a name
+with module methods in the code (`model.train()`, `model.parameters()`) or that the code calls
+(`model(x)`: optimizers, schedulers and scalers have state dicts but are not called); a class
+of the file that defines its own `state_dict` is not one.
 
 The updates are optimizer steps (`opt.step()`, `scaler.step(opt)`; an optimizer that the file
 builds on another module's parameters does not count, nor does a generator's optimizer,
@@ -171,7 +190,12 @@ model.state_dict().items()}`, which needs no import but fails on a module whose
         rewound_loss = nn.functional.mse_loss(model(x), y).item()
         """)
 
+    _HELPER = "\n\ndef snapshot(m):\n    return {ret}\n\n\n"
+
     VALID = [
+        # A function of the file that returns a copy.
+        Valid("import copy\n\n" + _SETUP + _HELPER.format(ret="copy.deepcopy(m.state_dict())")
+              + _REWIND.format(snap="snapshot(model)"), runs=True),
         # The tutorial's spelling, and a copy by comprehension.
         Valid("import copy\n\n" + _BEST.format(snap="copy.deepcopy(model.state_dict())"), runs=True),
         Valid(_BEST.format(snap="{k: v.detach().clone() for k, v in model.state_dict().items()}"), runs=True),
@@ -252,6 +276,16 @@ model.state_dict().items()}`, which needs no import but fails on a module whose
             unsafe=True,
             oracle=Oracle(check_bad="rewound_loss != init_loss", check_fixed="rewound_loss == init_loss"),
         ),
+        Invalid(
+            # A function of the file that returns the state dict it is handed copies nothing either.
+            "import copy\n\n" + _SETUP + _HELPER.format(ret="m.state_dict()") + _REWIND.format(snap="snapshot(model)"),
+            line=16,
+            col=13,
+            fixed="import copy\n\n" + _SETUP + _HELPER.format(ret="m.state_dict()")
+            + _REWIND.format(snap="copy.deepcopy(snapshot(model))"),
+            unsafe=True,
+            oracle=Oracle(check_bad="rewound_loss != init_loss", check_fixed="rewound_loss == init_loss"),
+        ),
     ]
 
     def found(self, finding: SnapFinding, ctx) -> None:
@@ -266,7 +300,7 @@ model.state_dict().items()}`, which needs no import but fails on a module whose
         start, end = ctx.span(node)
         fix = Fix(self.fix_title, self.fix_safety, (Edit(start, end, fixed, expect=ctx.lines.text[start:end]),))
         shown_fix = f"{copy_call or 'copy.deepcopy'}({_short(ctx, inner)})"
-        ctx.report(self, node, fix, expr=_short(ctx, node), update=finding.update,
+        ctx.report(self, node, fix, expr=_short(ctx, node), via=anchor.via, update=finding.update,
                    update_line=finding.update_line, holder=finding.holder, use=finding.use_line, fixed=shown_fix)
 
     @staticmethod
