@@ -2474,3 +2474,77 @@ def test_a_function_of_another_module_that_returns_a_state_dict_is_not_a_copy(tm
 
     importlib.reload(module)
     assert module.fit(x, y) is True
+
+
+VIEW_HELPERS = {
+    "pyproject.toml": "",
+    "PKG/__init__.py": "",
+    "PKG/convert.py": """
+        def to_numpy(t):
+            return t.detach().cpu().numpy()
+
+
+        def to_numpy_copy(t):
+            return t.detach().cpu().numpy().copy()
+
+
+        def view(t):
+            return t.detach()
+    """,
+    "PKG/train.py": """
+        import numpy as np
+        import torch
+        from torch import nn
+
+        from .convert import to_numpy, to_numpy_copy, view
+
+
+        def fit(x, y):
+            model = nn.Linear(4, 1)
+            opt = torch.optim.SGD(model.parameters(), lr=0.1)
+            arrays, copies, views = [], [], []
+            for _ in range(3):
+                arrays.append(to_numpy(model.weight))
+                copies.append(to_numpy_copy(model.weight))
+                views.append(view(model.weight))
+                opt.zero_grad()
+                nn.functional.mse_loss(model(x), y).backward()
+                opt.step()
+            moved = not (np.stack(arrays)[0] == np.stack(arrays)[-1]).all()
+            copied = not (np.stack(copies)[0] == np.stack(copies)[-1]).all()
+            viewed = not torch.equal(torch.stack(views)[0], torch.stack(views)[-1])
+            return moved, copied, viewed
+    """,
+}
+VIEW_HELPER_FINDINGS = [
+    ("TNS502", 13, "`to_numpy(model.weight)` shares memory with `model.weight` (to_numpy() returns "
+                   "model.weight.detach().cpu().numpy(), convert.py:1): `opt.step()` (line 18) changes it in place "
+                   "before `arrays` is used (line 19); use `to_numpy(model.weight).copy()`"),
+    ("TNS502", 15, "`view(model.weight)` shares memory with `model.weight` (view() returns "
+                   "model.weight.detach(), convert.py:9): `opt.step()` (line 18) changes it in place before "
+                   "`views` is used (line 21); use `view(model.weight).clone()`")]
+
+
+def test_a_function_of_another_module_that_returns_a_view_is_not_a_copy(tmp_path, capsys, monkeypatch):
+    # to_numpy() and view() in convert.py return views of the tensor they are handed: what
+    # train.py keeps of them moves with the weights, as `.detach().numpy()` would.  Not
+    # to_numpy_copy(), which copies.  The file itself makes no view.
+    train = make(tmp_path, files=VIEW_HELPERS, package="viewhelperpkg")
+    found = _reported_everywhere(train, VIEW_HELPER_FINDINGS, capsys, tmp_path)
+    assert lint_text(train.read_text(), options=Options()).violations == []  # one file alone: unknown function
+    import torch
+
+    monkeypatch.syspath_prepend(str(tmp_path))
+    x, y = torch.randn(32, 4), torch.randn(32, 1)
+    from viewhelperpkg import train as module
+
+    assert module.fit(x, y) == (False, True, False)  # the views moved with the weights
+    text = train.read_text()
+    for v in sorted(found, key=lambda v: -v.line):  # the fixes (unsafe) copy
+        (edit,) = v.fix.edits
+        text = text[:edit.start] + edit.text + text[edit.end:]
+    train.write_text(text)
+    import importlib
+
+    importlib.reload(module)
+    assert module.fit(x, y) == (True, True, True)

@@ -174,11 +174,12 @@ class ProjectEntity:
         the functions and methods of its module it calls)."""
         return self._answer(("fsteps", self.path), _function_steps, many="plain") == "1"
 
-    def state_dict_param(self) -> str:
-        """The parameter whose state dict the function returns without copying it
-        (snapshots.state_dict_param: `def snapshot(m): return m.state_dict()`); "" when none."""
-        found = self._answer(("sdparam", self.path), _state_dict_param, many="plain")
-        return found if type(found) is str else ""
+    def snapshot_return(self) -> tuple:
+        """What of a parameter the function returns without copying a tensor: (kind, parameter,
+        steps) (snapshots.snapshot_return: `def snapshot(m): return m.state_dict()`, `def
+        to_numpy(t): return t.detach().cpu().numpy()`); () when nothing."""
+        found = self._answer(("snapret", self.path), _snapshot_return, many="plain")
+        return found if type(found) is tuple and len(found) == 3 else ()
 
     def constructor(self) -> tuple | None:
         """What a subclass in another module needs of the class's constructor (walker.
@@ -239,10 +240,10 @@ def _function_steps(walker, node) -> str:
         else ""
 
 
-def _state_dict_param(walker, node) -> str:
-    from .snapshots import state_dict_param  # (a domain: imported where a file asks)
+def _snapshot_return(walker, node) -> tuple:
+    from .snapshots import snapshot_return  # (a domain: imported where a file asks)
 
-    return (state_dict_param(node) or "") if type(node) is ast.FunctionDef else ""
+    return (snapshot_return(node) or ()) if type(node) is ast.FunctionDef else ()
 
 
 def _gan_helper(walker, node) -> tuple:

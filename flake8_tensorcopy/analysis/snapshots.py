@@ -65,24 +65,32 @@ def might_keep_state_dict(text: str) -> bool:
 
 
 @kept_for_the_last_text
-def state_dict_helpers(text: str) -> dict:
+def snapshot_helpers(text: str) -> dict:
     """{name: {name}} of the module-level functions of a module's text that may return the state
-    dict of a module they are handed (`def snapshot(m): return m.state_dict()`), by their text: a
-    file that calls one may keep a snapshot through it (Rule.imported_triggers; whether it does
-    is `state_dict_param`'s to say)."""
-    if ".state_dict(" not in text:
+    dict of a module they are handed (`def snapshot(m): return m.state_dict()`) or a view of a
+    tensor they are handed (`def to_numpy(t): return t.detach().cpu().numpy()`), by their text: a
+    file that calls one may keep a snapshot through it (Rule.imported_triggers; whether it does is
+    `snapshot_return`'s to say)."""
+    if ".state_dict(" not in text and not might_alias_tensor(text):
         return {}
     return {name: frozenset({name}) for name, segment in top_level_functions(text)
-            if "return" in segment and _STATE_DICT_CALL.search(segment) is not None}
+            if "return" in segment and (_STATE_DICT_CALL.search(segment) is not None or might_alias_tensor(segment))}
 
 
-def state_dict_param(func) -> str | None:
-    """The parameter of function `func` whose state dict it returns without copying a tensor,
-    or None.  A plain function (not async, not a generator; decorated by nothing but
-    `torch.no_grad()` or `torch.inference_mode()`) whose body ends in a `return`, every `return`
-    of which returns `p.state_dict()` or a shallow copy of it (`.copy()`, `dict(...)`,
-    `OrderedDict(...)`) of one parameter `p` that the body never rebinds:
-    `def snapshot(m): return m.state_dict()`."""
+# What a view of a tensor may be made of, outward from the tensor (_tensor_alias).
+_VIEW_STEPS = frozenset({"detach", "cpu", "numpy"})
+
+
+def snapshot_return(func) -> tuple | None:
+    """(kind, parameter, steps) when function `func` returns, without copying a tensor, the state
+    dict of the module its parameter holds (kind STATE: `def snapshot(m): return m.state_dict()`,
+    or a shallow copy of it, `.copy()`, `dict(...)`, `OrderedDict(...)`; steps "") or a view of
+    the tensor it holds (kind TENSOR_ALIAS: `def to_numpy(t): return t.detach().cpu().numpy()`;
+    steps "detach.cpu.numpy", outward from the tensor, of `.detach()`, `.data`, `.cpu()` and
+    `.numpy()`, which _chain_alias reads as _tensor_alias reads the expression); else None.  A
+    plain function (not async, not a generator; decorated by nothing but `torch.no_grad()` or
+    `torch.inference_mode()`) whose body ends in a `return`, every `return` of which returns
+    the same of one parameter, which the body never rebinds."""
     if type(func) is not ast.FunctionDef or not func.body or type(func.body[-1]) is not ast.Return:
         return None
     for d in func.decorator_list:
@@ -101,10 +109,10 @@ def state_dict_param(func) -> str | None:
         if t is ast.Yield or t is ast.YieldFrom:
             return None
         if t is ast.Return:
-            p = _returned_state_dict(n.value)
-            if p is None or p not in params or (found is not None and p != found):
+            got = _returned_snapshot(n.value)
+            if got is None or got[1] not in params or (found is not None and got != found):
                 return None
-            found = p
+            found = got
         elif t is ast.Name:
             if type(n.ctx) is not ast.Load and n.id in params:
                 return None
@@ -114,9 +122,11 @@ def state_dict_param(func) -> str | None:
     return found
 
 
-def _returned_state_dict(expr) -> str | None:
-    """`p` when `expr` is `p.state_dict()`, `p.state_dict().copy()`, `dict(p.state_dict())` or
-    `OrderedDict(p.state_dict())` (a name `p`)."""
+def _returned_snapshot(expr) -> tuple | None:
+    """(STATE, `p`, "") when `expr` is `p.state_dict()`, `p.state_dict().copy()`,
+    `dict(p.state_dict())` or `OrderedDict(p.state_dict())`; (TENSOR_ALIAS, `p`, steps) when it
+    is `p` followed by `.detach()`, `.data`, `.cpu()` and `.numpy()` (steps: "detach.cpu.numpy");
+    `p` a name."""
     inner = expr
     if type(inner) is ast.Call and not inner.keywords:
         f = inner.func
@@ -126,8 +136,41 @@ def _returned_state_dict(expr) -> str | None:
             inner = inner.args[0]
     if (type(inner) is ast.Call and type(inner.func) is ast.Attribute and inner.func.attr == "state_dict"
             and not inner.args and not inner.keywords and type(inner.func.value) is ast.Name):
-        return inner.func.value.id
+        return STATE, inner.func.value.id, ""
+    steps = []
+    node = expr
+    while True:
+        t = type(node)
+        if t is ast.Attribute and node.attr == "data":
+            steps.append("data")
+            node = node.value
+        elif (t is ast.Call and type(node.func) is ast.Attribute and node.func.attr in _VIEW_STEPS
+              and not node.args and not node.keywords):
+            steps.append(node.func.attr)
+            node = node.func.value
+        else:
+            break
+    if steps and type(node) is ast.Name:
+        return TENSOR_ALIAS, node.id, ".".join(reversed(steps))
     return None
+
+
+def _chain_alias(steps: tuple, arg, walker, state) -> bool:
+    """Whether `arg` (a named tensor) followed by `steps` (("detach", "cpu", "numpy"): of a
+    function's return, snapshot_return) is a view of it as _tensor_alias says of the expression."""
+    if not steps:
+        return False
+    inner, last = steps[:-1], steps[-1]
+    f = walker.fact(arg, state)
+    if last == "data" or last == "detach":
+        return not inner and f.kind == TENSOR
+    if last == "numpy":
+        if _chain_alias(inner, arg, walker, state):
+            return True
+        return not inner and f.kind == TENSOR and (f.grad is Grad.NO or state.no_grad) and f.device is not Device.ACCEL
+    if last == "cpu":
+        return _chain_alias(inner, arg, walker, state) and f.device is Device.CPU
+    return False
 
 
 def might_alias_tensor(text: str) -> bool:
@@ -183,7 +226,8 @@ class Anchor(Record):
         ("kind", REQUIRED),  # "state" or "tensor"
         ("source", REQUIRED),  # what it aliases (a dotted name)
         ("inner", None),  # "state": the `.state_dict()` call inside a shallow copy (or the helper's call)
-        ("via", ""),  # "state": ` (snapshot() returns model.state_dict(), utils.py:2)` for a helper's
+        ("via", ""),  # ` (snapshot() returns model.state_dict(), utils.py:2)` for a function's result
+        ("array", None),  # "tensor": whether it is a NumPy array (None: `node` says, a `.numpy()` call)
     )
     __slots__ = tuple(n for n, _ in _FIELDS)
 
@@ -224,11 +268,11 @@ class SnapshotDomain(Domain):
         # id(def) -> whether that function of the file steps an optimizer
         self._stepping: dict[int, bool] = {}
         self._file_steps: bool | None = None
-        # Names of functions that may return a state dict they are handed (state_dict_helpers):
+        # Names of functions that may return a state dict or a view they are handed (snapshot_helpers):
         # the file's own (None: not read yet) and those of the project modules it imports.
         self._helpers: frozenset | None = None
         self._imported: frozenset = frozenset()
-        self._helper_params: dict = {}  # id(def) -> state_dict_param(def)
+        self._helper_returns: dict = {}  # id(def) -> snapshot_return(def)
 
     # ------------------------------------------------------------------ activity
 
@@ -253,11 +297,12 @@ class SnapshotDomain(Domain):
         self._imported = self._imported | names  # a state dict helper of another module
 
     def helper_names(self, walker) -> frozenset:
-        """The names a call of a function that returns a state dict it is handed may have: the
-        file's module-level ones and the imported ones (`state_dict_helpers`)."""
+        """The names a call of a function that returns a state dict or a view of what it is handed
+        may have: the
+        file's module-level ones and the imported ones (`snapshot_helpers`)."""
         if self._helpers is None:
             text = walker.lines.text if walker.lines is not None else ""
-            self._helpers = frozenset(state_dict_helpers(text))
+            self._helpers = frozenset(snapshot_helpers(text))
         return self._helpers | self._imported if self._imported else self._helpers
 
     def initial(self, walker, frame) -> SnapState:
@@ -697,15 +742,23 @@ class SnapshotDomain(Domain):
                 rec.anchors[id(node)] = Anchor(node, STATE, source, inner, via)
             return Token(id(node), source, STATE, True)
         base = _tensor_alias(node, walker, state)
+        via, array = "", None
         if base is None:
-            return None
+            found = _helper_argument(node, walker, state, self, TENSOR_ALIAS)
+            if found is None:
+                return None
+            base, steps, via = found
+            steps = tuple(steps.split("."))
+            if dotted_name(base) is None or not _chain_alias(steps, base, walker, state):
+                return None
+            array = steps[-1] == "numpy"
         source = dotted_name(base)
         if source is None:
             return None
         f = walker.fact(base, state)
         param = (f.leaf and f.grad is Grad.YES) or "parameter" in f.tags
         if id(node) not in rec.anchors:
-            rec.anchors[id(node)] = Anchor(node, TENSOR_ALIAS, source)
+            rec.anchors[id(node)] = Anchor(node, TENSOR_ALIAS, source, None, via.replace("{}", source), array)
         return Token(id(node), source, TENSOR_ALIAS, param)
 
 
@@ -848,7 +901,7 @@ def _state_dict_alias(node, walker, state, dom=None):
     """(the module's dotted name, the `.state_dict()` call, how) when `node` is `m.state_dict()`,
     a shallow copy of one (`m.state_dict().copy()`, `dict(m.state_dict())`, `OrderedDict(...)`),
     or a call of a function that returns one of a module it is handed (`snapshot(m)`;
-    state_dict_param: "how" then says so, else "")."""
+    snapshot_return: "how" then says so, else "")."""
     inner = None
     if isinstance(node, ast.Call):
         func = node.func
@@ -865,10 +918,10 @@ def _state_dict_alias(node, walker, state, dom=None):
             return None
         recv = inner.func.value
     else:
-        found = _helper_argument(inner, walker, state, dom) if dom is not None else None
+        found = _helper_argument(inner, walker, state, dom, STATE) if dom is not None else None
         if found is None:
             return None
-        recv, via = found
+        recv, _, via = found
     key = dotted_name(recv)
     if key is None or not _is_module(walker, recv, state):
         return None
@@ -879,10 +932,11 @@ def _state_dict_alias(node, walker, state, dom=None):
     return key, inner, via.replace("{}", key)
 
 
-def _helper_argument(call, walker, state, dom):
-    """(the argument, how) when `call` calls a function of the file or of another module of the
-    project that returns the state dict of that argument without copying it
-    (state_dict_param); how: ` (snapshot() returns {}.state_dict(), utils.py:2)`."""
+def _helper_argument(call, walker, state, dom, kind: str):
+    """(the argument, steps, how) when `call` calls a function of the file or of another module
+    of the project that returns, without copying it, the state dict (`kind` STATE) or a view
+    (TENSOR_ALIAS) of what that argument holds (snapshot_return); how: ` (snapshot() returns
+    {}.state_dict(), utils.py:2)`, `{}` for the argument."""
     if type(call) is not ast.Call or not (call.args or call.keywords):
         return None
     func = call.func
@@ -896,21 +950,23 @@ def _helper_argument(call, walker, state, dom):
     if f.kind != FUNCTION:
         return None
     entity = f.node
-    if hasattr(entity, "state_dict_param"):  # of another module of the project (a ProjectEntity)
-        param, callee, where = entity.state_dict_param(), entity.node, entity.where
+    if hasattr(entity, "snapshot_return"):  # of another module of the project (a ProjectEntity)
+        said, callee, where = entity.snapshot_return(), entity.node, entity.where
     elif type(entity) is ast.FunctionDef:
-        memo = dom._helper_params
+        memo = dom._helper_returns
         if id(entity) not in memo:
-            memo[id(entity)] = state_dict_param(entity) if ".state_dict(" in walker.source_of(entity) else None
-        param, callee, where = memo[id(entity)], entity, f"line {entity.lineno}"
+            memo[id(entity)] = snapshot_return(entity) if snapshot_helpers(walker.source_of(entity)) else None
+        said, callee, where = memo[id(entity)], entity, f"line {entity.lineno}"
     else:
         return None
-    if not param:
+    if not said or said[0] != kind:
         return None
+    _, param, steps = said
     arg = next((e for p, e in bind_arguments(callee, call)[0] if p == param), None)
     if arg is None:
         return None
-    return arg, f" ({name}() returns {{}}.state_dict(), {where})"
+    shown = "".join(".data" if s == "data" else f".{s}()" for s in steps.split(".")) if steps else ".state_dict()"
+    return arg, steps, f" ({name}() returns {{}}{shown}, {where})"
 
 
 def _is_dict_constructor(func, walker, state) -> bool:

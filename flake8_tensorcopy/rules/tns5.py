@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 
 from ..analysis.accumulators import METER_BYTES, Accumulation, meter_methods, meter_methods_by_class, might_accumulate
-from ..analysis.snapshots import STATE, SnapFinding, might_alias_tensor, might_keep_state_dict, state_dict_helpers
+from ..analysis.snapshots import STATE, SnapFinding, might_alias_tensor, might_keep_state_dict, snapshot_helpers
 from ..model import Edit, Fix
 from ..source import LazyPattern, or_holds
 from .base import Invalid, Oracle, Rule, Valid, dedent
@@ -59,7 +59,7 @@ class StateDictNotACopy(_SnapshotRule):
     prefilter = ("state_dict(",)
     kind = STATE
     # `best = snapshot(model)` with `def snapshot(m): return m.state_dict()` in utils.py.
-    imported_triggers = staticmethod(state_dict_helpers)
+    imported_triggers = staticmethod(snapshot_helpers)
     imported_needle = LazyPattern(rb"\.state_dict\(")
 
     @classmethod
@@ -74,7 +74,7 @@ class StateDictNotACopy(_SnapshotRule):
 
     @classmethod
     def scope_test_imported(cls, text: str, names: frozenset):
-        names = names | frozenset(state_dict_helpers(text))
+        names = names | frozenset(snapshot_helpers(text))
         test = cls.might_match_scope
         return or_holds(test, tuple(n + "(" for n in names)) if names else test
     docs = """
@@ -329,17 +329,33 @@ class TensorSnapshotNotACopy(_SnapshotRule):
     code = "TNS502"
     name = "tensor-snapshot-not-a-copy"
     message = (
-        "`{expr}` shares memory with `{source}`: `{update}` (line {update_line}) changes it in place before "
+        "`{expr}` shares memory with `{source}`{via}: `{update}` (line {update_line}) changes it in place before "
         "`{holder}` is used (line {use}); use `{fixed}`"
     )
     fix_title = "Copy the values"
     fix_safety = "unsafe"
     prefilter = (".detach(", ".numpy(", ".data")
     kind = "tensor"
+    # `w0 = to_numpy(model.fc.weight)` with `def to_numpy(t): return t.detach().cpu().numpy()` in
+    # utils.py.
+    imported_triggers = staticmethod(snapshot_helpers)
+    imported_needle = LazyPattern(rb"\.detach\(\)|\.numpy\(\)|\.data\b")
 
     @classmethod
     def might_match(cls, text: str) -> bool:
         return might_alias_tensor(text)
+
+    @classmethod
+    def scope_test(cls, text: str):
+        # A function that calls one of the file's functions that return a view of the tensor they
+        # are handed (`w0 = to_numpy(model.fc.weight)`) keeps one as much as `.detach()` does.
+        return cls.scope_test_imported(text, frozenset())
+
+    @classmethod
+    def scope_test_imported(cls, text: str, names: frozenset):
+        names = names | frozenset(snapshot_helpers(text))
+        test = cls.might_match_scope
+        return or_holds(test, tuple(n + "(" for n in names)) if names else test
     docs = """
 ## What it does
 Checks for a `.detach()`, `.data` or NumPy view of a tensor kept as a snapshot and read after an
@@ -349,7 +365,10 @@ The snapshot is bound to a name, appended to a history list or stored in a conta
 views are `t.detach()`, `t.data`, `t.detach().numpy()`, `t.numpy()` (where grad is off or `t`
 does not require grad) and `t.detach().cpu().numpy()` when `t` is certainly on the CPU (from an
 accelerator, `.cpu()` copies), of a tensor with a name (`model.fc.weight`, `w`, a loop variable
-over `model.parameters()`).
+over `model.parameters()`), and what a function of the file or of another module of the project
+returns when it returns such a view of the tensor it is handed (`to_numpy(model.fc.weight)` with
+`def to_numpy(t): return t.detach().cpu().numpy()`: every `return` of the function returns the
+same view of that parameter, which it never rebinds; the message says where the function is).
 
 The updates are optimizer steps (for parameters and other leaves that require grad; an
 optimizer the file builds on other tensors does not count), calls of a function of the file
@@ -403,7 +422,7 @@ view and `.clone()` to a tensor view.
 - https://pytorch.org/docs/stable/generated/torch.Tensor.numpy.html
 - https://pytorch.org/docs/stable/generated/torch.Tensor.clone.html
 """
-    _HISTORY = "import numpy as np\n" + _SETUP + dedent("""
+    _STEPS = dedent("""
         history = []
         for step in range(3):
             loss = nn.functional.mse_loss(model(x), y)
@@ -413,9 +432,13 @@ view and `.clone()` to a tensor view.
             history.append({snap})
         trajectory = np.stack(history)
         """)
+    _HISTORY = "import numpy as np\n" + _SETUP + _STEPS
+    # The same through a function of the file.
+    _HELPED = "import numpy as np\n" + _SETUP + "\n\ndef to_numpy(t):\n    return {ret}\n\n\n" + _STEPS
 
     VALID = [
         Valid(_HISTORY.format(snap="model.weight.detach().numpy().copy()"), runs=True),
+        Valid(_HELPED.format(ret="t.detach().cpu().numpy().copy()", snap="to_numpy(model.weight)"), runs=True),
         Valid(_HISTORY.format(snap="model.weight.detach().clone().numpy()"), runs=True),
         Valid(_HISTORY.format(snap="model.weight.tolist()"), runs=True),
         # A history of the loss: a new tensor each step, never updated in place.
@@ -459,6 +482,16 @@ view and `.clone()` to a tensor view.
             line=14,
             col=19,
             fixed=_HISTORY.format(snap="model.weight.detach().numpy().copy()"),
+            unsafe=True,
+            oracle=Oracle(check_bad="(trajectory == trajectory[-1]).all()",
+                          check_fixed="not (trajectory[0] == trajectory[-1]).all()"),
+        ),
+        Invalid(
+            # A function of the file that returns a NumPy view of the tensor it is handed.
+            _HELPED.format(ret="t.detach().cpu().numpy()", snap="to_numpy(model.weight)"),
+            line=20,
+            col=19,
+            fixed=_HELPED.format(ret="t.detach().cpu().numpy()", snap="to_numpy(model.weight).copy()"),
             unsafe=True,
             oracle=Oracle(check_bad="(trajectory == trajectory[-1]).all()",
                           check_fixed="not (trajectory[0] == trajectory[-1]).all()"),
@@ -526,13 +559,16 @@ view and `.clone()` to a tensor view.
 
     def found(self, finding: SnapFinding, ctx) -> None:
         node = finding.anchor.node
-        numpy = isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "numpy"
+        numpy = finding.anchor.array
+        if numpy is None:
+            numpy = isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "numpy"
         suffix = ".copy()" if numpy else ".clone()"
         _, end = ctx.span(node)
         fix = Fix(self.fix_title, self.fix_safety, (Edit(end, end, suffix),))
         expr = _short(ctx, node)
         fixed = expr + suffix if expr != "<expr>" else f"<expr>{suffix}"
-        ctx.report(self, node, fix, expr=expr, source=finding.anchor.source, update=finding.update,
+        ctx.report(self, node, fix, expr=expr, source=finding.anchor.source, via=finding.anchor.via,
+                   update=finding.update,
                    update_line=finding.update_line, holder=finding.holder, use=finding.use_line, fixed=fixed)
 
 
