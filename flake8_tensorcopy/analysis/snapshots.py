@@ -51,10 +51,10 @@ _MODULE_EVIDENCE = ("parameters", "named_parameters", "train", "eval", "modules"
 _MODULE_MOVES = frozenset("to cuda cpu xpu mps half float double bfloat16 type to_empty".split())
 _STEP_TEXT = LazyPattern(r"([A-Za-z_][\w.]*)\.step\(")
 _CALLED = LazyPattern(r"(?<![\w.])(self\.)?([A-Za-z_]\w*)\s*\(")
-# A `.detach()` / `.data` / NumPy view that ends an expression (kept: bound, appended, stored),
-# not one that a call continues (`w.data.normal_(...)`).
+# A `.detach()` / `.data` / NumPy view that ends an expression (kept: bound, appended, stored,
+# a comprehension's element), not one that a call continues (`w.data.normal_(...)`).
 _KEPT_ALIAS = LazyPattern(
-    r"(?m)(?:\.detach\(\)|\.data|\.numpy\(\))(?:\.cpu\(\))?(?:\.numpy\(\))?[ \t]*(?:[,)\]}#]|\r?$)")
+    r"(?m)(?:\.detach\(\)|\.data|\.numpy\(\))(?:\.cpu\(\))?(?:\.numpy\(\))?[ \t]*(?:[,)\]}#]|\r?$|for[ \t])")
 _STATE_DICT_CALL = LazyPattern(r"\.state_dict\(")
 _UPDATE_TEXT = LazyPattern(r"\.step\(|[A-Za-z0-9]_\(|load_state_dict\(|reset_parameters\(|[-+*/]=|\]\s*=[^=]")
 
@@ -155,21 +155,21 @@ def _returned_snapshot(expr) -> tuple | None:
     return None
 
 
-def _chain_alias(steps: tuple, arg, walker, state) -> bool:
-    """Whether `arg` (a named tensor) followed by `steps` (("detach", "cpu", "numpy"): of a
-    function's return, snapshot_return) is a view of it as _tensor_alias says of the expression."""
+def _chain_alias(steps: tuple, f, no_grad: bool) -> bool:
+    """Whether a named tensor whose fact is `f`, followed by `steps` (("detach", "cpu", "numpy"):
+    of a function's return, snapshot_return, or of a comprehension's element), is a view of it
+    as _tensor_alias says of the expression (`no_grad`: where grad is off)."""
     if not steps:
         return False
     inner, last = steps[:-1], steps[-1]
-    f = walker.fact(arg, state)
     if last == "data" or last == "detach":
         return not inner and f.kind == TENSOR
     if last == "numpy":
-        if _chain_alias(inner, arg, walker, state):
+        if _chain_alias(inner, f, no_grad):
             return True
-        return not inner and f.kind == TENSOR and (f.grad is Grad.NO or state.no_grad) and f.device is not Device.ACCEL
+        return not inner and f.kind == TENSOR and (f.grad is Grad.NO or no_grad) and f.device is not Device.ACCEL
     if last == "cpu":
-        return _chain_alias(inner, arg, walker, state) and f.device is Device.CPU
+        return _chain_alias(inner, f, no_grad) and f.device is Device.CPU
     return False
 
 
@@ -227,7 +227,8 @@ class Anchor(Record):
         ("source", REQUIRED),  # what it aliases (a dotted name)
         ("inner", None),  # "state": the `.state_dict()` call inside a shallow copy (or the helper's call)
         ("via", ""),  # ` (snapshot() returns model.state_dict(), utils.py:2)` for a function's result
-        ("array", None),  # "tensor": whether it is a NumPy array (None: `node` says, a `.numpy()` call)
+        ("array", None),  # whether the copy is a NumPy array (None: `node` says, a `.numpy()` call)
+        ("copy_after", None),  # a comprehension's element: the fix copies it (`{k: v.cpu().clone() ...}`)
     )
     __slots__ = tuple(n for n, _ in _FIELDS)
 
@@ -719,6 +720,8 @@ class SnapshotDomain(Domain):
             return out
         if t is ast.Starred:
             return self._tokens(walker, node.value, state, st, rec)
+        if t is ast.ListComp or t is ast.DictComp:
+            return self._comprehension(walker, node, state, st, rec)
         if t is ast.Call:
             func = node.func
             if (isinstance(func, ast.Name) and func.id in ("dict", "list", "tuple", "OrderedDict")
@@ -749,7 +752,7 @@ class SnapshotDomain(Domain):
                 return None
             base, steps, via = found
             steps = tuple(steps.split("."))
-            if dotted_name(base) is None or not _chain_alias(steps, base, walker, state):
+            if dotted_name(base) is None or not _chain_alias(steps, walker.fact(base, state), state.no_grad):
                 return None
             array = steps[-1] == "numpy"
         source = dotted_name(base)
@@ -759,7 +762,70 @@ class SnapshotDomain(Domain):
         param = (f.leaf and f.grad is Grad.YES) or "parameter" in f.tags
         if id(node) not in rec.anchors:
             rec.anchors[id(node)] = Anchor(node, TENSOR_ALIAS, source, None, via.replace("{}", source), array)
-        return Token(id(node), source, TENSOR_ALIAS, param)
+        return Token(id(node), _parameter_key(source, f), TENSOR_ALIAS, param)
+
+    def _comprehension(self, walker, node, state, st: SnapState, rec: SnapScope) -> frozenset:
+        """The tokens a comprehension of views holds: of a state dict, `{k: v.cpu() for k, v in
+        model.state_dict().items()}` (on the CPU, `.cpu()` returns the tensor itself), or of a
+        module's parameters, `[p.detach() for p in model.parameters()]`: one generator over
+        `.items()` / `.values()` of a state dict, or `.parameters()` / `.named_parameters()` of a
+        module, whose element is its variable, or (of parameters: only) a view of it."""
+        if len(node.generators) != 1 or node.generators[0].is_async:
+            return frozenset()
+        gen = node.generators[0]
+        it, target = gen.iter, gen.target
+        if type(it) is not ast.Call or type(it.func) is not ast.Attribute or it.args or it.keywords:
+            return frozenset()
+        m = it.func.attr
+        if m in ("items", "named_parameters"):
+            if not (type(target) is ast.Tuple and len(target.elts) == 2 and type(target.elts[1]) is ast.Name):
+                return frozenset()
+            var = target.elts[1].id
+        elif m in ("values", "parameters") and type(target) is ast.Name:
+            var = target.id
+        else:
+            return frozenset()
+        value = node.value if type(node) is ast.DictComp else node.elt
+        if type(value) is ast.Name:
+            steps: tuple = ()
+            if value.id != var:
+                return frozenset()
+        else:
+            got = _returned_snapshot(value)
+            if got is None or got[0] != TENSOR_ALIAS or got[1] != var:
+                return frozenset()
+            steps = tuple(got[2].split("."))
+        array = bool(steps) and steps[-1] == "numpy"
+        if m in ("items", "values"):
+            recv = it.func.value
+            if not set(steps) <= {"detach", "data"}:
+                # `.cpu()` / `.numpy()` share memory only on the CPU: of the module's own state dict.
+                if not (type(recv) is ast.Call and type(recv.func) is ast.Attribute and recv.func.attr == "state_dict"
+                        and walker.fact(recv.func.value, state).device is Device.CPU):
+                    return frozenset()
+            if type(recv) is ast.Name or type(recv) is ast.Attribute:
+                key = dotted_name(recv)  # a state dict kept under a name: its tokens
+                held = st.holds.get(key, frozenset()) if key is not None else frozenset()
+                return frozenset(x for x in held if x.kind == STATE)
+            found = _state_dict_alias(recv, walker, state, self)
+            if found is None:
+                return frozenset()
+            source, inner, via = found
+            if id(node) not in rec.anchors:
+                why = " (on the CPU, `.cpu()` returns the tensor itself)" if "cpu" in steps else ""
+                rec.anchors[id(node)] = Anchor(node, STATE, source, inner, via or why, array, value)
+            return frozenset({Token(id(node), source, STATE, True)})
+        if not steps:
+            return frozenset()  # (the parameters themselves, `list(model.parameters())`)
+        owner = dotted_name(it.func.value)
+        f = walker.fact(it, state)
+        el = f.element
+        if owner is None or el is None or not _chain_alias(steps, el, state.no_grad):
+            return frozenset()
+        param = (el.leaf and el.grad is Grad.YES) or "parameter" in el.tags
+        if id(node) not in rec.anchors:
+            rec.anchors[id(node)] = Anchor(node, TENSOR_ALIAS, f"{owner}.{m}()", None, "", array, value)
+        return frozenset({Token(id(node), owner + ".[parameters]", TENSOR_ALIAS, param)})
 
 
 def steps_optimizer(walker, func, memo: dict, depth: int = 0) -> bool:
@@ -789,6 +855,17 @@ def steps_optimizer(walker, func, memo: dict, depth: int = 0) -> bool:
                 break
     memo[key] = result
     return result
+
+
+def _parameter_key(source: str, f) -> str:
+    """What a token of a view of tensor `source` follows: for a name that holds a parameter of a
+    module (`p` of `for p in model.parameters()`), the module's parameters (`model.[p]`): an
+    update of the module reaches it, and the next iteration's `p` does not cut it loose."""
+    if "." not in source:
+        owners = [tag[9:] for tag in f.tags if tag.startswith("param_of:")]
+        if len(owners) == 1:
+            return f"{owners[0]}.[{source}]"
+    return source
 
 
 def _cut_loose(st: SnapState, key: str) -> None:

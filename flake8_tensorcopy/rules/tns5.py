@@ -44,6 +44,23 @@ class _SnapshotRule(Rule):
         raise NotImplementedError
 
 
+def _report_copied_element(rule, finding: SnapFinding, ctx, expr_key: str, **fields) -> None:
+    """Report a comprehension of views (`{k: v.cpu() for k, v in model.state_dict().items()}`),
+    fixed by copying its element (`v.cpu().clone()`; `.copy()` of a NumPy array)."""
+    anchor = finding.anchor
+    node, element = anchor.node, anchor.copy_after
+    suffix = ".copy()" if anchor.array else ".clone()"
+    start, end = ctx.span(node)
+    _, at = ctx.span(element)
+    text = ctx.lines.text
+    fix = Fix(rule.fix_title, rule.fix_safety, (Edit(at, at, suffix),))
+    shown = " ".join(text[start:end].split())
+    fixed = " ".join((text[start:at] + suffix + text[at:end]).split())
+    if len(fixed) > 70 or "\n" in text[start:end]:
+        shown, fixed = ctx.shortened(node, 60), f"{' '.join(text[start:at].split())[-30:].lstrip()}{suffix} ..."
+    ctx.report(rule, node, fix, fixed=fixed, **{expr_key: shown}, **fields)
+
+
 # --------------------------------------------------------------------------- TNS501
 
 
@@ -83,7 +100,10 @@ Checks for a module's `state_dict()` kept as a snapshot and used after an in-pla
 the module's parameters.
 
 The snapshot is `best_state = model.state_dict()`, a checkpoint dict or list that holds one,
-a shallow copy of one (`.copy()`, `dict(...)`, `OrderedDict(...)`), or what a function of the
+a shallow copy of one (`.copy()`, `dict(...)`, `OrderedDict(...)`), a comprehension over its
+`.items()` or `.values()` that copies no tensor (`{k: v for k, v in sd.items()}`, `v.detach()`,
+`v.data`, and for the state dict of a module certainly on the CPU `v.cpu()`, which there returns
+the tensor itself), or what a function of the
 file or of another module of the project returns when it returns the state dict of the module
 it is handed (`best = snapshot(model)` with `def snapshot(m): return m.state_dict()`: every
 `return` of the function returns one of that parameter, which it never rebinds; the message
@@ -153,7 +173,8 @@ code that relied on it following the model changes behaviour, and the copy takes
 model's device).  The fix wraps the call in `copy.deepcopy(...)` when the file imports `copy`
 (or `deepcopy`), and otherwise writes `{k: v.detach().clone() for k, v in
 model.state_dict().items()}`, which needs no import but fails on a module whose
-`get_extra_state()` puts a non-tensor value in its state dict.
+`get_extra_state()` puts a non-tensor value in its state dict.  In a comprehension it appends
+`.clone()` to the element (`{k: v.cpu().clone() for k, v in model.state_dict().items()}`).
 
 ## References
 - https://pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.state_dict
@@ -277,6 +298,16 @@ model.state_dict().items()}`, which needs no import but fails on a module whose
             oracle=Oracle(check_bad="rewound_loss != init_loss", check_fixed="rewound_loss == init_loss"),
         ),
         Invalid(
+            # On the CPU, `.cpu()` returns the tensor itself: a comprehension of them copies nothing.
+            _BEST.format(snap="{k: v.cpu() for k, v in model.state_dict().items()}"),
+            line=18,
+            col=21,
+            fixed=_BEST.format(snap="{k: v.cpu().clone() for k, v in model.state_dict().items()}"),
+            unsafe=True,
+            oracle=Oracle(check_bad="abs(restored - best_loss) > 1e-3",
+                          check_fixed="abs(restored - best_loss) < 1e-6"),
+        ),
+        Invalid(
             # A function of the file that returns the state dict it is handed copies nothing either.
             "import copy\n\n" + _SETUP + _HELPER.format(ret="m.state_dict()") + _REWIND.format(snap="snapshot(model)"),
             line=16,
@@ -290,6 +321,10 @@ model.state_dict().items()}`, which needs no import but fails on a module whose
 
     def found(self, finding: SnapFinding, ctx) -> None:
         anchor = finding.anchor
+        if anchor.copy_after is not None:
+            _report_copied_element(self, finding, ctx, expr_key="expr", via=anchor.via, update=finding.update,
+                                   update_line=finding.update_line, holder=finding.holder, use=finding.use_line)
+            return
         node, inner = anchor.node, anchor.inner or anchor.node
         inner_text = ctx.text(inner)
         copy_call = self._deepcopy_spelling(ctx)
@@ -368,7 +403,9 @@ accelerator, `.cpu()` copies), of a tensor with a name (`model.fc.weight`, `w`, 
 over `model.parameters()`), and what a function of the file or of another module of the project
 returns when it returns such a view of the tensor it is handed (`to_numpy(model.fc.weight)` with
 `def to_numpy(t): return t.detach().cpu().numpy()`: every `return` of the function returns the
-same view of that parameter, which it never rebinds; the message says where the function is).
+same view of that parameter, which it never rebinds; the message says where the function is),
+and a list or dict comprehension of such views of a module's parameters (`[p.detach() for p in
+model.parameters()]`, `{n: p.detach() for n, p in model.named_parameters()}`).
 
 The updates are optimizer steps (for parameters and other leaves that require grad; an
 optimizer the file builds on other tensors does not count), calls of a function of the file
@@ -415,7 +452,7 @@ the tensor is on an accelerator).
 ## Fix safety
 Unsafe: the copy keeps the values of the moment, which is what a snapshot means, but code that
 wanted a live view of the tensor behaves differently.  The fix appends `.copy()` to a NumPy
-view and `.clone()` to a tensor view.
+view and `.clone()` to a tensor view (in a comprehension, to its element).
 
 ## References
 - https://pytorch.org/docs/stable/generated/torch.Tensor.detach.html
@@ -485,6 +522,31 @@ view and `.clone()` to a tensor view.
             unsafe=True,
             oracle=Oracle(check_bad="(trajectory == trajectory[-1]).all()",
                           check_fixed="not (trajectory[0] == trajectory[-1]).all()"),
+        ),
+        Invalid(
+            # A list of views of the parameters: each moves with its parameter.
+            _SETUP + dedent("""
+                start = [p.detach() for p in model.parameters()]
+                for step in range(3):
+                    loss = nn.functional.mse_loss(model(x), y)
+                    opt.zero_grad()
+                    loss.backward()
+                    opt.step()
+                moved = [not torch.equal(a, p) for a, p in zip(start, model.parameters())]
+                """),
+            line=7,
+            col=8,
+            fixed=_SETUP + dedent("""
+                start = [p.detach().clone() for p in model.parameters()]
+                for step in range(3):
+                    loss = nn.functional.mse_loss(model(x), y)
+                    opt.zero_grad()
+                    loss.backward()
+                    opt.step()
+                moved = [not torch.equal(a, p) for a, p in zip(start, model.parameters())]
+                """),
+            unsafe=True,
+            oracle=Oracle(check_bad="not any(moved)", check_fixed="all(moved)"),
         ),
         Invalid(
             # A function of the file that returns a NumPy view of the tensor it is handed.
@@ -558,6 +620,11 @@ view and `.clone()` to a tensor view.
     ]
 
     def found(self, finding: SnapFinding, ctx) -> None:
+        if finding.anchor.copy_after is not None:
+            _report_copied_element(self, finding, ctx, expr_key="expr", source=finding.anchor.source,
+                                   via=finding.anchor.via, update=finding.update, update_line=finding.update_line,
+                                   holder=finding.holder, use=finding.use_line)
+            return
         node = finding.anchor.node
         numpy = finding.anchor.array
         if numpy is None:
