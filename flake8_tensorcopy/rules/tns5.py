@@ -524,6 +524,35 @@ view and `.clone()` to a tensor view (in a comprehension, to its element).
                           check_fixed="not (trajectory[0] == trajectory[-1]).all()"),
         ),
         Invalid(
+            # The same, one parameter at a time.
+            _SETUP + dedent("""
+                start = []
+                for p in model.parameters():
+                    start.append(p.detach())
+                for step in range(3):
+                    loss = nn.functional.mse_loss(model(x), y)
+                    opt.zero_grad()
+                    loss.backward()
+                    opt.step()
+                moved = [not torch.equal(a, p) for a, p in zip(start, model.parameters())]
+                """),
+            line=9,
+            col=17,
+            fixed=_SETUP + dedent("""
+                start = []
+                for p in model.parameters():
+                    start.append(p.detach().clone())
+                for step in range(3):
+                    loss = nn.functional.mse_loss(model(x), y)
+                    opt.zero_grad()
+                    loss.backward()
+                    opt.step()
+                moved = [not torch.equal(a, p) for a, p in zip(start, model.parameters())]
+                """),
+            unsafe=True,
+            oracle=Oracle(check_bad="not any(moved)", check_fixed="all(moved)"),
+        ),
+        Invalid(
             # A list of views of the parameters: each moves with its parameter.
             _SETUP + dedent("""
                 start = [p.detach() for p in model.parameters()]
