@@ -2548,3 +2548,101 @@ def test_a_function_of_another_module_that_returns_a_view_is_not_a_copy(tmp_path
 
     importlib.reload(module)
     assert module.fit(x, y) == (True, True, True)
+
+
+KEEPING_CLASS = {
+    "pyproject.toml": "",
+    "PKG/__init__.py": "",
+    "PKG/stopping.py": """
+        import copy
+
+
+        class EarlyStopping:
+            def __init__(self, patience=2):
+                self.patience = patience
+                self.best_loss = float("inf")
+                self.best_state = None
+                self.bad_epochs = 0
+
+            def step(self, loss, model):
+                if loss < self.best_loss:
+                    self.best_loss = loss
+                    self.best_state = model.state_dict()
+                    self.bad_epochs = 0
+                else:
+                    self.bad_epochs += 1
+                return self.bad_epochs >= self.patience
+
+
+        class CopyingStopper(EarlyStopping):
+            def step(self, loss, model):
+                if loss < self.best_loss:
+                    self.best_loss = loss
+                    self.best_state = copy.deepcopy(model.state_dict())
+                return False
+    """,
+    "PKG/train.py": """
+        import torch
+        from torch import nn
+
+        from .stopping import CopyingStopper, EarlyStopping
+
+
+        def fit(x, y, x_val, y_val):
+            model = nn.Linear(4, 1)
+            opt = torch.optim.SGD(model.parameters(), lr=0.1)
+            stopper = EarlyStopping()
+            for epoch in range(50):
+                opt.zero_grad()
+                nn.functional.mse_loss(model(x), y).backward()
+                opt.step()
+                with torch.no_grad():
+                    val_loss = nn.functional.mse_loss(model(x_val), y_val).item()
+                if stopper.step(val_loss, model):
+                    break
+            model.load_state_dict(stopper.best_state)
+            with torch.no_grad():
+                return stopper.best_loss, nn.functional.mse_loss(model(x_val), y_val).item()
+
+
+        def fit_copying(x, y, x_val, y_val):
+            model = nn.Linear(4, 1)
+            opt = torch.optim.SGD(model.parameters(), lr=0.1)
+            stopper = CopyingStopper()
+            for epoch in range(50):
+                opt.zero_grad()
+                nn.functional.mse_loss(model(x), y).backward()
+                opt.step()
+                with torch.no_grad():
+                    stopper.step(nn.functional.mse_loss(model(x_val), y_val).item(), model)
+            model.load_state_dict(stopper.best_state)
+            with torch.no_grad():
+                return stopper.best_loss, nn.functional.mse_loss(model(x_val), y_val).item()
+    """,
+}
+KEEPING_FINDINGS = [
+    ("TNS501", 17, "`model.state_dict()` is not a copy (kept in stopper.best_state by EarlyStopping.step(), "
+                   "stopping.py:14): `opt.step()` (line 14) changes its tensors in place before `stopper.best_state` "
+                   "is used (line 19); use `copy.deepcopy(model.state_dict())` in `EarlyStopping.step()`")]
+
+
+def test_a_method_of_another_module_that_keeps_a_state_dict_is_not_a_copy(tmp_path, capsys, monkeypatch):
+    # EarlyStopping.step() in stopping.py keeps the state dict of the model it is handed in
+    # `self.best_state`: after more steps, what train.py restores from it are the last weights.
+    # Not CopyingStopper.step(), which copies (its class overrides the method).
+    train = make(tmp_path, files=KEEPING_CLASS, package="keepingpkg")
+    found = _reported_everywhere(train, KEEPING_FINDINGS, capsys, tmp_path)
+    assert found[0].fix is None  # the copy goes in stopping.py
+    assert lint_text(train.read_text(), options=Options()).violations == []  # one file alone: unknown class
+    import torch
+
+    monkeypatch.syspath_prepend(str(tmp_path))
+    torch.manual_seed(0)
+    x, y = torch.randn(32, 4), torch.randn(32, 1)
+    x_val, y_val = x[:16], -y[:16]  # fitting y moves away from -y: the first epoch is the best
+    from keepingpkg import train as module
+
+    best, restored = module.fit(x, y, x_val, y_val)
+    assert abs(restored - best) > 1e-3  # the "best" weights were not restored
+    best, restored = module.fit_copying(x, y, x_val, y_val)
+    assert abs(restored - best) < 1e-6

@@ -181,6 +181,14 @@ class ProjectEntity:
         found = self._answer(("snapret", self.path), _snapshot_return, many="plain")
         return found if type(found) is tuple and len(found) == 3 else ()
 
+    def method_keeps(self, name: str) -> tuple:
+        """What method `name` of the class keeps of what it is handed (snapshots.kept_state_dicts:
+        `self.best_state = model.state_dict()`): ((positional-only, positional, keyword-only
+        parameter names, the instance's first), ((parameter, attribute, line), ...)); () when
+        nothing."""
+        found = self._answer(("keeps", self.path, name), lambda w, node: _keeps(w, node, name), many="plain")
+        return found if type(found) is tuple and len(found) == 2 else ()
+
     def constructor(self) -> tuple | None:
         """What a subclass in another module needs of the class's constructor (walker.
         constructor_info): its parameters, and the attributes it sets to them."""
@@ -238,6 +246,19 @@ def _function_steps(walker, node) -> str:
 
     return "1" if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and steps_optimizer(walker, node, {}) \
         else ""
+
+
+def _keeps(walker, node, name: str) -> tuple:
+    from .snapshots import kept_state_dicts  # (a domain: imported where a file asks)
+
+    info = walker.classes.get(id(node))
+    method = info.method(name)[0] if info is not None else None
+    kept = kept_state_dicts(method) if method is not None else ()
+    if not kept:
+        return ()
+    a = method.args
+    names = tuple(tuple(x.arg for x in group) for group in (a.posonlyargs, a.args, a.kwonlyargs))
+    return names, tuple((param, attr, str(line)) for param, attr, line in kept)
 
 
 def _snapshot_return(walker, node) -> tuple:

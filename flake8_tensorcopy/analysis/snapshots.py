@@ -24,12 +24,13 @@ import ast
 from collections import namedtuple
 
 from ..model import REQUIRED, Record
-from .astutil import bind_arguments, child_nodes, dotted_name, target_elements
+from .astutil import (bind_arguments, child_nodes, def_stub, dotted_name, expressions, is_plain_method,
+                      target_elements)
 from .facts import FUNCTION, MODULE, TENSOR, UNKNOWN, Device, Grad
 from .names import words
 from .storage import is_inplace_method
 from .walker import Domain, NameSets
-from ..source import LazyPattern, kept_for_the_last_text, top_level_functions
+from ..source import LazyPattern, class_methods, kept_for_the_last_text, top_level_functions
 
 STATE, TENSOR_ALIAS = "state", "tensor"
 
@@ -71,10 +72,96 @@ def snapshot_helpers(text: str) -> dict:
     tensor they are handed (`def to_numpy(t): return t.detach().cpu().numpy()`), by their text: a
     file that calls one may keep a snapshot through it (Rule.imported_triggers; whether it does is
     `snapshot_return`'s to say)."""
-    if ".state_dict(" not in text and not might_alias_tensor(text):
+    if "return" not in text or _RETURNS_SNAPSHOT.search(text) is None:
         return {}
     return {name: frozenset({name}) for name, segment in top_level_functions(text)
             if "return" in segment and (_STATE_DICT_CALL.search(segment) is not None or might_alias_tensor(segment))}
+
+
+def snapshot_triggers(text: str) -> dict:
+    """{name: names a call of which may keep a snapshot} of a module's text: its functions that
+    return one (snapshot_helpers) and, by class, its methods that keep one in an attribute
+    (state_keeping_methods): what a file that imports them may call (Rule.imported_triggers)."""
+    found = dict(snapshot_helpers(text))
+    for cls, methods in state_keeping_methods(text).items():
+        found[cls] = found.get(cls, frozenset()) | methods
+    return found
+
+
+def snapshot_needles(text: str) -> tuple:
+    """What the text of a function that may keep a snapshot through the file's own functions
+    and methods holds (`snapshot(` for `snapshot_helpers`, `step(` for a method that keeps a
+    state dict, `state_dict(` for a `__call__` that does: `stopper(loss, model)`)."""
+    names = set(snapshot_helpers(text)).union(*state_keeping_methods(text).values())
+    return tuple("state_dict(" if n == "__call__" else n + "(" for n in sorted(names))
+
+
+# A `return` of a state dict or of a view that ends the line (a first test of a whole text).
+_RETURNS_SNAPSHOT = LazyPattern(
+    r"(?m)return[^\n]*(?:\.state_dict\(|(?:\.detach\(\)|\.data|\.numpy\(\))(?:\.cpu\(\))?(?:\.numpy\(\))?"
+    r"[ \t]*(?:[,)\]}#]|\r?$))")
+_KEEPS_STATE = LazyPattern(r"self\.\w+[ \t]*=[^\n]*\.state_dict\(")
+
+
+@kept_for_the_last_text
+def state_keeping_methods(text: str) -> dict:
+    """{class: method names} of the classes of a module's text (at the margin) whose methods may
+    keep the state dict of a module they are handed in an attribute of the instance (`def
+    step(self, loss, model): ... self.best_state = model.state_dict()`, an early-stopping
+    helper), by their text (kept_state_dicts decides)."""
+    if "self." not in text or ".state_dict(" not in text or "class " not in text:
+        return {}
+    out: dict = {}
+    for cls, _bases, name, segment in class_methods(text):
+        if _KEEPS_STATE.search(segment) is not None:
+            out[cls] = out.get(cls, frozenset()) | {name}
+    return out
+
+
+def kept_state_dicts(method) -> tuple:
+    """((parameter, attribute, line), ...) for each attribute of the instance that method
+    `method` (a plain method: its first parameter is the instance) may set to the state dict of
+    the module one of its parameters holds, without copying a tensor (`self.best_state =
+    model.state_dict()`, or a shallow copy of it): an attribute the method sets nowhere else, to
+    a parameter the method never rebinds."""
+    if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or not is_plain_method(method):
+        return ()
+    a = method.args
+    positional = [*a.posonlyargs, *a.args]
+    if not positional:
+        return ()
+    self_name = positional[0].arg
+    params = {x.arg for x in (*positional[1:], *a.kwonlyargs)}
+    assigned: dict = {}  # attribute -> [(parameter or None, line)]
+    rebound: set = set()
+    stack = list(method.body)
+    while stack:
+        n = stack.pop()
+        t = type(n)
+        if t is ast.FunctionDef or t is ast.AsyncFunctionDef or t is ast.ClassDef or t is ast.Lambda:
+            continue
+        if t is ast.Assign or t is ast.AnnAssign or t is ast.AugAssign:
+            targets = n.targets if t is ast.Assign else [n.target]
+            for target in targets:
+                for el in target_elements(target):
+                    if (type(el) is ast.Attribute and type(el.value) is ast.Name and el.value.id == self_name):
+                        got = _returned_snapshot(n.value) if t is not ast.AugAssign and n.value is not None and \
+                            len(targets) == 1 and el is target else None
+                        param = got[1] if got is not None and got[0] == STATE else None
+                        assigned.setdefault(el.attr, []).append((param, n.lineno))
+        elif t is ast.Name and type(n.ctx) is not ast.Load:
+            rebound.add(n.id)
+        elif t is ast.Global or t is ast.Nonlocal:
+            rebound.update(n.names)
+        stack.extend(ast.iter_child_nodes(n))
+    out = []
+    for attr, sets in sorted(assigned.items()):
+        ps = {p for p, _ in sets}
+        if len(ps) == 1:
+            (p,) = ps
+            if p is not None and p in params and p not in rebound and self_name not in rebound:
+                out.append((p, attr, min(line for _, line in sets)))
+    return tuple(out)
 
 
 # What a view of a tensor may be made of, outward from the tensor (_tensor_alias).
@@ -229,6 +316,7 @@ class Anchor(Record):
         ("via", ""),  # ` (snapshot() returns model.state_dict(), utils.py:2)` for a function's result
         ("array", None),  # whether the copy is a NumPy array (None: `node` says, a `.numpy()` call)
         ("copy_after", None),  # a comprehension's element: the fix copies it (`{k: v.cpu().clone() ...}`)
+        ("kept", None),  # (what, instead) of a state dict a method keeps: no fix here (`model.state_dict()`)
     )
     __slots__ = tuple(n for n, _ in _FIELDS)
 
@@ -283,8 +371,9 @@ class SnapshotDomain(Domain):
             walker.lines.text if walker.lines is not None else None)
         if text is None:
             return True
+        names = self.helper_names(walker)
         if not might_keep_state_dict(text) and not might_alias_tensor(text) and not any(
-                n + "(" in text for n in self.helper_names(walker)):
+                n + "(" in text for n in names) and not ("__call__" in names and "state_dict(" in text):
             return False
         if _UPDATE_TEXT.search(text) is not None:
             return True
@@ -303,7 +392,7 @@ class SnapshotDomain(Domain):
         file's module-level ones and the imported ones (`snapshot_helpers`)."""
         if self._helpers is None:
             text = walker.lines.text if walker.lines is not None else ""
-            self._helpers = frozenset(snapshot_helpers(text))
+            self._helpers = frozenset(snapshot_helpers(text)).union(*state_keeping_methods(text).values())
         return self._helpers | self._imported if self._imported else self._helpers
 
     def initial(self, walker, frame) -> SnapState:
@@ -327,15 +416,78 @@ class SnapshotDomain(Domain):
             self._uses(walker, stmt, st, rec)
             self._updates(walker, stmt, state, st, rec)
         self._bindings(walker, stmt, state, st, rec)
+        if self.helper_names(walker):
+            self._kept_by_calls(walker, walker.expressions_of(stmt), state, st, rec)
 
     def test(self, walker, expr, state) -> None:
         st: SnapState = state.doms[self.key]
-        if not st.holds:
-            return
-        e = expr.operand if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not) else expr
-        if isinstance(e, (ast.Name, ast.Attribute)) and dotted_name(e) in st.holds:
-            return  # `if best_state:` tests the container, not the values
-        self._uses(walker, expr, st, walker.frame.doms[self.key])
+        if st.holds:
+            e = expr.operand if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not) else expr
+            if not (isinstance(e, (ast.Name, ast.Attribute)) and dotted_name(e) in st.holds):
+                # (`if best_state:` tests the container, not the values)
+                self._uses(walker, expr, st, walker.frame.doms[self.key])
+        if self.helper_names(walker):  # `if stopper.step(val_loss, model): break`
+            self._kept_by_calls(walker, expressions(expr), state, st, walker.frame.doms[self.key])
+
+    def _kept_by_calls(self, walker, nodes, state, st: SnapState, rec: SnapScope) -> None:
+        """Calls of a method that keeps the state dict of a module it is handed in an attribute
+        of the instance (`stopper.step(val_loss, model)`, `stopper(val_loss, model)`; a method of
+        a class of the file or of another module of the project, kept_state_dicts): the
+        attribute (`stopper.best_state`) may hold it now."""
+        names = self.helper_names(walker)
+        for n in nodes:
+            if type(n) is not ast.Call:
+                continue
+            func = n.func
+            if type(func) is ast.Attribute and func.attr in names:
+                name, recv = func.attr, func.value
+            elif type(func) is ast.Name and "__call__" in names:
+                name, recv = "__call__", func
+            else:
+                continue
+            key = dotted_name(recv)
+            if key is None or not (n.args or n.keywords):
+                continue
+            f = walker.fact(recv, state)
+            node = f.node
+            if node is None or f.kind == "class":
+                continue
+            if hasattr(node, "method_keeps"):  # a class of another module of the project
+                said = node.method_keeps(name)
+                if not said:
+                    continue
+                stub = def_stub(name, said[0], 0, ())
+                kept = tuple((p, attr, f"{node.where.rsplit(':', 1)[0]}:{line}", stub) for p, attr, line in said[1])
+                cls_name = node.name
+            else:
+                info = walker.classes.get(id(node))
+                method = info.method(name)[0] if info is not None else None
+                if method is None:
+                    continue
+                memo = self._helper_returns
+                if id(method) not in memo:
+                    memo[id(method)] = tuple((p, attr, f"line {line}", method) for p, attr, line in
+                                             kept_state_dicts(method))
+                kept = memo[id(method)]
+                cls_name = info.node.name
+            for param, attr, where, method in kept:
+                arg = _argument(method, n, param)
+                if arg is None:
+                    continue
+                source = dotted_name(arg)
+                if source is None or not _is_module(walker, arg, state):
+                    continue
+                cls = walker.fact(arg, state).node
+                info = walker.classes.get(id(cls)) if cls is not None else None
+                if info is not None and info.method("state_dict")[0] is not None:
+                    continue  # (its own state_dict: maybe a deep copy)
+                holder = f"{key}.{attr}"
+                if id(n) not in rec.anchors:
+                    shown = f"{param}.state_dict()"
+                    rec.anchors[id(n)] = Anchor(
+                        n, STATE, source, None, f" (kept in {holder} by {cls_name}.{name}(), {where})",
+                        kept=(f"{source}.state_dict()", f"copy.deepcopy({shown})` in `{cls_name}.{name}()"))
+                st.holds[holder] = st.holds.get(holder, frozenset()) | {Token(id(n), source, STATE, True)}
 
     def loop_target(self, walker, stmt, state) -> None:
         st: SnapState = state.doms[self.key]
@@ -855,6 +1007,12 @@ def steps_optimizer(walker, func, memo: dict, depth: int = 0) -> bool:
                 break
     memo[key] = result
     return result
+
+
+def _argument(method, call: ast.Call, param: str):
+    """The argument `call` (of a method on an instance) passes parameter `param` of `method` (a
+    def, or a stub with its parameters: astutil.def_stub), or None."""
+    return next((e for p, e in bind_arguments(method, call, True)[0] if p == param), None)
 
 
 def _parameter_key(source: str, f) -> str:

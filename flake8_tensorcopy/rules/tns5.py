@@ -7,7 +7,8 @@ from __future__ import annotations
 import ast
 
 from ..analysis.accumulators import METER_BYTES, Accumulation, meter_methods, meter_methods_by_class, might_accumulate
-from ..analysis.snapshots import STATE, SnapFinding, might_alias_tensor, might_keep_state_dict, snapshot_helpers
+from ..analysis.snapshots import (STATE, SnapFinding, might_alias_tensor, might_keep_state_dict, snapshot_needles,
+                                  snapshot_triggers)
 from ..model import Edit, Fix
 from ..source import LazyPattern, or_holds
 from .base import Invalid, Oracle, Rule, Valid, dedent
@@ -76,7 +77,7 @@ class StateDictNotACopy(_SnapshotRule):
     prefilter = ("state_dict(",)
     kind = STATE
     # `best = snapshot(model)` with `def snapshot(m): return m.state_dict()` in utils.py.
-    imported_triggers = staticmethod(snapshot_helpers)
+    imported_triggers = staticmethod(snapshot_triggers)
     imported_needle = LazyPattern(rb"\.state_dict\(")
 
     @classmethod
@@ -91,9 +92,9 @@ class StateDictNotACopy(_SnapshotRule):
 
     @classmethod
     def scope_test_imported(cls, text: str, names: frozenset):
-        names = names | frozenset(snapshot_helpers(text))
+        needles = tuple("state_dict(" if n == "__call__" else n + "(" for n in sorted(names)) + snapshot_needles(text)
         test = cls.might_match_scope
-        return or_holds(test, tuple(n + "(" for n in names)) if names else test
+        return or_holds(test, needles) if needles else test
     docs = """
 ## What it does
 Checks for a module's `state_dict()` kept as a snapshot and used after an in-place update of
@@ -107,10 +108,14 @@ the tensor itself), or what a function of the
 file or of another module of the project returns when it returns the state dict of the module
 it is handed (`best = snapshot(model)` with `def snapshot(m): return m.state_dict()`: every
 `return` of the function returns one of that parameter, which it never rebinds; the message
-says where the function is).  The module is a torch module by the flow of the code, or a name
-with module methods in the code (`model.train()`, `model.parameters()`) or that the code calls
-(`model(x)`: optimizers, schedulers and scalers have state dicts but are not called); a class
-of the file that defines its own `state_dict` is not one.
+says where the function is), or what a method of a class of the file or of another module of
+the project keeps in an attribute of the instance (`stopper.step(val_loss, model)`, or
+`stopper(val_loss, model)`, with `self.best_state = model.state_dict()` in the method, an
+early-stopping helper: `stopper.best_state` is the snapshot; reported at the call, without a
+fix, since the copy goes in the method).  The module is a torch module by the flow of the
+code, or a name with module methods in the code (`model.train()`, `model.parameters()`) or that
+the code calls (`model(x)`: optimizers, schedulers and scalers have state dicts but are not
+called); a class of the file that defines its own `state_dict` is not one.
 
 The updates are optimizer steps (`opt.step()`, `scaler.step(opt)`; an optimizer that the file
 builds on another module's parameters does not count, nor does a generator's optimizer,
@@ -212,8 +217,46 @@ model.state_dict().items()}`, which needs no import but fails on a module whose
         """)
 
     _HELPER = "\n\ndef snapshot(m):\n    return {ret}\n\n\n"
+    # An early-stopping helper that keeps the best state dict in an attribute.
+    _STOPPING = dedent("""
+
+
+                class EarlyStopping:
+                    def __init__(self, patience=2):
+                        self.patience = patience
+                        self.best_loss = float("inf")
+                        self.best_state = None
+                        self.bad_epochs = 0
+
+                    def step(self, loss, model):
+                        if loss < self.best_loss:
+                            self.best_loss = loss
+                            self.best_state = {keep}
+                            self.bad_epochs = 0
+                        else:
+                            self.bad_epochs += 1
+                        return self.bad_epochs >= self.patience
+
+
+                x_val, y_val = torch.randn(16, 4), torch.randn(16, 1)
+                stopper = EarlyStopping()
+                for epoch in range(50):
+                    loss = nn.functional.mse_loss(model(x), y)
+                    opt.zero_grad()
+                    loss.backward()
+                    opt.step()
+                    with torch.no_grad():
+                        val_loss = nn.functional.mse_loss(model(x_val), y_val).item()
+                    if stopper.step(val_loss, model):
+                        break
+                model.load_state_dict(stopper.best_state)
+                with torch.no_grad():
+                    restored = nn.functional.mse_loss(model(x_val), y_val).item()
+                """)
 
     VALID = [
+        # An early-stopping helper that keeps a copy.
+        Valid("import copy\n\n" + _SETUP + _STOPPING.format(keep="copy.deepcopy(model.state_dict())"), runs=True),
         # A function of the file that returns a copy.
         Valid("import copy\n\n" + _SETUP + _HELPER.format(ret="copy.deepcopy(m.state_dict())")
               + _REWIND.format(snap="snapshot(model)"), runs=True),
@@ -298,6 +341,14 @@ model.state_dict().items()}`, which needs no import but fails on a module whose
             oracle=Oracle(check_bad="rewound_loss != init_loss", check_fixed="rewound_loss == init_loss"),
         ),
         Invalid(
+            # An early-stopping helper keeps the "best" state dict in an attribute: the weights it
+            # restores are the last ones.  No fix here: the copy goes in `EarlyStopping.step()`.
+            _SETUP + _STOPPING.format(keep="model.state_dict()"),
+            line=35,
+            col=7,
+            oracle=Oracle(check_bad="abs(restored - stopper.best_loss) > 1e-3 and restored == val_loss"),
+        ),
+        Invalid(
             # On the CPU, `.cpu()` returns the tensor itself: a comprehension of them copies nothing.
             _BEST.format(snap="{k: v.cpu() for k, v in model.state_dict().items()}"),
             line=18,
@@ -324,6 +375,13 @@ model.state_dict().items()}`, which needs no import but fails on a module whose
         if anchor.copy_after is not None:
             _report_copied_element(self, finding, ctx, expr_key="expr", via=anchor.via, update=finding.update,
                                    update_line=finding.update_line, holder=finding.holder, use=finding.use_line)
+            return
+        if anchor.kept is not None:
+            # Kept by a method (`stopper.step(loss, model)`): the copy goes there (the message
+            # says where), not here.
+            shown, instead = anchor.kept
+            ctx.report(self, anchor.node, None, expr=shown, via=anchor.via, update=finding.update,
+                       update_line=finding.update_line, holder=finding.holder, use=finding.use_line, fixed=instead)
             return
         node, inner = anchor.node, anchor.inner or anchor.node
         inner_text = ctx.text(inner)
@@ -373,7 +431,7 @@ class TensorSnapshotNotACopy(_SnapshotRule):
     kind = "tensor"
     # `w0 = to_numpy(model.fc.weight)` with `def to_numpy(t): return t.detach().cpu().numpy()` in
     # utils.py.
-    imported_triggers = staticmethod(snapshot_helpers)
+    imported_triggers = staticmethod(snapshot_triggers)
     imported_needle = LazyPattern(rb"\.detach\(\)|\.numpy\(\)|\.data\b")
 
     @classmethod
@@ -388,9 +446,9 @@ class TensorSnapshotNotACopy(_SnapshotRule):
 
     @classmethod
     def scope_test_imported(cls, text: str, names: frozenset):
-        names = names | frozenset(snapshot_helpers(text))
+        needles = tuple("state_dict(" if n == "__call__" else n + "(" for n in sorted(names)) + snapshot_needles(text)
         test = cls.might_match_scope
-        return or_holds(test, tuple(n + "(" for n in names)) if names else test
+        return or_holds(test, needles) if needles else test
     docs = """
 ## What it does
 Checks for a `.detach()`, `.data` or NumPy view of a tensor kept as a snapshot and read after an
