@@ -2646,3 +2646,74 @@ def test_a_method_of_another_module_that_keeps_a_state_dict_is_not_a_copy(tmp_pa
     assert abs(restored - best) > 1e-3  # the "best" weights were not restored
     best, restored = module.fit_copying(x, y, x_val, y_val)
     assert abs(restored - best) < 1e-6
+
+
+INITIALISERS = {
+    "pyproject.toml": "",
+    "PKG/__init__.py": "",
+    "PKG/init.py": """
+        import torch
+
+
+        def zero_init(params):
+            for p in params:
+                p.fill_(0.0)
+
+
+        def zero_init_ok(params):
+            with torch.no_grad():
+                for p in params:
+                    p.zero_()
+
+
+        def rescale_data(params, k):
+            for p in params:
+                p.data.mul_(k)
+
+
+        def shrink(w, k):
+            w.mul_(k)
+    """,
+    "PKG/train.py": """
+        import torch
+        from torch import nn
+
+        from .init import rescale_data, shrink, zero_init, zero_init_ok
+
+
+        def build():
+            model = nn.Linear(3, 2)
+            zero_init(model.parameters())
+            zero_init_ok(model.parameters())
+            rescale_data(model.parameters(), 0.5)
+            shrink(model.weight, 0.5)
+            shrink(torch.ones(2), 0.5)
+            return model
+    """,
+}
+INITIALISER_FINDINGS = [
+    ("TNS401", 9, "in-place write to each of model.parameters() (in zero_init(), init.py:6), a leaf that requires "
+                  "grad, raises RuntimeError; wrap it in `with torch.no_grad():`"),
+    ("TNS401", 12, "in-place write to model.weight (in shrink(), init.py:21), a leaf that requires grad, raises "
+                   "RuntimeError; wrap it in `with torch.no_grad():`"),
+]
+
+
+def test_a_call_passes_parameters_to_another_modules_initialiser(tmp_path, capsys, monkeypatch):
+    # An initialiser in another module that fills or rescales each parameter it is given in place
+    # (no gradient read): reported at the argument, as a manual update is.  Not where it turns
+    # grad off or writes through `.data`, nor for a tensor that does not require grad.
+    train = make(tmp_path, files=INITIALISERS, package="initpkg")
+    _reported_everywhere(train, INITIALISER_FINDINGS, capsys, tmp_path)
+    import torch
+
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from initpkg import init
+
+    model = torch.nn.Linear(3, 2)
+    for bad in (lambda: init.zero_init(model.parameters()), lambda: init.shrink(model.weight, 0.5)):
+        with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
+            bad()
+    init.zero_init_ok(model.parameters())
+    init.rescale_data(model.parameters(), 0.5)
+    init.shrink(torch.ones(2), 0.5)

@@ -601,9 +601,11 @@ class InplaceOnLeaf(Rule):
     fix_safety = "unsafe"
     prefilter = ("requires_grad", "Parameter", "parameters(", "weight", "bias")
     # A helper of another module that writes in place to what a call passes (`sgd_step(params,
-    # lr)` in utils.py): asked of the functions that read a gradient, the manual updates.
+    # lr)` in utils.py): asked of the functions that read a gradient, the manual updates, and of
+    # those that call the in-place methods that initialise or rescale (`zero_init(params)`).
     through_calls = True
-    through_needles = (".grad",)
+    through_needles = (".grad", ".fill_(", ".zero_(", ".copy_(", ".uniform_(", ".normal_(", ".mul_(", ".add_(",
+                       ".sub_(", ".div_(", ".clamp_(")
 
     @classmethod
     def might_match_scope(cls, text: str) -> bool:
@@ -641,8 +643,9 @@ a leaf that requires grad (`def reset(p): p.zero_()` and `reset(model.weight)`),
 a write to each element of one it loops over, where the file calls it with parameters (`def
 sgd(params, lr): for p in params: p -= lr * p.grad` and `sgd(model.parameters(), 0.1)`); the
 message names the call.  Such an update in another module of the project (a function that reads
-a gradient, `.grad`) is reported at the argument, where the call is: `in-place write to each of
-model.parameters() (in sgd_step(), optim.py:6)`.  Only where what the function writes to is
+a gradient, `.grad`, or calls `fill_`, `zero_`, `copy_`, `uniform_`, `normal_`, `mul_`, `add_`,
+`sub_`, `div_` or `clamp_`) is reported at the argument, where the call is: `in-place write to
+each of model.parameters() (in sgd_step(), optim.py:6)`.  Only where what the function writes to is
 the leaf it received on every path (not after `if detach: p = p.detach()`), and without a fix
 (the call, or the function, is to wrap).
 Leaves that require grad are tensors created with `requires_grad=True`, `.requires_grad_()`
