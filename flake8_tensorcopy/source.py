@@ -60,6 +60,32 @@ class AfterLiteral:
         return self.pattern.search(text) if self.literal in text else None
 
 
+class OnLinesWith:
+    """A pattern searched only in the lines of a text (bytes or str) that hold one of `literals`
+    (for a pattern whose lines are rare in the text, and that a substring test finds at memchr
+    speed: `.state_dict(` in a module, and only then its line)."""
+
+    def __init__(self, literals: tuple, pattern: LazyPattern) -> None:
+        self.literals = literals
+        self.pattern = pattern
+
+    def search(self, text):
+        newline = b"\n" if isinstance(text, bytes) else "\n"
+        seen = set()
+        for literal in self.literals:
+            i = text.find(literal)
+            while i != -1:
+                start = text.rfind(newline, 0, i) + 1
+                if start not in seen:
+                    seen.add(start)
+                    end = text.find(newline, i)
+                    found = self.pattern.search(text[start:end if end != -1 else len(text)])
+                    if found is not None:
+                        return found
+                i = text.find(literal, i + len(literal))
+        return None
+
+
 _MARGIN = LazyPattern(r"\n[^ \t\n\r#]")
 
 

@@ -30,7 +30,7 @@ from .facts import FUNCTION, MODULE, TENSOR, UNKNOWN, Device, Grad
 from .names import words
 from .storage import is_inplace_method
 from .walker import Domain, NameSets
-from ..source import LazyPattern, class_methods, kept_for_the_last_text, top_level_functions
+from ..source import LazyPattern, OnLinesWith, class_methods, kept_for_the_last_text, top_level_functions
 
 STATE, TENSOR_ALIAS = "state", "tensor"
 
@@ -97,9 +97,11 @@ def snapshot_needles(text: str) -> tuple:
 
 
 # A `return` of a state dict or of a view that ends the line (a first test of a whole text).
-_RETURNS_SNAPSHOT = LazyPattern(
-    r"(?m)return[^\n]*(?:\.state_dict\(|(?:\.detach\(\)|\.data|\.numpy\(\))(?:\.cpu\(\))?(?:\.numpy\(\))?"
-    r"[ \t]*(?:[,)\]}#]|\r?$))")
+_RETURNS_SNAPSHOT = OnLinesWith((".state_dict(", ".detach()", ".numpy()", ".data"), LazyPattern(
+    r"^[ \t]*return[^\n]*(?:\.state_dict\(|(?:\.detach\(\)|\.data|\.numpy\(\))(?:\.cpu\(\))?(?:\.numpy\(\))?"
+    r"[ \t]*(?:[,)\]}#]|\r?$))"))
+# An attribute of the instance set to a state dict (a first test of a whole text).
+_SETS_STATE = OnLinesWith((".state_dict(",), LazyPattern(r"^[ \t]*self\.\w+[ \t]*="))
 _KEEPS_STATE = LazyPattern(r"self\.\w+[ \t]*=[^\n]*\.state_dict\(")
 
 
@@ -109,7 +111,7 @@ def state_keeping_methods(text: str) -> dict:
     keep the state dict of a module they are handed in an attribute of the instance (`def
     step(self, loss, model): ... self.best_state = model.state_dict()`, an early-stopping
     helper), by their text (kept_state_dicts decides)."""
-    if "self." not in text or ".state_dict(" not in text or "class " not in text:
+    if "class " not in text or _SETS_STATE.search(text) is None:
         return {}
     out: dict = {}
     for cls, _bases, name, segment in class_methods(text):

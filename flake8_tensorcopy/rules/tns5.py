@@ -10,7 +10,7 @@ from ..analysis.accumulators import METER_BYTES, Accumulation, meter_methods, me
 from ..analysis.snapshots import (STATE, SnapFinding, might_alias_tensor, might_keep_state_dict, snapshot_needles,
                                   snapshot_triggers)
 from ..model import Edit, Fix
-from ..source import LazyPattern, or_holds
+from ..source import LazyPattern, OnLinesWith, or_holds
 from .base import Invalid, Oracle, Rule, Valid, dedent
 
 _SETUP = dedent("""
@@ -78,7 +78,8 @@ class StateDictNotACopy(_SnapshotRule):
     kind = STATE
     # `best = snapshot(model)` with `def snapshot(m): return m.state_dict()` in utils.py.
     imported_triggers = staticmethod(snapshot_triggers)
-    imported_needle = LazyPattern(rb"\.state_dict\(")
+    # (A `return` of one, or an attribute of the instance set to one.)
+    imported_needle = OnLinesWith((b".state_dict(",), LazyPattern(rb"^[ \t]*(?:return|self\.\w+[ \t]*=)"))
 
     @classmethod
     def might_match(cls, text: str) -> bool:
@@ -432,7 +433,9 @@ class TensorSnapshotNotACopy(_SnapshotRule):
     # `w0 = to_numpy(model.fc.weight)` with `def to_numpy(t): return t.detach().cpu().numpy()` in
     # utils.py.
     imported_triggers = staticmethod(snapshot_triggers)
-    imported_needle = LazyPattern(rb"\.detach\(\)|\.numpy\(\)|\.data\b")
+    # (A `return` of a view that ends the line.)
+    imported_needle = OnLinesWith((b".detach()", b".numpy()", b".data"), LazyPattern(
+        rb"^[ \t]*return[^\n]*(?:\.detach\(\)|\.data|\.numpy\(\))(?:\.cpu\(\))?(?:\.numpy\(\))?[ \t]*(?:[,)\]}#]|\r?$)"))
 
     @classmethod
     def might_match(cls, text: str) -> bool:
