@@ -163,7 +163,7 @@ class Through:
             seen.add(c)
             for _cls, bases, name, segment in class_methods(text, c):
                 todo.extend(bases)
-                if not name.startswith("__") and any(n in segment for n in needles):
+                if not name.startswith("__") and any(t(segment) for t in needles):
                     found.add(name)
         return frozenset(found)
 
@@ -193,11 +193,12 @@ class Through:
         text, needles = self._text(where)
         if text is None:
             return frozenset()
-        return frozenset(name for name, segment in top_level_functions(text) if any(n in segment for n in needles))
+        return frozenset(name for name, segment in top_level_functions(text) if any(t(segment) for t in needles))
 
     def _text(self, where: str) -> tuple:
-        """(the text of the module at `where`, the needles of such rules it holds), or (None, ())
-        when it holds none; read once (`functions` and `methods` ask)."""
+        """(the text of the module at `where`, the function tests of such rules whose needles it
+        holds: Rule.through_admits), or (None, ()) when it holds none; read once (`functions` and
+        `methods` ask)."""
         found = self._texts.get(where)
         if found is None:
             found = self._texts[where] = self._read(where)
@@ -210,7 +211,7 @@ class Through:
         if data is None:
             return None, ()
         # The needles are ASCII: in the bytes of any encoding Python reads source in.
-        needles = [n for cls in self.rules for n in cls.through_needles if n.encode() in data]
+        needles = [cls.through_admits for cls in self.rules if any(n.encode() in data for n in cls.through_needles)]
         if not needles:
             return None, ()
         try:

@@ -144,7 +144,8 @@ class Rule:
     # walks the function for those arguments (Context.call_sinks).
     through_calls: ClassVar[bool] = False
     # What the text of such a function must hold for the rule to be asked of its calls
-    # (`.numpy(`): a cheap first test of the modules a file imports (through.py).
+    # (`.numpy(`): a cheap first test of the modules a file imports (through.py), and, by
+    # default, of each function (`through_admits`).
     through_needles: ClassVar[tuple] = ()
     # For a rule whose trigger may be defined in a module the file imports (TNS503: a meter
     # class in utils.py whose `update` adds what it is given): a function of such a module's
@@ -175,6 +176,12 @@ class Rule:
     @classmethod
     def might_match(cls, text: str) -> bool:
         return any(s in text for s in cls.prefilter) if cls.prefilter else True
+
+    @classmethod
+    def through_admits(cls, segment: str) -> bool:
+        """Whether a function of another module whose text is `segment` may be where the rule
+        reports for a call's arguments (a rule with `through_calls`): it holds a needle."""
+        return any(n in segment for n in cls.through_needles)
 
     @classmethod
     def might_match_scope(cls, text: str) -> bool:

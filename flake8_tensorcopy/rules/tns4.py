@@ -593,6 +593,27 @@ def _leafish(text: str, value: str, bindings: tuple, seen: frozenset) -> bool:
     return False
 
 
+_HEADER_PARAMS = LazyPattern(r"def\s+\w+\s*\(([^)]*)\)")
+_LOOP_OVER = LazyPattern(r"for\s+(\w+)\s+in\s+(?:\w+\()?(\w+)")
+_INPLACE_ON = LazyPattern(r"(\w+)(?:\[[^\]\n]*\])?\.(?:fill_|zero_|copy_|uniform_|normal_|mul_|add_|sub_|div_|clamp_)\(")
+
+
+def _writes_to_a_parameter(segment: str) -> bool:
+    """Whether a function's text calls one of TNS401's initialising in-place methods on one of its
+    parameters, or on a loop variable over one (a text test: `def zero_init(params): for p in
+    params: p.fill_(0.0)`)."""
+    header = _HEADER_PARAMS.search(segment)
+    if header is None:
+        return False
+    names = {part.strip().lstrip("*").split(":")[0].split("=")[0].strip() for part in header.group(1).split(",")}
+    names.discard("")
+    names.discard("self")
+    for m in _LOOP_OVER.finditer(segment):
+        if m.group(2) in names:
+            names.add(m.group(1))
+    return any(m.group(1) in names for m in _INPLACE_ON.finditer(segment))
+
+
 class InplaceOnLeaf(Rule):
     code = "TNS401"
     name = "inplace-on-grad-leaf"
@@ -606,6 +627,17 @@ class InplaceOnLeaf(Rule):
     through_calls = True
     through_needles = (".grad", ".fill_(", ".zero_(", ".copy_(", ".uniform_(", ".normal_(", ".mul_(", ".add_(",
                        ".sub_(", ".div_(", ".clamp_(")
+
+    @classmethod
+    def through_admits(cls, segment: str) -> bool:
+        # A manual update (it reads a gradient), or an in-place call of those on one of the
+        # function's parameters or on a loop variable over one (`for p in params: p.fill_(0)`),
+        # where the function never turns grad off (`initialization.normal_` does).
+        if ".grad" in segment:
+            return True
+        if "no_grad" in segment or not any(n in segment for n in cls.through_needles[1:]):
+            return False
+        return _writes_to_a_parameter(segment)
 
     @classmethod
     def might_match_scope(cls, text: str) -> bool:
@@ -643,9 +675,10 @@ a leaf that requires grad (`def reset(p): p.zero_()` and `reset(model.weight)`),
 a write to each element of one it loops over, where the file calls it with parameters (`def
 sgd(params, lr): for p in params: p -= lr * p.grad` and `sgd(model.parameters(), 0.1)`); the
 message names the call.  Such an update in another module of the project (a function that reads
-a gradient, `.grad`, or calls `fill_`, `zero_`, `copy_`, `uniform_`, `normal_`, `mul_`, `add_`,
-`sub_`, `div_` or `clamp_`) is reported at the argument, where the call is: `in-place write to
-each of model.parameters() (in sgd_step(), optim.py:6)`.  Only where what the function writes to is
+a gradient, `.grad`, or that calls `fill_`, `zero_`, `copy_`, `uniform_`, `normal_`, `mul_`,
+`add_`, `sub_`, `div_` or `clamp_` on one of its parameters, or on a loop variable over one, and
+never turns grad off) is reported at the argument, where the call is: `in-place write to each of
+model.parameters() (in sgd_step(), optim.py:6)`.  Only where what the function writes to is
 the leaf it received on every path (not after `if detach: p = p.detach()`), and without a fix
 (the call, or the function, is to wrap).
 Leaves that require grad are tensors created with `requires_grad=True`, `.requires_grad_()`
