@@ -359,11 +359,12 @@ class SnapshotDomain(Domain):
         # id(def) -> whether that function of the file steps an optimizer
         self._stepping: dict[int, bool] = {}
         self._file_steps: bool | None = None
-        # Names of functions that may return a state dict or a view they are handed (snapshot_helpers):
-        # the file's own (None: not read yet) and those of the project modules it imports.
+        # Names of the calls that may keep a snapshot (helper_names): the file's own (None: not
+        # read yet) and those of the project modules it imports.
         self._helpers: frozenset | None = None
         self._imported: frozenset = frozenset()
         self._helper_returns: dict = {}  # id(def) -> snapshot_return(def)
+        self._kept: dict = {}  # id(method) -> what it keeps (kept_state_dicts), with where and the def
 
     # ------------------------------------------------------------------ activity
 
@@ -386,12 +387,13 @@ class SnapshotDomain(Domain):
         return self._file_steps
 
     def widen(self, names: frozenset) -> None:
-        self._imported = self._imported | names  # a state dict helper of another module
+        self._imported = self._imported | names  # snapshot helpers of other modules (snapshot_triggers)
 
     def helper_names(self, walker) -> frozenset:
-        """The names a call of a function that returns a state dict or a view of what it is handed
-        may have: the
-        file's module-level ones and the imported ones (`snapshot_helpers`)."""
+        """The names a call that may keep a snapshot may have: of the functions that return a
+        state dict or a view of what they are handed (`snapshot_helpers`), and of the methods
+        that keep a state dict in an attribute (`state_keeping_methods`), the file's own and
+        those of the project modules it imports (`widen`)."""
         if self._helpers is None:
             text = walker.lines.text if walker.lines is not None else ""
             self._helpers = frozenset(snapshot_helpers(text)).union(*state_keeping_methods(text).values())
@@ -466,7 +468,7 @@ class SnapshotDomain(Domain):
                 method = info.method(name)[0] if info is not None else None
                 if method is None:
                     continue
-                memo = self._helper_returns
+                memo = self._kept
                 if id(method) not in memo:
                     memo[id(method)] = tuple((p, attr, f"line {line}", method) for p, attr, line in
                                              kept_state_dicts(method))

@@ -45,7 +45,7 @@ class _SnapshotRule(Rule):
         raise NotImplementedError
 
 
-def _report_copied_element(rule, finding: SnapFinding, ctx, expr_key: str, **fields) -> None:
+def _report_copied_element(rule, finding: SnapFinding, ctx, **fields) -> None:
     """Report a comprehension of views (`{k: v.cpu() for k, v in model.state_dict().items()}`),
     fixed by copying its element (`v.cpu().clone()`; `.copy()` of a NumPy array)."""
     anchor = finding.anchor
@@ -57,9 +57,9 @@ def _report_copied_element(rule, finding: SnapFinding, ctx, expr_key: str, **fie
     fix = Fix(rule.fix_title, rule.fix_safety, (Edit(at, at, suffix),))
     shown = " ".join(text[start:end].split())
     fixed = " ".join((text[start:at] + suffix + text[at:end]).split())
-    if len(fixed) > 70 or "\n" in text[start:end]:
-        shown, fixed = ctx.shortened(node, 60), f"{' '.join(text[start:at].split())[-30:].lstrip()}{suffix} ..."
-    ctx.report(rule, node, fix, fixed=fixed, **{expr_key: shown}, **fields)
+    if len(fixed) > 70:  # (the element, copied)
+        shown, fixed = ctx.shortened(node, 60), ctx.shortened(element, 40) + suffix
+    ctx.report(rule, node, fix, expr=shown, fixed=fixed, **fields)
 
 
 # --------------------------------------------------------------------------- TNS501
@@ -88,7 +88,8 @@ class StateDictNotACopy(_SnapshotRule):
     @classmethod
     def scope_test(cls, text: str):
         # A function that calls one of the file's functions that return a state dict they are
-        # handed (`best = snapshot(model)`) keeps one as much as `model.state_dict()` does.
+        # handed (`best = snapshot(model)`), or a method that keeps one (`stopper.step(loss,
+        # model)`), keeps one as much as `model.state_dict()` does.
         return cls.scope_test_imported(text, frozenset())
 
     @classmethod
@@ -105,15 +106,15 @@ The snapshot is `best_state = model.state_dict()`, a checkpoint dict or list tha
 a shallow copy of one (`.copy()`, `dict(...)`, `OrderedDict(...)`), a comprehension over its
 `.items()` or `.values()` that copies no tensor (`{k: v for k, v in sd.items()}`, `v.detach()`,
 `v.data`, and for the state dict of a module certainly on the CPU `v.cpu()`, which there returns
-the tensor itself), or what a function of the
-file or of another module of the project returns when it returns the state dict of the module
-it is handed (`best = snapshot(model)` with `def snapshot(m): return m.state_dict()`: every
-`return` of the function returns one of that parameter, which it never rebinds; the message
-says where the function is), or what a method of a class of the file or of another module of
-the project keeps in an attribute of the instance (`stopper.step(val_loss, model)`, or
-`stopper(val_loss, model)`, with `self.best_state = model.state_dict()` in the method, an
-early-stopping helper: `stopper.best_state` is the snapshot; reported at the call, without a
-fix, since the copy goes in the method).  The module is a torch module by the flow of the
+the tensor itself), or what a function of the file or of another module of the project
+returns when it returns the state dict of the module it is handed (`best = snapshot(model)`
+with `def snapshot(m): return m.state_dict()`: every `return` of the function returns one of
+that parameter, which it never rebinds; the message says where the function is), or what a
+method of a class of the file or of another module of the project keeps in an attribute of the
+instance (`stopper.step(val_loss, model)`, or `stopper(val_loss, model)`, with
+`self.best_state = model.state_dict()` in the method, an early-stopping helper:
+`stopper.best_state` is the snapshot; reported at the call, without a fix, since the copy goes
+in the method).  The module is a torch module by the flow of the
 code, or a name with module methods in the code (`model.train()`, `model.parameters()`) or that
 the code calls (`model(x)`: optimizers, schedulers and scalers have state dicts but are not
 called); a class of the file that defines its own `state_dict` is not one.
@@ -374,7 +375,7 @@ model.state_dict().items()}`, which needs no import but fails on a module whose
     def found(self, finding: SnapFinding, ctx) -> None:
         anchor = finding.anchor
         if anchor.copy_after is not None:
-            _report_copied_element(self, finding, ctx, expr_key="expr", via=anchor.via, update=finding.update,
+            _report_copied_element(self, finding, ctx, via=anchor.via, update=finding.update,
                                    update_line=finding.update_line, holder=finding.holder, use=finding.use_line)
             return
         if anchor.kept is not None:
@@ -711,9 +712,9 @@ view and `.clone()` to a tensor view (in a comprehension, to its element).
 
     def found(self, finding: SnapFinding, ctx) -> None:
         if finding.anchor.copy_after is not None:
-            _report_copied_element(self, finding, ctx, expr_key="expr", source=finding.anchor.source,
-                                   via=finding.anchor.via, update=finding.update, update_line=finding.update_line,
-                                   holder=finding.holder, use=finding.use_line)
+            _report_copied_element(self, finding, ctx, source=finding.anchor.source, via=finding.anchor.via,
+                                   update=finding.update, update_line=finding.update_line, holder=finding.holder,
+                                   use=finding.use_line)
             return
         node = finding.anchor.node
         numpy = finding.anchor.array
