@@ -728,3 +728,19 @@ def test_a_function_named_like_a_discriminator_is_a_discriminator_call_by_its_bo
     torch = pytest.importorskip("torch")
     with pytest.raises(RuntimeError, match="backward through the graph a second time"):
         exec(compile(HEAD + code, "<case>", "exec"), {"torch": torch})
+
+
+def test_a_discriminator_step_in_a_method_says_what_the_caller_then_does():
+    # The finding is in `d_step`; the crash is in `train_step`, which passes the generator's
+    # output and back-propagates through it again after the call (callers are walked first).
+    from flake8_tensorcopy.rules.tns3 import DiscriminatorThroughGenerator as R
+
+    bad = R._TRAINER.replace("{fake}", "fake")
+    (v,) = lint_text(bad, options=Options()).violations
+    assert (v.code, v.line) == ("TNS301", 17)
+    assert 'the generator step then fails ("backward through the graph a second time")' in v.message
+    # A caller that makes new generator output for its own step frees nothing it uses again:
+    # the message says only that the loss reaches the generator.
+    fresh = bad.replace("g_loss = self.bce(self.netD(fake),", "g_loss = self.bce(self.netD(self.netG(z)),")
+    (v,) = lint_text(fresh, options=Options()).violations
+    assert v.message == "self.netD(fake) back-propagates into the generator; use self.netD(fake.detach())"

@@ -155,6 +155,10 @@ class GanNames:
         # (id(def), parameter) -> the generator calls whose output the file's calls of that
         # function pass in it (`d_step(real, netG(z))`): the function starts with them there.
         self.passed: dict[tuple, set] = {}
+        # (id(def), line of a discriminator call in it) -> what the discriminator step the
+        # function takes there on what a call passes does in that caller (GanScope.conclude:
+        # "crash_later", ...): the callers are walked first, the function's finding then says it.
+        self.after_calls: dict[tuple, str] = {}
         self.module_assoc: dict[str, str] = {}  # normalised module name -> role, from optimizers
         self.opt_assoc: dict[str, str] = {}  # normalised optimizer name -> role
         self.class_role: dict[int, str] = {}  # class id -> role of `self`
@@ -402,8 +406,12 @@ class GenSource:
         self.binding: ast.Assign | None = None  # `fake = netG(z)`: the statement that names it
 
 
+# The consequences of a discriminator update through the generator, the most certain first.
+_ORDER = ("crash_later", "crash_here", "crash_loop", "wrong_retain", "wrong", "neutral")
+
+
 class Event:
-    __slots__ = ("kind", "node", "index", "loops", "branches", "role", "prov", "retain", "name_role")
+    __slots__ = ("kind", "node", "index", "loops", "branches", "role", "prov", "retain", "name_role", "helper")
 
     def __init__(self, kind: str, node: ast.AST, index: int, loops: tuple, branches: tuple,
                  role: str | None = None, prov: frozenset = frozenset(), retain: bool | None = False,
@@ -417,6 +425,9 @@ class Event:
         self.prov = prov  # backward: what the loss depends on; penalty: its inputs
         self.retain = retain  # backward: retain_graph (None: not a constant)
         self.name_role = name_role  # backward: the role the loss's name gives it
+        # backward: taken inside a function of the file the call passes generator output to
+        # (id(def), line of its discriminator call): GanNames.after_calls
+        self.helper = None
 
 
 class DiscCall:
@@ -1030,6 +1041,7 @@ class GanScope:
         if callee is not None and not hasattr(callee, "gan_helper") and any(
                 self._has_gen(p) for p in (*args, *kws.values())):
             self._note_passed(node, callee, first)
+            self._file_helper_steps(node, callee, first)
         if isinstance(func, ast.Attribute) and m in _CUTTING_METHODS:
             return EMPTY
         if isinstance(func, ast.Name) and m in _NON_TENSOR_BUILTINS:
@@ -1195,6 +1207,29 @@ class GanScope:
         fact = self.walker.fact(expr, self.state)
         return fact.kind == TENSOR and fact.grad is not Grad.NO
 
+    def _file_helper_steps(self, node: ast.Call, callee, first: int) -> None:
+        """For a call of `callee`, a function of the file, that takes a discriminator step on
+        generator output the call passes (its summary's backward of a discriminator call on a
+        parameter: _steps_of): that backward, here, marked as the function's (Event.helper): it
+        reports nothing here, but what follows it here (a generator step through the same output,
+        whose graph it freed) is the consequence of the finding in the function
+        (GanNames.after_calls)."""
+        cls = self.cls_info if first else None
+        summary = self.walker.summary(callee, cls) if cls is not None else self.walker.summary(callee)
+        part = summary.doms.get(GanDomain.key) if summary is not None else None
+        if part is None:
+            return
+        bound = dict(bind_arguments(callee, node, skip_first=bool(first))[0])
+        for param, module, line, retain, _stepped in _steps_of(callee, part):
+            expr = bound.get(param)
+            if expr is None or module:
+                continue
+            gens = frozenset(a for a in self._prov.get(id(expr), EMPTY) if isinstance(a, GenSource))
+            if gens and self._may_carry_graph(expr):
+                e = self._event("backward", node, prov=gens, retain={"1": True, "0": False}.get(retain))
+                if e is not None:
+                    e.helper = (id(callee), int(line))
+
     def _note_passed(self, node: ast.Call, callee, first: int) -> None:
         """A call of `callee`, a function of the file (_file_callee), that passes generator
         output: which parameter gets which generator calls' output (GanDomain.initial starts the
@@ -1351,6 +1386,15 @@ class GanScope:
 
     def conclude(self) -> list[Finding]:
         backwards = [e for e in self.events if e.kind == "backward"]
+        for b in backwards:
+            if b.helper is not None:
+                # What a function's discriminator step on what this scope passed does here: only
+                # a crash (the graph one backward freed), which nothing inside the function can
+                # undo (a zeroing of the generator's gradients there could undo a wrong update).
+                c = self._consequence([b], b.prov, backwards)
+                seen = self.names.after_calls.get(b.helper)
+                if c.startswith("crash") and (seen is None or _ORDER.index(c) < _ORDER.index(seen)):
+                    self.names.after_calls[b.helper] = c
         if not backwards or not self.dcalls:
             return []
         roles = {id(b): self._update_role(b) for b in backwards}
@@ -1365,6 +1409,9 @@ class GanScope:
                 continue
             gens = dc.sources
             consequence = self._consequence(d_updates, gens, backwards)
+            if consequence == "neutral":
+                # In a function of the file: what its callers do after the call (walked first).
+                consequence = self.names.after_calls.get((id(self.scope_node), dc.node.lineno), consequence)
             reuse = any(roles[id(b)] != D for b in using)
             needs_graph = dc.penalty or any(gens & p.prov for p in penalties)
             if reuse:
@@ -1379,10 +1426,9 @@ class GanScope:
 
     def _consequence(self, d_updates, gens, backwards) -> str:
         best = None
-        order = ("crash_later", "crash_here", "crash_loop", "wrong_retain", "wrong", "neutral")
         for b in d_updates:
             c = self._consequence_of(b, gens, backwards)
-            if best is None or order.index(c) < order.index(best):
+            if best is None or _ORDER.index(c) < _ORDER.index(best):
                 best = c
         return best
 

@@ -130,7 +130,10 @@ that costs depends on what comes next (tiny `nn.Linear` pair, torch 2.13 CPU):
   and a discriminator of the same size (1.5x to 1.9x when re-measured on a shared, busy CPU).
 
 The message names a consequence only where the code shows it for certain: a crash (the
-generator's graph was freed by an earlier backward), or a wrong generator update (nothing
+generator's graph was freed by an earlier backward; for a discriminator step in a function or
+method of the file, also by what a caller that passes it the generator's output does after the
+call: `self.d_step(real, fake)` then the generator's backward through `fake`), or a wrong
+generator update (nothing
 between the discriminator's backward and the generator's step could zero the generator's
 gradients: no `zero_grad()` and no helper call such as `reset_grad()`).  Otherwise it says only
 that the discriminator loss reaches the generator: whether that costs time, or a crash when a
@@ -316,7 +319,49 @@ would cut the generator's only gradient path: recompute `netD(fake)` for the gen
                 D_opt.step()
             """)),
     ]
+    _TRAINER = """import torch
+from torch import nn
+
+
+class GANTrainer:
+    def __init__(self, netG, netD):
+        self.netG = netG
+        self.netD = netD
+        self.opt_g = torch.optim.Adam(netG.parameters(), lr=2e-4)
+        self.opt_d = torch.optim.Adam(netD.parameters(), lr=2e-4)
+        self.bce = nn.BCEWithLogitsLoss()
+
+    def d_step(self, real, fake):
+        self.opt_d.zero_grad()
+        ones = torch.ones(real.size(0), 1)
+        zeros = torch.zeros(real.size(0), 1)
+        loss = self.bce(self.netD(real), ones) + self.bce(self.netD({fake}), zeros)
+        loss.backward()
+        self.opt_d.step()
+
+    def train_step(self, real, z):
+        fake = self.netG(z)
+        self.d_step(real, fake)
+        self.opt_g.zero_grad()
+        g_loss = self.bce(self.netD(fake), torch.ones(real.size(0), 1))
+        g_loss.backward()
+        self.opt_g.step()
+
+
+trainer = GANTrainer(nn.Linear(8, 4), nn.Linear(4, 1))
+trainer.train_step(torch.randn(16, 4), torch.randn(16, 8))
+"""
+
     INVALID = [
+        Invalid(
+            # The discriminator step in a method of a class, given the generator's output: its
+            # backward frees the generator's graph, and the generator step after the call fails.
+            _TRAINER.replace("{fake}", "fake"),
+            line=17,
+            col=58,
+            fixed=_TRAINER.replace("{fake}", "fake.detach()"),
+            oracle=Oracle(raises=_CRASH),
+        ),
         Invalid(
             # A helper clears every gradient before the generator's step: the update is right,
             # the discriminator step only back-propagated through the generator for nothing.
