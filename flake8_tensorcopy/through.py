@@ -210,8 +210,7 @@ class Through:
         data = self.project.contents(where)  # (which `digest_of` then answers from)
         if data is None:
             return None, ()
-        # The needles are ASCII: in the bytes of any encoding Python reads source in.
-        needles = [cls.through_admits for cls in self.rules if any(n.encode() in data for n in cls.through_needles)]
+        needles = [cls.through_admits for cls in self.rules if cls.through_bytes(data)]
         if not needles:
             return None, ()
         try:

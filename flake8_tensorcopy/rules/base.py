@@ -178,6 +178,12 @@ class Rule:
         return any(s in text for s in cls.prefilter) if cls.prefilter else True
 
     @classmethod
+    def through_bytes(cls, data: bytes) -> bool:
+        """Whether a module's bytes hold a needle (the needles are ASCII: in the bytes of any
+        encoding Python reads source in)."""
+        return any(n.encode() in data for n in cls.through_needles)
+
+    @classmethod
     def through_admits(cls, segment: str) -> bool:
         """Whether a function of another module whose text is `segment` may be where the rule
         reports for a call's arguments (a rule with `through_calls`): it holds a needle."""

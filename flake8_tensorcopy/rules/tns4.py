@@ -593,6 +593,7 @@ def _leafish(text: str, value: str, bindings: tuple, seen: frozenset) -> bool:
     return False
 
 
+_THROUGH_BYTES = LazyPattern(rb"\.(?:grad|(?:fill|zero|copy|uniform|normal|mul|add|sub|div|clamp)_\()")
 _HEADER_PARAMS = LazyPattern(r"def\s+\w+\s*\(([^)]*)\)")
 _LOOP_OVER = LazyPattern(r"for\s+(\w+)\s+in\s+(?:\w+\()?(\w+)")
 _INPLACE_ON = LazyPattern(r"(\w+)(?:\[[^\]\n]*\])?\.(?:fill_|zero_|copy_|uniform_|normal_|mul_|add_|sub_|div_|clamp_)\(")
@@ -627,6 +628,10 @@ class InplaceOnLeaf(Rule):
     through_calls = True
     through_needles = (".grad", ".fill_(", ".zero_(", ".copy_(", ".uniform_(", ".normal_(", ".mul_(", ".add_(",
                        ".sub_(", ".div_(", ".clamp_(")
+
+    @classmethod
+    def through_bytes(cls, data: bytes) -> bool:
+        return _THROUGH_BYTES.search(data) is not None  # (one pass over a module, not eleven)
 
     @classmethod
     def through_admits(cls, segment: str) -> bool:
