@@ -32,6 +32,22 @@ class _SnapshotRule(Rule):
 
     domains = ("snapshots",)
     kind = ""
+    # `best = snapshot(model)`, `w0 = to_numpy(model.fc.weight)`, `stopper.step(loss, model)`:
+    # functions and methods of the modules the file imports that may keep a snapshot.
+    imported_triggers = staticmethod(snapshot_triggers)
+
+    @classmethod
+    def scope_test(cls, text: str):
+        # A function that calls one of the file's functions that return a state dict or a view
+        # of what they are handed (`best = snapshot(model)`), or a method that keeps a state dict
+        # (`stopper.step(loss, model)`), keeps one as much as `model.state_dict()` does.
+        return cls.scope_test_imported(text, frozenset())
+
+    @classmethod
+    def scope_test_imported(cls, text: str, names: frozenset):
+        needles = tuple("state_dict(" if n == "__call__" else n + "(" for n in sorted(names)) + snapshot_needles(text)
+        test = cls.might_match_scope
+        return or_holds(test, needles) if needles else test
 
     def leave_scope(self, scope, ctx) -> None:
         snaps = ctx.domain("snapshots")
@@ -76,27 +92,13 @@ class StateDictNotACopy(_SnapshotRule):
     fix_safety = "unsafe"
     prefilter = ("state_dict(",)
     kind = STATE
-    # `best = snapshot(model)` with `def snapshot(m): return m.state_dict()` in utils.py.
-    imported_triggers = staticmethod(snapshot_triggers)
-    # (A `return` of one, or an attribute of the instance set to one.)
+    # `best = snapshot(model)` with `def snapshot(m): return m.state_dict()` in utils.py (a
+    # `return` of one, or an attribute of the instance set to one).
     imported_needle = OnLinesWith((b".state_dict(",), LazyPattern(rb"^[ \t]*(?:return|self\.\w+[ \t]*=)"))
 
     @classmethod
     def might_match(cls, text: str) -> bool:
         return might_keep_state_dict(text)
-
-    @classmethod
-    def scope_test(cls, text: str):
-        # A function that calls one of the file's functions that return a state dict they are
-        # handed (`best = snapshot(model)`), or a method that keeps one (`stopper.step(loss,
-        # model)`), keeps one as much as `model.state_dict()` does.
-        return cls.scope_test_imported(text, frozenset())
-
-    @classmethod
-    def scope_test_imported(cls, text: str, names: frozenset):
-        needles = tuple("state_dict(" if n == "__call__" else n + "(" for n in sorted(names)) + snapshot_needles(text)
-        test = cls.might_match_scope
-        return or_holds(test, needles) if needles else test
     docs = """
 ## What it does
 Checks for a module's `state_dict()` kept as a snapshot and used after an in-place update of
@@ -432,27 +434,13 @@ class TensorSnapshotNotACopy(_SnapshotRule):
     prefilter = (".detach(", ".numpy(", ".data")
     kind = "tensor"
     # `w0 = to_numpy(model.fc.weight)` with `def to_numpy(t): return t.detach().cpu().numpy()` in
-    # utils.py.
-    imported_triggers = staticmethod(snapshot_triggers)
-    # (A `return` of a view that ends the line.)
+    # utils.py (a `return` of a view that ends the line).
     imported_needle = OnLinesWith((b".detach()", b".numpy()", b".data"), LazyPattern(
         rb"^[ \t]*return[^\n]*(?:\.detach\(\)|\.data|\.numpy\(\))(?:\.cpu\(\))?(?:\.numpy\(\))?[ \t]*(?:[,)\]}#]|\r?$)"))
 
     @classmethod
     def might_match(cls, text: str) -> bool:
         return might_alias_tensor(text)
-
-    @classmethod
-    def scope_test(cls, text: str):
-        # A function that calls one of the file's functions that return a view of the tensor they
-        # are handed (`w0 = to_numpy(model.fc.weight)`) keeps one as much as `.detach()` does.
-        return cls.scope_test_imported(text, frozenset())
-
-    @classmethod
-    def scope_test_imported(cls, text: str, names: frozenset):
-        needles = tuple("state_dict(" if n == "__call__" else n + "(" for n in sorted(names)) + snapshot_needles(text)
-        test = cls.might_match_scope
-        return or_holds(test, needles) if needles else test
     docs = """
 ## What it does
 Checks for a `.detach()`, `.data` or NumPy view of a tensor kept as a snapshot and read after an
