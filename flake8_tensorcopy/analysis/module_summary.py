@@ -183,8 +183,8 @@ class ProjectEntity:
 
     def method_keeps(self, name: str) -> tuple:
         """What method `name` of the class keeps of what it is handed (snapshots.kept_state_dicts:
-        `self.best_state = model.state_dict()`): ((positional-only, positional, keyword-only
-        parameter names, the instance's first), ((parameter, attribute, line), ...)); () when
+        `self.best_state = model.state_dict()`): ((positional-only, positional (the instance
+        first), keyword-only parameter names), ((parameter, attribute, line), ...)); () when
         nothing."""
         found = self._answer(("keeps", self.path, name), lambda w, node: _keeps(w, node, name), many="plain")
         return found if type(found) is tuple and len(found) == 2 else ()
