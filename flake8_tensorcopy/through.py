@@ -151,7 +151,7 @@ class Through:
         return known
 
     def _find_methods(self, where: str, cls: str) -> frozenset:
-        text, needles = self._text(where)
+        text, tests = self._text(where)
         if text is None:
             return frozenset()
         found: set = set()
@@ -163,7 +163,7 @@ class Through:
             seen.add(c)
             for _cls, bases, name, segment in class_methods(text, c):
                 todo.extend(bases)
-                if not name.startswith("__") and any(t(segment) for t in needles):
+                if not name.startswith("__") and any(admits(segment) for admits in tests):
                     found.add(name)
         return frozenset(found)
 
@@ -190,10 +190,11 @@ class Through:
         return known
 
     def _find(self, where: str) -> frozenset:
-        text, needles = self._text(where)
+        text, tests = self._text(where)
         if text is None:
             return frozenset()
-        return frozenset(name for name, segment in top_level_functions(text) if any(t(segment) for t in needles))
+        return frozenset(name for name, segment in top_level_functions(text)
+                         if any(admits(segment) for admits in tests))
 
     def _text(self, where: str) -> tuple:
         """(the text of the module at `where`, the function tests of such rules whose needles it
@@ -210,11 +211,11 @@ class Through:
         data = self.project.contents(where)  # (which `digest_of` then answers from)
         if data is None:
             return None, ()
-        needles = [cls.through_admits for cls in self.rules if cls.through_bytes(data)]
-        if not needles:
+        tests = [cls.through_admits for cls in self.rules if cls.through_bytes(data)]
+        if not tests:
             return None, ()
         try:
-            return decode(data).text, needles
+            return decode(data).text, tests
         except DecodeError:
             return None, ()
 

@@ -160,6 +160,19 @@ def yields(func) -> bool:
     return False
 
 
+def own_nodes(body):
+    """The nodes of a function's body that run as part of it: not in a nested function, class
+    or lambda (those nodes are not given either)."""
+    stack = list(body)
+    while stack:
+        n = stack.pop()
+        t = type(n)
+        if t is ast.FunctionDef or t is ast.AsyncFunctionDef or t is ast.ClassDef or t is ast.Lambda:
+            continue
+        yield n
+        stack.extend(child_nodes(n))
+
+
 def suspends(stmt) -> bool:
     """Whether a statement can suspend its generator or coroutine (`yield`, `await`)."""
     return any(isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await)) for n in ast.walk(stmt))

@@ -1140,9 +1140,7 @@ class GanScope:
             penalized = {param for param, _, _, pen in said if pen}
             bound = dict(bind_arguments(callee.node, node)[0])
         else:
-            cls = self.cls_info if first else None
-            summary = self.walker.summary(callee, cls) if cls is not None else self.walker.summary(callee)
-            part = summary.doms.get(GanDomain.key) if summary is not None else None
+            part = self._callee_part(callee, first)
             if part is None or not part.returns_disc or any(e.kind == "backward" for e in part.events):
                 return None
             returns_disc = part.returns_disc
@@ -1207,6 +1205,13 @@ class GanScope:
         fact = self.walker.fact(expr, self.state)
         return fact.kind == TENSOR and fact.grad is not Grad.NO
 
+    def _callee_part(self, callee, first: int):
+        """What this domain's part of the summary of `callee`, a function of the file (a method
+        when `first`), says, or None."""
+        cls = self.cls_info if first else None
+        summary = self.walker.summary(callee, cls) if cls is not None else self.walker.summary(callee)
+        return summary.doms.get(GanDomain.key) if summary is not None else None
+
     def _file_helper_steps(self, node: ast.Call, callee, first: int) -> None:
         """For a call of `callee`, a function of the file, that takes a discriminator step on
         generator output the call passes (its summary's backward of a discriminator call on a
@@ -1214,9 +1219,7 @@ class GanScope:
         reports nothing here, but what follows it here (a generator step through the same output,
         whose graph it freed) is the consequence of the finding in the function
         (GanNames.after_calls)."""
-        cls = self.cls_info if first else None
-        summary = self.walker.summary(callee, cls) if cls is not None else self.walker.summary(callee)
-        part = summary.doms.get(GanDomain.key) if summary is not None else None
+        part = self._callee_part(callee, first)
         if part is None:
             return
         bound = dict(bind_arguments(callee, node, skip_first=bool(first))[0])

@@ -25,7 +25,7 @@ from collections import namedtuple
 
 from ..model import REQUIRED, Record
 from .astutil import (bind_arguments, child_nodes, def_stub, dotted_name, expressions, is_plain_method,
-                      target_elements)
+                      own_nodes, target_elements)
 from .facts import FUNCTION, MODULE, TENSOR, UNKNOWN, Device, Grad
 from .names import words
 from .storage import is_inplace_method
@@ -136,12 +136,8 @@ def kept_state_dicts(method) -> tuple:
     params = {x.arg for x in (*positional[1:], *a.kwonlyargs)}
     assigned: dict = {}  # attribute -> [(parameter or None, line)]
     rebound: set = set()
-    stack = list(method.body)
-    while stack:
-        n = stack.pop()
+    for n in own_nodes(method.body):
         t = type(n)
-        if t is ast.FunctionDef or t is ast.AsyncFunctionDef or t is ast.ClassDef or t is ast.Lambda:
-            continue
         if t is ast.Assign or t is ast.AnnAssign or t is ast.AugAssign:
             targets = n.targets if t is ast.Assign else [n.target]
             for target in targets:
@@ -155,7 +151,6 @@ def kept_state_dicts(method) -> tuple:
             rebound.add(n.id)
         elif t is ast.Global or t is ast.Nonlocal:
             rebound.update(n.names)
-        stack.extend(ast.iter_child_nodes(n))
     out = []
     for attr, sets in sorted(assigned.items()):
         ps = {p for p, _ in sets}
@@ -189,12 +184,8 @@ def snapshot_return(func) -> tuple | None:
     a = func.args
     params = {x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs)}
     found = None
-    stack = list(func.body)
-    while stack:
-        n = stack.pop()
+    for n in own_nodes(func.body):  # (a nested function's returns are its own)
         t = type(n)
-        if t is ast.FunctionDef or t is ast.AsyncFunctionDef or t is ast.ClassDef or t is ast.Lambda:
-            continue  # (their returns are their own)
         if t is ast.Yield or t is ast.YieldFrom:
             return None
         if t is ast.Return:
@@ -207,7 +198,6 @@ def snapshot_return(func) -> tuple | None:
                 return None
         elif (t is ast.Global or t is ast.Nonlocal) and params.intersection(n.names):
             return None
-        stack.extend(ast.iter_child_nodes(n))
     return found
 
 
@@ -359,8 +349,8 @@ class SnapshotDomain(Domain):
         # id(def) -> whether that function of the file steps an optimizer
         self._stepping: dict[int, bool] = {}
         self._file_steps: bool | None = None
-        # Names of the calls that may keep a snapshot (helper_names): the file's own (None: not
-        # read yet) and those of the project modules it imports.
+        # Names of the calls that may keep a snapshot (helper_names; None: not read yet), of the
+        # file's own and of the project modules it imports (`_imported`, from `widen`).
         self._helpers: frozenset | None = None
         self._imported: frozenset = frozenset()
         self._helper_returns: dict = {}  # id(def) -> snapshot_return(def)
@@ -394,10 +384,11 @@ class SnapshotDomain(Domain):
         state dict or a view of what they are handed (`snapshot_helpers`), and of the methods
         that keep a state dict in an attribute (`state_keeping_methods`), the file's own and
         those of the project modules it imports (`widen`)."""
-        if self._helpers is None:
+        if self._helpers is None:  # (asked at every statement: made once, after `widen`)
             text = walker.lines.text if walker.lines is not None else ""
-            self._helpers = frozenset(snapshot_helpers(text)).union(*state_keeping_methods(text).values())
-        return self._helpers | self._imported if self._imported else self._helpers
+            own = frozenset(snapshot_helpers(text)).union(*state_keeping_methods(text).values())
+            self._helpers = own | self._imported
+        return self._helpers
 
     def initial(self, walker, frame) -> SnapState:
         return SnapState()
@@ -1194,7 +1185,8 @@ def _helper_argument(call, walker, state, dom, kind: str):
     elif type(entity) is ast.FunctionDef:
         memo = dom._helper_returns
         if id(entity) not in memo:
-            memo[id(entity)] = snapshot_return(entity) if snapshot_helpers(walker.source_of(entity)) else None
+            memo[id(entity)] = snapshot_return(entity) if _RETURNS_SNAPSHOT.search(walker.source_of(entity)) \
+                else None
         said, callee, where = memo[id(entity)], entity, f"line {entity.lineno}"
     else:
         return None
