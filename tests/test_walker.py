@@ -377,6 +377,37 @@ def test_a_loop_nest_walks_its_innermost_body_once_a_pass_of_each_loop_around_it
     assert [(v.code, v.line) for v in found] == [("TNS101", 10)]
 
 
+def test_a_function_called_with_known_arguments_is_walked_once_for_them(monkeypatch):
+    """A call that passes facts the summary does not assume gets a walk of the callee with them
+    (summaries.given_result); the summary (parameters unknown) is walked only where that walk's
+    answer is not had: `double(w)` walks `double` once, and what it returns still requires grad."""
+    code = textwrap.dedent("""
+        import torch
+
+        def double(t):
+            y = t * 2
+            return y
+
+        def report():
+            w = torch.ones(3, requires_grad=True)
+            return double(w).numpy()
+    """)
+    walked = []
+    real = Walker._stmt
+
+    def spy(self, stmt, state):
+        if stmt.lineno == 5:
+            walked.append(self.frame.dispatch)
+        return real(self, stmt, state)
+
+    monkeypatch.setattr(Walker, "_stmt", spy)
+    found = lint_text(code).violations
+    assert [(v.code, v.line) for v in found] == [("TNS101", 10)]
+    # Once, for `double(w)`'s arguments (no rule reports in `double`): not once more for a
+    # summary with `t` unknown.
+    assert walked == [False]
+
+
 def test_child_nodes_are_ast_children_without_expression_contexts():
     """astutil.child_nodes (spelled out for the frequent node types) gives what
     ast.iter_child_nodes gives, in its order, less Load/Store/Del, on real code: this package's

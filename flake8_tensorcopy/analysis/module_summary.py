@@ -88,7 +88,7 @@ class ProjectEntity:
 
         def compute(walker, node):
             given = {p: import_fact(x, self.project.entity) for p, x in said}
-            return walker.given_result(node, None, given, walker.function_result(node, None))
+            return walker.given_result(node, None, given, lambda: walker.function_result(node, None))
 
         return self._answer(("for", self.path, said), compute)
 

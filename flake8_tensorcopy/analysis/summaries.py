@@ -133,9 +133,11 @@ class Summaries:
         """What this call of function `func` of the file returns.  Its summary walked the body
         with the parameters unknown (or what their annotations say); when the call passes
         something more definite, the body is walked again with the call's arguments (rules off,
-        memoised per argument facts).  The arguments' facts over-approximate what they may be at
-        this call, so the result is as sound as the summary's and holds for this call only."""
-        generic = self.function_result(func, None)
+        memoised per argument facts), and the summary is walked only when that walk is not made
+        (no budget, a long body, a recursive call): a function called with known arguments is
+        walked once, not twice.  The arguments' facts over-approximate what they may be at this
+        call, so the result is as sound as the summary's and holds for this call only."""
+        generic = lambda: self.function_result(func, None)  # noqa: E731
         if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return self._for_call(func, None, call, state, generic, skip_first=False)
         if hasattr(func, "returns_for") and not self._surveying:
@@ -146,36 +148,38 @@ class Summaries:
                     if f.kind in _PORTABLE and f.node is None and f.attrs is None}
             if args:
                 result = func.returns_for(args)
-                return result if result is not None else generic
-        return generic
+                if result is not None:
+                    return result
+        return generic()
 
     def method_call_result(self, classdef, name: str, call: ast.Call, state) -> Fact | None:
         """What this call of method `name` of a class of the file returns (as call_result)."""
-        generic = self.method_result(classdef, name)
+        generic = lambda: self.method_result(classdef, name)  # noqa: E731
         info = self.classes.get(id(classdef)) if not hasattr(classdef, "method_return") else None
         func = info.method(name)[0] if info is not None else None
         if func is None or not is_plain_method(func):
-            return generic
+            return generic()
         return self._for_call(func, info, call, state, generic, skip_first=True)
 
-    def _for_call(self, func, cls, call: ast.Call, state, generic: Fact | None, skip_first: bool) -> Fact | None:
+    def _for_call(self, func, cls, call: ast.Call, state, generic, skip_first: bool) -> Fact | None:
         if self._surveying:
-            return generic
+            return generic()
         args = self._call_arguments(func, call, state, skip_first)
         if not args:
-            return generic
+            return generic()
         return self.given_result(func, cls, args, generic)
 
-    def given_result(self, func, cls, args: dict, generic: Fact | None) -> Fact | None:
-        """What `func` returns with parameters `args` ({name: fact}), walked once per facts."""
+    def given_result(self, func, cls, args: dict, generic) -> Fact | None:
+        """What `func` returns with parameters `args` ({name: fact}), walked once per facts;
+        `generic()` (what it returns for any arguments) where it is not walked."""
         if func.end_lineno - func.lineno > _CALL_MAX_LINES:
-            return generic
+            return generic()
         key = (id(func), id(cls), tuple(sorted((p, f, id(f.node)) for p, f in args.items())))
         if key in self._call_results:
             found = self._call_results[key]
-            return found if found is not None else generic
+            return found if found is not None else generic()
         if self._call_budget <= 0:
-            return generic
+            return generic()
         self._call_budget -= 1
         self._call_results[key] = None  # recursion: the summary's result meanwhile
         cache = self._cache
