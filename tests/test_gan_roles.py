@@ -14,6 +14,9 @@ from flake8_tensorcopy.analysis.gan import GanNames, is_class_name, name_role, w
     ("critic", "D"), ("self.GAN.D_aug", "D"), ("g_ema", "G"), ("netG_A2B", "G"),
     ("d_loss", None), ("loss_G", None), ("train_D", None), ("gen_imgs", None), ("criterionGAN", None),
     ("self.model", None), ("decoder", None), ("optimizerD", None), ("GAN", None),
+    # A dimension, not a discriminator: torch's `conv1d`, `dropout2d`, `max_pool3d`, `Conv2D`.
+    ("F.conv1d", None), ("nn.functional.dropout2d", None), ("max_pool3d", None), ("self.Conv2D", None),
+    ("D2", "D"), ("netD_2", "D"),
 ])
 def test_module_roles_from_names(name, role):
     assert name_role(name) == role
@@ -23,6 +26,20 @@ def test_words_split_camel_case_and_underscores():
     assert words("netG_A2B") == ["net", "g", "a", "2", "b"]
     assert words("SRGenerator") == ["sr", "generator"]
     assert words("optimizerD") == ["optimizer", "d"]
+    assert words("conv1d") == ["conv", "1d"] and words("BatchNorm2D") == ["batch", "norm", "2d"]
+    assert words("x2dis") == ["x", "2", "dis"]
+
+
+def test_torch_calls_with_a_dimension_give_no_discriminator_role():
+    """A file that calls `F.conv1d` and `nn.functional.dropout2d` next to a generator `g(z)` has
+    no discriminator: the GAN domain is not active in it (transformers' reformer and mamba2 were
+    read as GANs)."""
+    text = ("import torch\nimport torch.nn.functional as F\n\n"
+            "def f(g, x, z, w):\n    y = F.conv1d(x, w)\n    y = torch.nn.functional.dropout2d(y)\n"
+            "    return g(z) + y\n")
+    assert not GanNames(ast.parse(text), text=text).active
+    text2 = text.replace("F.conv1d(x, w)", "D(x)")
+    assert GanNames(ast.parse(text2), text=text2).active
 
 
 def test_class_names_construct_modules_they_do_not_run_them():

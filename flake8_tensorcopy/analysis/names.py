@@ -14,13 +14,15 @@ from ..source import LazyPattern
 G, D = "G", "D"
 
 IDENT = LazyPattern(r"[A-Za-z_][A-Za-z0-9_]*")
-_WORD = LazyPattern(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+# A number with a `d` (`conv1d`, `Dropout2d`, `Conv3D`) is one word, a dimension: not a `d`.
+_WORD = LazyPattern(r"\d+[dD](?![a-z])|[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 G_WORDS = frozenset({"g", "gen", "generator", "generators", "netg"})
 D_WORDS = frozenset({"d", "disc", "discrim", "discriminator", "discriminators", "dis", "critic", "netd"})
 
 
 def words(name: str) -> list[str]:
-    """`netG_A2B` -> ["net", "g", "a", "2", "b"]; `optimizerD` -> ["optimizer", "d"]."""
+    """`netG_A2B` -> ["net", "g", "a", "2", "b"]; `optimizerD` -> ["optimizer", "d"]; `conv1d` ->
+    ["conv", "1d"]."""
     return [w.lower() for w in _WORD.findall(name)]
 
 
