@@ -40,6 +40,12 @@ def sink_calls(text: str, project, module: str, path: str) -> frozenset:
         # (`T.Trainer(net)`, `import pkg.trainer as T` or `from pkg import trainer`).
         if name is None:
             methods = _methods_constructed(text, local, where, through)
+        elif not where.endswith("__init__.py"):
+            # (Asked before the text is searched for the call: most classes have no such method,
+            # and a search of the text for each name a file imports was most of this function.)
+            methods = through.methods(where, name)
+            if methods and local + "(" not in text:
+                methods = ()
         elif local + "(" in text:
             methods = through.methods(where, name)
         else:
