@@ -2550,6 +2550,77 @@ def test_a_function_of_another_module_that_returns_a_view_is_not_a_copy(tmp_path
     assert module.fit(x, y) == (True, True, True)
 
 
+LOCAL_HELPERS = {
+    "pyproject.toml": "",
+    "PKG/__init__.py": "",
+    "PKG/checkpoints.py": """
+        def snapshot(m):
+            state = m.state_dict()
+            return state
+
+
+        def to_numpy(t):
+            array = t.detach().cpu().numpy()
+            return array
+
+
+        def cloned(m):
+            state = m.state_dict()
+            for k in state:
+                state[k] = state[k].clone()
+            return state
+    """,
+    "PKG/train.py": """
+        import numpy as np
+        import torch
+        from torch import nn
+
+        from .checkpoints import cloned, snapshot, to_numpy
+
+
+        def fit(x, y):
+            model = nn.Linear(4, 1)
+            opt = torch.optim.SGD(model.parameters(), lr=0.1)
+            start = model.weight.detach().clone()
+            best = snapshot(model)
+            kept = cloned(model)
+            first = to_numpy(model.weight)
+            for _ in range(3):
+                opt.zero_grad()
+                nn.functional.mse_loss(model(x), y).backward()
+                opt.step()
+            moved = not np.array_equal(first, start.numpy())
+            model.load_state_dict(best)
+            restored = torch.equal(model.weight, start)
+            model.load_state_dict(kept)
+            return restored, moved, torch.equal(model.weight, start)
+    """,
+}
+LOCAL_HELPER_FINDINGS = [
+    ("TNS501", 12, "`snapshot(model)` is not a copy (snapshot() returns model.state_dict(), checkpoints.py:1): "
+                   "`opt.step()` (line 18) changes its tensors in place before `best` is used (line 20); use "
+                   "`copy.deepcopy(snapshot(model))`"),
+    ("TNS502", 14, "`to_numpy(model.weight)` shares memory with `model.weight` (to_numpy() returns "
+                   "model.weight.detach().cpu().numpy(), checkpoints.py:6): `opt.step()` (line 18) changes it in "
+                   "place before `first` is used (line 19); use `to_numpy(model.weight).copy()`")]
+
+
+def test_a_helper_that_returns_a_local_bound_to_a_state_dict_or_a_view_copies_nothing(tmp_path, capsys, monkeypatch):
+    # `state = m.state_dict()` then `return state` (and the same of a NumPy view) returns what
+    # `return m.state_dict()` returns.  Not cloned(), whose local is indexed and rebound key by
+    # key: it copies every tensor.
+    train = make(tmp_path, files=LOCAL_HELPERS, package="localhelperpkg")
+    _reported_everywhere(train, LOCAL_HELPER_FINDINGS, capsys, tmp_path)
+    import torch
+
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from localhelperpkg import train as module
+
+    restored, moved, restored_from_clone = module.fit(torch.randn(32, 4), torch.randn(32, 1))
+    assert not restored and moved  # the "snapshots" followed the weights
+    assert restored_from_clone
+
+
 KEEPING_CLASS = {
     "pyproject.toml": "",
     "PKG/__init__.py": "",

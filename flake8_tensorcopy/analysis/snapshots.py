@@ -96,9 +96,10 @@ def snapshot_needles(text: str) -> tuple:
     return tuple("state_dict(" if n == "__call__" else n + "(" for n in sorted(names))
 
 
-# A `return` of a state dict or of a view that ends the line (a first test of a whole text).
+# A `return` of a state dict or of a view that ends the line, or a local bound to one (returned
+# later: `state = m.state_dict()`, `return state`): a first test of a whole text.
 _RETURNS_SNAPSHOT = OnLinesWith((".state_dict(", ".detach()", ".numpy()", ".data"), LazyPattern(
-    r"^[ \t]*return[^\n]*(?:\.state_dict\(|(?:\.detach\(\)|\.data|\.numpy\(\))(?:\.cpu\(\))?(?:\.numpy\(\))?"
+    r"^[ \t]*(?:return|[A-Za-z_]\w*[ \t]*=)[^\n]*(?:\.state_dict\(|(?:\.detach\(\)|\.data|\.numpy\(\))(?:\.cpu\(\))?(?:\.numpy\(\))?"
     r"[ \t]*(?:[,)\]}#]|\r?$))"))
 # An attribute of the instance set to a state dict (a first test of a whole text).
 _SETS_STATE = OnLinesWith((".state_dict(",), LazyPattern(r"^[ \t]*self\.\w+[ \t]*="))
@@ -174,7 +175,8 @@ def snapshot_return(func) -> tuple | None:
     `.numpy()`, which _chain_alias reads as _tensor_alias reads the expression); else None.  A
     plain function (not async, not a generator; decorated by nothing but `torch.no_grad()` or
     `torch.inference_mode()`) whose body ends in a `return`, every `return` of which returns
-    the same of one parameter, which the body never rebinds."""
+    the same of one parameter, which the body never rebinds (or returns a local that one plain
+    assignment binds to it, `state = m.state_dict()`, named nowhere else)."""
     if type(func) is not ast.FunctionDef or not func.body or type(func.body[-1]) is not ast.Return:
         return None
     for d in func.decorator_list:
@@ -184,12 +186,21 @@ def snapshot_return(func) -> tuple | None:
     a = func.args
     params = {x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs)}
     found = None
-    for n in own_nodes(func.body):  # (a nested function's returns are its own)
+    nodes = list(own_nodes(func.body))  # (a nested function's returns are its own)
+    bound = None  # {local: its value}, on first need
+    for n in nodes:
         t = type(n)
         if t is ast.Yield or t is ast.YieldFrom:
             return None
         if t is ast.Return:
-            got = _returned_snapshot(n.value)
+            value = n.value
+            if type(value) is ast.Name and value.id not in params:
+                # `state = m.state_dict()` then `return state`: a local bound once, named nowhere
+                # else (nothing it is handed to or that indexes it may copy its tensors).
+                if bound is None:
+                    bound = _bound_once_and_returned(func, nodes)
+                value = bound.get(value.id)
+            got = _returned_snapshot(value) if value is not None else None
             if got is None or got[1] not in params or (found is not None and got != found):
                 return None
             found = got
@@ -199,6 +210,25 @@ def snapshot_return(func) -> tuple | None:
         elif (t is ast.Global or t is ast.Nonlocal) and params.intersection(n.names):
             return None
     return found
+
+
+def _bound_once_and_returned(func, nodes: list) -> dict:
+    """{name: value} of the locals of `func` (`nodes`: its own nodes) that one plain assignment
+    binds (`state = m.state_dict()`) and that are named only there and in one `return name`
+    (nor in a function nested in it)."""
+    named: dict = {}  # name -> times it appears
+    for n in ast.walk(func):
+        if type(n) is ast.Name:
+            named[n.id] = named.get(n.id, 0) + 1
+    values: dict = {}
+    returned: dict = {}
+    for n in nodes:
+        t = type(n)
+        if t is ast.Assign and len(n.targets) == 1 and type(n.targets[0]) is ast.Name:
+            values[n.targets[0].id] = n.value
+        elif t is ast.Return and type(n.value) is ast.Name:
+            returned[n.value.id] = returned.get(n.value.id, 0) + 1
+    return {name: value for name, value in values.items() if named.get(name) == 2 and returned.get(name) == 1}
 
 
 def _returned_snapshot(expr) -> tuple | None:

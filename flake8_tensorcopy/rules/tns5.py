@@ -93,8 +93,8 @@ class StateDictNotACopy(_SnapshotRule):
     prefilter = ("state_dict(",)
     kind = STATE
     # `best = snapshot(model)` with `def snapshot(m): return m.state_dict()` in utils.py (a
-    # `return` of one, or an attribute of the instance set to one).
-    imported_needle = OnLinesWith((b".state_dict(",), LazyPattern(rb"^[ \t]*(?:return|self\.\w+[ \t]*=)"))
+    # `return` of one, a local bound to one, or an attribute of the instance set to one).
+    imported_needle = OnLinesWith((b".state_dict(",), LazyPattern(rb"^[ \t]*(?:return|(?:self\.)?\w+[ \t]*=)"))
 
     @classmethod
     def might_match(cls, text: str) -> bool:
@@ -110,8 +110,9 @@ a shallow copy of one (`.copy()`, `dict(...)`, `OrderedDict(...)`), a comprehens
 `v.data`, and for the state dict of a module certainly on the CPU `v.cpu()`, which there returns
 the tensor itself), or what a function of the file or of another module of the project
 returns when it returns the state dict of the module it is handed (`best = snapshot(model)`
-with `def snapshot(m): return m.state_dict()`: every `return` of the function returns one of
-that parameter, which it never rebinds; the message says where the function is), or what a
+with `def snapshot(m): return m.state_dict()`, or `state = m.state_dict()` then `return state`,
+the local named nowhere else: every `return` of the function returns one of that parameter,
+which it never rebinds; the message says where the function is), or what a
 method of a class of the file or of another module of the project keeps in an attribute of the
 instance (`stopper.step(val_loss, model)`, or `stopper(val_loss, model)`, with
 `self.best_state = model.state_dict()` in the method, an early-stopping helper:
@@ -221,6 +222,7 @@ model.state_dict().items()}`, which needs no import but fails on a module whose
         """)
 
     _HELPER = "\n\ndef snapshot(m):\n    return {ret}\n\n\n"
+    _HELPER_LOCAL = "\n\ndef snapshot(m):\n    state = m.state_dict()\n    return state\n\n\n"
     # An early-stopping helper that keeps the best state dict in an attribute.
     _STOPPING = dedent("""
 
@@ -372,6 +374,15 @@ model.state_dict().items()}`, which needs no import but fails on a module whose
             unsafe=True,
             oracle=Oracle(check_bad="rewound_loss != init_loss", check_fixed="rewound_loss == init_loss"),
         ),
+        Invalid(
+            # So does one that binds it to a local first, and returns that.
+            "import copy\n\n" + _SETUP + _HELPER_LOCAL + _REWIND.format(snap="snapshot(model)"),
+            line=17,
+            col=13,
+            fixed="import copy\n\n" + _SETUP + _HELPER_LOCAL + _REWIND.format(snap="copy.deepcopy(snapshot(model))"),
+            unsafe=True,
+            oracle=Oracle(check_bad="rewound_loss != init_loss", check_fixed="rewound_loss == init_loss"),
+        ),
     ]
 
     def found(self, finding: SnapFinding, ctx) -> None:
@@ -434,9 +445,9 @@ class TensorSnapshotNotACopy(_SnapshotRule):
     prefilter = (".detach(", ".numpy(", ".data")
     kind = "tensor"
     # `w0 = to_numpy(model.fc.weight)` with `def to_numpy(t): return t.detach().cpu().numpy()` in
-    # utils.py (a `return` of a view that ends the line).
+    # utils.py (a `return` of a view that ends the line, or a local bound to one).
     imported_needle = OnLinesWith((b".detach()", b".numpy()", b".data"), LazyPattern(
-        rb"^[ \t]*return[^\n]*(?:\.detach\(\)|\.data|\.numpy\(\))(?:\.cpu\(\))?(?:\.numpy\(\))?[ \t]*(?:[,)\]}#]|\r?$)"))
+        rb"^[ \t]*(?:return|[A-Za-z_]\w*[ \t]*=)[^\n]*(?:\.detach\(\)|\.data|\.numpy\(\))(?:\.cpu\(\))?(?:\.numpy\(\))?[ \t]*(?:[,)\]}#]|\r?$)"))
 
     @classmethod
     def might_match(cls, text: str) -> bool:
@@ -452,8 +463,9 @@ does not require grad) and `t.detach().cpu().numpy()` when `t` is certainly on t
 accelerator, `.cpu()` copies), of a tensor with a name (`model.fc.weight`, `w`, a loop variable
 over `model.parameters()`), and what a function of the file or of another module of the project
 returns when it returns such a view of the tensor it is handed (`to_numpy(model.fc.weight)` with
-`def to_numpy(t): return t.detach().cpu().numpy()`: every `return` of the function returns the
-same view of that parameter, which it never rebinds; the message says where the function is),
+`def to_numpy(t): return t.detach().cpu().numpy()`, or a local bound to such a view and
+returned, named nowhere else: every `return` of the function returns the same view of that
+parameter, which it never rebinds; the message says where the function is),
 and a list or dict comprehension of such views of a module's parameters (`[p.detach() for p in
 model.parameters()]`, `{n: p.detach() for n, p in model.named_parameters()}`).
 
