@@ -136,22 +136,25 @@ class Processor:
 '''
 
 
-def test_callers_of_a_reporting_function_are_walked_to_report(monkeypatch):
-    """`convert_segmentation_to_rle` has nothing to report, but what it passes on comes from its
-    own caller (transformers' DETR image processors): it is walked to report, after its caller,
-    so that the fact reaches down the chain whatever the budget of call-site surveys left.
-    `compute_segments` (called, calling nothing that reports) and the module are not."""
+def test_callers_of_a_reporting_function_are_walked_with_what_their_callers_pass(monkeypatch):
+    """What `binary_mask_to_rle` is handed comes from two callers up (transformers' DETR image
+    processors): `convert_segmentation_to_rle` (which TNS502's scope test admits) is walked to
+    report after its caller, and `post_process_instance_segmentation`, which no rule's test
+    admits, is walked first with rules off, for what it passes on: the fact reaches down the
+    chain whatever the budget of call-site surveys left.  `compute_segments` (called, calling
+    nothing that reports) and the module are not walked so."""
     walked = []
     real = Walker._run_function
 
-    def spy(self, func, parent, no_grad, cls, dispatch, given=None):
-        if dispatch:
-            walked.append(func.name)
-        return real(self, func, parent, no_grad, cls, dispatch, given)
+    def spy(self, func, parent, no_grad, cls, dispatch, given=None, sites=True, passer=False, **kw):
+        if dispatch or passer:
+            walked.append((func.name, "report" if dispatch else "pass on"))
+        return real(self, func, parent, no_grad, cls, dispatch, given, sites, passer, **kw)
 
     monkeypatch.setattr(Walker, "_run_function", spy)
     found = engine.lint_text(CHAIN).violations
-    assert walked == ["post_process_instance_segmentation", "convert_segmentation_to_rle", "binary_mask_to_rle"]
+    assert walked == [("post_process_instance_segmentation", "pass on"), ("convert_segmentation_to_rle", "report"),
+                      ("binary_mask_to_rle", "report")]
     assert [(v.code, v.line) for v in found] == [("TNS102", 6)] and "passed at line 15" in found[0].message
 
 

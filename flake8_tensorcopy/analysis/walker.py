@@ -304,6 +304,9 @@ class Walker(Summaries, Evaluator):
         self._cache: dict[int, tuple] = {}
         self._pending: list = []
         self._admitted: dict = {}  # id(function) -> what the scope filter said of its source
+        # Functions walked only for what they pass the functions they call (_callers_first): with
+        # rules off, their own callers' facts on.
+        self._passers: set = set()
         self._dotted_roots: set = set()  # first names of the dotted keys (`self.w`) ever bound
         self._no_grad_callees: frozenset | None = None  # computed when a function is first walked
         self._mentions_grad_mode: bool | None = None
@@ -343,7 +346,10 @@ class Walker(Summaries, Evaluator):
         while self._pending:
             pending, self._pending = self._callers_first(self._pending), []
             for func, parent, no_grad, cls in pending:
-                self._run_function(func, parent, no_grad, cls, dispatch=True)
+                if id(func) in self._passers:
+                    self._run_function(func, parent, no_grad, cls, dispatch=False, passer=True)
+                else:
+                    self._run_function(func, parent, no_grad, cls, dispatch=True)
 
     def check_function(self, func, given: dict, cls: ClassInfo | None = None) -> None:
         """Walk function `func` of the module to report, its parameters `given` ({name: fact},
@@ -574,6 +580,8 @@ class Walker(Summaries, Evaluator):
                     if i in receives and not wanted[i]:
                         wanted[i] = True
                         todo.append(i)
+                        if self._quiet_passer(pending[i][0]):
+                            self._passers.add(id(pending[i][0]))
             pending = [item for item, w in zip(pending, wanted) if w]
             if len(pending) < len(wanted):
                 keep = [i for i, w in enumerate(wanted) if w]
@@ -605,6 +613,17 @@ class Walker(Summaries, Evaluator):
                 if indegree[j] == 0 and not done[j]:
                     heapq.heappush(ready, j)
         return [pending[i] for i in order]
+
+    def _quiet_passer(self, func) -> bool:
+        """Whether a function that no rule's scope test admits, walked only for what it passes
+        the functions it calls, may be walked with rules off: not where a domain keeps what a
+        walk to report records in it for others (the GAN domain: what a discriminator step does
+        in its callers), nor one that defines functions or classes (walked to report in it, and
+        a scope test may admit them where it does not admit the function around them)."""
+        if any(d.in_summaries for d in self.domains):
+            return False
+        source = self.source_of(func)
+        return source.count("def ") <= 1 and "class " not in source and "lambda" not in source
 
     def source_of(self, node) -> str:
         start, end = self._offsets(node)
@@ -655,10 +674,12 @@ class Walker(Summaries, Evaluator):
         return frame
 
     def _run_function(self, func, parent: Scope, no_grad: bool, cls: ClassInfo | None, dispatch: bool,
-                      given: dict | None = None, sites: bool = True) -> Frame:
+                      given: dict | None = None, sites: bool = True, passer: bool = False) -> Frame:
         """Walk `func`'s body.  `given`: facts of some parameters (one call's arguments,
         summaries.call_result) over what their annotations say.  `sites`: in a walk to report,
-        the parameters also take what the file's calls pass (`parameter_facts`)."""
+        the parameters also take what the file's calls pass (`parameter_facts`); `passer`: a
+        walk with rules off that takes them too (a caller walked for what it passes on,
+        _callers_first)."""
         scope = Scope("function", func, parent, self._module_evidence(func), cls)
         outer = self._closure(parent)
         no_grad = (no_grad or self._decorated_no_grad(func, outer) or self._only_called_without_grad(func)
@@ -680,7 +701,7 @@ class Walker(Summaries, Evaluator):
                 state.env[a.arg] = UNKNOWN_FACT
         if given:
             state.env.update(given)
-        if dispatch and sites:
+        if (dispatch or passer) and sites:
             # What the file's call sites pass (summary walks and surveys keep the parameters
             # unknown: one level of call sites, and no walk waits for another).
             self._walked.add(id(func))
