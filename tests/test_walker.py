@@ -408,6 +408,43 @@ def test_a_function_called_with_known_arguments_is_walked_once_for_them(monkeypa
     assert walked == [False]
 
 
+def test_a_survey_walks_a_caller_to_the_statement_of_the_last_call_it_asks_about(monkeypatch):
+    """What `run` passes `show` and `dump` is known from a walk of `run` with rules off (it has no
+    parameters: nothing reaches it from callers, summaries._survey): walked only through the
+    statement that holds the call asked about, then further for a later call, never past the
+    last one (`done = 1`)."""
+    code = textwrap.dedent("""
+        import torch
+
+        def show(t):
+            print(t.numpy())
+
+        def dump(t):
+            print(t.numpy())
+
+        def run():
+            w = torch.ones(3, requires_grad=True)
+            show(w)
+            v = torch.ones(3, requires_grad=True)
+            dump(v * 2)
+            done = 1
+            return done
+    """)
+    surveyed = []
+    real = Walker._stmt
+
+    def spy(self, stmt, state):
+        if self._surveying:
+            surveyed.append(stmt.lineno)
+        return real(self, stmt, state)
+
+    monkeypatch.setattr(Walker, "_stmt", spy)
+    found = lint_text(code).violations
+    assert [(v.code, v.line) for v in found] == [("TNS101", 5), ("TNS101", 8)]
+    assert "passed at line 12" in found[0].message and "passed at line 14" in found[1].message
+    assert surveyed == [11, 12, 11, 12, 13, 14]
+
+
 def test_child_nodes_are_ast_children_without_expression_contexts():
     """astutil.child_nodes (spelled out for the frequent node types) gives what
     ast.iter_child_nodes gives, in its order, less Load/Store/Del, on real code: this package's

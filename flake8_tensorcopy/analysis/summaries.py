@@ -67,7 +67,7 @@ class Summaries:
         self._summary_budget = _SUMMARY_BUDGET
         self._survey_budget = _SURVEY_BUDGET
         self._sites: dict = {}  # id(func) -> {id(call): (line, {param: Fact}, complete)}
-        self._surveyed: set = set()
+        self._surveyed: dict = {}  # id(function) -> how many of its statements a survey walked
         self._surveying = 0
         self._walked: set = set()  # ids of the functions walked to report
         self._calls: dict = {}  # name -> offsets of `name(` in the text (call_positions)
@@ -344,9 +344,13 @@ class Summaries:
 
     def _survey(self, positions: list, func) -> None:
         """Walk, with rules off, the functions that call `func` by name and were not walked
-        yet: their calls record what they pass."""
+        yet: their calls record what they pass.  Each is walked to the end of its statement
+        that holds the last of these calls (what comes after cannot change what they pass);
+        again, further, when a later survey needs a call beyond that."""
         spans = self._function_spans()
         starts, ends, defs = spans
+        line_starts = self.lines.starts
+        wanted: dict = {}  # id(caller) -> [caller, statements to walk], in the order of the calls
         for pos in positions:
             i = bisect_right(starts, pos) - 1
             caller = None
@@ -355,18 +359,27 @@ class Summaries:
                     caller = defs[i]
                     break
                 i -= 1
-            if caller is None or id(caller) in self._walked or id(caller) in self._surveyed:
+            if caller is None or id(caller) in self._walked:
+                continue
+            need = _statements_through(caller, bisect_right(line_starts, pos))
+            found = wanted.get(id(caller))
+            if found is None:
+                wanted[id(caller)] = [caller, need]
+            elif need > found[1]:
+                found[1] = need
+        for key, (caller, need) in wanted.items():
+            if self._surveyed.get(key, 0) >= need:
                 continue
             if self._survey_budget <= 0:
                 return
             self._survey_budget -= 1
-            self._surveyed.add(id(caller))
+            self._surveyed[key] = need
             cls = self._class_of(caller)
             cache = self._cache
             self._cache = {}
             self._surveying += 1
             try:
-                self._run_function(caller, self.module_scope, False, cls, dispatch=False)
+                self._run_function(caller, self.module_scope, False, cls, dispatch=False, upto=need)
             finally:
                 self._cache = cache
                 self._surveying -= 1
@@ -450,6 +463,16 @@ def _from_site(fact: Fact, tag: str) -> Fact:
     if fact.kind in _CONTAINERS and el is not None and el.kind == TENSOR:
         return fact.but(by_flow=False, tags=fact.tags | {tag}, element=el.but(by_flow=False, tags=el.tags | {tag}))
     return fact.but(by_flow=False, tags=fact.tags | {tag})
+
+
+def _statements_through(func, line: int) -> int:
+    """How many of the statements of `func`'s body come before line `line` or hold it (all of
+    them for a line outside the body: its header)."""
+    body = func.body
+    for i, stmt in enumerate(body):
+        if stmt.lineno <= line <= stmt.end_lineno:
+            return i + 1
+    return len(body)
 
 
 def _one_of_many(fact: Fact) -> Fact:

@@ -674,12 +674,14 @@ class Walker(Summaries, Evaluator):
         return frame
 
     def _run_function(self, func, parent: Scope, no_grad: bool, cls: ClassInfo | None, dispatch: bool,
-                      given: dict | None = None, sites: bool = True, passer: bool = False) -> Frame:
+                      given: dict | None = None, sites: bool = True, passer: bool = False,
+                      upto: int | None = None) -> Frame:
         """Walk `func`'s body.  `given`: facts of some parameters (one call's arguments,
         summaries.call_result) over what their annotations say.  `sites`: in a walk to report,
         the parameters also take what the file's calls pass (`parameter_facts`); `passer`: a
         walk with rules off that takes them too (a caller walked for what it passes on,
-        _callers_first)."""
+        _callers_first).  `upto`: only the first `upto` statements of its body (a survey of
+        the calls in them, summaries._survey)."""
         scope = Scope("function", func, parent, self._module_evidence(func), cls)
         outer = self._closure(parent)
         no_grad = (no_grad or self._decorated_no_grad(func, outer) or self._only_called_without_grad(func)
@@ -711,7 +713,7 @@ class Walker(Summaries, Evaluator):
                 elif name in state.env and not fact.tags.isdisjoint(SITE_CONSTANTS):
                     old = state.env[name]  # (what its annotation says, and what the calls give it)
                     state.env[name] = old.but(tags=old.tags | fact.tags.intersection(SITE_CONSTANTS))
-        return self._walk_scope(scope, func.body, state, dispatch)
+        return self._walk_scope(scope, func.body if upto is None else func.body[:upto], state, dispatch)
 
     def _closure(self, scope: Scope | None) -> dict | None:
         """The names a function defined in `scope` sees from outside: each enclosing function's
