@@ -220,15 +220,10 @@ def _bound_once_and_returned(func, nodes: list) -> dict:
     for n in ast.walk(func):
         if type(n) is ast.Name:
             named[n.id] = named.get(n.id, 0) + 1
-    values: dict = {}
-    returned: dict = {}
-    for n in nodes:
-        t = type(n)
-        if t is ast.Assign and len(n.targets) == 1 and type(n.targets[0]) is ast.Name:
-            values[n.targets[0].id] = n.value
-        elif t is ast.Return and type(n.value) is ast.Name:
-            returned[n.value.id] = returned.get(n.value.id, 0) + 1
-    return {name: value for name, value in values.items() if named.get(name) == 2 and returned.get(name) == 1}
+    # (Asked of a returned name: named twice, it is named by the assignment and that `return`.)
+    values = {n.targets[0].id: n.value for n in nodes
+              if type(n) is ast.Assign and len(n.targets) == 1 and type(n.targets[0]) is ast.Name}
+    return {name: value for name, value in values.items() if named.get(name) == 2}
 
 
 def _returned_snapshot(expr) -> tuple | None:

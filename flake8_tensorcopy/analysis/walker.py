@@ -346,10 +346,8 @@ class Walker(Summaries, Evaluator):
         while self._pending:
             pending, self._pending = self._callers_first(self._pending), []
             for func, parent, no_grad, cls in pending:
-                if id(func) in self._passers:
-                    self._run_function(func, parent, no_grad, cls, dispatch=False, passer=True)
-                else:
-                    self._run_function(func, parent, no_grad, cls, dispatch=True)
+                passer = id(func) in self._passers
+                self._run_function(func, parent, no_grad, cls, dispatch=not passer, passer=passer)
 
     def check_function(self, func, given: dict, cls: ClassInfo | None = None) -> None:
         """Walk function `func` of the module to report, its parameters `given` ({name: fact},
