@@ -59,6 +59,10 @@ class Project:
         # file that imports no module of its project does not import the cache's code).
         self.make_store = None
         self._digests: dict = {}  # path -> content hash, or None when it cannot be read
+        # path -> the bytes `contents` first read (and hashed), kept until the module's summary
+        # is built from them (_build): not read and hashed again, and the summary is of the
+        # bytes its digest names.
+        self._unbuilt: dict = {}
         self._entities: dict = {}  # (module, path) -> ProjectEntity
         self._flushed = None  # when flush() last wrote (time.monotonic)
         self._in_progress: set = set()  # modules whose summary is being built
@@ -170,12 +174,16 @@ class Project:
         from ..source import content_hash  # (the source layer sits below)
         from .module_summary import ModuleSummary
 
-        try:
-            with open(path, "rb") as f:
-                data = f.read()
-        except OSError:
-            return None
-        digest = self._digests[path] = content_hash(data)
+        data = self._unbuilt.pop(path, None)
+        if data is not None:
+            digest = self._digests[path]
+        else:
+            try:
+                with open(path, "rb") as f:
+                    data = f.read()
+            except OSError:
+                return None
+            digest = self._digests[path] = content_hash(data)
         if self.store is None and self.make_store is not None:
             self.store, self.make_store = self.make_store(), None
         store = self.store
@@ -209,9 +217,13 @@ class Project:
 
     def contents(self, path: str) -> bytes | None:
         """The bytes of a project file (None: unreadable), read now; the first read also gives
-        `digest_of` its hash."""
+        `digest_of` its hash (and its bytes are what later calls get, until the module's summary
+        is built)."""
         from ..source import content_hash
 
+        data = self._unbuilt.get(path)
+        if data is not None:
+            return data
         try:
             with open(path, "rb") as f:
                 data = f.read()
@@ -219,6 +231,8 @@ class Project:
             data = None
         if path not in self._digests:
             self._digests[path] = content_hash(data) if data is not None else None
+            if data is not None and path.endswith(".py"):
+                self._unbuilt[path] = data
         return data
 
     def unchanged(self, deps) -> bool:
