@@ -122,15 +122,23 @@ def top_level_functions(text: str):
 _CLASS_HEADER = LazyPattern(r"class[ \t]+(\w+)[ \t]*(?:\(([^)]*)\))?")
 
 
-def class_methods(text: str, name: str | None = None):
+def class_lines(text: str) -> list:
+    """The offsets of the lines of `text` that start with `class ` (for `class_methods`, asked
+    of one module's classes one after another)."""
+    return _line_starts(text, "class ")
+
+
+def class_methods(text: str, name: str | None = None, lines: list | None = None):
     """(class name, the names its bases are written with, method name, the method's text) of
     each method of the classes of a module's text that start at the margin (`class`), or only of
     class `name`: a method's text runs to the next `def` at its indentation or to the end of its
     class (a statement of the class body after it included: a method's text too long, never cut
-    short)."""
+    short).  `lines`: `class_lines(text)`, where the text is asked of class after class."""
     margin = _MARGIN.search
     header_at = _CLASS_HEADER.match
-    for start in _line_starts(text, "class " + (name or "")):
+    opening = "class " + (name or "")
+    starts = _line_starts(text, opening) if lines is None else [at for at in lines if text.startswith(opening, at)]
+    for start in starts:
         header = header_at(text, start)
         if header is None or name is not None and header.group(1) != name:
             continue

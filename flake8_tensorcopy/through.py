@@ -18,7 +18,7 @@ from .analysis.facts import PARAMS, SEQ, Grad, must_grad
 from .model import Options
 from .reach import imports
 from .rules.base import Context, all_rules
-from .source import class_methods, identifier_end, top_level_functions
+from .source import class_lines, class_methods, identifier_end, top_level_functions
 
 def sink_calls(text: str, project, module: str, path: str) -> frozenset:
     """What calls of the project's functions that may report through calls look like in the
@@ -46,12 +46,18 @@ def sink_calls(text: str, project, module: str, path: str) -> frozenset:
             methods = through.methods(where, name)
             if methods and local + "(" not in text:
                 methods = ()
-        elif local + "(" in text:
-            methods = through.methods(where, name)
-        else:
-            sub = project.path_of(f"{target}.{name}") \
-                if name != "*" and where.endswith("__init__.py") and local + "." in text else None
-            methods = _methods_constructed(text, local, sub, through) if sub is not None else ()
+        elif name == "*":
+            methods = ()
+        else:  # what a package's `__init__.py` gives: a class, or one of its modules
+            sub = project.path_of(f"{target}.{name}")
+            if sub is None:  # (as above: the text searched only for a class with such methods)
+                methods = through.methods(where, name)
+                if methods and local + "(" not in text:
+                    methods = ()
+            elif local + "(" in text:
+                methods = through.methods(where, name)
+            else:
+                methods = _methods_constructed(text, local, sub, through) if local + "." in text else ()
         if methods:
             found.update("." + m + "(" for m in methods)
             through.names.update(methods)
@@ -125,6 +131,7 @@ class Through:
         self._functions: dict = {}  # path -> frozenset of names
         self._methods: dict = {}  # (path, class) -> frozenset of method names (methods())
         self._texts: dict = {}  # path -> _text(path)
+        self._class_lines: dict = {}  # path -> source.class_lines of its text (_find_methods)
         self._triggers: dict = {}  # (path, rules) -> ({name: method names}, ...) (imported_triggers)
         self.names: set = set()  # every name in those sets (what a call must be named to ask)
         self._baselines: dict = {}
@@ -161,13 +168,16 @@ class Through:
         if text is None:
             return frozenset()
         found: set = set()
+        lines = self._class_lines.get(where)
+        if lines is None:
+            lines = self._class_lines[where] = class_lines(text)
         todo, seen = [cls], set()
         while todo:  # (the bases the module defines, by the names they are written with)
             c = todo.pop()
             if c in seen or not c.isidentifier():
                 continue
             seen.add(c)
-            for _cls, bases, name, segment in class_methods(text, c):
+            for _cls, bases, name, segment in class_methods(text, c, lines):
                 todo.extend(bases)
                 if not name.startswith("__") and any(admits(segment) for admits in tests):
                     found.add(name)

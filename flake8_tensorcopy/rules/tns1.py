@@ -1216,7 +1216,8 @@ def _worse(a, b):
 
 class NumpyFunctionOnGradTensor(_NumpyFunctionRule):
     through_calls = True
-    through_needles = ("asarray(", "array(")  # the conversions a helper makes (`np.asarray(t)`)
+    # The conversions a helper makes (`np.asarray(t)`, `np.array(t)`: one needle is in both).
+    through_needles = ("array(",)
     code = "TNS103"
     name = "numpy-function-on-grad-tensor"
     message = "{func}() on {what}{origin} raises {error}; use {use}"

@@ -612,7 +612,28 @@ def _writes_to_a_parameter(segment: str) -> bool:
     for m in _LOOP_OVER.finditer(segment):
         if m.group(2) in names:
             names.add(m.group(1))
-    return any(m.group(1) in names for m in _INPLACE_ON.finditer(segment))
+    return any(name in names for name in _inplace_receivers(segment))
+
+
+_INPLACE_CALLS = (".fill_(", ".zero_(", ".copy_(", ".uniform_(", ".normal_(", ".mul_(", ".add_(", ".sub_(", ".div_(",
+                  ".clamp_(")
+
+
+def _inplace_receivers(segment: str):
+    """What `_INPLACE_ON.finditer(segment)` finds the calls made on, searched only in the lines
+    that hold such a call (a match is on one line; the pattern starts with a word, and is tried
+    at every position of the text it is given)."""
+    lines = set()
+    for call in _INPLACE_CALLS:
+        i = segment.find(call)
+        while i != -1:
+            lines.add(segment.rfind("\n", 0, i) + 1)
+            i = segment.find(call, i + len(call))
+    finditer = _INPLACE_ON.finditer
+    for start in lines:
+        end = segment.find("\n", start)
+        for m in finditer(segment, start, end if end != -1 else len(segment)):
+            yield m.group(1)
 
 
 class InplaceOnLeaf(Rule):
