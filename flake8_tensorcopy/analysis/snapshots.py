@@ -58,6 +58,23 @@ _KEPT_ALIAS = LazyPattern(
     r"(?m)(?:\.detach\(\)|\.data|\.numpy\(\))(?:\.cpu\(\))?(?:\.numpy\(\))?[ \t]*(?:[,)\]}#]|\r?$|for[ \t])")
 _STATE_DICT_CALL = LazyPattern(r"\.state_dict\(")
 _UPDATE_TEXT = LazyPattern(r"\.step\(|[A-Za-z0-9]_\(|load_state_dict\(|reset_parameters\(|[-+*/]=|\]\s*=[^=]")
+_SUBSCRIPT_WRITE = LazyPattern(r"\]\s*=[^=]")
+
+
+def _may_update(text: str) -> bool:
+    """`_UPDATE_TEXT.search(text) is not None`, by substring searches first (a pattern of
+    alternatives is tried at every position of the text)."""
+    if any(s in text for s in (".step(", "+=", "-=", "*=", "/=", "load_state_dict(", "reset_parameters(")):
+        return True
+    i = text.find("_(")
+    while i != -1:
+        if i and text[i - 1] in _ALNUM:
+            return True
+        i = text.find("_(", i + 2)
+    return _SUBSCRIPT_WRITE.search(text) is not None
+
+
+_ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 
 
 def might_keep_state_dict(text: str) -> bool:
@@ -393,7 +410,7 @@ class SnapshotDomain(Domain):
         if not might_keep_state_dict(text) and not might_alias_tensor(text) and not any(
                 n + "(" in text for n in names) and not ("__call__" in names and "state_dict(" in text):
             return False
-        if _UPDATE_TEXT.search(text) is not None:
+        if _may_update(text):
             return True
         # An update may hide in a function of the file that steps an optimizer.
         if self._file_steps is None:

@@ -1090,7 +1090,9 @@ class _NumpyFunctionRule(_Tns1Rule):
         # whatever name the file gives it (`from numpy import asarray`: `asarray(t)` has no "np.").
         modules, functions = _numpy_names(text)
         pattern = _numpy_call_pattern(modules, functions)
-        return lambda segment: _calls_numpy(segment, pattern)
+        # (A match starts with one of these names: a function that holds none is not searched.)
+        names = tuple(modules | functions)
+        return lambda segment: any(n in segment for n in names) and _calls_numpy(segment, pattern)
 
     @staticmethod
     def _numpy_function(node: ast.Call, ctx) -> str | None:
