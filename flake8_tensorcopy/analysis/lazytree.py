@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 import warnings
 
 from ..source import LazyPattern
@@ -46,6 +47,7 @@ from .astutil import Reparse, body_span, first_body_line  # noqa: F401  (the mod
 _MIN_CHARS = 2000
 
 _ENDS: dict = {}
+_POSSESSIVE = "+" if sys.version_info >= (3, 11) else ""
 
 
 def _end_of_body(indent: int):
@@ -53,7 +55,9 @@ def _end_of_body(indent: int):
     pattern = _ENDS.get(indent)
     if pattern is None:
         # (A line that starts with a tab is deeper, in a string, or a TabError.)
-        pattern = _ENDS[indent] = re.compile(r"\n[ ]{0,%d}[^ \t\n#]" % indent)
+        # (Possessive where Python has it, 3.11: blanks given back could only be followed by a
+        # blank, never a match.)
+        pattern = _ENDS[indent] = re.compile(r"\n[ ]{0,%d}%s[^ \t\n#]" % (indent, _POSSESSIVE))
     return pattern
 
 
