@@ -88,6 +88,15 @@ _COMPREHENSIONS = frozenset((ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.Di
 _VISIT_SPECIAL = _COMPREHENSIONS | {ast.Lambda, ast.IfExp, ast.BoolOp, ast.FunctionDef, ast.AsyncFunctionDef,
                                     ast.ClassDef}
 _TRAILING_NAME = LazyPattern(r"([A-Za-z_]\w*)$")
+# Statement kinds, as _stmt tells them apart (sets and names bound once: not a tuple of module
+# attributes built for every statement).
+_SIMPLE_STMTS = frozenset({ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Delete, ast.Assert})
+_LOOPS = frozenset({ast.For, ast.AsyncFor, ast.While})
+_JUMPS = frozenset({ast.Break, ast.Continue})
+_WITHS = frozenset({ast.With, ast.AsyncWith})
+_TRIES = frozenset({ast.Try, getattr(ast, "TryStar", ast.Try)})
+_DEFS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef})
+_Return, _Raise, _If, _ClassDef, _Import, _ImportFrom = ast.Return, ast.Raise, ast.If, ast.ClassDef, ast.Import, ast.ImportFrom
 _EVIDENT_MODULE = Fact(MODULE, Grad.UNKNOWN, Device.UNKNOWN)
 
 
@@ -939,10 +948,10 @@ class Walker(Summaries, Evaluator):
         frame.stmt = stmt
         frame.state = state
         t = type(stmt)
-        if t in (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Delete, ast.Assert):
+        if t in _SIMPLE_STMTS:
             self._simple(stmt, state)
             return state
-        if t is ast.Return:
+        if t is _Return:
             self._simple(stmt, state)
             if frame.dispatch and stmt.value is not None:
                 # Evaluated as an assignment's value is, so that its calls are call sites
@@ -950,28 +959,28 @@ class Walker(Summaries, Evaluator):
                 self.fact(stmt.value, state)
             frame.returns.append((state, stmt))
             return self._dead(state, "return")
-        if t is ast.Raise:
+        if t is _Raise:
             self._simple(stmt, state)
             return self._dead(state, "raise")
-        if t is ast.If:
+        if t is _If:
             self._visit_stmt_only(stmt, state)
             self._test(stmt.test, state)
             when_true, when_false = self.narrowings(stmt.test, state)
             a = self._branch(stmt.body, self.narrowed(state, when_true), stmt, (id(stmt), "if", 0))
             b = self._branch(stmt.orelse, self.narrowed(state, when_false), stmt, (id(stmt), "if", 1))
             return join_states(a, b)
-        if t in (ast.For, ast.AsyncFor, ast.While):
+        if t in _LOOPS:
             return self._loop(stmt, state)
-        if t in (ast.Break, ast.Continue):
+        if t in _JUMPS:
             self._visit(stmt, state)
             if frame.loop_exits:
                 frame.loop_exits[-1][t is ast.Continue].append(state)
             return self._dead(state, "break")
-        if t in (ast.With, ast.AsyncWith):
+        if t in _WITHS:
             return self._with(stmt, state)
-        if t in (ast.Try, getattr(ast, "TryStar", ast.Try)):
+        if t in _TRIES:
             return self._try(stmt, state)
-        if t in (ast.FunctionDef, ast.AsyncFunctionDef):
+        if t in _DEFS:
             self._visit_stmt_only(stmt, state)
             for d in stmt.decorator_list:
                 self._visit(d, state)
@@ -984,9 +993,9 @@ class Walker(Summaries, Evaluator):
                 self.functions[stmt.name] = stmt
             state.env[stmt.name] = Fact(FUNCTION, Grad.NO, Device.CPU, by_flow=True, node=stmt)
             return state
-        if t is ast.ClassDef:
+        if t is _ClassDef:
             return self._class(stmt, state)
-        if t is ast.Import:
+        if t is _Import:
             for alias in stmt.names:
                 if alias.asname:
                     state.env[alias.asname] = Fact(IMPORT, Grad.NO, Device.CPU, qual=alias.name)
@@ -998,7 +1007,7 @@ class Walker(Summaries, Evaluator):
                 self.imported.add(alias.name.split(".")[0])
             self._visit_stmt_only(stmt, state)
             return state
-        if t is ast.ImportFrom:
+        if t is _ImportFrom:
             mod = stmt.module or ""
             if stmt.level == 0 and (mod == "torch" or mod.startswith("torch.")):
                 self.saw_torch = True
