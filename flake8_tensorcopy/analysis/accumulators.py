@@ -26,7 +26,7 @@ from bisect import bisect_right
 
 from ..model import REQUIRED, Record
 from .astutil import (bind_arguments, child_nodes, def_stub, dotted_name, is_plain_method, statements,
-                      target_elements)
+                      target_elements, walk)
 from .facts import OBJECT, TENSOR, UNKNOWN, Grad
 from .walker import Domain, NameSets
 from ..source import AfterLiteral, LazyPattern, kept_for_the_last_text, word_positions
@@ -457,7 +457,7 @@ def _backpropagated_before(loop, term, stmt) -> bool:
     calls, binds = [], []
     for s in statements(loop.body):
         for e in _own_exprs(s):
-            for n in ast.walk(e):
+            for n in walk(e):
                 root = _backward_root(n)
                 if isinstance(root, ast.Name) and root.id == name:
                     calls.append(n.lineno)
@@ -832,7 +832,7 @@ def _displayed_in(tree, name: str, funcs: set, modules: set) -> tuple | None:
     function) and `modules` (its module: `mod.name`) is a call that displays or converts what it
     returns; else None."""
     uses = 0
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Name) and node.id in funcs and isinstance(node.ctx, ast.Load):
             uses += 1
         elif (isinstance(node, ast.Attribute) and node.attr == name and isinstance(node.value, ast.Name)
@@ -840,7 +840,7 @@ def _displayed_in(tree, name: str, funcs: set, modules: set) -> tuple | None:
             uses += 1
     if not uses:
         return None, False
-    owners = [tree] + [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    owners = [tree] + [n for n in walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
     first, shown, calls_seen = None, False, 0
     for owner in owners:
         calls = []
@@ -912,12 +912,12 @@ def _leaves_by_name(scope_node, names) -> bool:
         if isinstance(s, (ast.Global, ast.Nonlocal)) and names & set(s.names):
             return True
         for n in _nested(s):
-            if any(isinstance(x, ast.Name) and x.id in names for x in ast.walk(n)):
+            if any(isinstance(x, ast.Name) and x.id in names for x in walk(n)):
                 return True
     if isinstance(scope_node, ast.Module):
-        for n in ast.walk(scope_node):
+        for n in walk(scope_node):
             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and any(
-                    isinstance(x, ast.Name) and x.id in names for x in ast.walk(n)):
+                    isinstance(x, ast.Name) and x.id in names for x in walk(n)):
                 return True
     return False
 
@@ -955,7 +955,7 @@ def _flows(s):
             if i.optional_vars is not None:
                 yield i.optional_vars, i.context_expr
     for e in _own_exprs(s):
-        for n in ast.walk(e):
+        for n in walk(e):
             if isinstance(n, ast.NamedExpr):
                 yield n.target, n.value
 
@@ -966,6 +966,6 @@ def _nested(s):
         yield s
         return
     for e in _own_exprs(s):
-        for n in ast.walk(e):
+        for n in walk(e):
             if isinstance(n, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 yield n

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from collections import deque
 
 _NESTED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
@@ -111,6 +112,30 @@ def all_nodes(node) -> list:
     return out
 
 
+def walk(node):
+    """`walk(node)`: the same nodes (expression contexts included) in the same order, faster
+    (each type's fields read by name; no generator per node)."""
+    todo = deque([node])
+    popleft, append, extend = todo.popleft, todo.append, todo.extend
+    fields_of = _FIELDS_OF
+    while todo:
+        node = popleft()
+        t = type(node)
+        fields = fields_of.get(t)
+        if fields is None:
+            fields = fields_of[t] = t._fields
+        for name in fields:
+            v = getattr(node, name, None)
+            if isinstance(v, _AST):
+                append(v)
+            elif isinstance(v, list):
+                extend([x for x in v if isinstance(x, _AST)])
+        yield node
+
+
+_FIELDS_OF: dict = {}
+
+
 def expressions(node) -> list:
     """`node` and the expressions below it, not entering lambdas, comprehensions or nested
     function and class bodies (they run at another time)."""
@@ -131,7 +156,7 @@ _DEFERRED = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorE
 
 def parameter_names(args: ast.arguments) -> list:
     """The names a function's (or lambda's) parameters bind, `*args` and `**kwargs` too (not
-    the parameters of a lambda in a default value, which `ast.walk(args)` would also give)."""
+    the parameters of a lambda in a default value, which `walk(args)` would also give)."""
     names = [a.arg for a in args.posonlyargs]
     names += [a.arg for a in args.args]
     if args.vararg is not None:
@@ -143,7 +168,7 @@ def parameter_names(args: ast.arguments) -> list:
 
 
 def contains(outer, inner) -> bool:
-    return any(n is inner for n in ast.walk(outer))
+    return any(n is inner for n in walk(outer))
 
 
 def yields(func) -> bool:
@@ -175,7 +200,7 @@ def own_nodes(body):
 
 def suspends(stmt) -> bool:
     """Whether a statement can suspend its generator or coroutine (`yield`, `await`)."""
-    return any(isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await)) for n in ast.walk(stmt))
+    return any(isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await)) for n in walk(stmt))
 
 
 def statements(body):

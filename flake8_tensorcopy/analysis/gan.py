@@ -25,7 +25,7 @@ import os
 import re
 
 from . import torchapi as api
-from .astutil import all_nodes, bind_arguments, child_nodes, dotted_name, is_plain_method, parameter_names
+from .astutil import all_nodes, bind_arguments, child_nodes, dotted_name, is_plain_method, parameter_names, walk
 from .facts import FUNCTION, TENSOR, Grad
 from .names import D, G, configured_roles, may_have_both_roles, may_have_structure, words
 from .names import D_WORDS as _D_WORDS
@@ -257,7 +257,7 @@ class GanNames:
         if opt is None:
             return
         mods = []
-        for n in ast.walk(a.value):
+        for n in walk(a.value):
             if (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
                     and n.func.attr in ("parameters", "named_parameters")):
                 m = gan_key(n.func.value)
@@ -741,7 +741,7 @@ class GanScope:
         if owner is None or self.role(it.func.value) != G:
             return
         p = st.target.id
-        for n in ast.walk(ast.Module(body=st.body, type_ignores=[])):
+        for n in walk(ast.Module(body=st.body, type_ignores=[])):
             flag = None
             if isinstance(n, ast.Assign) and any(
                     isinstance(t, ast.Attribute) and t.attr == "requires_grad" and isinstance(t.value, ast.Name)

@@ -12,7 +12,7 @@ import ast
 from bisect import bisect_left
 
 from . import torchapi as api
-from .astutil import all_nodes, body_span, child_nodes, const_bool, kwarg
+from .astutil import all_nodes, body_span, child_nodes, const_bool, kwarg, walk
 from ..source import LazyPattern, word_positions
 
 # Names of project helpers that wrap a no-grad context (`with self.no_grad_ctx():`, `@inference_mode_if(...)`):
@@ -154,7 +154,7 @@ def no_grad_statements(func, qualname) -> set:
     """Ids of the statements of `func` that run with grad off: all of them in a no-grad
     function, else those under a `with` that turns it off (or may)."""
     if any(decorator_turns_grad_off(d, qualname) for d in func.decorator_list):
-        return {id(n) for n in ast.walk(func)}
+        return {id(n) for n in walk(func)}
     out: set = set()
     stack = [(s, False) for s in func.body]
     while stack:

@@ -41,7 +41,7 @@ import sys
 import warnings
 
 from ..source import LazyPattern
-from .astutil import Reparse, body_span, first_body_line  # noqa: F401  (the module's own names too)
+from .astutil import Reparse, body_span, first_body_line, walk  # noqa: F401  (the module's own names too)
 
 # A file this small parses in about the time its layout takes to read.
 _MIN_CHARS = 2000
@@ -411,7 +411,7 @@ def _from_whole(origin: _Origin, func):
             origin.full = False
     found = None
     if origin.full:
-        for node in ast.walk(origin.full):
+        for node in walk(origin.full):
             if (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
                     and node.lineno == func.lineno and node.col_offset == func.col_offset):
                 found = node

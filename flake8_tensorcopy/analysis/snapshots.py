@@ -25,7 +25,7 @@ from collections import namedtuple
 
 from ..model import REQUIRED, Record
 from .astutil import (bind_arguments, child_nodes, def_stub, dotted_name, expressions, is_plain_method,
-                      own_nodes, target_elements)
+                      own_nodes, target_elements, walk)
 from .facts import FUNCTION, MODULE, TENSOR, UNKNOWN, Device, Grad
 from .names import words
 from .storage import is_inplace_method
@@ -234,7 +234,7 @@ def _bound_once_and_returned(func, nodes: list) -> dict:
     binds (`state = m.state_dict()`) and that are named only there and in one `return name`
     (nor in a function nested in it)."""
     named: dict = {}  # name -> times it appears
-    for n in ast.walk(func):
+    for n in walk(func):
         if type(n) is ast.Name:
             named[n.id] = named.get(n.id, 0) + 1
     # (Asked of a returned name: named twice, it is named by the assignment and that `return`.)
@@ -758,7 +758,7 @@ class SnapshotDomain(Domain):
         name: the modules and tensors whose parameters they update (None: unknown)."""
         if self._optimizers is None:
             found: dict = {}
-            for node in ast.walk(walker.tree):
+            for node in walk(walker.tree):
                 if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)):
                     continue
                 fn = dotted_name(node.value.func) or ""

@@ -35,7 +35,7 @@ from bisect import bisect_left, bisect_right
 
 from . import torchapi as api
 from .astutil import (BLOCKS, all_nodes, bind_arguments, call_constants, child_nodes, dotted_name, expressions, first_body_line,
-                      is_plain_method, parameter_names, yields)
+                      is_plain_method, parameter_names, walk, yields)
 from .evaluate import (
     GENERATOR_TAG,
     MODULE_CLASS_TAG,
@@ -1048,7 +1048,7 @@ class Walker(Summaries, Evaluator):
                 self._bind(item.optional_vars, UNKNOWN_FACT, state)
             expects = expects or any(
                 (n.attr if isinstance(n, ast.Attribute) else n.id if isinstance(n, ast.Name) else None)
-                in _EXPECTED_ERRORS for n in ast.walk(item.context_expr))
+                in _EXPECTED_ERRORS for n in walk(item.context_expr))
         saved = state.no_grad
         state.no_grad = no_grad
         frame.expects_error += expects
@@ -1102,7 +1102,7 @@ class Walker(Summaries, Evaluator):
         result = state
         for j, case in enumerate(stmt.cases):
             cs = state.copy()
-            for n in ast.walk(case.pattern):
+            for n in walk(case.pattern):
                 name = getattr(n, "name", None) or getattr(n, "rest", None)
                 if isinstance(name, str):
                     cs.env[name] = UNKNOWN_FACT
@@ -1522,7 +1522,7 @@ class Walker(Summaries, Evaluator):
         me = init.args.args[0].arg
         params = set(parameter_names(init.args)) - {me}
         uses: dict = {}  # parameter -> times named in the body
-        for n in ast.walk(ast.Module(body=init.body, type_ignores=[])):
+        for n in walk(ast.Module(body=init.body, type_ignores=[])):
             if type(n) is ast.Name and n.id in params:
                 uses[n.id] = uses.get(n.id, 0) + 1
         found: dict = {}
@@ -1646,7 +1646,7 @@ def _reads_self_or_local(value, self_name: str) -> bool:
     if isinstance(value, ast.Name):
         return value.id != self_name
     return any(isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == self_name
-               for n in ast.walk(value))
+               for n in walk(value))
 
 
 def _single_assignments(func) -> dict:
@@ -1692,7 +1692,7 @@ def _grad_changes(method, sets_grad) -> set:
     out: set = set()
 
     def mentioned(node) -> None:
-        for n in ast.walk(node):
+        for n in walk(node):
             if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == me:
                 out.add(n.attr)
             elif isinstance(n, ast.Name) and n.id in aliases:
@@ -1711,7 +1711,7 @@ def _grad_changes(method, sets_grad) -> set:
                             mentioned(e)
         elif isinstance(node, (ast.For, ast.AsyncFor)):
             if any(isinstance(n, ast.Attribute) and n.attr in ("requires_grad", "requires_grad_")
-                   for b in node.body for n in ast.walk(b)):
+                   for b in node.body for n in walk(b)):
                 mentioned(node.iter)
         elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
             for t in (node.targets if isinstance(node, ast.Assign) else [node.target]):
@@ -1923,18 +1923,30 @@ def _statements_and_calls(body: list):
     """Statements of a body, nested blocks included (not nested functions or classes), and
     the calls of expression statements: where `self.x = ...` and `self.register_*()` stand."""
     stack = list(body)
+    pop, extend = stack.pop, stack.extend
+    fields_of = _BLOCK_FIELDS
     while stack:
-        node = stack.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        node = pop()
+        t = type(node)
+        if t in _NESTED_DEFS:
             continue
         yield node
-        if isinstance(node, ast.Expr):
+        if t is _Expr:
             yield node.value
             continue
-        for f in ("body", "orelse", "finalbody", "handlers", "cases"):
+        fields = fields_of.get(t)
+        if fields is None:
+            fields = fields_of[t] = tuple(f for f in ("body", "orelse", "finalbody", "handlers", "cases")
+                                          if f in t._fields)
+        for f in fields:
             sub = getattr(node, f, None)
             if type(sub) is list:
-                stack.extend(sub)
+                extend(sub)
+
+
+_NESTED_DEFS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
+_Expr = ast.Expr
+_BLOCK_FIELDS: dict = {}  # statement type -> its fields that hold statements (_statements_and_calls)
 
 
 __all__ = ["ClassInfo", "Domain", "Frame", "Scope", "State", "Summary", "Walker", "compatible"]

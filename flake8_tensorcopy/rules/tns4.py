@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 import re
 
-from ..analysis.astutil import contains, suspends, target_elements
+from ..analysis.astutil import contains, suspends, target_elements, walk
 from ..analysis.facts import MODULE, TENSOR, Grad, must_grad
 from ..analysis.saved import strip_views
 from ..analysis.storage import Alias, is_inplace_method
@@ -1249,7 +1249,7 @@ exactly (a form feed that starts a line at module level).
         """How this file spells `torch.no_grad()` at this point, or None."""
         if self._spellings is None:
             cands = []
-            for n in ast.walk(ctx.tree):
+            for n in walk(ctx.tree):
                 if isinstance(n, ast.Import):
                     for a in n.names:
                         if a.asname is None and (a.name == "torch" or a.name.startswith("torch.")):
