@@ -185,3 +185,21 @@ def test_parameters_on_one_path_and_a_list_on_the_other_are_an_iterable_of_eithe
     (p, _), (q, _) = probes(code)
     assert p.is_tensor and p.may_require_grad and p.leaf
     assert q.is_tensor and not q.may_require_grad
+
+
+def test_a_fact_is_immutable_and_but_copies_with_only_its_fields():
+    from flake8_tensorcopy.analysis.facts import TENSOR, Device, Fact, Grad
+
+    f = Fact(TENSOR, Grad.YES, Device.CPU, by_flow=True, tags=frozenset({"x"}))
+    assert type(f) is Fact and (f.kind, f.grad, f.device, f.by_flow, f.tags) == (TENSOR, Grad.YES, Device.CPU, True,
+                                                                                  frozenset({"x"}))
+    with pytest.raises(AttributeError):
+        f.grad = Grad.NO
+    g = f.but(grad=Grad.NO, leaf=True)
+    assert type(g) is Fact and (g.grad, g.leaf, g.device, g.tags) == (Grad.NO, True, Device.CPU, frozenset({"x"}))
+    assert f.grad is Grad.YES and not f.leaf  # (the original is untouched)
+    assert f.but() == f and hash(f.but()) == hash(f) and f.but() is not f
+    with pytest.raises(TypeError):
+        f.but(colour="red")
+    with pytest.raises(AttributeError):
+        g.kind = "other"

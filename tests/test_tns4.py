@@ -449,3 +449,21 @@ def test_leaf_names_are_the_names_bound_where_a_leaf_is_made():
             "v = torch.zeros(2)\nv.requires_grad_()\nu = torch.ones(2).requires_grad_()\n"
             "self.p = nn.Parameter(x)\nif w.requires_grad == flag:\n    pass\n")
     assert _leaf_names(text) == {"w", "b", "v", "u"}
+
+
+@pytest.mark.parametrize("text", [
+    "w.fill_(0)\nx[0].zero_()\n", "a.b.fill_(1); c[1, 2].normal_(0, 1)\n", "x[[0].fill_(1)\n", "a[b[0]].fill_(1)\n",
+    "p.add_(q.mul_(2))\n", "w.data.add_(1); v.sub_(2)\n", "for p in params:\n    p.clamp_(-1, 1)\n",
+    "def f(t):\n    t.uniform_(-1, 1)\n    t.div_(2)\n    t.copy_(s)\n", "no call here\n", "x .fill_(0)\n",
+])
+def test_the_in_place_receivers_are_what_the_pattern_finds(text):
+    # TNS401's helper test searches only the lines that hold one of its calls: the same
+    # receivers as the pattern over the whole text, for every call the pattern names.
+    import re
+
+    from flake8_tensorcopy.rules.tns4 import _INPLACE_CALLS, _INPLACE_ON, _inplace_receivers
+
+    named = re.search(r"\(\?:([^)]*)\)\\\(", _INPLACE_ON.pattern).group(1).split("|")
+    assert sorted("." + m + "(" for m in named) == sorted(_INPLACE_CALLS)
+    for call in [text] + [f"w{call}1)\n" for call in _INPLACE_CALLS]:
+        assert sorted(_inplace_receivers(call)) == sorted(m.group(1) for m in _INPLACE_ON.finditer(call))

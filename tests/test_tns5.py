@@ -967,3 +967,16 @@ def test_meter_lookalikes_silent(body):
     code = meter_program(body)
     assert findings(code) == []
     run(code)
+
+
+@pytest.mark.parametrize("text", [
+    "opt.step()", "x += 1", "x -= 1", "x *= 2", "x /= 2", "m.load_state_dict(s)", "m.reset_parameters()",
+    "w.add_(1)", "f(_(x))", "é_(x)", "_(y)z", "__init__(self)", "x[0] = 1", "x[0]  =1", "x[0] == 1", "x[0]\n= 1",
+    "a = b + c", "y = x", "",
+])
+def test_the_snapshot_domains_update_test_is_its_pattern(text):
+    # SnapshotDomain.active's update test, by substring searches before the pattern: the same
+    # answer as the pattern's search.
+    from flake8_tensorcopy.analysis.snapshots import _UPDATE_TEXT, _may_update
+
+    assert _may_update(text) == (_UPDATE_TEXT.search(text) is not None)

@@ -113,7 +113,7 @@ def all_nodes(node) -> list:
 
 
 def walk(node):
-    """`walk(node)`: the same nodes (expression contexts included) in the same order, faster
+    """`ast.walk(node)`: the same nodes (expression contexts included) in the same order, faster
     (each type's fields read by name; no generator per node)."""
     todo = deque([node])
     popleft, append, extend = todo.popleft, todo.append, todo.extend
@@ -156,7 +156,7 @@ _DEFERRED = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorE
 
 def parameter_names(args: ast.arguments) -> list:
     """The names a function's (or lambda's) parameters bind, `*args` and `**kwargs` too (not
-    the parameters of a lambda in a default value, which `walk(args)` would also give)."""
+    the parameters of a lambda in a default value, which `ast.walk(args)` would also give)."""
     names = [a.arg for a in args.posonlyargs]
     names += [a.arg for a in args.args]
     if args.vararg is not None:

@@ -615,6 +615,7 @@ def _writes_to_a_parameter(segment: str) -> bool:
     return any(name in names for name in _inplace_receivers(segment))
 
 
+# The calls `_INPLACE_ON` ends with (kept with its alternatives).
 _INPLACE_CALLS = (".fill_(", ".zero_(", ".copy_(", ".uniform_(", ".normal_(", ".mul_(", ".add_(", ".sub_(", ".div_(",
                   ".clamp_(")
 
