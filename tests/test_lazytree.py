@@ -622,3 +622,59 @@ def test_a_body_no_rule_reads_is_not_parsed_unless_there_is_something_to_report(
     assert reads == ["train", "unrelated"]
     fixed = with_model.replace("    return f.read()", "        return f.read()")
     assert [v.code for v in lint_text(fixed).violations] == ["TNS101"]
+
+
+def _collected_without_the_cyclic_collector(make) -> bool:
+    """Whether what `make()` returns is freed as soon as nothing refers to it, the cyclic
+    garbage collector paused."""
+    import gc
+    import weakref
+
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        ref = weakref.ref(make())
+        return ref() is None
+    finally:
+        if collecting:
+            gc.enable()
+
+
+SOURCE_WITH_BODIES = "import torch\n\n\n" + "".join(
+    f"def f{i}(x):\n    y = x + {i}\n    return y * 2\n\n\n" for i in range(40))
+
+
+def test_a_released_lazy_tree_is_freed_at_once(eager_threshold):
+    # An unread body and its function refer to each other: the functions wait for the cyclic
+    # collector, unless released (what the engine does at the end of a check).
+    def parsed(release):
+        tree = lazytree.parse(SOURCE_WITH_BODIES)
+        assert lazytree.unread(tree.body[1].body)
+        if release:
+            lazytree.release(tree)
+        return tree.body[1]
+
+    assert not _collected_without_the_cyclic_collector(lambda: parsed(False))
+    assert _collected_without_the_cyclic_collector(lambda: parsed(True))
+
+
+def test_the_engine_releases_the_tree_it_parsed(eager_threshold, monkeypatch):
+    made = []
+    real = lazytree.parse
+    monkeypatch.setattr(lazytree, "parse", lambda text: made.append(real(text)) or made[-1])
+    import weakref
+
+    def check():
+        lint_text(SOURCE_WITH_BODIES + "def g(t):\n    return t.numpy()\n")
+        assert made and lazytree.unread(made[-1].body[1].body) is False  # (released: read as empty)
+        return weakref.ref(made.pop().body[1])
+
+    import gc
+
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        assert check()() is None
+    finally:
+        if collecting:
+            gc.enable()

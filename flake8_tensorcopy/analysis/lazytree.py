@@ -67,12 +67,13 @@ _STRING = LazyPattern(r"\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'")
 class _Origin:
     """The text a lazy tree came from, and its whole parse once a body needed it."""
 
-    __slots__ = ("text", "full", "broken")
+    __slots__ = ("text", "full", "broken", "bodies")
 
     def __init__(self, text: str):
         self.text = text
         self.full = None
         self.broken = False
+        self.bodies: list = []  # the LazyBody of each stubbed function (release)
 
 
 class LazyBody(list):
@@ -125,6 +126,20 @@ class LazyBody(list):
 
     def __reduce_ex__(self, protocol):
         return (list, (list(self),))
+
+
+def release(tree) -> None:
+    """Forget the bodies of a lazy tree not read yet, once nothing will read the tree again (the
+    check of its file is over): each such body and its function refer to each other, a cycle
+    that would keep the whole tree alive until the cyclic collector came by.  They read as
+    empty since."""
+    origin = getattr(tree, "_lazy_origin", None)
+    if origin is None:
+        return
+    for body in origin.bodies:
+        body._src = None
+    origin.bodies = []
+    origin.full = None
 
 
 def unread(body) -> bool:
@@ -334,7 +349,8 @@ def _install(tree: ast.Module, found: list, origin: _Origin) -> bool:
                 if len(body) != 1 or type(body[0]) is not ast.Pass or body[0].lineno != f[5] or end is None:
                     return False
                 seen += 1
-                node.body = LazyBody(origin, node, f[0], f[2], f[6])
+                node.body = body = LazyBody(origin, node, f[0], f[2], f[6])
+                origin.bodies.append(body)
                 continue
             stack.extend(node.body)
         elif t is _Class:
