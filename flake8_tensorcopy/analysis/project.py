@@ -60,8 +60,8 @@ class Project:
         self.make_store = None
         self._digests: dict = {}  # path -> content hash, or None when it cannot be read
         # path -> the bytes `contents` first read (and hashed), kept until the module's summary
-        # is built from them (_build): not read and hashed again, and the summary is of the
-        # bytes its digest names.
+        # is built from them (_build) or the next file's check begins: not read and hashed
+        # again, and the summary is of the bytes its digest names.
         self._unbuilt: dict = {}
         self._entities: dict = {}  # (module, path) -> ProjectEntity
         self._flushed = None  # when flush() last wrote (time.monotonic)
@@ -169,6 +169,7 @@ class Project:
         self.touched = {}
         self.scanned = False
         self.scanned_words = set()
+        self._unbuilt = {}  # (what the last file read and built no summary from: not kept past it)
 
     def _build(self, module: str, path: str) -> ModuleSummary | None:
         from ..source import content_hash  # (the source layer sits below)
