@@ -184,7 +184,9 @@ def _lint(text: str, rule_classes, options: Options, tree, honor_noqa: bool, pro
     if sink_calls:
         # A function that calls one of them may report there (Context.call_sinks).
         tests = [or_holds(test, sink_calls) if cls.through_calls else test for cls, test in zip(active, tests)]
-    ours = tree is None  # (parsed here, for this check only: released at its end)
+    # A tree parsed here, for this check only, is released at its end (lazytree.release; the rare
+    # paths that return early leave it to the cyclic collector).
+    ours = tree is None
     if tree is None and module is not None and not whole:
         # Parsed for the summary of a module the project imports, with bodies on demand: unless
         # a body of it did not parse or was not where the layout put it (those read since as
@@ -231,8 +233,6 @@ def _lint(text: str, rule_classes, options: Options, tree, honor_noqa: bool, pro
         # A body that does not parse, or whose layout was wrong (lazytree.py): the file is
         # parsed whole and analysed again.
         walker.release()
-        if ours:
-            lazytree.release(tree)
         return _lint(text, rule_classes, options, None, honor_noqa, project, path, fixes, concrete, via_project,
                      whole=True)
     except RecursionError:
@@ -245,8 +245,6 @@ def _lint(text: str, rule_classes, options: Options, tree, honor_noqa: bool, pro
             1,
             0,
         )
-        if ours:
-            lazytree.release(tree)
         return LintResult([] if honor_noqa and _suppressed(lines, v) else [v], parsed=True)
     finally:
         # The walker, its context, domains and scopes refer to each other: cycles that would
@@ -266,11 +264,8 @@ def _lint(text: str, rule_classes, options: Options, tree, honor_noqa: bool, pro
                 project.touched[dep] = project.digest_of(dep)
             if via_project and options.strict:
                 # What the project makes certain, as for a file that never mentions torch.
-                result = _lint(text, rule_classes, options.replace(strict=False), tree, honor_noqa, project, path,
-                               fixes, concrete, True, whole)
-                if ours:
-                    lazytree.release(tree)
-                return result
+                return _lint(text, rule_classes, options.replace(strict=False), tree, honor_noqa, project, path,
+                             fixes, concrete, True, whole)
         if not via_project:
             violations = [v for v in violations if v.code in torch_free]
     seen = set()

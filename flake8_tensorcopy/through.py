@@ -40,22 +40,18 @@ def sink_calls(text: str, project, module: str, path: str) -> frozenset:
         # (`T.Trainer(net)`, `import pkg.trainer as T` or `from pkg import trainer`).
         if name is None:
             methods = _methods_constructed(text, local, where, through)
-        elif not where.endswith("__init__.py"):
-            # (Asked before the text is searched for the call: most classes have no such method,
-            # and a search of the text for each name a file imports was most of this function.)
-            methods = through.methods(where, name)
-            if methods and local + "(" not in text:
-                methods = ()
         elif name == "*":
             methods = ()
-        else:  # what a package's `__init__.py` gives: a class, or one of its modules
-            sub = project.path_of(f"{target}.{name}")
-            if sub is None:  # (as above: the text searched only for a class with such methods)
+        else:
+            # A class, or in a package's `__init__.py` one of its modules (`from pkg import trainer`).
+            sub = project.path_of(f"{target}.{name}") if where.endswith("__init__.py") else None
+            if sub is None or local + "(" in text:
+                # (Asked before the text is searched for the call: most classes have no such
+                # method, and a search of the text for each name a file imports was most of this
+                # function.)
                 methods = through.methods(where, name)
                 if methods and local + "(" not in text:
                     methods = ()
-            elif local + "(" in text:
-                methods = through.methods(where, name)
             else:
                 methods = _methods_constructed(text, local, sub, through) if local + "." in text else ()
         if methods:

@@ -45,7 +45,8 @@ OBJECT = "object"  # an instance of a class of this file that is not an nn.Modul
 
 
 # The fields of a Fact, in order (positional arguments follow it).  `attrs` and `node` take no
-# part in equality or the hash.
+# part in equality or the hash.  Fact.__new__ and Fact.but store each by name: a field added here
+# is added there too.
 _FIELDS = ("kind", "grad", "device", "leaf", "qual", "frozen", "paramfree", "attrs", "element", "tags", "items",
            "by_flow", "min_grad", "device_var", "node")
 _FIELD_SET = frozenset(_FIELDS)

@@ -57,6 +57,8 @@ _CALLED = LazyPattern(r"(?<![\w.])(self\.)?([A-Za-z_]\w*)\s*\(")
 _KEPT_ALIAS = LazyPattern(
     r"(?m)(?:\.detach\(\)|\.data|\.numpy\(\))(?:\.cpu\(\))?(?:\.numpy\(\))?[ \t]*(?:[,)\]}#]|\r?$|for[ \t])")
 _STATE_DICT_CALL = LazyPattern(r"\.state_dict\(")
+# What may update a snapshot's source in a text: what `_may_update` answers, faster (the tests
+# hold it to this pattern).
 _UPDATE_TEXT = LazyPattern(r"\.step\(|[A-Za-z0-9]_\(|load_state_dict\(|reset_parameters\(|[-+*/]=|\]\s*=[^=]")
 _SUBSCRIPT_WRITE = LazyPattern(r"\]\s*=[^=]")
 

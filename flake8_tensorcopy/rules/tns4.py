@@ -593,10 +593,15 @@ def _leafish(text: str, value: str, bindings: tuple, seen: frozenset) -> bool:
     return False
 
 
-_THROUGH_BYTES = LazyPattern(rb"\.(?:grad|(?:fill|zero|copy|uniform|normal|mul|add|sub|div|clamp)_\()")
+# The in-place methods that initialise or rescale, which a helper of another module may call on what
+# it is passed (`zero_init(params)`): its text tests (through_needles, _THROUGH_BYTES, _INPLACE_ON)
+# are made of this one list.
+_INITIALISING = ("fill_", "zero_", "copy_", "uniform_", "normal_", "mul_", "add_", "sub_", "div_", "clamp_")
+_INPLACE_CALLS = tuple(f".{m}(" for m in _INITIALISING)
+_THROUGH_BYTES = LazyPattern(rb"\.(?:grad|(?:" + "|".join(m[:-1] for m in _INITIALISING).encode() + rb")_\()")
 _HEADER_PARAMS = LazyPattern(r"def\s+\w+\s*\(([^)]*)\)")
 _LOOP_OVER = LazyPattern(r"for\s+(\w+)\s+in\s+(?:\w+\()?(\w+)")
-_INPLACE_ON = LazyPattern(r"(\w+)(?:\[[^\]\n]*\])?\.(?:fill_|zero_|copy_|uniform_|normal_|mul_|add_|sub_|div_|clamp_)\(")
+_INPLACE_ON = LazyPattern(r"(\w+)(?:\[[^\]\n]*\])?\.(?:" + "|".join(_INITIALISING) + r")\(")
 
 
 def _writes_to_a_parameter(segment: str) -> bool:
@@ -613,11 +618,6 @@ def _writes_to_a_parameter(segment: str) -> bool:
         if m.group(2) in names:
             names.add(m.group(1))
     return any(name in names for name in _inplace_receivers(segment))
-
-
-# The calls `_INPLACE_ON` ends with (kept with its alternatives).
-_INPLACE_CALLS = (".fill_(", ".zero_(", ".copy_(", ".uniform_(", ".normal_(", ".mul_(", ".add_(", ".sub_(", ".div_(",
-                  ".clamp_(")
 
 
 def _inplace_receivers(segment: str):
@@ -648,8 +648,7 @@ class InplaceOnLeaf(Rule):
     # lr)` in utils.py): asked of the functions that read a gradient, the manual updates, and of
     # those that call the in-place methods that initialise or rescale (`zero_init(params)`).
     through_calls = True
-    through_needles = (".grad", ".fill_(", ".zero_(", ".copy_(", ".uniform_(", ".normal_(", ".mul_(", ".add_(",
-                       ".sub_(", ".div_(", ".clamp_(")
+    through_needles = (".grad", *_INPLACE_CALLS)
 
     @classmethod
     def through_bytes(cls, data: bytes) -> bool:
