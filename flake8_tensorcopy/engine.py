@@ -21,7 +21,7 @@ import gc
 import warnings
 
 from . import rules as _rules  # noqa: F401  (registers the rule families)
-from .analysis import Walker, make_domains
+from .analysis import Walker, any_admitted, make_domains
 from .analysis.astutil import Reparse
 from .analysis import lazytree
 from .model import INTERNAL, Edit, Error, ErrorKind, Fix, Options, Violation
@@ -184,6 +184,10 @@ def _lint(text: str, rule_classes, options: Options, tree, honor_noqa: bool, pro
     if sink_calls:
         # A function that calls one of them may report there (Context.call_sinks).
         tests = [or_holds(test, sink_calls) if cls.through_calls else test for cls, test in zip(active, tests)]
+
+    def scope_filter(segment: str) -> bool:
+        return any(test(segment) for test in tests)
+
     # A tree parsed here, for this check only, is released at its end (lazytree.release; the rare
     # paths that return early leave it to the cyclic collector).
     ours = tree is None
@@ -196,13 +200,24 @@ def _lint(text: str, rule_classes, options: Options, tree, honor_noqa: bool, pro
         origin = getattr(tree, "_lazy_origin", None)
         if origin is not None and origin.broken:
             tree, whole, ours = None, True, True
+    admitted = layout = None
     if tree is None:
+        if not whole:
+            # The functions the scope filter admits, by the file's layout, before it is parsed:
+            # where it admits none, nor the code outside them, no rule can report and the file
+            # is not parsed (a third of the files of a large model tree that pass the tests of
+            # the whole text, where the walker would ask the same of the parsed tree).
+            layout = lazytree.layout(text)
+            if layout is not None and lazytree.is_sure(text, layout):
+                admitted = {}
+                if not any_admitted(text, ((f[4], f[0], f[11], f[10]) for f in layout), scope_filter, admitted):
+                    return LintResult()
         try:
             # The function bodies the analysis reads are parsed when it first reads them
             # (lazytree.py): of the files of a large model tree that are walked, most lines are
             # in functions no rule looks at.  The rest is parsed before anything is reported
             # (below), so that nothing is reported in a file that does not parse.
-            tree = _parse(text) if whole else lazytree.parse(text)
+            tree = _parse(text) if whole else lazytree.parse(text, layout) if layout is not None else lazytree.parse(text)
         except SyntaxError as exc:
             return LintResult(error=parse_error(exc, f" (line {exc.lineno}, column {exc.offset})"))
         except (ValueError, RecursionError, MemoryError) as exc:
@@ -212,16 +227,14 @@ def _lint(text: str, rule_classes, options: Options, tree, honor_noqa: bool, pro
     if sink_calls:
         ctx.sink_names = frozenset(project.through.names)
     instances = [cls(options) for cls in active]
-
-    def scope_filter(segment: str) -> bool:
-        return any(test(segment) for test in tests)
-
+    if admitted is not None and layout and getattr(tree, "_lazy_origin", None) is None:
+        admitted = None  # (the skeleton did not parse as laid out: the tree's functions are asked)
     domains = make_domains({k for cls in active for k in cls.domains}, options, text)
     if triggers:
         for d in domains:
             d.widen(triggers)
     walker = Walker(tree, instances, ctx, scope_filter, domains, project=project, module=module,
-                    module_is_package=bool(path) and path.endswith("__init__.py"))
+                    module_is_package=bool(path) and path.endswith("__init__.py"), admitted=admitted)
     try:
         walker.run()
         saw_torch = walker.saw_torch

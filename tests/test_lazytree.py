@@ -320,7 +320,7 @@ def _project_findings(monkeypatch, files, lazy: bool, tmp_path, name):
     if lazy:
         monkeypatch.setattr(lazytree, "_MIN_CHARS", 0)
     else:
-        monkeypatch.setattr(lazytree, "parse", lazytree._quiet_parse)
+        monkeypatch.setattr(lazytree, "parse", lambda text, found=None: lazytree._quiet_parse(text))
     project = Project(str(root), batch=True)
     found = _lint(train, project)
     monkeypatch.undo()
@@ -570,7 +570,7 @@ def test_a_checked_file_gives_what_a_whole_parse_gives(monkeypatch):
     errors are those of a whole parse, for every fixture and rule example."""
     compared = found = 0
     for text in _sources():
-        monkeypatch.setattr(lazytree, "parse", lazytree._quiet_parse)
+        monkeypatch.setattr(lazytree, "parse", lambda text, found=None: lazytree._quiet_parse(text))
         whole = lint_text(text)
         monkeypatch.undo()
         monkeypatch.setattr(lazytree, "_MIN_CHARS", 0)
@@ -661,7 +661,7 @@ def test_a_released_lazy_tree_is_freed_at_once(eager_threshold):
 def test_the_engine_releases_the_tree_it_parsed(eager_threshold, monkeypatch):
     made = []
     real = lazytree.parse
-    monkeypatch.setattr(lazytree, "parse", lambda text: made.append(real(text)) or made[-1])
+    monkeypatch.setattr(lazytree, "parse", lambda text, found=None: made.append(real(text, found)) or made[-1])
     import weakref
 
     def check():
@@ -678,3 +678,122 @@ def test_the_engine_releases_the_tree_it_parsed(eager_threshold, monkeypatch):
     finally:
         if collecting:
             gc.enable()
+
+
+# ---------------------------------------------------------------- asked before the parse
+
+def _sure_layout(text):
+    found = lazytree.layout(text)
+    return found if found is not None and lazytree.is_sure(text, found) else None
+
+
+def _tree_functions(text):
+    """(line, offset of the def line, offset after the last line, offset of the body's first
+    line) of each function outside functions, as the walker reads them from a whole parse."""
+    from flake8_tensorcopy.analysis.astutil import BLOCKS, first_body_line
+    from flake8_tensorcopy.source import LineIndex
+
+    starts = LineIndex(text).starts
+    found = []
+    stack = list(ast.parse(text).body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            end = starts[node.end_lineno] if node.end_lineno < len(starts) else len(text)
+            first = first_body_line(node)
+            found.append((node.lineno, starts[node.lineno - 1], end, starts[first - 1] if first > node.lineno else None))
+        elif type(node) in BLOCKS:
+            for field in BLOCKS[type(node)]:
+                stack.extend(getattr(node, field))
+    return sorted(found)
+
+
+def test_a_sure_layout_gives_the_functions_a_parse_gives(eager_threshold):
+    """What the engine asks the scope filter of before parsing a file (each function's text, and
+    the code outside their bodies) is what the walker would ask of the parsed tree."""
+    sure = 0
+    for text in _sources():
+        try:
+            ast.parse(text)
+        except SyntaxError:
+            continue
+        layout = _sure_layout(text)
+        if layout is None:
+            continue
+        sure += 1
+        assert sorted((f[4], f[0], f[11], f[10]) for f in layout) == _tree_functions(text), text
+    assert sure > 100
+
+
+def test_a_decorated_first_statement_starts_the_body_read_or_not(eager_threshold):
+    from flake8_tensorcopy.analysis.astutil import first_body_line
+
+    source = "def outer(fn):\n    # a comment\n    @wraps(fn)\n    def inner():\n        return fn()\n\n    return inner\n"
+    func = lazytree.parse(source).body[0]
+    assert lazytree.unread(func.body) and first_body_line(func) == 3
+    assert len(func.body) == 2 and first_body_line(func) == 3
+
+
+# A helper that writes to what it is given (TNS401 reports at the call), in a file whose text
+# holds no leaf of its own: only the helper's own test admits it.
+HELPER_CALLED = """
+import torch
+
+model = torch.nn.Linear(3, 3)
+
+
+def reset(p):
+    scale = max(1,
+{continuation})
+    p.zero_()
+
+
+reset(model.weight)
+"""
+
+
+@pytest.mark.parametrize("continuation", ["2", "        2"])
+def test_a_body_the_layout_may_end_early_is_asked_of_the_parsed_tree(eager_threshold, continuation):
+    """A bracket continued on a line as little indented as the `def` would end its body in the
+    layout (`p.zero_()` read as module code, where no rule looks for a helper's parameter): such
+    a layout is not sure, and the file is parsed."""
+    source = HELPER_CALLED.format(continuation=continuation).lstrip("\n")
+    assert (_sure_layout(source) is None) == (continuation == "2")
+    result = lint_text(source)
+    # (Reported at the write, for the call at line 12.)
+    assert result.parsed and [(v.code, v.line) for v in result.violations] == [("TNS401", 9)]
+
+
+def test_a_def_the_layout_does_not_hold_is_asked_of_the_parsed_tree(eager_threshold):
+    """A function the layout leaves to the parser (a triple quote in its header) is not in the
+    code outside the functions: the layout is not sure, and the file is parsed."""
+    source = HELPER_CALLED.format(continuation="2").replace(
+        "def reset(p):\n    scale = max(1,\n2)\n", 'def reset(p, note="""a note"""):\n').lstrip("\n")
+    assert 'def reset(p, note="""a note"""):\n    p.zero_()\n' in source
+    assert _sure_layout(source) is None
+    assert [(v.code, v.line) for v in lint_text(source).violations] == [("TNS401", 7)]
+
+
+def test_a_file_whose_layout_admits_no_function_is_not_parsed(eager_threshold, monkeypatch):
+    """Writes in place the whole text's test sees (`hidden += x` in a forward), none in a
+    function the rule looks at: the file is not parsed."""
+    source = textwrap.dedent('''
+        import torch
+
+
+        class Block(torch.nn.Module):
+            def forward(self, hidden, x):
+                hidden += x
+                return hidden * self.weight
+    ''').lstrip("\\n")
+    parsed = []
+    real = lazytree.parse
+    monkeypatch.setattr(lazytree, "parse", lambda text, found=None: parsed.append(text) or real(text, found))
+    result = lint_text(source)
+    assert result.violations == [] and not result.parsed and not parsed
+    # The walker would have found the same: nothing admitted (`_anything_admitted`).
+    from flake8_tensorcopy.rules.tns4 import InplaceOnLeaf
+
+    text_test = InplaceOnLeaf.scope_test(source)
+    assert InplaceOnLeaf.scope_any(source, text_test)
+    assert not any(text_test(source[f[0]:f[11]]) for f in _sure_layout(source))

@@ -6,9 +6,9 @@ provenance (gan.py) and storage and aliases (storage.py)."""
 from .astutil import dotted_name
 from .facts import Device, Fact, Grad
 from .names import may_be_gan as _may_be_gan
-from .walker import Walker
+from .walker import Walker, any_admitted
 
-__all__ = ["Device", "Fact", "Grad", "Walker", "dotted_name", "make_domains"]
+__all__ = ["Device", "Fact", "Grad", "Walker", "any_admitted", "dotted_name", "make_domains"]
 
 
 def make_domains(keys, options, text: str | None = None) -> list:

@@ -313,9 +313,15 @@ def body_span(func) -> tuple | None:
 
 
 def first_body_line(func) -> int:
-    """The line of a function's first statement, without reading a body not read yet."""
+    """The line a function's body starts on: its first statement's, or the first decorator's of
+    a decorated one (`@wraps(fn)` over a nested `def`); without reading a body not read yet
+    (lazytree's layout: the body's first line that is not blank or a comment)."""
     src = getattr(func.body, "_src", None)
-    return src[4] if src is not None else func.body[0].lineno
+    if src is not None:
+        return src[4]
+    first = func.body[0]
+    decorators = getattr(first, "decorator_list", None)
+    return decorators[0].lineno if decorators else first.lineno
 
 
 def def_stub(name: str, params: tuple, line: int = 0, defaults: tuple = ()) -> ast.FunctionDef:

@@ -153,18 +153,18 @@ def _quiet_parse(text: str) -> ast.Module:
         return ast.parse(text)
 
 
-def parse(text: str) -> ast.Module:
-    """`ast.parse(text)` (its exceptions too), with function bodies parsed on first use."""
-    # (A tab in an indentation the layout stops at: what follows the placeholder is indented more
-    # than it, as much, or inconsistently, which the skeleton's parse or _install refuses.)
-    if len(text) < _MIN_CHARS or "\r" in text or _indents_with(text, "\f"):
-        return _quiet_parse(text)
-    found = _layout(text)
+def parse(text: str, found: list | None = None) -> ast.Module:
+    """`ast.parse(text)` (its exceptions too), with function bodies parsed on first use.
+    `found`: the text's layout, when `layout` gave it."""
+    if found is None:
+        if not _may_lay_out(text):
+            return _quiet_parse(text)
+        found = _layout(text)
     if not found:
         return _quiet_parse(text)
     parts = []
     at = 0
-    for _def_start, head_end, body_end, indent, _line, _head_line, _first, _end_line, _end_col, newlines in found:
+    for _def_start, head_end, body_end, indent, _line, _head_line, _first, _end_line, _end_col, newlines, *_ in found:
         parts.append(text[at:head_end])
         parts.append(" " * (indent + 1) + "pass" + "\n" * newlines)
         at = body_end
@@ -178,6 +178,59 @@ def parse(text: str) -> ast.Module:
         return _quiet_parse(text)
     tree._lazy_origin = origin
     return tree
+
+
+def _may_lay_out(text: str) -> bool:
+    """Whether the layout of `text` is worth reading: not for a small file (it parses in about
+    the time its layout takes), nor for one with carriage returns or with form feeds in its
+    indentation (a tab in an indentation the layout stops at: what follows the placeholder is
+    indented more than it, as much, or inconsistently, which the skeleton's parse or _install
+    refuses)."""
+    return len(text) >= _MIN_CHARS and "\r" not in text and not _indents_with(text, "\f")
+
+
+def layout(text: str) -> list | None:
+    """The layout of `text` (`_layout`), for `parse` and `is_sure`; None for a text `parse` would
+    not lay out."""
+    return _layout(text) if _may_lay_out(text) else None
+
+
+def is_sure(text: str, found: list) -> bool:
+    """Whether the layout `found` of `text` holds, as far as its text tells, every function that
+    is not inside another one, each with the lines it has in the file's tree: each line that
+    starts a `def` (or `async def`) is one of the layout's or in the body of one, and each of
+    those bodies opens as many brackets as it closes (a continuation line of a bracket as
+    little indented as the `def` would end the body early; a bracket in a string or a comment
+    makes the layout unsure too).
+
+    What the engine reads before it parses a file, to tell whether its rules may report in any
+    function of it, or in the code outside them (walker.any_admitted): when none may, the file
+    is not parsed.  A function the layout took for real in a string (after a triple quote in a
+    comment) is not caught here, as it is when the skeleton is parsed (`parse`)."""
+    k, n = 0, len(found)
+    find, rfind = text.find, text.rfind
+    i = find("def")
+    while i != -1:
+        after = text[i + 3:i + 4]
+        if after.isalnum() or after == "_":  # (`default`, `define`)
+            i = find("def", i + 3)
+            continue
+        start = rfind("\n", 0, i) + 1
+        lead = text[start:i]
+        word = lead.strip(" \t\f")
+        if not word or word == "async" and lead[-1] in " \t\f":  # a line that starts a def
+            while k < n and found[k][2] <= start:
+                k += 1
+            if k == n or not (found[k][0] == start or found[k][1] <= start):
+                return False
+        i = find("def", i + 3)
+    for f in found:
+        body = text[f[1]:f[2]]
+        if "(" in body or ")" in body or "[" in body or "]" in body or "{" in body or "}" in body:
+            if (body.count("(") != body.count(")") or body.count("[") != body.count("]")
+                    or body.count("{") != body.count("}")):
+                return False
+    return True
 
 
 def _indents_with(text: str, c: str) -> bool:
@@ -194,7 +247,8 @@ def _layout(text: str) -> list:
     """Each function body the layout is sure of: (offset of the `def` line, offset after the
     header's last line, offset after the body's last line, the `def`'s column, its line, the
     line after its header, the line of its first statement, the line and column where it ends,
-    newlines in the body)."""
+    newlines in the body, offset of its first statement's line, offset after its last
+    statement's line)."""
     found: list = []
     find, rfind, count = text.find, text.rfind, text.count
     n = len(text)
@@ -238,10 +292,11 @@ def _layout(text: str) -> list:
             continue
         head_line = line_no + count("\n", start, head_end)  # the line after the header
         newlines = body.count("\n")
-        first_line = head_line + body.count("\n", 0, _first_code_line(body))
+        first_at = _first_code_line(body)
+        first_line = head_line + body.count("\n", 0, first_at)
         end_line = head_line + newlines - body.count("\n", last_start)  # (the last line's own)
         found.append((start, head_end, body_end, indent, line_no, head_line, first_line, end_line,
-                      end_col, newlines))
+                      end_col, newlines, head_end + first_at, min(head_end + last_end + 1, n)))
         # The counts move on past the body (its header holds no triple quote).
         at, line_no = body_end, head_line + newlines
         doubles += body_doubles

@@ -288,11 +288,36 @@ def _visitors(rule_class) -> tuple:
     return found
 
 
+def any_admitted(text: str, functions, admit, known: dict) -> bool:
+    """Whether `admit` (the engine's scope filter) says yes of one of `functions` or of the code
+    outside them (the text less their bodies), stopping at the first that it does.  `functions`:
+    (line of the `def`, offset of that line, offset after the function's last line, offset of
+    its first statement's line, or None when that is the `def` line) of each function of the
+    module or class bodies, in order; `known` gets what `admit` said of each, by line."""
+    bodies: list = []  # (start, end) offsets of the function bodies outside the module's code
+    for line, start, end, first in functions:
+        ok = known[line] = admit(text[start:end])
+        if ok:
+            return True
+        if first is not None:
+            bodies.append((first, end))
+    if not bodies:
+        return admit(text)
+    bodies.sort()
+    kept, at = [], 0
+    for start, end in bodies:
+        if start >= at:
+            kept.append(text[at:start])
+            at = end
+    kept.append(text[at:])
+    return admit("".join(kept))
+
+
 class Walker(Summaries, Evaluator):
     """Walks one module, keeps the abstract state, hosts the domains, dispatches rule visitors."""
 
     def __init__(self, tree: ast.Module, rules, context, scope_filter=None, domains=(), project=None,
-                 module: str | None = None, module_is_package: bool = False) -> None:
+                 module: str | None = None, module_is_package: bool = False, admitted: dict | None = None) -> None:
         self.tree = tree
         # The whole project (project.py): imports of its modules bind what they define.
         self.project = project
@@ -312,7 +337,11 @@ class Walker(Summaries, Evaluator):
         self.module_scope: Scope | None = None
         self._cache: dict[int, tuple] = {}
         self._pending: list = []
-        self._admitted: dict = {}  # id(function) -> what the scope filter said of its source
+        # Line of a function's `def` -> what the scope filter said of its source (any_admitted).
+        # `admitted`: what it said of the functions of the file's layout, where it said yes of
+        # one, or of the code outside them (the engine asks before it parses the file).
+        self._admitted: dict = admitted if admitted is not None else {}
+        self._admitted_by_layout = admitted is not None
         # Functions walked only for what they pass the functions they call (_callers_first): with
         # rules off, their own callers' facts on.
         self._passers: set = set()
@@ -480,34 +509,25 @@ class Walker(Summaries, Evaluator):
         lines = self.lines
         if lines is None:
             return True
-        admit, known = self._scope_filter, self._admitted
+        if self._admitted_by_layout:  # (the engine asked the functions of the file's layout)
+            return True
         starts, text = lines.starts, lines.text
-        bodies: list = []  # (start, end) offsets of the function bodies outside the module's code
-        stack = list(reversed(self.tree.body))
-        while stack:
-            node = stack.pop()
-            t = type(node)
-            if t is ast.FunctionDef or t is ast.AsyncFunctionDef:
-                ok = known[id(node)] = admit(self.source_of(node))
-                if ok:
-                    return True
-                first = first_body_line(node)
-                if first > node.lineno:  # the header (decorators, defaults) stays module code
+
+        def functions():
+            stack = list(reversed(self.tree.body))
+            while stack:
+                node = stack.pop()
+                t = type(node)
+                if t is ast.FunctionDef or t is ast.AsyncFunctionDef:
                     end = starts[node.end_lineno] if node.end_lineno < len(starts) else len(text)
-                    bodies.append((starts[first - 1], end))
-            elif t in BLOCKS:  # (the statement lists of compound statements, outside functions)
-                for field in BLOCKS[t]:
-                    stack.extend(reversed(getattr(node, field)))
-        if not bodies:
-            return admit(text)
-        bodies.sort()
-        kept, at = [], 0
-        for start, end in bodies:
-            if start >= at:
-                kept.append(text[at:start])
-                at = end
-        kept.append(text[at:])
-        return admit("".join(kept))
+                    first = first_body_line(node)
+                    # (The header, decorators and defaults, stays module code.)
+                    yield node.lineno, starts[node.lineno - 1], end, starts[first - 1] if first > node.lineno else None
+                elif t in BLOCKS:  # (the statement lists of compound statements, outside functions)
+                    for field in BLOCKS[t]:
+                        stack.extend(reversed(getattr(node, field)))
+
+        return any_admitted(text, functions(), self._scope_filter, self._admitted)
 
     def _callers_first(self, pending: list) -> list:
         """The deferred functions to walk, each after the functions that call it (by name; in
@@ -523,7 +543,7 @@ class Walker(Summaries, Evaluator):
         admit = self._scope_filter
         if admit is not None:
             known = self._admitted
-            wanted = [known[id(item[0])] if id(item[0]) in known else admit(self.source_of(item[0]))
+            wanted = [known[item[0].lineno] if item[0].lineno in known else admit(self.source_of(item[0]))
                       for item in pending]
             if not any(wanted):
                 return []
