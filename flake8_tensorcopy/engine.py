@@ -207,17 +207,25 @@ def _lint(text: str, rule_classes, options: Options, tree, honor_noqa: bool, pro
             # where it admits none, nor the code outside them, no rule can report and the file
             # is not parsed (a third of the files of a large model tree that pass the tests of
             # the whole text, where the walker would ask the same of the parsed tree).
+            # (Where it admits one, the skeleton's parse tells whether the layout was right: a
+            # function not where it put it makes lazytree parse the file whole, whose tree's
+            # functions the walker then asks.)
             layout = lazytree.layout(text)
-            if layout is not None and lazytree.is_sure(text, layout):
+            if layout is not None:
                 admitted = {}
                 if not any_admitted(text, ((f[4], f[0], f[11], f[10]) for f in layout), scope_filter, admitted):
-                    return LintResult()
+                    if lazytree.is_sure(text, layout):
+                        return LintResult()
+                    admitted = None
         try:
             # The function bodies the analysis reads are parsed when it first reads them
             # (lazytree.py): of the files of a large model tree that are walked, most lines are
             # in functions no rule looks at.  The rest is parsed before anything is reported
             # (below), so that nothing is reported in a file that does not parse.
-            tree = _parse(text) if whole else lazytree.parse(text, layout) if layout is not None else lazytree.parse(text)
+            if whole:
+                tree = _parse(text)
+            else:
+                tree = lazytree.parse(text, layout) if layout is not None else lazytree.parse(text)
         except SyntaxError as exc:
             return LintResult(error=parse_error(exc, f" (line {exc.lineno}, column {exc.offset})"))
         except (ValueError, RecursionError, MemoryError) as exc:
@@ -227,8 +235,8 @@ def _lint(text: str, rule_classes, options: Options, tree, honor_noqa: bool, pro
     if sink_calls:
         ctx.sink_names = frozenset(project.through.names)
     instances = [cls(options) for cls in active]
-    if admitted is not None and layout and getattr(tree, "_lazy_origin", None) is None:
-        admitted = None  # (the skeleton did not parse as laid out: the tree's functions are asked)
+    if admitted is not None and getattr(tree, "_lazy_origin", None) is None:
+        admitted = None  # (not parsed as laid out, or not laid out: the tree's functions are asked)
     domains = make_domains({k for cls in active for k in cls.domains}, options, text)
     if triggers:
         for d in domains:

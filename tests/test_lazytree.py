@@ -701,7 +701,8 @@ def _tree_functions(text):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             end = starts[node.end_lineno] if node.end_lineno < len(starts) else len(text)
             first = first_body_line(node)
-            found.append((node.lineno, starts[node.lineno - 1], end, starts[first - 1] if first > node.lineno else None))
+            body = starts[first - 1] if first > node.lineno else None
+            found.append((node.lineno, starts[node.lineno - 1], end, body))
         elif type(node) in BLOCKS:
             for field in BLOCKS[type(node)]:
                 stack.extend(getattr(node, field))
@@ -728,7 +729,8 @@ def test_a_sure_layout_gives_the_functions_a_parse_gives(eager_threshold):
 def test_a_decorated_first_statement_starts_the_body_read_or_not(eager_threshold):
     from flake8_tensorcopy.analysis.astutil import first_body_line
 
-    source = "def outer(fn):\n    # a comment\n    @wraps(fn)\n    def inner():\n        return fn()\n\n    return inner\n"
+    source = ("def outer(fn):\n    # a comment\n    @wraps(fn)\n    def inner():\n        return fn()\n\n"
+              "    return inner\n")
     func = lazytree.parse(source).body[0]
     assert lazytree.unread(func.body) and first_body_line(func) == 3
     assert len(func.body) == 2 and first_body_line(func) == 3

@@ -212,7 +212,7 @@ def is_sure(text: str, found: list) -> bool:
     i = find("def")
     while i != -1:
         after = text[i + 3:i + 4]
-        if after.isalnum() or after == "_":  # (`default`, `define`)
+        if after.isalnum() or after == "_" or i and text[i - 1] not in " \t\f\n":  # (`default`, `undefined`)
             i = find("def", i + 3)
             continue
         start = rfind("\n", 0, i) + 1
@@ -224,12 +224,12 @@ def is_sure(text: str, found: list) -> bool:
             if k == n or not (found[k][0] == start or found[k][1] <= start):
                 return False
         i = find("def", i + 3)
+    count = text.count
     for f in found:
-        body = text[f[1]:f[2]]
-        if "(" in body or ")" in body or "[" in body or "]" in body or "{" in body or "}" in body:
-            if (body.count("(") != body.count(")") or body.count("[") != body.count("]")
-                    or body.count("{") != body.count("}")):
-                return False
+        start, end = f[1], f[2]
+        if (count("(", start, end) != count(")", start, end) or count("[", start, end) != count("]", start, end)
+                or count("{", start, end) != count("}", start, end)):
+            return False
     return True
 
 
