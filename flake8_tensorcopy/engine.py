@@ -188,6 +188,25 @@ def _lint(text: str, rule_classes, options: Options, tree, honor_noqa: bool, pro
     def scope_filter(segment: str) -> bool:
         return any(test(segment) for test in tests)
 
+    spans = [getattr(test, "span", None) for test in tests]
+    if any(spans):
+        # The same question of a function by its offsets (Rule.scope_test: a test that can
+        # answer from what it found in the whole text).
+        def span(start: int, end: int) -> bool:
+            segment = None
+            for test, at in zip(tests, spans):
+                if at is not None:
+                    if at(start, end):
+                        return True
+                    continue
+                if segment is None:
+                    segment = text[start:end]
+                if test(segment):
+                    return True
+            return False
+
+        scope_filter.span = span
+
     # A tree parsed here, for this check only, is released at its end (lazytree.release; the rare
     # paths that return early leave it to the cyclic collector).
     ours = tree is None

@@ -270,6 +270,54 @@ def test_a_file_no_rule_may_admit_anything_of_is_one_whose_parts_none_admits():
         assert not InplaceOnLeaf.scope_any(f"def f(w):\n    {write}\n", None), write
 
 
+def test_a_test_asked_by_offsets_says_what_it_says_of_the_lines():
+    """A scope test that answers by offsets (`test.span(start, end)`, from what it found in the
+    whole text) says of each function, and of any run of whole lines, what it says of their
+    text; so does the engine's filter of all the rules' tests."""
+    from flake8_tensorcopy.source import LineIndex
+
+    asked = spanned = 0
+    for name, text in SOURCES:
+        starts = LineIndex(text).starts + [len(text)]
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:
+            continue
+        ranges = [(starts[n.lineno - 1], starts[n.end_lineno] if n.end_lineno < len(starts) else len(text))
+                  for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        ranges += [(starts[i], starts[j]) for i in range(0, len(starts) - 1, 3) for j in range(i + 1, len(starts), 5)]
+        for cls in all_rules():
+            test = cls.scope_test(text)
+            span = getattr(test, "span", None)
+            if span is None:
+                continue
+            for start, end in ranges:
+                asked += 1
+                spanned += span(start, end)
+                assert span(start, end) == test(text[start:end]), (name, cls.code, start, end)
+    assert asked > 10_000 and spanned > 100
+    # The engine's filter, with the tests that do and do not answer by offsets.
+    seen = []
+    real = engine.any_admitted
+
+    def checking(text, functions, admit, known):
+        functions = list(functions)
+        if hasattr(admit, "span"):
+            seen.append(len(functions))
+            for _line, start, end, _first in functions:
+                assert admit.span(start, end) == admit(text[start:end])
+        return real(text, functions, admit, known)
+
+    for _name, text in SOURCES:
+        if len(text) >= 2000:
+            engine.any_admitted = checking
+            try:
+                engine.lint_text(text)
+            finally:
+                engine.any_admitted = real
+    assert sum(seen) > 20
+
+
 def test_a_file_where_the_filter_admits_nothing_is_not_walked(monkeypatch):
     """No function and no code outside functions passes a rule's scope test: the file is not
     walked (nor parsed).  Code outside functions that passes one is walked, and reported."""

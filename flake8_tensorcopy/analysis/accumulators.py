@@ -149,7 +149,9 @@ def _starts_from_zero(name: str, text: str) -> bool:
     # each name (which cost as much as the searches).
     at = text.find(name)
     while at != -1:
-        m = _AFTER_TARGET.match(text, at + len(name))
+        # (Targets before it on its line end in a blank or a comma, or there are none: most
+        # occurrences, an argument or an operand, are left at this one test.)
+        m = _AFTER_TARGET.match(text, at + len(name)) if not at or text[at - 1] in " \t,\n" else None
         if m is not None:
             line = text.rfind("\n", 0, at) + 1
             if _TARGETS_BEFORE.fullmatch(text, line, at) is not None:

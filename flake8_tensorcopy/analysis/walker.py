@@ -295,8 +295,9 @@ def any_admitted(text: str, functions, admit, known: dict) -> bool:
     its first statement's line, or None when that is the `def` line) of each function of the
     module or class bodies, in order; `known` gets what `admit` said of each, by line."""
     bodies: list = []  # (start, end) offsets of the function bodies outside the module's code
+    span = getattr(admit, "span", None)  # (the same question by offsets: engine.py)
     for line, start, end, first in functions:
-        ok = known[line] = admit(text[start:end])
+        ok = known[line] = span(start, end) if span is not None else admit(text[start:end])
         if ok:
             return True
         if first is not None:
@@ -543,7 +544,9 @@ class Walker(Summaries, Evaluator):
         admit = self._scope_filter
         if admit is not None:
             known = self._admitted
-            wanted = [known[item[0].lineno] if item[0].lineno in known else admit(self.source_of(item[0]))
+            span = getattr(admit, "span", None)
+            wanted = [known[item[0].lineno] if item[0].lineno in known
+                      else span(*self._offsets(item[0])) if span is not None else admit(self.source_of(item[0]))
                       for item in pending]
             if not any(wanted):
                 return []

@@ -204,7 +204,9 @@ class Rule:
     def scope_test(cls, text: str):
         """The test `might_match_scope` makes, for the functions of one file whose source is
         `text`: a rule whose trigger depends on the file's imports (`from numpy import asarray`
-        makes `asarray(` a NumPy call) returns a test that knows them."""
+        makes `asarray(` a NumPy call) returns a test that knows them.  A test may also answer
+        by offsets: `test.span(start, end)`, what it says of `text[start:end]`, a run of whole
+        lines (a function's), from what it found in the whole text (TNS401: the writes)."""
         return cls.might_match_scope
 
     @classmethod

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import re
+from bisect import bisect_left
 
 from ..analysis.astutil import contains, suspends, target_elements, walk
 from ..analysis.facts import MODULE, TENSOR, Grad, must_grad
@@ -77,6 +78,15 @@ def _inplace_starts(text: str):
         if i and text[i - 1].isalnum():
             yield i - 1
         i = text.find("_(", i + 1)
+
+
+def _writes_anywhere(text: str) -> list:
+    """The offsets, in order, of the in-place writes of `text` that `_admits` may find in a part
+    of it made of whole lines (a function's): `inplace=True` wherever it is (which call it is in
+    is told by a look back that may reach past the part's first line), the others where
+    `_write_target` reads a target."""
+    return sorted(at for at in _inplace_starts(text)
+                  if text.startswith("inplace=True", at) or _write_target(text, at) is not None)
 
 
 def _write_target(text: str, at: int) -> str | None:
@@ -676,16 +686,33 @@ class InplaceOnLeaf(Rule):
         # named where it is made, not where the write is; `self.cache[k] = v` where the file
         # binds `self.cache` to literals only.
         attributes, names, literals = _leaf_attributes(text), _leaf_names(text), _LiteralAttributes(text)
-        return lambda segment: _admits(segment, attributes, names, literals)
+
+        def test(segment: str) -> bool:
+            return _admits(segment, attributes, names, literals)
+
+        found: list = []
+
+        def writes() -> list:
+            if not found:
+                found.append(_writes_anywhere(text))
+            return found[0]
+
+        def span(start: int, end: int) -> bool:
+            # A function holds a write `_admits` finds only where the whole text holds one (most
+            # hold none: nine in ten of a large model tree's).
+            at = writes()
+            i = bisect_left(at, start)
+            return i < len(at) and at[i] < end and test(text[start:end])
+
+        test.span, test.writes = span, writes
+        return test
 
     @classmethod
     def scope_any(cls, text: str, test) -> bool:
         # `_admits` reads a function's `def` line and counts its lines; a function it admits
-        # holds a write it may report, which the whole text holds too (`inplace=True` taken
-        # for one wherever it is: which call it is in is told by a look back that may reach
-        # past the function's first line).
-        return any(text.startswith("inplace=True", at) or _write_target(text, at) is not None
-                   for at in _inplace_starts(text))
+        # holds a write it may report, which the whole text holds too.
+        writes = getattr(test, "writes", None)
+        return bool(writes() if writes is not None else _writes_anywhere(text))
 
     docs = """
 ## What it does
