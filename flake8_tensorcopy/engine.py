@@ -185,16 +185,19 @@ def _lint(text: str, rule_classes, options: Options, tree, honor_noqa: bool, pro
         # A function that calls one of them may report there (Context.call_sinks).
         tests = [or_holds(test, sink_calls) if cls.through_calls else test for cls, test in zip(active, tests)]
 
-    def scope_filter(segment: str) -> bool:
-        return any(test(segment) for test in tests)
+    # (Each test once: rules may share one, TNS103 to TNS105 do.)
+    unique = list(dict.fromkeys(tests))
 
-    spans = [getattr(test, "span", None) for test in tests]
+    def scope_filter(segment: str) -> bool:
+        return any(test(segment) for test in unique)
+
+    spans = [getattr(test, "span", None) for test in unique]
     if any(spans):
         # The same question of a function by its offsets (Rule.scope_test: a test that can
         # answer from what it found in the whole text).
         def span(start: int, end: int) -> bool:
             segment = None
-            for test, at in zip(tests, spans):
+            for test, at in zip(unique, spans):
                 if at is not None:
                     if at(start, end):
                         return True

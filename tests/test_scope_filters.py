@@ -563,3 +563,26 @@ def test_the_device_a_string_names_is_found_the_same_without_reading_most_string
             assert _device_of_string(s) == _named_device(s), repr(s)
             named += _named_device(s) is not Device.UNKNOWN
     assert named > 100  # (the tails name devices after many first characters: blanks, letters)
+
+
+def test_a_test_rules_share_is_asked_once_a_function(monkeypatch):
+    """TNS103, TNS104 and TNS105 share one scope test: the engine asks it once of a function,
+    not once a rule."""
+    from flake8_tensorcopy.rules import tns1
+    from flake8_tensorcopy.source import kept_for_the_last_text
+
+    text = "import numpy as np\nimport torch\n\n" + "".join(
+        f"def f{i}(x):\n    return np.float32\n\n" for i in range(5)) + "y = np.asarray(torch.ones(2))\n"
+    assert tns1.NumpyFunctionOnGradTensor.scope_test(text) is tns1.NumpyReductionOnTensor.scope_test(text)
+    asked = []
+
+    def counting(text):
+        test = tns1._numpy_scope_test_of(text)
+        return lambda segment: asked.append(segment) or test(segment)
+
+    monkeypatch.setattr(tns1, "_numpy_scope_test", kept_for_the_last_text(counting))
+    codes = {"TNS103", "TNS104", "TNS105"}
+    assert codes <= {cls.code for cls in all_rules() if cls.scope_test.__func__ is tns1._NumpyFunctionRule.scope_test.__func__}
+    engine.lint_text(text, [cls for cls in all_rules() if cls.code in codes])
+    functions = [s for s in asked if s.startswith("def ")]
+    assert len(functions) == len(set(functions)) == 5

@@ -1078,6 +1078,19 @@ def _calls_numpy(segment: str, pattern) -> bool:
     return False
 
 
+def _numpy_scope_test_of(text: str):
+    # A function reports only where it calls NumPy (`np.float32` alone is no call), by whatever
+    # name the file gives it (`from numpy import asarray`: `asarray(t)` has no "np.").
+    modules, functions = _numpy_names(text)
+    pattern = _numpy_call_pattern(modules, functions)
+    # (A match starts with one of these names: a function that holds none is not searched.)
+    names = tuple(modules | functions)
+    return lambda segment: any(n in segment for n in names) and _calls_numpy(segment, pattern)
+
+
+_numpy_scope_test = kept_for_the_last_text(_numpy_scope_test_of)
+
+
 class _NumpyFunctionRule(_Tns1Rule):
     """Shared by TNS103/TNS104: NumPy functions given tensors (which they convert through
     `Tensor.__array__`, that is `Tensor.numpy()`)."""
@@ -1086,13 +1099,8 @@ class _NumpyFunctionRule(_Tns1Rule):
 
     @classmethod
     def scope_test(cls, text: str):
-        # A function reports only where it calls NumPy (`np.float32` alone is no call), by
-        # whatever name the file gives it (`from numpy import asarray`: `asarray(t)` has no "np.").
-        modules, functions = _numpy_names(text)
-        pattern = _numpy_call_pattern(modules, functions)
-        # (A match starts with one of these names: a function that holds none is not searched.)
-        names = tuple(modules | functions)
-        return lambda segment: any(n in segment for n in names) and _calls_numpy(segment, pattern)
+        # (One test for TNS103, TNS104 and TNS105: the engine asks a function once.)
+        return _numpy_scope_test(text)
 
     @staticmethod
     def _numpy_function(node: ast.Call, ctx) -> str | None:
