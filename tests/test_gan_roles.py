@@ -2,6 +2,7 @@
 spelling, their class and the optimizers that train them."""
 
 import ast
+import textwrap
 
 import pytest
 
@@ -57,3 +58,42 @@ def test_optimizers_give_roles_to_the_modules_they_train():
     assert names.module_role("encoder") is None
     assert names.optimizer_role("lr_scheduler_G") == (False, None)
     assert names.optimizer_role("self.GAN.D_opt") == (True, "D")
+
+
+def test_the_scan_of_a_lazy_tree_reads_only_bodies_that_name_parameters_or_a_class(monkeypatch):
+    """The file scan reads the bodies where an optimizer of a module's parameters may be made
+    (`_associate`) or a class defined; the others stay unread, and the roles are those of a
+    whole parse."""
+    from flake8_tensorcopy.analysis import lazytree
+
+    monkeypatch.setattr(lazytree, "_MIN_CHARS", 0)
+    text = textwrap.dedent("""
+        import torch
+        from torch import nn
+
+
+        def build():
+            netG, netD = nn.Linear(2, 2), nn.Linear(2, 2)
+            optG = torch.optim.Adam(netG.parameters())
+            optD = torch.optim.Adam(netD.parameters())
+            return netG, netD, optG, optD
+
+
+        def helper(x):
+            return x * 2
+
+
+        def make_critic():
+            class Critic(nn.Module):
+                pass
+            return Critic()
+    """)
+    tree = lazytree.parse(text)
+    lazy = GanNames(tree, text=text)
+    read = {f.name: not lazytree.unread(f.body) for f in tree.body if isinstance(f, ast.FunctionDef)}
+    assert read == {"build": True, "helper": False, "make_critic": True}
+    whole = GanNames(ast.parse(text), text=text)
+    assert (lazy.opt_assoc, lazy.opt_modules, lazy.module_assoc, lazy.active) == (
+        whole.opt_assoc, whole.opt_modules, whole.module_assoc, whole.active)
+    assert lazy.opt_modules == {"optG": ["netG"], "optD": ["netD"]}
+    assert len(lazy.class_role) == len(whole.class_role) == 1

@@ -27,6 +27,7 @@ import re
 from . import torchapi as api
 from .astutil import all_nodes, bind_arguments, child_nodes, dotted_name, is_plain_method, parameter_names, walk
 from .facts import FUNCTION, TENSOR, Grad
+from .lazytree import unread_without
 from .names import D, G, configured_roles, may_have_both_roles, may_have_structure, words
 from .names import D_WORDS as _D_WORDS
 from .names import G_WORDS as _G_WORDS
@@ -146,6 +147,11 @@ def _kw(call: ast.Call, name: str):
 # --------------------------------------------------------------------------- file-level names
 
 
+# What a statement of a function must name for the scan of a file to read it: an optimizer of
+# a module's parameters (`opt_g = Adam(netG.parameters())`, `GanNames._associate`), or a class.
+_SCANNED_WORDS = ("parameters", "class")
+
+
 class GanNames:
     """Roles of the names in one file (see the module docstring)."""
 
@@ -222,6 +228,8 @@ class GanNames:
             for name in ("body", "orelse", "finalbody", "handlers", "cases"):
                 sub = getattr(node, name, None)
                 if isinstance(sub, list):  # function bodies too (parsed here if not yet)
+                    if unread_without(sub, _SCANNED_WORDS):
+                        continue  # (no optimizer of a module's parameters in it, and no class)
                     stack.extend(sub)
         for a in assigns:
             self._associate(a)

@@ -147,6 +147,16 @@ def unread(body) -> bool:
     return type(body) is LazyBody and body._src is not None
 
 
+def unread_without(body, words: tuple) -> bool:
+    """Whether `body` is a function body not parsed yet whose lines (its function's) hold none
+    of `words`: what a scan that looks only at statements naming one of them can leave unread."""
+    if type(body) is not LazyBody or body._src is None:
+        return False
+    origin, _func, start, end, _first = body._src
+    find = origin.text.find
+    return all(find(w, start, end) == -1 for w in words)
+
+
 def _quiet_parse(text: str) -> ast.Module:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -521,7 +531,7 @@ def read_all(tree: ast.AST) -> ast.AST:
     return tree
 
 
-__all__ = ["LazyBody", "Reparse", "body_span", "first_body_line", "parse", "read_all", "unread"]
+__all__ = ["LazyBody", "Reparse", "body_span", "first_body_line", "parse", "read_all", "unread", "unread_without"]
 
 
 def _walk_unread(tree):
