@@ -293,9 +293,11 @@ def any_admitted(text: str, functions, admit, known: dict) -> bool:
     outside them (the text less their bodies), stopping at the first that it does.  `functions`:
     (line of the `def`, offset of that line, offset after the function's last line, offset of
     its first statement's line, or None when that is the `def` line) of each function of the
-    module or class bodies, in order; `known` gets what `admit` said of each, by line."""
+    module or class bodies (not of those inside functions), in any order; `known` gets what
+    `admit` said of each, by line.  Where `admit.span(start, end)` exists it is asked instead of
+    `admit(text[start:end])` (the same answer: engine.py)."""
     bodies: list = []  # (start, end) offsets of the function bodies outside the module's code
-    span = getattr(admit, "span", None)  # (the same question by offsets: engine.py)
+    span = getattr(admit, "span", None)
     for line, start, end, first in functions:
         ok = known[line] = span(start, end) if span is not None else admit(text[start:end])
         if ok:
