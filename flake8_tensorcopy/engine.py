@@ -192,23 +192,23 @@ def _lint(text: str, rule_classes, options: Options, tree, honor_noqa: bool, pro
         return any(test(segment) for test in unique)
 
     spans = [getattr(test, "span", None) for test in unique]
-    if any(spans):
-        # The same question of a function by its offsets (Rule.scope_test: a test that can
-        # answer from what it found in the whole text).
-        def span(start: int, end: int) -> bool:
-            segment = None
-            for test, at in zip(unique, spans):
-                if at is not None:
-                    if at(start, end):
-                        return True
-                    continue
-                if segment is None:
-                    segment = text[start:end]
-                if test(segment):
-                    return True
-            return False
 
-        scope_filter.span = span
+    def span(start: int, end: int) -> bool:
+        # The same question of `text[start:end]`, a function's lines, by offsets where a test
+        # can answer so (Rule.scope_test: from what it found in the whole text).
+        segment = None
+        for test, at in zip(unique, spans):
+            if at is not None:
+                if at(start, end):
+                    return True
+                continue
+            if segment is None:
+                segment = text[start:end]
+            if test(segment):
+                return True
+        return False
+
+    scope_filter.span = span
 
     # A tree parsed here, for this check only, is released at its end (lazytree.release; the rare
     # paths that return early leave it to the cyclic collector).
@@ -244,10 +244,7 @@ def _lint(text: str, rule_classes, options: Options, tree, honor_noqa: bool, pro
             # (lazytree.py): of the files of a large model tree that are walked, most lines are
             # in functions no rule looks at.  The rest is parsed before anything is reported
             # (below), so that nothing is reported in a file that does not parse.
-            if whole:
-                tree = _parse(text)
-            else:
-                tree = lazytree.parse(text, layout) if layout is not None else lazytree.parse(text)
+            tree = _parse(text) if whole else lazytree.parse(text, layout)
         except SyntaxError as exc:
             return LintResult(error=parse_error(exc, f" (line {exc.lineno}, column {exc.offset})"))
         except (ValueError, RecursionError, MemoryError) as exc:

@@ -165,7 +165,7 @@ def _quiet_parse(text: str) -> ast.Module:
 
 def parse(text: str, found: list | None = None) -> ast.Module:
     """`ast.parse(text)` (its exceptions too), with function bodies parsed on first use.
-    `found`: the text's layout, when `layout` gave it."""
+    `found`: the text's layout, where `layout` gave one (None: read here)."""
     if found is None:
         if not _may_lay_out(text):
             return _quiet_parse(text)

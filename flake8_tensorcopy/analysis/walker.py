@@ -288,18 +288,24 @@ def _visitors(rule_class) -> tuple:
     return found
 
 
+def by_offsets(admit, text: str):
+    """`admit`'s answer for `text[start:end]`, as a function of (start, end): its own `span`
+    where it has one (engine.py: the same answer, by offsets), else of the slice."""
+    span = getattr(admit, "span", None)
+    return span if span is not None else lambda start, end: admit(text[start:end])
+
+
 def any_admitted(text: str, functions, admit, known: dict) -> bool:
     """Whether `admit` (the engine's scope filter) says yes of one of `functions` or of the code
     outside them (the text less their bodies), stopping at the first that it does.  `functions`:
     (line of the `def`, offset of that line, offset after the function's last line, offset of
     its first statement's line, or None when that is the `def` line) of each function of the
     module or class bodies (not of those inside functions), in any order; `known` gets what
-    `admit` said of each, by line.  Where `admit.span(start, end)` exists it is asked instead of
-    `admit(text[start:end])` (the same answer: engine.py)."""
+    `admit` said of each, by line."""
     bodies: list = []  # (start, end) offsets of the function bodies outside the module's code
-    span = getattr(admit, "span", None)
+    ask = by_offsets(admit, text)
     for line, start, end, first in functions:
-        ok = known[line] = span(start, end) if span is not None else admit(text[start:end])
+        ok = known[line] = ask(start, end)
         if ok:
             return True
         if first is not None:
@@ -546,9 +552,8 @@ class Walker(Summaries, Evaluator):
         admit = self._scope_filter
         if admit is not None:
             known = self._admitted
-            span = getattr(admit, "span", None)
-            wanted = [known[item[0].lineno] if item[0].lineno in known
-                      else span(*self._offsets(item[0])) if span is not None else admit(self.source_of(item[0]))
+            ask = by_offsets(admit, self.lines.text)
+            wanted = [known[item[0].lineno] if item[0].lineno in known else ask(*self._offsets(item[0]))
                       for item in pending]
             if not any(wanted):
                 return []
