@@ -85,8 +85,12 @@ def _writes_anywhere(text: str) -> list:
     of it made of whole lines (a function's): `inplace=True` wherever it is (which call it is in
     is told by a look back that may reach past the part's first line), the others where
     `_write_target` reads a target."""
-    return sorted(at for at in _inplace_starts(text)
-                  if text.startswith("inplace=True", at) or _write_target(text, at) is not None)
+    return _writes_of(text, sorted(_inplace_starts(text)))
+
+
+def _writes_of(text: str, starts: list) -> list:
+    """`_writes_anywhere(text)` of `starts`, `_inplace_starts(text)` in order."""
+    return [at for at in starts if text.startswith("inplace=True", at) or _write_target(text, at) is not None]
 
 
 def _write_target(text: str, at: int) -> str | None:
@@ -323,15 +327,47 @@ def _leaf_names(text: str) -> frozenset:
     return frozenset(names)
 
 
-def _admits(text: str, leaf_attributes: frozenset, leaf_names: frozenset = frozenset(),
-            literal_attributes=frozenset()) -> bool:
+class _FileLeaves:
+    """What `_admits` reads of the whole file: the attributes its classes make leaves that
+    require grad (`_leaf_attributes`), the names it binds to such leaves (`_leaf_names`), and
+    the `self.x` it binds to literals only (`_LiteralAttributes`); each read from the text when
+    first asked (most files' functions hold no write the rule may report, and then none is)."""
+
+    __slots__ = ("text", "_attributes", "_names", "_literals")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._attributes = self._names = self._literals = None
+
+    @property
+    def attributes(self) -> frozenset:
+        if self._attributes is None:
+            self._attributes = _leaf_attributes(self.text)
+        return self._attributes
+
+    @property
+    def names(self) -> frozenset:
+        if self._names is None:
+            self._names = _leaf_names(self.text)
+        return self._names
+
+    @property
+    def literals(self):
+        if self._literals is None:
+            self._literals = _LiteralAttributes(self.text)
+        return self._literals
+
+
+def _admits(text: str, file: _FileLeaves, starts=None) -> bool:
     """InplaceOnLeaf's scope test of a function whose source is `text` (or of code outside
-    functions), in a file whose classes make `leaf_attributes` leaves that require grad, which
-    binds `leaf_names` to such leaves and `self.x` only to literals for the x of
-    `literal_attributes` (a set, or `_LiteralAttributes`)."""
+    functions), in the file `file` tells of.  `starts`: `_inplace_starts(text)`, where the
+    caller found them already (in the whole file's text: the same offsets, a function's lines
+    being whole lines)."""
     # The in-place writes the rule may report, first: most functions have none (nine in ten of a
     # large model tree's), and the rest of the test costs four times this search.
-    writes = [(at, target) for at in _inplace_starts(text) if (target := _write_target(text, at)) is not None]
+    if starts is None:
+        starts = _inplace_starts(text)
+    writes = [(at, target) for at in starts if (target := _write_target(text, at)) is not None]
     if not writes:
         return False
     # Writes in the `def` line(s) (a default, `x: list[int] = ...`) are not the function's.
@@ -358,8 +394,8 @@ def _admits(text: str, leaf_attributes: frozenset, leaf_names: frozenset = froze
             params = _PARAM_NAME.findall(header.group(2))
             if params and "for " in text:
                 params = _with_loop_targets(text, params)
-    attributes = [a for a in leaf_attributes if "." + a in text]
-    names = [n for n in leaf_names if n in text]
+    attributes = [a for a in file.attributes if "." + a in text]
+    names = [n for n in file.names if n in text]
     if not (params or attributes or names or _leaf_word(text)
             or "self." in text):
         return False
@@ -392,7 +428,7 @@ def _admits(text: str, leaf_attributes: frozenset, leaf_names: frozenset = froze
             # the file is a literal (a container, a number, a string, None).
             if not attrs or len(attrs) > 1:
                 return True
-            if attrs[0] not in literal_attributes:
+            if attrs[0] not in file.literals:
                 return True
             continue
         if _leaf_word(base):
@@ -677,7 +713,7 @@ class InplaceOnLeaf(Rule):
 
     @classmethod
     def might_match_scope(cls, text: str) -> bool:
-        return _admits(text, _leaf_attributes(text), _leaf_names(text), _LiteralAttributes(text))
+        return _admits(text, _FileLeaves(text))
 
     @classmethod
     def scope_test(cls, text: str):
@@ -685,24 +721,33 @@ class InplaceOnLeaf(Rule):
         # parameter, `w.sub_(...)` in a function of a module that makes `w` a leaf: the leaf is
         # named where it is made, not where the write is; `self.cache[k] = v` where the file
         # binds `self.cache` to literals only.
-        attributes, names, literals = _leaf_attributes(text), _leaf_names(text), _LiteralAttributes(text)
+        file = _FileLeaves(text)
 
         def test(segment: str) -> bool:
-            return _admits(segment, attributes, names, literals)
+            return _admits(segment, file)
 
         found: list = []
 
         def writes() -> list:
+            # (The starts of the whole text's in-place writes, in order, and of those `_admits`
+            # may find in some of its lines.)
             if not found:
-                found.append(_writes_anywhere(text))
-            return found[0]
+                starts = sorted(_inplace_starts(text))
+                found.extend((starts, _writes_of(text, starts)))
+            return found[1]
 
         def span(start: int, end: int) -> bool:
             # A function holds a write `_admits` finds only where the whole text holds one (most
-            # hold none: nine in ten of a large model tree's).
+            # hold none: nine in ten of a large model tree's).  The function's own are those of
+            # the whole text in its lines (`_inplace_starts` reads no further back than a line's
+            # start, nor further on than its end).
             at = writes()
             i = bisect_left(at, start)
-            return i < len(at) and at[i] < end and test(text[start:end])
+            if i == len(at) or at[i] >= end:
+                return False
+            starts = found[0]
+            return _admits(text[start:end], file,
+                           [a - start for a in starts[bisect_left(starts, start):bisect_left(starts, end)]])
 
         test.span, test.writes = span, writes
         return test
