@@ -377,6 +377,40 @@ def test_a_loop_nest_walks_its_innermost_body_once_a_pass_of_each_loop_around_it
     assert [(v.code, v.line) for v in found] == [("TNS101", 10)]
 
 
+def test_a_walk_with_rules_off_takes_a_loops_last_pre_run_as_its_final_pass(monkeypatch):
+    """In a walk that reports nothing and that no domain follows (the walk of `grow` for the
+    arguments of its call), the pre-run that started from the loop's fixpoint is its final pass:
+    the loop body is walked three times (two pre-runs that change what reaches its top, one that
+    confirms it), not four.  What `grow` returns still requires grad, as it does at run time
+    after the second iteration."""
+    code = textwrap.dedent("""
+        import torch
+
+        def grow(w):
+            a = torch.zeros(3)
+            b = torch.zeros(3)
+            for step in range(4):
+                b = a
+                a = w * 2
+            return b
+
+        w = torch.ones(3, requires_grad=True)
+        print(grow(w).numpy())
+    """)
+    walked = []
+    real = Walker._stmt
+
+    def spy(self, stmt, state):
+        if stmt.lineno == 8:
+            walked.append(self.frame.dispatch)
+        return real(self, stmt, state)
+
+    monkeypatch.setattr(Walker, "_stmt", spy)
+    found = lint_text(code, select_rules(["TNS101"])).violations
+    assert walked == [False, False, False]
+    assert [(v.code, v.line) for v in found] == [("TNS101", 13)]
+
+
 def test_a_function_called_with_known_arguments_is_walked_once_for_them(monkeypatch):
     """A call that passes facts the summary does not assume gets a walk of the callee with them
     (summaries.given_result); the summary (parameters unknown) is walked only where that walk's

@@ -1168,8 +1168,11 @@ class Walker(Summaries, Evaluator):
                         new = join_states(new, s)
                     if new is entry or new.same(entry):
                         # The last pre-run started from the fixpoint: where nothing reports or
-                        # records (a loop inside another's pre-run), it is the final pass.
-                        last = (out, exits) if saved == (False, False) else None
+                        # records, it is the final pass (a loop inside another's pre-run, or in
+                        # a walk with rules off that no domain follows: a summary, a survey;
+                        # there recording changes nothing but the order `seq`, which only a
+                        # domain reads).
+                        last = (out, exits) if not saved[1] and (not saved[0] or not frame.doms) else None
                         break
                     entry = new
             finally:
