@@ -111,18 +111,26 @@ def lint_text(
     collecting = gc.isenabled()
     built = project.built if project is not None else 0
     gc.disable()
+    result = None
     try:
-        return _lint(text, rule_classes, options, tree, honor_noqa, project, path, fixes, concrete, via_project)
+        result = _lint(text, rule_classes, options, tree, honor_noqa, project, path, fixes, concrete, via_project)
+        return result
     finally:
         if collecting:
-            gc.enable()
             if project is not None and project.batch and project.built != built:
                 # New summaries of project modules: they live as long as the process, and every
-                # full collection would traverse them again (a fifth of a large tree's check).
-                # Collect what this file left (the youngest generation: linear in what it
-                # allocated), then freeze what survives.
-                gc.collect(0)
+                # full collection would traverse them again (a fifth of a large tree's check):
+                # frozen.  The analysis leaves no reference cycle (a test keeps it so), but a fix
+                # written out may (lowering.py: LibCST transformers made for one fix, `ast.dump`'s
+                # helper): where one was, what the file left is collected first (the youngest
+                # generation, linear in what it allocated: a thousandth of a second a file), so
+                # that no cycle of it is frozen.
+                # (Before the collector is on again: the next allocation would start a collection
+                # of all that.)
+                if result is None or any(v.fix is not None and v.fix.intent is not None for v in result.violations):
+                    gc.collect(0)
                 gc.freeze()
+            gc.enable()
 
 
 def parse_error(exc: Exception, where: str = "") -> Error:
@@ -348,11 +356,19 @@ def _prefiltered(rule_classes, text: str) -> list:
     def contains(needle: str) -> bool:
         hit = found.get(needle)
         if hit is None:
+            # (Each needle inside it is looked up, or searched for, itself: the answer is whether
+            # the needle is in the text either way.  Not by a call of `contains`: a nested function
+            # that calls itself refers to itself through its closure, a cycle that would keep the
+            # text until the cyclic collector came by.)
+            hit = True
             for shorter in _INSIDE.get(needle, ()):
-                if not contains(shorter):
+                known = found.get(shorter)
+                if known is None:
+                    known = found[shorter] = shorter in text
+                if not known:
                     hit = False
                     break
-            else:
+            if hit:
                 hit = needle in text
             found[needle] = hit
         return hit

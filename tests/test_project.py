@@ -213,6 +213,51 @@ THROUGH = {
 }
 
 
+def test_a_batch_lint_leaves_no_reference_cycle_to_freeze(tmp_path, monkeypatch):
+    """In a batch (a CLI worker, a flake8 process), after a file whose check built summaries of
+    project modules, the engine freezes what is left (lint_text), collecting it first only where
+    a fix was written out (lowering.py's transformers leave cycles): a cycle of the analysis would
+    be frozen for good, never freed.  Linting two projects' files, every rule example and every
+    fixture, without fixes, leaves none (the projects themselves, which live as long as a batch,
+    are kept; nothing is frozen here, so that the collector sees all the rest)."""
+    import gc
+
+    from flake8_tensorcopy.rules.base import all_rules
+
+    make(tmp_path / "a", package="pkg")
+    make(tmp_path / "b", files=THROUGH, package="pkg")
+    sources = [(str(p), p.read_text()) for p in sorted(tmp_path.rglob("*.py"))]
+    for cls in all_rules():
+        sources += [(None, textwrap.dedent(e.code)) for e in (*cls.VALID, *cls.INVALID)]
+    sources += [(None, open(p).read()) for p in sorted(glob.glob(os.path.join(ROOT, "fixtures", "*.py")))]
+
+    def lint_all() -> dict:
+        projects: dict = {}
+        for path, text in sources:
+            root = str(tmp_path / ("a" if "/a/" in path else "b")) if path else str(tmp_path)
+            project = projects.get(root)
+            if project is None:
+                project = projects[root] = Project(root, Options(), batch=True)
+            project.begin()
+            lint_text(text, options=Options(), project=project, path=path or os.path.join(root, "example.py"),
+                      fixes=False)
+        return projects
+
+    monkeypatch.setattr(gc, "freeze", lambda: None)
+    lint_all()  # (what the first run imports makes cycles of its own: classes, modules)
+    gc.collect()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        projects = lint_all()
+        gc.collect()
+        garbage = [type(o).__name__ + " " + getattr(o, "__qualname__", "") for o in gc.garbage]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+    assert sum(p.built for p in projects.values()) > 0  # (summaries were built: the engine froze)
+    assert garbage == []
+
+
 def test_a_file_that_never_mentions_torch_uses_it_through_its_project(tmp_path, capsys):
     """evaluate.py imports no torch: the model `build` makes (re-exported by the package's
     `__init__.py`) and the losses `Trainer.step` keeps are torch's all the same.  plain.py

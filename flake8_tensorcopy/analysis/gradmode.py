@@ -115,12 +115,18 @@ def _resolver(names: dict):
     """A qualname resolver from {local name: what it imports}."""
 
     def qualname(n) -> str | None:
-        if isinstance(n, ast.Name):
-            return names.get(n.id)
-        if isinstance(n, ast.Attribute):
-            base = qualname(n.value)
-            return f"{base}.{n.attr}" if base is not None else None
-        return None
+        # (A loop, not a call of itself: a nested function that calls itself refers to itself
+        # through its closure, a cycle that only the cyclic collector frees.)
+        attrs = []
+        while isinstance(n, ast.Attribute):
+            attrs.append(n.attr)
+            n = n.value
+        if not isinstance(n, ast.Name):
+            return None
+        base = names.get(n.id)
+        if base is None:
+            return None
+        return ".".join([base, *reversed(attrs)]) if attrs else base
 
     return qualname
 
