@@ -1356,6 +1356,30 @@ def test_module_paths_from_directory_listings_are_module_path(tmp_path):
     assert reach._module_path(root, "pkg.created") == reach.module_path(root, "pkg.created") is not None
 
 
+def test_a_linked_file_is_named_for_the_file_it_links_to(tmp_path):
+    """reach.module_name names a file by its real path: a link under the root, to a module of the
+    project, is that module (whether it is a link is read from its directory's listing); a link
+    to a file outside the root is no module of the project; a plain file is itself."""
+    from flake8_tensorcopy import reach
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "real.py").write_text("")
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "far.py").write_text("")
+    os.symlink("real.py", tmp_path / "pkg" / "alias.py")
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "pkg").symlink_to(tmp_path / "pkg")
+    os.symlink(tmp_path / "elsewhere" / "far.py", root / "outside.py")
+    reach.forget()
+    names = [reach.module_name(str(tmp_path), str(tmp_path / "pkg" / n)) for n in ("alias.py", "real.py")]
+    assert names == ["pkg.real", "pkg.real"]
+    real_root = os.path.realpath(root)
+    assert reach.module_name(real_root, str(root / "outside.py")) is None
+    assert reach.module_name(real_root, str(root / "pkg" / "alias.py")) is None  # (its real path is outside)
+
+
 METERS = {
     "pyproject.toml": "",
     "PKG/__init__.py": "",
