@@ -348,6 +348,21 @@ def test_a_summary_leaves_the_callers_state_untouched():
     assert [f.may_require_grad for f, _ in seen] == [True]
 
 
+def walks_of_line(monkeypatch, lineno: int) -> list:
+    """Whether each walk of the statement at `lineno` dispatched the rules (Frame.dispatch), in
+    the order of the walks, as the walker makes them."""
+    walked = []
+    real = Walker._stmt
+
+    def spy(self, stmt, state):
+        if stmt.lineno == lineno:
+            walked.append(self.frame.dispatch)
+        return real(self, stmt, state)
+
+    monkeypatch.setattr(Walker, "_stmt", spy)
+    return walked
+
+
 def test_a_loop_nest_walks_its_innermost_body_once_a_pass_of_each_loop_around_it(monkeypatch):
     """Three loops that settle in one pre-run each: a loop inside another's pre-run takes its
     last pre-run (from the fixpoint) as its final pass, so the innermost statement is walked 7
@@ -363,15 +378,7 @@ def test_a_loop_nest_walks_its_innermost_body_once_a_pass_of_each_loop_around_it
                         total = total + c * w
             return total.numpy()
     """)
-    walked = []
-    real = Walker._stmt
-
-    def spy(self, stmt, state):
-        if stmt.lineno == 9:
-            walked.append(stmt)
-        return real(self, stmt, state)
-
-    monkeypatch.setattr(Walker, "_stmt", spy)
+    walked = walks_of_line(monkeypatch, 9)
     found = lint_text(code, options=Options(strict=True)).violations
     assert len(walked) == 7
     assert [(v.code, v.line) for v in found] == [("TNS101", 10)]
@@ -397,15 +404,7 @@ def test_a_walk_with_rules_off_takes_a_loops_last_pre_run_as_its_final_pass(monk
         w = torch.ones(3, requires_grad=True)
         print(grow(w).numpy())
     """)
-    walked = []
-    real = Walker._stmt
-
-    def spy(self, stmt, state):
-        if stmt.lineno == 8:
-            walked.append(self.frame.dispatch)
-        return real(self, stmt, state)
-
-    monkeypatch.setattr(Walker, "_stmt", spy)
+    walked = walks_of_line(monkeypatch, 8)
     found = lint_text(code, select_rules(["TNS101"])).violations
     assert walked == [False, False, False]
     assert [(v.code, v.line) for v in found] == [("TNS101", 13)]
@@ -426,15 +425,7 @@ def test_a_function_called_with_known_arguments_is_walked_once_for_them(monkeypa
             w = torch.ones(3, requires_grad=True)
             return double(w).numpy()
     """)
-    walked = []
-    real = Walker._stmt
-
-    def spy(self, stmt, state):
-        if stmt.lineno == 5:
-            walked.append(self.frame.dispatch)
-        return real(self, stmt, state)
-
-    monkeypatch.setattr(Walker, "_stmt", spy)
+    walked = walks_of_line(monkeypatch, 5)
     found = lint_text(code).violations
     assert [(v.code, v.line) for v in found] == [("TNS101", 10)]
     # Once, for `double(w)`'s arguments (no rule reports in `double`): not once more for a
