@@ -120,14 +120,12 @@ def lint_text(
             if project is not None and project.batch and project.built != built:
                 # New summaries of project modules: they live as long as the process, and every
                 # full collection would traverse them again (a fifth of a large tree's check):
-                # frozen.  The analysis leaves no reference cycle (a test keeps it so), but a fix
-                # written out may (lowering.py: LibCST transformers made for one fix, `ast.dump`'s
-                # helper): where one was, what the file left is collected first (the youngest
-                # generation, linear in what it allocated: a thousandth of a second a file), so
-                # that no cycle of it is frozen.
-                # (Before the collector is on again: the next allocation would start a collection
-                # of all that.)
-                if result is None or any(v.fix is not None and v.fix.intent is not None for v in result.violations):
+                # frozen, before the collector is on again (its next allocation would start a
+                # collection of all that).  The analysis leaves no reference cycle (a test keeps
+                # it so); lowering a fix may (LibCST transformers made for one fix, `ast.dump`'s
+                # helper), and where _lint lowered one, what the file left is collected first.
+                if result is None or fixes and any(v.fix is not None and v.fix.intent is not None
+                                                   for v in result.violations):
                     gc.collect(0)
                 gc.freeze()
             gc.enable()
