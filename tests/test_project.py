@@ -1337,6 +1337,32 @@ def test_a_top_level_torch_import_is_found_at_the_lines_that_mention_torch():
     assert 20 < found < len(texts)
 
 
+@pytest.mark.parametrize("init", ["", "import torch\n\nhelpers = None  # not the submodule\n",
+                                  "# a package\nVERSION = 'é'\n"],
+                         ids=["silent", "binds the name", "latin-1"])
+def test_a_submodule_imported_from_its_package_needs_no_summary_of_the_package(tmp_path, init):
+    """`from pkg import helpers`, where pkg/helpers.py is a module: the package's summary is built
+    only when its text spells `helpers` (any binding of the name does); else the import is the
+    submodule's, without a walk of the package, and the result still depends on its text."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    encoded = init.encode("latin-1")
+    (pkg / "__init__.py").write_bytes(b"# -*- coding: latin-1 -*-\n" + encoded if "é" in init else encoded)
+    (pkg / "helpers.py").write_text("import torch\n\n\ndef make():\n    return torch.nn.Linear(2, 2)\n")
+    main = pkg / "main.py"
+    main.write_text("import torch\nfrom pkg import helpers\n\nh = helpers\nout = h.make()(torch.ones(2)).numpy()\n")
+    project = Project(str(tmp_path))
+    found = _lint(main, project)
+    init_path = str(pkg / "__init__.py")
+    assert init_path in project.touched
+    if "helpers" in init:
+        assert "pkg" in project._summaries  # what the package binds is asked of its summary
+    else:
+        assert [code for code, _, _ in found] == ["TNS101"]
+        assert "pkg" not in project._summaries and "pkg.helpers" in project._summaries
+
+
 def test_module_paths_from_directory_listings_are_module_path(tmp_path):
     """reach._module_path answers from one listing a directory what module_path answers with
     four file tests; a change seen by forget() is seen there too."""

@@ -282,6 +282,9 @@ class Project:
             module = ".".join(parts[:i])
             if self.path_of(module) is None:
                 continue
+            if module not in self._summaries and not self._spells(module, parts[i]):
+                # (`from pkg import sub`, a submodule: not worth a summary of `pkg` to learn so)
+                return None if self.path_of(".".join(parts[: i + 1])) is not None else UNKNOWN_FACT
             summary = self.summary(module)
             if summary is None:
                 return UNKNOWN_FACT
@@ -297,6 +300,27 @@ class Project:
                     return UNKNOWN_FACT
             return f
         return None
+
+    def _spells(self, module: str, attr: str) -> bool:
+        """Whether the text of project module `module` (not summarised yet) may bind `attr`:
+        False only when it never spells the name, which every binding of a module-level name
+        does (an import, an assignment, a `def`; a star import binds nothing in a summary).  The
+        answer depends on that text alone, and the current file's result on it."""
+        path = self._paths[module]
+        data = self.contents(path)
+        if data is None:
+            return True  # (unreadable: the summary says so)
+        if attr.isascii() and attr.encode() in data:
+            return True
+        from ..source import DecodeError, decode
+
+        try:
+            if attr in decode(data).text:
+                return True
+        except (DecodeError, SyntaxError, ValueError, LookupError):
+            return True
+        self._touch_deps({path: self._digests[path]})
+        return False
 
     def files_mentioning(self, word: str) -> list | None:
         """The project's Python files and notebooks (under the root, outside the paths a run
