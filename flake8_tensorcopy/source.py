@@ -12,6 +12,7 @@ import ast
 import codecs
 import os
 import re
+import sys
 import tokenize
 from itertools import accumulate
 
@@ -20,6 +21,14 @@ from .model import REQUIRED, Record
 # Python's tokenizer ends a line at \r\n, \r or \n, and at nothing else (str.splitlines also
 # splits at \x0c, \x1c, \u2028 ..., which would shift every line number after them).
 _NEWLINE = re.compile(r"\r\n|\r|\n")
+
+# A possessive quantifier where Python has it (3.11), else the plain one.
+POSSESSIVE = "+" if sys.version_info >= (3, 11) else ""
+# What comes before the first ASCII letter or `_` of a run of word characters and dots (digits,
+# dots, other letters), taken whole: a pattern that starts a name there, tried once a run from
+# its start (`(?<![\w.])`), matches what it matched tried at every position, in one read of the
+# run where a try at each character read to the run's end again.
+BEFORE_FIRST_LETTER = r"(?:[^\WA-Za-z_]|\.)*" + POSSESSIVE
 
 
 class LazyPattern:

@@ -511,6 +511,37 @@ def test_a_total_starts_from_zero_wherever_the_one_pattern_says_so():
     fuzz()
 
 
+def test_names_before_a_call_are_those_of_the_patterns_tried_everywhere():
+    """snapshots._STEP_TEXT, gan._CALLEE and TNS401's _INPLACE_ON and _BEFORE_REQUIRES_GRAD_CALL
+    are tried once a run of word characters (and dots), not at each of its characters
+    (source.BEFORE_FIRST_LETTER): they find the names that the same patterns tried at every
+    position find, at the same places."""
+    import re
+
+    from flake8_tensorcopy.analysis.gan import _CALLEE
+    from flake8_tensorcopy.analysis.snapshots import _STEP_TEXT
+    from flake8_tensorcopy.rules.tns4 import _BEFORE_REQUIRES_GRAD_CALL, _INITIALISING, _INPLACE_ON
+
+    pairs = [(_STEP_TEXT, re.compile(r"([A-Za-z_][\w.]*)\.step\(")),
+             (_CALLEE, re.compile(r"([A-Za-z_][\w.]*)\s*\(")),
+             (_INPLACE_ON, re.compile(r"(\w+)(?:\[[^\]\n]*\])?\.(?:" + "|".join(_INITIALISING) + r")\("))]
+    before = re.compile(r"([A-Za-z_]\w*)[ \t]*\.[ \t]*$")
+
+    def agree(text):
+        for fast, slow in pairs:
+            assert [(m.span(1), m.end()) for m in fast.finditer(text)] == \
+                [(m.span(1), m.end()) for m in slow.finditer(text)], (slow.pattern, text)
+        for end in range(len(text) + 1) if len(text) < 100 else (len(text),):
+            fast, slow = _BEFORE_REQUIRES_GRAD_CALL.search(text, 0, end), before.search(text, 0, end)
+            assert (fast and fast.span(1)) == (slow and slow.span(1)), (text, end)
+
+    agrees_everywhere(agree, [text for _name, text in SOURCES] + [
+        "opt.step()", "self.opt_d.step()", "9opt.step(", "é.step(", "éopt.step(", "a..step(", "x.y.step(.step(",
+        "f (x)", "a.b(c.d(", "_.step(", "9.step(", "1a2b.step(", "٣x(", "ab12" * 50 + ".step(",
+        "w.zero_()", "9w[0].fill_(1)", "éw .requires_grad_(", "3x.\n", "ab1 . "],
+        ["opt", ".", "step", "(", "_", "9", "é", "٣", " ", "\n", "x", "a.b", ".zero_(", "[0]", "\t"])
+
+
 def test_the_first_loop_is_where_the_one_pattern_finds_it():
     """accumulators._loop_end finds by a search what `\\b(?:for|while)\\b` finds (slow: a pattern
     that starts with a word boundary is tried at every position)."""

@@ -23,7 +23,6 @@ from __future__ import annotations
 import ast
 import os
 import re
-import sys
 
 from . import torchapi as api
 from .astutil import all_nodes, bind_arguments, child_nodes, dotted_name, is_plain_method, parameter_names, walk
@@ -33,14 +32,14 @@ from .names import D, G, configured_roles, may_have_both_roles, may_have_structu
 from .names import D_WORDS as _D_WORDS
 from .names import G_WORDS as _G_WORDS
 from .walker import Domain, compatible
-from ..source import LazyPattern
+from ..source import BEFORE_FIRST_LETTER, POSSESSIVE, LazyPattern
 
-# (Not tried after an ASCII letter or `_`: where a name's run of word characters and dots fails
-# from its first letter, it fails from any later one, and each try reads to the run's end, over
-# and over in a long name.  A look-behind skips those tries: the same matches, a fourth of the
-# time on a large model tree; possessive where Python has it, 3.11: characters of the run given
-# back could only be followed by another, never by a blank or `(`.)
-_CALLEE = LazyPattern(r"(?<![A-Za-z_])([A-Za-z_][\w.]*%s)\s*\(" % ("+" if sys.version_info >= (3, 11) else ""))
+# (Tried once a run of word characters and dots, from its start: what precedes the run's first
+# ASCII letter or `_` (digits, dots, other letters) is passed over without giving it back, and
+# the name from there to the run's end is what a try at the first letter would match, or none; a
+# try at each position read to the run's end again, quadratic in a long name.  The same matches
+# as `([A-Za-z_][\w.]*)\s*\(`; possessive where Python has it, 3.11.)
+_CALLEE = LazyPattern(r"(?<![\w.])%s([A-Za-z_][\w.]*%s)\s*\(" % (BEFORE_FIRST_LETTER, POSSESSIVE))
 _OPT_WORDS = frozenset({"opt", "optim", "optimizer", "optimiser", "optimizers", "optimisers", "trainer", "solver"})
 _NOT_OPT_WORDS = frozenset({"sched", "scheduler", "schedulers", "lr", "warmup", "ema", "scaler"})
 # A name with one of these words is not a module even if it mentions a role (`d_loss`,

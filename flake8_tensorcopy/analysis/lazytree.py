@@ -37,17 +37,15 @@ from __future__ import annotations
 
 import ast
 import re
-import sys
 import warnings
 
-from ..source import LazyPattern
+from ..source import POSSESSIVE as _POSSESSIVE, LazyPattern
 from .astutil import Reparse, body_span, first_body_line, walk  # noqa: F401  (the module's own names too)
 
 # A file this small parses in about the time its layout takes to read.
 _MIN_CHARS = 2000
 
 _ENDS: dict = {}
-_POSSESSIVE = "+" if sys.version_info >= (3, 11) else ""
 
 
 def _end_of_body(indent: int):

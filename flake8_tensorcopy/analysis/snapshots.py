@@ -30,7 +30,7 @@ from .facts import FUNCTION, MODULE, TENSOR, UNKNOWN, Device, Grad
 from .names import words
 from .storage import is_inplace_method
 from .walker import Domain, NameSets
-from ..source import LazyPattern, OnLinesWith, class_methods, kept_for_the_last_text, top_level_functions
+from ..source import BEFORE_FIRST_LETTER, LazyPattern, OnLinesWith, class_methods, kept_for_the_last_text, top_level_functions
 
 STATE, TENSOR_ALIAS = "state", "tensor"
 
@@ -50,7 +50,10 @@ _OPTIMIZER_CLASSES = frozenset(
 _MODULE_EVIDENCE = ("parameters", "named_parameters", "train", "eval", "modules", "children", "buffers")
 # Module methods that may give the parameters new storage (a device or dtype conversion).
 _MODULE_MOVES = frozenset("to cuda cpu xpu mps half float double bfloat16 type to_empty".split())
-_STEP_TEXT = LazyPattern(r"([A-Za-z_][\w.]*)\.step\(")
+# (Tried once a run of word characters and dots, from its start: what precedes the run's first
+# ASCII letter or `_` is passed over without giving it back, where a try at each of its
+# characters read to the run's end again, quadratic in a long name (gan._CALLEE).)
+_STEP_TEXT = LazyPattern(r"(?<![\w.])%s([A-Za-z_][\w.]*)\.step\(" % BEFORE_FIRST_LETTER)
 _CALLED = LazyPattern(r"(?<![\w.])(self\.)?([A-Za-z_]\w*)\s*\(")
 # A `.detach()` / `.data` / NumPy view that ends an expression (kept: bound, appended, stored,
 # a comprehension's element), not one that a call continues (`w.data.normal_(...)`).

@@ -14,7 +14,7 @@ from ..analysis.storage import Alias, is_inplace_method
 from ..fixes import attr_name_span
 from ..intents import AppendCall, WrapStatements
 from .base import Fix, Invalid, Oracle, Rule, Valid, dedent
-from ..source import LazyPattern, word_count, word_positions
+from ..source import POSSESSIVE, LazyPattern, word_count, word_positions
 
 _LEAF_ERROR = "a leaf Variable that requires grad is being used in an in-place operation"
 _VIEW_ERROR = "a view of a leaf Variable that requires grad is being used in an in-place operation"
@@ -304,7 +304,9 @@ def _only_literal(text: str, attr: str) -> bool:
 # The name a line binds (`w = ...`, `w: torch.Tensor = ...`), matched at the line's start; the
 # name before `.requires_grad_(`.
 _NAME_BOUND = LazyPattern(r"[ \t]*([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)")
-_BEFORE_REQUIRES_GRAD_CALL = LazyPattern(r"([A-Za-z_]\w*)[ \t]*\.[ \t]*$")
+# (Tried once a run of word characters, from its start, as source.BEFORE_FIRST_LETTER says.)
+_BEFORE_REQUIRES_GRAD_CALL = LazyPattern(r"(?<!\w)[^\WA-Za-z_]*%s([A-Za-z_]\w*%s)[ \t]*\.[ \t]*$"
+                                         % (POSSESSIVE, POSSESSIVE))
 
 
 def _leaf_names(text: str) -> frozenset:
@@ -647,7 +649,9 @@ _INPLACE_CALLS = tuple(f".{m}(" for m in _INITIALISING)
 _THROUGH_BYTES = LazyPattern(rb"\.(?:grad|(?:" + "|".join(m[:-1] for m in _INITIALISING).encode() + rb")_\()")
 _HEADER_PARAMS = LazyPattern(r"def\s+\w+\s*\(([^)]*)\)")
 _LOOP_OVER = LazyPattern(r"for\s+(\w+)\s+in\s+(?:\w+\()?(\w+)")
-_INPLACE_ON = LazyPattern(r"(\w+)(?:\[[^\]\n]*\])?\.(?:" + "|".join(_INITIALISING) + r")\(")
+# (Tried once a run of word characters, from its start: a later start finds the same end of the
+# run, and nothing else can follow it.)
+_INPLACE_ON = LazyPattern(r"(?<!\w)(\w+%s)(?:\[[^\]\n]*\])?\.(?:" % POSSESSIVE + "|".join(_INITIALISING) + r")\(")
 
 
 def _writes_to_a_parameter(segment: str) -> bool:
