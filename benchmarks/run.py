@@ -15,8 +15,11 @@ What is measured, on the same files and with the same process count (--jobs):
   ours-warm   tensorcopy check --isolated --jobs N TARGET   (cwd keeps .tensorcopy_cache/, primed once)
               (options the CLI lacks are left out, with a note in the report)
   flake8      flake8 --isolated --jobs N TARGET    (separate venv: flake8 only, no plugin)
-  flake8+tns  flake8 --isolated --jobs N TARGET    (dev venv: flake8 + our plugin)
-  flake8-tns  flake8 --isolated --select TNS --jobs N TARGET   (dev venv)
+  flake8+tns  flake8 --isolated --jobs N TARGET    (dev venv: flake8 + our plugin; the summary
+              cache in the corpus' project roots, primed once: warm)
+  flake8+tns-cold  the same with --tensorcopy-cache-dir .tensorcopy_cache   (fresh cwd every run:
+              every summary built)
+  flake8-tns  flake8 --isolated --select TNS --jobs N TARGET   (dev venv, warm as flake8+tns)
   torchfix    torchfix --jobs N TARGET             (own venv; it pins libcst < 1.6)
   ruff        ruff check --isolated --no-cache --select E,F TARGET  (RAYON_NUM_THREADS=N)
   floor       python benchmarks/floor.py --jobs N TARGET   (read + ast.parse every file)
@@ -367,12 +370,17 @@ def discover(args, workdir: Path) -> Setup:
             notes.append("the dev venv's flake8 does not list the tensorcopy plugin "
                          f"(`flake8 --version`: {' '.join(v.split())}): flake8+tns/flake8-tns skipped")
         else:
-            tools.append(Tool("flake8+tns", "flake8 + tensorcopy plugin",
+            # (The summary cache is in each project root: the corpus' package folders.)
+            tools.append(Tool("flake8+tns", "flake8 + tensorcopy plugin (warm)",
                               lambda t: [str(f8dev), "--isolated", "--jobs", jobs, str(t)],
-                              env=base_env, cwd=cwd_for("flake8+tns")))
+                              env=base_env, prime=True, cwd=cwd_for("flake8+tns")))
+            tools.append(Tool("flake8+tns-cold", "flake8 + tensorcopy plugin (cold)",
+                              lambda t: [str(f8dev), "--isolated", "--jobs", jobs, "--tensorcopy-cache-dir",
+                                         ".tensorcopy_cache", str(t)],
+                              env=base_env, fresh_cwd=True))
             tools.append(Tool("flake8-tns", "flake8 --select TNS",
                               lambda t: [str(f8dev), "--isolated", "--select", "TNS", "--jobs", jobs, str(t)],
-                              env=base_env, cwd=cwd_for("flake8-tns")))
+                              env=base_env, prime=True, cwd=cwd_for("flake8-tns")))
 
     # -- TorchFix
     if args.no_torchfix:
@@ -482,7 +490,7 @@ def bench(tools: list[Tool], target: Target, repeat: int, timeout: float, workdi
                 continue
             s = run_once(t, target.path, timeout, workdir)
             samples[t.key].append(s)
-            log(f"[bench]   round {r + 1}/{repeat} {t.key:<11} {s.wall:8.2f}s  cpu {s.cpu:7.2f}s  "
+            log(f"[bench]   round {r + 1}/{repeat} {t.key:<15} {s.wall:8.2f}s  cpu {s.cpu:7.2f}s  "
                 f"rss {s.maxrss_kb / 1024:6.0f}MB  rc={s.rc}  findings={s.findings}"
                 + ("  TIMED OUT" if s.timed_out else ""))
             if s.timed_out:
@@ -626,6 +634,14 @@ def report(result: dict, md: bool) -> str:
         if md:
             L.append("")
         L.extend(table_lines(res, md))
+        rows = res["rows"]
+        if "flake8" in rows and ("flake8+tns-cold" in rows or "flake8+tns" in rows):
+            base = rows["flake8"]
+            shares = [f"{label} {rows[k]['wall_median_s'] / base['wall_median_s']:.3f}x wall, "
+                      f"{rows[k]['cpu_median_s'] / base['cpu_median_s']:.3f}x CPU"
+                      for k, label in (("flake8+tns-cold", "cold"), ("flake8+tns", "warm")) if k in rows]
+            L.append(("\n" if md else "") + "flake8 with the plugin / without it (target: cold <= 1.10x): "
+                     + "; ".join(shares) + ".")
         if md:
             L.append("")
             L.append("Commands:\n")

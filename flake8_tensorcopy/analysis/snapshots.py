@@ -30,7 +30,8 @@ from .facts import FUNCTION, MODULE, TENSOR, UNKNOWN, Device, Grad
 from .names import words
 from .storage import is_inplace_method
 from .walker import Domain, NameSets
-from ..source import BEFORE_FIRST_LETTER, LazyPattern, OnLinesWith, class_methods, kept_for_the_last_text, top_level_functions
+from ..source import (BEFORE_FIRST_LETTER, LazyPattern, OnLinesWith, class_methods, kept_for_the_last_text,
+                      top_level_functions)
 
 STATE, TENSOR_ALIAS = "state", "tensor"
 
