@@ -15,7 +15,10 @@ tree, in-process, each under `valgrind --tool=callgrind`:
 for the working tree and, with `--base REV`, for that revision (exported with `git archive`;
 each version's bytecode compiled before it is counted),
 then `flake8 --isolated` on every `--flake8-step`-th file with a cold summary cache, with the
-plugin of each version and without it (the flake8-only venv that `benchmarks.run` makes).
+plugin of each version and without it (the flake8-only venv that `benchmarks.run` makes).  A
+sparse sample is the plugin's worst case: its few files share the cost of summarising what they
+import (every 40th: 65 files, 48 modules; a whole run's workers share it over hundreds of files
+each, `benchmarks.run`'s flake8+tns-cold).
 Prints the counts and the ratios (check - start) / (floor - start), the figure the linear
 benchmark's section 2 times, and flake8's with / without.  About 10-15 minutes on 2 CPUs
 (callgrind runs Python some 40x slower).  Needs valgrind.
