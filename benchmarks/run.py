@@ -26,9 +26,11 @@ What is measured, on the same files and with the same process count (--jobs):
 
 Each tool runs --repeat times (>= 3), interleaved round by round (the order
 rotates each round) after one untimed warm-up run of every tool on 10 files.
-Per run: wall seconds, CPU seconds (user+sys of the child and its waited-for
+Per run, as a small launcher process that starts the tool reads them (a tool
+started by this process would report at least this process's size as its peak):
+wall seconds, CPU seconds (user+sys of the child and its waited-for
 descendants, from os.wait4), peak RSS (ru_maxrss from os.wait4: the largest
-single process of the tree, not the sum), the number of finding lines
+single process of the tree, not the sum; a few MB at least, the launcher's), the number of finding lines
 (``path:line:col: CODE ...``).  Reported: median/min/max wall, median CPU,
 max peak RSS, files/s and lines/s from the median wall, ratio to ours-cold
 and to the floor.
@@ -118,15 +120,37 @@ class Sample:
         return self.user + self.sys
 
 
+# A process's peak RSS (ru_maxrss) is a high-water mark that Linux keeps through `exec`, and a
+# child of this process starts from this process's size (over 100 MB once the corpus is listed).
+# So each run is started by a small launcher (`python -I`, a few MB), which times the tool from
+# its spawn to its end and reads the tool's rusage (its tree's: the workers it waited for) itself.
+_LAUNCHER = r"""
+import json, os, sys, time
+out, argv = sys.argv[1], sys.argv[2:]
+t0 = time.perf_counter()
+try:
+    pid = os.posix_spawnp(argv[0], argv, os.environ)
+except OSError as exc:
+    sys.stderr.write(f"cannot run {argv[0]}: {exc}\n")
+    sys.exit(127)
+_, status, ru = os.wait4(pid, 0)
+wall = time.perf_counter() - t0
+with open(out, "w") as f:
+    json.dump([wall, ru.ru_utime, ru.ru_stime, ru.ru_maxrss, os.waitstatus_to_exitcode(status)], f)
+"""
+
+
 def measure(argv: list[str], cwd: Path, env: dict[str, str] | None = None,
             stdin_path: Path | None = None, timeout: float | None = None) -> Sample:
-    """Run argv once; wall time, rusage of the child tree via os.wait4, findings."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+    """Run argv once (through `_LAUNCHER`); wall time, rusage of the child tree, findings."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
+            tempfile.TemporaryDirectory() as scratch:
         stdin = open(stdin_path, "rb") if stdin_path else subprocess.DEVNULL
+        said = os.path.join(scratch, "rusage.json")
         try:
             t0 = time.perf_counter()
-            proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=stdin, stdout=out, stderr=err,
-                                    start_new_session=True)
+            proc = subprocess.Popen([sys.executable, "-I", "-c", _LAUNCHER, said, *argv], cwd=cwd, env=env,
+                                    stdin=stdin, stdout=out, stderr=err, start_new_session=True)
             fired = threading.Event()
 
             def _kill() -> None:
@@ -155,9 +179,15 @@ def measure(argv: list[str], cwd: Path, env: dict[str, str] | None = None,
         err.seek(0)
         stdout = out.read().decode("utf-8", "replace")
         stderr = err.read().decode("utf-8", "replace")
+        user, sys_, maxrss, rc = ru.ru_utime, ru.ru_stime, ru.ru_maxrss, proc.returncode
+        try:  # the launcher's figures for the tool (absent where it was killed: the timeout)
+            with open(said) as f:
+                wall, user, sys_, maxrss, rc = json.load(f)
+        except (OSError, ValueError):
+            pass
     findings = sum(1 for line in stdout.splitlines() if FINDING_RE.match(line))
-    return Sample(wall=wall, user=ru.ru_utime, sys=ru.ru_stime, maxrss_kb=ru.ru_maxrss,
-                  rc=proc.returncode, findings=findings, timed_out=fired.is_set(),
+    return Sample(wall=wall, user=user, sys=sys_, maxrss_kb=maxrss,
+                  rc=rc, findings=findings, timed_out=fired.is_set(),
                   stderr_tail=stderr[-600:], traceback="Traceback (most recent call last)" in stderr)
 
 
