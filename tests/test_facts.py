@@ -203,3 +203,36 @@ def test_a_fact_is_immutable_and_but_copies_with_only_its_fields():
         f.but(colour="red")
     with pytest.raises(AttributeError):
         g.kind = "other"
+
+
+def test_a_display_of_literals_has_the_fact_the_evaluator_gives_it_element_by_element(monkeypatch):
+    """evaluate._literal_display (a module's tables of names, thousands of strings) gives a tuple,
+    list or set display of constants the same fact as evaluating each element and joining them;
+    anything else, or displays nested more than four deep, it leaves to the evaluator."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from flake8_tensorcopy.analysis import evaluate
+
+    assert evaluate._literal_display(ast.parse("[1, x]", mode="eval").body) is None
+    assert evaluate._literal_display(ast.parse("[(((1,),),)]", mode="eval").body) is not None
+    assert evaluate._literal_display(ast.parse("[((((1,),),),)]", mode="eval").body) is None
+
+    def slow(node, depth=0):
+        return None
+
+    constants = st.sampled_from(['"cuda"', '"cuda:1"', '"cpu"', '" MPS "', '"albert"', '""', "None", "0", "1.5",
+                                 "True", "b'x'", "...", "-1", '"é"'])
+    displays = st.recursive(constants, lambda inner: st.tuples(st.sampled_from(["({})", "({},)", "[{}]", "{{{}}}"]),
+                                                               st.lists(inner, max_size=9)).map(
+        lambda p: p[0].format(", ".join(p[1])) if p[1] or p[0] != "({},)" else "()"), max_leaves=30)
+
+    @settings(max_examples=300, deadline=None)
+    @given(displays)
+    def same(expr):
+        fast = probe(f"probe({expr})\n")
+        with monkeypatch.context() as m:
+            m.setattr(evaluate, "_literal_display", slow)
+            assert probe(f"probe({expr})\n") == fast, expr
+
+    same()

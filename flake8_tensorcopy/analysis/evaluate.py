@@ -221,6 +221,32 @@ def _device_of_string(s: str) -> Device:
     return _named_device(s)
 
 
+def _literal_display(node, depth: int = 0) -> Fact | None:
+    """The fact `Evaluator.fact` gives a tuple, list or set display whose elements are constants
+    or such displays (`[("albert", "AlbertModel"), ...]`), found without the evaluator's per-node
+    work; None when an element is anything else, or displays nest more than four deep (each
+    display is then tried from at most four enclosing ones: linear in the expression's size)."""
+    elts = []
+    for e in node.elts:
+        t = type(e)
+        if t is ast.Constant:
+            v = e.value
+            elts.append(_STRING_FACTS[_device_of_string(v)] if isinstance(v, str)
+                        else NONE_FACT if v is None else OTHER_FACT)
+        elif (t is ast.Tuple or t is ast.List or t is ast.Set) and depth < 3:
+            f = _literal_display(e, depth + 1)
+            if f is None:
+                return None
+            elts.append(f)
+        else:
+            return None
+    if not elts:
+        return Fact(SEQ, Grad.NO, Device.CPU)
+    el = join_all(elts)
+    items = tuple(elts) if type(node) is ast.Tuple and len(elts) <= 8 else None
+    return Fact(SEQ, el.grad, el.device, element=el, items=items)
+
+
 def _named_device(s: str) -> Device:
     """The device string `s` names, read whole (blanks stripped, case folded)."""
     s = s.strip().lower()
@@ -767,6 +793,9 @@ class Evaluator:
                 return OTHER_FACT  # `x.shape[1]`, `t.size()[0]`: sizes (of a tensor or an array) are ints
             return UNKNOWN_FACT
         if t in (ast.Tuple, ast.List, ast.Set):
+            f = _literal_display(node)
+            if f is not None:
+                return f  # (a module's table of names: thousands of strings, no state to look up)
             elts = [self.fact(e.value if isinstance(e, ast.Starred) else e, state) for e in node.elts]
             el = join_all(elts) if elts else None
             if el is None:
