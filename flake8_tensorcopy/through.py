@@ -28,32 +28,36 @@ def sink_calls(text: str, project, module: str, path: str) -> frozenset:
     if through is None:
         through = project.through = Through(project)
     found = set()
+    touched = project.touched
+    plans = through._plans
+    no_def = "def " not in text
     for target, name, local in imports(text, module, path.endswith("__init__.py")):
-        if name == "*" and "def " not in text:
+        if name == "*" and no_def:
             continue  # (`from .modeling import *` in a package's `__init__.py`: no call to report at)
-        where = project.path_of(target)
+        # What the import names, and what those modules hold, once a process (Through._plan);
+        # the file depends on the module it imports from all the same.
+        plan = plans.get((target, name))
+        if plan is None:
+            plan = plans[(target, name)] = through._plan(target, name)
+        where, digest, names, sub, own = plan
         if where is None:
             continue
-        names = through.functions(where)
+        touched[where] = digest
         # `t = Trainer(net)` ... `t.predict(x)`, where a method of the class calls `.numpy()`:
         # for a class the file constructs (walker.method_sinks), also through its module
         # (`T.Trainer(net)`, `import pkg.trainer as T` or `from pkg import trainer`).
+        attr = None  # whether the text holds `local.` (searched for once, where asked)
         if name is None:
             methods = _methods_constructed(text, local, where, through)
         elif name == "*":
             methods = ()
+        elif sub is None:  # a class of the module (`own`: its methods that may report)
+            methods = own if own and local + "(" in text else ()
+        elif local + "(" in text:  # in a package's `__init__.py`, also one of its modules
+            methods = own
         else:
-            # A class, or in a package's `__init__.py` one of its modules (`from pkg import trainer`).
-            sub = project.path_of(f"{target}.{name}") if where.endswith("__init__.py") else None
-            if sub is None or local + "(" in text:
-                # (Asked before the text is searched for the call: most classes have no such
-                # method, and a search of the text for each name a file imports was most of this
-                # function.)
-                methods = through.methods(where, name)
-                if methods and local + "(" not in text:
-                    methods = ()
-            else:
-                methods = _methods_constructed(text, local, sub, through) if local + "." in text else ()
+            attr = local + "." in text
+            methods = _methods_constructed(text, local, sub, through) if attr else ()
         if methods:
             found.update("." + m + "(" for m in methods)
             through.names.update(methods)
@@ -65,9 +69,10 @@ def sink_calls(text: str, project, module: str, path: str) -> frozenset:
         elif name in names:
             found.add(local + "(")
             through.names.add(local)
-        elif where.endswith("__init__.py"):  # `from pkg import utils`: `utils.to_numpy(`
-            sub = project.path_of(f"{target}.{name}")
-            if sub is not None and local + "." in text and through.functions(sub):
+        elif sub is not None:  # `from pkg import utils`: `utils.to_numpy(`
+            if attr is None:
+                attr = local + "." in text
+            if attr and through.functions(sub):
                 found.add(local + ".")
     return frozenset(found)
 
@@ -130,7 +135,25 @@ class Through:
         self._class_lines: dict = {}  # path -> source.class_lines of its text (_find_methods)
         self._triggers: dict = {}  # (path, rules) -> ({name: method names}, ...) (imported_triggers)
         self.names: set = set()  # every name in those sets (what a call must be named to ask)
+        self._plans: dict = {}  # (module, name) of an import -> _plan
         self._baselines: dict = {}
+
+    def _plan(self, target: str, name: str | None) -> tuple:
+        """What `sink_calls` needs of an import of `name` (None: the module itself, "*": all it
+        binds) from project module `target`, whatever file imports it: (the module's path or
+        None, its digest, `functions` of it, for a name the package's module of that name or
+        None, `methods` of the class of that name or ())."""
+        project = self.project
+        where = project.path_of(target)
+        if where is None:
+            return None, None, frozenset(), None, ()
+        names = self.functions(where)
+        sub = own = None
+        if name is not None and name != "*":
+            if where.endswith("__init__.py"):
+                sub = project.path_of(f"{target}.{name}")
+            own = self.methods(where, name)
+        return where, project.digest_of(where), names, sub, own or ()
 
     def functions(self, where: str) -> frozenset:
         """The names of the top-level functions of the module at `where` whose text holds a
