@@ -617,3 +617,37 @@ def test_a_test_rules_share_is_asked_once_a_function(monkeypatch):
     engine.lint_text(text, [cls for cls in all_rules() if cls.code in codes])
     functions = [s for s in asked if s.startswith("def ")]
     assert len(functions) == len(set(functions)) == 5
+
+
+def test_a_meter_line_is_found_in_a_module_s_bytes_wherever_the_whole_text_pattern_finds_one():
+    """accumulators.METER_BYTES tries `_SELF_ADD` on the lines that hold `+=` only: it finds a
+    `self.sum += val * n` line in a module's bytes exactly where the pattern searched over the whole
+    bytes does (line ends `\\n`, `\\r\\n`, a lone `\\r`, the end of the text)."""
+    import re
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from flake8_tensorcopy.analysis import accumulators as acc
+
+    whole = re.compile(acc._SELF_ADD.encode())
+    cases = [b"self.sum += val * n\n", b"self.sum += val\r\n", b"  self.n += k  # count\r\nx = 1\n",
+             b"self.sum += val", b"self.sum += val\rx", b"self.sum += x.item()\n", b"if a: self.n += k\n",
+             b"x = 1\nself.sum += val * n # \xc3\xa9\r\n", b"self.sum +=\nval\n", b"y += 1\n"]
+    assert [whole.search(c) is not None for c in cases] == [True, True, True, True, False, False, True, True,
+                                                            False, False]
+    for data in cases:
+        assert (acc.METER_BYTES.search(data) is not None) == (whole.search(data) is not None), data
+    for _name, text in SOURCES:
+        data = text.encode("utf-8")
+        assert (acc.METER_BYTES.search(data) is not None) == (whole.search(data) is not None), _name
+
+    @settings(max_examples=500, deadline=None)
+    @given(st.lists(st.sampled_from([b"self.", b"sum", b"n", b" ", b"\t", b"+=", b"+", b"=", b"val", b"*", b"#",
+                                     b"c", b"\n", b"\r\n", b"\r", b"x.item()", b"(", b"\xc3\xa9", b"1"]),
+                    max_size=14))
+    def same(parts):
+        data = b"".join(parts)
+        assert (acc.METER_BYTES.search(data) is not None) == (whole.search(data) is not None), data
+
+    same()

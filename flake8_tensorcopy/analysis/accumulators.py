@@ -29,7 +29,7 @@ from .astutil import (bind_arguments, child_nodes, def_stub, dotted_name, is_pla
                       target_elements, walk)
 from .facts import OBJECT, TENSOR, UNKNOWN, Grad
 from .walker import Domain, NameSets
-from ..source import AfterLiteral, LazyPattern, kept_for_the_last_text, word_positions
+from ..source import LazyPattern, OnLinesWith, kept_for_the_last_text, word_positions
 
 # `name += term` / `name = name + term` with a plain name and a term that is not a literal,
 # a tuple, a list or a string (`hidden_states += (h,)`, `count += 1`).
@@ -59,8 +59,10 @@ _SELF_ADD_TEXT = LazyPattern(r"[ \t]*" + _SELF_ADD)
 
 _CLASS_TEXT = LazyPattern(r"(?m)^class[ \t]+(\w+)")
 # A `self.sum += val * n` line in a module's bytes (any encoding Python reads source in has these
-# ASCII bytes): meter_methods_by_class finds nothing without one.
-METER_BYTES = AfterLiteral(b"+=", LazyPattern(_SELF_ADD.encode()))
+# ASCII bytes): meter_methods_by_class finds nothing without one.  Tried on the lines that hold
+# `+=` (what `_SELF_ADD` finds in a whole text, it finds on its line: it spans no line break
+# but the one it may end at, and a line given here ends before its `\n`).
+METER_BYTES = OnLinesWith((b"+=",), LazyPattern(_SELF_ADD.replace(r"(?:\r?\n|$)", r"\r?$").encode()))
 
 
 def meter_methods_by_class(text: str) -> dict:
