@@ -106,18 +106,22 @@ def imported_triggers(text: str, project, module: str, path: str, rules) -> dict
         through = project.through = Through(project)
     rules = tuple(rules)
     found: dict = {cls: set() for cls in rules}
+    touched = project.touched
+    plans = through._trigger_plans.get(rules)
+    if plans is None:
+        plans = through._trigger_plans[rules] = {}
     for target, name, _local in imports(text, module, path.endswith("__init__.py")):
-        where = project.path_of(target)
+        # (What an import of `name` from `target` brings, once a process: the module's path and
+        # digest, and ((rule, names), ...) for the rules it brings any to.)
+        plan = plans.get((target, name))
+        if plan is None:
+            plan = plans[(target, name)] = through._trigger_plan(target, name, rules)
+        where, digest, brought = plan
         if where is None:
             continue
-        for cls, by_name in zip(rules, through.triggers(where, rules)):
-            if not by_name:
-                continue
-            if name is None or name == "*":  # `import pkg.utils as U`: any of its classes
-                for methods in by_name.values():
-                    found[cls].update(methods)
-            else:
-                found[cls].update(by_name.get(name, ()))
+        touched[where] = digest
+        for cls, names in brought:
+            found[cls].update(names)
     return {cls: frozenset(names) for cls, names in found.items()}
 
 
@@ -136,6 +140,7 @@ class Through:
         self._triggers: dict = {}  # (path, rules) -> ({name: method names}, ...) (imported_triggers)
         self.names: set = set()  # every name in those sets (what a call must be named to ask)
         self._plans: dict = {}  # (module, name) of an import -> _plan
+        self._trigger_plans: dict = {}  # rules -> {(module, name) of an import -> _trigger_plan}
         self._baselines: dict = {}
 
     def _plan(self, target: str, name: str | None) -> tuple:
@@ -154,6 +159,26 @@ class Through:
                 sub = project.path_of(f"{target}.{name}")
             own = self.methods(where, name)
         return where, project.digest_of(where), names, sub, own or ()
+
+    def _trigger_plan(self, target: str, name: str | None, rules: tuple) -> tuple:
+        """What `imported_triggers` finds in an import of `name` (None: the module itself, "*":
+        all it binds, any of its classes) from project module `target`, whatever file imports
+        it: (the module's path or None, its digest, ((rule, names), ...))."""
+        project = self.project
+        where = project.path_of(target)
+        if where is None:
+            return None, None, ()
+        brought = []
+        for cls, by_name in zip(rules, self.triggers(where, rules)):
+            if not by_name:
+                continue
+            if name is None or name == "*":  # `import pkg.utils as U`: any of its classes
+                names = frozenset().union(*by_name.values())
+            else:
+                names = frozenset(by_name.get(name, ()))
+            if names:
+                brought.append((cls, names))
+        return where, project.digest_of(where), tuple(brought)
 
     def functions(self, where: str) -> frozenset:
         """The names of the top-level functions of the module at `where` whose text holds a
