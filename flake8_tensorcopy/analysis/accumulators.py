@@ -53,7 +53,8 @@ _AFTER_TARGET = LazyPattern(r"[ \t]*(?:,[^=\n]*)?=(?!=)")
 _DEF_TEXT = LazyPattern(r"(?m)^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\(")
 # `self.sum += val * n`: names and arithmetic only (`self.n += x.shape[0]`, `self.t += v.item()`
 # add no graph, or none of a parameter's).
-_SELF_ADD = r"self\.\w+[ \t]*\+=[ \t]*[A-Za-z_][\w \t*/+\-]*(?:#[^\r\n]*)?(?:\r?\n|$)"
+_SELF_ADD_LINE = r"self\.\w+[ \t]*\+=[ \t]*[A-Za-z_][\w \t*/+\-]*(?:#[^\r\n]*)?"  # (to its line's end)
+_SELF_ADD = _SELF_ADD_LINE + r"(?:\r?\n|$)"
 _SELF_ADD_TEXT = LazyPattern(r"[ \t]*" + _SELF_ADD)
 
 
@@ -62,7 +63,7 @@ _CLASS_TEXT = LazyPattern(r"(?m)^class[ \t]+(\w+)")
 # ASCII bytes): meter_methods_by_class finds nothing without one.  Tried on the lines that hold
 # `+=` (what `_SELF_ADD` finds in a whole text, it finds on its line: it spans no line break
 # but the one it may end at, and a line given here ends before its `\n`).
-METER_BYTES = OnLinesWith((b"+=",), LazyPattern(_SELF_ADD.replace(r"(?:\r?\n|$)", r"\r?$").encode()))
+METER_BYTES = OnLinesWith((b"+=",), LazyPattern((_SELF_ADD_LINE + r"\r?$").encode()))
 
 
 def meter_methods_by_class(text: str) -> dict:
