@@ -40,7 +40,7 @@ import re
 import warnings
 
 from ..source import POSSESSIVE as _POSSESSIVE, LazyPattern
-from .astutil import Reparse, body_span, first_body_line, walk  # noqa: F401  (the module's own names too)
+from .astutil import Reparse, body_span, child_nodes, first_body_line, walk  # noqa: F401  (the module's own names too)
 
 # A file this small parses in about the time its layout takes to read.
 _MIN_CHARS = 2000
@@ -454,23 +454,28 @@ def _parse_body(origin: _Origin, func, start: int, end: int) -> list:
 
 
 def _move_down(node, lines: int) -> None:
-    """Add `lines` to the line numbers of `node` and everything in it (ast.increment_lineno)."""
+    """Add `lines` to the line numbers of `node` and everything in it (ast.increment_lineno),
+    each node type's fields read by name (astutil.child_nodes; the expression contexts, which
+    have no position, left out)."""
     if not lines:
         return
     stack = [node]
     pop, extend = stack.pop, stack.extend
+    placed = _PLACED
     while stack:
         n = pop()
-        if hasattr(n, "lineno"):
+        t = type(n)
+        has = placed.get(t)
+        if has is None:
+            has = placed[t] = "lineno" in t._attributes
+        if has:
             n.lineno += lines
             if n.end_lineno is not None:
                 n.end_lineno += lines
-        for field in n._fields:
-            v = getattr(n, field, None)
-            if type(v) is list:
-                extend([x for x in v if isinstance(x, ast.AST)])  # (Global.names are strings)
-            elif isinstance(v, ast.AST):
-                stack.append(v)
+        extend(child_nodes(n))
+
+
+_PLACED: dict = {}  # node type -> whether it has a position
 
 
 def _same(node, func) -> bool:
