@@ -350,6 +350,7 @@ def torch_through_project(text: str, path: str | None, root: str | None = None, 
     todo = [(module, name, 0) for module, name, _local in
             imports(text, module_name(root, path), os.path.basename(path) == "__init__.py")]
     seen: set = set()
+    listed = set(looked) if looked else set()  # (what `looked` holds: a list, slow to search)
     while todo:
         module, name, depth = todo.pop()
         if (module, name) in seen:
@@ -360,7 +361,8 @@ def torch_through_project(text: str, path: str | None, root: str | None = None, 
         found = _module_path(root, module)
         if found is None:
             continue
-        if looked is not None and found not in looked:
+        if looked is not None and found not in listed:
+            listed.add(found)
             looked.append(found)
         top, names, bases = _scan(root, found, module)
         if top:
