@@ -27,7 +27,7 @@ from .analysis import lazytree
 from .model import INTERNAL, Edit, Error, ErrorKind, Fix, Options, Violation
 from .reach import torch_through_project
 from .rules.base import Context, Rule, all_rules
-from .source import LineIndex, or_holds, splice
+from .source import LineIndex, literal_search, or_holds, splice
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # (at run time `__getattr__` below imports it on first use)
@@ -362,12 +362,12 @@ def _prefiltered(rule_classes, text: str) -> list:
             for shorter in _INSIDE.get(needle, ()):
                 known = found.get(shorter)
                 if known is None:
-                    known = found[shorter] = shorter in text
+                    known = found[shorter] = literal_search(shorter)(text) is not None
                 if not known:
                     hit = False
                     break
             if hit:
-                hit = needle in text
+                hit = literal_search(needle)(text) is not None
             found[needle] = hit
         return hit
 

@@ -651,3 +651,75 @@ def test_a_meter_line_is_found_in_a_module_s_bytes_wherever_the_whole_text_patte
         assert (acc.METER_BYTES.search(data) is not None) == (whole.search(data) is not None), data
 
     same()
+
+
+def test_a_literal_is_found_by_its_pattern_where_a_substring_search_finds_it():
+    """source.find_literal / literal_search (the pre-filters' needles, TNS503's `+=`, the first
+    `for` / `while`) find a needle where `str.find` and `bytes.find` do, regular expression
+    characters, non-ASCII text and start offsets included; the kept patterns stay bounded."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from flake8_tensorcopy import source
+
+    pieces = ["np.", "npx", ".numpy(", "numpy", "(", ")", ".", "+", "+=", "*", "[", "]", "\\", "?", "é", "\U0001f917",
+              "\n", " ", "a", "while", "_while"]
+
+    @settings(max_examples=400, deadline=None)
+    @given(st.lists(st.sampled_from(pieces), max_size=12), st.lists(st.sampled_from(pieces), min_size=1, max_size=3),
+           st.integers(min_value=0, max_value=30))
+    def same(parts, needle_parts, start):
+        text, needle = "".join(parts), "".join(needle_parts)
+        assert source.find_literal(text, needle, start) == text.find(needle, start), (text, needle, start)
+        assert (source.literal_search(needle)(text) is not None) == (needle in text)
+        data, raw = text.encode("utf-8"), needle.encode("utf-8")
+        assert source.find_literal(data, raw, start) == data.find(raw, start), (data, raw, start)
+
+    same()
+    assert source.word_positions("for_ x format for", "for", first=True) == [14]
+    assert source.word_positions("no loop here", "while", first=True) == []
+    for i in range(5000):
+        source.literal_search(f"needle{i}")
+    assert len(source._LITERALS) <= 4096
+
+
+def test_a_pattern_that_holds_the_pre_filter_s_substrings_needs_no_substring_test_in_front():
+    """TNS201, TNS301, TNS501 and TNS502 test a file by their pattern alone: each match of it holds
+    the substrings the test used to look for first, so the answer is the one with them in front."""
+    import re
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from flake8_tensorcopy.analysis import snapshots
+    from flake8_tensorcopy.rules import tns2, tns3
+
+    before = [
+        (snapshots.might_alias_tensor,
+         lambda t: ("detach()" in t or ".data" in t or "numpy()" in t) and snapshots._KEPT_ALIAS.search(t) is not None),
+        (snapshots.might_keep_state_dict,
+         lambda t: "state_dict(" in t and snapshots._STATE_DICT_CALL.search(t) is not None),
+        (tns2.CloneBeforeDetach.might_match,
+         lambda t: ".clone(" in t and tns2._CLONE_DETACH.search(t) is not None),
+        (tns3.DiscriminatorThroughGenerator.might_match,
+         lambda t: "update_params" in t or "backward" in t and tns3._BACKWARD_CALL.search(t) is not None),
+    ]
+    imported = re.compile(rb"backward\s*\(")
+    for _name, text in SOURCES:
+        for now, then in before:
+            assert now(text) == then(text), _name
+        data = text.encode("utf-8")
+        assert (tns3.DiscriminatorThroughGenerator.imported_needle.search(data) is not None) == (
+            b"backward" in data and imported.search(data) is not None)
+
+    @settings(max_examples=400, deadline=None)
+    @given(st.lists(st.sampled_from(["x", ".detach()", ".data", ".numpy()", "numpy()", "detach()", ".cpu()", " ",
+                                     ",", ")", "\n", "\r\n", "#", "for ", ".clone(", "a", "(", ".", "detach", "(",
+                                     "backward", " (", "update_params", ".state_dict(", "state_dict(", "=", "é"]),
+                    max_size=12))
+    def same(parts):
+        text = "".join(parts)
+        for now, then in before:
+            assert now(text) == then(text), text
+
+    same()

@@ -29,7 +29,7 @@ from .astutil import (bind_arguments, child_nodes, def_stub, dotted_name, is_pla
                       target_elements, walk)
 from .facts import OBJECT, TENSOR, UNKNOWN, Grad
 from .walker import Domain, NameSets
-from ..source import LazyPattern, OnLinesWith, kept_for_the_last_text, word_positions
+from ..source import LazyPattern, OnLinesWith, find_literal, kept_for_the_last_text, word_positions
 
 # `name += term` / `name = name + term` with a plain name and a term that is not a literal,
 # a tuple, a list or a string (`hidden_states += (h,)`, `count += 1`).
@@ -91,7 +91,7 @@ def _meter_methods(text: str) -> frozenset:
     # `self.sum += ...` lines, by a search of `+=` (a pattern tried at every line costs three
     # times as much; `self.sum = self.sum + val`, whose `= self.` is on most lines of a model,
     # is not looked for).
-    at = text.find("+=")
+    at = find_literal(text, "+=")  # (in most files, absent: the whole text read)
     while at != -1:
         line = text.rfind("\n", 0, at) + 1
         if _SELF_ADD_TEXT.match(text, line) is not None:

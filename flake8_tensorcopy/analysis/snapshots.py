@@ -85,7 +85,7 @@ _ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01234567
 
 def might_keep_state_dict(text: str) -> bool:
     """Whether a source text calls a `.state_dict()` method (not `_load_from_state_dict(`)."""
-    return "state_dict(" in text and _STATE_DICT_CALL.search(text) is not None
+    return _STATE_DICT_CALL.search(text) is not None
 
 
 @kept_for_the_last_text
@@ -302,7 +302,9 @@ def _chain_alias(steps: tuple, f, no_grad: bool) -> bool:
 
 def might_alias_tensor(text: str) -> bool:
     """Whether a source text keeps a `.detach()`, `.data` or NumPy view of a tensor (a text test)."""
-    return ("detach()" in text or ".data" in text or "numpy()" in text) and _KEPT_ALIAS.search(text) is not None
+    # (The pattern alone: each of its matches holds `.detach()`, `.data` or `.numpy()`, and a
+    # search for its literal start, `.`, runs faster than substring tests for them in front.)
+    return _KEPT_ALIAS.search(text) is not None
 
 
 def is_optimizer_name(key: str | None) -> bool:

@@ -31,7 +31,9 @@ class CloneBeforeDetach(Rule):
 
     @classmethod
     def might_match(cls, text: str) -> bool:
-        return ".clone(" in text and _CLONE_DETACH.search(text) is not None
+        # (The pattern alone: it starts with `.clone(`, and a search for its literal start runs
+        # faster than a substring test in front of it, which read the text once more.)
+        return _CLONE_DETACH.search(text) is not None
     docs = """
 ## What it does
 Checks for `x.clone().detach()` outside a no-grad region.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..fixes import receiver_text, replace_node
 from ..model import Fix
-from ..source import AfterLiteral, LazyPattern, or_holds, splice, top_level_functions
+from ..source import LazyPattern, or_holds, splice, top_level_functions
 from .base import Invalid, Oracle, Rule, Valid, dedent
 
 # Shared by the examples: one tiny generator/discriminator pair, one step each.
@@ -61,12 +61,12 @@ class DiscriminatorThroughGenerator(Rule):
     # A function of a module the file imports that calls a backward (`d_step(netD, real, fake,
     # optD)` in steps.py): a function that calls it may take a discriminator step there.
     imported_triggers = staticmethod(_backward_functions)
-    imported_needle = AfterLiteral(b"backward", LazyPattern(rb"backward\s*\("))
+    imported_needle = LazyPattern(rb"backward\s*\(")
 
     @classmethod
     def might_match(cls, text: str) -> bool:
         # A call (`loss.backward(`, `accelerator.backward(`), not "backward compatibility".
-        return "update_params" in text or "backward" in text and _BACKWARD_CALL.search(text) is not None
+        return "update_params" in text or _BACKWARD_CALL.search(text) is not None
 
     @classmethod
     def scope_test_imported(cls, text: str, names: frozenset):
