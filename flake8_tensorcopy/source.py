@@ -195,11 +195,14 @@ _LITERALS: dict = {}
 
 def literal_search(needle):
     """The `search` of a pattern that is `needle` (str or bytes) itself, compiled on first use
-    (about 20 µs; at most 4,096 kept): it finds the needle where `text.find(needle)` does, in
-    0.5-0.9 of the time over a whole file of transformers' `models/` on CPython 3.11 (the
-    pre-filters' needles, `+=`, `while`, each measured so), where the needle is far or absent.
-    Callgrind counts more instructions for it all the same (benchmarks/README.md).  For
-    needles the program spells, not ones a file gives (each new one costs a compilation)."""
+    (about 20 µs; at most 4,096 kept): it finds the needle where `text.find(needle)` does.  Over
+    the files of transformers' `models/` on CPython 3.11 it takes 0.33-0.96 of `str.find`'s time
+    for the pre-filters' needles, `+=` and `while`, but 1.2 times it for `inplace=True`,
+    `register_parameter` and `torch` (each measured: a needle found near the start costs the
+    pattern's call, and some long ones `str.find` skips through faster), so each use is
+    measured before it is made.  Callgrind counts more instructions for it all the same
+    (benchmarks/README.md).  For needles the program spells, not ones a file gives (each new
+    one costs a compilation)."""
     found = _LITERALS.get(needle)
     if found is None:
         if len(_LITERALS) >= 4096:
