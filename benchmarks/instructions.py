@@ -22,6 +22,11 @@ each, `benchmarks.run`'s flake8+tns-cold).
 Prints the counts and the ratios (check - start) / (floor - start), the figure the linear
 benchmark's section 2 times, and flake8's with / without.  About 10-15 minutes on 2 CPUs
 (callgrind runs Python some 40x slower).  Needs valgrind.
+
+Instructions stand for time where the cost is Python running the analysis, not where it is a
+search of a text: a compiled pattern of a literal counts more instructions than `str.find` of
+it and takes 0.33-0.96 of its time here (benchmarks/README.md, the session from `1967148`).
+Judge a change to a text search by time, the versions in turns, over several passes.
 """
 
 from __future__ import annotations
