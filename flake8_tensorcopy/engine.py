@@ -27,7 +27,7 @@ from .analysis import lazytree
 from .model import INTERNAL, Edit, Error, ErrorKind, Fix, Options, Violation
 from .reach import torch_through_project
 from .rules.base import Context, Rule, all_rules
-from .source import LineIndex, literal_search, or_holds, splice
+from .source import LineIndex, has_literal, or_holds, splice
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # (at run time `__getattr__` below imports it on first use)
@@ -362,12 +362,12 @@ def _prefiltered(rule_classes, text: str) -> list:
             for shorter in _INSIDE.get(needle, ()):
                 known = found.get(shorter)
                 if known is None:
-                    known = found[shorter] = _has(text, shorter)
+                    known = found[shorter] = has_literal(text, shorter)
                 if not known:
                     hit = False
                     break
             if hit:
-                hit = _has(text, needle)
+                hit = has_literal(text, needle)
             found[needle] = hit
         return hit
 
@@ -378,13 +378,6 @@ def _prefiltered(rule_classes, text: str) -> list:
 
 _NEEDLES = {s for cls in all_rules() if cls.might_match.__func__ is _PLAIN_PREFILTER for s in cls.prefilter}
 _INSIDE = {s: tuple(t for t in _NEEDLES if t != s and t in s) for s in _NEEDLES}
-
-
-def _has(text: str, needle: str) -> bool:
-    """`needle in text`: by source.literal_search, 0.33-0.96 of the time for each of the
-    pre-filters' needles over transformers' `models/`, but for a single character (`+`, most
-    often near the start, where the pattern's call costs more than the search)."""
-    return needle in text if len(needle) == 1 else literal_search(needle)(text) is not None
 
 
 def _suppressed(lines: LineIndex, v: Violation) -> bool:

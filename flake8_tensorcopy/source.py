@@ -213,9 +213,19 @@ def literal_search(needle):
 
 
 def find_literal(text, needle, start: int = 0) -> int:
-    """`text.find(needle, start)`, by `literal_search`."""
+    """`text.find(needle, start)`, by `literal_search`; a single character by `find` itself
+    (`+` is most often near the start, where the pattern's call costs more than the search)."""
+    if len(needle) == 1:
+        return text.find(needle, start)
     m = literal_search(needle)(text, start)
     return m.start() if m is not None else -1
+
+
+def has_literal(text, needle) -> bool:
+    """`needle in text`, as `find_literal` finds it."""
+    if len(needle) == 1:
+        return needle in text
+    return literal_search(needle)(text) is not None
 
 
 def word_positions(text: str, word: str, first: bool = False) -> list:

@@ -672,6 +672,7 @@ def test_a_literal_is_found_by_its_pattern_where_a_substring_search_finds_it():
         text, needle = "".join(parts), "".join(needle_parts)
         assert source.find_literal(text, needle, start) == text.find(needle, start), (text, needle, start)
         assert (source.literal_search(needle)(text) is not None) == (needle in text)
+        assert source.has_literal(text, needle) == (needle in text)
         data, raw = text.encode("utf-8"), needle.encode("utf-8")
         assert source.find_literal(data, raw, start) == data.find(raw, start), (data, raw, start)
 
