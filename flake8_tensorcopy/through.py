@@ -133,6 +133,7 @@ class Through:
     def __init__(self, project) -> None:
         self.project = project
         self.rules = [cls for cls in all_rules() if cls.through_calls]
+        self.trigger_rules = [cls for cls in all_rules() if cls.imported_triggers is not None]
         self._functions: dict = {}  # path -> frozenset of names
         self._methods: dict = {}  # (path, class) -> frozenset of method names (methods())
         self._texts: dict = {}  # path -> _text(path)
@@ -142,6 +143,11 @@ class Through:
         self._plans: dict = {}  # (module, name) of an import -> _plan
         self._trigger_plans: dict = {}  # rules -> {(module, name) of an import -> _trigger_plan}
         self._baselines: dict = {}
+        self._records: dict = {}  # path -> _record
+        self._unsaved: set = set()  # the paths whose record has parts the summary cache lacks
+        self._needles: dict = {}  # path -> _needles_of
+        self._plain = None  # the digests the summary cache says hold no needle (_needles_of)
+        self._new_plain: set = set()  # those this process found, not written yet
 
     def _plan(self, target: str, name: str | None) -> tuple:
         """What `sink_calls` needs of an import of `name` (None: the module itself, "*": all it
@@ -190,7 +196,15 @@ class Through:
         project = self.project
         known = self._functions.get(where)
         if known is None:
-            known = self._functions[where] = self._find(where)
+            if not self._needles_of(where)[0]:
+                known = frozenset()  # (it holds no needle: nothing to search)
+            else:
+                record = self._record(where)
+                known = record["functions"]
+                if known is None:
+                    known = record["functions"] = self._find(where)
+                    self._unsaved.add(where)
+            self._functions[where] = known
             self.names.update(known)
         project.touched[where] = project.digest_of(where)
         return known
@@ -203,7 +217,15 @@ class Through:
         key = (where, cls)
         known = self._methods.get(key)
         if known is None:
-            known = self._methods[key] = self._find_methods(where, cls)
+            if not self._needles_of(where)[0]:
+                known = frozenset()
+            else:
+                kept = self._record(where)["methods"]
+                known = kept.get(cls)
+                if known is None:
+                    known = kept[cls] = self._find_methods(where, cls)
+                    self._unsaved.add(where)
+            self._methods[key] = known
         project.touched[where] = project.digest_of(where)
         return known
 
@@ -234,20 +256,107 @@ class Through:
         key = (where, rules)
         known = self._triggers.get(key)
         if known is None:
-            from .source import DecodeError, decode
-
-            data = project.contents(where)
-            wanted = [data is not None and cls.imported_needle.search(data) is not None for cls in rules]
-            text = None
+            matched = self._needles_of(where)[1]
+            wanted = [cls.code in matched for cls in rules]
             if any(wanted):
-                try:
-                    text = decode(data).text
-                except DecodeError:
-                    pass
-            known = self._triggers[key] = tuple(cls.imported_triggers(text) if text is not None and want else {}
-                                                for cls, want in zip(rules, wanted))
+                kept = self._record(where)["triggers"]
+                missing = [cls for cls, want in zip(rules, wanted) if want and cls.code not in kept]
+                if missing:
+                    from .source import DecodeError, decode
+
+                    data = project.contents(where)
+                    try:
+                        text = decode(data).text if data is not None else None
+                    except DecodeError:
+                        text = None
+                    for cls in missing:
+                        kept[cls.code] = cls.imported_triggers(text) if text is not None else {}
+                    self._unsaved.add(where)
+                known = tuple(kept[cls.code] if want else {} for cls, want in zip(rules, wanted))
+            else:
+                known = tuple({} for _ in rules)
+            self._triggers[key] = known
         project.touched[where] = project.digest_of(where)
         return known
+
+    def _needles_of(self, where: str) -> tuple:
+        """(the function tests (Rule.through_admits) of the rules that report through calls
+        whose needles the bytes of the module at `where` hold, the codes of the rules whose
+        `imported_needle` they match); ((), frozenset()) for a module that holds none, or that
+        cannot be read.  A module that holds none is nothing to search, and its digest is kept
+        in the summary cache (one set for the project, `flush`): a process that checks a file
+        after an edit does not test the modules it imports again."""
+        found = self._needles.get(where)
+        if found is None:
+            project = self.project
+            digest = project.digest_of(where)
+            if self._plain is None:
+                store = project.cache()
+                self._plain = store.load_set("plain") if store is not None else frozenset()
+            if digest is None or digest in self._plain:
+                found = ((), frozenset())
+            else:
+                record = self._record(where)
+                codes = record["needles"]
+                if codes is None:
+                    data = project.contents(where)
+                    if data is None:
+                        codes = (frozenset(), frozenset())  # (gone since its digest was taken)
+                    else:
+                        codes = (frozenset(cls.code for cls in self.rules if cls.through_bytes(data)),
+                                 frozenset(cls.code for cls in self.trigger_rules if cls.imported_needle.search(data)))
+                        if codes[0] or codes[1]:
+                            record["needles"] = codes
+                            self._unsaved.add(where)
+                        else:
+                            self._new_plain.add(digest)
+                found = ([cls.through_admits for cls in self.rules if cls.code in codes[0]], codes[1])
+            self._needles[where] = found
+        return found
+
+    def _record(self, where: str) -> dict:
+        """What `_needles_of`, `functions`, `methods` and `triggers` found in the module at
+        `where`, from its text alone: {"needles": (codes, codes) or None, "functions": names or
+        None, "methods": {class: names}, "triggers": {rule code: {name: method names}}}, each
+        part once computed.  Kept in the summary cache for the module's content
+        (summary_store.py), so that a process that checks a file after an edit does not search
+        again the modules it imports.  Only for a module whose bytes hold a needle: the others'
+        digests are one set (`_needles_of`)."""
+        found = self._records.get(where)
+        if found is None:
+            found = self._records[where] = {"needles": None, "functions": None, "methods": {}, "triggers": {}}
+            project = self.project
+            store = project.cache()
+            digest = project.digest_of(where) if store is not None else None
+            entry = store.load(where, digest, ".text") if digest is not None else None
+            if entry is not None:
+                try:
+                    _read_record(entry, found)
+                except (KeyError, TypeError, ValueError, AttributeError):
+                    found.update(needles=None, functions=None, methods={}, triggers={})  # (not an entry we wrote)
+        return found
+
+    def flush(self, store) -> None:
+        """Write the records the summary cache lacks a part of (Project.flush), and the digests
+        of the modules found to hold no needle."""
+        project = self.project
+        if self._new_plain:
+            store.add_to_set("plain", self._new_plain)
+            self._new_plain = set()
+        for where in self._unsaved:
+            record = self._records[where]
+            digest = project.digest_of(where)
+            if digest is None:
+                continue
+            needles, functions = record["needles"], record["functions"]
+            store.save(where, digest, {
+                "needles": None if needles is None else [sorted(needles[0]), sorted(needles[1])],
+                "functions": None if functions is None else sorted(functions),
+                "methods": {c: sorted(names) for c, names in record["methods"].items()},
+                "triggers": {code: {name: sorted(m) for name, m in by_name.items()}
+                             for code, by_name in record["triggers"].items()},
+            }, ".text")
+        self._unsaved.clear()
 
     def _find(self, where: str) -> frozenset:
         text, tests = self._text(where)
@@ -268,14 +377,12 @@ class Through:
     def _read(self, where: str) -> tuple:
         from .source import DecodeError, decode
 
-        data = self.project.contents(where)  # (which `digest_of` then answers from)
-        if data is None:
-            return None, ()
-        tests = [cls.through_admits for cls in self.rules if cls.through_bytes(data)]
+        tests = self._needles_of(where)[0]
         if not tests:
             return None, ()
+        data = self.project.contents(where)
         try:
-            return decode(data).text, tests
+            return (decode(data).text, tests) if data is not None else (None, ())
         except DecodeError:
             return None, ()
 
@@ -351,6 +458,31 @@ class Through:
         if key not in self._baselines:
             self._baselines[key] = found(True)
         return sorted(found(False) - self._baselines[key])
+
+
+def _names(x) -> frozenset:
+    if type(x) is not list or not all(type(n) is str for n in x):
+        raise ValueError("not a record we wrote")
+    return frozenset(x)
+
+
+def _read_record(entry: dict, record: dict) -> None:
+    """Fill `record` (Through._record) from a summary cache entry; ValueError (or KeyError,
+    TypeError, AttributeError) when it is not one we wrote."""
+    needles, functions, methods, triggers = entry["needles"], entry["functions"], entry["methods"], entry["triggers"]
+    if needles is not None and (type(needles) is not list or len(needles) != 2):
+        raise ValueError("not a record we wrote")
+    record["needles"] = None if needles is None else (_names(needles[0]), _names(needles[1]))
+    record["functions"] = None if functions is None else _names(functions)
+    record["methods"] = {_str(c): _names(names) for c, names in methods.items()}
+    record["triggers"] = {_str(code): {_str(name): _names(m) for name, m in by_name.items()}
+                          for code, by_name in triggers.items()}
+
+
+def _str(x) -> str:
+    if type(x) is not str:
+        raise ValueError("not a record we wrote")
+    return x
 
 
 def _must_grad(f) -> Grad:

@@ -1008,17 +1008,42 @@ def _lint(path, project):
 @pytest.mark.parametrize("files", [FILES, CROSSING, PER_CALL, GENERATORS, CONSTRUCTORS, SINKS, UPDATES, MODULE_ARGS],
                          ids=["imports", "late", "per-call", "generators", "constructors", "sinks", "updates",
                               "module arguments"])
-def test_summaries_from_the_cache_give_what_a_walk_gives(tmp_path, files):
+def test_summaries_from_the_cache_give_what_a_walk_gives(tmp_path, monkeypatch, files):
+    from flake8_tensorcopy.rules import all_rules
+    from flake8_tensorcopy.through import Through
+
     train = make(tmp_path, files=files, package="pkg")
     cache = tmp_path / "cache"
     without = _lint(train, Project(str(tmp_path)))
+    # The searches of the imported modules' texts (through.py), counted.
+    searched = []
+    for name in ("_find", "_find_methods"):
+        monkeypatch.setattr(Through, name, lambda self, where, *a, _f=getattr(Through, name), _n=name:
+                            searched.append((_n, where)) or _f(self, where, *a))
+    for cls in all_rules():
+        if cls.imported_triggers is not None:
+            monkeypatch.setattr(cls, "imported_triggers", staticmethod(
+                lambda text, _f=cls.imported_triggers: searched.append(("triggers", text)) or _f(text)))
+        if cls.through_calls:  # (the first test of a module's bytes)
+            monkeypatch.setattr(cls, "through_bytes", classmethod(
+                lambda _cls, data, _f=cls.through_bytes: searched.append(("bytes", data)) or _f(data)))
     cold = _with_store(tmp_path, cache)
     assert _lint(train, cold) == without and without and cold.built > 0
+    # (Every imported module's bytes are tested; the modules of these sets hold a needle:
+    # `.numpy(`, `.grad`, `+=` in a method; the others' texts are not searched.)
+    assert any(kind == "bytes" for kind, _ in searched)
+    assert any(kind != "bytes" for kind, _ in searched) == any(
+        files is f for f in (CROSSING, SINKS, UPDATES, MODULE_ARGS))
+    searched.clear()
     written = sorted(p.name for p in (cache / __version__ / "summaries-test").iterdir())
     assert written and all(n.endswith(".marshal") for n in written)
     warm = _with_store(tmp_path, cache)
     assert _lint(train, warm) == without
     assert warm.built == 0  # no module of the project was parsed: every answer came from the cache
+    # Nor tested or searched again by text for the functions and methods a call may report
+    # through, or for the names that widen a rule's scope (through.Through._record, and the set
+    # of the digests of the modules that hold no needle).
+    assert searched == []
     assert warm.touched == cold.touched  # and the result cache depends on the same files
     assert (cache / ".gitignore").read_text().endswith("*\n")
 
@@ -1038,8 +1063,48 @@ def test_a_changed_module_is_walked_again_and_what_depends_on_it_too(tmp_path):
     assert 1 <= warm.built <= 3
 
 
+def test_a_module_s_text_facts_are_read_again_when_it_changes(tmp_path):
+    # utils.py's `to_numpy` holds no `.numpy(` at first: the summary cache keeps that of the
+    # module's content (through.Through._record); once an edit adds one, a warm run reports the
+    # call (as a run without the cache does), and stops when the edit is undone.
+    train = make(tmp_path, files=SINKS, package="pkg")
+    utils = tmp_path / "pkg" / "utils.py"
+    original = utils.read_text()
+    utils.write_text(original.replace("def to_numpy(t):\n    return t.numpy()", "def to_numpy(t):\n    return t.tolist()"))
+    cache = tmp_path / "cache"
+    before = _lint(train, _with_store(tmp_path, cache))
+    assert ("TNS101", 12) not in [(c, line) for c, line, _ in before]
+    assert any(p.name.endswith(".text.marshal") for p in (cache / __version__ / "summaries-test").iterdir())
+    utils.write_text(original)
+    after = _lint(train, _with_store(tmp_path, cache))
+    assert after == _lint(train, Project(str(tmp_path)))
+    assert ("TNS101", 12) in [(c, line) for c, line, _ in after]
+    utils.write_text(original.replace("def to_numpy(t):\n    return t.numpy()", "def to_numpy(t):\n    return t.tolist()"))
+    assert _lint(train, _with_store(tmp_path, cache)) == before
+
+
+def test_a_set_of_the_summary_cache_gathers_what_processes_add_and_starts_over_past_its_limit(tmp_path,
+                                                                                               monkeypatch):
+    from flake8_tensorcopy.analysis import summary_store
+    from flake8_tensorcopy.analysis.summary_store import SummaryStore
+
+    first, second = SummaryStore(str(tmp_path), "k"), SummaryStore(str(tmp_path), "k")
+    assert first.load_set("plain") == frozenset()
+    first.add_to_set("plain", {"a", "b"})
+    second.add_to_set("plain", {"c"})
+    assert first.load_set("plain") == second.load_set("plain") == {"a", "b", "c"}
+    assert SummaryStore(str(tmp_path), "other key").load_set("plain") == frozenset()
+    monkeypatch.setattr(summary_store, "SET_LIMIT", 4)
+    first.add_to_set("plain", {"d", "e"})
+    assert first.load_set("plain") == {"d", "e"}
+
+
 def test_a_damaged_summary_cache_is_a_miss(tmp_path):
-    train = make(tmp_path, package="pkg")
+    # Summaries, text facts (`.numpy(` in utils.py) and the set of the modules that hold no needle
+    # (helpers.py).
+    files = dict(SINKS, **{"PKG/helpers.py": "def scale(t):\n    return t * 2\n"})
+    files["PKG/train.py"] = SINKS["PKG/train.py"].replace("import torch\n", "import torch\n        from .helpers import scale\n", 1)
+    train = make(tmp_path, files=files, package="pkg")
     cache = tmp_path / "cache"
     expected = _lint(train, _with_store(tmp_path, cache))
     files = list((cache / __version__ / "summaries-test").iterdir())
@@ -1052,8 +1117,15 @@ def test_a_damaged_summary_cache_is_a_miss(tmp_path):
             path.write_bytes(path.read_bytes()[: len(path.read_bytes()) // 2])
         else:  # well-formed, but not what we write
             entry = marshal.loads(path.read_bytes())
-            entry["table"] = {name: ("tensor",) for name in entry["table"]}
+            if "set" in entry:  # the digests of the modules that hold no needle
+                entry["items"] = frozenset({1, 2})
+            elif entry.get("kind") == ".text":  # a module's text facts (through.Through._record)
+                entry["functions"] = {name: 1 for name in entry["functions"] or ()} or [1]
+            else:
+                entry["table"] = {name: ("tensor",) for name in entry["table"]}
             path.write_bytes(marshal.dumps(entry))
+    assert {p.name.endswith(".text.marshal") for p in files} == {True, False}
+    assert "plain.marshal" in [p.name for p in files]
     assert _lint(train, _with_store(tmp_path, cache)) == expected
 
 

@@ -185,9 +185,7 @@ class Project:
             except OSError:
                 return None
             digest = self._digests[path] = content_hash(data)
-        if self.store is None and self.make_store is not None:
-            self.store, self.make_store = self.make_store(), None
-        store = self.store
+        store = self.cache()
         if store is not None:
             entry = store.load(path, digest)
             if entry is not None:
@@ -198,6 +196,12 @@ class Project:
                 except (KeyError, TypeError, ValueError, AttributeError):
                     pass  # not an entry we wrote: built again
         return ModuleSummary.build(self, module, path, digest, data)
+
+    def cache(self):
+        """The summary cache on disk (None: none), made when first asked (`make_store`)."""
+        if self.store is None and self.make_store is not None:
+            self.store, self.make_store = self.make_store(), None
+        return self.store
 
     def entity(self, ref) -> ProjectEntity:
         """The class or function `ref` ((module, path), portable.py) names (one object a
@@ -264,6 +268,8 @@ class Project:
             if summary is not None and summary.dirty:
                 summary.dirty = False
                 store.save(summary.path, summary.digest, summary.to_entry())
+        if self.through is not None:
+            self.through.flush(store)
 
     def fact(self, qualname: str, _depth: int = 0) -> Fact | None:
         """The fact of a project entity by qualified name (`pkg.models.Critic`), or None when
