@@ -146,8 +146,8 @@ class Through:
         self._records: dict = {}  # path -> _record
         self._unsaved: set = set()  # the paths whose record has parts the summary cache lacks
         self._needles: dict = {}  # path -> _needles_of
-        self._plain = None  # the digests the summary cache says hold no needle (_needles_of)
-        self._new_plain: set = set()  # those this process found, not written yet
+        self._plain = None  # {path: digest} of the modules the summary cache says hold no needle
+        self._new_plain: dict = {}  # those this process found, not written yet
 
     def _plan(self, target: str, name: str | None) -> tuple:
         """What `sink_calls` needs of an import of `name` (None: the module itself, "*": all it
@@ -284,16 +284,16 @@ class Through:
         whose needles the bytes of the module at `where` hold, the codes of the rules whose
         `imported_needle` they match); ((), frozenset()) for a module that holds none, or that
         cannot be read.  A module that holds none is nothing to search, and its digest is kept
-        in the summary cache (one set for the project, `flush`): a process that checks a file
-        after an edit does not test the modules it imports again."""
+        in the summary cache (one map of path to digest for the project, `flush`): a process that
+        checks a file after an edit does not test the modules it imports again."""
         found = self._needles.get(where)
         if found is None:
             project = self.project
             digest = project.digest_of(where)
             if self._plain is None:
                 store = project.cache()
-                self._plain = store.load_set("plain") if store is not None else frozenset()
-            if digest is None or digest in self._plain:
+                self._plain = store.load_map("plain") if store is not None else {}
+            if digest is None or self._plain.get(where) == digest:
                 found = ((), frozenset())
             else:
                 record = self._record(where)
@@ -309,7 +309,7 @@ class Through:
                             record["needles"] = codes
                             self._unsaved.add(where)
                         else:
-                            self._new_plain.add(digest)
+                            self._new_plain[where] = digest
                 found = ([cls.through_admits for cls in self.rules if cls.code in codes[0]], codes[1])
             self._needles[where] = found
         return found
@@ -321,7 +321,7 @@ class Through:
         part once computed.  Kept in the summary cache for the module's content
         (summary_store.py), so that a process that checks a file after an edit does not search
         again the modules it imports.  Only for a module whose bytes hold a needle: the others'
-        digests are one set (`_needles_of`)."""
+        digests are one map (`_needles_of`)."""
         found = self._records.get(where)
         if found is None:
             found = self._records[where] = {"needles": None, "functions": None, "methods": {}, "triggers": {}}
@@ -341,8 +341,8 @@ class Through:
         of the modules found to hold no needle."""
         project = self.project
         if self._new_plain:
-            store.add_to_set("plain", self._new_plain)
-            self._new_plain = set()
+            store.update_map("plain", self._new_plain)
+            self._new_plain = {}
         for where in self._unsaved:
             record = self._records[where]
             digest = project.digest_of(where)

@@ -1041,8 +1041,8 @@ def test_summaries_from_the_cache_give_what_a_walk_gives(tmp_path, monkeypatch, 
     assert _lint(train, warm) == without
     assert warm.built == 0  # no module of the project was parsed: every answer came from the cache
     # Nor tested or searched again by text for the functions and methods a call may report
-    # through, or for the names that widen a rule's scope (through.Through._record, and the set
-    # of the digests of the modules that hold no needle).
+    # through, or for the names that widen a rule's scope (through.Through._record, and the map
+    # of the modules that hold no needle).
     assert searched == []
     assert warm.touched == cold.touched  # and the result cache depends on the same files
     assert (cache / ".gitignore").read_text().endswith("*\n")
@@ -1083,24 +1083,24 @@ def test_a_module_s_text_facts_are_read_again_when_it_changes(tmp_path):
     assert _lint(train, _with_store(tmp_path, cache)) == before
 
 
-def test_a_set_of_the_summary_cache_gathers_what_processes_add_and_starts_over_past_its_limit(tmp_path,
-                                                                                               monkeypatch):
+def test_a_map_of_the_summary_cache_gathers_what_processes_set_and_starts_over_past_its_limit(tmp_path,
+                                                                                              monkeypatch):
     from flake8_tensorcopy.analysis import summary_store
     from flake8_tensorcopy.analysis.summary_store import SummaryStore
 
     first, second = SummaryStore(str(tmp_path), "k"), SummaryStore(str(tmp_path), "k")
-    assert first.load_set("plain") == frozenset()
-    first.add_to_set("plain", {"a", "b"})
-    second.add_to_set("plain", {"c"})
-    assert first.load_set("plain") == second.load_set("plain") == {"a", "b", "c"}
-    assert SummaryStore(str(tmp_path), "other key").load_set("plain") == frozenset()
-    monkeypatch.setattr(summary_store, "SET_LIMIT", 4)
-    first.add_to_set("plain", {"d", "e"})
-    assert first.load_set("plain") == {"d", "e"}
+    assert first.load_map("plain") == {}
+    first.update_map("plain", {"a.py": "1", "b.py": "1"})
+    second.update_map("plain", {"c.py": "1", "a.py": "2"})  # (a.py changed since)
+    assert first.load_map("plain") == second.load_map("plain") == {"a.py": "2", "b.py": "1", "c.py": "1"}
+    assert SummaryStore(str(tmp_path), "other key").load_map("plain") == {}
+    monkeypatch.setattr(summary_store, "MAP_LIMIT", 4)
+    first.update_map("plain", {"d.py": "1", "e.py": "1"})
+    assert first.load_map("plain") == {"d.py": "1", "e.py": "1"}
 
 
 def test_a_damaged_summary_cache_is_a_miss(tmp_path):
-    # Summaries, text facts (`.numpy(` in utils.py) and the set of the modules that hold no needle
+    # Summaries, text facts (`.numpy(` in utils.py) and the map of the modules that hold no needle
     # (helpers.py).
     files = dict(SINKS, **{"PKG/helpers.py": "def scale(t):\n    return t * 2\n"})
     files["PKG/train.py"] = SINKS["PKG/train.py"].replace("import torch\n", "import torch\n        from .helpers import scale\n", 1)
@@ -1117,8 +1117,8 @@ def test_a_damaged_summary_cache_is_a_miss(tmp_path):
             path.write_bytes(path.read_bytes()[: len(path.read_bytes()) // 2])
         else:  # well-formed, but not what we write
             entry = marshal.loads(path.read_bytes())
-            if "set" in entry:  # the digests of the modules that hold no needle
-                entry["items"] = frozenset({1, 2})
+            if "map" in entry:  # the digests of the modules that hold no needle
+                entry["items"] = {path: 1 for path in entry["items"]}
             elif entry.get("kind") == ".text":  # a module's text facts (through.Through._record)
                 entry["functions"] = {name: 1 for name in entry["functions"] or ()} or [1]
             else:

@@ -6,7 +6,8 @@ project's modules again.
 One file per module under `<cache dir>/<version>/summaries-<key>/`, named by a hash of the
 module's path (`key`: the front end's, of the tool's version and the options summaries depend
 on), and beside it one of the module's text facts (`<hash>.text.marshal`: through.py's, which
-a file importing the module asks before any summary, from the module's text alone).  An entry is used for the content it was made from (its content hash), and each part of it
+a file importing the module asks before any summary, from the module's text alone), and maps
+of the project's (`<name>.marshal`: the modules whose text holds nothing for through.py).  An entry is used for the content it was made from (its content hash), and each part of it
 (the module's table, each answer) only while the other project files it depended on have the
 content they had.  Written with `marshal` (plain data only: nothing in it can run), each file at
 once (source.write_cache_file); a file that cannot be read, or is not an entry we wrote, is a
@@ -22,9 +23,9 @@ import sys
 from .. import __version__
 from ..source import hasher, write_cache_file
 
-# The most strings a set of the project's keeps (SummaryStore.add_to_set): old digests pile up
-# as files change.
-SET_LIMIT = 200_000
+# The most items a map of the project's keeps (SummaryStore.update_map: one a module, whose
+# item an edit of the module replaces; a map this large is from paths since gone).
+MAP_LIMIT = 100_000
 
 # Part of every entry: a change in what an entry holds starts over.
 _FORMAT = f"summaries-2:{sys.version_info[0]}.{sys.version_info[1]}"
@@ -66,34 +67,37 @@ class SummaryStore:
             return None
         return entry
 
-    def load_set(self, name: str) -> frozenset:
-        """The strings of the project's set `name` (`<name>.marshal` beside the modules' files);
-        empty when it cannot be read or is not one we wrote."""
+    def load_map(self, name: str) -> dict:
+        """The project's map `name` of strings to strings (`<name>.marshal` beside the modules'
+        files); empty when it cannot be read or is not one we wrote."""
         try:
-            with open(self._file_of_set(name), "rb") as f:
+            with open(self._file_of_map(name), "rb") as f:
                 entry = marshal.loads(f.read())
         except (OSError, ValueError, EOFError, TypeError):
-            return frozenset()
-        if not isinstance(entry, dict) or entry.get("format") != _FORMAT or entry.get("set") != name:
-            return frozenset()
+            return {}
+        if not isinstance(entry, dict) or entry.get("format") != _FORMAT or entry.get("map") != name:
+            return {}
         items = entry.get("items")
-        if type(items) is not frozenset or not all(type(x) is str for x in items):
-            return frozenset()
+        if type(items) is not dict or not all(type(k) is str and type(v) is str for k, v in items.items()):
+            return {}
         return items
 
-    def add_to_set(self, name: str, items) -> None:
-        """Add `items` (strings) to the project's set `name`: what the file holds now, and these,
-        written at once.  (Two processes that add at the same time: one's items may be lost, which
-        costs a test again, never a wrong answer.)  A set that outgrows SET_LIMIT starts over."""
-        kept = self.load_set(name)
-        merged = kept | items if len(kept) + len(items) <= SET_LIMIT else frozenset(items)
+    def update_map(self, name: str, items: dict) -> None:
+        """Set `items` in the project's map `name`: what the file holds now, updated with these,
+        written at once.  (Two processes that update at the same time: one's items may be lost,
+        which costs a test again, never a wrong answer.)  A map that outgrows MAP_LIMIT starts
+        over."""
+        kept = self.load_map(name)
+        kept.update(items)
+        if len(kept) > MAP_LIMIT:
+            kept = dict(items)
         try:
-            write_cache_file(self.directory, self._file_of_set(name),
-                             marshal.dumps({"format": _FORMAT, "set": name, "items": frozenset(merged)}))
+            write_cache_file(self.directory, self._file_of_map(name),
+                             marshal.dumps({"format": _FORMAT, "map": name, "items": kept}))
         except (OSError, ValueError):
             pass
 
-    def _file_of_set(self, name: str) -> str:
+    def _file_of_map(self, name: str) -> str:
         return self._in_folder(f"{name}.marshal")
 
     def save(self, path: str, digest: str, entry: dict, kind: str = "") -> None:
