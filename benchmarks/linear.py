@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -231,7 +232,7 @@ def section_one_file(tree: Path, repeat: int) -> None:
         argv = [sys.executable, "-m", "flake8_tensorcopy", "check", "--isolated", "--project-root", str(pkg),
                 "--cache-dir", cache, str(target)]
         timed(argv)  # fills the summary cache
-        summarised = sum(not p.name.endswith(".text.marshal") for p in Path(cache).rglob("*.marshal"))
+        summarised = sum(re.fullmatch(r"[0-9a-f]{24}\.marshal", p.name) is not None for p in Path(cache).rglob("*.marshal"))
         checks = []
         for _ in range(repeat):
             for json_file in Path(cache).rglob("*.json"):
