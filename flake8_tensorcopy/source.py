@@ -13,7 +13,6 @@ import codecs
 import os
 import re
 import sys
-import tokenize
 from itertools import accumulate
 
 from .model import REQUIRED, Record
@@ -259,6 +258,16 @@ class Decoded(Record):
 
 def decode(data: bytes) -> Decoded:
     """Decode a Python file's bytes as the interpreter would (PEP 263 cookie, UTF-8 BOM)."""
+    if not data.startswith(codecs.BOM_UTF8) and b"coding" not in _head(data):
+        # No BOM and no cookie (one spells `coding` in the first two lines): UTF-8, which is
+        # what the tokenizer would say of bytes that decode as UTF-8 (tokenize is not imported
+        # for it).  Bytes that do not: the tokenizer's answer, whose error message may differ.
+        try:
+            return Decoded(data.decode("utf-8"), "utf-8", False)
+        except UnicodeDecodeError:
+            pass
+    import tokenize
+
     try:
         encoding, _ = tokenize.detect_encoding(_first_lines(data))
     except SyntaxError as exc:  # unknown codec in the cookie, or BOM + non-utf-8 cookie
@@ -274,6 +283,16 @@ def decode(data: bytes) -> Decoded:
     except (ValueError, LookupError) as exc:  # UnicodeError too: `# coding: undefined`, punycode
         raise DecodeError(f"not valid {encoding}: {exc}") from None
     return Decoded(text, encoding, bom)
+
+
+def _head(data: bytes) -> bytes:
+    """The first two lines of `data`, ended where Python ends them (at most: a prefix of the
+    bytes that holds them)."""
+    m = _NEWLINE_BYTES.search(data)
+    if m is None:
+        return data
+    m = _NEWLINE_BYTES.search(data, m.end())
+    return data if m is None else data[: m.end()]
 
 
 def _first_lines(data: bytes):

@@ -232,3 +232,59 @@ def test_the_pass_limit_is_not_quadratic_on_a_big_file(monkeypatch):
     result = engine.fix_text(src)
     assert len(result.applied) == 3000 and result.remaining == [] and len(calls) == 2
     assert result.text == src.replace("x.clone().detach()", "x.detach().clone()")
+
+
+def _decode_by_the_tokenizer(data: bytes):
+    """What `decode` gives for `data` with the tokenizer's `detect_encoding` asked every time
+    (what it did before its UTF-8 fast path): (text, encoding, bom), or the error's message."""
+    import codecs
+    import tokenize
+
+    from flake8_tensorcopy.source import _first_lines
+
+    try:
+        encoding, _ = tokenize.detect_encoding(_first_lines(data))
+    except SyntaxError as exc:
+        return str(exc)
+    bom = data.startswith(codecs.BOM_UTF8)
+    if bom:
+        data, encoding = data[3:], "utf-8"
+    elif encoding == "utf-8-sig":
+        encoding = "utf-8"
+    try:
+        return data.decode(encoding), encoding, bom
+    except (ValueError, LookupError) as exc:
+        return f"not valid {encoding}: {exc}"
+
+
+def test_decode_reads_every_file_as_the_tokenizer_says_without_asking_it_of_plain_utf8():
+    import random
+
+    from flake8_tensorcopy.source import DecodeError
+
+    pieces = [b"", b"\xef\xbb\xbf", b"# -*- coding: latin-1 -*-", b"# coding=utf-8", b"# vim: set fileencoding=cp1252 :",
+              b"# coding: undefined", b"# coding: punycode", b"# coding: no-such-codec", b"# encoding is fun",
+              b"#!/usr/bin/env python", b"   ", b"\t# comment", b"x = 1", b"import torch", b"s = 'caf\xc3\xa9'",
+              b"s = 'caf\xe9'", b"\xff\xfe", b"\x00", b"'''coding: latin-1'''", b"\x0c", b"# -*- coding: utf-8 -*-"]
+    newlines = [b"\n", b"\r\n", b"\r", b""]
+    rng = random.Random(15)
+    seen_fast = seen_slow = 0
+    for _ in range(3000):
+        data = b"".join(rng.choice(pieces) + rng.choice(newlines) for _ in range(rng.randint(0, 5)))
+        expected = _decode_by_the_tokenizer(data)
+        try:
+            got = decode(data)
+            got = (got.text, got.encoding, got.bom)
+        except DecodeError as exc:
+            got = str(exc)
+        assert got == expected, data
+        fast = not data.startswith(b"\xef\xbb\xbf") and type(expected) is tuple and expected[1] == "utf-8"
+        seen_fast += fast
+        seen_slow += not fast
+    assert seen_fast > 500 and seen_slow > 500
+    # A file that holds no cookie (one on its third line is none) and decodes as UTF-8 does not
+    # need the tokenizer's module.
+    code = ("import sys; from flake8_tensorcopy.source import decode; "
+            "assert decode('x = \"caf\\u00e9\"\\ny = 2\\n# coding: latin-1\\n'.encode()).encoding == 'utf-8'; "
+            "print('tokenize' in sys.modules)")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout == "False\n"
