@@ -32,17 +32,28 @@ def default_dir(start: str) -> str:
 
 
 def config_key(*parts) -> str:
-    h = hasher()(f"{__version__}:{_FORMAT}".encode(), digest_size=16)
-    # The rules' own code is part of the key in development checkouts: editing a rule must
-    # not serve stale results.
-    here = os.path.dirname(os.path.abspath(__file__))
-    for root, _dirs, files in os.walk(here):
-        for name in sorted(files):
-            if name.endswith(".py"):
-                st = os.stat(os.path.join(root, name))
-                h.update(f"{name}:{st.st_size}:{st.st_mtime_ns}".encode())
+    h = hasher()(f"{__version__}:{_FORMAT}:{_code_stamp()}".encode(), digest_size=16)
     h.update(repr(parts).encode())
     return h.hexdigest()[:24]
+
+
+_CODE_STAMP: list = []
+
+
+def _code_stamp() -> str:
+    """The rules' own code, as part of every key in development checkouts: editing a rule must
+    not serve stale results.  The sizes and times of the package's files, read once a process
+    (the code it runs is the code it imported; the result cache and the summary cache both ask)."""
+    if not _CODE_STAMP:
+        h = hasher()(digest_size=16)
+        here = os.path.dirname(os.path.abspath(__file__))
+        for root, _dirs, files in os.walk(here):
+            for name in sorted(files):
+                if name.endswith(".py"):
+                    st = os.stat(os.path.join(root, name))
+                    h.update(f"{name}:{st.st_size}:{st.st_mtime_ns}".encode())
+        _CODE_STAMP.append(h.hexdigest())
+    return _CODE_STAMP[0]
 
 
 def summary_store(directory: str, options):
