@@ -258,7 +258,7 @@ class Decoded(Record):
 
 def decode(data: bytes) -> Decoded:
     """Decode a Python file's bytes as the interpreter would (PEP 263 cookie, UTF-8 BOM)."""
-    if not data.startswith(codecs.BOM_UTF8) and b"coding" not in _head(data):
+    if not data.startswith(codecs.BOM_UTF8) and not any(b"coding" in line for line in _two_lines(data)):
         # No BOM and no cookie (one spells `coding` in the first two lines): UTF-8, which is
         # what the tokenizer would say of bytes that decode as UTF-8 (tokenize is not imported
         # for it).  Bytes that do not: the tokenizer's answer, whose error message may differ.
@@ -285,20 +285,9 @@ def decode(data: bytes) -> Decoded:
     return Decoded(text, encoding, bom)
 
 
-def _head(data: bytes) -> bytes:
-    """The first two lines of `data`, ended where Python ends them (at most: a prefix of the
-    bytes that holds them)."""
-    m = _NEWLINE_BYTES.search(data)
-    if m is None:
-        return data
-    m = _NEWLINE_BYTES.search(data, m.end())
-    return data if m is None else data[: m.end()]
-
-
-def _first_lines(data: bytes):
-    """A `readline` over the first two lines of `data`, ended where Python ends them (\\r\\n,
-    \\r or \\n): BytesIO.readline ends lines at \\n only, so in a file with lone CRs the first
-    "line" was the whole file, and its cookie was refused as soon as any byte was not UTF-8."""
+def _two_lines(data: bytes) -> list:
+    """The first two lines of `data` (fewer in a shorter file), ended where Python ends them
+    (\\r\\n, \\r or \\n): where the tokenizer looks for a cookie."""
     lines, pos = [], 0
     for _ in range(2):
         m = _NEWLINE_BYTES.search(data, pos)
@@ -307,7 +296,14 @@ def _first_lines(data: bytes):
         pos = end
         if m is None:
             break
-    rest = iter(lines)
+    return lines
+
+
+def _first_lines(data: bytes):
+    """A `readline` over `_two_lines(data)`: BytesIO.readline ends lines at \\n only, so in a
+    file with lone CRs the first "line" was the whole file, and its cookie was refused as soon
+    as any byte was not UTF-8."""
+    rest = iter(_two_lines(data))
     return lambda: next(rest, b"")
 
 
