@@ -1,14 +1,21 @@
 """Result cache for `tensorcopy check`, like ruff's: an unchanged file is not read or parsed again.
 
-One JSON file per (tool version, configuration) under `.tensorcopy_cache/` in the project root
-(the nearest directory with a pyproject.toml or a .git; else the current directory), with a
-`.gitignore` inside.  An entry is reused when the file's size and mtime are unchanged, or, failing that,
-when its content hash is unchanged.  Any problem with the cache makes it a miss, never an error.
+Under `.tensorcopy_cache/` in the project root (the nearest directory with a pyproject.toml or a
+.git; else the current directory), with a `.gitignore` inside: a folder per (tool version,
+configuration), and in it one file per checked file, named by a hash of its path.  A check of one
+file reads and writes that file's entry alone, whatever else the cache holds (a whole-tree run of
+a large project leaves thousands), and processes that check at the same time lose nothing of
+each other's.  An entry is reused when the file's size and mtime are unchanged, or, failing
+that, when its content hash is unchanged.  Written with `marshal` (plain data only: nothing in it
+can run), each file at once (source.write_cache_file).  Any problem with the cache makes it a
+miss, never an error.
 """
 
 from __future__ import annotations
 
+import marshal
 import os
+import sys
 
 from . import __version__
 from .model import Edit, Fix, FixSafety
@@ -16,7 +23,9 @@ from .source import content_hash, hasher, write_cache_file
 
 CACHE_DIR = ".tensorcopy_cache"
 # Part of every key: a change in what an entry holds (or in the hash) starts a new cache.
-_FORMAT = "3:blake2b"
+_FORMAT = "4:blake2b"
+# In every entry too: marshal's format may change between Python versions.
+_ENTRY = f"results-4:{sys.version_info[0]}.{sys.version_info[1]}"
 
 
 def project_root(start: str) -> str:
@@ -66,17 +75,17 @@ def summary_store(directory: str, options):
 
 
 def _dump_violation(v) -> list:
-    """One output.Finding as JSON: where it is (in a file, or a notebook cell), its fix, and
+    """One output.Finding as plain data: where it is (in a file, or a notebook cell), its fix, and
     where its edits are."""
     fix = None
     if v.fix is not None:
-        fix = [v.fix.title, v.fix.safety, [[e.start, e.end, e.text, e.expect] for e in v.fix.edits]]
+        fix = [v.fix.title, FixSafety(v.fix.safety).value, [[e.start, e.end, e.text, e.expect] for e in v.fix.edits]]
     return [v.code, v.message, v.line, v.col, v.end_line, v.end_col, fix, v.cell,
             [list(r) for r in v.edit_ranges], list(v.json_range) if v.json_range else None]
 
 
 class _Malformed(ValueError):
-    """A cache entry that is valid JSON but not what we write: a miss, never a crash."""
+    """A cache entry that is plain data but not what we write: a miss, never a crash."""
 
 
 def _int(x, low: int = 0) -> int:
@@ -129,25 +138,37 @@ def _load_entry(entry) -> tuple:
 
 
 class Cache:
+    """The results of one configuration (`key`, config_key's), an entry a checked file."""
+
     def __init__(self, directory: str, key: str) -> None:
         self.directory = directory
-        self.path = os.path.join(directory, __version__, f"{key}.json")
-        self.entries: dict = {}
-        self.dirty = False
-        try:
-            with open(self.path, encoding="utf-8") as f:
-                text = f.read()
-            import json
+        self.folder = os.path.join(directory, __version__, f"results-{key}")
+        self.entries: dict = {}  # absolute path -> its entry, as read or stored by this process
+        self._dirty: set = set()  # the paths whose entries save() writes
 
-            data = json.loads(text)
-            if isinstance(data, dict):
-                self.entries = data
-        except (OSError, ValueError):
-            self.entries = {}
+    def _file(self, path: str) -> str:
+        name = hasher()(path.encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()
+        return os.path.join(self.folder, f"{name}.marshal")
+
+    def _entry(self, path: str):
+        """The entry of the file at absolute path `path` (None: none, or not one we wrote)."""
+        if path in self.entries:
+            return self.entries[path]
+        entry = None
+        try:
+            with open(self._file(path), "rb") as f:
+                entry = marshal.loads(f.read())
+        except (OSError, ValueError, EOFError, TypeError):
+            pass
+        if not isinstance(entry, dict) or entry.get("format") != _ENTRY or entry.get("path") != path:
+            entry = None  # (another file's: the names' hashes collide)
+        self.entries[path] = entry
+        return entry
 
     def lookup(self, path: str):
         """(violations, error) for an unchanged file, else None."""
-        entry = self.entries.get(os.path.abspath(path))
+        key = os.path.abspath(path)
+        entry = self._entry(key)
         if entry is None:
             return None
         try:
@@ -160,7 +181,7 @@ class Cache:
                     if content_hash(f.read()) != entry.get("sha"):
                         return None
                 entry["mtime"] = st.st_mtime_ns
-                self.dirty = True
+                self._dirty.add(key)
             if not self._deps_unchanged(entry.get("deps")):
                 return None  # a project module it imports changed: its findings may change too
             return found
@@ -168,7 +189,10 @@ class Cache:
             return None
 
     def store(self, path: str, data_hash: str, size: int, mtime: int, violations, error, deps=None) -> None:
+        key = os.path.abspath(path)
         entry = {
+            "format": _ENTRY,
+            "path": key,
             "size": size,
             "mtime": mtime,
             "sha": data_hash,
@@ -186,8 +210,8 @@ class Cache:
                     return  # gone already: do not cache
                 dep_entries[dep] = [st.st_size, st.st_mtime_ns, sha]
             entry["deps"] = dep_entries
-        self.entries[os.path.abspath(path)] = entry
-        self.dirty = True
+        self.entries[key] = entry
+        self._dirty.add(key)
 
     def _deps_unchanged(self, deps) -> bool:
         if not deps:
@@ -205,12 +229,10 @@ class Cache:
         return True
 
     def save(self) -> None:
-        if not self.dirty:
-            return
-        import json
-
-        try:
-            write_cache_file(self.directory, self.path,
-                             json.dumps(self.entries, separators=(",", ":")).encode("utf-8"))
-        except OSError:
-            pass  # a cache that cannot be written is just not a cache
+        """Write the entries stored, or updated, since the last save."""
+        for key in sorted(self._dirty):
+            try:
+                write_cache_file(self.directory, self._file(key), marshal.dumps(self.entries[key]))
+            except (OSError, ValueError):
+                pass  # a cache that cannot be written is just not a cache
+        self._dirty.clear()

@@ -664,25 +664,28 @@ def workers_for(files: int, jobs: int) -> int:
     return max(1, min(jobs, -(-files // _FILES_PER_WORKER)))
 
 
-def run_all(files, job: Job, stdin_name: str, jobs: int, progress=None) -> list[FileReport]:
-    """Process every file; `progress(done)` is called after each one."""
+def run_all(files, job: Job, stdin_name: str, jobs: int, progress=None, each=None) -> list[FileReport]:
+    """Process every file; `each(report)`, then `progress(done)`, are called after each one (in
+    this process: with workers, while they go on)."""
     tasks = [(f, stdin_name if f == "-" else f, job) for f in files]
     workers = workers_for(len(tasks), jobs)
     if workers > 1 and "-" not in files:
         chunk = max(1, min(16, len(tasks) // (workers * 4)))
         with _lazy("ProcessPoolExecutor")(max_workers=workers) as pool:
             results = pool.map(_process_star, tasks, chunksize=chunk)
-            return _collect(results, progress)
-    done = _collect((process(*t) for t in tasks), progress)
+            return _collect(results, progress, each)
+    done = _collect((process(*t) for t in tasks), progress, each)
     for project in _PROJECTS.values():
         project.flush()  # the rest of what the run added to the summary cache
     return done
 
 
-def _collect(results, progress) -> list[FileReport]:
+def _collect(results, progress, each=None) -> list[FileReport]:
     out = []
     for r in results:
         out.append(r)
+        if each is not None:
+            each(r)
         if progress is not None:
             progress(len(out))
     return out
@@ -816,16 +819,21 @@ def cmd_check_or_fix(args, command: str) -> int:
         else:
             todo.append(f)
     progress = _progress(args, len(todo), "Fixing" if mode == "fix" else "Checking")
+    keep = None
+    if cache is not None:
+        def keep(r: FileReport) -> None:
+            # Each result is written as it comes (one file an entry): with workers, while they
+            # check the next files; an interrupted run keeps what it found.
+            if r.stamp is not None:
+                cache.store(r.path, *r.stamp, r.violations, r.error, r.deps)
+                cache.save()
     try:
-        done = run_all(todo, job, stdin_name, args.jobs, progress)
+        done = run_all(todo, job, stdin_name, args.jobs, progress, keep)
     finally:
         if progress is not None:
             progress.close()
     if cache is not None:
-        for r in done:
-            if r.stamp is not None:
-                cache.store(r.path, *r.stamp, r.violations, r.error, r.deps)
-        cache.save()
+        cache.save()  # (the entries whose files' mtimes changed, their content not)
     reports.extend(done)
     reports.sort(key=lambda r: r.path)
     if passthrough is not None:

@@ -234,3 +234,40 @@ def test_result_cache_reuses_unchanged_files_and_notices_changes(tmp_path, capsy
     assert tc(capsys, "check", "src", cwd=tmp_path).stdout == fresh.stdout
     # A different configuration is a different cache.
     assert tc(capsys, "check", "--ignore", "TNS2", "src", cwd=tmp_path).returncode == 0
+
+
+def test_the_result_cache_keeps_an_entry_a_file(tmp_path, capsys, monkeypatch):
+    # A check of one file reads and writes its own entry only: a whole-tree run of a large
+    # project leaves thousands, and loading them all made a one-file check 3x slower.
+    from flake8_tensorcopy import cache as result_cache
+    from flake8_tensorcopy import cli
+
+    for name in ("a", "b", "c"):
+        (tmp_path / f"{name}.py").write_text(BAD)
+    first = tc(capsys, "check", "a.py", "b.py", "c.py", cwd=tmp_path)
+    assert first.returncode == 1
+    entries = sorted((tmp_path / ".tensorcopy_cache").rglob("results-*/*.marshal"))
+    assert len(entries) == 3
+    others = [e for e in entries if f"{os.sep}a.py" not in e.read_bytes().decode("latin-1")]
+    assert len(others) == 2
+    for e in others:
+        e.write_bytes(b"not an entry")
+    checked = []
+    real = cli.process
+    monkeypatch.setattr(cli, "process", lambda path, *a: checked.append(path) or real(path, *a))
+    again = tc(capsys, "check", "a.py", cwd=tmp_path)
+    assert again.returncode == 1 and "a.py" in again.stdout and checked == []  # served from its entry
+    assert all(e.read_bytes() == b"not an entry" for e in others)
+    # Two runs that overlap: each keeps what it stored (one file for the whole cache lost one's).
+    folder = entries[0].parent
+    key = folder.name[len("results-"):]
+    one = result_cache.Cache(str(tmp_path / ".tensorcopy_cache"), key)
+    two = result_cache.Cache(str(tmp_path / ".tensorcopy_cache"), key)
+    for run_, name in ((one, "b.py"), (two, "c.py")):
+        st = os.stat(tmp_path / name)
+        run_.store(str(tmp_path / name), result_cache.content_hash((tmp_path / name).read_bytes()), st.st_size,
+                   st.st_mtime_ns, [], None)
+    one.save()
+    two.save()
+    third = result_cache.Cache(str(tmp_path / ".tensorcopy_cache"), key)
+    assert third.lookup(str(tmp_path / "b.py")) == ([], None) and third.lookup(str(tmp_path / "c.py")) == ([], None)

@@ -623,7 +623,7 @@ def test_cache_dir_in_the_configuration(tmp_path, capsys, monkeypatch):
     code, out, _ = tc(capsys, "check", "--show-settings", "--output-format", "json", str(tmp_path / "m.py"))
     assert code == 0 and json.loads(out)["cache-dir"] == str(tmp_path / "build" / "tc-cache")
     assert tc(capsys, "check", str(tmp_path / "m.py")).returncode == 1
-    assert list((tmp_path / "build" / "tc-cache").rglob("*.json")) and not (tmp_path / ".tensorcopy_cache").exists()
+    assert list((tmp_path / "build" / "tc-cache").rglob("results-*/*.marshal")) and not (tmp_path / ".tensorcopy_cache").exists()
     code, out, _ = tc(capsys, "check", "--show-settings", "--output-format", "json", "--cache-dir",
                       str(tmp_path / "elsewhere"), str(tmp_path / "m.py"))
     assert json.loads(out)["cache-dir"] == str(tmp_path / "elsewhere")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import json
+import marshal
 import os
 import subprocess
 import sys
@@ -101,16 +102,16 @@ def test_a_well_formed_but_wrongly_typed_cache_entry_is_a_miss(tmp_path, capsys,
     first = tc(capsys, "check", "m.py")
     assert first.returncode == 1
     (cache_file,) = [os.path.join(d, f) for d, _s, fs in os.walk(tmp_path / ".tensorcopy_cache") for f in fs
-                     if f.endswith(".json")]
-    with open(cache_file, encoding="utf-8") as f:
-        data = json.load(f)
-    (key,) = data
+                     if f.endswith(".marshal") and "results-" in d]
+    with open(cache_file, "rb") as f:
+        data = marshal.load(f)
+    assert data["path"] == str(p)
     if isinstance(entry, dict):
         st = os.stat(p)
-        entry = {"size": st.st_size, "mtime": st.st_mtime_ns, "sha": data[key]["sha"], "error": None, **entry}
-    data[key] = entry
-    with open(cache_file, "w", encoding="utf-8") as f:
-        json.dump(data, f)
+        entry = {"size": st.st_size, "mtime": st.st_mtime_ns, "sha": data["sha"], "error": None, **entry,
+                 "format": data["format"], "path": data["path"]}
+    with open(cache_file, "wb") as f:
+        marshal.dump(entry, f)
     again = tc(capsys, "check", "m.py")  # (a traceback fails tc)
     assert (again.returncode, again.stdout) == (1, first.stdout)
 
