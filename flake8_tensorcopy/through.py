@@ -146,8 +146,9 @@ class Through:
         self._records: dict = {}  # path -> _record
         self._unsaved: set = set()  # the paths whose record has parts the summary cache lacks
         self._needles: dict = {}  # path -> _needles_of
-        self._plain = None  # {path: digest} of the modules the summary cache says hold no needle
-        self._new_plain: dict = {}  # those this process found, not written yet
+        # {path: digest} of the modules the summary cache says hold no needle (a DirectoryMaps;
+        # False: no summary cache), and those this process found, until `flush` writes them.
+        self._plain = None
 
     def _plan(self, target: str, name: str | None) -> tuple:
         """What `sink_calls` needs of an import of `name` (None: the module itself, "*": all it
@@ -284,7 +285,7 @@ class Through:
         whose needles the bytes of the module at `where` hold, the codes of the rules whose
         `imported_needle` they match); ((), frozenset()) for a module that holds none, or that
         cannot be read.  A module that holds none is nothing to search, and its digest is kept
-        in the summary cache (one map of path to digest for the project, `flush`): a process that
+        in the summary cache (a map of path to digest, a file a directory, `flush`): a process that
         checks a file after an edit does not test the modules it imports again."""
         found = self._needles.get(where)
         if found is None:
@@ -292,8 +293,8 @@ class Through:
             digest = project.digest_of(where)
             if self._plain is None:
                 store = project.cache()
-                self._plain = store.load_map("plain") if store is not None else {}
-            if digest is None or self._plain.get(where) == digest:
+                self._plain = store.maps("plain") if store is not None else False
+            if digest is None or self._plain and self._plain.get(where) == digest:
                 found = ((), frozenset())
             else:
                 record = self._record(where)
@@ -308,8 +309,8 @@ class Through:
                         if codes[0] or codes[1]:
                             record["needles"] = codes
                             self._unsaved.add(where)
-                        else:
-                            self._new_plain[where] = digest
+                        elif self._plain:
+                            self._plain.set(where, digest)
                 found = ([cls.through_admits for cls in self.rules if cls.code in codes[0]], codes[1])
             self._needles[where] = found
         return found
@@ -340,9 +341,8 @@ class Through:
         """Write the records the summary cache lacks a part of (Project.flush), and the digests
         of the modules found to hold no needle."""
         project = self.project
-        if self._new_plain:
-            store.update_map("plain", self._new_plain)
-            self._new_plain = {}
+        if self._plain:
+            self._plain.flush()
         for where in self._unsaved:
             record = self._records[where]
             digest = project.digest_of(where)

@@ -1083,6 +1083,78 @@ def test_a_module_s_text_facts_are_read_again_when_it_changes(tmp_path):
     assert _lint(train, _with_store(tmp_path, cache)) == before
 
 
+@pytest.mark.parametrize("files", [FILES, CROSSING, SINKS, MODULE_ARGS], ids=["imports", "late", "sinks", "module arguments"])
+def test_a_warm_run_reads_no_settled_module_it_imports(tmp_path, monkeypatch, files):
+    # A module left alone since it was read is known by its stamp (size, inode, times) in the
+    # summary cache: a warm run neither reads nor hashes it, and finds what a run without the
+    # cache finds.
+    from flake8_tensorcopy.analysis import project as project_module
+
+    monkeypatch.setattr(project_module, "STAMP_SETTLED_NS", -10**12)  # (these files were just written)
+    train = make(tmp_path, files=files, package="pkg")
+    cache = tmp_path / "cache"
+    without = _lint(train, Project(str(tmp_path)))
+    cold = _with_store(tmp_path, cache)
+    assert _lint(train, cold) == without
+    read = []
+    real_open = open
+
+    def counting_open(file, *args, **kwargs):
+        if str(file).endswith(".py"):
+            read.append(os.path.basename(str(file)))
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr("builtins.open", counting_open)
+    warm = _with_store(tmp_path, cache)
+    assert _lint(train, warm) == without and warm.built == 0
+    assert warm.touched == cold.touched  # (the result cache depends on the same files and hashes)
+    # Only the modules whose text a check asks without a summary of them (`_spells`: a package's
+    # `__init__.py` that never spells a name it is asked for) are read.
+    assert set(read) <= {"__init__.py"}, read
+    assert read or files is not SINKS
+
+
+def test_a_stamp_is_kept_only_for_a_settled_file_and_stands_for_its_content_no_longer_than_its_times(
+        tmp_path, monkeypatch):
+    from flake8_tensorcopy.analysis import project as project_module
+
+    train = make(tmp_path, package="pkg")
+    cache = tmp_path / "cache"
+    _lint(train, _with_store(tmp_path, cache))
+    folder = cache / __version__ / "summaries-test"
+    assert not list(folder.glob("stamps-*.marshal"))  # every file was written now: its stamp may not have settled
+    monkeypatch.setattr(project_module, "STAMP_SETTLED_NS", -10**12)
+    before = _lint(train, _with_store(tmp_path, cache))
+    assert list(folder.glob("stamps-*.marshal"))
+    # An edit that keeps the size, and puts the mtime back: the ctime still moves.
+    models = tmp_path / "pkg" / "models.py"
+    st = os.stat(models)
+    text = models.read_text()
+    edited = text.replace("frozen = nn.Linear(3, 3).requires_grad_(False)",
+                          "frozen = nn.Linear(3, 3).requires_grad_(True) ")
+    assert edited != text and len(edited) == len(text)
+    models.write_text(edited)
+    os.utime(models, ns=(st.st_atime_ns, st.st_mtime_ns))
+    after = _lint(train, _with_store(tmp_path, cache))
+    assert after == _lint(train, Project(str(tmp_path))) != before
+
+
+def test_bytes_that_are_not_what_a_stamp_says_are_named_by_their_own_hash(tmp_path):
+    from flake8_tensorcopy.analysis import project as project_module
+    from flake8_tensorcopy.source import content_hash
+
+    make(tmp_path, package="pkg")
+    models = str(tmp_path / "pkg" / "models.py")
+    project = _with_store(tmp_path, tmp_path / "cache")
+    stamp = project_module._stamp(os.stat(models))
+    stamps = project.store.maps("stamps")
+    stamps.set(models, f"{stamp}:not-its-hash")
+    stamps.flush()
+    assert project.digest_of(models) == "not-its-hash"  # (trusted while unread)
+    data = project.contents(models)
+    assert project.digest_of(models) == content_hash(data)
+
+
 def test_a_map_of_the_summary_cache_gathers_what_processes_set_and_starts_over_past_its_limit(tmp_path,
                                                                                               monkeypatch):
     from flake8_tensorcopy.analysis import summary_store
@@ -1097,11 +1169,24 @@ def test_a_map_of_the_summary_cache_gathers_what_processes_set_and_starts_over_p
     monkeypatch.setattr(summary_store, "MAP_LIMIT", 4)
     first.update_map("plain", {"d.py": "1", "e.py": "1"})
     assert first.load_map("plain") == {"d.py": "1", "e.py": "1"}
+    # A map kept a file a directory: a lookup reads its directory's part only.
+    maps = first.maps("stamps")
+    maps.set(os.path.join("a", "x.py"), "1")
+    maps.set(os.path.join("b", "y.py"), "2")
+    maps.flush()
+    assert len(list((tmp_path / __version__ / "summaries-k").glob("stamps-*.marshal"))) == 2
+    again = second.maps("stamps")
+    assert again.get(os.path.join("a", "x.py")) == "1" and again.get(os.path.join("a", "z.py")) is None
+    assert list(again._parts) == ["a"]
+    assert again.get(os.path.join("b", "y.py")) == "2"
 
 
-def test_a_damaged_summary_cache_is_a_miss(tmp_path):
-    # Summaries, text facts (`.numpy(` in utils.py) and the map of the modules that hold no needle
-    # (helpers.py).
+def test_a_damaged_summary_cache_is_a_miss(tmp_path, monkeypatch):
+    # Summaries, text facts (`.numpy(` in utils.py), the map of the modules that hold no needle
+    # (helpers.py) and that of the files' stamps.
+    from flake8_tensorcopy.analysis import project as project_module
+
+    monkeypatch.setattr(project_module, "STAMP_SETTLED_NS", -10**12)
     files = dict(SINKS, **{"PKG/helpers.py": "def scale(t):\n    return t * 2\n"})
     files["PKG/train.py"] = SINKS["PKG/train.py"].replace("import torch\n", "import torch\n        from .helpers import scale\n", 1)
     train = make(tmp_path, files=files, package="pkg")
@@ -1125,7 +1210,7 @@ def test_a_damaged_summary_cache_is_a_miss(tmp_path):
                 entry["table"] = {name: ("tensor",) for name in entry["table"]}
             path.write_bytes(marshal.dumps(entry))
     assert {p.name.endswith(".text.marshal") for p in files} == {True, False}
-    assert "plain.marshal" in [p.name for p in files]
+    assert any(p.name.startswith("plain-") for p in files) and any(p.name.startswith("stamps-") for p in files)
     assert _lint(train, _with_store(tmp_path, cache)) == expected
 
 

@@ -353,7 +353,7 @@ class ModuleSummary:
         self.dirty = False  # answers or a table the cache does not have yet
         self.kept_table = True  # the table may go to the cache (Project.computing)
         self._busy = 0  # questions being answered by its walker
-        self._data = data  # the file's bytes, until its walker is made (from the cache: on need)
+        self._data = data  # the file's bytes, until its walker is made (None: read then)
         self._walker = None
         self._defs: dict | None = None  # path -> def in the walker's tree
         self._paths: dict = {}  # id(def) -> path
@@ -387,8 +387,13 @@ class ModuleSummary:
         from .walker import Walker
 
         project = self.project
+        data = self._data
+        if data is None:  # (from the summary cache, its file known by its stamp)
+            data = project.bytes_of(self.path, self.digest)
+            if data is None:
+                return None  # changed since: its questions are not answered
         try:
-            text = decode(self._data).text
+            text = decode(data).text
             tree = lazytree.parse(text)
         except (DecodeError, SyntaxError, ValueError, RecursionError, MemoryError):
             return None

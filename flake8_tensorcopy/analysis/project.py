@@ -35,6 +35,10 @@ if TYPE_CHECKING:
 
 # The most files `Project.files_mentioning` reads (a monorepo's callers are not looked for).
 SCAN_LIMIT = 20_000
+# A file's stamp (its size and times) stands for its content hash only once the file has been
+# left alone this long before it was read: a change within the same tick of a coarse clock
+# (some filesystems keep seconds) could leave the stamp as it was (git's "racy" entries).
+STAMP_SETTLED_NS = 2_000_000_000
 
 
 class Project:
@@ -59,6 +63,13 @@ class Project:
         # file that imports no module of its project does not import the cache's code).
         self.make_store = None
         self._digests: dict = {}  # path -> content hash, or None when it cannot be read
+        # The summary cache's map of files' stamps to their content hashes (`stamps`, read when
+        # first asked), what this process adds to it, and the paths whose hash came from a stamp
+        # (their bytes, when read, are checked against it).
+        self._stamps = None
+        self._new_stamps: dict = {}
+        self._stamped: set = set()
+        self._loaded: dict = {}  # path -> (digest, its summary's entry), loaded by `_spells` for `_build`
         # path -> the bytes `contents` first read (and hashed), kept until the module's summary
         # is built from them (_build) or the next file's check begins: not read and hashed
         # again, and the summary is of the bytes its digest names.
@@ -172,29 +183,35 @@ class Project:
         self._unbuilt = {}  # (what the last file read and built no summary from: not kept past it)
 
     def _build(self, module: str, path: str) -> ModuleSummary | None:
-        from ..source import content_hash  # (the source layer sits below)
         from .module_summary import ModuleSummary
 
         data = self._unbuilt.pop(path, None)
-        if data is not None:
-            digest = self._digests[path]
-        else:
-            try:
-                with open(path, "rb") as f:
-                    data = f.read()
-            except OSError:
-                return None
-            digest = self._digests[path] = content_hash(data)
         store = self.cache()
+        if data is None and store is not None and (path not in self._digests or path in self._stamped):
+            self.digest_of(path)  # from its stamp, the file unread; or read now
+            data = self._unbuilt.pop(path, None)
+        if data is None and path not in self._stamped:
+            data = self._read_again(path)  # (read for an earlier file of this process: may have changed)
+            if data is None:
+                return None
+        digest = self._digests[path]
         if store is not None:
-            entry = store.load(path, digest)
+            loaded = self._loaded.pop(path, None)
+            entry = loaded[1] if loaded is not None and loaded[0] == digest else store.load(path, digest)
             if entry is not None:
                 try:
+                    # (without `data`: read when its walker is made, and only if it is still the
+                    # content `digest` names)
                     summary = ModuleSummary.from_entry(self, module, path, digest, data, entry)
                     if self.unchanged(summary.table_deps):
                         return summary
                 except (KeyError, TypeError, ValueError, AttributeError):
                     pass  # not an entry we wrote: built again
+        if data is None:
+            data = self._read_again(path)
+            if data is None:
+                return None
+            digest = self._digests[path]
         return ModuleSummary.build(self, module, path, digest, data)
 
     def cache(self):
@@ -214,11 +231,54 @@ class Project:
         return found
 
     def digest_of(self, path: str) -> str | None:
-        """The content hash of a file as this process first read it (None: unreadable)."""
+        """The content hash of a file as this process first read it (None: unreadable); with a
+        summary cache, the hash its stamp stands for when the file has that stamp still (not
+        read: `contents` checks the bytes when they are asked for)."""
         if path in self._digests:
             return self._digests[path]
+        if self.store is not None or self.make_store is not None:
+            digest = self._by_stamp(path)
+            if digest is not None:
+                return digest
         self.contents(path)
         return self._digests[path]
+
+    def _by_stamp(self, path: str) -> str | None:
+        if self._stamps is None:
+            store = self.cache()
+            self._stamps = store.maps("stamps") if store is not None else {}
+        known = self._stamps.get(path)
+        if known is None:
+            return None
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        stamp, _, digest = known.rpartition(":")
+        if stamp != _stamp(st):
+            return None
+        self._digests[path] = digest
+        self._stamped.add(path)
+        return digest
+
+    def _read_again(self, path: str) -> bytes | None:
+        """The bytes of a project file read now, its digest theirs from now on."""
+        self._digests.pop(path, None)
+        self._stamped.discard(path)
+        data = self.contents(path)
+        self._unbuilt.pop(path, None)
+        return data
+
+    def bytes_of(self, path: str, digest: str) -> bytes | None:
+        """The bytes of a project file read now, if they are still those `digest` names."""
+        from ..source import content_hash
+
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError:
+            return None
+        return data if content_hash(data) == digest else None
 
     def contents(self, path: str) -> bytes | None:
         """The bytes of a project file (None: unreadable), read now; the first read also gives
@@ -229,15 +289,28 @@ class Project:
         data = self._unbuilt.get(path)
         if data is not None:
             return data
+        st = None
         try:
             with open(path, "rb") as f:
+                if self.store is not None or self.make_store is not None:
+                    st = os.fstat(f.fileno())  # (before the read: a change during it is a new stamp)
                 data = f.read()
         except OSError:
             data = None
+        if path in self._stamped:
+            # Its hash came from its stamp: these bytes must be what it names (else the file
+            # changed since, and these bytes are what the rest of the process gets).
+            self._stamped.discard(path)
+            self._digests.pop(path)
         if path not in self._digests:
-            self._digests[path] = content_hash(data) if data is not None else None
+            digest = self._digests[path] = content_hash(data) if data is not None else None
             if data is not None and path.endswith(".py"):
                 self._unbuilt[path] = data
+            if st is not None and digest is not None:
+                import time
+
+                if max(st.st_mtime_ns, st.st_ctime_ns) < time.time_ns() - STAMP_SETTLED_NS:
+                    self._new_stamps[path] = f"{_stamp(st)}:{digest}"  # (written by `flush`)
         return data
 
     def unchanged(self, deps) -> bool:
@@ -270,6 +343,12 @@ class Project:
                 store.save(summary.path, summary.digest, summary.to_entry())
         if self.through is not None:
             self.through.flush(store)
+        if self._new_stamps:
+            stamps = store.maps("stamps")
+            for path, stamp in self._new_stamps.items():
+                stamps.set(path, stamp)
+            stamps.flush()
+            self._new_stamps = {}
 
     def fact(self, qualname: str, _depth: int = 0) -> Fact | None:
         """The fact of a project entity by qualified name (`pkg.models.Critic`), or None when
@@ -313,6 +392,15 @@ class Project:
         does (an import, an assignment, a `def`; a star import binds nothing in a summary).  The
         answer depends on that text alone, and the current file's result on it."""
         path = self._paths[module]
+        if self.store is not None or self.make_store is not None:
+            # A summary kept for its content, the file unread (known by its stamp): no need to
+            # read it, the summary is as cheap (and `_build` takes this entry).
+            digest = self.digest_of(path)
+            if path in self._stamped:
+                entry = self.cache().load(path, digest)
+                if entry is not None:
+                    self._loaded[path] = (digest, entry)
+                    return True
         data = self.contents(path)
         if data is None:
             return True  # (unreadable: the summary says so)
@@ -380,3 +468,9 @@ class Project:
         """Whether a qualified name starts with a module of the project."""
         top = qualname.split(".", 1)[0]
         return self.path_of(top) is not None or self.is_package(top)
+
+
+def _stamp(st) -> str:
+    """What stands for a file's content in the summary cache's `stamps` map while it is the same:
+    its size, inode and times (ctime too: a tool that puts an mtime back cannot put it back)."""
+    return f"{st.st_size}:{st.st_ino}:{st.st_mtime_ns}:{st.st_ctime_ns}"

@@ -7,7 +7,8 @@ One file per module under `<cache dir>/<version>/summaries-<key>/`, named by a h
 module's path (`key`: the front end's, of the tool's version and the options summaries depend
 on), and beside it one of the module's text facts (`<hash>.text.marshal`: through.py's, which
 a file importing the module asks before any summary, from the module's text alone), and maps
-of the project's (`<name>.marshal`: the modules whose text holds nothing for through.py).  An entry is used for the content it was made from (its content hash), and each part of it
+of the project's, a file a directory of the project (DirectoryMaps: the modules whose text
+holds nothing for through.py, and the stamps of files that stand for their content hashes).  An entry is used for the content it was made from (its content hash), and each part of it
 (the module's table, each answer) only while the other project files it depended on have the
 content they had.  Written with `marshal` (plain data only: nothing in it can run), each file at
 once (source.write_cache_file); a file that cannot be read, or is not an entry we wrote, is a
@@ -100,6 +101,10 @@ class SummaryStore:
     def _file_of_map(self, name: str) -> str:
         return self._in_folder(f"{name}.marshal")
 
+    def maps(self, name: str) -> DirectoryMaps:
+        """The project's map `name` of paths, kept a file per directory (DirectoryMaps)."""
+        return DirectoryMaps(self, name)
+
     def save(self, path: str, digest: str, entry: dict, kind: str = "") -> None:
         entry = dict(entry, format=_FORMAT, path=path, digest=digest)
         if kind:
@@ -108,3 +113,37 @@ class SummaryStore:
             write_cache_file(self.directory, self._file(path, kind), marshal.dumps(entry))
         except (OSError, ValueError):
             pass  # a cache that cannot be written is just not a cache (ValueError: not plain data)
+
+
+class DirectoryMaps:
+    """A map of the project's files to strings, kept as one map a directory (`<name>-<hash of
+    the directory>.marshal`): a check reads the parts of the directories its file imports from,
+    not one map the size of the project.  Read part by part when first asked; what `set` adds
+    is written by `flush`."""
+
+    def __init__(self, store: SummaryStore, name: str) -> None:
+        self.store = store
+        self.name = name
+        self._parts: dict = {}  # directory -> its map, as read (and set since)
+        self._new: dict = {}  # directory -> {path: value} not written yet
+
+    def _part(self, directory: str) -> str:
+        return f"{self.name}-{hasher()(directory.encode('utf-8', 'surrogatepass'), digest_size=8).hexdigest()}"
+
+    def get(self, path: str) -> str | None:
+        directory = os.path.dirname(path)
+        part = self._parts.get(directory)
+        if part is None:
+            part = self._parts[directory] = self.store.load_map(self._part(directory))
+        return part.get(path)
+
+    def set(self, path: str, value: str) -> None:
+        directory = os.path.dirname(path)
+        self._new.setdefault(directory, {})[path] = value
+        if directory in self._parts:
+            self._parts[directory][path] = value
+
+    def flush(self) -> None:
+        for directory, items in self._new.items():
+            self.store.update_map(self._part(directory), items)
+        self._new = {}
