@@ -152,21 +152,24 @@ def _csv(value: str) -> list[str]:
 
 
 def _jobs(value: str) -> int:
-    import argparse
-
     try:
         n = int(value)
     except ValueError:
         n = -1
     if n < 0:
+        import argparse
+
         raise argparse.ArgumentTypeError(f"{value!r} is not a number of processes (0: automatic)")
     return n
 
 
-def _add_common(p, mode: str) -> None:
-    import argparse
+def _add_common(p, mode: str, on_off=None) -> None:
+    """The arguments of `check` and `fix`, added to `p` (an argparse parser, or a _Recorder: the
+    declarations the fast path reads are argparse's own)."""
+    if on_off is None:
+        import argparse
 
-    on_off = argparse.BooleanOptionalAction
+        on_off = argparse.BooleanOptionalAction
     p.add_argument("paths", nargs="*", default=None, help="files or directories ('-' for stdin); default: .")
     rules = p.add_argument_group("rule selection")
     rules.add_argument("--select", type=_csv, default=None, metavar="CODES",
@@ -243,6 +246,103 @@ def _add_common(p, mode: str) -> None:
                      help=f"where the caches are kept: results of `check`, summaries of project modules (default: "
                      f"{_cache.CACHE_DIR} in the project root, the nearest directory with a pyproject.toml or .git, "
                      "else the current directory)")
+
+
+class _Recorder:
+    """Stands for an argparse parser and its argument groups in `_add_common`: keeps each
+    argument's option strings and keywords."""
+
+    def __init__(self) -> None:
+        self.arguments: list = []
+
+    def add_argument(self, *names, **kwargs) -> None:
+        self.arguments.append((names, kwargs))
+
+    def add_argument_group(self, *args, **kwargs):
+        return self
+
+
+_ON_OFF = "on-off"  # BooleanOptionalAction, as _Recorder keeps it
+_FAST: dict = {}  # command -> (option string -> (dest, kind, argument's keywords), defaults)
+
+
+def _fast_table(command: str) -> tuple:
+    """(option string -> (dest, kind, keywords), the defaults) of `command`'s arguments, as
+    `_add_common` declares them."""
+    found = _FAST.get(command)
+    if found is None:
+        recorder = _Recorder()
+        _add_common(recorder, command, on_off=_ON_OFF)
+        options, defaults = {}, {"command": command}
+        for names, kwargs in recorder.arguments:
+            action = kwargs.get("action")
+            if not names[0].startswith("-"):  # (the paths)
+                continue
+            longs = [n for n in names if n.startswith("--")]
+            dest = kwargs.get("dest") or (longs[0] if longs else names[0]).lstrip("-").replace("-", "_")
+            defaults[dest] = kwargs.get("default", False if action == "store_true" else None)
+            for name in names:
+                options[name] = (dest, action, kwargs)
+            if action == _ON_OFF:
+                for name in longs:
+                    options["--no-" + name[2:]] = (dest, "off", kwargs)
+        found = _FAST[command] = (options, defaults)
+    return found
+
+
+def _fast_args(argv: list):
+    """The arguments of `check` or `fix` (`argv[0]`) as argparse parses them, without argparse
+    (importing it and building the parser is a tenth of a one-file check), for the plain forms
+    editors and hooks use: long options as `--name`, `--name value` or `--name=value`; `-q`, `-s`
+    and `-j N`; and paths (`-` too) in one run.  None for anything else (help, abbreviations,
+    `--`, short options together, a value that starts with `-`, a value argparse would refuse):
+    argparse parses that, and says what is wrong.  tests/test_flags.py holds it to argparse."""
+    import types
+
+    options, defaults = _fast_table(argv[0])
+    values = {k: list(v) if type(v) is list else v for k, v in defaults.items()}
+    paths = None
+    previous_was_path = False
+    i = 1
+    while i < len(argv):
+        token = argv[i]
+        i += 1
+        if token == "-" or not token.startswith("-"):
+            if paths is None:
+                paths = []
+            elif not previous_was_path:
+                return None  # (paths on both sides of an option: argparse takes one run of them)
+            paths.append(token)
+            previous_was_path = True
+            continue
+        previous_was_path = False
+        name, eq, value = token.partition("=")
+        known = options.get(name)
+        if known is None or (eq and not name.startswith("--")):
+            return None
+        dest, action, kwargs = known
+        if action in ("store_true", _ON_OFF, "off"):
+            if eq:
+                return None
+            values[dest] = action != "off"
+            continue
+        if action not in (None, "append"):
+            return None
+        if not eq:
+            if i >= len(argv) or argv[i].startswith("-"):
+                return None
+            value = argv[i]
+            i += 1
+        convert = kwargs.get("type")
+        try:
+            value = convert(value) if convert is not None else value
+        except Exception:
+            return None
+        if "choices" in kwargs and value not in kwargs["choices"]:
+            return None
+        values[dest] = [*(values[dest] or ()), value] if action == "append" else value
+    values["paths"] = paths if paths is not None else []
+    return types.SimpleNamespace(**values)
 
 
 def build_parser(command: str | None = None):
@@ -1151,11 +1251,13 @@ def main(argv=None) -> int:
         argv = ["check"]
     if lead and argv and argv[0] in COMMANDS:
         argv[1:1] = lead
-    parser = build_parser(argv[0] if argv and argv[0] in COMMANDS else None)
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as exc:
-        return 2 if exc.code not in (0, None) else 0
+    command = argv[0] if argv and argv[0] in COMMANDS else None
+    args = _fast_args(argv) if command in ("check", "fix") else None
+    if args is None:
+        try:
+            args = build_parser(command).parse_args(argv)
+        except SystemExit as exc:
+            return 2 if exc.code not in (0, None) else 0
     try:
         if args.command is None:
             args = build_parser("check").parse_args(["check", *argv])

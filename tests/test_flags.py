@@ -630,3 +630,85 @@ def test_cache_dir_in_the_configuration(tmp_path, capsys, monkeypatch):
     write(tmp_path / "pyproject.toml", "[tool.tensorcopy]\ncache-dir = 3\n")
     code, _, err = tc(capsys, "check", str(tmp_path / "m.py"))
     assert code == 2 and "cache-dir must be a path" in err
+
+
+# --------------------------------------------------------------------------- the fast path
+
+
+def _argparse_vars(argv):
+    try:
+        return vars(cli.build_parser(argv[0]).parse_args(argv))
+    except SystemExit:
+        return None
+
+
+def _option_strings(command):
+    parser = cli.build_parser(command)
+    (sub,) = [a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction"]
+    return {s: a for a in sub.choices[command]._actions for s in a.option_strings}
+
+
+@pytest.mark.parametrize("command", ["check", "fix"])
+def test_the_fast_path_knows_every_option_argparse_does(command):
+    options, _ = cli._fast_table(command)
+    real = _option_strings(command)
+    assert set(options) == set(real) - {"-h", "--help"}
+    for name, (dest, _, _) in options.items():
+        assert dest == real[name].dest, name
+
+
+PLAIN = [
+    ["m.py"], [], ["-"], ["--isolated", "a.py", "b.py"], ["a.py", "b.py", "--isolated"],
+    ["--stdin-filename", "pkg/m.py", "-"], ["--stdin-filename=pkg/m.py", "--output-format", "json", "-"],
+    ["--force-exclude", "--no-cache", "a.py"], ["-q", "-s", "-j", "2", "."], ["--jobs=0", "--quiet", "."],
+    ["--select", "TNS1,TNS2", "--ignore=TNS201", "--extend-select", "TNS5", "x"],
+    ["--per-file-ignores", "a/*:TNS1", "--per-file-ignores=b/*:TNS2", "--extend-per-file-ignores", "c:TNS3", "x"],
+    ["--exclude", "gen", "--exclude", "build,dist", "--extend-exclude", "tmp", "x"],
+    ["--strict", "--no-strict", "--numpy-fix", "force", "--generator-names", "G,Gen", "--discriminator-names=D", "x"],
+    ["--unsafe-fixes", "--no-unsafe-fixes", "--diff", "--show-fixes", "--exit-non-zero-on-fix", "x"],
+    ["--statistics", "--exit-zero", "--progress", "--no-progress", "--show-settings", "--show-files", "x"],
+    ["--config", "pyproject.toml", "--project-root", "/r", "--cache-dir=/c", "--no-noqa", "--ignore-noqa", "x"],
+    ["--output-format=sarif", "a=b.py", "c d.py"],
+]
+
+
+@pytest.mark.parametrize("command", ["check", "fix"])
+@pytest.mark.parametrize("rest", PLAIN, ids=range(len(PLAIN)))
+def test_the_fast_path_parses_the_plain_forms_as_argparse_does(command, rest):
+    argv = [command, *rest]
+    fast = cli._fast_args(argv)
+    assert fast is not None, argv  # (the forms editors and hooks use do not need argparse)
+    assert vars(fast) == _argparse_vars(argv)
+
+
+def test_the_fast_path_gives_way_to_argparse_for_anything_else():
+    # Every argument list made of these tokens: whatever the fast path accepts, argparse parses
+    # to the same values; what argparse refuses, the fast path leaves to it (for its message).
+    import random
+
+    options, _ = cli._fast_table("check")
+    values = ["x", "-", "-x", "TNS1,", "", "json", "force", "3", "-1", "a:TNS1", "=", "--isolated"]
+    tokens = sorted(options) + values + ["--", "-h", "--help", "--iso", "-qs", "-j2", "-j=2", "--isolated=1",
+                                         "--strict=yes", "--jobs=x", "--numpy-fix=never", "--no-isolated",
+                                         "--select=", "--output-format=json", "--cache-dir=--x"]
+    rng = random.Random(7)
+    accepted = refused = 0
+    for _ in range(4000):
+        argv = ["check", *rng.choices(tokens, k=rng.randint(0, 6))]
+        fast = cli._fast_args(argv)
+        real = _argparse_vars(argv)
+        if fast is not None:
+            accepted += 1
+            assert vars(fast) == real, argv
+        elif real is None:
+            refused += 1
+    assert accepted > 300 and refused > 300  # (both kinds were tried)
+
+
+def test_a_plain_check_does_not_import_argparse(tmp_path):
+    (tmp_path / "m.py").write_text("import torch\n")
+    code = ("import sys\nfrom flake8_tensorcopy import cli\n"
+            "assert cli.main(['check', '--no-cache', 'm.py']) == 0\n"
+            "print(sorted(m for m in ('argparse', 'gettext', 'locale') if m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True)
+    assert out.stdout.strip().endswith("[]"), out.stdout + out.stderr
