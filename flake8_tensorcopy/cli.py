@@ -919,16 +919,16 @@ def cmd_check_or_fix(args, command: str) -> int:
         else:
             todo.append(f)
     progress = _progress(args, len(todo), "Fixing" if mode == "fix" else "Checking")
-    keep = None
-    if cache is not None:
-        def keep(r: FileReport) -> None:
-            # Each result is written as it comes (one file an entry): with workers, while they
-            # check the next files; an interrupted run keeps what it found.
-            if r.stamp is not None:
-                cache.store(r.path, *r.stamp, r.violations, r.error, r.deps)
-                cache.save()
+
+    def keep(r: FileReport) -> None:
+        # Each result is written as it comes (one file an entry): with workers, while they check
+        # the next files; an interrupted run keeps what it found.
+        if r.stamp is not None:
+            cache.store(r.path, *r.stamp, r.violations, r.error, r.deps)
+            cache.save()
+
     try:
-        done = run_all(todo, job, stdin_name, args.jobs, progress, keep)
+        done = run_all(todo, job, stdin_name, args.jobs, progress, keep if cache is not None else None)
     finally:
         if progress is not None:
             progress.close()

@@ -5,8 +5,8 @@ import ast
 import textwrap
 
 from flake8_tensorcopy.analysis import make_domains
-from flake8_tensorcopy.analysis.accumulators import might_accumulate
-from flake8_tensorcopy.analysis.snapshots import is_optimizer_name, might_alias_tensor
+from flake8_tensorcopy.analysis.snapshots import is_optimizer_name
+from flake8_tensorcopy.analysis.text_tests import might_accumulate, might_alias_tensor
 from flake8_tensorcopy.analysis.walker import Walker
 from flake8_tensorcopy.model import Options
 from flake8_tensorcopy.rules.base import Context
@@ -84,3 +84,24 @@ def test_domains_are_active_only_where_they_can_find_something():
     assert probe.seen["evaluate"] == ()
     assert probe.seen["history"] == ("snapshots",)
     assert probe.seen["accumulate"] == ("accumulators",)
+
+
+def test_a_file_without_their_texts_does_not_import_the_snapshot_and_accumulator_domains(tmp_path):
+    # Their text tests (text_tests.py) are all a check of such a file needs of them; a file that
+    # may keep a state dict imports them for its walk.
+    import subprocess
+    import sys
+
+    plain = tmp_path / "plain.py"
+    plain.write_text(HEAD + "y = model(torch.randn(2, 4)).detach().clone()\n")
+    kept = tmp_path / "kept.py"
+    kept.write_text(HEAD + "best = model.state_dict()\nopt.step()\n")
+    code = ("import sys\nfrom flake8_tensorcopy import cli\n"
+            "cli.main(['check', '--no-cache', '--isolated', sys.argv[1]])\n"
+            "print(sorted(m.rsplit('.', 1)[1] for m in sys.modules if m.endswith(('.snapshots', '.accumulators'))))\n")
+    seen = []
+    for path in (plain, kept):
+        out = subprocess.run([sys.executable, "-c", code, str(path)], cwd=tmp_path, capture_output=True, text=True,
+                             check=True).stdout
+        seen.append(out.strip().splitlines()[-1])
+    assert seen == ["[]", "['snapshots']"]

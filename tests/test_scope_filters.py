@@ -468,14 +468,14 @@ def test_backward_calls_are_those_of_the_one_pattern():
 
 
 def test_a_total_starts_from_zero_wherever_the_one_pattern_says_so():
-    """accumulators._starts_from_zero looks at every occurrence of the name (no pattern compiled
+    """text_tests._starts_from_zero looks at every occurrence of the name (no pattern compiled
     for each): it finds each binding to a zero that `name[ \\t]*(?:,[^=\\n]*)?=(?!=)` does."""
     import re
 
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from flake8_tensorcopy.analysis import accumulators as acc
+    from flake8_tensorcopy.analysis import text_tests as acc
 
     def reference(name, text):
         for m in re.finditer(re.escape(name) + r"[ \t]*(?:,[^=\n]*)?=(?!=)", text):
@@ -543,11 +543,11 @@ def test_names_before_a_call_are_those_of_the_patterns_tried_everywhere():
 
 
 def test_the_first_loop_is_where_the_one_pattern_finds_it():
-    """accumulators._loop_end finds by a search what `\\b(?:for|while)\\b` finds (slow: a pattern
+    """text_tests._loop_end finds by a search what `\\b(?:for|while)\\b` finds (slow: a pattern
     that starts with a word boundary is tried at every position)."""
     import re
 
-    from flake8_tensorcopy.analysis.accumulators import _loop_end
+    from flake8_tensorcopy.analysis.text_tests import _loop_end
 
     pattern = re.compile(r"\b(?:for|while)\b")
 
@@ -620,7 +620,7 @@ def test_a_test_rules_share_is_asked_once_a_function(monkeypatch):
 
 
 def test_a_meter_line_is_found_in_a_module_s_bytes_wherever_the_whole_text_pattern_finds_one():
-    """accumulators.METER_BYTES tries `_SELF_ADD` on the lines that hold `+=` only: it finds a
+    """text_tests.METER_BYTES tries `_SELF_ADD` on the lines that hold `+=` only: it finds a
     `self.sum += val * n` line in a module's bytes exactly where the pattern searched over the whole
     bytes does (line ends `\\n`, `\\r\\n`, a lone `\\r`, the end of the text)."""
     import re
@@ -628,7 +628,7 @@ def test_a_meter_line_is_found_in_a_module_s_bytes_wherever_the_whole_text_patte
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from flake8_tensorcopy.analysis import accumulators as acc
+    from flake8_tensorcopy.analysis import text_tests as acc
 
     whole = re.compile(acc._SELF_ADD.encode())
     cases = [b"self.sum += val * n\n", b"self.sum += val\r\n", b"  self.n += k  # count\r\nx = 1\n",
@@ -692,14 +692,14 @@ def test_a_pattern_that_holds_the_pre_filter_s_substrings_needs_no_substring_tes
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from flake8_tensorcopy.analysis import snapshots
+    from flake8_tensorcopy.analysis import text_tests
     from flake8_tensorcopy.rules import tns2, tns3
 
     before = [
-        (snapshots.might_alias_tensor,
-         lambda t: ("detach()" in t or ".data" in t or "numpy()" in t) and snapshots._KEPT_ALIAS.search(t) is not None),
-        (snapshots.might_keep_state_dict,
-         lambda t: "state_dict(" in t and snapshots._STATE_DICT_CALL.search(t) is not None),
+        (text_tests.might_alias_tensor,
+         lambda t: ("detach()" in t or ".data" in t or "numpy()" in t) and text_tests._KEPT_ALIAS.search(t) is not None),
+        (text_tests.might_keep_state_dict,
+         lambda t: "state_dict(" in t and text_tests._STATE_DICT_CALL.search(t) is not None),
         (tns2.CloneBeforeDetach.might_match,
          lambda t: ".clone(" in t and tns2._CLONE_DETACH.search(t) is not None),
         (tns3.DiscriminatorThroughGenerator.might_match,

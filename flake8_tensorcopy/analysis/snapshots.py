@@ -30,10 +30,9 @@ from .facts import FUNCTION, MODULE, TENSOR, UNKNOWN, Device, Grad
 from .names import words
 from .storage import is_inplace_method
 from .walker import Domain, NameSets
-from ..source import (BEFORE_FIRST_LETTER, LazyPattern, OnLinesWith, class_methods, kept_for_the_last_text,
-                      top_level_functions)
-
-STATE, TENSOR_ALIAS = "state", "tensor"
+from ..source import BEFORE_FIRST_LETTER, LazyPattern
+from .text_tests import (_RETURNS_SNAPSHOT, STATE, TENSOR_ALIAS, might_alias_tensor, might_keep_state_dict,
+                         snapshot_helpers, state_keeping_methods)
 
 # Methods of a container that write into it (their receiver is not a read of its values).
 _CONTAINER_WRITES = frozenset("append appendleft extend extendleft insert add update setdefault clear".split())
@@ -56,11 +55,6 @@ _MODULE_MOVES = frozenset("to cuda cpu xpu mps half float double bfloat16 type t
 # characters read to the run's end again, quadratic in a long name (gan._CALLEE).)
 _STEP_TEXT = LazyPattern(r"(?<![\w.])%s([A-Za-z_][\w.]*)\.step\(" % BEFORE_FIRST_LETTER)
 _CALLED = LazyPattern(r"(?<![\w.])(self\.)?([A-Za-z_]\w*)\s*\(")
-# A `.detach()` / `.data` / NumPy view that ends an expression (kept: bound, appended, stored,
-# a comprehension's element), not one that a call continues (`w.data.normal_(...)`).
-_KEPT_ALIAS = LazyPattern(
-    r"(?m)(?:\.detach\(\)|\.data|\.numpy\(\))(?:\.cpu\(\))?(?:\.numpy\(\))?[ \t]*(?:[,)\]}#]|\r?$|for[ \t])")
-_STATE_DICT_CALL = LazyPattern(r"\.state_dict\(")
 # What may update a snapshot's source in a text: what `_may_update` answers, faster (the tests
 # hold it to this pattern).
 _UPDATE_TEXT = LazyPattern(r"\.step\(|[A-Za-z0-9]_\(|load_state_dict\(|reset_parameters\(|[-+*/]=|\]\s*=[^=]")
@@ -81,67 +75,6 @@ def _may_update(text: str) -> bool:
 
 
 _ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
-
-
-def might_keep_state_dict(text: str) -> bool:
-    """Whether a source text calls a `.state_dict()` method (not `_load_from_state_dict(`)."""
-    return _STATE_DICT_CALL.search(text) is not None
-
-
-@kept_for_the_last_text
-def snapshot_helpers(text: str) -> dict:
-    """{name: {name}} of the module-level functions of a module's text that may return the state
-    dict of a module they are handed (`def snapshot(m): return m.state_dict()`) or a view of a
-    tensor they are handed (`def to_numpy(t): return t.detach().cpu().numpy()`), by their text: a
-    file that calls one may keep a snapshot through it (Rule.imported_triggers; whether it does is
-    `snapshot_return`'s to say)."""
-    if "return" not in text or _RETURNS_SNAPSHOT.search(text) is None:
-        return {}
-    return {name: frozenset({name}) for name, segment in top_level_functions(text)
-            if "return" in segment and (_STATE_DICT_CALL.search(segment) is not None or might_alias_tensor(segment))}
-
-
-def snapshot_triggers(text: str) -> dict:
-    """{name: names a call of which may keep a snapshot} of a module's text: its functions that
-    return one (snapshot_helpers) and, by class, its methods that keep one in an attribute
-    (state_keeping_methods): what a file that imports them may call (Rule.imported_triggers)."""
-    found = dict(snapshot_helpers(text))
-    for cls, methods in state_keeping_methods(text).items():
-        found[cls] = found.get(cls, frozenset()) | methods
-    return found
-
-
-def snapshot_needles(text: str) -> tuple:
-    """What the text of a function that may keep a snapshot through the file's own functions
-    and methods holds (`snapshot(` for `snapshot_helpers`, `step(` for a method that keeps a
-    state dict, `state_dict(` for a `__call__` that does: `stopper(loss, model)`)."""
-    names = set(snapshot_helpers(text)).union(*state_keeping_methods(text).values())
-    return tuple("state_dict(" if n == "__call__" else n + "(" for n in sorted(names))
-
-
-# A `return` of a state dict or of a view that ends the line, or a local bound to one (returned
-# later: `state = m.state_dict()`, `return state`): a first test of a whole text.
-_RETURNS_SNAPSHOT = OnLinesWith((".state_dict(", ".detach()", ".numpy()", ".data"), LazyPattern(
-    r"^[ \t]*(?:return|[A-Za-z_]\w*[ \t]*=)[^\n]*(?:\.state_dict\(|(?:\.detach\(\)|\.data|\.numpy\(\))(?:\.cpu\(\))?(?:\.numpy\(\))?"
-    r"[ \t]*(?:[,)\]}#]|\r?$))"))
-# An attribute of the instance set to a state dict (a first test of a whole text).
-_SETS_STATE = OnLinesWith((".state_dict(",), LazyPattern(r"^[ \t]*self\.\w+[ \t]*="))
-_KEEPS_STATE = LazyPattern(r"self\.\w+[ \t]*=[^\n]*\.state_dict\(")
-
-
-@kept_for_the_last_text
-def state_keeping_methods(text: str) -> dict:
-    """{class: method names} of the classes of a module's text (at the margin) whose methods may
-    keep the state dict of a module they are handed in an attribute of the instance (`def
-    step(self, loss, model): ... self.best_state = model.state_dict()`, an early-stopping
-    helper), by their text (kept_state_dicts decides)."""
-    if "class " not in text or _SETS_STATE.search(text) is None:
-        return {}
-    out: dict = {}
-    for cls, _bases, name, segment in class_methods(text):
-        if _KEEPS_STATE.search(segment) is not None:
-            out[cls] = out.get(cls, frozenset()) | {name}
-    return out
 
 
 def kept_state_dicts(method) -> tuple:
@@ -298,13 +231,6 @@ def _chain_alias(steps: tuple, f, no_grad: bool) -> bool:
     if last == "cpu":
         return _chain_alias(inner, f, no_grad) and f.device is Device.CPU
     return False
-
-
-def might_alias_tensor(text: str) -> bool:
-    """Whether a source text keeps a `.detach()`, `.data` or NumPy view of a tensor (a text test)."""
-    # (The pattern alone: each of its matches holds `.detach()`, `.data` or `.numpy()`, and a
-    # search for its literal start, `.`, runs faster than substring tests for them in front.)
-    return _KEPT_ALIAS.search(text) is not None
 
 
 def is_optimizer_name(key: str | None) -> bool:

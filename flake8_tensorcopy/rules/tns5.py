@@ -6,12 +6,16 @@ from __future__ import annotations
 
 import ast
 
-from ..analysis.accumulators import METER_BYTES, Accumulation, meter_methods, meter_methods_by_class, might_accumulate
-from ..analysis.snapshots import (STATE, SnapFinding, might_alias_tensor, might_keep_state_dict, snapshot_needles,
-                                  snapshot_triggers)
+from ..analysis.text_tests import (METER_BYTES, STATE, meter_methods, meter_methods_by_class, might_accumulate,
+                                   might_alias_tensor, might_keep_state_dict, snapshot_needles, snapshot_triggers)
 from ..model import Edit, Fix
 from ..source import LazyPattern, OnLinesWith, or_holds
 from .base import Invalid, Oracle, Rule, Valid, dedent
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # (the domains are imported when a file needs them: analysis.make_domains)
+    from ..analysis.accumulators import Accumulation
+    from ..analysis.snapshots import SnapFinding
 
 _SETUP = dedent("""
     import torch

@@ -1,0 +1,230 @@
+"""What the walker's snapshot and accumulator domains (snapshots.py, accumulators.py, family
+TNS5) ask of a text before any walk: whether a file, a function or an imported module may hold
+what they look for.  Apart from the domains, so that a check of a file that holds none of it
+(most files) does not import them (a millisecond of every start)."""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+
+from ..source import LazyPattern, OnLinesWith, class_methods, find_literal, kept_for_the_last_text, \
+    top_level_functions, word_positions
+
+# What a snapshot holds: a module's state dict, or a view of a tensor.
+STATE, TENSOR_ALIAS = "state", "tensor"
+
+# ------------------------------------------------------------------ snapshots
+
+# A `.detach()` / `.data` / NumPy view that ends an expression (kept: bound, appended, stored,
+# a comprehension's element), not one that a call continues (`w.data.normal_(...)`).
+_KEPT_ALIAS = LazyPattern(
+    r"(?m)(?:\.detach\(\)|\.data|\.numpy\(\))(?:\.cpu\(\))?(?:\.numpy\(\))?[ \t]*(?:[,)\]}#]|\r?$|for[ \t])")
+_STATE_DICT_CALL = LazyPattern(r"\.state_dict\(")
+
+
+def might_keep_state_dict(text: str) -> bool:
+    """Whether a source text calls a `.state_dict()` method (not `_load_from_state_dict(`)."""
+    return _STATE_DICT_CALL.search(text) is not None
+
+
+@kept_for_the_last_text
+def snapshot_helpers(text: str) -> dict:
+    """{name: {name}} of the module-level functions of a module's text that may return the state
+    dict of a module they are handed (`def snapshot(m): return m.state_dict()`) or a view of a
+    tensor they are handed (`def to_numpy(t): return t.detach().cpu().numpy()`), by their text: a
+    file that calls one may keep a snapshot through it (Rule.imported_triggers; whether it does is
+    `snapshot_return`'s to say)."""
+    if "return" not in text or _RETURNS_SNAPSHOT.search(text) is None:
+        return {}
+    return {name: frozenset({name}) for name, segment in top_level_functions(text)
+            if "return" in segment and (_STATE_DICT_CALL.search(segment) is not None or might_alias_tensor(segment))}
+
+
+def snapshot_triggers(text: str) -> dict:
+    """{name: names a call of which may keep a snapshot} of a module's text: its functions that
+    return one (snapshot_helpers) and, by class, its methods that keep one in an attribute
+    (state_keeping_methods): what a file that imports them may call (Rule.imported_triggers)."""
+    found = dict(snapshot_helpers(text))
+    for cls, methods in state_keeping_methods(text).items():
+        found[cls] = found.get(cls, frozenset()) | methods
+    return found
+
+
+def snapshot_needles(text: str) -> tuple:
+    """What the text of a function that may keep a snapshot through the file's own functions
+    and methods holds (`snapshot(` for `snapshot_helpers`, `step(` for a method that keeps a
+    state dict, `state_dict(` for a `__call__` that does: `stopper(loss, model)`)."""
+    names = set(snapshot_helpers(text)).union(*state_keeping_methods(text).values())
+    return tuple("state_dict(" if n == "__call__" else n + "(" for n in sorted(names))
+
+
+# A `return` of a state dict or of a view that ends the line, or a local bound to one (returned
+# later: `state = m.state_dict()`, `return state`): a first test of a whole text.
+_RETURNS_SNAPSHOT = OnLinesWith((".state_dict(", ".detach()", ".numpy()", ".data"), LazyPattern(
+    r"^[ \t]*(?:return|[A-Za-z_]\w*[ \t]*=)[^\n]*(?:\.state_dict\(|(?:\.detach\(\)|\.data|\.numpy\(\))(?:\.cpu\(\))?(?:\.numpy\(\))?"
+    r"[ \t]*(?:[,)\]}#]|\r?$))"))
+# An attribute of the instance set to a state dict (a first test of a whole text).
+_SETS_STATE = OnLinesWith((".state_dict(",), LazyPattern(r"^[ \t]*self\.\w+[ \t]*="))
+_KEEPS_STATE = LazyPattern(r"self\.\w+[ \t]*=[^\n]*\.state_dict\(")
+
+
+@kept_for_the_last_text
+def state_keeping_methods(text: str) -> dict:
+    """{class: method names} of the classes of a module's text (at the margin) whose methods may
+    keep the state dict of a module they are handed in an attribute of the instance (`def
+    step(self, loss, model): ... self.best_state = model.state_dict()`, an early-stopping
+    helper), by their text (kept_state_dicts decides)."""
+    if "class " not in text or _SETS_STATE.search(text) is None:
+        return {}
+    out: dict = {}
+    for cls, _bases, name, segment in class_methods(text):
+        if _KEEPS_STATE.search(segment) is not None:
+            out[cls] = out.get(cls, frozenset()) | {name}
+    return out
+
+
+def might_alias_tensor(text: str) -> bool:
+    """Whether a source text keeps a `.detach()`, `.data` or NumPy view of a tensor (a text test)."""
+    # (The pattern alone: each of its matches holds `.detach()`, `.data` or `.numpy()`, and a
+    # search for its literal start, `.`, runs faster than substring tests for them in front.)
+    return _KEPT_ALIAS.search(text) is not None
+
+
+# ------------------------------------------------------------------ accumulators
+
+# `name += term` / `name = name + term` with a plain name and a term that is not a literal,
+# a tuple, a list or a string (`hidden_states += (h,)`, `count += 1`).
+_ACCUM_TEXT = LazyPattern(r"(?m)^[ \t]*([A-Za-z_]\w*)[ \t]*(?:\+=|=[ \t]*\1[ \t]*\+(?!=))[ \t]*(?![\d\['\"\s\\])")
+
+
+def _loop_end(text: str) -> int:
+    """The offset after the first word `for` or `while` of `text` (what `\b(?:for|while)\b`
+    finds), or -1: found by searching for each word (a pattern that starts with a word boundary
+    is tried at every position)."""
+    ends = [at[0] + len(word) for word in ("for", "while") if (at := word_positions(text, word, first=True))]
+    return min(ends) if ends else -1
+
+
+# The start of a right-hand side that is zero: `0`, `0.0`, `torch.zeros(...)`, `torch.tensor(...)`.
+_ZERO = LazyPattern(r"[ \t]*(?:0(?:\.0*)?(?![\w.(\[])|torch\.(?:zeros|tensor|scalar_tensor)\()")
+_TARGETS_BEFORE = LazyPattern(r"[ \t]*(?:[A-Za-z_]\w*[ \t]*,[ \t]*)*")
+_AFTER_TARGET = LazyPattern(r"[ \t]*(?:,[^=\n]*)?=(?!=)")
+
+
+_DEF_TEXT = LazyPattern(r"(?m)^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\(")
+# `self.sum += val * n`: names and arithmetic only (`self.n += x.shape[0]`, `self.t += v.item()`
+# add no graph, or none of a parameter's).
+_SELF_ADD_LINE = r"self\.\w+[ \t]*\+=[ \t]*[A-Za-z_][\w \t*/+\-]*(?:#[^\r\n]*)?"  # (to its line's end)
+_SELF_ADD = _SELF_ADD_LINE + r"(?:\r?\n|$)"
+_SELF_ADD_TEXT = LazyPattern(r"[ \t]*" + _SELF_ADD)
+
+
+_CLASS_TEXT = LazyPattern(r"(?m)^class[ \t]+(\w+)")
+# A `self.sum += val * n` line in a module's bytes (any encoding Python reads source in has these
+# ASCII bytes): meter_methods_by_class finds nothing without one.  Tried on the lines that hold
+# `+=` (what `_SELF_ADD` finds in a whole text, it finds on its line: it spans no line break
+# but the one it may end at, and a line given here ends before its `\n`).
+METER_BYTES = OnLinesWith((b"+=",), LazyPattern((_SELF_ADD_LINE + r"\r?$").encode()))
+
+
+def meter_methods_by_class(text: str) -> dict:
+    """{top-level class: meter_methods of its text} of a module's text: what a file that imports
+    the class may call (`from .utils import AverageMeter`)."""
+    if "self." not in text or "+=" not in text or "class" not in text:
+        return {}
+    classes = [(m.start(), m.group(1)) for m in _CLASS_TEXT.finditer(text)]
+    out: dict = {}
+    for i, (start, name) in enumerate(classes):
+        end = classes[i + 1][0] if i + 1 < len(classes) else len(text)
+        found = _meter_methods(text[start:end])
+        if found:
+            out[name] = found
+    return out
+
+
+def _meter_methods(text: str) -> frozenset:
+    """Names of the methods of a file's text that add to an attribute of the instance
+    (`def update(self, val, n=1): ... self.sum += val * n`): calls of them may accumulate (a
+    text test only; `_added_parameters` decides)."""
+    if "self." not in text or "+" not in text:
+        return frozenset()
+    adds = []
+    # `self.sum += ...` lines, by a search of `+=` (a pattern tried at every line costs three
+    # times as much; `self.sum = self.sum + val`, whose `= self.` is on most lines of a model,
+    # is not looked for).
+    at = find_literal(text, "+=")  # (in most files, absent: the whole text read)
+    while at != -1:
+        line = text.rfind("\n", 0, at) + 1
+        if _SELF_ADD_TEXT.match(text, line) is not None:
+            adds.append(line)
+        at = text.find("+=", text.find("\n", at) + 1 or len(text))
+    if not adds:
+        return frozenset()
+    defs = [(m.start(), m.group(1)) for m in _DEF_TEXT.finditer(text)]
+    starts = [d[0] for d in defs]
+    out = set()
+    for at in adds:
+        i = bisect_right(starts, at) - 1
+        if i >= 0:
+            name = defs[i][1]
+            if not name.startswith("__") and name != "forward":  # (called by Python, by nn.Module)
+                out.add(name)
+    return frozenset(out)
+
+
+# The pre-filter, the scope test and the domain ask it of one file.
+meter_methods = kept_for_the_last_text(_meter_methods)
+
+
+def might_accumulate(text: str, meters: frozenset = frozenset()) -> bool:
+    """Whether a source text may hold an accumulation the rule looks at: `name += term` or
+    `name = name + term` after a `for` / `while`, where `name` starts from zero on a line of its
+    own (`total = 0`, `0.0`, `torch.zeros(...)`, `torch.tensor(...)`, or a tuple of them); or a
+    call of one of `meters` (`meter_methods`) after a loop.  A text test only (the analysis
+    decides)."""
+    if meters and any("." + m + "(" in text for m in meters) and _loop_end(text) != -1:
+        return True
+    if "+" not in text:
+        return False
+    loop = _loop_end(text)
+    if loop == -1:
+        return False
+    names = set()
+    pos, last_line = loop, -1
+    while True:
+        pos = text.find("+", pos)
+        if pos < 0:
+            break
+        line = text.rfind("\n", 0, pos) + 1
+        if line != last_line:
+            last_line = line
+            a = _ACCUM_TEXT.match(text, line)
+            if a is not None:
+                names.add(a.group(1))
+        pos += 1
+    return any(_starts_from_zero(name, text) for name in names)
+
+
+def _starts_from_zero(name: str, text: str) -> bool:
+    """`name = 0` (or `0.0`, `torch.zeros(...)`, `torch.tensor(...)`) on a line of its own, or
+    `a, name = x, 0` (some element of the tuple is a zero)."""
+    # Each occurrence of the name, then `_AFTER_TARGET` after it: what `name[ \t]*(?:,[^=\n]*)?=(?!=)`
+    # finds, and a few more (where its matches would overlap), without a pattern compiled for
+    # each name (which cost as much as the searches).
+    at = text.find(name)
+    while at != -1:
+        # (Targets before it on its line end in a blank or a comma, or there are none: most
+        # occurrences, an argument or an operand, are left at this one test.)
+        m = _AFTER_TARGET.match(text, at + len(name)) if not at or text[at - 1] in " \t,\n" else None
+        if m is not None:
+            line = text.rfind("\n", 0, at) + 1
+            if _TARGETS_BEFORE.fullmatch(text, line, at) is not None:
+                if _ZERO.match(text, m.end()) is not None:
+                    return True
+                if "," in text[line:m.end()]:
+                    end = text.find("\n", m.end())
+                    rhs = text[m.end():end if end >= 0 else len(text)]
+                    if any(_ZERO.fullmatch(part.strip()) or _ZERO.match(part) for part in rhs.split(",")):
+                        return True
+        at = text.find(name, at + 1)
+    return False
