@@ -309,7 +309,7 @@ class Through:
                         if codes[0] or codes[1]:
                             record["needles"] = codes
                             self._unsaved.add(where)
-                        elif self._plain:
+                        elif self._plain and where not in project.restamped:
                             self._plain.set(where, digest)
                 found = ([cls.through_admits for cls in self.rules if cls.code in codes[0]], codes[1])
             self._needles[where] = found
@@ -346,8 +346,8 @@ class Through:
         for where in self._unsaved:
             record = self._records[where]
             digest = project.digest_of(where)
-            if digest is None:
-                continue
+            if digest is None or where in project.restamped:
+                continue  # (a file that changed while it was read: what was found may be of both)
             needles, functions = record["needles"], record["functions"]
             store.save(where, digest, {
                 "needles": None if needles is None else [sorted(needles[0]), sorted(needles[1])],

@@ -1152,7 +1152,29 @@ def test_bytes_that_are_not_what_a_stamp_says_are_named_by_their_own_hash(tmp_pa
     stamps.flush()
     assert project.digest_of(models) == "not-its-hash"  # (trusted while unread)
     data = project.contents(models)
-    assert project.digest_of(models) == content_hash(data)
+    assert project.digest_of(models) == content_hash(data) and project.restamped == {models}
+
+
+def test_nothing_is_kept_of_a_module_whose_bytes_were_not_what_its_stamp_said(tmp_path):
+    # (A module that changed between its stat and its read.)  helpers.py holds no needle: its
+    # digest would go to the map of such modules, but the digest its stamp gave is not its bytes'.
+    from flake8_tensorcopy.analysis import project as project_module
+
+    files = dict(SINKS, **{"PKG/helpers.py": "def scale(t):\n    return t * 2\n"})
+    files["PKG/train.py"] = SINKS["PKG/train.py"].replace("import torch\n", "import torch\n        from .helpers import scale\n", 1)
+    train = make(tmp_path, files=files, package="pkg")
+    helpers = str(tmp_path / "pkg" / "helpers.py")
+    cache = tmp_path / "cache"
+    project = _with_store(tmp_path, cache)
+    stamps = project.store.maps("stamps")
+    stamps.set(helpers, f"{project_module._stamp(os.stat(helpers))}:not-its-hash")
+    stamps.flush()
+    expected = _lint(train, Project(str(tmp_path)))
+    assert _lint(train, project) == expected and helpers in project.restamped
+    assert project.store.maps("plain").get(helpers) is None
+    again = _with_store(tmp_path, cache)  # (the stamp is not there: read, tested, and kept now)
+    assert _lint(train, again) == expected and not again.restamped
+    assert again.store.maps("plain").get(helpers) == again.digest_of(helpers) != "not-its-hash"
 
 
 def test_a_map_of_the_summary_cache_gathers_what_processes_set_and_starts_over_past_its_limit(tmp_path,

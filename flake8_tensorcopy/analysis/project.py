@@ -70,6 +70,7 @@ class Project:
         self._new_stamps: dict = {}
         self._stamped: set = set()
         self._loaded: dict = {}  # path -> (digest, its summary's entry), loaded by `_spells` for `_build`
+        self.restamped: set = set()  # the paths whose bytes were not what their stamps said
         # path -> the bytes `contents` first read (and hashed), kept until the module's summary
         # is built from them (_build) or the next file's check begins: not read and hashed
         # again, and the summary is of the bytes its digest names.
@@ -248,7 +249,7 @@ class Project:
             store = self.cache()
             self._stamps = store.maps("stamps") if store is not None else {}
         known = self._stamps.get(path)
-        if known is None:
+        if not known:  # ("": forgotten)
             return None
         try:
             st = os.stat(path)
@@ -297,15 +298,19 @@ class Project:
                 data = f.read()
         except OSError:
             data = None
-        if path in self._stamped:
+        stamped = self._digests.pop(path) if path in self._stamped else None
+        if stamped is not None:
             # Its hash came from its stamp: these bytes must be what it names (else the file
-            # changed since, and these bytes are what the rest of the process gets).
+            # changed since it was stat'ed: these bytes are what the rest of the process gets,
+            # and nothing learnt of the file is kept in the summary cache, `restamped`).
             self._stamped.discard(path)
-            self._digests.pop(path)
         if path not in self._digests:
             digest = self._digests[path] = content_hash(data) if data is not None else None
             if data is not None and path.endswith(".py"):
                 self._unbuilt[path] = data
+            if stamped is not None and digest != stamped:
+                self.restamped.add(path)
+                self._new_stamps[path] = ""  # (that stamp forgotten, unless the one below replaces it)
             if st is not None and digest is not None:
                 import time
 
