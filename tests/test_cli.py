@@ -236,6 +236,41 @@ def test_result_cache_reuses_unchanged_files_and_notices_changes(tmp_path, capsy
     assert tc(capsys, "check", "--ignore", "TNS2", "src", cwd=tmp_path).returncode == 0
 
 
+def test_every_result_given_to_the_cache_is_written(tmp_path, capsys, monkeypatch):
+    # An entry that cannot be written is skipped without a word (a cache is not worth an
+    # error): every finding of the fixtures, fixes and notebook cells included, must be one
+    # marshal writes, or the cache would silently stop working for such files.  (A result that
+    # read files nobody imported, Project.files_mentioning, is not given to the cache.)
+    import shutil
+
+    from conftest import ROOT
+    from flake8_tensorcopy import cli
+
+    shutil.copytree(os.path.join(ROOT, "fixtures"), tmp_path / "fx")
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    nb = new_notebook()
+    nb.cells = [new_code_cell("x = 1"), new_code_cell(BAD)]
+    (tmp_path / "fx" / "cells.ipynb").write_text(nbformat.writes(nb))
+    given = []
+    real = cli.run_all
+
+    def run_all(todo, job, stdin_name, jobs, progress=None, each=None):
+        def counted(report):
+            if report.stamp is not None:
+                given.append(report.path)
+            each(report)
+        return real(todo, job, stdin_name, jobs, progress, counted)
+
+    monkeypatch.setattr(cli, "run_all", run_all)
+    first = tc(capsys, "check", "fx", cwd=tmp_path)
+    assert first.stdout.count("TNS") > 100 and "[*]" in first.stdout
+    entries = list((tmp_path / ".tensorcopy_cache").rglob("results-*/*.marshal"))
+    assert len(entries) == len(given) > 30 and any(p.endswith(".ipynb") for p in given)
+    assert tc(capsys, "check", "fx", cwd=tmp_path).stdout == first.stdout
+
+
 def test_the_result_cache_keeps_an_entry_a_file(tmp_path, capsys, monkeypatch):
     # A check of one file reads and writes its own entry only: a whole-tree run of a large
     # project leaves thousands, and loading them all made a one-file check 3x slower.
