@@ -322,7 +322,7 @@ class Through:
         part once computed.  Kept in the summary cache for the module's content
         (summary_store.py), so that a process that checks a file after an edit does not search
         again the modules it imports.  Only for a module whose bytes hold a needle: the others'
-        digests are one map (`_needles_of`)."""
+        digests are a map (`_needles_of`)."""
         found = self._records.get(where)
         if found is None:
             found = self._records[where] = {"needles": None, "functions": None, "methods": {}, "triggers": {}}

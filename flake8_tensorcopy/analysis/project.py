@@ -63,11 +63,9 @@ class Project:
         # file that imports no module of its project does not import the cache's code).
         self.make_store = None
         self._digests: dict = {}  # path -> content hash, or None when it cannot be read
-        # The summary cache's map of files' stamps to their content hashes (`stamps`, read when
-        # first asked), what this process adds to it, and the paths whose hash came from a stamp
-        # (their bytes, when read, are checked against it).
+        # The summary cache's map of files' stamps to their content hashes (`_stamp_map`), and
+        # the paths whose hash came from a stamp (their bytes, when read, are checked against it).
         self._stamps = None
-        self._new_stamps: dict = {}
         self._stamped: set = set()
         self._loaded: dict = {}  # path -> (digest, its summary's entry), loaded by `_spells` for `_build`
         self.restamped: set = set()  # the paths whose bytes were not what their stamps said
@@ -237,18 +235,26 @@ class Project:
         read: `contents` checks the bytes when they are asked for)."""
         if path in self._digests:
             return self._digests[path]
-        if self.store is not None or self.make_store is not None:
+        if self._caching():
             digest = self._by_stamp(path)
             if digest is not None:
                 return digest
         self.contents(path)
         return self._digests[path]
 
-    def _by_stamp(self, path: str) -> str | None:
+    def _caching(self) -> bool:
+        """Whether the project has a summary cache (made or to be made)."""
+        return self.store is not None or self.make_store is not None
+
+    def _stamp_map(self):
+        """The summary cache's map `stamps` (summary_store.DirectoryMaps), made when first asked;
+        what `contents` sets in it is written by `flush`."""
         if self._stamps is None:
-            store = self.cache()
-            self._stamps = store.maps("stamps") if store is not None else {}
-        known = self._stamps.get(path)
+            self._stamps = self.cache().maps("stamps")
+        return self._stamps
+
+    def _by_stamp(self, path: str) -> str | None:
+        known = self._stamp_map().get(path)
         if not known:  # ("": forgotten)
             return None
         try:
@@ -293,7 +299,7 @@ class Project:
         st = None
         try:
             with open(path, "rb") as f:
-                if self.store is not None or self.make_store is not None:
+                if self._caching():
                     st = os.fstat(f.fileno())  # (before the read: a change during it is a new stamp)
                 data = f.read()
         except OSError:
@@ -310,12 +316,12 @@ class Project:
                 self._unbuilt[path] = data
             if stamped is not None and digest != stamped:
                 self.restamped.add(path)
-                self._new_stamps[path] = ""  # (that stamp forgotten, unless the one below replaces it)
+                self._stamp_map().set(path, "")  # (that stamp forgotten, unless the one below replaces it)
             if st is not None and digest is not None:
                 import time
 
                 if max(st.st_mtime_ns, st.st_ctime_ns) < time.time_ns() - STAMP_SETTLED_NS:
-                    self._new_stamps[path] = f"{_stamp(st)}:{digest}"  # (written by `flush`)
+                    self._stamp_map().set(path, f"{_stamp(st)}:{digest}")
         return data
 
     def unchanged(self, deps) -> bool:
@@ -348,12 +354,8 @@ class Project:
                 store.save(summary.path, summary.digest, summary.to_entry())
         if self.through is not None:
             self.through.flush(store)
-        if self._new_stamps:
-            stamps = store.maps("stamps")
-            for path, stamp in self._new_stamps.items():
-                stamps.set(path, stamp)
-            stamps.flush()
-            self._new_stamps = {}
+        if self._stamps is not None:
+            self._stamps.flush()
 
     def fact(self, qualname: str, _depth: int = 0) -> Fact | None:
         """The fact of a project entity by qualified name (`pkg.models.Critic`), or None when
@@ -397,7 +399,7 @@ class Project:
         does (an import, an assignment, a `def`; a star import binds nothing in a summary).  The
         answer depends on that text alone, and the current file's result on it."""
         path = self._paths[module]
-        if self.store is not None or self.make_store is not None:
+        if self._caching():
             # A summary kept for its content, the file unread (known by its stamp): no need to
             # read it, the summary is as cheap (and `_build` takes this entry).
             digest = self.digest_of(path)
