@@ -990,6 +990,183 @@ def test_what_a_module_passed_to_another_modules_conversion_computes_raises_on_r
         utils.predict(net, x)
 
 
+MADE_ELSEWHERE = {
+    "pyproject.toml": "",
+    "PKG/__init__.py": "",
+    "PKG/models.py": """
+        import torch
+        from torch import nn
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(3, 2)
+
+            def forward(self, x):
+                return self.fc(x)
+
+            def embed(self, x):
+                return self.fc(x) * 2
+
+
+        class Labeler(Net):
+            def forward(self, x):
+                return self.fc(x).argmax(-1)
+
+
+        class Trainer:
+            def __init__(self):
+                self.net = Net()
+
+            def predict(self, x):
+                return self.net(x)
+
+
+        def build():
+            return Net()
+
+
+        def build_labeler():
+            return Labeler()
+
+
+        def make_trainer():
+            return Trainer()
+
+
+        model = Net()
+    """,
+    "PKG/utils.py": """
+        import numpy as np
+        import torch
+
+
+        def predict(model, x):
+            return model(x)
+
+
+        @torch.no_grad()
+        def predict_safe(model, x):
+            return model(x)
+
+
+        def mean_of(values):
+            return np.mean(values)
+
+
+        def all_numpy(ts):
+            return [t.numpy() for t in ts]
+    """,
+    "PKG/train.py": """
+        import torch
+
+        from .models import Net, build, build_labeler, make_trainer, model
+        from .utils import all_numpy, mean_of, predict, predict_safe
+
+        x = torch.randn(4, 3)
+        net = Net()
+
+
+        def built():
+            return build()(x).numpy()
+
+
+        def labels():
+            return build_labeler()(x).numpy()
+
+
+        def embedded():
+            return build().embed(x).numpy()
+
+
+        def trained():
+            return make_trainer().predict(x).numpy()
+
+
+        def module_level():
+            return model(x).numpy()
+
+
+        def passed():
+            return predict(net, x).numpy()
+
+
+        def passed_built():
+            return predict(build(), x).numpy()
+
+
+        def passed_safe():
+            return predict_safe(net, x).numpy()
+
+
+        def averaged():
+            losses = [net(x).sum() for _ in range(3)]
+            return mean_of(losses)
+
+
+        def converted():
+            outs = []
+            outs.append(net(x))
+            return all_numpy(outs)
+    """,
+}
+MADE_ELSEWHERE_FINDINGS = [
+    ('TNS101', 11, 'build()(x) (build(), models.py:30) requires grad, so .numpy() raises RuntimeError; use '
+                   'build()(x).detach().numpy()'),
+    ('TNS101', 19, 'build().embed(x) requires grad, so .numpy() raises RuntimeError; use '
+                   'build().embed(x).detach().numpy()'),
+    ('TNS101', 23, 'make_trainer().predict(x) requires grad, so .numpy() raises RuntimeError; use '
+                   'make_trainer().predict(x).detach().numpy()'),
+    ('TNS101', 27, 'model(x) (model, models.py) requires grad, so .numpy() raises RuntimeError; use '
+                   'model(x).detach().numpy()'),
+    ('TNS101', 31, 'predict(net, x) (Net: an nn.Module, models.py:5; predict(), utils.py:5) requires grad, '
+                   'so .numpy() raises RuntimeError; use predict(net, x).detach().numpy()'),
+    ('TNS101', 35, 'predict(build(), x) (build(), models.py:30; predict(), utils.py:5) requires grad, so '
+                   '.numpy() raises RuntimeError; use predict(build(), x).detach().numpy()'),
+    ('TNS103', 44, 'mean_of() on the tensors in losses, which require grad (a NumPy call in it converts '
+                   'them, utils.py:15) raises RuntimeError; use losses.append(t.detach()) where the list is '
+                   'filled'),
+    ('TNS101', 50, 'the tensors in outs (all_numpy() calls .numpy() on them, utils.py:19) require grad, so '
+                   '.numpy() raises RuntimeError; use outs.append(t.detach()) where the list is filled'),
+]
+
+
+def test_an_instance_another_module_makes_keeps_its_class(tmp_path, capsys):
+    # An instance of a class of the project that another module's function makes (`build()`),
+    # or that another module holds (`model`), is asked its class's `forward` and methods as an
+    # instance the file makes itself: not reported where the forward returns indices (it was,
+    # as a plain torch module's output), reported where a method or a `Trainer`'s `predict`
+    # returns what requires grad.  Passed to another module's function, it is walked there
+    # (`predict(net, x)`: what the model computes requires grad; not under `@torch.no_grad()`,
+    # not even in strict mode).  A list of tensors that require grad passed to a function that
+    # gives it to NumPy (`np.mean(values)`), or that converts each, is reported at the call.
+    train = make(tmp_path, files=MADE_ELSEWHERE, package="pkg")
+    _reported_everywhere(train, MADE_ELSEWHERE_FINDINGS, capsys, tmp_path)
+    strict = lint_text(train.read_text(), options=Options(strict=True), project=Project(str(tmp_path)),
+                       path=str(train))
+    assert [(v.code, v.line) for v in strict.violations] == [(c, line) for c, line, _ in MADE_ELSEWHERE_FINDINGS]
+
+
+def test_what_an_instance_another_module_makes_computes_raises_on_real_torch(tmp_path, monkeypatch):
+    make(tmp_path, files=MADE_ELSEWHERE, package="instpkg")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from instpkg import train
+
+    reported = {line for _, line, _ in MADE_ELSEWHERE_FINDINGS}
+    source = (tmp_path / "instpkg" / "train.py").read_text().splitlines()
+    functions = [(i + 1, line.split("(")[0][4:]) for i, line in enumerate(source) if line.startswith("def ")]
+    assert len(functions) == 10
+    for start, name in functions:
+        ends = [s for s, _ in functions if s > start]
+        inside = {n for n in reported if start < n < (ends[0] if ends else len(source) + 1)}
+        if inside:
+            with pytest.raises(RuntimeError, match="requires grad"):
+                getattr(train, name)()
+        else:
+            getattr(train, name)()
+
+
 def _with_store(root, cache):
     from flake8_tensorcopy.analysis.summary_store import SummaryStore
 

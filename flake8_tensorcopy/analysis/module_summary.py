@@ -18,7 +18,7 @@ from contextlib import contextmanager
 
 from . import lazytree
 from .astutil import constant_defaults, def_stub
-from .facts import CALLED, CLASS, FUNCTION, MODULE, SITE_CONSTANTS, UNKNOWN_FACT, Fact
+from .facts import CALLED, CLASS, FUNCTION, MODULE, OBJECT, SITE_CONSTANTS, UNKNOWN_FACT, Fact
 from .portable import export_fact, import_fact, well_formed
 
 TYPE_CHECKING = False
@@ -82,12 +82,14 @@ class ProjectEntity:
 
     def returns_for(self, args: dict) -> Fact | None:
         """What it returns when called with parameters `args` ({name: fact}: values that mean
-        the same in every module), walked by its own module's walker with the arguments as the
-        question says them (so that a cached answer is the answer to that question)."""
-        said = tuple(sorted((p, export_fact(f, _no_ref)) for p, f in args.items()))
+        the same in every module, an instance of a class of the project among them), walked by
+        its own module's walker with the arguments as the question says them (so that a cached
+        answer is the answer to that question)."""
+        said = tuple(sorted((p, export_fact(f, _entity_ref)) for p, f in args.items()))
 
         def compute(walker, node):
-            given = {p: import_fact(x, self.project.entity) for p, x in said}
+            summary = self.summary
+            given = {p: summary.local(import_fact(x, self.project.entity), walker) for p, x in said}
             return walker.given_result(node, None, given, lambda: walker.function_result(node, None))
 
         return self._answer(("for", self.path, said), compute)
@@ -210,6 +212,12 @@ class ProjectEntity:
 
 def _no_ref(node):
     return None
+
+
+def _entity_ref(node):
+    """The reference of a class or function of a module of the project (what an instance of it
+    keeps), None for anything else."""
+    return (node.module, node.path) if type(node) is ProjectEntity else None
 
 
 def _passed(f: Fact) -> Fact:
@@ -422,7 +430,8 @@ class ModuleSummary:
 
     def _exported_name(self, attr: str, f: Fact, env: dict) -> Fact:
         """The fact of module-level name `attr` as an importing file sees it: a class or function
-        of the module as its entity, said where it is defined; an instance without its class."""
+        of the module as its entity, said where it is defined; an instance with its class (its
+        `forward` says whether what it returns requires grad), when that class can be named."""
         if f.kind in (CLASS, FUNCTION) and isinstance(f.node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
             path = self._paths.get(id(f.node))
             if path is None:
@@ -434,11 +443,24 @@ class ModuleSummary:
             else:
                 described = f"{f.node.name}(), {where}"
             return f.but(tags=f.tags | {"defined:" + described})
-        if isinstance(f.node, ProjectEntity) or f.node is None:
-            if f.kind == MODULE and f.node is None:
-                return f.but(tags=f.tags | {f"defined:{attr}, {os.path.basename(self.path)}"})
+        if f.kind in (MODULE, OBJECT) and f.node is not None and self._ref(f.node) is None:
+            f = f.but(node=None)  # an instance of a class made in a function: no reference to it
+        if f.kind == MODULE:
+            return f.but(tags=f.tags | {f"defined:{attr}, {os.path.basename(self.path)}"})
+        if isinstance(f.node, ProjectEntity) or f.node is None or f.kind == OBJECT:
             return f
-        return f.but(node=None)  # an instance of a class of that module: no local definition here
+        return f.but(node=None)
+
+    def local(self, f: Fact, walker) -> Fact:
+        """`f`, an imported fact, as this module's walker knows it: an instance of one of its own
+        classes has that class's def and attributes, as an instance it makes itself (not the
+        entity, whose questions would come back to this walker while it is busy)."""
+        node = f.node
+        if (f.kind == MODULE or f.kind == OBJECT) and type(node) is ProjectEntity and node.module == self.name:
+            info = walker.classes.get(id(self._defs.get(node.path)))
+            if info is not None and info.self_fact is not None:
+                return f.but(node=info.node, attrs=info.self_fact.attrs)
+        return f
 
     def _ref(self, node):
         """The reference of a definition (of this module, or an entity of any module)."""

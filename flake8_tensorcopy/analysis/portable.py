@@ -12,17 +12,23 @@ The exported form is nested tuples of str, int, bool and None (what `marshal` wr
 
 where `grad`, `device` and `min_grad` are the enums' values, `tags` a sorted tuple, `element`
 and `items` exported facts, `node` a reference `(module, path)` to a class or function of the
-project (`path`: its name, dotted for a class nested in a class) and `attrs` either
-`("lazy", reference)` (the attributes of that class, asked of its module when first read) or
-`("dict", ((name, fact), ...))`.  A definition that cannot be referred to that way (a class
-made inside a function), and the definition behind an instance, are left out: the importing
-file sees what it would see of any value it cannot look into.
+project (`path`: its name, dotted for a class nested in a class), for a class or a function and
+for an instance of such a class (whose `forward` and other methods the importing file asks, as
+of an instance it makes itself), and `attrs` either `("lazy", reference)` (the attributes of
+that class, asked of its module when first read) or `("dict", ((name, fact), ...))`.  A
+definition that cannot be referred to that way (a class made inside a function) is left out:
+the importing file sees what it would see of any value it cannot look into.
 """
 
 from __future__ import annotations
 
 from .evaluate import LazyAttrs
-from .facts import CLASS, FUNCTION, Device, Fact, Grad
+from .facts import CLASS, FUNCTION, MODULE, OBJECT, Device, Fact, Grad
+
+# The kinds whose `node` crosses as a reference: a class or function, and an instance (a torch
+# module or any object) of a class of the project, whose methods (`forward`) the importing file
+# asks as it asks those of an instance it makes itself.
+_REFERRING = frozenset({CLASS, FUNCTION, MODULE, OBJECT})
 
 _GRADS = tuple(Grad)
 _DEVICES = tuple(Device)
@@ -42,7 +48,7 @@ def export_fact(f: Fact | None, ref_of) -> tuple | None:
     else:
         ax = ("dict", tuple((k, export_fact(v, ref_of)) for k, v in attrs.items()))
     node = f.node
-    nx = ref_of(node) if node is not None and f.kind in (CLASS, FUNCTION) else None
+    nx = ref_of(node) if node is not None and f.kind in _REFERRING else None
     items = f.items
     return (f.kind, int(f.grad), int(f.device), bool(f.leaf), f.qual, bool(f.frozen), bool(f.paramfree), ax,
             export_fact(f.element, ref_of), tuple(sorted(f.tags)),

@@ -33,7 +33,7 @@ import ast
 from bisect import bisect_right
 
 from .astutil import BLOCKS, bind_arguments, body_span, call_constants, decorator_names, is_plain_method
-from .facts import (DEVICE, MODULE, NAMED_PARAMS, OTHER, PARAMS, SEQ, SITE_CONSTANTS, TENSOR, UNKNOWN, UNKNOWN_FACT,
+from .facts import (DEVICE, MODULE, NAMED_PARAMS, OBJECT, OTHER, PARAMS, SEQ, SITE_CONSTANTS, TENSOR, UNKNOWN, UNKNOWN_FACT,
                     Device, Fact, Grad, join)
 from ..source import word_count
 
@@ -42,7 +42,7 @@ _SURVEY_BUDGET = 200  # functions walked with rules off to find call sites
 _CALL_BUDGET = 200  # walks of a function for the arguments of one call (per file)
 _CALL_MAX_LINES = 80  # functions longer than this keep their summary's result at every call
 # Facts that mean the same in another module's walker (no definitions of this file in them).
-_PORTABLE = frozenset({TENSOR, OTHER, DEVICE, MODULE})
+_PORTABLE = frozenset({TENSOR, OTHER, DEVICE, MODULE, OBJECT})
 _DIRECT_SEARCHES = 24  # names searched for one by one before one index of every call of the file
 _HARMLESS_DECORATORS = frozenset({"staticmethod", "classmethod", "torch.no_grad", "no_grad", "torch.inference_mode",
                                   "inference_mode", "torch.enable_grad", "functools.wraps"})
@@ -143,9 +143,10 @@ class Summaries:
         if hasattr(func, "returns_for") and not self._surveying:
             # A function of another module of the project: its walker walks it for the values
             # this call passes, those that mean the same in any module (tensors, devices, plain
-            # values, torch's modules; not this file's functions, classes or their instances).
+            # values, torch's modules, instances of the project modules' classes; not this
+            # file's functions, classes or their instances).
             args = {p: f for p, f in self._call_arguments(func.node, call, state, skip_first=False).items()
-                    if f.kind in _PORTABLE and f.node is None and f.attrs is None}
+                    if f.kind in _PORTABLE and (f.node is None and f.attrs is None or _of_project_class(f))}
             if args:
                 result = func.returns_for(args)
                 if result is not None:
@@ -443,6 +444,15 @@ class Summaries:
 
 
 _CONTAINERS = (PARAMS, NAMED_PARAMS, SEQ)
+
+
+def _of_project_class(f: Fact) -> bool:
+    """An instance of a class of another module of the project (`build()`, `Net()` of an
+    imported `Net`), whose attributes are its class's: it crosses as a reference to its class
+    (portable.py), as what the class's module knows of it."""
+    node = f.node
+    return (f.kind == MODULE or f.kind == OBJECT) and hasattr(node, "returns_for") \
+        and getattr(f.attrs, "owner", None) is node
 
 
 def agreed_constants(calls: list) -> dict:

@@ -114,11 +114,19 @@ def _display(ctx, node, fallback: str) -> str:
 
 
 def _passed(ctx, arg, fallback: str) -> tuple:
-    """(what a call passes, as a through-call finding names it; what to write instead): the
-    tensor itself, or what a module computes there (`predict(net, x)`, converted inside)."""
-    if ctx.fact(arg).kind == MODULE:
-        return f"what {_display(ctx, arg, 'the module')} computes", "`torch.no_grad()` around the call"
-    return _display(ctx, arg, fallback), _shown(ctx, _parenthesized(ctx, arg) + ".detach()", "t.detach()")
+    """(what a call passes, as a through-call finding names it; what to write instead; whether
+    it is several tensors): the tensor itself, what a module computes there (`predict(net, x)`,
+    converted inside), or the tensors of a list or of a module's parameters (`mean_of(losses)`,
+    `np.mean(values)` inside)."""
+    f = ctx.fact(arg)
+    if f.kind == MODULE:
+        return f"what {_display(ctx, arg, 'the module')} computes", "`torch.no_grad()` around the call", False
+    if f.kind != TENSOR and f.kind != UNKNOWN:
+        held = f"the tensors in {_display(ctx, arg, 'the list')}"
+        if isinstance(arg, (ast.Name, ast.Attribute)) and f.kind == SEQ:
+            return held, _fill_advice(ctx, arg, "t.detach()"), True
+        return held, "`torch.no_grad()` around the call", True
+    return _display(ctx, arg, fallback), _shown(ctx, _parenthesized(ctx, arg) + ".detach()", "t.detach()"), False
 
 
 def _held(ctx, recv, attr: str) -> tuple:
@@ -224,9 +232,10 @@ class _NumpyMethodRule(_Tns1Rule):
         found = ctx.call_sink(self, node)
         if found is not None:
             arg, callee, where = found
-            expr, use = _passed(ctx, arg, "the tensor")
-            ctx.report(self, arg, None, expr=expr, origin=f" ({callee}() calls .numpy() on it, {where})",
-                       hazard="requires grad", error="RuntimeError", use=use)
+            expr, use, several = _passed(ctx, arg, "the tensor")
+            ctx.report(self, arg, None, expr=expr,
+                       origin=f" ({callee}() calls .numpy() on {'them' if several else 'it'}, {where})",
+                       hazard="require grad" if several else "requires grad", error="RuntimeError", use=use)
             return
         found = ctx.method_sink(self, node)
         if found is not None:
@@ -324,7 +333,10 @@ tensor besides is its own).  So is a torch module passed to a function that conv
 computes (`predict(net, x)`, with `def predict(model, x): return model(x).numpy()`): `what net
 computes (predict() calls .numpy() on it, utils.py:6) requires grad`, where the module is one
 for certain whose forward returns a tensor that requires grad (not one that returns indices, nor
-a frozen one); use `torch.no_grad()` around the call.  In the same file, the function itself is
+a frozen one); use `torch.no_grad()` around the call.  So is a list of tensors that require grad
+passed to a function that converts each (`all_numpy(outs)`, with `[t.numpy() for t in ts]`
+inside): `the tensors in outs (all_numpy() calls .numpy() on them, utils.py:19) require grad`.
+In the same file, the function itself is
 reported, with the lines of the calls that pass the tensor.  A method of another module's class
 is reported at its call the same way, for what the instance's constructor call passed
 (`h = Holder(net)`, then `h.show(x)`, where `show` calls `.numpy()` on `self.model(x)`: `what
@@ -1226,8 +1238,9 @@ def _worse(a, b):
 
 class NumpyFunctionOnGradTensor(_NumpyFunctionRule):
     through_calls = True
-    # The conversions a helper makes (`np.asarray(t)`, `np.array(t)`: one needle is in both).
-    through_needles = ("array(",)
+    # What a helper gives NumPy: `np.asarray(t)`, `np.array(t)` (one needle is in both, and in
+    # `from numpy import asarray`'s `asarray(t)`), `np.mean(values)`, `numpy.exp(t)`.
+    through_needles = ("array(", "np.", "numpy.")
     code = "TNS103"
     name = "numpy-function-on-grad-tensor"
     message = "{func}() on {what}{origin} raises {error}; use {use}"
@@ -1257,7 +1270,8 @@ of unknown origin are reported only in strict mode.
 A tensor that requires grad passed to a function of another module of the project that gives
 it to NumPy (`to_array(out)`, with `def to_array(t): return np.asarray(t)` in `utils.py`) is
 reported at the argument, where the call is, without a fix, as TNS101 reports one that the
-function calls `.numpy()` on; so is a torch module whose output the function gives to NumPy, and
+function calls `.numpy()` on; so is a list of such tensors (`mean_of(losses)`, with
+`np.mean(values)` inside), a torch module whose output the function gives to NumPy, and
 a method of another module's class that gives to NumPy what the instance's constructor call
 passed (`h = Holder(net)`, then `h.convert(x)`), reported at the method's call.
 
@@ -1512,9 +1526,11 @@ path (the original certainly raised), and unsafe otherwise.
             found = ctx.call_sink(self, node) if ctx.sink_names else None
             if found is not None:
                 arg, callee, where = found
-                what, use = _passed(ctx, arg, "a tensor")
-                ctx.report(self, arg, None, func=callee, what=f"{what}, which requires grad",
-                           origin=f" (a NumPy call in it converts it, {where})", error="RuntimeError", use=use)
+                what, use, several = _passed(ctx, arg, "a tensor")
+                ctx.report(self, arg, None, func=callee,
+                           what=f"{what}, which {'require' if several else 'requires'} grad",
+                           origin=f" (a NumPy call in it converts {'them' if several else 'it'}, {where})",
+                           error="RuntimeError", use=use)
                 return
             found = ctx.method_sink(self, node) if ctx.sink_names else None
             if found is not None:
