@@ -1783,19 +1783,23 @@ METERS = {
         class LastValue:
             def update(self, val):
                 self.val = val
+
+
+        def meter():
+            return AverageMeter()
     """,
     "PKG/train.py": """
         import torch
         from torch import nn
 
-        from .utils import AverageMeter, LastValue
+        from .utils import AverageMeter, LastValue, meter
 
         model = nn.Linear(4, 1)
         opt = torch.optim.SGD(model.parameters(), lr=0.1)
 
 
         def train(loader):
-            losses, last = AverageMeter(), LastValue()
+            losses, last, made = AverageMeter(), LastValue(), meter()
             for x, y in loader:
                 loss = nn.functional.mse_loss(model(x), y)
                 opt.zero_grad()
@@ -1803,10 +1807,14 @@ METERS = {
                 opt.step()
                 losses.update(loss, x.size(0))
                 last.update(loss)
-            print(f"loss {losses.avg:.4f}, last {last.val:.4f}")
+                made.update(loss)
+            print(f"loss {losses.avg:.4f}, last {last.val:.4f}, made {made.avg:.4f}")
     """,
 }
 METER_FINDINGS = [("TNS503", 17, "`losses` adds `loss` with its graph in every iteration and is never back-propagated "
+                                 "(AverageMeter.update() adds it to self.sum, utils.py:10): every graph stays alive; use "
+                                 "`loss.detach()` (or `.item()`)"),
+                  ("TNS503", 19, "`made` adds `loss` with its graph in every iteration and is never back-propagated "
                                  "(AverageMeter.update() adds it to self.sum, utils.py:10): every graph stays alive; use "
                                  "`loss.detach()` (or `.item()`)")]
 
@@ -1814,15 +1822,16 @@ METER_FINDINGS = [("TNS503", 17, "`losses` adds `loss` with its graph in every i
 def test_a_meter_of_another_module_keeps_every_graph(tmp_path, capsys):
     # AverageMeter.update() in utils.py adds each loss with its graph to self.sum: the meter in
     # train.py keeps every batch's graph.  train.py alone has no `+=` for the rule to look at: the
-    # imported module's meter methods make the file's calls of them looked at.  Not for a class
-    # that keeps only the last value.
+    # imported module's meter methods make the file's calls of them looked at; also for a meter
+    # another module's function makes (`meter()`).  Not for a class that keeps only the last
+    # value.
     train = make(tmp_path, files=METERS, package="meterpkg")
     found = _reported_everywhere(train, METER_FINDINGS, capsys, tmp_path)
     assert found[0].fix.safety == "safe"
     assert lint_text(train.read_text(), options=Options()).violations == []  # one file alone: unknown meter
     # Cached: the same from a warm summary cache; an edit of utils.py reaches train.py's result.
-    assert tc(capsys, "check", str(train), cwd=tmp_path).stdout.count(": TNS503") == 1
-    assert tc(capsys, "check", str(train), cwd=tmp_path).stdout.count(": TNS503") == 1
+    assert tc(capsys, "check", str(train), cwd=tmp_path).stdout.count(": TNS503") == 2
+    assert tc(capsys, "check", str(train), cwd=tmp_path).stdout.count(": TNS503") == 2
     utils = tmp_path / "meterpkg" / "utils.py"
     utils.write_text(utils.read_text().replace("self.sum += val * n", "self.sum += float(val) * n"))
     assert tc(capsys, "check", str(train), cwd=tmp_path).stdout.count(": TNS503") == 0
@@ -1833,7 +1842,7 @@ def test_a_meter_of_another_module_keeps_every_graph_on_real_torch(tmp_path, mon
 
     make(tmp_path, files=METERS, package="meterpkg2")
     monkeypatch.syspath_prepend(str(tmp_path))
-    from meterpkg2 import train
+    from meterpkg2 import train, utils
 
     from meterpkg2.utils import AverageMeter
 
@@ -1846,8 +1855,9 @@ def test_a_meter_of_another_module_keeps_every_graph_on_real_torch(tmp_path, mon
             made.append(self)
 
     monkeypatch.setattr(train, "AverageMeter", Kept)
+    monkeypatch.setattr(utils, "AverageMeter", Kept)  # (what `meter()` makes)
     train.train(batches)
-    assert made[0].sum.grad_fn is not None and made[0].avg.grad_fn is not None
+    assert len(made) == 2 and all(m.sum.grad_fn is not None and m.avg.grad_fn is not None for m in made)
 
 
 GAN_HELPERS = {
