@@ -1167,6 +1167,115 @@ def test_what_an_instance_another_module_makes_computes_raises_on_real_torch(tmp
             getattr(train, name)()
 
 
+LOCAL_CLASSES = {
+    "pyproject.toml": "",
+    "PKG/__init__.py": "",
+    "PKG/base.py": """
+        import torch
+        from torch import nn
+
+
+        class BaseModel(nn.Module):
+            def predict(self, x):
+                return self(x)
+
+            @torch.no_grad()
+            def predict_safe(self, x):
+                return self(x)
+
+
+        def step(model, batch):
+            x, y = batch
+            out = model(x)
+            return out, ((out - y) ** 2).mean()
+    """,
+    "PKG/train.py": """
+        import torch
+        from torch import nn
+
+        from .base import BaseModel, step
+
+        x, y = torch.randn(4, 3), torch.randn(4, 2)
+
+
+        class Scorer(BaseModel):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(3, 2)
+
+            def forward(self, x):
+                return self.fc(x)
+
+
+        class Labeler(Scorer):
+            def forward(self, x):
+                return self.fc(x).argmax(-1)
+
+
+        def scored():
+            return Scorer().predict(x).numpy()
+
+
+        def labelled():
+            return Labeler().predict(x).numpy()
+
+
+        def safe():
+            return Scorer().predict_safe(x).numpy()
+
+
+        def stepped():
+            out, loss = step(Scorer(), (x, y))
+            return out.numpy()
+
+
+        def stepped_loss():
+            out, loss = step(Scorer(), (x, y))
+            return loss.numpy()
+    """,
+}
+LOCAL_CLASS_FINDINGS = [
+    ('TNS101', 24, 'Scorer().predict(x) requires grad, so .numpy() raises RuntimeError; use '
+                   'Scorer().predict(x).detach().numpy()'),
+    ('TNS101', 37, 'out requires grad, so .numpy() raises RuntimeError; use out.detach().numpy()'),
+    ('TNS101', 42, 'loss requires grad, so .numpy() raises RuntimeError; use loss.detach().numpy()'),
+]
+
+
+def test_an_instance_of_the_files_own_class_meets_another_modules_code(tmp_path, capsys):
+    # A method a class of the file inherits from a class of another module (`predict`: `return
+    # self(x)`) returns what requires grad where the file's class's forward returns it, and not
+    # for certain where it returns indices (`Labeler`): reported in strict mode only, "may".  An
+    # instance passed to another module's function (`step(Scorer(), batch)`) goes as a plain
+    # torch module whose output requires grad: what the function returns does.
+    train = make(tmp_path, files=LOCAL_CLASSES, package="pkg")
+    _reported_everywhere(train, LOCAL_CLASS_FINDINGS, capsys, tmp_path)
+    strict = lint_text(train.read_text(), options=Options(strict=True), project=Project(str(tmp_path)),
+                       path=str(train))
+    # (Strict mode adds the "may" of `Labeler`, and where `predict_safe`'s output lives.)
+    assert [(v.code, v.line) for v in strict.violations] == sorted(
+        [(c, line) for c, line, _ in LOCAL_CLASS_FINDINGS] + [("TNS101", 28), ("TNS102", 32)], key=lambda t: t[1])
+    assert "may require grad" in strict.violations[1].message
+
+
+def test_an_instance_of_the_files_own_class_meets_another_modules_code_on_real_torch(tmp_path, monkeypatch):
+    make(tmp_path, files=LOCAL_CLASSES, package="localpkg")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from localpkg import train
+
+    reported = {line for _, line, _ in LOCAL_CLASS_FINDINGS}
+    source = (tmp_path / "localpkg" / "train.py").read_text().splitlines()
+    functions = [(i + 1, line.split("(")[0][4:]) for i, line in enumerate(source) if line.startswith("def ")]
+    assert len(functions) == 5
+    for start, name in functions:
+        ends = [s for s, _ in functions if s > start]
+        if any(start < n < (ends[0] if ends else len(source) + 1) for n in reported):
+            with pytest.raises(RuntimeError, match="requires grad"):
+                getattr(train, name)()
+        else:
+            getattr(train, name)()
+
+
 def _with_store(root, cache):
     from flake8_tensorcopy.analysis.summary_store import SummaryStore
 

@@ -34,7 +34,7 @@ from bisect import bisect_right
 
 from .astutil import BLOCKS, bind_arguments, body_span, call_constants, decorator_names, is_plain_method
 from .facts import (DEVICE, MODULE, NAMED_PARAMS, OBJECT, OTHER, PARAMS, SEQ, SITE_CONSTANTS, TENSOR, UNKNOWN, UNKNOWN_FACT,
-                    Device, Fact, Grad, join)
+                    Device, Fact, Grad, join, must_grad)
 from ..source import word_count
 
 _SUMMARY_BUDGET = 400  # summary walks per file (each function at most once)
@@ -145,8 +145,16 @@ class Summaries:
             # this call passes, those that mean the same in any module (tensors, devices, plain
             # values, torch's modules, instances of the project modules' classes; not this
             # file's functions, classes or their instances).
-            args = {p: f for p, f in self._call_arguments(func.node, call, state, skip_first=False).items()
-                    if f.kind in _PORTABLE and (f.node is None and f.attrs is None or _of_project_class(f))}
+            args = {}
+            for p, f in self._call_arguments(func.node, call, state, skip_first=False).items():
+                if f.kind in _PORTABLE and (f.node is None and f.attrs is None or _of_project_class(f)):
+                    args[p] = f
+                elif f.kind == MODULE and isinstance(f.node, ast.ClassDef):
+                    # An instance of a torch module class of the file: as a plain torch module,
+                    # where its forward returns a tensor that requires grad for certain.
+                    plain = self._plain_module(f)
+                    if plain is not None:
+                        args[p] = plain
             if args:
                 result = func.returns_for(args)
                 if result is not None:
@@ -220,13 +228,30 @@ class Summaries:
             for base in info.project_bases:  # inherited from another module
                 result = base.method_return(name, hint)
                 if result is not None:
-                    return result
+                    return self._as_inherited(info, result)
             return None
         if hint is not None and self.lines is not None:
             source = self.source_of(func)
             if not any(h in source for h in hint):
                 return None
         return self.function_result(func, info)
+
+    def _as_inherited(self, info, result: Fact) -> Fact:
+        """What a method of a base class in another module returns, for an instance of `info`, a
+        class of the file that inherits it.  The base's module answered for an instance of the
+        base, whose `self(x)` computes what a torch module's output is; where the file's class
+        has a forward of its own (or a `__call__`) that does not return a tensor that requires
+        grad for certain (`return self.fc(x).argmax(-1)`), what requires grad there may not here:
+        it is unknown."""
+        if not _requires_grad(result):
+            return result
+        for name in ("forward", "__call__"):
+            if info.method(name)[0] is None:
+                continue
+            own = self.method_result(info.node, name)
+            if own is None or own.kind != TENSOR or must_grad(own) is not Grad.YES:
+                return _unknown_grad(result)
+        return result
 
     # ------------------------------------------------------------------ call sites
 
@@ -444,6 +469,23 @@ class Summaries:
 
 
 _CONTAINERS = (PARAMS, NAMED_PARAMS, SEQ)
+
+
+def _requires_grad(f: Fact) -> bool:
+    """Whether `f`, or a value it holds, may require grad (a tensor, a sequence of them)."""
+    return f.grad is not Grad.NO and (f.kind == TENSOR or f.kind == SEQ)
+
+
+def _unknown_grad(f: Fact) -> Fact:
+    """`f` with what requires grad in it (a tensor, the elements of a sequence) known no more:
+    "may", never "yes"."""
+    if f.kind == TENSOR:
+        return f.but(grad=Grad.UNKNOWN, min_grad=None) if f.grad is Grad.YES else f
+    el = f.element
+    items = f.items
+    return f.but(grad=min(f.grad, Grad.UNKNOWN), min_grad=None,
+                 element=_unknown_grad(el) if el is not None else None,
+                 items=tuple(_unknown_grad(i) for i in items) if items is not None else None)
 
 
 def _of_project_class(f: Fact) -> bool:
