@@ -510,6 +510,58 @@ def test_a_module_a_class_freezes_is_no_hazard(how):
         run(plain)
 
 
+TEACHER = """
+import torch
+from torch import nn
+
+
+class Teacher(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+{init}
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+Teacher()(torch.randn(1, 4)).numpy()
+"""
+
+# Ways a constructor freezes every parameter of the module it makes (a teacher, a feature
+# extractor): what the module computes from inputs that require no grad requires none.
+SELF_FREEZINGS = {
+    "requires_grad_(False)": "self.requires_grad_(False)",
+    "eval().requires_grad_(False)": "self.eval().requires_grad_(requires_grad=False)",
+    "a loop over its parameters": "for p in self.parameters():\n    p.requires_grad = False",
+    "a loop of requires_grad_(False)": "for p in self.parameters():\n    p.requires_grad_(False)",
+    "then eval()": "self.requires_grad_(False)\nself.eval()",
+}
+# And ways that leave some parameter requiring grad: a layer made after the freezing, a
+# freezing that does not run.
+NOT_ALL_FROZEN = {
+    "a layer made after": "self.requires_grad_(False)\nself.fc = nn.Linear(4, 2)",
+    "a freezing that may not run": "if torch.cuda.is_available():\n    self.requires_grad_(False)",
+    "a loop that also thaws": "for p in self.parameters():\n    p.requires_grad = False\n    p.requires_grad = True",
+}
+
+
+@pytest.mark.parametrize("how", SELF_FREEZINGS, ids=list(SELF_FREEZINGS))
+def test_a_module_its_constructor_freezes_computes_nothing_that_requires_grad(how):
+    code = TEACHER.format(init=textwrap.indent(SELF_FREEZINGS[how], " " * 8))
+    run(code)  # runs clean on torch
+    assert found(code, "TNS101") == []
+
+
+@pytest.mark.parametrize("how", NOT_ALL_FROZEN, ids=list(NOT_ALL_FROZEN))
+def test_a_module_its_constructor_does_not_freeze_whole_is_a_hazard(how):
+    code = TEACHER.format(init=textwrap.indent(NOT_ALL_FROZEN[how], " " * 8))
+    line = textwrap.dedent(code).splitlines().index("Teacher()(torch.randn(1, 4)).numpy()") + 1
+    assert found(code, "TNS101") == [("TNS101", line)]
+    with pytest.raises(RuntimeError, match="requires grad"):
+        run(code)
+
+
 TRAINER = """
 import numpy as np
 import torch

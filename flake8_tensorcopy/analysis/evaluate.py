@@ -1002,8 +1002,11 @@ class Evaluator:
             if (node.args or node.keywords) and hasattr(callee.node, "constructor"):
                 attrs = self._constructed(callee.node, attrs, node, state)
             if MODULE_CLASS_TAG in callee.tags:
-                return Fact(MODULE, Grad.UNKNOWN, Device.CPU, attrs=attrs,
+                made = Fact(MODULE, Grad.UNKNOWN, Device.CPU, attrs=attrs,
                             tags=(callee.tags & {NO_GRAD_FORWARD}) | defined, by_flow=callee.by_flow, node=callee.node)
+                # A class whose constructor freezes what it makes (a teacher, a feature extractor).
+                return _frozen(made, True) if callee.node is not None and self.constructor_freezes(callee.node) \
+                    else made
             return Fact(OBJECT, Grad.UNKNOWN, Device.UNKNOWN, attrs=attrs, node=callee.node, tags=defined)
         if callee.kind == OBJECT and callee.node is not None:
             # An instance of a class of the file or the project called: its `__call__`

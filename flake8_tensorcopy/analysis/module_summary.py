@@ -191,6 +191,11 @@ class ProjectEntity:
         found = self._answer(("keeps", self.path, name), lambda w, node: _keeps(w, node, name), many="plain")
         return found if type(found) is tuple and len(found) == 2 else ()
 
+    def constructor_freezes(self) -> bool:
+        """Whether the class's constructor freezes every parameter of what it makes
+        (walker.freezes_self)."""
+        return self._answer(("freezes", self.path), _constructor_freezes, many="plain") == "1"
+
     def constructor(self) -> tuple | None:
         """What a subclass in another module needs of the class's constructor (walker.
         constructor_info): its parameters, and the attributes it sets to them."""
@@ -227,6 +232,10 @@ def _passed(f: Fact) -> Fact:
     if el is not None:
         return f.but(tags=f.tags | CALLED, element=el.but(tags=el.tags | CALLED))
     return f.but(tags=f.tags | CALLED)
+
+
+def _constructor_freezes(walker, node) -> str:
+    return "1" if isinstance(node, ast.ClassDef) and walker.constructor_freezes(node) else ""
 
 
 def _saving_params(walker, node) -> tuple:

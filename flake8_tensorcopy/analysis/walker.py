@@ -1622,6 +1622,20 @@ class Walker(Summaries, Evaluator):
             return set()
         return _grad_changes(method, self._sets_grad)
 
+    def constructor_freezes(self, classdef) -> bool:
+        """Whether the constructor of class `classdef` (of the file, or a `ProjectEntity`) freezes
+        every parameter of the instance it makes (`self.requires_grad_(False)`, `for p in
+        self.parameters(): p.requires_grad = False`, a teacher or a feature extractor) and
+        adds none after: what the instance computes requires grad only where its inputs do."""
+        if not isinstance(classdef, ast.ClassDef):
+            freezes = getattr(classdef, "constructor_freezes", None)
+            return freezes() if freezes is not None else False
+        info = self.classes.get(id(classdef))
+        init = info.method("__init__")[0] if info is not None else None
+        if init is None or self.lines is not None and "requires_grad" not in self.source_of(init):
+            return False
+        return freezes_self(init)
+
     def constructor_info(self, classdef) -> tuple | None:
         """What another module's subclass needs of the constructor of class `classdef` of this
         file: (its positional parameters after `self`, its keyword-only ones, ((attr, parameter),
@@ -1704,6 +1718,83 @@ def _is_super_init(node) -> bool:
     return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "__init__"
             and isinstance(node.func.value, ast.Call) and isinstance(node.func.value.func, ast.Name)
             and node.func.value.func.id == "super" and not node.func.value.args)
+
+
+# What may follow the statement of a constructor that freezes the instance without adding a
+# parameter: a call of one of these methods of the instance (`self.eval()`).
+_KEEPS_PARAMETERS = frozenset({"eval", "train", "to", "cuda", "cpu", "float", "half", "double", "bfloat16"})
+
+
+def freezes_self(init) -> bool:
+    """Whether constructor `init` (a def) freezes every parameter of its instance at its top
+    level (`self.requires_grad_(False)`, or `for p in self.parameters(): p.requires_grad = False`
+    / `p.requires_grad_(False)`), with nothing after that may add one: only calls of `self.eval()`
+    and the like, and a bare `return`."""
+    a = init.args
+    if not a.args or a.vararg is not None:
+        return False
+    me = a.args[0].arg
+    body = init.body
+    last = None
+    for i, stmt in enumerate(body):
+        if _freezes(stmt, me):
+            last = i
+    if last is None:
+        return False
+    for stmt in body[last + 1:]:
+        t = type(stmt)
+        if t is ast.Pass or t is ast.Return and stmt.value is None:
+            continue
+        if t is ast.Expr:
+            v = stmt.value
+            if type(v) is ast.Constant:
+                continue
+            if type(v) is ast.Call and type(v.func) is ast.Attribute and v.func.attr in _KEEPS_PARAMETERS \
+                    and type(v.func.value) is ast.Name and v.func.value.id == me:
+                continue
+        return False
+    return True
+
+
+def _freezes(stmt, me: str) -> bool:
+    """`me.requires_grad_(False)` (`me.eval().requires_grad_(False)`), or a loop over
+    `me.parameters()` whose body only sets what it gives `requires_grad = False`."""
+    t = type(stmt)
+    if t is ast.Expr:
+        call = stmt.value
+        if type(call) is not ast.Call or type(call.func) is not ast.Attribute or call.func.attr != "requires_grad_" \
+                or not _false_argument(call):
+            return False
+        recv = call.func.value
+        while type(recv) is ast.Call and type(recv.func) is ast.Attribute and recv.func.attr in _KEEPS_PARAMETERS:
+            recv = recv.func.value
+        return type(recv) is ast.Name and recv.id == me
+    if t is not ast.For or stmt.orelse or type(stmt.target) is not ast.Name:
+        return False
+    it = stmt.iter
+    if not (type(it) is ast.Call and type(it.func) is ast.Attribute and it.func.attr == "parameters"
+            and not it.args and not it.keywords and type(it.func.value) is ast.Name and it.func.value.id == me):
+        return False
+    p = stmt.target.id
+    for s in stmt.body:
+        if type(s) is ast.Assign and len(s.targets) == 1:
+            target = s.targets[0]
+            if type(target) is ast.Attribute and target.attr == "requires_grad" and type(target.value) is ast.Name \
+                    and target.value.id == p and type(s.value) is ast.Constant and s.value.value is False:
+                continue
+        if type(s) is ast.Expr and type(s.value) is ast.Call and type(s.value.func) is ast.Attribute \
+                and s.value.func.attr == "requires_grad_" and type(s.value.func.value) is ast.Name \
+                and s.value.func.value.id == p and _false_argument(s.value):
+            continue
+        return False
+    return bool(stmt.body)
+
+
+def _false_argument(call: ast.Call) -> bool:
+    """`f(False)` or `f(requires_grad=False)`: the one argument a literal False."""
+    args = [*call.args, *(k.value for k in call.keywords if k.arg == "requires_grad")]
+    return len(args) == 1 and len(call.args) + len(call.keywords) == 1 and type(args[0]) is ast.Constant \
+        and args[0].value is False
 
 
 def _grad_changes(method, sets_grad) -> set:
