@@ -1301,6 +1301,62 @@ def test_an_instance_of_the_files_own_class_meets_another_modules_code_on_real_t
             getattr(train, name)()
 
 
+ALIAS_WRITERS = {
+    "pyproject.toml": "",
+    "PKG/__init__.py": "",
+    "PKG/utils.py": """
+        import torch
+
+
+        def clamp_(t):
+            t.clamp_(-1, 1)
+
+
+        def maybe_zero(t, flag):
+            if flag:
+                t.zero_()
+    """,
+    "PKG/train.py": """
+        import torch
+
+        from .utils import clamp_, maybe_zero
+
+
+        def step():
+            a = torch.ones(5, requires_grad=True)
+            b = a.exp()
+            clamp_(b.detach())
+            b.sum().backward()
+
+
+        def step_ok():
+            a = torch.ones(5, requires_grad=True)
+            b = a.exp()
+            maybe_zero(b.detach(), False)
+            b.sum().backward()
+    """,
+}
+ALIAS_WRITER_FINDINGS = [
+    ("TNS402", 9, "in-place write through b.detach() (clamp_() writes into it, utils.py:4) changes b, saved for "
+                  "the backward() below (backward() raises RuntimeError); use b.detach().clone()"),
+]
+
+
+def test_a_function_of_another_module_that_writes_into_what_it_is_passed(tmp_path, capsys, monkeypatch):
+    # `clamp_(b.detach())`, where clamp_() of utils.py writes in place into its parameter: a write
+    # through the alias of `b`, which `exp` saved for the backward below.  Not for a function that
+    # may not write (a branch).
+    train = make(tmp_path, files=ALIAS_WRITERS, package="pkg")
+    _reported_everywhere(train, ALIAS_WRITER_FINDINGS, capsys, tmp_path)
+    make(tmp_path, files=ALIAS_WRITERS, package="aliaspkg")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from aliaspkg import train as module
+
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        module.step()
+    module.step_ok()
+
+
 def _with_store(root, cache):
     from flake8_tensorcopy.analysis.summary_store import SummaryStore
 
@@ -1316,9 +1372,10 @@ def _lint(path, project):
     return [(v.code, v.line, v.message) for v in result.violations]
 
 
-@pytest.mark.parametrize("files", [FILES, CROSSING, PER_CALL, GENERATORS, CONSTRUCTORS, SINKS, UPDATES, MODULE_ARGS],
+@pytest.mark.parametrize("files", [FILES, CROSSING, PER_CALL, GENERATORS, CONSTRUCTORS, SINKS, UPDATES, MODULE_ARGS,
+                                   MADE_ELSEWHERE, LOCAL_CLASSES, ALIAS_WRITERS],
                          ids=["imports", "late", "per-call", "generators", "constructors", "sinks", "updates",
-                              "module arguments"])
+                              "module arguments", "made elsewhere", "local classes", "alias writers"])
 def test_summaries_from_the_cache_give_what_a_walk_gives(tmp_path, monkeypatch, files):
     from flake8_tensorcopy.rules import all_rules
     from flake8_tensorcopy.through import Through
@@ -1341,10 +1398,10 @@ def test_summaries_from_the_cache_give_what_a_walk_gives(tmp_path, monkeypatch, 
     cold = _with_store(tmp_path, cache)
     assert _lint(train, cold) == without and without and cold.built > 0
     # (Every imported module's bytes are tested; the modules of these sets hold a needle:
-    # `.numpy(`, `.grad`, `+=` in a method; the others' texts are not searched.)
+    # `.numpy(`, `.grad`, `+=` in a method, an in-place call; the others' texts are not searched.)
     assert any(kind == "bytes" for kind, _ in searched)
     assert any(kind != "bytes" for kind, _ in searched) == any(
-        files is f for f in (CROSSING, SINKS, UPDATES, MODULE_ARGS))
+        files is f for f in (CROSSING, SINKS, UPDATES, MODULE_ARGS, MADE_ELSEWHERE, ALIAS_WRITERS))
     searched.clear()
     written = sorted(p.name for p in (cache / __version__ / "summaries-test").iterdir())
     assert written and all(n.endswith(".marshal") for n in written)

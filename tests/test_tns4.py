@@ -287,6 +287,101 @@ def test_a_helper_that_writes_to_the_leaf_its_caller_passes():
         exec(compile(HELPER_WRITES, "<case>", "exec"), {"torch": torch})
 
 
+HELPER_ALIAS_WRITES = """\
+import torch
+
+
+def clamp_(t):
+    t.clamp_(-1, 1)
+
+
+def set_first(arr, value=5.0):
+    arr[0] = value
+
+
+def maybe_zero(t, flag):
+    if flag:
+        t.zero_()
+
+
+def copy_then_zero(t):
+    t = t.clone()
+    t.zero_()
+    return t
+
+
+def bump(t, u):
+    u += 1
+
+
+def through_detach():
+    a = torch.ones(5, requires_grad=True)
+    b = a ** 2
+    clamp_(a.detach())
+    b.sum().backward()
+
+
+def through_data():
+    a = torch.ones(5, requires_grad=True)
+    b = a ** 2
+    set_first(a.data)
+    b.sum().backward()
+    return a.grad
+
+
+def through_numpy():
+    a = torch.ones(5, requires_grad=True)
+    b = a ** 2
+    set_first(a.detach().numpy())
+    b.sum().backward()
+    return a.grad
+
+
+def through_a_name():
+    a = torch.ones(5, requires_grad=True)
+    b = a.exp()
+    c = b.detach()
+    bump(torch.zeros(5), c)
+    b.sum().backward()
+
+
+def not_written():
+    a = torch.ones(5, requires_grad=True)
+    b = a ** 2
+    copy_then_zero(a.detach())
+    bump(a.detach(), torch.zeros(5))
+    maybe_zero(a.detach(), False)
+    b.sum().backward()
+"""
+
+
+def test_a_function_that_writes_into_what_it_is_passed_writes_through_the_alias():
+    # A call of a function of the file that writes in place into a parameter at the top of its
+    # body, passed an alias of a tensor saved for the backward below: the write the message
+    # says, and torch's error (or, through `.data` and NumPy, its silently wrong gradient).  Not
+    # where the function copies first, writes another parameter, or may not write (a branch).
+    found = lint_text(HELPER_ALIAS_WRITES, TNS4).violations
+    lines = HELPER_ALIAS_WRITES.splitlines()
+    at = {v.line: (v.code, v.message) for v in found}
+    assert sorted((code, lines[line - 1].strip()) for line, (code, _) in at.items()) == [
+        ("TNS402", "bump(torch.zeros(5), c)"), ("TNS402", "clamp_(a.detach())"),
+        ("TNS402", "set_first(a.detach().numpy())"), ("TNS403", "set_first(a.data)")]
+    assert "in-place write through c (bump() writes into it, line 23) changes b" in \
+        at[lines.index("    bump(torch.zeros(5), c)") + 1][1]
+    assert "write through a.data (set_first() writes into it, line 8) changes" in \
+        at[lines.index("    set_first(a.data)") + 1][1]
+    torch = pytest.importorskip("torch")
+    ns = {}
+    exec(compile(HELPER_ALIAS_WRITES, "<case>", "exec"), ns)
+    for name in ("through_detach", "through_a_name"):
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            ns[name]()
+    # No error, and a wrong gradient: d(a**2)/da is 2a = 2, but the 5 written is in it instead.
+    for name in ("through_data", "through_numpy"):
+        assert ns[name]().tolist() == [10.0, 2.0, 2.0, 2.0, 2.0]
+    ns["not_written"]()
+
+
 HELPER_LOOPS = """\
 import torch
 from torch import nn

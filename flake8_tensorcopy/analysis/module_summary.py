@@ -191,6 +191,12 @@ class ProjectEntity:
         found = self._answer(("keeps", self.path, name), lambda w, node: _keeps(w, node, name), many="plain")
         return found if type(found) is tuple and len(found) == 2 else ()
 
+    def inplace_parameters(self) -> tuple:
+        """((parameter, how), ...) the function writes into in place whenever it is called
+        (storage.inplace_parameters)."""
+        found = self._answer(("inplace", self.path), _inplace_parameters, many="plain")
+        return found if type(found) is tuple else ()
+
     def constructor_freezes(self) -> bool:
         """Whether the class's constructor freezes every parameter of what it makes
         (walker.freezes_self)."""
@@ -232,6 +238,10 @@ def _passed(f: Fact) -> Fact:
     if el is not None:
         return f.but(tags=f.tags | CALLED, element=el.but(tags=el.tags | CALLED))
     return f.but(tags=f.tags | CALLED)
+
+
+def _inplace_parameters(walker, node) -> tuple:
+    return walker.inplace_parameters_of(node) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else ()
 
 
 def _constructor_freezes(walker, node) -> str:

@@ -21,8 +21,9 @@ import ast
 import itertools
 
 from ..model import REQUIRED, Record
-from .astutil import all_nodes, dotted_name, key_prefixes, mentioned_keys, target_elements
-from .facts import TENSOR, UNKNOWN, Device
+from .astutil import all_nodes, bind_arguments, decorator_names, dotted_name, key_prefixes, mentioned_keys, \
+    target_elements
+from .facts import FUNCTION, TENSOR, UNKNOWN, Device
 from .saved import saved_tensors, storage_key, strip_views
 from .walker import Domain, compatible
 from ..source import LazyPattern
@@ -61,6 +62,7 @@ class Write(Record):
         ("node", REQUIRED),  # what is reported
         ("alias", REQUIRED),  # an Alias
         ("shown", REQUIRED),  # the source of the tensor or array written into
+        ("through", ""),  # " (clamp_() writes into it, utils.py:4)": the function that writes
     )
     __slots__ = tuple(n for n, _ in _FIELDS)
 
@@ -178,7 +180,8 @@ class StorageDomain(Domain):
                 _rebind(st, t)
             return
         nodes = walker.expressions_of(stmt)
-        # 1. writes through aliases
+        # 1. writes through aliases, also those a function the statement calls makes to what it
+        # is passed (`clamp_(a.detach())`, `def clamp_(t): t.clamp_(-1, 1)`)
         if record_use:
             for node, container in _writes(stmt, nodes):
                 for alias in _resolve(st, container, q):
@@ -187,6 +190,12 @@ class StorageDomain(Domain):
                     if alias.via != "numpy" and isinstance(node, ast.Call) and not is_inplace_method(node.func.attr):
                         continue
                     rec.writes_seen.append((seq, Write(node, alias, q.short(container)), path))
+            for node in nodes:
+                if type(node) is ast.Call and node.args:
+                    for arg, how, said in _helper_writes(node, q):
+                        for alias in _resolve(st, arg, q):
+                            if how in _WRITES_ANY or how in (ARRAY_WRITES if alias.via == "numpy" else _IN_PLACE):
+                                rec.writes_seen.append((seq, Write(arg, alias, q.short(arg), f" ({said})"), path))
         # 2. saved tensors (inputs now, results once the target is bound)
         new_ids = set()
         result_nodes = []
@@ -273,6 +282,78 @@ class StorageDomain(Domain):
                     break
             if hit:
                 rec.writes.append(write)
+
+
+# How a function writes into a parameter: `t[i] = v` and `t += v` write into a tensor and an
+# array alike; a method writes into what its name says (`is_inplace_method`, ARRAY_WRITES).
+_WRITES_ANY = frozenset({"[]", "+="})
+_IN_PLACE = type("_InPlace", (), {"__contains__": staticmethod(is_inplace_method)})()
+# Decorators a function that writes into its parameters still does so under.
+_PLAIN_DECORATORS = frozenset({"torch.no_grad", "no_grad", "torch.inference_mode", "inference_mode",
+                               "torch.enable_grad", "staticmethod"})
+
+
+def inplace_parameters(func) -> tuple:
+    """((parameter, how), ...): the parameters a function writes into in place whenever it is
+    called, at the top of its body (`t.clamp_(-1, 1)`, `t[0] = 5`, `t += 1`), before any
+    statement that may not run what follows (`if`, a loop, `return`) and before the parameter is
+    bound to something else; `how` is the method, "[]" or "+="."""
+    a = func.args
+    if any(d not in _PLAIN_DECORATORS for d in decorator_names(func)):
+        return ()
+    params = {x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs)}
+    out: dict = {}
+    for stmt in func.body:
+        t = type(stmt)
+        if t is ast.Expr:
+            call = stmt.value
+            if type(call) is ast.Call and type(call.func) is ast.Attribute and type(call.func.value) is ast.Name \
+                    and call.func.value.id in params:
+                out.setdefault(call.func.value.id, call.func.attr)
+            continue
+        if t is ast.Assign or t is ast.AnnAssign or t is ast.AugAssign:
+            targets = stmt.targets if t is ast.Assign else [stmt.target]
+            for target in targets:
+                for el in target_elements(target):
+                    if type(el) is ast.Subscript and type(el.value) is ast.Name and el.value.id in params:
+                        out.setdefault(el.value.id, "[]")
+                    elif type(el) is ast.Name and el.id in params:
+                        if t is ast.AugAssign:
+                            out.setdefault(el.id, "+=")
+                        params.discard(el.id)  # (bound to something else since)
+            continue
+        if t is ast.Pass:
+            continue
+        break
+    return tuple(sorted(out.items()))
+
+
+def _helper_writes(call: ast.Call, q) -> list:
+    """[(argument, how the function writes into it, what the message says of it)] for a call of a
+    function of the file or of another module of the project that writes in place into the
+    parameters those arguments bind (inplace_parameters)."""
+    f = q.fact(call.func)
+    node = f.node
+    if f.kind != FUNCTION or node is None:
+        return []
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        written = q.walker.inplace_parameters_of(node)
+        where = f"line {node.lineno}"
+    elif hasattr(node, "inplace_parameters"):  # a function of another module (module_summary)
+        written = node.inplace_parameters()
+        if not written:
+            return []
+        where = node.where
+        node = node.node
+    else:
+        return []
+    if not written:
+        return []
+    how = dict(written)
+    name = call.func.id if type(call.func) is ast.Name else call.func.attr if type(call.func) is ast.Attribute \
+        else "the function"
+    return [(expr, how[p], f"{name}() writes into it, {where}")
+            for p, expr in bind_arguments(node, call, False)[0] if p in how]
 
 
 def _version(st: StorageState, key: str) -> tuple:

@@ -365,6 +365,7 @@ class Walker(Summaries, Evaluator):
         self.classes: dict = {}  # id(ClassDef) -> ClassInfo
         self._inherited_ctors: dict = {}  # id(ClassDef) -> Walker._inherited_constructor
         self._setters: set | None = None  # names of the file's functions that set requires_grad
+        self._inplace: dict = {}  # id(def) -> storage.inplace_parameters
         handlers: dict[type, list] = {}
         self._enter, self._leave = [], []
         for rule in rules:
@@ -1621,6 +1622,16 @@ class Walker(Summaries, Evaluator):
                 or any(n + "(" in source for n in self._grad_setters())):
             return set()
         return _grad_changes(method, self._sets_grad)
+
+    def inplace_parameters_of(self, func) -> tuple:
+        """storage.inplace_parameters of a def of the file (memoised)."""
+        key = id(func)
+        found = self._inplace.get(key)
+        if found is None:
+            from .storage import inplace_parameters
+
+            found = self._inplace[key] = inplace_parameters(func)
+        return found
 
     def constructor_freezes(self, classdef) -> bool:
         """Whether the constructor of class `classdef` (of the file, or a `ProjectEntity`) freezes

@@ -1430,9 +1430,9 @@ class _SavedWriteRule(Rule):
             return
         for write in storage.writes:
             if write.alias.via in self.vias:
-                self.found(write.node, write.alias, write.shown, ctx)
+                self.found(write.node, write.alias, write.shown, write.through, ctx)
 
-    def found(self, node, alias: Alias, shown: str, ctx) -> None:  # pragma: no cover - overridden
+    def found(self, node, alias: Alias, shown: str, through: str, ctx) -> None:  # pragma: no cover - overridden
         raise NotImplementedError
 
 
@@ -1469,7 +1469,10 @@ torch.sigmoid(self.fc(x))`).
 
 Only reported when the saving operation, the write and a later `backward()` (or
 `torch.autograd.grad`) that depends on the saving operation are all visible in one function,
-in that order.
+in that order.  The write may be a call of a function, of the file or of another module of the
+project, that writes in place into what it is passed whenever it is called (`clamp_(c)`, with
+`def clamp_(t): t.clamp_(-1, 1)`: a write at the top of its body, before anything that may not
+run what follows): `in-place write through c (clamp_() writes into it, utils.py:4)`.
 
 ## Why is this bad?
 `detach()` shares storage (and the version counter) with the original tensor.  Writing through
@@ -1734,7 +1737,7 @@ only mean "change `a`", and is left to a manual change.
         ),
     ]
 
-    def found(self, node, alias: Alias, shown: str, ctx) -> None:
+    def found(self, node, alias: Alias, shown: str, through: str, ctx) -> None:
         effect = "the gradient is silently wrong" if alias.via == "numpy" else "backward() raises RuntimeError"
         fix = None
         anchor = alias.anchor
@@ -1744,14 +1747,14 @@ only mean "change `a`", and is left to a manual change.
             if ctx.lines.text[start:end] == "detach()":
                 fix = Fix(self.fix_title, self.fix_safety, (), AppendCall(*ctx.span(anchor), ".clone()"))
         base = alias.base if len(alias.base) <= 40 else "<expr>"
-        ctx.report(self, node, fix, alias=shown, base=base, effect=effect)
+        ctx.report(self, node, fix, alias=shown + through, base=base, effect=effect)
 
 
 class InplaceThroughData(_SavedWriteRule):
     code = "TNS403"
     name = "inplace-through-data"
-    message = ("write through {base}.data changes a tensor saved for backward(): wrong gradient, no error; "
-               "move it after backward()")
+    message = ("write through {base}.data{through} changes a tensor saved for backward(): wrong gradient, no "
+               "error; move it after backward()")
     fix_title = None
     fix_safety = None
     prefilter = (".data",)
@@ -1761,8 +1764,9 @@ class InplaceThroughData(_SavedWriteRule):
 Checks for in-place writes through `.data` to a tensor saved for backward.
 
 The writes are `a.data.zero_()`, `a.data[0] = 5`, `a.data += 1` and `d = a.data; d.mul_(2)`,
-where `a` was saved by an operation for a backward still to come in the same function (see
-TNS402 for which operations save what).  Optimizer-style updates
+and a call of a function that writes in place into what it is passed (`clamp_(a.data)`, as in
+TNS402), where `a` was saved by an operation for a backward still to come in the same function
+(see TNS402 for which operations save what).  Optimizer-style updates
 (`p.data.add_(...)` after `backward()`, or with no saving operation and backward around them)
 are not findings.
 
@@ -1900,6 +1904,6 @@ code means.
         ),
     ]
 
-    def found(self, node, alias: Alias, shown: str, ctx) -> None:
+    def found(self, node, alias: Alias, shown: str, through: str, ctx) -> None:
         base = alias.base if len(alias.base) <= 40 else "<expr>"
-        ctx.report(self, node, None, base=base)
+        ctx.report(self, node, None, base=base, through=through)
