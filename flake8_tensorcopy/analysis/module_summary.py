@@ -193,7 +193,7 @@ class ProjectEntity:
 
     def inplace_parameters(self) -> tuple:
         """((parameter, how), ...) the function writes into in place whenever it is called
-        (storage.inplace_parameters)."""
+        (saved.inplace_parameters)."""
         found = self._answer(("inplace", self.path), _inplace_parameters, many="plain")
         return found if type(found) is tuple else ()
 

@@ -5,7 +5,9 @@ still to come either raises at `backward()` (the version counter caught it) or, 
 write went around the version counter (`.data`, a NumPy array), silently gives a wrong
 gradient.  Only operations whose saving behaviour was measured are listed (torch 2.13, CPU:
 write through `.detach()` after the op, then call `backward()`); every other operation is
-assumed to save nothing, so that an unknown operation never produces a finding.
+assumed to save nothing, so that an unknown operation never produces a finding.  Also which
+methods write in place, and which parameters a function writes into whenever it is called
+(`inplace_parameters`: the storage domain takes such a call for a write through what it passes).
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ import ast
 
 from .facts import FUNCTION, MODULE, OTHER, SEQ, TENSOR, UNKNOWN, Grad
 from .torchapi import RESULT_SAVING_TAG
-from .astutil import bind_arguments, dotted_name, parameter_names, statements, yields
+from .astutil import bind_arguments, decorator_names, dotted_name, parameter_names, statements, target_elements, \
+    yields
 
 # Unary operations that save their input when autograd records them (a ** 2, a.log(), ...).
 SAVES_INPUT = frozenset(
@@ -314,3 +317,61 @@ def _div(a, fa, b, fb):
 def storage_key(expr: ast.expr, ctx) -> str | None:
     """The dotted name whose storage `expr` is (or is a view of), else None."""
     return dotted_name(strip_views(expr, ctx))
+
+
+# Methods that end in `_` but are not writes autograd checks as such (they change metadata,
+# flags or sharing, or fail with an error of their own).
+NOT_WRITES = frozenset(
+    "requires_grad_ detach_ share_memory_ resize_ resize_as_ sparse_resize_ sparse_resize_and_clear_ "
+    "apply_ map_ map2_ rename_ retain_grad_ record_stream_".split()
+)
+# In-place methods of NumPy arrays (writes into an array from `t.detach().numpy()`).
+ARRAY_WRITES = frozenset({"fill", "sort", "put", "itemset", "partition"})
+
+
+def is_inplace_method(name: str) -> bool:
+    return name.endswith("_") and not name.startswith("_") and name not in NOT_WRITES
+
+
+# How a function writes into a parameter: `t[i] = v` and `t += v` write into a tensor and an
+# array alike; a method writes into what its name says (`is_inplace_method`, ARRAY_WRITES).
+WRITES_ANY = frozenset({"[]", "+="})
+# Decorators a function that writes into its parameters still does so under.
+_PLAIN_DECORATORS = frozenset({"torch.no_grad", "no_grad", "torch.inference_mode", "inference_mode",
+                               "torch.enable_grad", "staticmethod"})
+
+
+def inplace_parameters(func) -> tuple:
+    """((parameter, how), ...): the parameters a function writes into in place whenever it is
+    called, at the top of its body (`t.clamp_(-1, 1)`, `t[0] = 5`, `t += 1`), before any
+    statement that may not run what follows (`if`, a loop, `return`) and before the parameter is
+    bound to something else; `how` is the method, "[]" or "+="."""
+    a = func.args
+    if any(d not in _PLAIN_DECORATORS for d in decorator_names(func)):
+        return ()
+    params = {x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs)}
+    out: dict = {}
+    for stmt in func.body:
+        t = type(stmt)
+        if t is ast.Expr:
+            call = stmt.value
+            if type(call) is ast.Call and type(call.func) is ast.Attribute and type(call.func.value) is ast.Name \
+                    and call.func.value.id in params and (is_inplace_method(call.func.attr)
+                                                          or call.func.attr in ARRAY_WRITES):
+                out.setdefault(call.func.value.id, call.func.attr)
+            continue
+        if t is ast.Assign or t is ast.AnnAssign or t is ast.AugAssign:
+            targets = stmt.targets if t is ast.Assign else [stmt.target]
+            for target in targets:
+                for el in target_elements(target):
+                    if type(el) is ast.Subscript and type(el.value) is ast.Name and el.value.id in params:
+                        out.setdefault(el.value.id, "[]")
+                    elif type(el) is ast.Name and el.id in params:
+                        if t is ast.AugAssign:
+                            out.setdefault(el.id, "+=")
+                        params.discard(el.id)  # (bound to something else since)
+            continue
+        if t is ast.Pass:
+            continue
+        break
+    return tuple(sorted(out.items()))

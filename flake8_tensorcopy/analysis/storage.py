@@ -21,27 +21,14 @@ import ast
 import itertools
 
 from ..model import REQUIRED, Record
-from .astutil import all_nodes, bind_arguments, decorator_names, dotted_name, key_prefixes, mentioned_keys, \
-    target_elements
+from .astutil import all_nodes, bind_arguments, dotted_name, key_prefixes, mentioned_keys, target_elements
 from .facts import FUNCTION, TENSOR, UNKNOWN, Device
-from .saved import saved_tensors, storage_key, strip_views
+from .saved import ARRAY_WRITES, WRITES_ANY, is_inplace_method, saved_tensors, storage_key, strip_views
 from .walker import Domain, compatible
 from ..source import LazyPattern
 
-# Methods that end in `_` but are not writes autograd checks as such (they change metadata,
-# flags or sharing, or fail with an error of their own).
-NOT_WRITES = frozenset(
-    "requires_grad_ detach_ share_memory_ resize_ resize_as_ sparse_resize_ sparse_resize_and_clear_ "
-    "apply_ map_ map2_ rename_ retain_grad_ record_stream_".split()
-)
-# In-place methods of NumPy arrays (writes into an array from `t.detach().numpy()`).
-ARRAY_WRITES = frozenset({"fill", "sort", "put", "itemset", "partition"})
 _BACKWARD_CALLS = frozenset({"backward", "manual_backward", "grad"})
 _FRESH = itertools.count(1_000_000)  # versions a join makes (either binding may be the current one)
-
-
-def is_inplace_method(name: str) -> bool:
-    return name.endswith("_") and not name.startswith("_") and name not in NOT_WRITES
 
 
 class Alias(Record):
@@ -194,7 +181,8 @@ class StorageDomain(Domain):
                 if type(node) is ast.Call and node.args:
                     for arg, how, said in _helper_writes(node, q):
                         for alias in _resolve(st, arg, q):
-                            if how in _WRITES_ANY or how in (ARRAY_WRITES if alias.via == "numpy" else _IN_PLACE):
+                            if how in WRITES_ANY or (how in ARRAY_WRITES if alias.via == "numpy"
+                                                     else is_inplace_method(how)):
                                 rec.writes_seen.append((seq, Write(arg, alias, q.short(arg), f" ({said})"), path))
         # 2. saved tensors (inputs now, results once the target is bound)
         new_ids = set()
@@ -282,50 +270,6 @@ class StorageDomain(Domain):
                     break
             if hit:
                 rec.writes.append(write)
-
-
-# How a function writes into a parameter: `t[i] = v` and `t += v` write into a tensor and an
-# array alike; a method writes into what its name says (`is_inplace_method`, ARRAY_WRITES).
-_WRITES_ANY = frozenset({"[]", "+="})
-_IN_PLACE = type("_InPlace", (), {"__contains__": staticmethod(is_inplace_method)})()
-# Decorators a function that writes into its parameters still does so under.
-_PLAIN_DECORATORS = frozenset({"torch.no_grad", "no_grad", "torch.inference_mode", "inference_mode",
-                               "torch.enable_grad", "staticmethod"})
-
-
-def inplace_parameters(func) -> tuple:
-    """((parameter, how), ...): the parameters a function writes into in place whenever it is
-    called, at the top of its body (`t.clamp_(-1, 1)`, `t[0] = 5`, `t += 1`), before any
-    statement that may not run what follows (`if`, a loop, `return`) and before the parameter is
-    bound to something else; `how` is the method, "[]" or "+="."""
-    a = func.args
-    if any(d not in _PLAIN_DECORATORS for d in decorator_names(func)):
-        return ()
-    params = {x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs)}
-    out: dict = {}
-    for stmt in func.body:
-        t = type(stmt)
-        if t is ast.Expr:
-            call = stmt.value
-            if type(call) is ast.Call and type(call.func) is ast.Attribute and type(call.func.value) is ast.Name \
-                    and call.func.value.id in params:
-                out.setdefault(call.func.value.id, call.func.attr)
-            continue
-        if t is ast.Assign or t is ast.AnnAssign or t is ast.AugAssign:
-            targets = stmt.targets if t is ast.Assign else [stmt.target]
-            for target in targets:
-                for el in target_elements(target):
-                    if type(el) is ast.Subscript and type(el.value) is ast.Name and el.value.id in params:
-                        out.setdefault(el.value.id, "[]")
-                    elif type(el) is ast.Name and el.id in params:
-                        if t is ast.AugAssign:
-                            out.setdefault(el.id, "+=")
-                        params.discard(el.id)  # (bound to something else since)
-            continue
-        if t is ast.Pass:
-            continue
-        break
-    return tuple(sorted(out.items()))
 
 
 def _helper_writes(call: ast.Call, q) -> list:

@@ -1624,11 +1624,11 @@ class Walker(Summaries, Evaluator):
         return _grad_changes(method, self._sets_grad)
 
     def inplace_parameters_of(self, func) -> tuple:
-        """storage.inplace_parameters of a def of the file (memoised)."""
+        """saved.inplace_parameters of a def of the file (memoised)."""
         key = id(func)
         found = self._inplace.get(key)
         if found is None:
-            from .storage import inplace_parameters
+            from .saved import inplace_parameters
 
             found = self._inplace[key] = inplace_parameters(func)
         return found
