@@ -285,9 +285,7 @@ def _helper_writes(call: ast.Call, q) -> list:
         where = f"line {node.lineno}"
     elif hasattr(node, "inplace_parameters"):  # a function of another module (module_summary)
         written = node.inplace_parameters()
-        if not written:
-            return []
-        where = node.where
+        where = node.where if written else ""
         node = node.node
     else:
         return []

@@ -33,8 +33,8 @@ import ast
 from bisect import bisect_right
 
 from .astutil import BLOCKS, bind_arguments, body_span, call_constants, decorator_names, is_plain_method
-from .facts import (DEVICE, MODULE, NAMED_PARAMS, OBJECT, OTHER, PARAMS, SEQ, SITE_CONSTANTS, TENSOR, UNKNOWN, UNKNOWN_FACT,
-                    Device, Fact, Grad, join, must_grad)
+from .facts import (DEVICE, MODULE, NAMED_PARAMS, OBJECT, OTHER, PARAMS, SEQ, SITE_CONSTANTS, TENSOR, UNKNOWN,
+                    UNKNOWN_FACT, Device, Fact, Grad, join, must_grad)
 from ..source import word_count
 
 _SUMMARY_BUDGET = 400  # summary walks per file (each function at most once)
