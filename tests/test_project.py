@@ -1208,6 +1208,12 @@ LOCAL_CLASSES = {
             def predict_safe(self, x):
                 return self(x)
 
+            def encode(self, x):
+                return self(x)
+
+            def embed(self, x):
+                return self.encode(x) * 2
+
 
         def step(model, batch):
             x, y = batch
@@ -1257,6 +1263,27 @@ LOCAL_CLASSES = {
         def stepped_loss():
             out, loss = step(Scorer(), (x, y))
             return loss.numpy()
+
+
+        class Hard(Scorer):
+            def encode(self, x):
+                return self.fc(x).argmax(-1)
+
+
+        def embedded():
+            return Scorer().embed(x).numpy()
+
+
+        def hard_embedded():
+            return Hard().embed(x).numpy()
+
+
+        class Child(Scorer):
+            pass
+
+
+        def child_embedded():
+            return Child().embed(x).numpy()
     """,
 }
 LOCAL_CLASS_FINDINGS = [
@@ -1264,22 +1291,29 @@ LOCAL_CLASS_FINDINGS = [
                    'Scorer().predict(x).detach().numpy()'),
     ('TNS101', 37, 'out requires grad, so .numpy() raises RuntimeError; use out.detach().numpy()'),
     ('TNS101', 42, 'loss requires grad, so .numpy() raises RuntimeError; use loss.detach().numpy()'),
+    ('TNS101', 51, 'Scorer().embed(x) requires grad, so .numpy() raises RuntimeError; use '
+                   'Scorer().embed(x).detach().numpy()'),
+    ('TNS101', 63, 'Child().embed(x) requires grad, so .numpy() raises RuntimeError; use '
+                   'Child().embed(x).detach().numpy()'),
 ]
 
 
 def test_an_instance_of_the_files_own_class_meets_another_modules_code(tmp_path, capsys):
     # A method a class of the file inherits from a class of another module (`predict`: `return
     # self(x)`) returns what requires grad where the file's class's forward returns it, and not
-    # for certain where it returns indices (`Labeler`): reported in strict mode only, "may".  An
+    # for certain where it returns indices (`Labeler`): reported in strict mode only, "may"; so
+    # for one that calls a method the file's class replaces (`embed`: `self.encode(x)`, `Hard`),
+    # also through a base of the file (`Child(Scorer)`: what `Scorer` inherits, `Child` does).  An
     # instance passed to another module's function (`step(Scorer(), batch)`) goes as a plain
     # torch module whose output requires grad: what the function returns does.
     train = make(tmp_path, files=LOCAL_CLASSES, package="pkg")
     _reported_everywhere(train, LOCAL_CLASS_FINDINGS, capsys, tmp_path)
     strict = lint_text(train.read_text(), options=Options(strict=True), project=Project(str(tmp_path)),
                        path=str(train))
-    # (Strict mode adds the "may" of `Labeler`, and where `predict_safe`'s output lives.)
+    # (Strict mode adds the "may" of `Labeler` and `Hard`, and where `predict_safe`'s output lives.)
     assert [(v.code, v.line) for v in strict.violations] == sorted(
-        [(c, line) for c, line, _ in LOCAL_CLASS_FINDINGS] + [("TNS101", 28), ("TNS102", 32)], key=lambda t: t[1])
+        [(c, line) for c, line, _ in LOCAL_CLASS_FINDINGS] + [("TNS101", 28), ("TNS102", 32), ("TNS101", 55)],
+        key=lambda t: t[1])
     assert "may require grad" in strict.violations[1].message
 
 
@@ -1291,7 +1325,7 @@ def test_an_instance_of_the_files_own_class_meets_another_modules_code_on_real_t
     reported = {line for _, line, _ in LOCAL_CLASS_FINDINGS}
     source = (tmp_path / "localpkg" / "train.py").read_text().splitlines()
     functions = [(i + 1, line.split("(")[0][4:]) for i, line in enumerate(source) if line.startswith("def ")]
-    assert len(functions) == 5
+    assert len(functions) == 8
     for start, name in functions:
         ends = [s for s, _ in functions if s > start]
         if any(start < n < (ends[0] if ends else len(source) + 1) for n in reported):

@@ -155,6 +155,13 @@ class ProjectEntity:
     def method_return(self, name: str, hint: tuple | None = None) -> Fact | None:
         return self._answer(("method", self.path, name, hint), lambda w, node: w.method_result(node, name, hint))
 
+    def self_calls(self, name: str) -> tuple:
+        """The methods that method `name` of the class calls on its instance, itself or through
+        the class's other methods (`self.encode(x)`; "forward" for `self(x)`): those a subclass
+        may replace, changing what it returns (summaries.Summaries._as_inherited)."""
+        found = self._answer(("selfcalls", self.path, name), lambda w, node: _self_calls(w, node, name), many="plain")
+        return found if type(found) is tuple else ()
+
     def result_saving_params(self) -> tuple:
         """The parameters whose value the function returns through an operation that saves
         its result (saved.result_saving_params: `return torch.sigmoid(x)`); () when none."""
@@ -238,6 +245,36 @@ def _passed(f: Fact) -> Fact:
     if el is not None:
         return f.but(tags=f.tags | CALLED, element=el.but(tags=el.tags | CALLED))
     return f.but(tags=f.tags | CALLED)
+
+
+def _self_calls(walker, node, name: str) -> tuple:
+    info = walker.classes.get(id(node)) if isinstance(node, ast.ClassDef) else None
+    if info is None:
+        return ()
+    found: set = set()
+    todo, seen = [name], set()
+    while todo:
+        m = todo.pop()
+        if m in seen:
+            continue
+        seen.add(m)
+        func = info.method(m)[0]
+        if func is None or not func.args.args:
+            continue
+        me = func.args.args[0].arg
+        for n in ast.walk(func):
+            if type(n) is ast.Call:
+                f = n.func
+                if type(f) is ast.Name and f.id == me:
+                    called = "forward"
+                elif type(f) is ast.Attribute and type(f.value) is ast.Name and f.value.id == me:
+                    called = f.attr
+                else:
+                    continue
+                found.add(called)
+                todo.append(called)
+    found.discard(name)
+    return tuple(sorted(found))
 
 
 def _inplace_parameters(walker, node) -> tuple:

@@ -225,10 +225,10 @@ class Summaries:
             return None
         func, _owner = info.method(name)
         if func is None:
-            for base in info.project_bases:  # inherited from another module
+            for base in _project_bases(info):  # inherited from another module
                 result = base.method_return(name, hint)
                 if result is not None:
-                    return self._as_inherited(info, result)
+                    return self._as_inherited(info, base, name, result)
             return None
         if hint is not None and self.lines is not None:
             source = self.source_of(func)
@@ -236,19 +236,23 @@ class Summaries:
                 return None
         return self.function_result(func, info)
 
-    def _as_inherited(self, info, result: Fact) -> Fact:
-        """What a method of a base class in another module returns, for an instance of `info`, a
-        class of the file that inherits it.  The base's module answered for an instance of the
-        base, whose `self(x)` computes what a torch module's output is; where the file's class
-        has a forward of its own (or a `__call__`) that does not return a tensor that requires
-        grad for certain (`return self.fc(x).argmax(-1)`), what requires grad there may not here:
-        it is unknown."""
+    def _as_inherited(self, info, base, name: str, result: Fact) -> Fact:
+        """What method `name` of `base`, a class of another module, returns for an instance of
+        `info`, a class of the file that inherits it.  The base's module answered for an instance
+        of the base, whose `self(x)` computes what a torch module's output is and whose
+        `self.encode(x)` is the base's own; where the file's class replaces a method that one
+        calls on its instance (`forward`, `__call__` for `self(x)`) with one that does not return
+        a tensor that requires grad for certain (`return self.fc(x).argmax(-1)`), what requires
+        grad there may not here: it is unknown."""
         if not _requires_grad(result):
             return result
-        for name in ("forward", "__call__"):
-            if info.method(name)[0] is None:
+        replaced = set(base.self_calls(name)) if hasattr(base, "self_calls") else {"forward"}
+        if "forward" in replaced:
+            replaced.add("__call__")
+        for m in sorted(replaced):
+            if info.method(m)[0] is None:
                 continue
-            own = self.method_result(info.node, name)
+            own = self.method_result(info.node, m)
             if own is None or own.kind != TENSOR or must_grad(own) is not Grad.YES:
                 return _unknown_grad(result)
         return result
@@ -469,6 +473,21 @@ class Summaries:
 
 
 _CONTAINERS = (PARAMS, NAMED_PARAMS, SEQ)
+
+
+def _project_bases(info) -> list:
+    """The classes of other modules that the file's class `info` inherits from, itself or
+    through its bases of the file (`class Hard(Scorer)`, `class Scorer(BaseModel)`), nearest
+    first."""
+    out, seen, todo = [], set(), [info]
+    while todo:
+        c = todo.pop(0)
+        if id(c) in seen:
+            continue
+        seen.add(id(c))
+        out.extend(b for b in c.project_bases if b not in out)
+        todo.extend(c.bases)
+    return out
 
 
 def _requires_grad(f: Fact) -> bool:
