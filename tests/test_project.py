@@ -990,6 +990,12 @@ def test_what_a_module_passed_to_another_modules_conversion_computes_raises_on_r
         utils.predict(net, x)
 
 
+def _strict_findings(path, root) -> list:
+    """The engine's findings in `path` in strict mode, with the project at `root`."""
+    return lint_text(path.read_text(), options=Options(strict=True), project=Project(str(root)),
+                     path=str(path)).violations
+
+
 MADE_ELSEWHERE = {
     "pyproject.toml": "",
     "PKG/__init__.py": "",
@@ -1163,33 +1169,39 @@ def test_an_instance_another_module_makes_keeps_its_class(tmp_path, capsys):
     # module whose constructor freezes it (`Teacher`) computes nothing that requires grad here.
     train = make(tmp_path, files=MADE_ELSEWHERE, package="pkg")
     _reported_everywhere(train, MADE_ELSEWHERE_FINDINGS, capsys, tmp_path)
-    strict = lint_text(train.read_text(), options=Options(strict=True), project=Project(str(tmp_path)),
-                       path=str(train))
+    strict = _strict_findings(train, tmp_path)
     # (Strict mode adds only the "may" of what a frozen module computes: the analysis never takes
     # a frozen module's output to require no grad, only not to require it for certain.)
-    extra = [v for v in strict.violations if v.line == 54]
-    assert [(v.code, v.line) for v in strict.violations if v not in extra] == [
+    extra = [v for v in strict if v.line == 54]
+    assert [(v.code, v.line) for v in strict if v not in extra] == [
         (c, line) for c, line, _ in MADE_ELSEWHERE_FINDINGS]
     assert len(extra) == 2 and all("may require grad" in v.message for v in extra)
 
 
-def test_what_an_instance_another_module_makes_computes_raises_on_real_torch(tmp_path, monkeypatch):
-    make(tmp_path, files=MADE_ELSEWHERE, package="instpkg")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    from instpkg import train
+def _each_function_on_real_torch(tmp_path, monkeypatch, files, package, findings, count) -> None:
+    """Every top-level function of `package`'s train.py (`count` of them), run on torch: one that
+    holds a line of `findings` raises the RuntimeError of a tensor that requires grad, the others
+    run."""
+    import importlib
 
-    reported = {line for _, line, _ in MADE_ELSEWHERE_FINDINGS}
-    source = (tmp_path / "instpkg" / "train.py").read_text().splitlines()
+    make(tmp_path, files=files, package=package)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    train = importlib.import_module(f"{package}.train")
+    reported = {line for _, line, _ in findings}
+    source = (tmp_path / package / "train.py").read_text().splitlines()
     functions = [(i + 1, line.split("(")[0][4:]) for i, line in enumerate(source) if line.startswith("def ")]
-    assert len(functions) == 11
+    assert len(functions) == count
     for start, name in functions:
         ends = [s for s, _ in functions if s > start]
-        inside = {n for n in reported if start < n < (ends[0] if ends else len(source) + 1)}
-        if inside:
+        if any(start < n < (ends[0] if ends else len(source) + 1) for n in reported):
             with pytest.raises(RuntimeError, match="requires grad"):
                 getattr(train, name)()
         else:
             getattr(train, name)()
+
+
+def test_what_an_instance_another_module_makes_computes_raises_on_real_torch(tmp_path, monkeypatch):
+    _each_function_on_real_torch(tmp_path, monkeypatch, MADE_ELSEWHERE, "instpkg", MADE_ELSEWHERE_FINDINGS, 11)
 
 
 LOCAL_CLASSES = {
@@ -1308,31 +1320,16 @@ def test_an_instance_of_the_files_own_class_meets_another_modules_code(tmp_path,
     # torch module whose output requires grad: what the function returns does.
     train = make(tmp_path, files=LOCAL_CLASSES, package="pkg")
     _reported_everywhere(train, LOCAL_CLASS_FINDINGS, capsys, tmp_path)
-    strict = lint_text(train.read_text(), options=Options(strict=True), project=Project(str(tmp_path)),
-                       path=str(train))
+    strict = _strict_findings(train, tmp_path)
     # (Strict mode adds the "may" of `Labeler` and `Hard`, and where `predict_safe`'s output lives.)
-    assert [(v.code, v.line) for v in strict.violations] == sorted(
+    assert [(v.code, v.line) for v in strict] == sorted(
         [(c, line) for c, line, _ in LOCAL_CLASS_FINDINGS] + [("TNS101", 28), ("TNS102", 32), ("TNS101", 55)],
         key=lambda t: t[1])
-    assert "may require grad" in strict.violations[1].message
+    assert "may require grad" in strict[1].message
 
 
 def test_an_instance_of_the_files_own_class_meets_another_modules_code_on_real_torch(tmp_path, monkeypatch):
-    make(tmp_path, files=LOCAL_CLASSES, package="localpkg")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    from localpkg import train
-
-    reported = {line for _, line, _ in LOCAL_CLASS_FINDINGS}
-    source = (tmp_path / "localpkg" / "train.py").read_text().splitlines()
-    functions = [(i + 1, line.split("(")[0][4:]) for i, line in enumerate(source) if line.startswith("def ")]
-    assert len(functions) == 8
-    for start, name in functions:
-        ends = [s for s, _ in functions if s > start]
-        if any(start < n < (ends[0] if ends else len(source) + 1) for n in reported):
-            with pytest.raises(RuntimeError, match="requires grad"):
-                getattr(train, name)()
-        else:
-            getattr(train, name)()
+    _each_function_on_real_torch(tmp_path, monkeypatch, LOCAL_CLASSES, "localpkg", LOCAL_CLASS_FINDINGS, 8)
 
 
 ALIAS_WRITERS = {
