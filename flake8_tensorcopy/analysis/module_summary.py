@@ -499,13 +499,11 @@ class ModuleSummary:
             else:
                 described = f"{f.node.name}(), {where}"
             return f.but(tags=f.tags | {"defined:" + described})
-        if f.kind in (MODULE, OBJECT) and f.node is not None and self._ref(f.node) is None:
-            f = f.but(node=None)  # an instance of a class made in a function: no reference to it
-        if f.kind == MODULE:
-            return f.but(tags=f.tags | {f"defined:{attr}, {os.path.basename(self.path)}"})
-        if isinstance(f.node, ProjectEntity) or f.node is None or f.kind == OBJECT:
-            return f
-        return f.but(node=None)
+        if f.kind in (MODULE, OBJECT):
+            if f.node is not None and self._ref(f.node) is None:
+                f = f.but(node=None)  # an instance of a class made in a function: no reference to it
+            return f.but(tags=f.tags | {f"defined:{attr}, {os.path.basename(self.path)}"}) if f.kind == MODULE else f
+        return f if isinstance(f.node, ProjectEntity) or f.node is None else f.but(node=None)
 
     def local(self, f: Fact, walker) -> Fact:
         """`f`, an imported fact, as this module's walker knows it: an instance of one of its own

@@ -246,7 +246,7 @@ class Summaries:
         grad there may not here: it is unknown."""
         if not _requires_grad(result):
             return result
-        replaced = set(base.self_calls(name)) if hasattr(base, "self_calls") else {"forward"}
+        replaced = set(base.self_calls(name))
         if "forward" in replaced:
             replaced.add("__call__")
         for m in sorted(replaced):

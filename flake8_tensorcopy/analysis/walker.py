@@ -34,8 +34,8 @@ import os
 from bisect import bisect_left, bisect_right
 
 from . import torchapi as api
-from .astutil import (BLOCKS, all_nodes, bind_arguments, call_constants, child_nodes, dotted_name, expressions, first_body_line,
-                      is_plain_method, parameter_names, walk, yields)
+from .astutil import (BLOCKS, all_nodes, bind_arguments, call_constants, child_nodes, const_bool, dotted_name, expressions,
+                      first_body_line, is_plain_method, parameter_names, walk, yields)
 from .evaluate import (
     GENERATOR_TAG,
     MODULE_CLASS_TAG,
@@ -1791,7 +1791,7 @@ def _freezes(stmt, me: str) -> bool:
         if type(s) is ast.Assign and len(s.targets) == 1:
             target = s.targets[0]
             if type(target) is ast.Attribute and target.attr == "requires_grad" and type(target.value) is ast.Name \
-                    and target.value.id == p and type(s.value) is ast.Constant and s.value.value is False:
+                    and target.value.id == p and const_bool(s.value) is False:
                 continue
         if type(s) is ast.Expr and type(s.value) is ast.Call and type(s.value.func) is ast.Attribute \
                 and s.value.func.attr == "requires_grad_" and type(s.value.func.value) is ast.Name \
@@ -1804,8 +1804,7 @@ def _freezes(stmt, me: str) -> bool:
 def _false_argument(call: ast.Call) -> bool:
     """`f(False)` or `f(requires_grad=False)`: the one argument a literal False."""
     args = [*call.args, *(k.value for k in call.keywords if k.arg == "requires_grad")]
-    return len(args) == 1 and len(call.args) + len(call.keywords) == 1 and type(args[0]) is ast.Constant \
-        and args[0].value is False
+    return len(args) == 1 and len(call.args) + len(call.keywords) == 1 and const_bool(args[0]) is False
 
 
 def _grad_changes(method, sets_grad) -> set:

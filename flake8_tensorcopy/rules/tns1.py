@@ -1019,12 +1019,12 @@ origin (another framework's tensor has no `.cpu()`).
         ),
     ]
 
-# What names NumPy goes by in a file, for TNS103's test of which functions call it: the file's
-# imports as reach.py reads them (`import numpy as N`, `from numpy import asarray as arr`,
-# `from numpy.linalg import (norm,\n svd)`) and module-level aliases (`arr = np.asarray`).
 # A NumPy function that takes a list of tensors (each converted), by the module's usual names.
 _LIST_FUNCTION_CALL = LazyPattern(r"(?<![\w.])(?:np|numpy)\.(?:mean|average|median|std|var|sum|prod|max|min|"
                                   r"stack|vstack|hstack|concatenate|percentile|quantile|nan\w+)\(")
+# What names NumPy goes by in a file, for TNS103's test of which functions call it: the file's
+# imports as reach.py reads them (`import numpy as N`, `from numpy import asarray as arr`,
+# `from numpy.linalg import (norm,\n svd)`) and module-level aliases (`arr = np.asarray`).
 _MODULE_ALIAS = LazyPattern(r"^(\w+)[ \t]*=[ \t]*(\w+)[ \t]*\.", re.M)
 _NUMPY_CALLS: dict = {}  # (module names, function names) -> the pattern of their calls
 
