@@ -535,6 +535,7 @@ SELF_FREEZINGS = {
     "eval().requires_grad_(False)": "self.eval().requires_grad_(requires_grad=False)",
     "a loop over its parameters": "for p in self.parameters():\n    p.requires_grad = False",
     "a loop of requires_grad_(False)": "for p in self.parameters():\n    p.requires_grad_(False)",
+    "a loop of detach_()": "for p in self.parameters():\n    p.detach_()",
     "then eval()": "self.requires_grad_(False)\nself.eval()",
 }
 # And ways that leave some parameter requiring grad: a layer made after the freezing, a
@@ -543,6 +544,7 @@ NOT_ALL_FROZEN = {
     "a layer made after": "self.requires_grad_(False)\nself.fc = nn.Linear(4, 2)",
     "a freezing that may not run": "if torch.cuda.is_available():\n    self.requires_grad_(False)",
     "a loop that also thaws": "for p in self.parameters():\n    p.requires_grad = False\n    p.requires_grad = True",
+    "a loop that detaches and thaws": "for p in self.parameters():\n    p.detach_()\n    p.requires_grad_(True)",
 }
 
 

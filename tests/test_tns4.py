@@ -562,3 +562,112 @@ def test_the_in_place_receivers_are_what_the_pattern_finds(text):
     assert sorted("." + m + "(" for m in named) == sorted(_INPLACE_CALLS)
     for call in [text] + [f"w{call}1)\n" for call in _INPLACE_CALLS]:
         assert sorted(_inplace_receivers(call)) == sorted(m.group(1) for m in _INPLACE_ON.finditer(call))
+
+
+# An exponential moving average of a model's weights (pytorch-ignite's EMAHandler): the copy's
+# parameters are detached in place (`p.detach_()`, which leaves a leaf that does not require
+# grad), so the in-place update of the copy runs; without that, it raises, and is reported once
+# (`mul_(...).add_(...)` writes twice, and the first write raises).
+EMA = """
+from copy import deepcopy
+
+import torch
+from torch import nn
+
+
+class EMA:
+    def __init__(self, model):
+        self.model = model
+        self.ema_model = deepcopy(self.model)
+        for param in self.ema_model.parameters():
+            param.detach_()
+
+    def update(self, momentum):
+        for ema_p, model_p in zip(self.ema_model.parameters(), self.model.parameters()):
+            ema_p.mul_(1.0 - momentum).add_(model_p.data, alpha=momentum)
+
+
+def update_copy(model, momentum):
+    ema = deepcopy(model)
+    for param in ema.parameters():
+        param.detach_()
+    for ema_p, model_p in zip(ema.parameters(), model.parameters()):
+        ema_p.mul_(1.0 - momentum).add_(model_p.data, alpha=momentum)
+
+
+def run_class():
+    EMA(nn.Linear(2, 2)).update(0.1)
+
+
+def run_function():
+    update_copy(nn.Linear(2, 2), 0.1)
+"""
+
+
+@pytest.mark.parametrize("detached", [True, False], ids=["detached", "not detached"])
+def test_a_copy_whose_parameters_are_detached_in_place_takes_in_place_updates(detached):
+    code = EMA if detached else EMA.replace("param.detach_()", "assert param.dim() > 0")
+    found = [(v.code, v.line) for v in lint_text(code, TNS4).violations]
+    writes = [i + 1 for i, line in enumerate(code.splitlines()) if "ema_p.mul_(" in line]
+    assert len(writes) == 2
+    assert found == ([] if detached else [("TNS401", line) for line in writes])
+    pytest.importorskip("torch")
+    env = {}
+    exec(compile(code, "<case>", "exec"), env)
+    for run in ("run_class", "run_function"):
+        if detached:
+            env[run]()
+        else:
+            with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
+                env[run]()
+
+
+# Attributes a module sets by their name: torchmetrics' `Metric.add_state("weight", default=t)`
+# (here a base of the file's, as torchmetrics defines it: `setattr(self, name, default)`),
+# `setattr(self, "bias", t)`, `register_buffer`.  `self.weight` is then the tensor it was given,
+# not a parameter for its name; given a parameter, the write raises.
+NAMED_ATTRIBUTES = """
+import torch
+from torch import nn
+
+
+class Metric(nn.Module):
+    def add_state(self, name, default):
+        setattr(self, name, default)
+
+
+class Mean(Metric):
+    def __init__(self):
+        super().__init__()
+        self.add_state("weight", default=torch.tensor(0.0))
+        setattr(self, "bias", torch.zeros(1))
+        self.register_buffer("in_proj_weight", tensor=torch.zeros(1))
+
+    def update(self, value):
+        self.weight += 1
+        self.bias.add_(value)
+        self.in_proj_weight.mul_(2)
+
+
+def run():
+    Mean().update(torch.tensor(2.0))
+"""
+
+
+@pytest.mark.parametrize("given", ["torch.tensor(0.0)", "nn.Parameter(torch.zeros(1))"])
+def test_an_attribute_set_by_its_name_is_what_it_was_given(given):
+    code = NAMED_ATTRIBUTES.replace("default=torch.tensor(0.0)", f"default={given}").replace(
+        "setattr(self, \"bias\", torch.zeros(1))", f"setattr(self, \"bias\", {given})")
+    found = [(v.code, v.line) for v in lint_text(code, TNS4).violations]
+    lines = code.splitlines()
+    writes = [lines.index("        self.weight += 1") + 1, lines.index("        self.bias.add_(value)") + 1]
+    parameter = "Parameter" in given
+    assert found == ([("TNS401", line) for line in writes] if parameter else [])
+    pytest.importorskip("torch")
+    env = {}
+    exec(compile(code, "<case>", "exec"), env)
+    if parameter:
+        with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
+            env["run"]()
+    else:
+        env["run"]()

@@ -370,6 +370,9 @@ class Evaluator:
                     self._freeze_owner(recv, state)
             elif m == "detach_":
                 self._bind(func.value, recv.but(kind=TENSOR, grad=Grad.NO, leaf=False, min_grad=None), state)
+                # (`for p in ema.parameters(): p.detach_()`: each stops requiring grad, as with
+                # `requires_grad_(False)`.)
+                self._freeze_owner(recv, state)
         if recv.kind == SEQ and m in ("append", "extend", "insert") and node.args:
             # losses.append(loss): the list's elements are now (also) what was added.
             new = self.fact(node.args[-1], state)

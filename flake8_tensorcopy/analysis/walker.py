@@ -1386,22 +1386,17 @@ class Walker(Summaries, Evaluator):
                     targets, value = node.targets, node.value
                 elif isinstance(node, ast.AnnAssign) and node.value is not None:
                     targets, value = [node.target], node.value
-                elif (  # self.register_buffer("weight", t) / self.register_parameter("w", p)
-                    isinstance(node, ast.Call)
-                    and isinstance(node.func, ast.Attribute)
-                    and node.func.attr in ("register_buffer", "register_parameter")
-                    and isinstance(node.func.value, ast.Name)
-                    and node.func.value.id == self_name
-                    and len(node.args) >= 2
-                    and isinstance(node.args[0], ast.Constant)
-                    and isinstance(node.args[0].value, str)
-                ):
-                    name = node.args[0].value
-                    if node.func.attr == "register_buffer":
-                        f = Fact(TENSOR, Grad.NO, Device.UNKNOWN,
-                                 by_flow=self.fact(node.args[1], local).is_torch_tensor)
+                elif isinstance(node, ast.Call) and (named := _named_attribute(node, self_name)) is not None:
+                    # self.register_buffer("weight", t) / self.register_parameter("w", p) /
+                    # self.add_state("weight", default=t) (a torchmetrics state) /
+                    # setattr(self, "w", v): an attribute set by its name.
+                    name, how, value = named
+                    if value is None:
+                        f = UNKNOWN_FACT
+                    elif how == "register_buffer":
+                        f = Fact(TENSOR, Grad.NO, Device.UNKNOWN, by_flow=self.fact(value, local).is_torch_tensor)
                     else:
-                        f = self.fact(node.args[1], local)
+                        f = self.fact(value, local)
                     parts.setdefault(name, []).append(f)
                     continue
                 elif item.name == "__init__" and _is_super_init(node):
@@ -1618,7 +1613,7 @@ class Walker(Summaries, Evaluator):
         if self.lines is None:
             return _grad_changes(method, self._sets_grad)
         source = self.source_of(method)
-        if not ("grad" in source or "freez" in source or "apply(" in source
+        if not ("grad" in source or "freez" in source or "apply(" in source or "detach_(" in source
                 or any(n + "(" in source for n in self._grad_setters())):
             return set()
         return _grad_changes(method, self._sets_grad)
@@ -1643,7 +1638,7 @@ class Walker(Summaries, Evaluator):
             return freezes() if freezes is not None else False
         info = self.classes.get(id(classdef))
         init = info.method("__init__")[0] if info is not None else None
-        if init is None or self.lines is not None and "requires_grad" not in self.source_of(init):
+        if init is None or self.lines is not None and not _may_freeze(self.source_of(init)):
             return False
         return freezes_self(init)
 
@@ -1736,10 +1731,15 @@ def _is_super_init(node) -> bool:
 _KEEPS_PARAMETERS = frozenset({"eval", "train", "to", "cuda", "cpu", "float", "half", "double", "bfloat16"})
 
 
+def _may_freeze(source: str) -> bool:
+    """Whether a def's text may hold what `freezes_self` looks for."""
+    return "requires_grad" in source or "detach_(" in source
+
+
 def freezes_self(init) -> bool:
     """Whether constructor `init` (a def) freezes every parameter of its instance at its top
     level (`self.requires_grad_(False)`, or `for p in self.parameters(): p.requires_grad = False`
-    / `p.requires_grad_(False)`), with nothing after that may add one: only calls of `self.eval()`
+    / `p.requires_grad_(False)` / `p.detach_()`), with nothing after that may add one: only calls of `self.eval()`
     and the like, and a bare `return`."""
     a = init.args
     if not a.args or a.vararg is not None:
@@ -1769,7 +1769,8 @@ def freezes_self(init) -> bool:
 
 def _freezes(stmt, me: str) -> bool:
     """`me.requires_grad_(False)` (`me.eval().requires_grad_(False)`), or a loop over
-    `me.parameters()` whose body only sets what it gives `requires_grad = False`."""
+    `me.parameters()` whose body only sets what it gives `requires_grad = False` (or detaches
+    it in place, `p.detach_()`, which leaves it a leaf that does not require grad)."""
     t = type(stmt)
     if t is ast.Expr:
         call = stmt.value
@@ -1794,8 +1795,9 @@ def _freezes(stmt, me: str) -> bool:
                     and target.value.id == p and const_bool(s.value) is False:
                 continue
         if type(s) is ast.Expr and type(s.value) is ast.Call and type(s.value.func) is ast.Attribute \
-                and s.value.func.attr == "requires_grad_" and type(s.value.func.value) is ast.Name \
-                and s.value.func.value.id == p and _false_argument(s.value):
+                and type(s.value.func.value) is ast.Name and s.value.func.value.id == p \
+                and (s.value.func.attr == "requires_grad_" and _false_argument(s.value)
+                     or s.value.func.attr == "detach_" and not s.value.args and not s.value.keywords):
             continue
         return False
     return bool(stmt.body)
@@ -1836,7 +1838,7 @@ def _grad_changes(method, sets_grad) -> set:
         if isinstance(node, ast.Call):
             func = node.func
             name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
-            if name in ("requires_grad_", "apply") and isinstance(func, ast.Attribute):
+            if name in ("requires_grad_", "detach_", "apply") and isinstance(func, ast.Attribute):
                 mentioned(func.value)
             elif name is not None and sets_grad(name):
                 for a in [*node.args, *(k.value for k in node.keywords)]:
@@ -1844,7 +1846,7 @@ def _grad_changes(method, sets_grad) -> set:
                         if isinstance(e, (ast.Name, ast.Attribute)):
                             mentioned(e)
         elif isinstance(node, (ast.For, ast.AsyncFor)):
-            if any(isinstance(n, ast.Attribute) and n.attr in ("requires_grad", "requires_grad_")
+            if any(isinstance(n, ast.Attribute) and n.attr in ("requires_grad", "requires_grad_", "detach_")
                    for b in node.body for n in walk(b)):
                 mentioned(node.iter)
         elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
@@ -1947,16 +1949,46 @@ def _methods_of(info) -> list | None:
     return out
 
 
+# The methods that set an attribute of the instance by its name, and the keyword of the value.
+_SETS_NAMED = {"register_buffer": "tensor", "register_parameter": "param", "add_state": "default"}
+
+
+def _named_attribute(call: ast.Call, me: str) -> tuple | None:
+    """(name, how, value node or None) of a call that sets attribute `name` of `me` by its name:
+    `me.register_buffer("w", t)`, `me.register_parameter("w", p)`, `me.add_state("w",
+    default=t)` (torchmetrics' `Metric`, an nn.Module), `setattr(me, "w", v)`."""
+    func, args = call.func, call.args
+    if type(func) is ast.Attribute:
+        keyword = _SETS_NAMED.get(func.attr)
+        if keyword is None or type(func.value) is not ast.Name or func.value.id != me:
+            return None
+        rest = args[1:]
+    elif type(func) is ast.Name and func.id == "setattr" and len(args) == 3 and type(args[0]) is ast.Name \
+            and args[0].id == me:
+        keyword, args, rest = None, args[1:], args[2:]
+    else:
+        return None
+    if not args or type(args[0]) is not ast.Constant or type(args[0].value) is not str:
+        return None
+    value = rest[0] if rest else next((k.value for k in call.keywords if k.arg == keyword), None)
+    if any(type(a) is ast.Starred for a in rest) or any(k.arg is None for k in call.keywords):
+        value = None
+    return args[0].value, func.attr if keyword is not None else "setattr", value
+
+
 def may_set_attributes(source: str, me: str) -> bool:
     """Whether the text of a method may hold what the class attribute facts look for: a
     statement assigning to an attribute of `me` or to something in one (`me.x = `, `me.x += `,
     `me.x[i] = `, `me.x.y = `, `me.x: T`), `me.x.append(` / `extend(` / `insert(`,
-    `register_buffer` / `register_parameter`, or `super` (`super().__init__(...)`).  It says yes
-    to more than these (`me.x[i]` read, `me.x <= y`), never no to one of them.  A scan from each
-    `me`: a pattern for it took 3 million instructions to compile, on the first file of every
-    flake8 run, and saved nothing on a large tree's check (11.12 G against 11.07 G of
-    instructions, every 10th file of transformers' `models/`)."""
+    `register_buffer` / `register_parameter` / `add_state(` / `setattr(`, or `super`
+    (`super().__init__(...)`).  It says yes to more than these (`me.x[i]` read, `me.x <= y`),
+    never no to one of them.  A scan from each `me`: a pattern for it took 3 million
+    instructions to compile, on the first file of every flake8 run, and saved nothing on a
+    large tree's check (11.12 G against 11.07 G of instructions, every 10th file of
+    transformers' `models/`)."""
     if "register_" in source and ("register_buffer" in source or "register_parameter" in source):
+        return True
+    if "add_state(" in source or "setattr(" in source:
         return True
     if "super" in source:
         return True

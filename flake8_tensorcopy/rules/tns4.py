@@ -1277,7 +1277,12 @@ exactly (a form feed that starts a line at module level).
         func = node.func
         if isinstance(func, ast.Attribute) and is_inplace_method(func.attr):
             if ctx.fact(func.value).kind == TENSOR:
-                self._check(node, strip_views(func.value, ctx), ctx)
+                recv = func.value
+                if not (type(recv) is ast.Call and type(recv.func) is ast.Attribute
+                        and is_inplace_method(recv.func.attr)):
+                    # (`w.mul_(a).add_(b)` writes to `w` twice; the first write raises, and is
+                    # the one reported.)
+                    self._check(node, strip_views(recv, ctx), ctx)
                 return
         if ctx.sink_names and not ctx.no_grad and self._frames and not ctx.in_lambda and not ctx.expects_error:
             self._through_call(node, ctx)
