@@ -353,3 +353,45 @@ def test_a_list_of_tensors_written_in_the_numpy_call_is_named_as_one():
     [v] = lint_text(moved, select_rules(["TNS104"])).violations
     assert v.message == ("np.stack() on a list of tensors that may be on an accelerator raises TypeError; use .cpu() "
                          "on each tensor")
+
+
+# A helper that moves to the device it is given, None by default (monai's convert_to_tensor): a
+# call that leaves the default moves nothing, and one that passes "cuda" moves to it.  (Read as a
+# configured accelerator, the default made `convert(t).numpy()` a finding in default mode.)
+DEFAULT_DEVICE = """
+import torch
+
+
+def convert(data, dtype=None, device=None):
+    return torch.as_tensor(data).to(dtype=dtype, device=device)
+
+
+def make(data, device=None):
+    return torch.zeros(len(data), device=device) + 1
+
+
+def kept(data):
+    return convert(data).numpy(), make(data).numpy()
+
+
+def moved(data):
+    return convert(data, device="cuda").numpy()
+
+
+def made(data):
+    return make(data, "cuda").numpy()
+"""
+
+
+@pytest.mark.filterwarnings("ignore:__array__ implementation:DeprecationWarning")
+def test_a_device_parameter_left_at_its_none_default_moves_nothing():
+    lines = DEFAULT_DEVICE.splitlines()
+    reported = [lines.index(f"def {f}(data):") + 2 for f in ("moved", "made")]
+    assert [(v.code, v.line) for v in lint(DEFAULT_DEVICE)] == [("TNS102", line) for line in reported]
+    torch = pytest.importorskip("torch")
+    env = {}
+    exec(compile(_on_meta(DEFAULT_DEVICE), "<case>", "exec"), env)
+    env["kept"]([1.0, 2.0, 3.0])  # runs
+    for f in ("moved", "made"):
+        with pytest.raises(TypeError, match="can't convert meta device type tensor to numpy"):
+            env[f]([1.0, 2.0, 3.0])

@@ -462,6 +462,21 @@ def test_tensor_snapshots_reported(body, expected):
             grads.append(loss.detach())
         print(grads)
     """, id="a fresh tensor each iteration"),
+    pytest.param("""
+        probs = torch.sigmoid(model.weight)
+        probs = probs.detach()
+        probs.fill_(1)
+        print(probs.sum())
+    """, id="the name rebound to the alias: what is written through it is what it reads"),
+    pytest.param("""
+        def cost(full):
+            probs = torch.sigmoid(model.weight)
+            if full:
+                probs = probs.detach()
+                probs.fill_(1)
+            return (probs * 2).sum()
+        print(cost(True), cost(False))
+    """, id="the same in a branch (monai's DiNTS)"),
 ])
 def test_tensor_snapshot_lookalikes_silent(body):
     code = program(body)

@@ -30,6 +30,7 @@ from .facts import (
     LOADER,
     MODULE,
     NAMED_PARAMS,
+    NONE_DEFAULT,
     OTHER,
     OTHER_FACT,
     NONE_FACT,
@@ -945,6 +946,8 @@ class Evaluator:
             return f.device  # a device string, or a join with one (`x.device if c else "cpu"`)
         if f.kind == TENSOR:
             return f.device
+        if NONE_DEFAULT in f.tags and f.kind == UNKNOWN:
+            return Device.UNKNOWN  # `device=None` a parameter's default: what the call passes
         name = (dotted_name(arg) or "").rsplit(".", 1)[-1].lower()
         if "dtype" in name:
             return None
@@ -1236,6 +1239,8 @@ class Evaluator:
             return f.device
         if f.kind == DEVICE or "str" in f.tags and f.kind == UNKNOWN:
             return f.device  # `device=x.device` with x's device unknown
+        if NONE_DEFAULT in f.tags and f.kind == UNKNOWN:
+            return Device.UNKNOWN  # `device=None` a parameter's default: what the call passes
         return Device.ACCEL
 
     def _module_output(self, module: Fact, node: ast.Call, state: State) -> Fact:

@@ -180,6 +180,11 @@ class Fact(_Record):
 
 
 UNKNOWN_FACT = Fact()
+# A parameter whose default is None, in a walk that does not know what the call passes
+# (`def convert(x, device=None): return x.to(device=device)`): the device it names is not known
+# to be an accelerator, as `.to(device)` of any other `device` is taken to be (evaluate.py).
+NONE_DEFAULT = "default:None"
+NONE_DEFAULT_FACT = Fact(tags=frozenset({NONE_DEFAULT}))
 # The tags of a parameter's fact when every call of the function the file shows gives it a
 # literal that is false / true (`cond=False` left to its default): what those calls pass does not
 # reach a branch that needs the other truth (summaries.parameter_facts, evaluate.narrowings).

@@ -772,7 +772,10 @@ class SnapshotDomain(Domain):
                         continue
                     key = self._rebind(st, el)
                     if key is not None and toks:
-                        st.holds[key] = toks
+                        # (`p = p.detach()`: the name now holds the alias itself, and what is
+                        # written through it is written to the alias it reads after; the old
+                        # object is cut loose as any rebound source is.)
+                        st.holds[key] = _cut(toks, key)
         elif t is ast.AugAssign:
             target = stmt.target
             key = dotted_name(target)
@@ -1000,12 +1003,20 @@ def _parameter_key(source: str, f) -> str:
 def _cut_loose(st: SnapState, key: str) -> None:
     """`key` was rebound: tokens of the old object keep what they hold, and no later update of
     `key` reaches them."""
-    prefix = key + "."
     for k, toks in list(st.holds.items()):
-        if any(t.source is not None and (t.source == key or t.source.startswith(prefix)) for t in toks):
-            st.holds[k] = frozenset(
-                t._replace(source=None) if t.source is not None and (t.source == key or t.source.startswith(prefix))
-                else t for t in toks)
+        cut = _cut(toks, key)
+        if cut is not toks:
+            st.holds[k] = cut
+
+
+def _cut(toks: frozenset, key: str) -> frozenset:
+    """`toks` with those of `key` (or of an attribute of it) cut loose from it (`toks` itself
+    when none is)."""
+    prefix = key + "."
+    if not any(t.source is not None and (t.source == key or t.source.startswith(prefix)) for t in toks):
+        return toks
+    return frozenset(t._replace(source=None) if t.source is not None and (t.source == key or t.source.startswith(prefix))
+                     else t for t in toks)
 
 
 def _target_reads(targets) -> list:

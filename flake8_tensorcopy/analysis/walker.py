@@ -51,6 +51,7 @@ from .facts import (
     FUNCTION,
     IMPORT,
     MODULE,
+    NONE_DEFAULT_FACT,
     OBJECT,
     OTHER_FACT,
     PARAMS,
@@ -729,12 +730,15 @@ class Walker(Summaries, Evaluator):
         args = func.args
         params = [*args.posonlyargs, *args.args, *args.kwonlyargs]
         self_fact = cls.self_fact if cls is not None and is_plain_method(func) else None
+        defaults = _none_defaults(args)
         for i, a in enumerate(params):
             fact = UNKNOWN_FACT
             if i == 0 and self_fact is not None and a in (args.posonlyargs + args.args):
                 fact = self_fact
             elif a.annotation is not None:
                 fact = self._annotation_fact(a.annotation, probe)
+            if fact is UNKNOWN_FACT and a.arg in defaults:
+                fact = NONE_DEFAULT_FACT
             state.env[a.arg] = fact
         for a in (args.vararg, args.kwarg):
             if a is not None:
@@ -746,7 +750,7 @@ class Walker(Summaries, Evaluator):
             # unknown: one level of call sites, and no walk waits for another).
             self._walked.add(id(func))
             for name, fact in self.parameter_facts(func, cls).items():
-                if fact.kind != "unknown" or state.env.get(name) is UNKNOWN_FACT:
+                if fact.kind != "unknown" or state.env.get(name) in _UNKNOWN_PARAMETERS:
                     state.env[name] = fact
                 elif name in state.env and not fact.tags.isdisjoint(SITE_CONSTANTS):
                     old = state.env[name]  # (what its annotation says, and what the calls give it)
@@ -1692,6 +1696,23 @@ class Walker(Summaries, Evaluator):
                 continue  # nothing known: the list's facts stay as they were
             el = join(seq.element, new) if seq.element is not None else new
             parts[attr].append(Fact(SEQ, max(seq.grad, el.grad), max(seq.device, el.device), element=el))
+
+
+# What a parameter is before its calls say anything (identities: _run_function).
+_UNKNOWN_PARAMETERS = (UNKNOWN_FACT, NONE_DEFAULT_FACT)
+
+
+def _none_defaults(args: ast.arguments) -> frozenset:
+    """The parameters whose default is `None`."""
+    found = []
+    positional = [*args.posonlyargs, *args.args]
+    for a, d in zip(positional[len(positional) - len(args.defaults):], args.defaults):
+        if type(d) is ast.Constant and d.value is None:
+            found.append(a.arg)
+    for a, d in zip(args.kwonlyargs, args.kw_defaults):
+        if type(d) is ast.Constant and d.value is None:
+            found.append(a.arg)
+    return frozenset(found)
 
 
 def _reads_self_or_local(value, self_name: str) -> bool:
