@@ -1402,11 +1402,70 @@ def _lint(path, project):
     project.flush()
     return [(v.code, v.line, v.message) for v in result.violations]
 
+# A torch module class of another module with a `__call__` of its own, inherited (ultralytics:
+# `Model(nn.Module).__call__` runs `predict`, `YOLO(Model)` in another module): calling an
+# instance runs that; where the subclass calls `forward`, the output requires grad.
+OWN_CALLS = {
+    "pyproject.toml": "",
+    "PKG/__init__.py": "",
+    "PKG/engine.py": """
+        import torch
+        from torch import nn
+
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 3)
+
+            def forward(self, x):
+                return self.fc(x)
+
+            def predict(self, x):
+                with torch.no_grad():
+                    return self.forward(x).argmax(-1)
+
+            def __call__(self, x):
+                return self.predict(x)
+    """,
+    "PKG/yolo.py": """
+        from .engine import Model
+
+
+        class YOLO(Model):
+            pass
+
+
+        class Raw(Model):
+            def __call__(self, x):
+                return self.forward(x)
+    """,
+    "PKG/train.py": """
+        import numpy as np
+        import torch
+
+        from .yolo import YOLO, Raw
+
+
+        def bench():
+            times = []
+            for _ in range(2):
+                times.append(YOLO()(torch.randn(2, 4)))
+            return np.array(times)
+
+
+        def raw():
+            return Raw()(torch.randn(2, 4)).numpy()
+    """,
+}
+OWN_CALL_FINDINGS = [("TNS101", 15, "Raw()(torch.randn(2, 4)) requires grad, so .numpy() raises RuntimeError; use "
+                                    "Raw()(torch.randn(2, 4)).detach().numpy()")]
+
 
 @pytest.mark.parametrize("files", [FILES, CROSSING, PER_CALL, GENERATORS, CONSTRUCTORS, SINKS, UPDATES, MODULE_ARGS,
-                                   MADE_ELSEWHERE, LOCAL_CLASSES, ALIAS_WRITERS],
+                                   MADE_ELSEWHERE, LOCAL_CLASSES, ALIAS_WRITERS, OWN_CALLS],
                          ids=["imports", "late", "per-call", "generators", "constructors", "sinks", "updates",
-                              "module arguments", "made elsewhere", "local classes", "alias writers"])
+                              "module arguments", "made elsewhere", "local classes", "alias writers", "own calls"])
 def test_summaries_from_the_cache_give_what_a_walk_gives(tmp_path, monkeypatch, files):
     from flake8_tensorcopy.rules import all_rules
     from flake8_tensorcopy.through import Through
@@ -3471,3 +3530,10 @@ def test_a_call_passes_parameters_to_another_modules_initialiser(tmp_path, capsy
     init.zero_init_ok(model.parameters())
     init.rescale_data(model.parameters(), 0.5)
     init.shrink(torch.ones(2), 0.5)
+
+
+
+def test_a_module_class_of_another_module_with_its_own_call(tmp_path, capsys, monkeypatch):
+    train = make(tmp_path, files=OWN_CALLS, package="callpkg")
+    _reported_everywhere(train, OWN_CALL_FINDINGS, capsys, tmp_path)
+    _each_function_on_real_torch(tmp_path / "run", monkeypatch, OWN_CALLS, "callpkg2", OWN_CALL_FINDINGS, 2)

@@ -1266,3 +1266,55 @@ def test_a_flag_the_function_sets_again_is_not_what_its_calls_gave():
     assert found(code, "TNS401") == [("TNS401", 8)]
     with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
         run(code)
+
+
+# A torch module class with a `__call__` of its own (ultralytics' `Model.__call__` runs
+# `predict`, which returns what no gradient flows through): calling an instance runs that, not
+# `forward`.  The one whose `__call__` runs `forward` stays a hazard.
+OWN_CALL = """
+import numpy as np
+import torch
+from torch import nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x):
+        return self.fc(x)
+
+    def predict(self, x):
+        with torch.no_grad():
+            return self.forward(x).argmax(-1)
+
+    def __call__(self, x):
+        return {call}
+
+
+class Yolo(Model):
+    pass
+
+
+def speeds(x):
+    times = []
+    for _ in range(2):
+        times.append(Yolo()(x))
+    return np.array(times), Model()(x).numpy()
+
+
+speeds(torch.randn(2, 4))
+"""
+
+
+def test_a_module_class_with_its_own_call_returns_what_that_returns():
+    code = OWN_CALL.format(call="self.predict(x)")
+    assert found(code, "TNS1") == []
+    run(code)
+    code = OWN_CALL.format(call="self.forward(x)")
+    lines = textwrap.dedent(code).splitlines()
+    line = next(i + 1 for i, text in enumerate(lines) if "return np.array(times)" in text)
+    assert found(code, "TNS1") == [("TNS101", line), ("TNS103", line)]
+    with pytest.raises(RuntimeError, match="requires grad"):
+        run(code)

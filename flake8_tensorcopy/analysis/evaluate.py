@@ -998,6 +998,9 @@ class Evaluator:
         if callee is None:
             callee = self.fact(func, state)
         if callee.kind == MODULE:
+            if callee.node is not None and self.overrides_call(callee.node):
+                # (A torch module class with a `__call__` of its own: what that returns.)
+                return self._method(callee, "__call__", node, state)
             return self._module_output(callee, node, state)
         if callee.kind == CLASS:
             if callee.node is not None:
@@ -1423,6 +1426,9 @@ class Evaluator:
     def defines_method(self, classdef, name: str) -> bool:
         """Whether class `classdef` of the file, or one of its bases in the file, defines method
         `name` (not one it inherits from another module)."""
+        return False
+
+    def overrides_call(self, classdef) -> bool:
         return False
 
     def _unknown_method(self, recv: Fact, m: str, node: ast.Call, state: State) -> Fact:

@@ -209,6 +209,11 @@ class ProjectEntity:
         (walker.freezes_self)."""
         return self._answer(("freezes", self.path), _constructor_freezes, many="plain") == "1"
 
+    def overrides_call(self) -> bool:
+        """Whether the class, or a base of the project, defines `__call__`
+        (summaries.overrides_call)."""
+        return self._answer(("calls", self.path), _overrides_call, many="plain") == "1"
+
     def constructor(self) -> tuple | None:
         """What a subclass in another module needs of the class's constructor (walker.
         constructor_info): its parameters, and the attributes it sets to them."""
@@ -283,6 +288,10 @@ def _inplace_parameters(walker, node) -> tuple:
 
 def _constructor_freezes(walker, node) -> str:
     return "1" if isinstance(node, ast.ClassDef) and walker.constructor_freezes(node) else ""
+
+
+def _overrides_call(walker, node) -> str:
+    return "1" if isinstance(node, ast.ClassDef) and walker.overrides_call(node) else ""
 
 
 def _saving_params(walker, node) -> tuple:

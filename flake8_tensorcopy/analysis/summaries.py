@@ -215,6 +215,20 @@ class Summaries:
         info = self.classes.get(id(classdef))
         return info is not None and info.method(name)[0] is not None
 
+    def overrides_call(self, classdef) -> bool:
+        """Whether a torch module class of the file (or a `ProjectEntity`) has a `__call__` of
+        its own or of a base of the project (ultralytics' `Model.__call__` runs `predict`): its
+        instances' calls run that, not nn.Module's, which runs `forward`."""
+        if not isinstance(classdef, ast.ClassDef):
+            ask = getattr(classdef, "overrides_call", None)
+            return ask() if ask is not None else False
+        info = self.classes.get(id(classdef))
+        if info is None:
+            return False
+        if info.method("__call__")[0] is not None:
+            return True
+        return any(base.overrides_call() for base in _project_bases(info))
+
     def method_result(self, classdef, name: str, hint: tuple | None = None) -> Fact | None:
         """What method `name` of a class of the file returns (None: unknown).  `hint`: text the
         method's source must contain for the answer to be worth a walk."""
