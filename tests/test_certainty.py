@@ -60,6 +60,16 @@ def _found(code, strict=False):
     def h(x: torch.Tensor):
         return torch.is_tensor(x) or torch.tensor(x)
     """,
+    # torchrl: a class of another library, not known to be a tensor (tensordict's
+    # NonTensorData holds any data); its `.data` is not the tensor the annotation says.
+    """
+    import torch
+    from tensordict import NonTensorData
+    def transform(observation: torch.Tensor):
+        if isinstance(observation, NonTensorData):
+            return torch.tensor(observation.data)
+        return observation
+    """,
     # numpy and pandas guards.
     """
     import numpy as np
@@ -76,6 +86,21 @@ def _found(code, strict=False):
 def test_guards_override_annotations(code):
     assert _lint(code) == []
     assert fix_text(textwrap.dedent(code), options=Options(strict=True)).text == textwrap.dedent(code)
+
+
+def test_a_guard_for_a_class_of_unknown_kind_keeps_a_tensor_of_the_flow():
+    # A tensor by the flow of the code may be an instance of a Tensor subclass (monai's
+    # MetaTensor): still a tensor under the guard, no longer one proved for a fix.
+    code = """
+    import torch
+    from monai.data import MetaTensor
+    def f(x):
+        t = torch.zeros(3)
+        if isinstance(t, MetaTensor):
+            return torch.tensor(t)
+        return torch.tensor(t)
+    """
+    assert _found(code) == {("TNS202", 7, "unsafe"), ("TNS202", 8, "safe")}
 
 
 def test_a_guard_that_proves_a_tensor_makes_the_fix_safe():

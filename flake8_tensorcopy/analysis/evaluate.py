@@ -698,8 +698,12 @@ class Evaluator:
             if current.kind == SEQ:
                 return current
             return Fact(SEQ, Grad.UNKNOWN, Device.UNKNOWN) if cls != "dict" else OTHER_FACT
-        # A class we do not know (a project class, a Tensor subclass...).
-        return current.but(by_flow=False) if current.kind == TENSOR else current
+        # A class we do not know (a project class, a Tensor subclass...): a tensor by the flow
+        # of the code may be one of a subclass; one only by an annotation (`observation:
+        # torch.Tensor` under `isinstance(observation, NonTensorData)`) is not known to be one.
+        if current.kind == TENSOR:
+            return current.but(by_flow=False) if current.by_flow else UNKNOWN_FACT
+        return current
 
     @staticmethod
     def _not_tensor(current: Fact) -> Fact:
