@@ -1404,7 +1404,8 @@ def _lint(path, project):
 
 # A torch module class of another module with a `__call__` of its own, inherited (ultralytics:
 # `Model(nn.Module).__call__` runs `predict`, `YOLO(Model)` in another module): calling an
-# instance runs that; where the subclass calls `forward`, the output requires grad.
+# instance runs that; where the subclass calls `forward`, the output requires grad.  And a
+# `freeze()` the base defines, which freezes the instance.
 OWN_CALLS = {
     "pyproject.toml": "",
     "PKG/__init__.py": "",
@@ -1427,6 +1428,10 @@ OWN_CALLS = {
 
             def __call__(self, x):
                 return self.predict(x)
+
+            def freeze(self):
+                for p in self.parameters():
+                    p.requires_grad = False
     """,
     "PKG/yolo.py": """
         from .engine import Model
@@ -1456,6 +1461,12 @@ OWN_CALLS = {
 
         def raw():
             return Raw()(torch.randn(2, 4)).numpy()
+
+
+        def frozen():
+            model = YOLO()
+            model.freeze()
+            return model.forward(torch.randn(2, 4)).numpy()
     """,
 }
 OWN_CALL_FINDINGS = [("TNS101", 15, "Raw()(torch.randn(2, 4)) requires grad, so .numpy() raises RuntimeError; use "
@@ -3536,4 +3547,4 @@ def test_a_call_passes_parameters_to_another_modules_initialiser(tmp_path, capsy
 def test_a_module_class_of_another_module_with_its_own_call(tmp_path, capsys, monkeypatch):
     train = make(tmp_path, files=OWN_CALLS, package="callpkg")
     _reported_everywhere(train, OWN_CALL_FINDINGS, capsys, tmp_path)
-    _each_function_on_real_torch(tmp_path / "run", monkeypatch, OWN_CALLS, "callpkg2", OWN_CALL_FINDINGS, 2)
+    _each_function_on_real_torch(tmp_path / "run", monkeypatch, OWN_CALLS, "callpkg2", OWN_CALL_FINDINGS, 3)

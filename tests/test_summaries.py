@@ -1318,3 +1318,89 @@ def test_a_module_class_with_its_own_call_returns_what_that_returns():
     assert found(code, "TNS1") == [("TNS101", line), ("TNS103", line)]
     with pytest.raises(RuntimeError, match="requires grad"):
         run(code)
+
+
+# `model.freeze()`: a method of the module's class that freezes every parameter of its
+# instance, or Lightning's `freeze()` where no class the analysis sees defines one (NeMo's
+# models inherit it: pyannote's `self.model_.freeze()` was reported); a method that freezes
+# only a part leaves the output requiring grad.
+FREEZE_METHOD = """
+import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+        self.head = nn.Linear(2, 2)
+
+    def forward(self, x):
+        return self.head(self.fc(x))
+
+    def freeze(self):
+{freeze}
+
+
+def infer(x):
+    model = Net()
+    model.freeze()
+    return model(x).numpy()
+
+
+class Wrapper:
+    def __init__(self):
+        self.model_ = Net()
+        self.model_.freeze()
+
+    def embed(self, x):
+        return self.model_(x).numpy()
+
+
+def run(x):
+    return infer(x), Wrapper().embed(x)
+
+
+run(torch.randn(1, 3))
+"""
+
+
+def test_a_method_that_freezes_its_instance_makes_a_frozen_module():
+    code = FREEZE_METHOD.format(freeze="        for p in self.parameters():\n            p.requires_grad = False")
+    assert found(code, "TNS1") == []
+    run(code)
+    part = FREEZE_METHOD.format(freeze="        for p in self.fc.parameters():\n            p.requires_grad = False")
+    lines = textwrap.dedent(part).splitlines()
+    line = next(i + 1 for i, text in enumerate(lines) if text == "    return model(x).numpy()")
+    # (The attribute's class-wide fact is unknown after any call that may change its grad.)
+    assert found(part, "TNS1") == [("TNS101", line)]
+    with pytest.raises(RuntimeError, match="requires grad"):
+        run(part)
+
+
+def test_lightnings_freeze_on_a_module_of_a_class_the_analysis_does_not_see():
+    code = """
+    import torch
+    from lightning import LightningModule
+
+
+    class Lit(LightningModule):
+        def __init__(self):
+            super().__init__()
+            self.fc = torch.nn.Linear(3, 2)
+
+        def forward(self, x):
+            return self.fc(x)
+
+
+    def infer(x):
+        model = Lit()
+        model.freeze()
+        return model(x).numpy()
+
+
+    def unfrozen(x):
+        model = Lit()
+        return model(x).numpy()
+    """
+    assert found(code, "TNS1") == [("TNS101", 23)]

@@ -344,6 +344,13 @@ class Evaluator:
         if not isinstance(func, ast.Attribute):
             return
         m = func.attr
+        if not node.args and not node.keywords and isinstance(func.value, (ast.Name, ast.Attribute)):
+            # `model.freeze()`: a method of the module's class that freezes every parameter of
+            # its instance (walker.freezes_self), or Lightning's `freeze()`.
+            recv = self.fact(func.value, state)
+            if recv.kind == MODULE and not recv.frozen and self.method_freezes(recv.node, m):
+                self._bind(func.value, _frozen(recv, True), state)
+                return
         if m in api.MODULE_SELF_METHODS:
             # `model.to(dev)`, `m.eval().requires_grad_(False).to(dev)`: methods that change the
             # module and return it.  The chain's value is the module as it now is.
@@ -1433,6 +1440,9 @@ class Evaluator:
         return False
 
     def overrides_call(self, classdef) -> bool:
+        return False
+
+    def method_freezes(self, classdef, name: str) -> bool:
         return False
 
     def _unknown_method(self, recv: Fact, m: str, node: ast.Call, state: State) -> Fact:

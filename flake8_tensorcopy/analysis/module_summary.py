@@ -209,6 +209,13 @@ class ProjectEntity:
         (walker.freezes_self)."""
         return self._answer(("freezes", self.path), _constructor_freezes, many="plain") == "1"
 
+    def method_freezing(self, name: str) -> str:
+        """Whether method `name` of the class (or of a base) freezes its instance
+        (walker.method_freezing: "1", "0", or "" where no class defines it)."""
+        found = self._answer(("mfreezes", self.path, name), lambda w, node: _method_freezing(w, node, name),
+                             many="plain")
+        return found if found in ("1", "0") else ""
+
     def overrides_call(self) -> bool:
         """Whether the class, or a base of the project, defines `__call__`
         (summaries.overrides_call)."""
@@ -288,6 +295,10 @@ def _inplace_parameters(walker, node) -> tuple:
 
 def _constructor_freezes(walker, node) -> str:
     return "1" if isinstance(node, ast.ClassDef) and walker.constructor_freezes(node) else ""
+
+
+def _method_freezing(walker, node, name: str) -> str:
+    return walker.method_freezing(node, name) if isinstance(node, ast.ClassDef) else "0"
 
 
 def _overrides_call(walker, node) -> str:

@@ -67,7 +67,7 @@ from .facts import (
     join_all,
     must_grad,
 )
-from .summaries import Summaries, Summary
+from .summaries import Summaries, Summary, _project_bases
 from .gradmode import (
     EVAL_HOOKS,
     LIGHTNING_BASES,
@@ -1646,6 +1646,37 @@ class Walker(Summaries, Evaluator):
             return False
         return freezes_self(init)
 
+    def method_freezes(self, classdef, name: str) -> bool:
+        """Whether calling method `name` (without arguments) of an instance of torch module
+        class `classdef` (of the file, a `ProjectEntity`, or None: a class the analysis does not
+        see) freezes every parameter of the instance: the method does as `freezes_self` reads
+        it (`def freeze(self): for p in self.parameters(): p.requires_grad = False`), or no
+        class the analysis sees defines it and it is Lightning's `freeze()` (NeMo's models
+        inherit it)."""
+        found = self.method_freezing(classdef, name) if classdef is not None else ""
+        return found == "1" or found == "" and name == "freeze"
+
+    def method_freezing(self, classdef, name: str) -> str:
+        """"1": method `name` of class `classdef` (or of a base) freezes its instance
+        (`method_freezes`); "0": it is defined and may not; "": no class of the file or the
+        project in its bases defines it."""
+        if not isinstance(classdef, ast.ClassDef):
+            ask = getattr(classdef, "method_freezing", None)
+            return ask(name) if ask is not None else "0"
+        info = self.classes.get(id(classdef))
+        if info is None:
+            return "0"
+        method = info.method(name)[0]
+        if method is None:
+            for base in _project_bases(info):
+                found = base.method_freezing(name)
+                if found:
+                    return found
+            return ""
+        if not is_plain_method(method) or self.lines is not None and not _may_freeze(self.source_of(method)):
+            return "0"
+        return "1" if freezes_self(method) else "0"
+
     def constructor_info(self, classdef) -> tuple | None:
         """What another module's subclass needs of the constructor of class `classdef` of this
         file: (its positional parameters after `self`, its keyword-only ones, ((attr, parameter),
@@ -1862,6 +1893,8 @@ def _grad_changes(method, sets_grad) -> set:
             if name in ("requires_grad_", "detach_", "apply") and isinstance(func, ast.Attribute):
                 mentioned(func.value)
             elif name is not None and sets_grad(name):
+                if isinstance(func, ast.Attribute) and not isinstance(func.value, ast.Name):
+                    mentioned(func.value)  # `self.model.freeze()`
                 for a in [*node.args, *(k.value for k in node.keywords)]:
                     for e in (a.elts if isinstance(a, (ast.List, ast.Tuple)) else [a]):
                         if isinstance(e, (ast.Name, ast.Attribute)):
