@@ -1404,3 +1404,43 @@ def test_lightnings_freeze_on_a_module_of_a_class_the_analysis_does_not_see():
         return model(x).numpy()
     """
     assert found(code, "TNS1") == [("TNS101", 23)]
+
+
+# A module that returns a distribution (a policy): `.sample()` of what it returns runs without
+# grad (lightning-bolts' SAC agent was reported); `.rsample()` keeps the graph.
+POLICY = """
+import torch
+from torch import nn
+
+
+class Policy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mu = nn.Linear(3, 2)
+
+    def forward(self, x):
+        return torch.distributions.Normal(self.mu(x), 1.0)
+
+
+class Agent:
+    def __init__(self, net):
+        self.net = net
+
+    def act(self, states):
+        dist = self.net(states)
+        return list(dist.{sample}().cpu().numpy())
+
+
+Agent(Policy()).act(torch.randn(1, 3))
+"""
+
+
+def test_a_sample_of_what_a_module_returns_does_not_require_grad():
+    code = POLICY.format(sample="sample")
+    assert found(code, "TNS1") == []
+    run(code)
+    code = POLICY.format(sample="rsample")
+    lines = textwrap.dedent(code).splitlines()
+    assert found(code, "TNS1") == [("TNS101", lines.index("        return list(dist.rsample().cpu().numpy())") + 1)]
+    with pytest.raises(RuntimeError, match="requires grad"):
+        run(code)

@@ -179,6 +179,8 @@ _WRAPPER = "wrapper"  # a module wrapped by nn.DataParallel / DistributedDataPar
 _WRAPPER_TAGS = frozenset({_WRAPPER})
 _DISTRIBUTION = "distribution"
 _DISTRIBUTION_TAGS = frozenset({_DISTRIBUTION})
+# The sampling methods of torch.distributions that run without grad (not `rsample`).
+_SAMPLES = frozenset({"sample", "sample_n", "enumerate_support"})
 
 # Text that a function must contain for its result not to require grad when its module's does.
 _NO_GRAD_RESULT_HINTS = ("sample(", "detach(", "no_grad", "inference_mode", "set_grad_enabled", "argmax",
@@ -1311,6 +1313,10 @@ class Evaluator:
                 return ARRAY_FACT
             if m in api.NON_TENSOR_METHODS:
                 return OTHER_FACT
+            if m in _SAMPLES:
+                # A tensor has no `.sample()`: the value is a distribution a model returned
+                # (`dist = policy(obs)`), and sampling runs without grad.
+                return tensor(Grad.NO, recv.device, by_flow=False)
             if m in api.NO_GRAD_METHODS:
                 return tensor(Grad.NO, recv.device, tags=recv.tags - {"generator_output"},
                               by_flow=recv.by_flow).but(device_var=recv.device_var)
@@ -1397,7 +1403,7 @@ class Evaluator:
         if kind == SEQ and m in ("pop", "__getitem__") and recv.element is not None:
             return recv.element
         if kind == OTHER and _DISTRIBUTION in recv.tags:
-            if m in ("sample", "sample_n", "enumerate_support"):
+            if m in _SAMPLES:
                 # Sampling runs under no-grad: the sample never requires grad.
                 return tensor(Grad.NO, recv.device)
             if m in ("rsample", "log_prob", "cdf", "icdf", "entropy", "perplexity"):
