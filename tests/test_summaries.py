@@ -1444,3 +1444,68 @@ def test_a_sample_of_what_a_module_returns_does_not_require_grad():
     assert found(code, "TNS1") == [("TNS101", lines.index("        return list(dist.rsample().cpu().numpy())") + 1)]
     with pytest.raises(RuntimeError, match="requires grad"):
         run(code)
+
+
+# A module class of the file without parameters (an activation a notebook defines, pytorch-
+# ignite's EfficientNet example: `res = Swish()(d)`, `res.numpy()`): its output requires grad
+# only where its input does.  One with a parameter, or given an input that requires grad, is a
+# hazard.
+PARAMFREE = """
+import torch
+from torch import nn
+
+
+class Swish(nn.Module):
+    def forward(self, x):
+        return x * torch.sigmoid(x)
+
+
+class Mish(Swish):
+    def __init__(self):
+        super().__init__()
+        self.name = "mish"
+
+    def forward(self, x):
+        return x * torch.tanh(nn.functional.softplus(x))
+
+
+class Learned(Swish):
+    def __init__(self):
+        super().__init__()
+        self.beta = nn.Parameter(torch.ones(1))
+
+    def forward(self, x):
+        return x * torch.sigmoid(self.beta * x)
+
+
+def plot():
+    d = torch.linspace(-10.0, 10.0, 5)
+    return Swish()(d).numpy()
+
+
+def learned():
+    d = torch.linspace(-10.0, 10.0, 5)
+    return Learned()(d).numpy()
+
+
+def input_requires_grad():
+    d = torch.linspace(-10.0, 10.0, 5, requires_grad=True)
+    return Swish()(d).numpy()
+"""
+
+
+def test_a_module_class_without_parameters_computes_what_its_inputs_require():
+    env = run(PARAMFREE)
+    env["plot"]()
+    lines = textwrap.dedent(PARAMFREE).splitlines()
+    reported = [lines.index(f"def {f}():") + 3 for f in ("learned", "input_requires_grad")]
+    assert found(PARAMFREE, "TNS1") == [("TNS101", line) for line in reported]
+    for f in ("learned", "input_requires_grad"):
+        with pytest.raises(RuntimeError, match="requires grad"):
+            env[f]()
+    # (A class whose body names torch's layers, `nn.functional` included, is not taken for one
+    # without parameters: Mish.)
+    mish = PARAMFREE.replace("return Swish()(d).numpy()\n\n\ndef learned", "return Mish()(d).numpy()\n\n\ndef learned")
+    plot_line = textwrap.dedent(mish).splitlines().index("    return Mish()(d).numpy()") + 1
+    assert found(mish, "TNS1") == [("TNS101", plot_line)] + [("TNS101", line) for line in reported]
+    run(mish)["plot"]()

@@ -1025,7 +1025,8 @@ class Evaluator:
                 attrs = self._constructed(callee.node, attrs, node, state)
             if MODULE_CLASS_TAG in callee.tags:
                 made = Fact(MODULE, Grad.UNKNOWN, Device.CPU, attrs=attrs,
-                            tags=(callee.tags & {NO_GRAD_FORWARD}) | defined, by_flow=callee.by_flow, node=callee.node)
+                            tags=(callee.tags & {NO_GRAD_FORWARD}) | defined, by_flow=callee.by_flow, node=callee.node,
+                            paramfree=callee.node is not None and self.class_paramfree(callee.node))
                 # A class whose constructor freezes what it makes (a teacher, a feature extractor).
                 return _frozen(made, True) if callee.node is not None and self.constructor_freezes(callee.node) \
                     else made
@@ -1449,6 +1450,9 @@ class Evaluator:
         return False
 
     def method_freezes(self, classdef, name: str) -> bool:
+        return False
+
+    def class_paramfree(self, classdef) -> bool:
         return False
 
     def _unknown_method(self, recv: Fact, m: str, node: ast.Call, state: State) -> Fact:

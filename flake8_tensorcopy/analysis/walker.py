@@ -53,6 +53,7 @@ from .facts import (
     MODULE,
     NONE_DEFAULT_FACT,
     OBJECT,
+    OTHER,
     OTHER_FACT,
     PARAMS,
     SEQ,
@@ -105,7 +106,7 @@ class ClassInfo:
     """A class of the file: its node, what `self` is in its methods, its methods by name, and
     its base classes that the file defines."""
 
-    __slots__ = ("node", "self_fact", "lightning", "methods", "bases", "project_bases")
+    __slots__ = ("node", "self_fact", "lightning", "methods", "bases", "project_bases", "plain", "paramfree")
 
     def __init__(self, node: ast.ClassDef, self_fact: Fact | None, lightning: bool) -> None:
         self.node = node
@@ -114,6 +115,9 @@ class ClassInfo:
         self.methods: dict = {}
         self.bases: list = []  # ClassInfo
         self.project_bases: list = []  # project.ProjectEntity
+        # Every base is `torch.nn.Module` itself or a class of the file (Walker.class_paramfree).
+        self.plain = False
+        self.paramfree: bool | None = None  # (Walker.class_paramfree, once asked)
 
     def method(self, name: str):
         """(the def of method `name`, the class that defines it), searching the file's bases."""
@@ -1284,6 +1288,10 @@ class Walker(Summaries, Evaluator):
         info = ClassInfo(stmt, self_fact, lightning)
         info.bases = [self.classes[id(bf.node)] for bf in base_facts
                       if bf.kind == CLASS and bf.node is not None and id(bf.node) in self.classes]
+        info.plain = bool(stmt.bases) and not stmt.keywords and all(
+            self.qualname(b, state) == "torch.nn.Module"
+            or bf.kind == CLASS and bf.node is not None and id(bf.node) in self.classes
+            for b, bf in zip(stmt.bases, base_facts))
         # Base classes in other modules of the project: their methods, by summary.
         info.project_bases = [bf.node for bf in base_facts if bf.kind == CLASS and hasattr(bf.node, "method_return")]
         self.classes[id(stmt)] = info
@@ -1646,6 +1654,40 @@ class Walker(Summaries, Evaluator):
             return False
         return freezes_self(init)
 
+    def class_paramfree(self, classdef) -> bool:
+        """Whether torch module class `classdef` of the file certainly has no parameters (an
+        activation the file defines, `class Swish(nn.Module)` with only a `forward`): its bases
+        are `nn.Module` itself or such classes of the file, its body names no parameter, layer
+        or attribute set by name, and every attribute its methods set is a plain value (not a
+        module, a tensor, or what the analysis cannot tell).  What it computes then requires
+        grad only where its inputs do."""
+        if not isinstance(classdef, ast.ClassDef):
+            return False
+        info = self.classes.get(id(classdef))
+        if info is None or not info.plain or info.project_bases:
+            return False
+        if info.paramfree is None:
+            info.paramfree = False  # (a class that is its own base: not)
+            info.paramfree = self._paramfree(info)
+        return info.paramfree
+
+    def _paramfree(self, info: ClassInfo) -> bool:
+        if not all(self.class_paramfree(b.node) for b in info.bases):
+            return False
+        if self.lines is not None:
+            for item in info.node.body:
+                source = self.source_of(item)
+                if any(w in source for w in _LAYER_WORDS):
+                    return False
+        attrs = info.self_fact.attrs if info.self_fact is not None else None
+        if attrs is None:
+            return False
+        for _name, f in attrs.items():
+            element = f.element if f.kind == SEQ else None
+            if f.kind != OTHER and not (element is not None and element.kind == OTHER):
+                return False
+        return True
+
     def method_freezes(self, classdef, name: str) -> bool:
         """Whether calling method `name` (without arguments) of an instance of torch module
         class `classdef` (of the file, a `ProjectEntity`, or None: a class the analysis does not
@@ -1727,6 +1769,11 @@ class Walker(Summaries, Evaluator):
                 continue  # nothing known: the list's facts stay as they were
             el = join(seq.element, new) if seq.element is not None else new
             parts[attr].append(Fact(SEQ, max(seq.grad, el.grad), max(seq.device, el.device), element=el))
+
+
+# What the body of a module class without parameters never holds (Walker.class_paramfree): a
+# parameter, a layer of torch (`nn.Linear`), a module or attribute set by its name.
+_LAYER_WORDS = ("Parameter", "parameter(", "nn.", "add_module", "register_module", "setattr", "load_state_dict")
 
 
 # What a parameter is before its calls say anything (identities: _run_function).
