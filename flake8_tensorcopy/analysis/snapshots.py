@@ -1015,8 +1015,9 @@ def _cut(toks: frozenset, key: str) -> frozenset:
     prefix = key + "."
     if not any(t.source is not None and (t.source == key or t.source.startswith(prefix)) for t in toks):
         return toks
-    return frozenset(t._replace(source=None) if t.source is not None and (t.source == key or t.source.startswith(prefix))
-                     else t for t in toks)
+    return frozenset(t._replace(source=None)
+                     if t.source is not None and (t.source == key or t.source.startswith(prefix)) else t
+                     for t in toks)
 
 
 def _target_reads(targets) -> list:

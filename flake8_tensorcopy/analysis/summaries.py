@@ -227,7 +227,7 @@ class Summaries:
             return False
         if info.method("__call__")[0] is not None:
             return True
-        return any(base.overrides_call() for base in _project_bases(info))
+        return any(base.overrides_call() for base in project_bases(info))
 
     def method_result(self, classdef, name: str, hint: tuple | None = None) -> Fact | None:
         """What method `name` of a class of the file returns (None: unknown).  `hint`: text the
@@ -239,7 +239,7 @@ class Summaries:
             return None
         func, _owner = info.method(name)
         if func is None:
-            for base in _project_bases(info):  # inherited from another module
+            for base in project_bases(info):  # inherited from another module
                 result = base.method_return(name, hint)
                 if result is not None:
                     return self._as_inherited(info, base, name, result)
@@ -489,7 +489,7 @@ class Summaries:
 _CONTAINERS = (PARAMS, NAMED_PARAMS, SEQ)
 
 
-def _project_bases(info) -> list:
+def project_bases(info) -> list:
     """The classes of other modules that the file's class `info` inherits from, itself or
     through its bases of the file (`class Hard(Scorer)`, `class Scorer(BaseModel)`), nearest
     first."""

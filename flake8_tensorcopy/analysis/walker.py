@@ -68,7 +68,7 @@ from .facts import (
     join_all,
     must_grad,
 )
-from .summaries import Summaries, Summary, _project_bases
+from .summaries import Summaries, Summary, project_bases
 from .gradmode import (
     EVAL_HOOKS,
     LIGHTNING_BASES,
@@ -1710,7 +1710,7 @@ class Walker(Summaries, Evaluator):
             return "0"
         method = info.method(name)[0]
         if method is None:
-            for base in _project_bases(info):
+            for base in project_bases(info):
                 found = base.method_freezing(name)
                 if found:
                     return found
@@ -1773,7 +1773,8 @@ class Walker(Summaries, Evaluator):
 
 # What the body of a module class without parameters never holds (Walker.class_paramfree): a
 # parameter, a layer of torch (`nn.Linear`), a module or attribute set by its name.
-_LAYER_WORDS = ("Parameter", "parameter(", "nn.", "add_module", "register_module", "setattr", "load_state_dict")
+_LAYER_WORDS = ("Parameter", "parameter(", "nn.", "add_module", "register_module", "register_buffer", "setattr",
+                "load_state_dict")
 
 
 # What a parameter is before its calls say anything (identities: _run_function).
@@ -1838,8 +1839,8 @@ def _may_freeze(source: str) -> bool:
 def freezes_self(init) -> bool:
     """Whether constructor `init` (a def) freezes every parameter of its instance at its top
     level (`self.requires_grad_(False)`, or `for p in self.parameters(): p.requires_grad = False`
-    / `p.requires_grad_(False)` / `p.detach_()`), with nothing after that may add one: only calls of `self.eval()`
-    and the like, and a bare `return`."""
+    / `p.requires_grad_(False)` / `p.detach_()`), with nothing after that may add one: only
+    calls of `self.eval()` and the like, and a bare `return`."""
     a = init.args
     if not a.args or a.vararg is not None:
         return False
