@@ -1460,6 +1460,15 @@ class Swish(nn.Module):
         return x * torch.sigmoid(x)
 
 
+class Half(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.k = 0.5  # a literal: no parameter
+
+    def forward(self, x):
+        return x * self.k
+
+
 class Mish(Swish):
     def __init__(self):
         super().__init__()
@@ -1480,7 +1489,7 @@ class Learned(Swish):
 
 def plot():
     d = torch.linspace(-10.0, 10.0, 5)
-    return Swish()(d).numpy()
+    return Swish()(d).numpy(), Half()(d).numpy()
 
 
 def learned():
@@ -1505,7 +1514,7 @@ def test_a_module_class_without_parameters_computes_what_its_inputs_require():
             env[f]()
     # (A class whose body names torch's layers, `nn.functional` included, is not taken for one
     # without parameters: Mish.)
-    mish = PARAMFREE.replace("return Swish()(d).numpy()\n\n\ndef learned", "return Mish()(d).numpy()\n\n\ndef learned")
+    mish = PARAMFREE.replace("return Swish()(d).numpy(), Half()(d).numpy()", "return Mish()(d).numpy()")
     plot_line = textwrap.dedent(mish).splitlines().index("    return Mish()(d).numpy()") + 1
     assert found(mish, "TNS1") == [("TNS101", plot_line)] + [("TNS101", line) for line in reported]
     run(mish)["plot"]()

@@ -53,7 +53,6 @@ from .facts import (
     MODULE,
     NONE_DEFAULT_FACT,
     OBJECT,
-    OTHER,
     OTHER_FACT,
     PARAMS,
     SEQ,
@@ -1672,20 +1671,20 @@ class Walker(Summaries, Evaluator):
         return info.paramfree
 
     def _paramfree(self, info: ClassInfo) -> bool:
-        if not all(self.class_paramfree(b.node) for b in info.bases):
+        if self.lines is None or not all(self.class_paramfree(b.node) for b in info.bases):
             return False
-        if self.lines is not None:
-            for item in info.node.body:
-                source = self.source_of(item)
-                if any(w in source for w in _LAYER_WORDS):
-                    return False
-        attrs = info.self_fact.attrs if info.self_fact is not None else None
-        if attrs is None:
-            return False
-        for _name, f in attrs.items():
-            element = f.element if f.kind == SEQ else None
-            if f.kind != OTHER and not (element is not None and element.kind == OTHER):
+        for item in info.node.body:
+            source = self.source_of(item)
+            if any(w in source for w in _LAYER_WORDS):
                 return False
+            # Every attribute it sets is set to a literal (`self.name = "swish"`): not a module
+            # or tensor its callers give it (read from the text, not the attribute facts, which
+            # would parse every method of the class).
+            if "self." in source:
+                for m in _SELF_ASSIGNMENT.finditer(source):
+                    value = m.group(1)
+                    if value is None or not _LITERAL_LINE.fullmatch(value.strip()):
+                        return False  # (`self.a, self.b = ...`: not read)
         return True
 
     def method_freezes(self, classdef, name: str) -> bool:
@@ -1775,6 +1774,12 @@ class Walker(Summaries, Evaluator):
 # parameter, a layer of torch (`nn.Linear`), a module or attribute set by its name.
 _LAYER_WORDS = ("Parameter", "parameter(", "nn.", "add_module", "register_module", "register_buffer", "setattr",
                 "load_state_dict")
+
+
+# `self.x = value` (also `self.x: T = value`), the value to the end of its line; and a line that
+# is one literal (a number, a string, True, False, None), a comment after it allowed.
+_SELF_ASSIGNMENT = LazyPattern(r"\bself\.\w+\s*(?::[^=\n]*)?=(?!=)([^\n]*)|\bself\.\w+\s*,")
+_LITERAL_LINE = LazyPattern(r"""(?:-?[\d.]+(?:e-?\d+)?|True|False|None|'[^'\\]*'|"[^"\\]*")\s*(?:#.*)?""")
 
 
 # What a parameter is before its calls say anything (identities: _run_function).
