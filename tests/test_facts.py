@@ -236,3 +236,16 @@ def test_a_display_of_literals_has_the_fact_the_evaluator_gives_it_element_by_el
             assert probe(f"probe({expr})\n") == fast, expr
 
     same()
+
+
+def test_none_joined_with_another_plain_value_is_that_value_not_none():
+    # `self.masks = None` on one path, `= {}` on another: the join is the dict where it is one,
+    # and a later join with a parameter is no parameter for certain.
+    from flake8_tensorcopy.analysis.facts import NONE_FACT, OTHER, OTHER_FACT, TENSOR, Grad, join, tensor
+
+    either = join(NONE_FACT, OTHER_FACT)
+    assert either.kind == OTHER and "none" not in either.tags
+    assert join(OTHER_FACT, NONE_FACT) == either
+    leaf = tensor(Grad.YES, leaf=True, tags=frozenset({"parameter"}))
+    assert join(either, leaf).kind != TENSOR
+    assert join(NONE_FACT, leaf).kind == TENSOR  # (None and a tensor: the tensor, where it is one)

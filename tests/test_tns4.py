@@ -671,3 +671,50 @@ def test_an_attribute_set_by_its_name_is_what_it_was_given(given):
             env["run"]()
     else:
         env["run"]()
+
+
+# An attribute that is None, a dict or a parameter by the method that set it last (torch_geometric's
+# GNNExplainer: `self.node_mask = {}` for a heterogeneous graph, then `self.node_mask[t] =
+# Parameter(...)`): a write of a key into the dict is no write to a leaf.
+MASKS = """
+import torch
+from torch.nn import Parameter
+
+
+class Explainer:
+    def __init__(self):
+        self.node_mask = None
+        self.is_hetero = False
+
+    def init_masks(self, x):
+        self.is_hetero = isinstance(x, dict)
+        if self.is_hetero:
+            self.node_mask = {}
+            for t, feats in x.items():
+                self._init_one(t, feats.size(0))
+        else:
+            self._init_homogeneous(x.size(0))
+
+    def _init_homogeneous(self, n):
+        if n == 0:
+            self.node_mask = None
+        else:
+            self.node_mask = Parameter(torch.randn(n, 1) * 0.1)
+
+    def _init_one(self, t, n):
+        self.node_mask[t] = Parameter(torch.randn(n, 1) * 0.1)
+
+
+def run():
+    e = Explainer()
+    e.init_masks({"a": torch.zeros(3, 2)})
+    e.init_masks(torch.zeros(3, 2))
+"""
+
+
+def test_a_key_written_into_an_attribute_that_is_a_dict_on_that_path():
+    assert lint_text(MASKS, TNS4).violations == []
+    pytest.importorskip("torch")
+    env = {}
+    exec(compile(MASKS, "<case>", "exec"), env)
+    env["run"]()

@@ -229,7 +229,10 @@ def join(a: Fact | None, b: Fact | None) -> Fact:
         return a
     if a.kind == OTHER and "none" in a.tags:
         a, b = b, a
-    if b.kind == OTHER and "none" in b.tags and a.kind != OTHER:
+    if b.kind == OTHER and "none" in b.tags and "none" not in a.tags:
+        # (Also another plain value: `self.masks = None`, then `= {}`, is a dict where it is
+        # one, not None; a union of their tags read as None alone, and the next join with a
+        # tensor gave the tensor.)
         return a if a.grad is Grad.NO else a.but(min_grad=Grad.NO)
     kind = a.kind if a.kind == b.kind else UNKNOWN
     if kind == UNKNOWN and (a.kind == SEQ and b.kind == PARAMS or a.kind == PARAMS and b.kind == SEQ):
