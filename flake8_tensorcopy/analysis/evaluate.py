@@ -346,13 +346,6 @@ class Evaluator:
         if not isinstance(func, ast.Attribute):
             return
         m = func.attr
-        if not node.args and not node.keywords and isinstance(func.value, (ast.Name, ast.Attribute)):
-            # `model.freeze()`: a method of the module's class that freezes every parameter of
-            # its instance (walker.freezes_self), or Lightning's `freeze()`.
-            recv = self.fact(func.value, state)
-            if recv.kind == MODULE and not recv.frozen and self.method_freezes(recv.node, m):
-                self._bind(func.value, _frozen(recv, True), state)
-                return
         if m in api.MODULE_SELF_METHODS:
             # `model.to(dev)`, `m.eval().requires_grad_(False).to(dev)`: methods that change the
             # module and return it.  The chain's value is the module as it now is.
@@ -370,6 +363,13 @@ class Evaluator:
         if key is None:
             return
         recv = self.fact(func.value, state)
+        if recv.kind == MODULE:
+            # `model.freeze()` (after the module's own methods above: `model.eval()` is asked
+            # nothing): a method of its class that freezes every parameter of the instance
+            # (walker.freezes_self), or Lightning's `freeze()`.
+            if not node.args and not node.keywords and not recv.frozen and self.method_freezes(recv.node, m):
+                self._bind(func.value, _frozen(recv, True), state)
+            return
         if recv.kind == TENSOR or recv.kind == UNKNOWN:
             if m == "requires_grad_":
                 flag = _const_bool(node.args[0]) if node.args else True
