@@ -543,6 +543,83 @@ def test_the_attribute_text_test_says_yes_to_every_way_of_setting_one():
     assert checked > 20
 
 
+# What sets an attribute of the first parameter itself, all that the class attribute facts
+# read (walker._class_attr_facts), and what only changes one or reads it.
+METHODS_THAT_SET_ONE = [
+    "def f(self):\n    self.x = 1\n",
+    "def f(self):\n    self.x: int = 1\n",
+    "def f(self):\n    a = self.x = 1\n",
+    "def f(self):\n    ( self . x  # c\n    ) = 1\n",
+    "def f(self, p):\n    a, self.b, c = p\n",
+    "def f(self):\n    self.losses.append(loss)\n",
+    "def f(self):\n    self.register_buffer('w', t)\n",
+    "def f(self):\n    setattr(self, 'w', t)\n",
+    "def __init__(self, m):\n    super().__init__(m)\n",
+]
+
+METHODS_THAT_CHANGE_ONE = [
+    "def f(self):\n    self.x += 1\n",
+    "def f(self):\n    self.x[0] = 1\n",
+    "def f(self, k, v):\n    self.cache[k] = v\n",
+    "def f(self):\n    self.x.y = 1\n",
+    "def f(self):\n    self.x.y.append(1)\n",
+    "def forward(self, x):\n    return super().forward(x)\n",
+]
+
+
+def _sets_one(method) -> bool:
+    """Whether `method` sets an attribute of its first parameter as the class attribute facts
+    read one: an assignment to `me.x` (a tuple target too), `me.x.append(...)`, a call that sets
+    one by its name, `super().__init__(...)` in a constructor."""
+    from flake8_tensorcopy.analysis import walker
+
+    me = method.args.args[0].arg
+    for node in walker._statements_and_calls(method.body):
+        if isinstance(node, ast.Call):
+            func = node.func
+            if walker._named_attribute(node, me) is not None:
+                return True
+            if method.name == "__init__" and walker._is_super_init(node):
+                return True
+            if isinstance(func, ast.Attribute) and func.attr in ("append", "extend", "insert") and \
+                    isinstance(func.value, ast.Attribute) and isinstance(func.value.value, ast.Name) and \
+                    func.value.value.id == me:
+                return True
+        targets = node.targets if isinstance(node, ast.Assign) else \
+            [node.target] if isinstance(node, ast.AnnAssign) and node.value is not None else []
+        for t, _ in walker._target_values(targets, None):
+            if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == me:
+                return True
+    return False
+
+
+def test_the_direct_attribute_text_test_says_yes_to_what_sets_one_and_no_to_what_changes_one():
+    from flake8_tensorcopy.analysis.walker import may_set_attributes
+
+    def direct(source, method=None):
+        method = method or ast.parse(source).body[0]
+        return may_set_attributes(source, method.args.args[0].arg, direct=True, init=method.name == "__init__")
+
+    for source in METHODS_THAT_SET_ONE:
+        assert _sets_one(ast.parse(source).body[0]) and direct(source), source
+    for source in METHODS_THAT_CHANGE_ONE:
+        # (The plain test says yes to them: _attributes_set_by reads these.)
+        assert not _sets_one(ast.parse(source).body[0]) and not direct(source), source
+        assert may_set_attributes(source, "self"), source
+    checked = 0
+    for text in _sources():
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:
+            continue
+        lines = text.splitlines(keepends=True)
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.args.args and _sets_one(node):
+                checked += 1
+                assert direct("".join(lines[node.lineno - 1:node.end_lineno]), node), ast.unparse(node)
+    assert checked > 20
+
+
 def test_summaries_built_from_lazy_trees_read_back_from_the_cache_the_same(monkeypatch, tmp_path):
     import test_project
     from test_project import _lint, _with_store
