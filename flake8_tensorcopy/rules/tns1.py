@@ -840,8 +840,10 @@ move.  A value of unknown origin counts once moved (`x.to("cuda").numpy()`, `y =
 accelerator (the fix is unsafe: `x` may be another object with those methods).  Grad mode does
 not matter: the device check comes first, in no-grad code too.
 
-A tensor whose device is unknown (a function parameter, `.to(x.device)` with `x` of unknown
-origin) is reported only in strict mode.  A variable that the code moves to the host under a
+A move to another tensor's device (`.to(x.device)`, `device=x.device`) is a move like any other,
+whatever `x` is: code written to follow a device runs where that device is an accelerator.  A
+tensor whose device nothing in the code names (a function parameter, the result of an unknown
+call) is reported only in strict mode.  A variable that the code moves to the host under a
 device test (`if device != "cpu": spec = spec.cpu()`) is trusted: the analysis cannot tell
 that the test and the earlier `.to(device)` are about the same device.
 
