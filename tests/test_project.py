@@ -1139,10 +1139,10 @@ MADE_ELSEWHERE = {
 MADE_ELSEWHERE_FINDINGS = [
     ('TNS101', 11, 'build()(x) (build(), models.py:30) requires grad, so .numpy() raises RuntimeError; use '
                    'build()(x).detach().numpy()'),
-    ('TNS101', 19, 'build().embed(x) requires grad, so .numpy() raises RuntimeError; use '
-                   'build().embed(x).detach().numpy()'),
-    ('TNS101', 23, 'make_trainer().predict(x) requires grad, so .numpy() raises RuntimeError; use '
-                   'make_trainer().predict(x).detach().numpy()'),
+    ('TNS101', 19, 'build().embed(x) (Net.embed(), models.py:13) requires grad, so .numpy() raises RuntimeError; '
+                   'use build().embed(x).detach().numpy()'),
+    ('TNS101', 23, 'make_trainer().predict(x) (Trainer.predict(), models.py:26) requires grad, so .numpy() '
+                   'raises RuntimeError; use make_trainer().predict(x).detach().numpy()'),
     ('TNS101', 27, 'model(x) (model, models.py) requires grad, so .numpy() raises RuntimeError; use '
                    'model(x).detach().numpy()'),
     ('TNS101', 31, 'predict(net, x) (Net: an nn.Module, models.py:5; predict(), utils.py:5) requires grad, '
@@ -1299,14 +1299,14 @@ LOCAL_CLASSES = {
     """,
 }
 LOCAL_CLASS_FINDINGS = [
-    ('TNS101', 24, 'Scorer().predict(x) requires grad, so .numpy() raises RuntimeError; use '
-                   'Scorer().predict(x).detach().numpy()'),
+    ('TNS101', 24, 'Scorer().predict(x) (BaseModel.predict(), base.py:6) requires grad, so .numpy() raises '
+                   'RuntimeError; use Scorer().predict(x).detach().numpy()'),
     ('TNS101', 37, 'out requires grad, so .numpy() raises RuntimeError; use out.detach().numpy()'),
     ('TNS101', 42, 'loss requires grad, so .numpy() raises RuntimeError; use loss.detach().numpy()'),
-    ('TNS101', 51, 'Scorer().embed(x) requires grad, so .numpy() raises RuntimeError; use '
-                   'Scorer().embed(x).detach().numpy()'),
-    ('TNS101', 63, 'Child().embed(x) requires grad, so .numpy() raises RuntimeError; use '
-                   'Child().embed(x).detach().numpy()'),
+    ('TNS101', 51, 'Scorer().embed(x) (BaseModel.embed(), base.py:16) requires grad, so .numpy() raises '
+                   'RuntimeError; use Scorer().embed(x).detach().numpy()'),
+    ('TNS101', 63, 'Child().embed(x) (BaseModel.embed(), base.py:16) requires grad, so .numpy() raises '
+                   'RuntimeError; use Child().embed(x).detach().numpy()'),
 ]
 
 
@@ -3072,10 +3072,12 @@ def test_a_file_without_torch_whose_tensors_come_from_a_base_class_in_another_mo
     # through the class's base.  show.py mentions torch only in a method's name (`to_torch`),
     # and does not import it: its tensors come from the project all the same.
     make(tmp_path, files=BUFFERS, package="rlpkg")
-    for name, var in (("train.py", "obs"), ("show.py", "t")):
+    # Each message says which method of which file made the tensor.
+    for name, var, made in (("train.py", "obs", "BaseBuffer.sample(), base.py:13"),
+                            ("show.py", "t", "BaseBuffer.to_torch(), base.py:10")):
         path = tmp_path / "rlpkg" / name
-        _reported_everywhere(path, [("TNS102", 5, f"{var} may be on an accelerator, so .numpy() raises TypeError; "
-                                                  f"use {var}.cpu().numpy()")], capsys, tmp_path)
+        _reported_everywhere(path, [("TNS102", 5, f"{var} ({made}) may be on an accelerator, so .numpy() raises "
+                                                  f"TypeError; use {var}.cpu().numpy()")], capsys, tmp_path)
         proc = tc(capsys, "check", "--no-cache", "--strict", str(path), cwd=tmp_path)
         assert proc.stdout.count(": TNS") == 1  # what the project makes certain, --strict or not
 

@@ -152,6 +152,13 @@ class ProjectEntity:
         return found if type(found) is tuple and len(found) == 3 else ("", (), ())
 
     # classes
+    def method_where(self, name: str) -> str | None:
+        """`file.py:line` of method `name` where the class itself defines it (None: it does
+        not, or inherits it)."""
+        summary = self.summary
+        found = summary.infos.get(f"{self.path}.{name}") if summary is not None else None
+        return f"{os.path.basename(summary.path)}:{found[1]}" if found is not None and found[0] == FUNCTION else None
+
     def method_return(self, name: str, hint: tuple | None = None) -> Fact | None:
         return self._answer(("method", self.path, name, hint), lambda w, node: w.method_result(node, name, hint))
 

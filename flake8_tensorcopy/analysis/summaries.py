@@ -233,7 +233,7 @@ class Summaries:
         """What method `name` of a class of the file returns (None: unknown).  `hint`: text the
         method's source must contain for the answer to be worth a walk."""
         if hasattr(classdef, "method_return"):  # a class of another module of the project
-            return classdef.method_return(name, hint)
+            return _defined_at(classdef.method_return(name, hint), classdef, name)
         info = self.classes.get(id(classdef))
         if info is None:
             return None
@@ -242,7 +242,7 @@ class Summaries:
             for base in project_bases(info):  # inherited from another module
                 result = base.method_return(name, hint)
                 if result is not None:
-                    return self._as_inherited(info, base, name, result)
+                    return self._as_inherited(info, base, name, _defined_at(result, base, name))
             return None
         if hint is not None and self.lines is not None:
             source = self.source_of(func)
@@ -548,6 +548,19 @@ def _from_site(fact: Fact, tag: str) -> Fact:
     if fact.kind in _CONTAINERS and el is not None and el.kind == TENSOR:
         return fact.but(by_flow=False, tags=fact.tags | {tag}, element=el.but(by_flow=False, tags=el.tags | {tag}))
     return fact.but(by_flow=False, tags=fact.tags | {tag})
+
+
+def _defined_at(result: Fact | None, entity, name: str) -> Fact | None:
+    """What method `name` of `entity`, a class of another module of the project, returns, saying
+    where (`Critic.score(), models.py:13`) when it is a tensor or a module, as what its functions
+    return does (evaluate.Evaluator._call_fact)."""
+    if result is None or result.kind not in (TENSOR, MODULE) or name in ("forward", "__call__"):
+        return result
+    where = entity.method_where(name)
+    if where is None:
+        return result
+    tag = f"defined:{entity.name}.{name}(), {where}"
+    return result if tag in result.tags else result.but(tags=result.tags | {tag})
 
 
 def _statements_through(func, line: int) -> int:
