@@ -1469,8 +1469,8 @@ OWN_CALLS = {
             return model.forward(torch.randn(2, 4)).numpy()
     """,
 }
-OWN_CALL_FINDINGS = [("TNS101", 15, "Raw()(torch.randn(2, 4)) requires grad, so .numpy() raises RuntimeError; use "
-                                    "Raw()(torch.randn(2, 4)).detach().numpy()")]
+OWN_CALL_FINDINGS = [("TNS101", 15, "Raw()(torch.randn(2, 4)) (Raw: an nn.Module, yolo.py:8) requires grad, so "
+                                    ".numpy() raises RuntimeError; use Raw()(torch.randn(2, 4)).detach().numpy()")]
 
 
 @pytest.mark.parametrize("files", [FILES, CROSSING, PER_CALL, GENERATORS, CONSTRUCTORS, SINKS, UPDATES, MODULE_ARGS,

@@ -194,6 +194,18 @@ _TENSORISH_TAGS = frozenset({_TENSORISH})
 GENERATOR_TAG = "generator"
 
 
+def _defined_as(result: Fact, callee: Fact) -> Fact:
+    """`result`, a tensor or a module that calling `callee` made, with where `callee` is defined
+    when another file of the project defines it (its "defined:" tags: `build(), models.py:5`,
+    `Raw: an nn.Module, yolo.py:8`)."""
+    if result.kind not in (TENSOR, MODULE):
+        return result
+    defined = frozenset(t for t in callee.tags if t.startswith("defined:"))
+    if defined and not defined <= result.tags:
+        return result.but(tags=result.tags | defined)
+    return result
+
+
 def _one_device_var(facts) -> str | None:
     """The device variable of an operation's result: tensors in one operation are on one device,
     so the one variable that the accelerator operands were moved with (if only one) is it."""
@@ -1012,8 +1024,9 @@ class Evaluator:
             callee = self.fact(func, state)
         if callee.kind == MODULE:
             if callee.node is not None and self.overrides_call(callee.node):
-                # (A torch module class with a `__call__` of its own: what that returns.)
-                return self._method(callee, "__call__", node, state)
+                # (A torch module class with a `__call__` of its own: what that returns, said
+                # where the class is, as its forward's output would be.)
+                return _defined_as(self._method(callee, "__call__", node, state), callee)
             return self._module_output(callee, node, state)
         if callee.kind == CLASS:
             if callee.node is not None:
@@ -1034,19 +1047,15 @@ class Evaluator:
         if callee.kind == OBJECT and callee.node is not None:
             # An instance of a class of the file or the project called: its `__call__`
             # (`predict = Predictor(net)`, `predict(x)`).
-            return self._method(callee, "__call__", node, state)
+            return _defined_as(self._method(callee, "__call__", node, state), callee)
         if callee.kind == FUNCTION:
             self.note_function_call(callee.node, node, state)
             result = self.call_result(callee.node, node, state)
             if result is None:
                 return UNKNOWN_FACT
-            if result.kind in (TENSOR, MODULE):
-                # What a function of another file of the project made says where: `build(),
-                # models.py:5`, as its classes do.
-                defined = frozenset(t for t in callee.tags if t.startswith("defined:"))
-                if defined and not defined <= result.tags:
-                    result = result.but(tags=result.tags | defined)
-            return result
+            # What a function of another file of the project made says where: `build(),
+            # models.py:5`, as its classes do.
+            return _defined_as(result, callee)
         if isinstance(func, ast.Name):
             name = func.id
             if name in ("len", "int", "float", "str", "bool", "isinstance", "print", "repr", "hash", "id",
