@@ -724,3 +724,18 @@ def test_a_pattern_that_holds_the_pre_filter_s_substrings_needs_no_substring_tes
             assert now(text) == then(text), text
 
     same()
+
+
+def test_leaf_factories_are_the_top_level_functions_that_make_and_return_a_leaf():
+    from flake8_tensorcopy.rules.tns4 import _leaf_factories
+
+    text = (
+        "import torch\n\n\n"
+        "def make(\n    n,\n):\n    return torch.ones(n, requires_grad=True)\n\n\n"
+        "async def amake():\n    w = torch.nn.Parameter(torch.ones(2))\n    return w\n\n\n"
+        "def only_sets(x):\n    x.requires_grad_()\n\n\n"
+        "def plain():\n    return torch.ones(2)\n\n\n"
+        "class Holder:\n    def method(self):\n        return torch.ones(2, requires_grad=True)\n"
+    )
+    assert _leaf_factories(text) == {"make", "amake"}
+    assert _leaf_factories("def f():\n    return g()\n") == frozenset()
