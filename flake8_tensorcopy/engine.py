@@ -264,8 +264,12 @@ def _lint(text: str, rule_classes, options: Options, tree, honor_noqa: bool, pro
         admitted = None  # (not parsed as laid out, or not laid out: the tree's functions are asked)
     domains = make_domains({k for cls in active for k in cls.domains}, options, text)
     if triggers:
+        # Each domain by the triggers of the rules that ask it (TNS503's meter methods are not
+        # TNS501's snapshot helpers, nor TNS401's leaf factories either).
         for d in domains:
-            d.widen(triggers)
+            own = frozenset().union(*(names for cls, names in by_rule.items() if d.key in cls.domains))
+            if own:
+                d.widen(own)
     walker = Walker(tree, instances, ctx, scope_filter, domains, project=project, module=module,
                     module_is_package=bool(path) and path.endswith("__init__.py"), admitted=admitted)
     try:

@@ -3550,3 +3550,109 @@ def test_a_module_class_of_another_module_with_its_own_call(tmp_path, capsys, mo
     train = make(tmp_path, files=OWN_CALLS, package="callpkg")
     _reported_everywhere(train, OWN_CALL_FINDINGS, capsys, tmp_path)
     _each_function_on_real_torch(tmp_path / "run", monkeypatch, OWN_CALLS, "callpkg2", OWN_CALL_FINDINGS, 3)
+
+
+LEAF_FACTORIES = {
+    "pyproject.toml": "",
+    "PKG/__init__.py": "",
+    "PKG/params.py": """
+        import torch
+
+
+        def make_leaf():
+            return torch.ones(2, requires_grad=True)
+
+
+        def make_plain():
+            return torch.ones(2)
+    """,
+    "PKG/train.py": """
+        from .params import make_leaf, make_plain
+
+
+        def reset():
+            t = make_leaf()
+            t.zero_()
+
+
+        def reset_plain():
+            t = make_plain()
+            t.zero_()
+    """,
+}
+LEAF_FACTORY_FINDINGS = [("TNS401", 6, "in-place write to t (make_leaf(), params.py:4), a leaf that requires grad, "
+                                      "raises RuntimeError; wrap it in `with torch.no_grad():`")]
+
+
+def test_a_leaf_another_module_makes_and_returns(tmp_path, capsys, monkeypatch):
+    # train.py never mentions torch nor anything TNS401's text test reads as a leaf: the leaf
+    # comes from a function of params.py that makes one and returns it.  Reported with where it
+    # was made, the same from the engine, the command line and flake8; not where the function
+    # returns a plain tensor; and real torch raises where it is reported.
+    train = make(tmp_path, files=LEAF_FACTORIES, package="leafpkg")
+    _reported_everywhere(train, LEAF_FACTORY_FINDINGS, capsys, tmp_path)
+    run = tmp_path / "run"
+    make(run, files=LEAF_FACTORIES, package="leafpkg2")
+    monkeypatch.syspath_prepend(str(run))
+    import importlib
+
+    module = importlib.import_module("leafpkg2.train")
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
+        module.reset()
+    module.reset_plain()
+
+
+def test_each_domain_is_widened_by_its_own_rules_triggers(tmp_path, monkeypatch):
+    # A module that defines a meter class (TNS503's trigger), a snapshot helper (TNS501's) and a
+    # leaf factory (TNS401's), all called by train.py: each domain hears only of its own rules'.
+    from flake8_tensorcopy.analysis.accumulators import AccumulatorDomain
+    from flake8_tensorcopy.analysis.snapshots import SnapshotDomain
+
+    heard = []
+    for cls in (AccumulatorDomain, SnapshotDomain):
+        monkeypatch.setattr(cls, "widen", lambda self, names, _f=cls.widen: heard.append((self.key, names))
+                            or _f(self, names))
+    files = {
+        "pyproject.toml": "",
+        "PKG/__init__.py": "",
+        "PKG/utils.py": """
+            import copy
+            import torch
+
+
+            class Meter:
+                def __init__(self):
+                    self.total = 0
+
+                def update(self, v):
+                    self.total += v
+
+
+            def snapshot(model):
+                return model.state_dict()
+
+
+            def make_leaf():
+                return torch.ones(2, requires_grad=True)
+        """,
+        "PKG/train.py": """
+            import torch
+            from .utils import Meter, snapshot, make_leaf
+
+
+            def fit(model, opt, batches):
+                meter = Meter()
+                best = snapshot(model)
+                for x in batches:
+                    loss = model(x).sum()
+                    loss.backward()
+                    opt.step()
+                    meter.update(loss)
+                t = make_leaf()
+                t.zero_()
+                return best, meter
+        """,
+    }
+    train = make(tmp_path, files=files, package="wpkg")
+    engine_findings(train, tmp_path)
+    assert sorted(heard) == [("accumulators", frozenset({"update"})), ("snapshots", frozenset({"snapshot"}))]

@@ -345,21 +345,49 @@ def _leaf_factories(text: str) -> frozenset:
     is made in another function, which its own text does not show.  From each place a leaf is
     made, back to the `def` at the margin above it (a pattern tried at every line's start was
     a fifth of the rule's scope test on a large model tree)."""
+    made = sorted(at for word in _MAKES_LEAF for at in _occurrences(text, word))
+    if not made:
+        return frozenset()
+    defs = sorted(at + 1 for prefix in ("\ndef ", "\nasync def ") for at in _occurrences(text, prefix))
+    if text.startswith(("def ", "async def ")):
+        defs.insert(0, 0)
     out = set()
-    for word in _MAKES_LEAF:
-        at = text.find(word)
-        while at != -1:
-            start = max(text.rfind("\ndef ", 0, at), text.rfind("\nasync def ", 0, at)) + 1
-            if start == 0 and not text.startswith(("def ", "async def ")):
-                start = -1
-            m = _TOP_DEF.match(text, start) if start != -1 else None
-            if m is not None and m.group(1) not in out:
-                nxt = _AT_MARGIN.search(text, m.end())
-                end = nxt.start() if nxt is not None else len(text)
-                if at < end and ("return" in text[m.end():end] or "yield" in text[m.end():end]):
-                    out.add(m.group(1))
-            at = text.find(word, at + len(word))
+    seen = set()
+    for at in made:
+        k = bisect_left(defs, at) - 1
+        if k < 0 or k in seen:
+            continue
+        seen.add(k)
+        m = _TOP_DEF.match(text, defs[k])
+        if m is None:
+            continue
+        nxt = _AT_MARGIN.search(text, m.end())
+        end = nxt.start() if nxt is not None else len(text)
+        if at < end and ("return" in text[m.end():end] or "yield" in text[m.end():end]):
+            out.add(m.group(1))
     return frozenset(out)
+
+
+def _occurrences(text: str, word: str) -> list:
+    out = []
+    at = text.find(word)
+    while at != -1:
+        out.append(at)
+        at = text.find(word, at + len(word))
+    return out
+
+
+class _LeafBytes:
+    """InplaceOnLeaf.imported_needle: `search(data)` says whether a module's bytes may make a
+    leaf (_MAKES_LEAF), by a search for each literal (a pattern of their alternatives is tried
+    at every position: 4% of the instructions of a large model tree's check)."""
+
+    __slots__ = ()
+
+    def search(self, data: bytes):
+        if b"Parameter(" in data:
+            return True
+        return (b"requires_grad" in data and any(w.encode() in data for w in _MAKES_LEAF[:3])) or None
 
 
 class _FileLeaves:
@@ -369,16 +397,17 @@ class _FileLeaves:
     leaf they make (`_leaf_factories`); each read from the text when first asked (most files'
     functions hold no write the rule may report, and then none is)."""
 
-    __slots__ = ("text", "_attributes", "_names", "_literals", "_factories")
+    __slots__ = ("text", "_attributes", "_names", "_literals", "_factories", "_imported")
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, imported: frozenset = frozenset()) -> None:
         self.text = text
         self._attributes = self._names = self._literals = self._factories = None
+        self._imported = imported  # the leaf factories of other modules the file calls
 
     @property
     def factories(self) -> frozenset:
         if self._factories is None:
-            self._factories = _leaf_factories(self.text)
+            self._factories = _leaf_factories(self.text) | self._imported
         return self._factories
 
     @property
@@ -759,17 +788,27 @@ class InplaceOnLeaf(Rule):
             return False
         return _writes_to_a_parameter(segment)
 
+    # A function of a module the file imports that makes a leaf and returns it (`t =
+    # make_leaf()` with `make_leaf` in params.py): as one of the file's own (_leaf_factories).
+    imported_triggers = staticmethod(lambda text: {n: frozenset((n,)) for n in _leaf_factories(text)})
+    imported_needle = _LeafBytes()
+
     @classmethod
     def might_match_scope(cls, text: str) -> bool:
         return _admits(text, _FileLeaves(text))
 
     @classmethod
     def scope_test(cls, text: str):
+        return cls.scope_test_imported(text, frozenset())
+
+    @classmethod
+    def scope_test_imported(cls, text: str, names: frozenset):
         # `net.w.add_(1)` in a function (or outside any) of a file whose class makes `self.w` a
         # parameter, `w.sub_(...)` in a function of a module that makes `w` a leaf: the leaf is
         # named where it is made, not where the write is; `self.cache[k] = v` where the file
-        # binds `self.cache` to literals only.
-        file = _FileLeaves(text)
+        # binds `self.cache` to literals only.  `names`: the leaf factories of the modules the
+        # file imports that it calls.
+        file = _FileLeaves(text, names)
 
         def test(segment: str) -> bool:
             return _admits(segment, file)
@@ -817,7 +856,9 @@ Writes are subscript assignment (`w[0] = 1`, `w[:, i] -= d`), augmented assignme
 `p -= lr * p.grad`) and in-place methods (`add_`, `mul_`, `zero_`, `fill_`, `copy_`,
 `clamp_`, `masked_fill_`, `index_add_`, `scatter_`, `uniform_`, `normal_`, every other `*_`
 method except `requires_grad_`), on the tensor itself, on a view of it (`w[1:3].fill_(0)`,
-`w.T.zero_()`) or through a local bound to it (`w = layer.weight` then `w[0] = 1`), and in-place functions (`torch.relu_(w)`, `F.relu(w, inplace=True)`).  A write
+`w.T.zero_()`) or through a local bound to it (`w = layer.weight` then `w[0] = 1`), and in-place functions (`torch.relu_(w)`, `F.relu(w, inplace=True)`).  The leaf
+may come from a function that makes it and returns it, of the file or of a module of the
+project it imports (`t = make_leaf()` then `t.zero_()`).  A write
 in a helper (up to 40 lines) to one of its parameters is reported where the file calls it with
 a leaf that requires grad (`def reset(p): p.zero_()` and `reset(model.weight)`), and so is
 a write to each element of one it loops over, where the file calls it with parameters (`def
