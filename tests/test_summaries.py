@@ -1518,3 +1518,48 @@ def test_a_module_class_without_parameters_computes_what_its_inputs_require():
     plot_line = textwrap.dedent(mish).splitlines().index("    return Mish()(d).numpy()") + 1
     assert found(mish, "TNS1") == [("TNS101", plot_line)] + [("TNS101", line) for line in reported]
     run(mish)["plot"]()
+
+
+# A module class without parameters of its own that keeps what its constructor is given as it
+# is (`self.k = k`): an instance given literals (or left to literal defaults) has none; one
+# given a tensor that requires grad computes what requires grad.
+KEPT_ARGUMENTS = """
+import torch
+from torch import nn
+
+
+class Scaled(nn.Module):
+    def __init__(self, k=2.0, w=None):
+        super().__init__()
+        self.k = k
+        self.w = w
+
+    def forward(self, x):
+        return x * self.k if self.w is None else x * self.w
+
+
+def given_literals():
+    x = torch.ones(3)
+    return Scaled()(x).numpy(), Scaled(-1)(x).numpy(), Scaled(k=0.5, w=None)(x).numpy()
+
+
+def given_a_leaf():
+    w = torch.ones(3, requires_grad=True)
+    return Scaled(w=w)(torch.ones(3)).numpy()
+
+
+def given_starred(args):
+    return Scaled(*args)(torch.ones(3)).numpy()
+"""
+
+
+def test_an_instance_given_literals_of_a_class_that_keeps_its_arguments_has_no_parameters():
+    env = run(KEPT_ARGUMENTS)
+    env["given_literals"]()
+    with pytest.raises(RuntimeError, match="requires grad"):
+        env["given_a_leaf"]()
+    lines = textwrap.dedent(KEPT_ARGUMENTS).splitlines()
+    reported = [lines.index(f"def {f}():") + 3 for f in ("given_a_leaf",)]
+    starred = lines.index("def given_starred(args):") + 2
+    # (What a starred call passes is not read: the instance may have parameters.)
+    assert found(KEPT_ARGUMENTS, "TNS1") == [("TNS101", line) for line in reported] + [("TNS101", starred)]

@@ -1039,7 +1039,7 @@ class Evaluator:
             if MODULE_CLASS_TAG in callee.tags:
                 made = Fact(MODULE, Grad.UNKNOWN, Device.CPU, attrs=attrs,
                             tags=(callee.tags & {NO_GRAD_FORWARD}) | defined, by_flow=callee.by_flow, node=callee.node,
-                            paramfree=callee.node is not None and self.class_paramfree(callee.node))
+                            paramfree=callee.node is not None and self.instance_paramfree(callee.node, node))
                 # A class whose constructor freezes what it makes (a teacher, a feature extractor).
                 return _frozen(made, True) if callee.node is not None and self.constructor_freezes(callee.node) \
                     else made
@@ -1459,6 +1459,9 @@ class Evaluator:
         return False
 
     def method_freezes(self, classdef, name: str) -> bool:
+        return False
+
+    def instance_paramfree(self, classdef, call) -> bool:
         return False
 
     def class_paramfree(self, classdef) -> bool:

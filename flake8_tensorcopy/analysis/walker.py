@@ -116,7 +116,10 @@ class ClassInfo:
         self.project_bases: list = []  # project.ProjectEntity
         # Every base is `torch.nn.Module` itself or a class of the file (Walker.class_paramfree).
         self.plain = False
-        self.paramfree: bool | None = None  # (Walker.class_paramfree, once asked)
+        # The constructor's parameters an instance without parameters must be given literals
+        # for (Walker.instance_paramfree; empty: none, the class has none whatever it is given;
+        # None: it may have some), once asked; False until then.
+        self.paramfree: frozenset | None | bool = False
 
     def method(self, name: str):
         """(the def of method `name`, the class that defines it), searching the file's bases."""
@@ -1661,32 +1664,62 @@ class Walker(Summaries, Evaluator):
         or attribute set by name, and every attribute its methods set is a plain value (not a
         module, a tensor, or what the analysis cannot tell).  What it computes then requires
         grad only where its inputs do."""
-        if not isinstance(classdef, ast.ClassDef):
+        return self._paramfree_needs(classdef) == frozenset()
+
+    def instance_paramfree(self, classdef, call: ast.Call) -> bool:
+        """Whether the instance `call` makes of torch module class `classdef` of the file
+        certainly has no parameters: the class has none whatever it is given, or it keeps
+        constructor parameters as they are (`self.k = k`) and the call gives each a literal
+        (`Scaled(k=2.0)`, or leaves it to a literal default)."""
+        needs = self._paramfree_needs(classdef)
+        if not needs:
+            return needs is not None
+        init = self.classes[id(classdef)].methods["__init__"]
+        pairs, complete = bind_arguments(init, call, skip_first=True)
+        if not complete:
             return False
+        given = dict(_literal_defaults(init.args))
+        given.update(pairs)
+        return all(_is_literal(given.get(p)) for p in needs)
+
+    def _paramfree_needs(self, classdef) -> frozenset | None:
+        if not isinstance(classdef, ast.ClassDef):
+            return None
         info = self.classes.get(id(classdef))
         if info is None or not info.plain or info.project_bases:
-            return False
-        if info.paramfree is None:
-            info.paramfree = False  # (a class that is its own base: not)
-            info.paramfree = self._paramfree(info)
+            return None
+        if info.paramfree is False:
+            info.paramfree = None  # (a class that is its own base: not)
+            info.paramfree = self._needs(info)
         return info.paramfree
 
-    def _paramfree(self, info: ClassInfo) -> bool:
+    def _needs(self, info: ClassInfo) -> frozenset | None:
         if self.lines is None or not all(self.class_paramfree(b.node) for b in info.bases):
-            return False
+            return None
+        init = info.methods.get("__init__")
+        params = set(parameter_names(init.args)[1:]) if init is not None and is_plain_method(init) else set()
+        needs = set()
         for item in info.node.body:
             source = self.source_of(item)
             if any(w in source for w in _LAYER_WORDS):
-                return False
-            # Every attribute it sets is set to a literal (`self.name = "swish"`): not a module
-            # or tensor its callers give it (read from the text, not the attribute facts, which
-            # would parse every method of the class).
+                return None
+            # Every attribute it sets is set to a literal (`self.name = "swish"`), or, in its
+            # constructor, to one of the constructor's parameters as it is (`self.k = k`), which
+            # its calls give a literal: not a module or tensor its callers give it (read from
+            # the text, not the attribute facts, which would parse every method of the class).
             if "self." in source:
                 for m in _SELF_ASSIGNMENT.finditer(source):
                     value = m.group(1)
-                    if value is None or not _LITERAL_LINE.fullmatch(value.strip()):
-                        return False  # (`self.a, self.b = ...`: not read)
-        return True
+                    if value is None:
+                        return None  # (`self.a, self.b = ...`: not read)
+                    value = value.strip()
+                    if _LITERAL_LINE.fullmatch(value):
+                        continue
+                    if item is init and value in params:
+                        needs.add(value)
+                        continue
+                    return None
+        return frozenset(needs)
 
     def method_freezes(self, classdef, name: str) -> bool:
         """Whether calling method `name` (without arguments) of an instance of torch module
@@ -1769,6 +1802,22 @@ class Walker(Summaries, Evaluator):
                 continue  # nothing known: the list's facts stay as they were
             el = join(seq.element, new) if seq.element is not None else new
             parts[attr].append(Fact(SEQ, max(seq.grad, el.grad), max(seq.device, el.device), element=el))
+
+
+def _literal_defaults(args: ast.arguments) -> list:
+    """[(parameter, its default)] of a def's parameters that have one."""
+    positional = [*args.posonlyargs, *args.args]
+    out = list(zip((a.arg for a in positional[len(positional) - len(args.defaults):]), args.defaults))
+    out.extend((a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None)
+    return out
+
+
+def _is_literal(node) -> bool:
+    """A number, a string, a bool or None written as such (`2.0`, `-1`, `"gelu"`)."""
+    if type(node) is ast.UnaryOp and type(node.op) in (ast.USub, ast.UAdd):
+        node = node.operand
+        return type(node) is ast.Constant and type(node.value) in (int, float)
+    return type(node) is ast.Constant and (node.value is None or type(node.value) in (int, float, str, bool))
 
 
 # What the body of a module class without parameters never holds (Walker.class_paramfree): a
