@@ -528,6 +528,16 @@ def test_the_attribute_text_test_says_yes_to_every_way_of_setting_one():
         assert not may_set_attributes(source, "self"), source
     # Whatever a method of the fixtures and examples sets, the test says yes to it.
     checked = 0
+    for node, source in _methods():
+        if _attributes_set_by(node):
+            checked += 1
+            assert may_set_attributes(source, node.args.args[0].arg), source
+    assert checked > 20
+
+
+def _methods():
+    """(def, its source) of each function of the fixtures and examples that has a first
+    positional parameter."""
     for text in _sources():
         try:
             tree = ast.parse(text)
@@ -536,11 +546,7 @@ def test_the_attribute_text_test_says_yes_to_every_way_of_setting_one():
         lines = text.splitlines(keepends=True)
         for node in ast.walk(tree):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.args.args:
-                source = "".join(lines[node.lineno - 1:node.end_lineno])
-                if _attributes_set_by(node):
-                    checked += 1
-                    assert may_set_attributes(source, node.args.args[0].arg), source
-    assert checked > 20
+                yield node, "".join(lines[node.lineno - 1:node.end_lineno])
 
 
 # What sets an attribute of the first parameter itself, all that the class attribute facts
@@ -607,16 +613,10 @@ def test_the_direct_attribute_text_test_says_yes_to_what_sets_one_and_no_to_what
         assert not _sets_one(ast.parse(source).body[0]) and not direct(source), source
         assert may_set_attributes(source, "self"), source
     checked = 0
-    for text in _sources():
-        try:
-            tree = ast.parse(text)
-        except SyntaxError:
-            continue
-        lines = text.splitlines(keepends=True)
-        for node in ast.walk(tree):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.args.args and _sets_one(node):
-                checked += 1
-                assert direct("".join(lines[node.lineno - 1:node.end_lineno]), node), ast.unparse(node)
+    for node, source in _methods():
+        if _sets_one(node):
+            checked += 1
+            assert direct(source, node), ast.unparse(node)
     assert checked > 20
 
 

@@ -3616,7 +3616,6 @@ def test_each_domain_is_widened_by_its_own_rules_triggers(tmp_path, monkeypatch)
         "pyproject.toml": "",
         "PKG/__init__.py": "",
         "PKG/utils.py": """
-            import copy
             import torch
 
 
