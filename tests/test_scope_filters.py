@@ -739,3 +739,17 @@ def test_leaf_factories_are_the_top_level_functions_that_make_and_return_a_leaf(
     )
     assert _leaf_factories(text) == {"make", "amake"}
     assert _leaf_factories("def f():\n    return g()\n") == frozenset()
+
+
+def test_a_docstrings_parameters_section_makes_no_leaf_for_the_inplace_test():
+    # transformers' long `generate` methods document their "Parameters:" and write into the
+    # tensors they compute: not admitted for that word; `nn.Parameter(...)`, `ParameterList`
+    # or an annotation still are.
+    from flake8_tensorcopy.rules.tns4 import _FileLeaves, _admits
+
+    body = ('def generate(ids, n):\n    """Generate.\n\n    Parameters:\n        ids: the prompt.\n    """\n'
+            '    out = ids.new_zeros(n)\n    out[0] = 1\n    return out\n')
+    assert not _admits(body, _FileLeaves(body))
+    for made in ("    w = nn.Parameter(out)\n", "    ws = nn.ParameterList([out])\n", "    w: nn.Parameter = out\n"):
+        text = body.replace("    out[0] = 1\n", made + "    out[0] = 1\n")
+        assert _admits(text, _FileLeaves(text)), made

@@ -368,6 +368,17 @@ def _leaf_factories(text: str) -> frozenset:
     return frozenset(out)
 
 
+def _names_parameter(text: str) -> bool:
+    """Whether `text` names `Parameter` (`nn.Parameter(...)`, `ParameterList`, an annotation), not
+    only in a docstring's "Parameters:" section (torch has no class `Parameters`)."""
+    at = text.find("Parameter")
+    while at != -1:
+        if not text.startswith("s", at + 9):
+            return True
+        at = text.find("Parameter", at + 9)
+    return False
+
+
 def _occurrences(text: str, word: str) -> list:
     out = []
     at = text.find(word)
@@ -450,7 +461,7 @@ def _admits(text: str, file: _FileLeaves, starts=None) -> bool:
             return False
     # The write is in this function; the leaf is made here (requires_grad, Parameter, a
     # parameters() loop) or is an attribute written in place (`.weight`, `self.scale`).
-    if any(w in text for w in ("requires_grad", "Parameter", "parameters(")):
+    if "requires_grad" in text or "parameters(" in text or _names_parameter(text):
         return True
     # Or by a function of the file, or of a module it imports, that returns one (`w, b =
     # init_params()`).
