@@ -48,6 +48,7 @@ from .facts import (
     join_env,
     must_grad,
     tensor,
+    with_origins,
 )
 from ..source import LazyPattern
 
@@ -198,12 +199,7 @@ def _defined_as(result: Fact, callee: Fact) -> Fact:
     """`result`, a tensor or a module that calling `callee` made, with where `callee` is defined
     when another file of the project defines it (its "defined:" tags: `build(), models.py:5`,
     `Raw: an nn.Module, yolo.py:8`)."""
-    if result.kind not in (TENSOR, MODULE):
-        return result
-    defined = frozenset(t for t in callee.tags if t.startswith("defined:"))
-    if defined and not defined <= result.tags:
-        return result.but(tags=result.tags | defined)
-    return result
+    return with_origins(result, frozenset(t for t in callee.tags if t.startswith("defined:")))
 
 
 def _one_device_var(facts) -> str | None:

@@ -276,6 +276,14 @@ def _join_items(a: tuple | None, b: tuple | None) -> tuple | None:
     return a if a == b else tuple(join(x, y) for x, y in zip(a, b))
 
 
+def with_origins(f: Fact, origins: frozenset) -> Fact:
+    """`f` with `origins` ("defined:" tags: where another file of the project made it) when it is
+    a tensor or a module, the values a message says the origin of."""
+    if not origins or f.kind not in (TENSOR, MODULE) or origins <= f.tags:
+        return f
+    return f.but(tags=f.tags | origins)
+
+
 def join_all(facts) -> Fact:
     result = None
     for f in facts:

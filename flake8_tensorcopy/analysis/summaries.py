@@ -34,7 +34,7 @@ from bisect import bisect_right
 
 from .astutil import BLOCKS, bind_arguments, body_span, call_constants, decorator_names, is_plain_method
 from .facts import (DEVICE, MODULE, NAMED_PARAMS, OBJECT, OTHER, PARAMS, SEQ, SITE_CONSTANTS, TENSOR, UNKNOWN,
-                    UNKNOWN_FACT, Device, Fact, Grad, join, must_grad)
+                    UNKNOWN_FACT, Device, Fact, Grad, join, must_grad, with_origins)
 from ..source import word_count
 
 _SUMMARY_BUDGET = 400  # summary walks per file (each function at most once)
@@ -557,10 +557,7 @@ def _defined_at(result: Fact | None, entity, name: str) -> Fact | None:
     if result is None or result.kind not in (TENSOR, MODULE) or name in ("forward", "__call__"):
         return result
     where = entity.method_where(name)
-    if where is None:
-        return result
-    tag = f"defined:{entity.name}.{name}(), {where}"
-    return result if tag in result.tags else result.but(tags=result.tags | {tag})
+    return with_origins(result, frozenset((f"defined:{entity.name}.{name}(), {where}",))) if where else result
 
 
 def _statements_through(func, line: int) -> int:

@@ -395,10 +395,12 @@ class _LeafBytes:
 
     __slots__ = ()
 
+    _GRAD = tuple(w.encode() for w in _MAKES_LEAF if w.startswith("requires_grad"))
+
     def search(self, data: bytes):
         if b"Parameter(" in data:
             return True
-        return (b"requires_grad" in data and any(w.encode() in data for w in _MAKES_LEAF[:3])) or None
+        return (b"requires_grad" in data and any(w in data for w in self._GRAD)) or None
 
 
 class _FileLeaves:
