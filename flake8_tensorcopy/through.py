@@ -429,7 +429,7 @@ class Through:
             return []
         text = lines.text
         segment = walker.source_of(func)
-        rules = [cls for cls in self.rules if cls.scope_test(text)(segment)]
+        rules = [cls for cls in self.rules if cls.through_scope_test(text)(segment)]
         if not rules:
             return []
         project = self.project

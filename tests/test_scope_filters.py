@@ -264,7 +264,7 @@ def test_a_file_no_rule_may_admit_anything_of_is_one_whose_parts_none_admits():
     assert admitted > 300
     # TNS401's test reads a function's header and counts its lines: its own answer for the file.
     for write in ("w.add_(1)", "w[0] = 1", "F.relu(w, inplace=True)", "w -= 1"):
-        text = f"def f(w):\n    {write}\n"
+        text = f"def f(w):\n    {write}\n\n\nf(p)\n"
         assert InplaceOnLeaf.scope_test(text)(text) and InplaceOnLeaf.scope_any(text, None), write
     for write in ("w.data.zero_()", "w.requires_grad_(False)", "w = w + 1", "d['k'] = 1"):
         assert not InplaceOnLeaf.scope_any(f"def f(w):\n    {write}\n", None), write
@@ -341,7 +341,8 @@ def test_a_file_where_the_filter_admits_nothing_is_not_walked(monkeypatch):
 def test_inplace_writes_of_no_leaf_from_the_callers_are_skipped():
     """A short function's writes to its parameters are analysed (its callers may pass a leaf),
     but not where no call of the file passes the parameter anything: `forward` and the dunders
-    but `__init__` (called by nn.Module and Python), `*args` and `**kwargs`.  Neither are
+    but `__init__` (called by nn.Module and Python), a function the file never calls by its
+    name, `*args` and `**kwargs`.  Neither are
     annotated assignments, the signature's defaults, nor an item of a container that is not an
     attribute of `self` (`cache.seen[self.i] = x`)."""
     skipped = [
@@ -365,6 +366,15 @@ def test_inplace_writes_of_no_leaf_from_the_callers_are_skipped():
         "    self.drop = nn.Dropout(p, inplace=True)\n",
         "class C:\n    def __init__(self):\n        self.cache = {}\n        self.n = 0\n\n"
         "    def put(self, k, v):\n        self.cache[k] = v\n        self.n += 1\n",
+        # Nor where every binding of `self.x` in the file is a module, a new tensor made there
+        # (that nothing after the call makes a leaf), or what `self.x` itself holds (a cache's
+        # state); a `setattr(self, f"{kind}_inv_freq", ...)` sets none of them.
+        "class C:\n    def __init__(self):\n        self.layers = nn.ModuleList([])\n"
+        "        self.state = torch.zeros(\n            2, 3, dtype=torch.long)  # zeros\n"
+        "        self.keys = None\n        self.fns: dict = {}\n"
+        "        setattr(self, f'{kind}_inv_freq', nn.Buffer(x))\n\n"
+        "    def put(self, k, v, i):\n        self.layers[k] = v\n        self.state.copy_(v)\n"
+        "        self.keys = self.keys.index_select(0, i)\n        self.keys[0] = 1\n        self.fns[k] = v\n",
         # A loop's target bound to the elements of a local, not of a parameter.
         "def pad(self, tensors):\n    out = torch.zeros(3, 4)\n    for t, row in zip(tensors, out):\n"
         "        row[: len(t)].copy_(t)\n    return out\n",
@@ -395,6 +405,17 @@ def test_inplace_writes_of_no_leaf_from_the_callers_are_skipped():
         "class C:\n    def __init__(self, w):\n        self.w = None\n        self.w = w\n\n"
         "    def step(self):\n        self.w -= 1\n",
         "def step(self):\n    self.scale[0] = 1\n",
+        # ... or to a value that may be one, on any line of the statement, or after the call.
+        *(f"class C:\n    def __init__(self, x):\n        self.s = {value}\n\n"
+          "    def step(self):\n        self.s[0] = 1\n"
+          for value in ("torch.zeros(\n            3, requires_grad=True)", "torch.zeros(3).requires_grad_()",
+                        "nn.Buffer(x)", "nn.Parameter(x)", "torch.zeros(3) if x else x", "x.clone()",
+                        "self.t[0]", "torch.zeros(3)\n        setattr(self, name, x)",
+                        "torch.zeros(3)\n        setattr(self, f's{n}', x)",
+                        "torch.zeros(3)\n        obj.s = nn.Parameter(x)",
+                        # What `self.s` holds, where it may be a leaf, or with more after it.
+                        "nn.Linear(2, 2)\n        self.s = self.s.weight", "[x]\n        self.s = self.s[0]",
+                        "None\n        self.s = self.s[0] if x else x")),
         # A local named for a weight that names one, is a loop's or an unpacking's target.
         "def f(lin):\n    weight, bias = lin.weight, lin.bias\n    weight[0] = 1\n",
         "def f(lin):\n    for weight in (lin.weight,):\n        weight.add_(1)\n",
@@ -410,7 +431,15 @@ def test_inplace_writes_of_no_leaf_from_the_callers_are_skipped():
         "def f(names, params):\n    for n, p in zip(names, params):\n        p.zero_()\n",
     ]
     for text in analysed:
-        assert InplaceOnLeaf.might_match_scope(text), text
+        # (Called by the file: what the calls pass may be a leaf.)
+        called = text + "\n\n" + text.split("def ", 1)[1].split("(", 1)[0] + "(a, b)\n"
+        assert InplaceOnLeaf.might_match_scope(called), called
+    # A helper the file never calls by its name (`_init_weights`, given to `self.apply`) gets
+    # nothing from the file's calls; its writes to its parameters are skipped, but where
+    # another module calls it (through.py asks `through_scope_test`).
+    for text in analysed[:1] + analysed[2:4] + analysed[8:11] + analysed[-5:]:
+        assert not InplaceOnLeaf.might_match_scope(text), text
+        assert InplaceOnLeaf.through_scope_test(text)(text), text
 
 
 LEAVES_BY_NAME = [

@@ -210,6 +210,13 @@ class Rule:
         return cls.might_match_scope
 
     @classmethod
+    def through_scope_test(cls, text: str):
+        """The scope test of the functions of a module whose source is `text` where another
+        module calls one of them with its arguments (through.py): `scope_test(text)`, unless
+        that asks how the module itself calls its functions (TNS401)."""
+        return cls.scope_test(text)
+
+    @classmethod
     def scope_any(cls, text: str, test) -> bool:
         """Whether `test` (the rule's `scope_test(text)`, or `scope_test_imported`'s) may admit a
         function of the file whose source is `text`, or the file's code outside its functions:

@@ -10,6 +10,7 @@ from bisect import bisect_left
 from ..analysis.astutil import contains, suspends, target_elements, walk
 from ..analysis.facts import MODULE, TENSOR, Grad, must_grad
 from ..analysis.saved import strip_views
+from ..analysis.summaries import call_positions
 from ..analysis.storage import Alias, is_inplace_method
 from ..fixes import attr_name_span
 from ..intents import AppendCall, WrapStatements
@@ -265,19 +266,41 @@ _LITERAL = LazyPattern(r"(?:[-+]?\.?\d|[rbfuRBFU]{0,2}['\"]|[\[{]|(?:None|True|F
 
 
 class _LiteralAttributes:
-    """The attributes `self.x` that a text binds, and only ever to literals (`self.cache = {}`,
-    `self.n = 0`): a write to them, or into them, writes no tensor (a list's element written in
-    place is not one either: the rule follows no element).  `x in _LiteralAttributes(text)`:
-    asked an attribute at a time, each by searches of `self.x` (the bindings of every attribute
-    of a model file, each looked at, cost half the rule's text tests)."""
+    """The attributes `self.x` that a text binds, and only ever to values that are never a leaf
+    that requires grad (`_inert`: `self.cache = {}`, `self.n = 0`, `self.layers = nn.ModuleList(...)`,
+    `self.state = torch.zeros(...)`): a write to them, or into them, writes to no such leaf (a
+    list's element written in place is not one either: the rule follows no element).  `x in
+    _LiteralAttributes(text)`: asked an attribute at a time, each by searches of `self.x` (the
+    bindings of every attribute of a model file, each looked at, cost half the rule's text
+    tests)."""
 
-    __slots__ = ("text", "known")
+    __slots__ = ("text", "known", "set")
 
     def __init__(self, text: str) -> None:
         self.text = text
         self.known: dict | None = {}
-        if "setattr(self" in text or "__dict__" in text or "self." not in text:
+        self.set = ()  # (prefix, suffix) of each name `setattr(self, ...)` sets
+        if "__dict__" in text or "self." not in text:
             self.known = None
+        elif "setattr(self" in text:
+            # `setattr(self, f"{kind}_inv_freq", ...)` may set only the attributes its name's
+            # literal parts allow; a name that is not a string literal (`setattr(self, name,
+            # v)`), any.
+            found = []
+            for at in _occurrences(text, "setattr(self"):
+                m = _SETATTR_NAME.match(text, at)
+                if m is None:
+                    self.known = None
+                    break
+                name = m.group(3)
+                if m.group(1):
+                    if "{" in name and ("}" not in name or "\\" in name):
+                        self.known = None
+                        break
+                    found.append((name.split("{", 1)[0], name.rsplit("}", 1)[-1]) if "{" in name else (name, None))
+                else:
+                    found.append((name, None))
+            self.set = tuple(found)
 
     def __contains__(self, attr: str) -> bool:
         known = self.known
@@ -285,20 +308,128 @@ class _LiteralAttributes:
             return False
         found = known.get(attr)
         if found is None:
-            found = known[attr] = _only_literal(self.text, attr)
+            found = known[attr] = not any(attr == prefix if suffix is None else
+                                          attr.startswith(prefix) and attr.endswith(suffix)
+                                          for prefix, suffix in self.set) and _only_literal(self.text, attr)
         return found
 
 
+# `setattr(self, "name", ...)`, `setattr(self, f"{kind}_name", ...)`: whether an f-string, the name.
+_SETATTR_NAME = LazyPattern(r"setattr\(self[ \t]*,[ \t]*(f?)(['\"])([^'\"\n]*)\2[ \t]*,")
+
+
+# What makes no leaf that requires grad: a module (`nn.Linear(...)`, `nn.ModuleList(...)`: not
+# `nn.Parameter`, nor `nn.Buffer`, which keeps its data's requires_grad), or a torch function that
+# makes a new tensor, one that requires grad only where its call says `requires_grad` (a factory)
+# or that is computed from others (never a leaf that requires grad).
+_MODULE_MADE = LazyPattern(r"(?:torch\.)?nn\.(?!Parameter|Buffer|Uninitialized)[A-Z]\w*[ \t]*\(")
+_NEW_TENSOR = LazyPattern(r"torch\.(?:zeros|ones|empty|full|arange|eye|rand|randn|randint|randperm|linspace"
+                          r"|logspace|tensor|zeros_like|ones_like|empty_like|full_like|rand_like|randn_like"
+                          r"|randint_like|cat|concat|concatenate|stack|where)[ \t]*\(")
+
+
+def _inert(text: str, at: int, attr: str) -> str | None:
+    """What the value bound at offset `at` of `text` (to `self.<attr>`) is, where it is never a
+    leaf that requires grad: "literal" (a display, a number, a string), "none", "module" (one
+    made there), "tensor" (a new tensor made there, `torch.zeros(...)`, `torch.cat([...])`, that
+    nothing after the call turns into a leaf), "self" (what `self.<attr>` itself holds, indexed
+    or by a method: `self.keys.index_select(0, i)`; as the attribute's other bindings say); None
+    for any other value, or one whose text names `requires_grad` or `Parameter`."""
+    if text.startswith("None", at) and not (text[at + 4:at + 5].isalnum() or text[at + 4:at + 5] == "_"):
+        return "none"
+    if _LITERAL.match(text, at) is not None:
+        return "literal"
+    made = _MODULE_MADE.match(text, at)
+    kind = "module"
+    if made is None:
+        made = _NEW_TENSOR.match(text, at)
+        kind = "tensor"
+    if made is None:
+        own = "self." + attr
+        if not text.startswith(own, at) or text[at + len(own):at + len(own) + 1] not in ("[", "."):
+            return None
+        kind = "self"
+        start = at + len(own)
+    else:
+        start = made.end() - 1  # (the call's bracket)
+    end = _value_end(text, start)
+    if end is None:
+        return None
+    value = text[start:end]
+    if "requires_grad" in value or "Parameter" in value:
+        return None
+    # The call's brackets, or the subscripts, attributes and calls after `self.x`, then nothing
+    # but a comment (`torch.zeros(3).requires_grad_()` is a leaf; `self.x[0] if c else w` may be).
+    i, n = 0, len(value)
+    while i < n:
+        c = value[i]
+        if c in "([":
+            close = _closing_at(value[i:])
+            if close == -1:
+                return None
+            i += close + 1
+        elif c == "." and kind == "self":
+            i += 1
+            while i < n and (value[i].isalnum() or value[i] == "_"):
+                i += 1
+        else:
+            break
+        if kind != "self":
+            break
+    tail = value[i:].strip()
+    return kind if not tail or tail.startswith("#") else None
+
+
+def _value_end(text: str, at: int) -> int | None:
+    """Where the statement whose value starts at `at` ends: the first line end outside brackets
+    (None past 4,000 characters, or at a backslash that joins lines)."""
+    depth = 0
+    stop = min(len(text), at + 4000)
+    i = at
+    while i < stop:
+        c = text[i]
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif c == "\n":
+            if depth <= 0:
+                return None if text[i - 1] == "\\" else i
+        elif c in "'\"#" and depth:
+            return None  # (a string or comment inside the brackets: not read)
+        i += 1
+    return len(text) if i == len(text) else None
+
+
+def _closing_at(rest: str) -> int:
+    """The offset of the bracket that closes the one `rest` opens with, or -1."""
+    depth = 0
+    for i, c in enumerate(rest):
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+            if not depth:
+                return i
+    return -1
+
+
 def _only_literal(text: str, attr: str) -> bool:
-    """Whether `text` binds `self.<attr>` (`self.x = v`, `self.x: T = v`), each time to a literal,
-    and never lists it (`self.x, self.y = pair`, an argument)."""
+    """Whether `text` binds `self.<attr>` (`self.x = v`, `self.x: T = v`), each time to a value
+    that is never a leaf that requires grad (`_inert`), and never lists it (`self.x, self.y =
+    pair`, an argument)."""
     a = "self\\." + re.escape(attr) + "(?!\\w)"
-    literal = False
+    kinds = set()
     for m in re.finditer(a + r"[ \t]*(?::[^=\n]*)?=(?!=)[ \t]*([^\n]*)", text):
-        if _LITERAL.match(m.group(1)) is None:
+        kind = _inert(text, m.start(1), attr)
+        if kind is None:
             return False
-        literal = True
-    return literal and re.search(a + r"[ \t]*,", text) is None and re.search(r",[ \t]*" + a, text) is None
+        kinds.add(kind)
+    # What `self.x` itself holds is inert where its other values are tensors or None (an item
+    # of a list, or an attribute of a module, may be a parameter).
+    if "self" in kinds and not kinds <= {"self", "tensor", "none"}:
+        return False
+    return bool(kinds) and re.search(a + r"[ \t]*,", text) is None and re.search(r",[ \t]*" + a, text) is None
 
 
 # The name a line binds (`w = ...`, `w: torch.Tensor = ...`), matched at the line's start; the
@@ -410,12 +541,24 @@ class _FileLeaves:
     leaf they make (`_leaf_factories`); each read from the text when first asked (most files'
     functions hold no write the rule may report, and then none is)."""
 
-    __slots__ = ("text", "_attributes", "_names", "_literals", "_factories", "_imported")
+    __slots__ = ("text", "_attributes", "_names", "_literals", "_factories", "_imported", "_called")
 
-    def __init__(self, text: str, imported: frozenset = frozenset()) -> None:
+    def __init__(self, text: str, imported: frozenset = frozenset(), called: bool = False) -> None:
         self.text = text
+        # Whether the file calls a function, by name (`called`: each is, by another module).
+        self._called: dict | None = None if called else {}
         self._attributes = self._names = self._literals = self._factories = None
         self._imported = imported  # the leaf factories of other modules the file calls
+
+    def called(self, name: str) -> bool:
+        """Whether the file calls `name(` (summaries.call_positions: not its `def`)."""
+        known = self._called
+        if known is None:
+            return True
+        found = known.get(name)
+        if found is None:
+            found = known[name] = bool(call_positions(self.text, name))
+        return found
 
     @property
     def factories(self) -> frozenset:
@@ -475,11 +618,15 @@ def _admits(text: str, file: _FileLeaves, starts=None) -> bool:
     # functions such writes are arithmetic on activations (`x.mul_(...)` in a forward), and
     # analysing every one of them costs a tenth of a large tree's check.  Python and
     # nn.Module call `forward` and the dunders but `__init__` (summaries.parameter_facts):
-    # no call of the file passes them anything.
+    # no call of the file passes them anything; nor does any to a function the file never
+    # calls by its name (`_init_weights`, given to `self.apply`), whose parameters only the
+    # file's calls give facts (its callers in other modules are told of the write by
+    # `through_admits`).
     params = ()
     if header and text.count("\n") <= _PARAM_WRITER_LINES:
         name = header.group(1)
-        if name == "__init__" or not (name == "forward" or name.startswith("__") and name.endswith("__")):
+        if name == "__init__" or not (name == "forward" or name.startswith("__") and name.endswith("__")) \
+                and file.called(name):
             params = _PARAM_NAME.findall(header.group(2))
             if params and "for " in text:
                 params = _with_loop_targets(text, params)
@@ -514,10 +661,12 @@ def _admits(text: str, file: _FileLeaves, starts=None) -> bool:
             return True
         if base == "self":
             # `self.cache[k] = v`, `self.n += 1`: not where every binding of the attribute in
-            # the file is a literal (a container, a number, a string, None).
+            # the file is a value that is never a leaf that requires grad (a container, a number,
+            # a string, None, a module, a new tensor: _LiteralAttributes), nor where the file
+            # makes it a leaf some other way (`obj.cache = nn.Parameter(...)`, register_parameter).
             if not attrs or len(attrs) > 1:
                 return True
-            if attrs[0] not in file.literals:
+            if attrs[0] not in file.literals or attrs[0] in file.attributes:
                 return True
             continue
         if _leaf_word(base):
@@ -814,6 +963,12 @@ class InplaceOnLeaf(Rule):
     @classmethod
     def scope_test(cls, text: str):
         return cls.scope_test_imported(text, frozenset())
+
+    @classmethod
+    def through_scope_test(cls, text: str):
+        # (A function another module calls: what that call passes its parameters counts too.)
+        file = _FileLeaves(text, called=True)
+        return lambda segment: _admits(segment, file)
 
     @classmethod
     def scope_test_imported(cls, text: str, names: frozenset):
