@@ -91,7 +91,18 @@ def test_inplace_writes_the_rule_never_reports_are_skipped():
     head = "def f(m):\n    w = nn.Parameter(x)\n"
     for write in ("w.requires_grad_(False)", "w.data.normal_()", "w.grad.zero_()", "w.data[0] = 1"):
         assert not InplaceOnLeaf.might_match_scope(head + f"    {write}\n"), write
-    for write in ("w.add_(1)", "w.data.zero_(); w.add_(1)", "m.data_scale.mul_(2)", "w[0] = 1", "w -= 1"):
+    for write in ("w.add_(1)", "w.data.zero_(); w.add_(1)", "w.data_scale.mul_(2)", "w[0] = 1", "w -= 1"):
+        assert InplaceOnLeaf.might_match_scope(head + f"    {write}\n"), write
+    # A function that makes a leaf, but writes to something else: a tensor it makes, another
+    # name, a call's result (`torch.empty(n).uniform_()`, `init.zeros_(...)` of a module that
+    # is not torch).
+    for write in ("A = torch.empty(3).uniform_(0, 1)", "x = torch.zeros(3); x[0] = 1", "init.zeros_(v)",
+                  "v = m.x\n    v += 1"):
+        assert not InplaceOnLeaf.might_match_scope(head + f"    {write}\n"), write
+    # ... but to what it makes, or to a name bound to it, at any depth, or tested to be one.
+    for write in ("nn.Parameter(x).normal_()", "v = w\n    u = [v]\n    u[0].add_(1)",
+                  "for p in list(m.parameters()):\n        p.zero_()", "x.requires_grad = True\n    x[0] = 1",
+                  "if isinstance(x, nn.Parameter):\n        x.zero_()", "with w as v:\n        v += 1"):
         assert InplaceOnLeaf.might_match_scope(head + f"    {write}\n"), write
     # A write through a local that names a weight, where the function makes no leaf itself.
     assert InplaceOnLeaf.might_match_scope("def f():\n    w = layer.weight\n    w[0] = 1\n")
@@ -444,6 +455,13 @@ def test_inplace_writes_of_no_leaf_from_the_callers_are_skipped():
 
 LEAVES_BY_NAME = [
     # Each writes to a leaf that requires grad where the filter reads more than a name.
+    # A local bound to the parameters, a name whose requires_grad is set, a parameter that
+    # `isinstance` tells is one.
+    "import torch\nfrom torch import nn\n\n\ndef f():\n    m = nn.Linear(2, 2)\n    params = list(m.parameters())\n"
+    "    for p in params:\n        p.zero_()\n\n\nf()\n",
+    "import torch\n\n\ndef f():\n    w = torch.zeros(3)\n    w.requires_grad = True\n    v = w\n    v[0] = 1\n\n\nf()\n",
+    "import torch\nfrom torch import nn\n\n\ndef reset(m):\n    if isinstance(m, nn.Parameter):\n        m.zero_()\n\n\n"
+    "reset(nn.Parameter(torch.ones(2)))\n",
     "import torch\nfrom torch import nn\nlin = nn.Linear(2, 2)\n\n\ndef f():\n"
     "    weight, bias = lin.weight, lin.bias\n    weight[0] = 1\n\n\nf()\n",
     "import torch\nfrom torch import nn\nlin = nn.Linear(2, 2)\n\n\ndef f():\n"
@@ -779,6 +797,6 @@ def test_a_docstrings_parameters_section_makes_no_leaf_for_the_inplace_test():
     body = ('def generate(ids, n):\n    """Generate.\n\n    Parameters:\n        ids: the prompt.\n    """\n'
             '    out = ids.new_zeros(n)\n    out[0] = 1\n    return out\n')
     assert not _admits(body, _FileLeaves(body))
-    for made in ("    w = nn.Parameter(out)\n", "    ws = nn.ParameterList([out])\n", "    w: nn.Parameter = out\n"):
-        text = body.replace("    out[0] = 1\n", made + "    out[0] = 1\n")
+    for made in ("    w = nn.Parameter(out)\n", "    w = nn.ParameterList([out])\n", "    w: nn.Parameter = out\n"):
+        text = body.replace("    out[0] = 1\n", made + "    w[0] = 1\n")
         assert _admits(text, _FileLeaves(text)), made

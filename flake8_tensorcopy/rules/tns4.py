@@ -585,6 +585,124 @@ class _FileLeaves:
         return self._literals
 
 
+# For _evident_leaves: a triple-quoted string, a one-line string, a name that is no attribute
+# (nor the end of a longer word), the name whose `requires_grad` a line sets (`w.requires_grad_()`,
+# `m.fc.weight.requires_grad = True`), and the words that never name a leaf.
+_TRIPLE = LazyPattern(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'')
+_STRING = LazyPattern(r"""(['"])(?:\\.|(?!\1)[^\\\n])*\1""")
+_WORD = LazyPattern(r"(?<![\w.])[A-Za-z_]\w*")
+_REQUIRES_GRAD_OF = LazyPattern(r"(?<![\w.])([A-Za-z_]\w*)(?:[ \t]*(?:\.[ \t]*\w+|\[[^\]\n]*\]))*[ \t]*\.[ \t]*requires_grad")
+_KEYWORDS = frozenset("""False None True and as assert async await break class continue def del elif else except
+finally for from global if import in is lambda nonlocal not or pass raise return try while with yield self cls
+torch nn F np""".split())
+
+
+def _makes_leaf(line: str) -> bool:
+    return "requires_grad" in line or "parameters(" in line or _names_parameter(line)
+
+
+def _logical_lines(text: str) -> list:
+    """The statements' lines of `text`, each joined with the lines its brackets or a backslash
+    continue onto, strings' contents and comments left out (a triple-quoted one too)."""
+    text = _TRIPLE.sub('""', text)
+    out, cur, depth = [], [], 0
+    for line in text.split("\n"):
+        line = _STRING.sub('""', line)
+        hash_at = line.find("#")
+        if hash_at != -1:
+            line = line[:hash_at]
+        cur.append(line)
+        for c in line:
+            if c in "([{":
+                depth += 1
+            elif c in ")]}":
+                depth -= 1
+        if depth > 0 or line.endswith("\\"):
+            continue
+        depth = 0
+        out.append(" ".join(cur))
+        cur = []
+    if cur:
+        out.append(" ".join(cur))
+    return out
+
+
+def _bound(line: str) -> tuple:
+    """(names `line` binds, the text they are bound from) of a logical line: an assignment's
+    targets (`a = b = v`, `w, b = ...`, `w: T = v`), a for loop's, a with's `as` names, a
+    walrus; ((), "") for any other."""
+    s = line.strip()
+    if s.startswith(("for ", "async for ")):
+        head = s[s.index("for ") + 4:]
+        at = head.find(" in ")
+        if at == -1:
+            return (), ""
+        return tuple(n for n in _WORD.findall(head[:at]) if n not in _KEYWORDS), head[at + 4:]
+    if s.startswith(("with ", "async with ")) and " as " in s:
+        names = []
+        for part in s.split(" as ")[1:]:
+            m = _WORD.match(part.lstrip(" ("))
+            if m is not None:
+                names.append(m.group(0))
+        return tuple(names), s
+    names = []
+    rest = s
+    eq = _assignment_at(rest)
+    while eq != -1:
+        left = rest[:eq]
+        colon = left.find(":")  # `w: T = v`: the annotation is no target
+        if colon != -1 and left[:colon].strip().isidentifier():
+            left = left[:colon]
+        for m in _WORD.finditer(left):
+            after = left[m.end():].lstrip()
+            if not after.startswith((".", "[", "(")) and m.group(0) not in _KEYWORDS:
+                names.append(m.group(0))
+        rest = rest[eq + 1:]
+        eq = _assignment_at(rest)
+    if ":=" in s:
+        names += re.findall(r"([A-Za-z_]\w*)[ \t]*:=", s)
+    return tuple(names), (rest if names else "")
+
+
+def _evident_leaves(text: str, attributes=()) -> frozenset:
+    """The names `text` (a function's, or code outside functions) binds to what may be a leaf that
+    requires grad by what it makes or names there: a value, iterable or `with` that makes one
+    or names parameters (`requires_grad`, `Parameter`, `parameters(`), or names such a name,
+    to any depth (`params = list(model.parameters())`, then `for p in params:`); a name whose
+    `requires_grad` the text sets (`w.requires_grad_()`, `w.requires_grad = True`); the
+    parameters of a `def` whose line names `Parameter` (an annotation); a name another line that
+    makes or names one holds as it is (`isinstance(m, nn.Parameter)`); a name bound to one of
+    the file's leaf `attributes` (`w = self.w`, `self.w` a parameter)."""
+    lines = _logical_lines(text)
+    evident = set()
+    bound = []
+    for line in lines:
+        for m in _REQUIRES_GRAD_OF.finditer(line):
+            if m.group(1) not in _KEYWORDS:
+                evident.add(m.group(1))
+        s = line.lstrip()
+        if s.startswith(("def ", "async def ")):
+            if _makes_leaf(s):
+                evident.update(n for n in _WORD.findall(s[s.find("(") + 1:]) if n not in _KEYWORDS)
+            continue
+        names, source = _bound(line)
+        if names:
+            makes = _makes_leaf(s) or any(_attribute_in(source, "." + a) for a in attributes)  # (`w: nn.Parameter = x`)
+            bound.append((names, source, makes, frozenset(_WORD.findall(source))))
+        elif _makes_leaf(s):
+            # (The names it holds as they are, not those whose attributes it reads.)
+            evident.update(m.group(0) for m in _WORD.finditer(s)
+                           if m.group(0) not in _KEYWORDS and s[m.end():m.end() + 1] != ".")
+    changed = True
+    while changed:
+        changed = False
+        for names, source, makes, words in bound:
+            if (makes or not evident.isdisjoint(words)) and not evident.issuperset(names):
+                evident.update(names)
+                changed = True
+    return frozenset(evident)
+
+
 def _admits(text: str, file: _FileLeaves, starts=None) -> bool:
     """InplaceOnLeaf's scope test of a function whose source is `text` (or of code outside
     functions), in the file `file` tells of.  `starts`: `_inplace_starts(text)`, where the
@@ -604,10 +722,11 @@ def _admits(text: str, file: _FileLeaves, starts=None) -> bool:
         writes = [w for w in writes if w[0] >= body]
         if not writes:
             return False
-    # The write is in this function; the leaf is made here (requires_grad, Parameter, a
-    # parameters() loop) or is an attribute written in place (`.weight`, `self.scale`).
-    if "requires_grad" in text or "parameters(" in text or _names_parameter(text):
-        return True
+    # The leaf may be made here (requires_grad, Parameter, a parameters() loop): the write is
+    # to what is made so, or to a name bound to it (_evident_leaves; `A = torch.empty(n).uniform_()`
+    # in a constructor that makes parameters writes to none).
+    leafy = _makes_leaf(text)
+    evident = None
     # Or by a function of the file, or of a module it imports, that returns one (`w, b =
     # init_params()`).
     factories = file.factories
@@ -632,16 +751,19 @@ def _admits(text: str, file: _FileLeaves, starts=None) -> bool:
                 params = _with_loop_targets(text, params)
     attributes = [a for a in file.attributes if "." + a in text]
     names = [n for n in file.names if n in text]
-    if not (params or attributes or names or _leaf_word(text)
+    if not (leafy or params or attributes or names or _leaf_word(text)
             or "self." in text):
         return False
     aliases = bindings = None
     for at, target in writes:
+        if leafy and evident is None:
+            evident = _evident_leaves(text, attributes)
         if text.startswith("inplace=True", at):
             # `F.relu(x, inplace=True)` writes to its argument: anything the line names.
             if _leaf_word(target) or "self." in target or any(word_count(target, p) for p in params if p != "self") \
                     or any(_attribute_in(target, "." + a) for a in attributes) \
-                    or any(word_count(target, n) for n in names):
+                    or any(word_count(target, n) for n in names) \
+                    or leafy and (_makes_leaf(target) or any(word_count(target, n) for n in evident)):
                 return True
             if aliases is None:
                 if bindings is None and _leaf_word(text):  # (read once for both questions)
@@ -657,6 +779,8 @@ def _admits(text: str, file: _FileLeaves, starts=None) -> bool:
         if text.startswith("_(", at + 1) and len(parts) > 1:
             parts = parts[:-1]
         base, attrs = parts[0], parts[1:]
+        if leafy and (base in evident or _makes_leaf(".".join(parts))):
+            return True  # (`w = nn.Parameter(x)` ... `w[0] = 1`; `nn.Parameter(x).normal_()`)
         if any(_leaf_word(a) for a in attrs):
             return True
         if base == "self":
