@@ -462,6 +462,10 @@ LEAVES_BY_NAME = [
     "import torch\n\n\ndef f():\n    w = torch.zeros(3)\n    w.requires_grad = True\n    v = w\n    v[0] = 1\n\n\nf()\n",
     "import torch\nfrom torch import nn\n\n\ndef reset(m):\n    if isinstance(m, nn.Parameter):\n        m.zero_()\n\n\n"
     "reset(nn.Parameter(torch.ones(2)))\n",
+    # A local alias of an attribute the file's class makes a parameter, in another method.
+    "import torch\nfrom torch import nn\n\n\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+    "        self.w = nn.Parameter(torch.ones(3))\n\n    def bump(self):\n        w = self.w\n        w.add_(1)\n\n\n"
+    "M().bump()\n",
     "import torch\nfrom torch import nn\nlin = nn.Linear(2, 2)\n\n\ndef f():\n"
     "    weight, bias = lin.weight, lin.bias\n    weight[0] = 1\n\n\nf()\n",
     "import torch\nfrom torch import nn\nlin = nn.Linear(2, 2)\n\n\ndef f():\n"

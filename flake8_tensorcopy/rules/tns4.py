@@ -664,6 +664,16 @@ def _bound(line: str) -> tuple:
     return tuple(names), (rest if names else "")
 
 
+# An attribute of a name, indexed or not (`self.w`, `net.fc.w[0]`): its last attribute's name.
+_ATTRIBUTE_ALIAS = LazyPattern(r"[ \t]*[A-Za-z_]\w*(?:[ \t]*\.[ \t]*\w+)*[ \t]*\.[ \t]*(\w+)(?:[ \t]*\[[^\]\n]*\])*[ \t]*$")
+
+
+def _aliases_attribute(source: str, attributes) -> bool:
+    """Whether `source` is one of `attributes` of a name, as it is or indexed (a view of it)."""
+    m = _ATTRIBUTE_ALIAS.match(source)
+    return m is not None and m.group(1) in attributes
+
+
 def _evident_leaves(text: str, attributes=()) -> frozenset:
     """The names `text` (a function's, or code outside functions) binds to what may be a leaf that
     requires grad by what it makes or names there: a value, iterable or `with` that makes one
@@ -687,7 +697,8 @@ def _evident_leaves(text: str, attributes=()) -> frozenset:
             continue
         names, source = _bound(line)
         if names:
-            makes = _makes_leaf(s) or any(_attribute_in(source, "." + a) for a in attributes)  # (`w: nn.Parameter = x`)
+            # (`w: nn.Parameter = x`; `w = self.w`, `w = self.w[0]`, with `w` a leaf attribute.)
+            makes = _makes_leaf(s) or attributes and _aliases_attribute(source, attributes)
             bound.append((names, source, makes, frozenset(_WORD.findall(source))))
         elif _makes_leaf(s):
             # (The names it holds as they are, not those whose attributes it reads.)
@@ -756,14 +767,14 @@ def _admits(text: str, file: _FileLeaves, starts=None) -> bool:
         return False
     aliases = bindings = None
     for at, target in writes:
-        if leafy and evident is None:
+        if evident is None and (leafy or attributes):
             evident = _evident_leaves(text, attributes)
         if text.startswith("inplace=True", at):
             # `F.relu(x, inplace=True)` writes to its argument: anything the line names.
             if _leaf_word(target) or "self." in target or any(word_count(target, p) for p in params if p != "self") \
                     or any(_attribute_in(target, "." + a) for a in attributes) \
                     or any(word_count(target, n) for n in names) \
-                    or leafy and (_makes_leaf(target) or any(word_count(target, n) for n in evident)):
+                    or evident is not None and (_makes_leaf(target) or any(word_count(target, n) for n in evident)):
                 return True
             if aliases is None:
                 if bindings is None and _leaf_word(text):  # (read once for both questions)
@@ -779,7 +790,7 @@ def _admits(text: str, file: _FileLeaves, starts=None) -> bool:
         if text.startswith("_(", at + 1) and len(parts) > 1:
             parts = parts[:-1]
         base, attrs = parts[0], parts[1:]
-        if leafy and (base in evident or _makes_leaf(".".join(parts))):
+        if evident is not None and (base in evident or _makes_leaf(".".join(parts))):
             return True  # (`w = nn.Parameter(x)` ... `w[0] = 1`; `nn.Parameter(x).normal_()`)
         if any(_leaf_word(a) for a in attrs):
             return True
