@@ -43,33 +43,33 @@ _PARAM_WRITER_LINES = 40
 _DEF_HEADER = LazyPattern(r"\s*(?:async\s+)?def\s+(\w+)\s*\((.*?)\)\s*(?:->.*?)?:[ \t]*(?:#[^\n]*)?(?:\n|$)", re.S)
 # (Not `*args` and `**kwargs`: no call passes them facts, astutil.bind_arguments.)
 _PARAM_NAME = LazyPattern(r"(?:^|[(,])\s*([A-Za-z_]\w*)")
-# Where the writes but `*_(` methods and `inplace=True` may be: a character that starts one
-# (`]`, an operator), any blanks, `=`.  `_inplace_starts` tells which of these the writes
-# `\]\s*=[^=]|[-+*/%@&|^]=|//=|\*\*=|>>=|<<=` are.  A pattern that starts with a character set is
-# searched for that set at C speed; one of alternatives, or `*_(` as a branch starting with any
-# letter, is tried at every position: three times the cost on a large tree, most of what the
-# scope filter costs there.
-_WRITE_CANDIDATE = LazyPattern(r"[-+*/%@&|^<>\]]\s*=")
+# Where the writes but `*_(` methods and `inplace=True` may be: a `]`, any blanks, `=` (a
+# subscript written); an `=` right after an operator (an augmented assignment).  `_inplace_starts`
+# tells which of these the writes `\]\s*=[^=]|[-+*/%@&|^]=|//=|\*\*=|>>=|<<=` are.  Each pattern
+# starts with a character searched for at C speed: one that starts with the set of them was
+# tried at every position (three times the cost), and one of alternatives, or `*_(` as a branch
+# starting with any letter, more still: most of what the scope filter costs on a large tree.
+_SUBSCRIPT_WRITE = LazyPattern(r"\]\s*=")
+_AUGMENTED_WRITE = LazyPattern(r"=(?<=[-+*/%@&|^<>]=)")
 
 
 def _inplace_starts(text: str):
     """Where each in-place write of `text` starts (`x[i] = v`, augmented assignment, `*_(`
     methods, `inplace=True`), in no particular order."""
     end = len(text)
-    for m in _WRITE_CANDIDATE.finditer(text):
-        at, after = m.span()
+    for m in _SUBSCRIPT_WRITE.finditer(text):
+        if m.end() < end and text[m.end()] != "=":  # `x[i] = v`, not `x[i] == v`
+            yield m.start()
+    for m in _AUGMENTED_WRITE.finditer(text):
+        at = m.start() - 1  # (the operator)
         c = text[at]
-        if c == "]":
-            if after < end and text[after] != "=":  # `x[i] = v`, not `x[i] == v`
-                yield at
-        elif after == at + 2:  # `x -= 1`: no blank between the operator and `=`
-            if c in "<>":  # `<<=` and `>>=`; `<=` and `>=` compare
-                if at and text[at - 1] == c:
-                    yield at - 1
-            elif c in "/*" and at and text[at - 1] == c:  # `//=`, `**=`
+        if c in "<>":  # `<<=` and `>>=`; `<=` and `>=` compare
+            if at and text[at - 1] == c:
                 yield at - 1
-            else:
-                yield at
+        elif c in "/*" and at and text[at - 1] == c:  # `//=`, `**=`
+            yield at - 1
+        else:
+            yield at
     i = text.find("inplace=True")
     while i != -1:
         yield i
