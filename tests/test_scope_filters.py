@@ -104,6 +104,9 @@ def test_inplace_writes_the_rule_never_reports_are_skipped():
                   "for p in list(m.parameters()):\n        p.zero_()", "x.requires_grad = True\n    x[0] = 1",
                   "if isinstance(x, nn.Parameter):\n        x.zero_()", "with w as v:\n        v += 1"):
         assert InplaceOnLeaf.might_match_scope(head + f"    {write}\n"), write
+    # A parameter annotated as one (quoted too), not another parameter of the same `def`.
+    assert InplaceOnLeaf.might_match_scope('def f(x, w: "nn.Parameter"):\n    w.zero_()\n')
+    assert not InplaceOnLeaf.might_match_scope("def f(x: torch.Tensor, w: nn.Parameter):\n    x.copy_(w)\n")
     # A write through a local that names a weight, where the function makes no leaf itself.
     assert InplaceOnLeaf.might_match_scope("def f():\n    w = layer.weight\n    w[0] = 1\n")
     assert not InplaceOnLeaf.might_match_scope("def f():\n    w = layer(x)\n    w[0] = 1\n")

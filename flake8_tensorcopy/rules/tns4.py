@@ -685,6 +685,13 @@ def _evident_leaves(text: str, attributes=()) -> frozenset:
     the file's leaf `attributes` (`w = self.w`, `self.w` a parameter)."""
     lines = _logical_lines(text)
     evident = set()
+    header = _DEF_HEADER.match(text)
+    if header is not None and _makes_leaf(header.group(2)):
+        # (`w: nn.Parameter`, `w: "nn.Parameter"`: a parameter whose own annotation names one.)
+        for part in _top_level_parts(header.group(2)):
+            name = _WORD.match(part.lstrip(" \t\n*"))
+            if name is not None and _makes_leaf(part) and name.group(0) not in _KEYWORDS:
+                evident.add(name.group(0))
     bound = []
     for line in lines:
         for m in _REQUIRES_GRAD_OF.finditer(line):
@@ -692,8 +699,6 @@ def _evident_leaves(text: str, attributes=()) -> frozenset:
                 evident.add(m.group(1))
         s = line.lstrip()
         if s.startswith(("def ", "async def ")):
-            if _makes_leaf(s):
-                evident.update(n for n in _WORD.findall(s[s.find("(") + 1:]) if n not in _KEYWORDS)
             continue
         names, source = _bound(line)
         if names:
@@ -767,7 +772,7 @@ def _admits(text: str, file: _FileLeaves, starts=None) -> bool:
         return False
     aliases = bindings = None
     for at, target in writes:
-        if evident is None and (leafy or attributes):
+        if leafy and evident is None:
             evident = _evident_leaves(text, attributes)
         if text.startswith("inplace=True", at):
             # `F.relu(x, inplace=True)` writes to its argument: anything the line names.
@@ -792,6 +797,12 @@ def _admits(text: str, file: _FileLeaves, starts=None) -> bool:
         base, attrs = parts[0], parts[1:]
         if evident is not None and (base in evident or _makes_leaf(".".join(parts))):
             return True  # (`w = nn.Parameter(x)` ... `w[0] = 1`; `nn.Parameter(x).normal_()`)
+        if attributes and base != "self":
+            # A local bound to an attribute the file makes a leaf (`w = self.w`, `w.add_(1)`).
+            if bindings is None:
+                bindings = _bindings(text)
+            if any(_aliases_attribute(v, attributes) for v in bindings[0].get(base, ())):
+                return True
         if any(_leaf_word(a) for a in attrs):
             return True
         if base == "self":
