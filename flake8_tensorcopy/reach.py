@@ -167,7 +167,59 @@ def imports(text: str, current: str | None, is_package: bool) -> list:
     return found
 
 
-def _imports(text: str, current: str | None, is_package: bool) -> list:
+def runtime_imports(text: str, current: str | None, is_package: bool) -> list:
+    """`imports(...)` less those of an `if TYPE_CHECKING:` block, which do not run (`__init__.py`
+    files that import every module of their package for type checkers only, and load them
+    lazily): nothing the file calls or runs comes from them."""
+    found = imports(text, current, is_package)
+    if not found or "TYPE_CHECKING" not in text:
+        return found
+    seen, asked, kept = _LAST_RUNTIME[0]
+    if seen is text and asked == (current, is_package):
+        return kept
+    blocks = _type_checking_blocks(text)
+    kept = found if not blocks else _imports(text, current, is_package,
+                                               lambda at: any(a <= at < b for a, b in blocks))
+    _LAST_RUNTIME[0] = (text, (current, is_package), kept)
+    return kept
+
+
+_LAST_RUNTIME: list = [(None, None, None)]
+# `if TYPE_CHECKING:` (or `typing.TYPE_CHECKING`), a comment after it, on a line of its own.
+_TYPE_CHECKING_IF = (r"[ \t]*if[ \t]+(?:typing[ \t]*\.[ \t]*)?TYPE_CHECKING[ \t]*:[ \t]*(?:#[^\n]*)?(?:\n|$)", 0)
+
+
+def _type_checking_blocks(text: str) -> list:
+    """The (start, end) offsets of the bodies of the `if TYPE_CHECKING:` statements of `text`:
+    the lines after one that are indented more than it (blank and comment lines within), up
+    to the first that is not (its `else:`)."""
+    blocks = []
+    match = _re(_TYPE_CHECKING_IF).match
+    i = text.find("TYPE_CHECKING")
+    while i != -1:
+        start = text.rfind("\n", 0, i) + 1
+        m = match(text, start)
+        if m is not None:
+            indent = len(text[start:m.end()]) - len(text[start:m.end()].lstrip(" \t"))
+            at = end = m.end()
+            while at < len(text):
+                nxt = text.find("\n", at)
+                line = text[at:nxt if nxt != -1 else len(text)]
+                body = line.lstrip(" \t")
+                if body and not body.startswith("#"):
+                    if len(line) - len(body) <= indent:
+                        break
+                    end = nxt + 1 if nxt != -1 else len(text)
+                if nxt == -1:
+                    break
+                at = nxt + 1
+            if end > m.end():
+                blocks.append((m.end(), end))
+        i = text.find("TYPE_CHECKING", i + 13)
+    return blocks
+
+
+def _imports(text: str, current: str | None, is_package: bool, skip=None) -> list:
     # The lines that mention `import`, each matched from its start: what `finditer` would find
     # (both patterns start at a line's start and read to `import` on that line), without trying
     # the patterns at every position of the text (a tenth of the time, on a large file).
@@ -177,7 +229,9 @@ def _imports(text: str, current: str | None, is_package: bool) -> list:
     i = text.find("import")
     while i != -1:
         start = text.rfind("\n", 0, i) + 1
-        if start != last:
+        if start != last and skip is not None and skip(start):
+            last = start  # (`skip`: a line not to read, runtime_imports)
+        elif start != last:
             last = start
             m = from_at(text, start)
             if m is not None:
@@ -348,7 +402,7 @@ def torch_through_project(text: str, path: str | None, root: str | None = None, 
             real = _REAL[root] = os.path.realpath(root)
         root = real
     todo = [(module, name, 0) for module, name, _local in
-            imports(text, module_name(root, path), os.path.basename(path) == "__init__.py")]
+            runtime_imports(text, module_name(root, path), os.path.basename(path) == "__init__.py")]
     seen: set = set()
     listed = set(looked) if looked else set()  # (what `looked` holds: a list, slow to search)
     while todo:

@@ -16,7 +16,7 @@ from .analysis import Walker, make_domains
 from .analysis.astutil import Reparse, is_plain_method
 from .analysis.facts import PARAMS, SEQ, Grad, must_grad
 from .model import Options
-from .reach import imports
+from .reach import runtime_imports
 from .rules.base import Context, all_rules
 from .source import class_lines, class_methods, identifier_end, top_level_functions
 
@@ -31,7 +31,7 @@ def sink_calls(text: str, project, module: str, path: str) -> frozenset:
     touched = project.touched
     plans = through._plans
     no_def = "def " not in text
-    for target, name, local in imports(text, module, path.endswith("__init__.py")):
+    for target, name, local in runtime_imports(text, module, path.endswith("__init__.py")):
         if name == "*" and no_def:
             continue  # (`from .modeling import *` in a package's `__init__.py`: no call to report at)
         # What the import names, and what those modules hold, once a process (Through._plan);
@@ -110,7 +110,7 @@ def imported_triggers(text: str, project, module: str, path: str, rules) -> dict
     plans = through._trigger_plans.get(rules)
     if plans is None:
         plans = through._trigger_plans[rules] = {}
-    for target, name, _local in imports(text, module, path.endswith("__init__.py")):
+    for target, name, _local in runtime_imports(text, module, path.endswith("__init__.py")):
         # (What an import of `name` from `target` brings, once a process: the module's path and
         # digest, and ((rule, names), ...) for the rules it brings any to.)
         plan = plans.get((target, name))

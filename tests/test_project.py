@@ -310,6 +310,16 @@ def test_which_imports_lead_to_torch(tmp_path):
         assert torch_through_project(line + "\n", here, str(tmp_path), looked) is expected, line
         assert all(p.startswith(str(tmp_path)) for p in looked)
     assert not torch_through_project("from pkg import Net\n", None, str(tmp_path))
+    # An import for type checkers only does not run (a package's `__init__.py` that loads its
+    # modules lazily): nothing of the file comes from it.  Its `else:` branch runs.
+    for text, expected in (("if TYPE_CHECKING:\n    from .models import Net\n", False),
+                           ("if typing.TYPE_CHECKING:  # types\n\n    # models\n    from .models import *\n", False),
+                           ("if TYPE_CHECKING:\n    pass\nelse:\n    from .models import Net\n", True),
+                           ("if TYPE_CHECKING:\n    import os\nfrom .models import Net\n", True),
+                           ("if not TYPE_CHECKING:\n    from .models import Net\n", True)):
+        looked = []
+        assert torch_through_project(text, here, str(tmp_path), looked) is expected, text
+        assert bool(looked) is expected, text
 
 
 def test_a_module_that_starts_using_torch_rechecks_its_importers_in_the_cli_cache(tmp_path, capsys):
@@ -709,6 +719,24 @@ SINK_FINDINGS = [("TNS101", 12, "out (to_numpy() calls .numpy() on it, utils.py:
                                 "raises RuntimeError; use (out * 2).detach()"),
                  ("TNS103", 21, "to_array() on out, which requires grad (a NumPy call in it converts it, arrays.py:5) "
                                 "raises RuntimeError; use out.detach()")]
+
+
+def test_a_call_of_a_name_imported_for_type_checkers_only_is_not_followed(tmp_path):
+    # `to_numpy` imported under `if TYPE_CHECKING:` is no name at run time: its call raises
+    # NameError before any `.numpy()`.  A file whose only imports of the project's functions are
+    # such does not call them (reach.runtime_imports).
+    train = make(tmp_path, files=SINKS, package="pkg")
+    runtime = train.read_text().replace("import pkg.utils as U\n", "").replace("e = U.log_hist(out * 2, 3)", "e = 0") \
+        .replace("from .arrays import to_array, to_array_ok\n", "").replace(", to_array(out), to_array_ok(out)", "")
+    typed = runtime.replace("from .utils import to_numpy, to_numpy_ok, to_numpy_maybe, unrelated\n",
+                            "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n"
+                            "    from .utils import to_numpy, to_numpy_ok, to_numpy_maybe, unrelated\n")
+    found = {}
+    for name, text in (("runtime", runtime), ("typed", typed)):
+        train.write_text(text)
+        project = Project(str(tmp_path))
+        found[name] = [v.code for v in lint_text(text, options=Options(), project=project, path=str(train)).violations]
+    assert found == {"runtime": ["TNS101"], "typed": []}  # to_numpy(out)
 
 
 def test_a_call_passes_a_tensor_that_requires_grad_to_another_modules_numpy(tmp_path, capsys):
