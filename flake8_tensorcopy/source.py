@@ -103,6 +103,23 @@ def identifier_end(text: str, i: int) -> int:
     return i
 
 
+def closing_bracket(text: str, at: int, stop: int | None = None) -> int:
+    """The offset of the bracket that closes the one at offset `at` of `text`, or -1: none before
+    `stop`, or a string, a comment or a backslash first (whose brackets cannot be counted by eye)."""
+    depth = 0
+    for i in range(at, len(text) if stop is None else min(stop, len(text))):
+        c = text[i]
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+            if not depth:
+                return i
+        elif c in "'\"#\\":
+            return -1
+    return -1
+
+
 def top_level_functions(text: str):
     """(name, text) of each function of a module's text that starts at the margin (`def`, `async
     def`): to the next line that starts with something else than a blank (a docstring line at the

@@ -7,7 +7,7 @@ import ast
 from ..fixes import attr_name_span, receiver_text
 from ..intents import ReplaceExpression, SwapCalls
 from .base import Fix, Invalid, Oracle, Rule, Valid, dedent
-from ..source import LazyPattern
+from ..source import LazyPattern, closing_bracket
 
 # `torch.tensor(`, `tensor(`, `u.new_tensor(`; not `as_tensor(`, `is_tensor(`, `to_tensor(`.
 _CLONE_DETACH = LazyPattern(r"\.clone\((?:[^()]|\([^()]*\))*\)\s*\.\s*detach\s*\(")
@@ -302,19 +302,8 @@ def _literal_data(text: str, at: int) -> bool:
         i += 1
     if i == size or text[i] != "[":
         return False
-    depth = 0
-    while i < size:
-        c = text[i]
-        if c in "[({":
-            depth += 1
-        elif c in "])}":
-            depth -= 1
-            if depth == 0:
-                break
-        elif c in "'\"#\\":
-            return False
-        i += 1
-    else:
+    i = closing_bracket(text, i)
+    if i == -1:
         return False
     i += 1
     while i < size and text[i] in " \t\r\n":

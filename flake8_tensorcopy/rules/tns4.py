@@ -15,7 +15,7 @@ from ..analysis.storage import Alias, is_inplace_method
 from ..fixes import attr_name_span
 from ..intents import AppendCall, WrapStatements
 from .base import Fix, Invalid, Oracle, Rule, Valid, dedent
-from ..source import POSSESSIVE, LazyPattern, word_count, word_positions
+from ..source import POSSESSIVE, LazyPattern, closing_bracket, word_count, word_positions
 
 _LEAF_ERROR = "a leaf Variable that requires grad is being used in an in-place operation"
 _VIEW_ERROR = "a view of a leaf Variable that requires grad is being used in an in-place operation"
@@ -364,10 +364,10 @@ def _inert(text: str, at: int, attr: str) -> str | None:
     while i < n:
         c = value[i]
         if c in "([":
-            close = _closing_at(value[i:])
+            close = closing_bracket(value, i)
             if close == -1:
                 return None
-            i += close + 1
+            i = close + 1
         elif c == "." and kind == "self":
             i += 1
             while i < n and (value[i].isalnum() or value[i] == "_"):
@@ -399,19 +399,6 @@ def _value_end(text: str, at: int) -> int | None:
             return None  # (a string or comment inside the brackets: not read)
         i += 1
     return len(text) if i == len(text) else None
-
-
-def _closing_at(rest: str) -> int:
-    """The offset of the bracket that closes the one `rest` opens with, or -1."""
-    depth = 0
-    for i, c in enumerate(rest):
-        if c in "([{":
-            depth += 1
-        elif c in ")]}":
-            depth -= 1
-            if not depth:
-                return i
-    return -1
 
 
 def _only_literal(text: str, attr: str) -> bool:
