@@ -807,3 +807,41 @@ def test_a_docstrings_parameters_section_makes_no_leaf_for_the_inplace_test():
     for made in ("    w = nn.Parameter(out)\n", "    w = nn.ParameterList([out])\n", "    w: nn.Parameter = out\n"):
         text = body.replace("    out[0] = 1\n", made + "    w[0] = 1\n")
         assert _admits(text, _FileLeaves(text)), made
+
+
+def test_an_assignments_targets_are_found_in_one_pass_where_the_first_is_found():
+    """tns4._assignments finds each `=` of an assignment of a line in one pass (a chain `a = b =
+    v` sliced at each `=` was quadratic in the line); its first is `_assignment_at`'s."""
+    from flake8_tensorcopy.rules.tns4 import _assignment_at, _assignments, _bound
+
+    def agree(line):
+        found = _assignments(line)
+        assert (found[0] if found else -1) == _assignment_at(line), line
+
+    agrees_everywhere(agree, ["a = b = c", "x += 1", "f(a=1)", "a: int = 3", "a <= b", "==x", "(a, b) = c, d"],
+                      "ab=<>!+-:()[]# ,")
+    assert _bound("a = b = w") == (("a", "b"), " w")
+    assert _bound("x[0] = y.z = w") == ((), "")
+
+
+def test_evident_leaves_reach_the_end_of_a_chain_bound_in_any_order():
+    """The names bound to a leaf at any depth, whichever order the lines bind them in (a work
+    list: a binding is looked at again when a name it reads becomes evident)."""
+    from flake8_tensorcopy.rules.tns4 import _evident_leaves
+
+    chain = "".join(f"    a{i} = a{i + 1}\n" for i in range(300))
+    text = "def f(x):\n" + chain + "    a300 = nn.Parameter(x)\n    b = c\n"
+    assert _evident_leaves(text) == {f"a{i}" for i in range(301)}
+
+
+def test_the_helpers_a_file_calls_are_told_by_search_and_then_by_one_index_alike():
+    """TNS401's question of which helpers the file calls by name: the first names by a search of
+    the text each, the rest by one index of every call; the same answers either way."""
+    from flake8_tensorcopy.rules.tns4 import _CALLED_SEARCHES, _FileLeaves, _admits
+
+    n = 3 * _CALLED_SEARCHES
+    text = "".join(f"def h{i}(p):\n    p.zero_()\n\n\n" for i in range(n)) + "".join(f"h{i}(w)\n" for i in range(0, n, 2))
+    file = _FileLeaves(text)
+    admitted = [i for i in range(n) if _admits(f"def h{i}(p):\n    p.zero_()\n", file)]
+    assert admitted == list(range(0, n, 2))
+    assert None in file._called  # (the index was made)

@@ -10,7 +10,7 @@ from bisect import bisect_left
 from ..analysis.astutil import contains, suspends, target_elements, walk
 from ..analysis.facts import MODULE, TENSOR, Grad, must_grad
 from ..analysis.saved import strip_views
-from ..analysis.summaries import call_positions
+from ..analysis.summaries import call_index, call_positions
 from ..analysis.storage import Alias, is_inplace_method
 from ..fixes import attr_name_span
 from ..intents import AppendCall, WrapStatements
@@ -521,6 +521,9 @@ class _LeafBytes:
         return (b"requires_grad" in data and any(w in data for w in self._GRAD)) or None
 
 
+_CALLED_SEARCHES = 24  # names searched for one by one before one index of the file's calls
+
+
 class _FileLeaves:
     """What `_admits` reads of the whole file: the attributes its classes make leaves that
     require grad (`_leaf_attributes`), the names it binds to such leaves (`_leaf_names`), the
@@ -544,7 +547,12 @@ class _FileLeaves:
             return True
         found = known.get(name)
         if found is None:
-            found = known[name] = bool(call_positions(self.text, name))
+            # A search of the text for each of the first names asked, then one index of every
+            # call (a file of thousands of short helpers would be searched thousands of times).
+            index = known.get(None)
+            if index is None and len(known) >= _CALLED_SEARCHES:
+                index = known[None] = call_index(self.text)
+            found = known[name] = bool(index.get(name) if index is not None else call_positions(self.text, name))
         return found
 
     @property
@@ -633,10 +641,9 @@ def _bound(line: str) -> tuple:
                 names.append(m.group(0))
         return tuple(names), s
     names = []
-    rest = s
-    eq = _assignment_at(rest)
-    while eq != -1:
-        left = rest[:eq]
+    at = 0
+    for eq in _assignments(s):
+        left = s[at:eq]
         colon = left.find(":")  # `w: T = v`: the annotation is no target
         if colon != -1 and left[:colon].strip().isidentifier():
             left = left[:colon]
@@ -644,11 +651,33 @@ def _bound(line: str) -> tuple:
             after = left[m.end():].lstrip()
             if not after.startswith((".", "[", "(")) and m.group(0) not in _KEYWORDS:
                 names.append(m.group(0))
-        rest = rest[eq + 1:]
-        eq = _assignment_at(rest)
+        at = eq + 1
+    rest = s[at:]
     if ":=" in s:
         names += re.findall(r"([A-Za-z_]\w*)[ \t]*:=", s)
     return tuple(names), (rest if names else "")
+
+
+def _assignments(line: str) -> list:
+    """Where each `=` of an assignment stands in `line`, outside brackets (`a = b = v`: both),
+    as `_assignment_at` finds the first, in one pass."""
+    out = []
+    if "=" not in line:
+        return out
+    depth = 0
+    prev = ""
+    for j, c in enumerate(line):
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif c == "=" and not depth:
+            if line[j + 1:j + 2] != "=" and (not prev or prev not in "=<>!+-*/%@&|^:"):
+                out.append(j)
+        elif c == "#":
+            break
+        prev = c
+    return out
 
 
 # An attribute of a name, indexed or not (`self.w`, `net.fc.w[0]`): its last attribute's name.
@@ -696,13 +725,26 @@ def _evident_leaves(text: str, attributes=()) -> frozenset:
             # (The names it holds as they are, not those whose attributes it reads.)
             evident.update(m.group(0) for m in _WORD.finditer(s)
                            if m.group(0) not in _KEYWORDS and s[m.end():m.end() + 1] != ".")
-    changed = True
-    while changed:
-        changed = False
-        for names, source, makes, words in bound:
-            if (makes or not evident.isdisjoint(words)) and not evident.issuperset(names):
-                evident.update(names)
-                changed = True
+    # To any depth, by a work list: each binding looked at again only when a name it reads
+    # becomes evident (passes over all of them until none changes would be quadratic in a long
+    # chain bound in reverse order).
+    readers: dict = {}
+    todo = []
+    for k, (names, source, makes, words) in enumerate(bound):
+        if makes or not evident.isdisjoint(words):
+            todo.append(k)
+        for word in words:
+            readers.setdefault(word, []).append(k)
+    done = set()
+    while todo:
+        k = todo.pop()
+        if k in done:
+            continue
+        done.add(k)
+        for name in bound[k][0]:
+            if name not in evident:
+                evident.add(name)
+                todo.extend(readers.get(name, ()))
     return frozenset(evident)
 
 
