@@ -198,7 +198,7 @@ def _type_checking_blocks(text: str) -> list:
     i = text.find("TYPE_CHECKING")
     while i != -1:
         start = text.rfind("\n", 0, i) + 1
-        m = match(text, start)
+        m = match(text, start) if not blocks or start >= blocks[-1][1] else None  # (not one inside the last)
         if m is not None:
             indent = len(text[start:m.end()]) - len(text[start:m.end()].lstrip(" \t"))
             at = end = m.end()
