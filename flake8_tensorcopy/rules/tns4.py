@@ -784,8 +784,8 @@ def _admits(text: str, file: _FileLeaves, starts=None) -> bool:
     # nn.Module call `forward` and the dunders but `__init__` (summaries.parameter_facts):
     # no call of the file passes them anything; nor does any to a function the file never
     # calls by its name (`_init_weights`, given to `self.apply`), whose parameters only the
-    # file's calls give facts (its callers in other modules are told of the write by
-    # `through_admits`).
+    # file's calls give facts (a call from another module is asked by `through_scope_test`,
+    # which takes every function for called).
     params = ()
     if header and text.count("\n") <= _PARAM_WRITER_LINES:
         name = header.group(1)
