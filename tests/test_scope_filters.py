@@ -811,15 +811,15 @@ def test_a_docstrings_parameters_section_makes_no_leaf_for_the_inplace_test():
 
 def test_an_assignments_targets_are_found_in_one_pass_where_the_first_is_found():
     """tns4._assignments finds each `=` of an assignment of a line in one pass (a chain `a = b =
-    v` sliced at each `=` was quadratic in the line); its first is `_assignment_at`'s."""
+    v` sliced at each `=` was quadratic in the line); `_assignment_at` is its first."""
     from flake8_tensorcopy.rules.tns4 import _assignment_at, _assignments, _bound
 
-    def agree(line):
-        found = _assignments(line)
-        assert (found[0] if found else -1) == _assignment_at(line), line
-
-    agrees_everywhere(agree, ["a = b = c", "x += 1", "f(a=1)", "a: int = 3", "a <= b", "==x", "(a, b) = c, d"],
-                      "ab=<>!+-:()[]# ,")
+    expected = {"a = b = c": [2, 6], "x += 1": [], "f(a=1)": [], "a: int = 3": [7], "a <= b": [], "==x": [],
+                "(a, b) = c, d": [7], "a = (b == c)": [2], "w = x  # y = z": [2], "a != b = c": [7],
+                "x //= 2": [], "y := 3": [], "d[k] = f(a=1) = 2": [5, 14], "": []}
+    for line, positions in expected.items():
+        assert _assignments(line) == positions, line
+        assert _assignment_at(line) == (positions[0] if positions else -1), line
     assert _bound("a = b = w") == (("a", "b"), " w")
     assert _bound("x[0] = y.z = w") == ((), "")
 

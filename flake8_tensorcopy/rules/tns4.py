@@ -658,25 +658,27 @@ def _bound(line: str) -> tuple:
     return tuple(names), (rest if names else "")
 
 
-def _assignments(line: str) -> list:
-    """Where each `=` of an assignment stands in `line`, outside brackets (`a = b = v`: both),
-    as `_assignment_at` finds the first, in one pass."""
+def _assignments(line: str, first: bool = False) -> list:
+    """Where each `=` of an assignment stands in `line`, outside brackets (`a = b = v`: both; not
+    `==`, `<=`, `!=`, an augmented assignment's or a keyword argument's), in one pass; `first`:
+    only the first."""
     out = []
     if "=" not in line:
         return out
     depth = 0
-    prev = ""
     for j, c in enumerate(line):
         if c in "([{":
             depth += 1
         elif c in ")]}":
             depth -= 1
         elif c == "=" and not depth:
-            if line[j + 1:j + 2] != "=" and (not prev or prev not in "=<>!+-*/%@&|^:"):
-                out.append(j)
+            if line[j + 1:j + 2] == "=" or (j and line[j - 1] in "=<>!+-*/%@&|^:"):
+                continue
+            out.append(j)
+            if first:
+                break
         elif c == "#":
             break
-        prev = c
     return out
 
 
@@ -1016,23 +1018,9 @@ _PLAIN_VALUE = LazyPattern(r"([A-Za-z_]\w*)((?:[ \t]*\.[ \t]*\w+)*)[ \t]*(?:#.*)
 
 
 def _assignment_at(line: str) -> int:
-    """Where the `=` of an assignment stands in `line`, outside brackets (not `==`, `<=`, `!=`,
-    an augmented assignment's or a keyword argument's), or -1."""
-    if "=" not in line:
-        return -1
-    depth = 0
-    for j, c in enumerate(line):
-        if c in "([{":
-            depth += 1
-        elif c in ")]}":
-            depth -= 1
-        elif c == "=" and not depth:
-            if line[j + 1:j + 2] == "=" or (j and line[j - 1] in "=<>!+-*/%@&|^:"):
-                continue
-            return j
-        elif c == "#":
-            break
-    return -1
+    """Where the first `=` of an assignment stands in `line` (`_assignments`), or -1."""
+    found = _assignments(line, True)
+    return found[0] if found else -1
 # A name in a value's text, and what stands before it (`.` of an attribute, a quote).
 _VALUE_NAME = LazyPattern(r"([.'\"]?)[ \t]*([A-Za-z_]\w*)")
 
