@@ -87,6 +87,48 @@ def test_tensor_constructors_of_literals_are_skipped():
         assert CopyConstructFromTensor.might_match_scope(data), data
 
 
+def test_snapshots_of_a_function_that_updates_nothing_are_skipped_unless_the_file_steps(monkeypatch):
+    # The snapshot domain tracks a function only where its own text may update a tensor, or in a
+    # file that steps an optimizer (SnapshotDomain.active): elsewhere TNS501 and TNS502 find
+    # nothing, and their scope tests say so.
+    from flake8_tensorcopy.analysis.text_tests import may_update
+    from flake8_tensorcopy.rules.tns5 import StateDictNotACopy, TensorSnapshotNotACopy
+
+    kept = {TensorSnapshotNotACopy: "    w0 = model.fc.weight.detach()\n",
+            StateDictNotACopy: "    best = model.state_dict()\n"}
+    for rule, line in kept.items():
+        quiet = "def f(model, x):\n" + line + "    out = model(x)\n    return w0 if x else best\n"
+        for update in ("    model.fc.weight.add_(1)\n", "    model.fc.weight[0] = 1\n", "    out -= 1\n",
+                       "    model.load_state_dict(s)\n", "    opt.step()\n"):
+            updating = quiet.replace("    out = model(x)\n", "    out = model(x)\n" + update)
+            assert rule.scope_test(updating)(updating), (rule.code, update)
+        assert not rule.scope_test(quiet)(quiet), rule.code
+        assert not rule.scope_any(quiet, rule.scope_test(quiet)), rule.code
+        # An optimizer step anywhere in the file may be what a call of `f`'s updates.
+        stepping = quiet + "\ndef train(opt):\n    opt.step()\n"
+        assert rule.scope_test(stepping)(quiet), rule.code
+    # A snapshot updated by a function of the file that steps: the file steps, the function is
+    # walked, and the finding is there, with and without the filter.
+    text = (
+        "import torch\n"
+        "from torch import nn\n\n"
+        "def train_one_epoch(net, optimizer, x):\n"
+        "    net(x).sum().backward()\n"
+        "    optimizer.step()\n\n"
+        "def run(x):\n"
+        "    model = nn.Linear(4, 1)\n"
+        "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "    w0 = model.weight.detach()\n"
+        "    train_one_epoch(model, opt, x)\n"
+        "    return w0.sum()\n"
+    )
+    run = text[text.index("def run"):]
+    assert not may_update(run) and TensorSnapshotNotACopy.scope_test(text)(run)
+    found = _findings(text, False, True, monkeypatch)
+    assert found == _findings(text, False, False, monkeypatch)
+    assert [(f[0], f[1]) for f in found] == [("TNS502", 11)]
+
+
 def test_inplace_writes_the_rule_never_reports_are_skipped():
     head = "def f(m):\n    w = nn.Parameter(x)\n"
     for write in ("w.requires_grad_(False)", "w.data.normal_()", "w.grad.zero_()", "w.data[0] = 1"):
@@ -152,10 +194,10 @@ class Processor:
 
 def test_callers_of_a_reporting_function_are_walked_with_what_their_callers_pass(monkeypatch):
     """What `binary_mask_to_rle` is handed comes from two callers up (transformers' DETR image
-    processors): `convert_segmentation_to_rle` (which TNS502's scope test admits) is walked to
-    report after its caller, and `post_process_instance_segmentation`, which no rule's test
-    admits, is walked first with rules off, for what it passes on: the fact reaches down the
-    chain whatever the budget of call-site surveys left.  `compute_segments` (called, calling
+    processors): `convert_segmentation_to_rle` and `post_process_instance_segmentation`, which no
+    rule's test admits (TNS502's, for the snapshot helper `binary_mask_to_rle` called, only
+    where something may update a tensor), are walked first with rules off, for what they pass
+    on: the fact reaches down the chain whatever the budget of call-site surveys left.  `compute_segments` (called, calling
     nothing that reports) and the module are not walked so."""
     walked = []
     real = Walker._run_function
@@ -167,7 +209,7 @@ def test_callers_of_a_reporting_function_are_walked_with_what_their_callers_pass
 
     monkeypatch.setattr(Walker, "_run_function", spy)
     found = engine.lint_text(CHAIN).violations
-    assert walked == [("post_process_instance_segmentation", "pass on"), ("convert_segmentation_to_rle", "report"),
+    assert walked == [("post_process_instance_segmentation", "pass on"), ("convert_segmentation_to_rle", "pass on"),
                       ("binary_mask_to_rle", "report")]
     assert [(v.code, v.line) for v in found] == [("TNS102", 6)] and "passed at line 15" in found[0].message
 

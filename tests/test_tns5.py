@@ -992,6 +992,6 @@ def test_meter_lookalikes_silent(body):
 def test_the_snapshot_domains_update_test_is_its_pattern(text):
     # SnapshotDomain.active's update test, by substring searches before the pattern: the same
     # answer as the pattern's search.
-    from flake8_tensorcopy.analysis.snapshots import _UPDATE_TEXT, _may_update
+    from flake8_tensorcopy.analysis.text_tests import UPDATE_TEXT, may_update
 
-    assert _may_update(text) == (_UPDATE_TEXT.search(text) is not None)
+    assert may_update(text) == (UPDATE_TEXT.search(text) is not None)

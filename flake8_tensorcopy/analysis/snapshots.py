@@ -31,8 +31,8 @@ from .names import words
 from .storage import is_inplace_method
 from .walker import Domain, NameSets
 from ..source import BEFORE_FIRST_LETTER, LazyPattern
-from .text_tests import (_RETURNS_SNAPSHOT, STATE, TENSOR_ALIAS, might_alias_tensor, might_keep_state_dict,
-                         snapshot_helpers, state_keeping_methods)
+from .text_tests import (_RETURNS_SNAPSHOT, STATE, TENSOR_ALIAS, may_update, might_alias_tensor,
+                         might_keep_state_dict, snapshot_helpers, state_keeping_methods)
 
 # Methods of a container that write into it (their receiver is not a read of its values).
 _CONTAINER_WRITES = frozenset("append appendleft extend extendleft insert add update setdefault clear".split())
@@ -55,26 +55,6 @@ _MODULE_MOVES = frozenset("to cuda cpu xpu mps half float double bfloat16 type t
 # characters read to the run's end again, quadratic in a long name (gan._CALLEE).)
 _STEP_TEXT = LazyPattern(r"(?<![\w.])%s([A-Za-z_][\w.]*)\.step\(" % BEFORE_FIRST_LETTER)
 _CALLED = LazyPattern(r"(?<![\w.])(self\.)?([A-Za-z_]\w*)\s*\(")
-# What may update a snapshot's source in a text: what `_may_update` answers, faster (the tests
-# hold it to this pattern).
-_UPDATE_TEXT = LazyPattern(r"\.step\(|[A-Za-z0-9]_\(|load_state_dict\(|reset_parameters\(|[-+*/]=|\]\s*=[^=]")
-_SUBSCRIPT_WRITE = LazyPattern(r"\]\s*=[^=]")
-
-
-def _may_update(text: str) -> bool:
-    """`_UPDATE_TEXT.search(text) is not None`, by substring searches first (a pattern of
-    alternatives is tried at every position of the text)."""
-    if any(s in text for s in (".step(", "+=", "-=", "*=", "/=", "load_state_dict(", "reset_parameters(")):
-        return True
-    i = text.find("_(")
-    while i != -1:
-        if i and text[i - 1] in _ALNUM:
-            return True
-        i = text.find("_(", i + 2)
-    return _SUBSCRIPT_WRITE.search(text) is not None
-
-
-_ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 
 
 def kept_state_dicts(method) -> tuple:
@@ -344,7 +324,7 @@ class SnapshotDomain(Domain):
         if not might_keep_state_dict(text) and not might_alias_tensor(text) and not any(
                 n + "(" in text for n in names) and not ("__call__" in names and "state_dict(" in text):
             return False
-        if _may_update(text):
+        if may_update(text):
             return True
         # An update may hide in a function of the file that steps an optimizer.
         if self._file_steps is None:

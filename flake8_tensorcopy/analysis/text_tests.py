@@ -22,6 +22,27 @@ _KEPT_ALIAS = LazyPattern(
 _STATE_DICT_CALL = LazyPattern(r"\.state_dict\(")
 
 
+# What may update a snapshot's source in a text (the snapshot domain is active only in a scope
+# whose text may, or in a file that steps an optimizer: SnapshotDomain.active): what `may_update`
+# answers, faster (the tests hold it to this pattern).
+UPDATE_TEXT = LazyPattern(r"\.step\(|[A-Za-z0-9]_\(|load_state_dict\(|reset_parameters\(|[-+*/]=|\]\s*=[^=]")
+_SUBSCRIPT_WRITE = LazyPattern(r"\]\s*=[^=]")
+_ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+
+
+def may_update(text: str) -> bool:
+    """`UPDATE_TEXT.search(text) is not None`, by substring searches first (a pattern of
+    alternatives is tried at every position of the text)."""
+    if any(s in text for s in (".step(", "+=", "-=", "*=", "/=", "load_state_dict(", "reset_parameters(")):
+        return True
+    i = text.find("_(")
+    while i != -1:
+        if i and text[i - 1] in _ALNUM:
+            return True
+        i = text.find("_(", i + 2)
+    return _SUBSCRIPT_WRITE.search(text) is not None
+
+
 def might_keep_state_dict(text: str) -> bool:
     """Whether a source text calls a `.state_dict()` method (not `_load_from_state_dict(`)."""
     return _STATE_DICT_CALL.search(text) is not None

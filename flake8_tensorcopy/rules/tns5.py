@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import ast
 
-from ..analysis.text_tests import (METER_BYTES, STATE, meter_methods, meter_methods_by_class, might_accumulate,
-                                   might_alias_tensor, might_keep_state_dict, snapshot_needles, snapshot_triggers)
+from ..analysis.text_tests import (METER_BYTES, STATE, may_update, meter_methods, meter_methods_by_class,
+                                   might_accumulate, might_alias_tensor, might_keep_state_dict, snapshot_needles,
+                                   snapshot_triggers)
 from ..model import Edit, Fix
 from ..source import LazyPattern, OnLinesWith, or_holds
 from .base import Invalid, Oracle, Rule, Valid, dedent
@@ -51,7 +52,12 @@ class _SnapshotRule(Rule):
     def scope_test_imported(cls, text: str, names: frozenset):
         needles = tuple("state_dict(" if n == "__call__" else n + "(" for n in sorted(names)) + snapshot_needles(text)
         test = cls.might_match_scope
-        return or_holds(test, needles) if needles else test
+        test = or_holds(test, needles) if needles else test
+        if ".step(" in text:
+            return test
+        # Without an optimizer step in the file, the snapshot domain tracks only a function whose
+        # own text may update a tensor (SnapshotDomain.active): in the others nothing is found.
+        return lambda segment: test(segment) and may_update(segment)
 
     def leave_scope(self, scope, ctx) -> None:
         snaps = ctx.domain("snapshots")
