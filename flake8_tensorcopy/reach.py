@@ -403,13 +403,15 @@ def torch_through_project(text: str, path: str | None, root: str | None = None, 
         root = real
     todo = [(module, name, 0) for module, name, _local in
             runtime_imports(text, module_name(root, path), os.path.basename(path) == "__init__.py")]
-    seen: set = set()
+    # (module, name) -> the least depth it was searched at: one met again nearer the file is
+    # searched again, further (else the answer would depend on which import was searched first).
+    seen: dict = {}
     listed = set(looked) if looked else set()  # (what `looked` holds: a list, slow to search)
     while todo:
         module, name, depth = todo.pop()
-        if (module, name) in seen:
+        if seen.get((module, name), _DEPTH) <= depth:
             continue
-        seen.add((module, name))
+        seen[(module, name)] = depth
         if name is not None and name != "*" and _module_path(root, f"{module}.{name}") is not None:
             module, name = f"{module}.{name}", None  # `from pkg import models`: a module
         found = _module_path(root, module)

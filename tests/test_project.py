@@ -322,6 +322,32 @@ def test_which_imports_lead_to_torch(tmp_path):
         assert bool(looked) is expected, text
 
 
+def test_a_re_export_met_far_first_is_searched_again_where_it_is_met_nearer(tmp_path):
+    # `W` of b.py is `Z` of t.py, which imports torch, four re-exports away: beyond the depth
+    # searched.  `Z` of m.py is one away.  A file that imports both leads to torch whichever
+    # import is searched first (the search meets m.py through b.py at depth 3, and searched it
+    # no further there).
+    from flake8_tensorcopy.reach import torch_through_project
+
+    files = {
+        "pyproject.toml": "",
+        "PKG/__init__.py": "",
+        "PKG/t.py": "import torch\n\n\nclass Z:\n    pass\n",
+        "PKG/m.py": "from .t import Z\n",
+        "PKG/e.py": "from .m import Z\n",
+        "PKG/c.py": "from .e import Z\n",
+        "PKG/b.py": "from .c import Z as W\n",
+    }
+    make(tmp_path, files=files, package="pkg")
+    here = str(tmp_path / "pkg" / "user.py")
+    assert not torch_through_project("from pkg.b import W\n", here, str(tmp_path))
+    assert torch_through_project("from pkg.m import Z\n", here, str(tmp_path))
+    for text in ("from pkg.m import Z\nfrom pkg.b import W\n", "from pkg.b import W\nfrom pkg.m import Z\n"):
+        looked = []
+        assert torch_through_project(text, here, str(tmp_path), looked), text
+        assert str(tmp_path / "pkg" / "t.py") in looked, text
+
+
 def test_a_module_that_starts_using_torch_rechecks_its_importers_in_the_cli_cache(tmp_path, capsys):
     make(tmp_path, files=THROUGH, package="pkg")
     plain = tmp_path / "pkg" / "plain.py"
