@@ -129,6 +129,28 @@ def test_snapshots_of_a_function_that_updates_nothing_are_skipped_unless_the_fil
     assert [(f[0], f[1]) for f in found] == [("TNS502", 11)]
 
 
+def test_writes_through_aliases_are_looked_for_where_the_storage_domain_looks(monkeypatch):
+    # The storage domain tracks a function only where its text calls `backward` or `grad`
+    # (StorageDomain.active): TNS402 and TNS403 ask the same, a call with a blank before its
+    # parenthesis too, and not the word in a comment.
+    from flake8_tensorcopy.rules.tns4 import InplaceThroughData, InplaceThroughDetach
+
+    comment = "def f(x):\n    # kept for backward compatibility\n    y = x.detach()\n    y.add_(1)\n"
+    assert not InplaceThroughDetach.might_match_scope(comment)
+    assert not InplaceThroughData.might_match_scope(comment.replace(".detach()", ".data"))
+    text = (
+        "import torch\n\n"
+        "def f(x, w):\n"
+        "    y = torch.sigmoid(w * x)\n"
+        "    y.detach().zero_()\n"
+        "    torch.autograd.grad (y.sum(), w)\n"
+    )
+    assert InplaceThroughDetach.might_match_scope(text)
+    found = _findings(text, False, True, monkeypatch)
+    assert found == _findings(text, False, False, monkeypatch)
+    assert [(f[0], f[1]) for f in found] == [("TNS402", 5)]
+
+
 def test_inplace_writes_the_rule_never_reports_are_skipped():
     head = "def f(m):\n    w = nn.Parameter(x)\n"
     for write in ("w.requires_grad_(False)", "w.data.normal_()", "w.grad.zero_()", "w.data[0] = 1"):

@@ -11,7 +11,7 @@ from ..analysis.astutil import contains, suspends, target_elements, walk
 from ..analysis.facts import MODULE, TENSOR, Grad, must_grad
 from ..analysis.saved import strip_views
 from ..analysis.summaries import call_index, call_positions
-from ..analysis.storage import Alias, is_inplace_method
+from ..analysis.storage import Alias, _calls_backward, is_inplace_method
 from ..fixes import attr_name_span
 from ..intents import AppendCall, WrapStatements
 from .base import Fix, Invalid, Oracle, Rule, Valid, dedent
@@ -1884,8 +1884,10 @@ class _SavedWriteRule(Rule):
 
     @classmethod
     def might_match_scope(cls, text: str) -> bool:
-        # The saved use, the write and the backward must all be in the reporting function.
-        return cls.might_match(text) and ("backward" in text or "grad(" in text)
+        # The saved use, the write and the backward must all be in the reporting function: the
+        # storage domain tracks only a function whose text calls `backward` or `grad`
+        # (StorageDomain.active; `autograd.grad (y, w)` with a blank too).
+        return cls.might_match(text) and _calls_backward(None, text)
 
     def leave_scope(self, scope, ctx) -> None:
         storage = ctx.domain("storage")
