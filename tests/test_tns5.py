@@ -260,6 +260,56 @@ def test_state_dict_snapshots_reported(body, expected):
     assert findings(program(body)) == expected
 
 
+_STEPPING_CHAIN = """
+import torch
+from torch import nn
+
+
+def inner(model, opt):
+    opt.step()
+
+
+def middle(model, opt):
+    inner(model, opt)
+
+
+def outer(model, opt):
+    middle(model, opt)
+
+
+def top(model, opt):
+    outer(model, opt)
+"""
+_FAR = """
+def run_far():
+    model = nn.Linear(4, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    far = model.weight.detach()
+    top(model, opt)
+    return far.sum()
+"""
+_NEAR = """
+def run_near():
+    model = nn.Linear(4, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    near = model.weight.detach()
+    middle(model, opt)
+    return near.sum()
+"""
+
+
+@pytest.mark.parametrize("order", [(_FAR, _NEAR), (_NEAR, _FAR)], ids=["far first", "near first"])
+def test_a_function_steps_an_optimizer_two_calls_down_whatever_was_asked_first(order):
+    # `middle` steps one call down (`inner`), `top` three: a function of the file steps an
+    # optimizer where one of the functions it calls, or they call, steps one.  What the search
+    # from `top` met of `middle` two levels down (it searched it no further) is not `middle`'s
+    # answer: each order of the two functions finds the same.
+    code = _STEPPING_CHAIN + "".join(order)
+    lines = code.splitlines()
+    found = [(v.code, lines[v.line - 1].strip()) for v in lint_text(code, TNS5).violations]
+    assert found == [("TNS502", "near = model.weight.detach()")]
+
+
 @pytest.mark.parametrize("body", [
     pytest.param("""
         teacher = nn.Linear(4, 1)

@@ -934,33 +934,63 @@ class SnapshotDomain(Domain):
         return frozenset({Token(id(node), owner + ".[parameters]", TENSOR_ALIAS, param)})
 
 
-def steps_optimizer(walker, func, memo: dict, depth: int = 0) -> bool:
+def steps_optimizer(walker, func, memo: dict) -> bool:
     """Whether function `func` of the module `walker` walks steps an optimizer (itself, or
     through the module's functions and methods it calls, two levels down); `memo`: {id(def):
-    answer} of that walker."""
+    answer, ("calls", id(def)): _stepping_calls} of that walker.  A search level by level from
+    `func`, whose answer is `func`'s whatever was asked before (an answer kept for a function
+    met two levels down would say nothing of what it calls)."""
     key = id(func)
-    if key in memo:
-        return memo[key]
-    memo[key] = False  # recursion
-    text = walker.source_of(func)
-    result = any(is_optimizer_name(m.group(1)) or "scaler" in m.group(1).lower()
-                 for m in _STEP_TEXT.finditer(text))
-    if not result and depth < 2:
-        for m in _CALLED.finditer(text):
-            name = m.group(2)
-            target = None
-            if m.group(1):
-                for info in walker.classes.values():
-                    if any(f is func for f in info.methods.values()):
-                        target, _ = info.method(name)
-                        break
-            else:
-                target = walker.functions.get(name)
-            if target is not None and target is not func and steps_optimizer(walker, target, memo, depth + 1):
+    found = memo.get(key)
+    if found is not None:
+        return found
+    level, seen, result = [func], {key}, False
+    for depth in range(3):
+        below = []
+        for f in level:
+            steps, called = _stepping_calls(walker, f, memo)
+            if steps:
                 result = True
                 break
+            if depth < 2:
+                for target in called:
+                    if id(target) not in seen:
+                        seen.add(id(target))
+                        below.append(target)
+        if result or not below:
+            break
+        level = below
     memo[key] = result
     return result
+
+
+def _stepping_calls(walker, func, memo: dict) -> tuple:
+    """(whether the text of `func` steps an optimizer, the functions and methods of the module
+    it calls), once a function (`memo`)."""
+    key = ("calls", id(func))
+    found = memo.get(key)
+    if found is None:
+        text = walker.source_of(func)
+        steps = any(is_optimizer_name(m.group(1)) or "scaler" in m.group(1).lower()
+                    for m in _STEP_TEXT.finditer(text))
+        called = []
+        if not steps:
+            owner = None
+            for m in _CALLED.finditer(text):
+                name = m.group(2)
+                target = None
+                if m.group(1):
+                    if owner is None:
+                        owner = next((info for info in walker.classes.values()
+                                      if any(f is func for f in info.methods.values())), False)
+                    if owner:
+                        target, _ = owner.method(name)
+                else:
+                    target = walker.functions.get(name)
+                if target is not None and target is not func:
+                    called.append(target)
+        found = memo[key] = (steps, called)
+    return found
 
 
 def _argument(method, call: ast.Call, param: str):
