@@ -280,22 +280,15 @@ def outer(model, opt):
 def top(model, opt):
     outer(model, opt)
 """
-_FAR = """
-def run_far():
+_RUN = """
+def run_{name}():
     model = nn.Linear(4, 1)
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    far = model.weight.detach()
-    top(model, opt)
-    return far.sum()
+    {name} = model.weight.detach()
+    {calls}(model, opt)
+    return {name}.sum()
 """
-_NEAR = """
-def run_near():
-    model = nn.Linear(4, 1)
-    opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    near = model.weight.detach()
-    middle(model, opt)
-    return near.sum()
-"""
+_FAR, _NEAR = _RUN.format(name="far", calls="top"), _RUN.format(name="near", calls="middle")
 
 
 @pytest.mark.parametrize("order", [(_FAR, _NEAR), (_NEAR, _FAR)], ids=["far first", "near first"])
