@@ -552,7 +552,19 @@ LEAVES_BY_NAME = [
     "        super().__init__()\n        self.table = {}\n        self.scale = None\n"
     "        self.scale = nn.Parameter(torch.ones(3))\n\n    def bump(self):\n        self.table['n'] = 1\n"
     "        self.scale += 1\n\n\nM().bump()\n",
+    # A module's tensor made a leaf by setting its `requires_grad`, written by a function.
+    "import torch\nw = torch.zeros(3)\nw.requires_grad = True\n\n\ndef step():\n    w.add_(1)\n\n\nstep()\n",
 ]
+
+
+def test_a_module_s_leaf_is_named_whichever_way_its_requires_grad_is_set():
+    from flake8_tensorcopy.rules.tns4 import _leaf_names
+
+    for line, named in (("w.requires_grad = True", True), ("w.requires_grad=flag", True),
+                        ("w.requires_grad_()", True), ("w = torch.ones(3, requires_grad=True)", True),
+                        ("w.requires_grad = False", False), ("if w.requires_grad == x:", False),
+                        ("print(w.requires_grad)", False)):
+        assert ("w" in _leaf_names("import torch\n" + line + "\n")) is named, line
 
 
 @pytest.mark.parametrize("text", LEAVES_BY_NAME)

@@ -425,12 +425,15 @@ _NAME_BOUND = LazyPattern(r"[ \t]*([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)")
 # (Tried once a run of word characters, from its start, as source.BEFORE_FIRST_LETTER says.)
 _BEFORE_REQUIRES_GRAD_CALL = LazyPattern(r"(?<!\w)[^\WA-Za-z_]*%s([A-Za-z_]\w*%s)[ \t]*\.[ \t]*$"
                                          % (POSSESSIVE, POSSESSIVE))
+# What follows `requires_grad` where a line sets it (`w.requires_grad = True`; not to False).
+_SETS_REQUIRES_GRAD = LazyPattern(r"[ \t]*=(?!=)(?![ \t]*False\b)")
 
 
 def _leaf_names(text: str) -> frozenset:
     """Names `text` binds, on a line that makes a parameter or a tensor that requires grad
-    (`w = torch.randn(3, requires_grad=True)`, `w.requires_grad_()`): a module's leaf that its
-    functions write to by that name alone (`w.sub_(lr * w.grad)` in `step()`)."""
+    (`w = torch.randn(3, requires_grad=True)`, `w.requires_grad_()`, `w.requires_grad = True`):
+    a module's leaf that its functions write to by that name alone (`w.sub_(lr * w.grad)` in
+    `step()`)."""
     names = set()
     for word in ("requires_grad", "Parameter"):
         at = text.find(word)
@@ -439,7 +442,8 @@ def _leaf_names(text: str) -> frozenset:
             m = _NAME_BOUND.match(text, line)
             if m is not None and m.end() <= at:
                 names.add(m.group(1))
-            if text.startswith("requires_grad_(", at):
+            if text.startswith("requires_grad_(", at) or word == "requires_grad" and _SETS_REQUIRES_GRAD.match(
+                    text, at + len(word)):
                 m = _BEFORE_REQUIRES_GRAD_CALL.search(text, line, at)
                 if m is not None:
                     names.add(m.group(1))
