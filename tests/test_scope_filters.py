@@ -913,11 +913,12 @@ def test_evident_leaves_reach_the_end_of_a_chain_bound_in_any_order():
 def test_the_helpers_a_file_calls_are_told_by_search_and_then_by_one_index_alike():
     """TNS401's question of which helpers the file calls by name: the first names by a search of
     the text each, the rest by one index of every call; the same answers either way."""
-    from flake8_tensorcopy.rules.tns4 import _CALLED_SEARCHES, _FileLeaves, _admits
+    from flake8_tensorcopy.analysis.summaries import _DIRECT_SEARCHES
+    from flake8_tensorcopy.rules.tns4 import _FileLeaves, _admits
 
-    n = 3 * _CALLED_SEARCHES
+    n = 3 * _DIRECT_SEARCHES
     text = "".join(f"def h{i}(p):\n    p.zero_()\n\n\n" for i in range(n)) + "".join(f"h{i}(w)\n" for i in range(0, n, 2))
     file = _FileLeaves(text)
     admitted = [i for i in range(n) if _admits(f"def h{i}(p):\n    p.zero_()\n", file)]
     assert admitted == list(range(0, n, 2))
-    assert None in file._called  # (the index was made)
+    assert file._called._index is not None  # (the index was made)

@@ -1068,10 +1068,11 @@ def test_the_calls_of_a_name_are_found_in_the_text():
         """What the walker answers after `searched` names were searched for one by one (past
         summaries._DIRECT_SEARCHES, from one index of every call)."""
         walker = Walker(ast.parse(text.replace("undef helper(y)", "0")), [], Context(LineIndex(text), Options()))
-        walker._calls.update((f"other{i}", []) for i in range(searched))
+        walker._call_sites = summaries.CallSites(text)
+        walker._call_sites._found.update((f"other{i}", []) for i in range(searched))
         found = {name: walker.call_positions(name) for name in names}
         assert walker.call_positions("helper") is found["helper"]  # asked once a name
-        assert (walker._call_index is not None) == (searched >= summaries._DIRECT_SEARCHES)
+        assert (walker._call_sites._index is not None) == (searched >= summaries._DIRECT_SEARCHES)
         return found
 
     found = positions(0)

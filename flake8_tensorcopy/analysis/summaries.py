@@ -70,8 +70,7 @@ class Summaries:
         self._surveyed: dict = {}  # id(function) -> how many of its statements a survey walked
         self._surveying = 0
         self._walked: set = set()  # ids of the functions walked to report
-        self._calls: dict = {}  # name -> offsets of `name(` in the text (call_positions)
-        self._call_index: dict | None = None  # name -> those offsets, of every name (call_index)
+        self._call_sites: CallSites | None = None  # the calls of the file, by name (call_positions)
         self._def_spans: tuple | None = None  # (starts, ends, defs) of every function of the file
         self._call_results: dict = {}  # (id(func), argument facts) -> Fact, or None while walked
         self._call_budget = _CALL_BUDGET
@@ -469,18 +468,11 @@ class Summaries:
     # ------------------------------------------------------------------ text index of calls
 
     def call_positions(self, name: str) -> list:
-        """Offsets of `name(` in the text that are not its `def` or `class` (memoised): a search
-        of the text for each of the first names asked, then one index of every call in the file
-        (a search a name costs a twentieth of the index on a model file, but a file that asks
-        thousands of names would search it thousands of times)."""
-        found = self._calls.get(name)
-        if found is None:
-            index = self._call_index
-            text = self.lines.text if self.lines is not None else ""
-            if index is None and len(self._calls) >= _DIRECT_SEARCHES:
-                index = self._call_index = call_index(text)
-            found = self._calls[name] = index.get(name, []) if index is not None else call_positions(text, name)
-        return found
+        """Offsets of `name(` in the text that are not its `def` or `class` (CallSites)."""
+        sites = self._call_sites
+        if sites is None:
+            sites = self._call_sites = CallSites(self.lines.text if self.lines is not None else "")
+        return sites.positions(name)
 
     def called_elsewhere(self, name: str) -> bool:
         return bool(self.call_positions(name))
@@ -598,6 +590,29 @@ def call_positions(text: str, name: str) -> list:
             out.append(start)
         start = text.find(needle, start + 1)
     return out
+
+
+class CallSites:
+    """`call_positions` of one text, by name (memoised): a search of the text for each of the
+    first names asked, then one index of every call in it (`call_index`: a search a name costs a
+    twentieth of the index on a model file, but a file that asks thousands of names would be
+    searched thousands of times)."""
+
+    __slots__ = ("text", "_found", "_index")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._found: dict = {}  # name -> its offsets
+        self._index: dict | None = None  # name -> its offsets, of every name (after the searches)
+
+    def positions(self, name: str) -> list:
+        found = self._found.get(name)
+        if found is None:
+            index = self._index
+            if index is None and len(self._found) >= _DIRECT_SEARCHES:
+                index = self._index = call_index(self.text)
+            found = self._found[name] = index.get(name, []) if index is not None else call_positions(self.text, name)
+        return found
 
 
 def call_index(text: str) -> dict:

@@ -10,7 +10,7 @@ from bisect import bisect_left
 from ..analysis.astutil import contains, suspends, target_elements, walk
 from ..analysis.facts import MODULE, TENSOR, Grad, must_grad
 from ..analysis.saved import strip_views
-from ..analysis.summaries import call_index, call_positions
+from ..analysis.summaries import CallSites
 from ..analysis.storage import Alias, _calls_backward, is_inplace_method
 from ..fixes import attr_name_span
 from ..intents import AppendCall, WrapStatements
@@ -525,9 +525,6 @@ class _LeafBytes:
         return (b"requires_grad" in data and any(w in data for w in self._GRAD)) or None
 
 
-_CALLED_SEARCHES = 24  # names searched for one by one before one index of the file's calls
-
-
 class _FileLeaves:
     """What `_admits` reads of the whole file: the attributes its classes make leaves that
     require grad (`_leaf_attributes`), the names it binds to such leaves (`_leaf_names`), the
@@ -540,24 +537,14 @@ class _FileLeaves:
     def __init__(self, text: str, imported: frozenset = frozenset(), called: bool = False) -> None:
         self.text = text
         # Whether the file calls a function, by name (`called`: each is, by another module).
-        self._called: dict | None = None if called else {}
+        self._called: CallSites | None = None if called else CallSites(text)
         self._attributes = self._names = self._literals = self._factories = None
         self._imported = imported  # the leaf factories of other modules the file calls
 
     def called(self, name: str) -> bool:
-        """Whether the file calls `name(` (summaries.call_positions: not its `def`)."""
-        known = self._called
-        if known is None:
-            return True
-        found = known.get(name)
-        if found is None:
-            # A search of the text for each of the first names asked, then one index of every
-            # call (a file of thousands of short helpers would be searched thousands of times).
-            index = known.get(None)
-            if index is None and len(known) >= _CALLED_SEARCHES:
-                index = known[None] = call_index(self.text)
-            found = known[name] = bool(index.get(name) if index is not None else call_positions(self.text, name))
-        return found
+        """Whether the file calls `name(` (summaries.CallSites: not its `def`)."""
+        sites = self._called
+        return sites is None or bool(sites.positions(name))
 
     @property
     def factories(self) -> frozenset:
