@@ -162,13 +162,15 @@ class _Probe:
         return out
 
 
-def _check(texts, rules, options, project) -> float:
+def _check(texts, rules, options, project, probe=None) -> float:
     from flake8_tensorcopy.engine import lint_text
 
     start = time.perf_counter()
     for path, text in texts:
         if project is not None:
             project.begin()
+        if probe is not None:
+            probe.path = str(path)
         lint_text(text, rules, options, project=project, path=str(path))
     return time.perf_counter() - start
 
@@ -184,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
         print("transformers is not in the corpus")
         return 1
     from flake8_tensorcopy.analysis.project import Project
-    from flake8_tensorcopy.engine import lint_text, select_rules
+    from flake8_tensorcopy.engine import select_rules
     from flake8_tensorcopy.rules.base import Options
     from flake8_tensorcopy.source import DecodeError, decode
 
@@ -207,13 +209,7 @@ def main(argv: list[str] | None = None) -> int:
     rules, options = select_rules(), Options()
     one = _check(texts, rules, options, None)
     probe = _Probe()
-    project = Project(info.path, options, batch=True)
-    start = time.perf_counter()
-    for path, text in texts:
-        project.begin()
-        probe.path = str(path)
-        lint_text(text, rules, options, project=project, path=str(path))
-    whole = time.perf_counter() - start
+    whole = _check(texts, rules, options, Project(info.path, options, batch=True), probe)
 
     every = "all" if ns.step == 1 else f"every {ns.step}th"
     print(f"transformers models/: {len(texts)} files ({every}), one process")
