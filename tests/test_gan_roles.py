@@ -24,11 +24,11 @@ def test_module_roles_from_names(name, role):
 
 
 def test_words_split_camel_case_and_underscores():
-    assert words("netG_A2B") == ["net", "g", "a", "2", "b"]
-    assert words("SRGenerator") == ["sr", "generator"]
-    assert words("optimizerD") == ["optimizer", "d"]
-    assert words("conv1d") == ["conv", "1d"] and words("BatchNorm2D") == ["batch", "norm", "2d"]
-    assert words("x2dis") == ["x", "2", "dis"]
+    assert words("netG_A2B") == ("net", "g", "a", "2", "b")
+    assert words("SRGenerator") == ("sr", "generator")
+    assert words("optimizerD") == ("optimizer", "d")
+    assert words("conv1d") == ("conv", "1d") and words("BatchNorm2D") == ("batch", "norm", "2d")
+    assert words("x2dis") == ("x", "2", "dis")
 
 
 def test_torch_calls_with_a_dimension_give_no_discriminator_role():

@@ -52,12 +52,14 @@ from .facts import (
 )
 from ..source import LazyPattern
 
+_Name, _Attribute = ast.Name, ast.Attribute
 MODULE_CLASS_TAG = "nn_module_class"
 NO_GRAD_FORWARD = "no_grad_forward"
 
 def _frozen(module: Fact, frozen: bool) -> Fact:
     """A module whose parameters were frozen (`requires_grad_(False)`) or thawed."""
     return module.but(frozen=frozen, grad=Grad.NO if frozen else Grad.YES, min_grad=None)
+
 
 
 _TENSOR_CLASSES = frozenset({"torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter",
@@ -734,13 +736,22 @@ class Evaluator:
 
     def qualname(self, node, state: State | None = None) -> str | None:
         state = state or self.frame.state
-        if isinstance(node, ast.Name):
+        t = type(node)
+        if t is _Name:
             f = state.lookup(node.id)
             return f.qual if f is not None and f.kind == IMPORT else None
-        if isinstance(node, ast.Attribute):
-            base = self.qualname(node.value, state)
-            return f"{base}.{node.attr}" if base is not None else None
-        return None
+        if t is not _Attribute:
+            return None
+        # (Asked of each call's callee by several rules and domains: kept with the facts, under
+        # the node's id negated, for the same state, until the next statement.)
+        key = -id(node)
+        cached = self._cache.get(key)
+        if cached is not None and cached[0] is state.env:
+            return cached[1]
+        base = self.qualname(node.value, state)
+        q = f"{base}.{node.attr}" if base is not None else None
+        self._cache[key] = (state.env, q)
+        return q
 
     def fact(self, node, state: State | None = None) -> Fact:
         state = state or self.frame.state

@@ -20,10 +20,18 @@ G_WORDS = frozenset({"g", "gen", "generator", "generators", "netg"})
 D_WORDS = frozenset({"d", "disc", "discrim", "discriminator", "discriminators", "dis", "critic", "netd"})
 
 
-def words(name: str) -> list[str]:
-    """`netG_A2B` -> ["net", "g", "a", "2", "b"]; `optimizerD` -> ["optimizer", "d"]; `conv1d` ->
-    ["conv", "1d"]."""
-    return [w.lower() for w in _WORD.findall(name)]
+_WORDS: dict = {}  # name -> its words (names repeat: the GAN domain asks of every call's)
+
+
+def words(name: str) -> tuple:
+    """`netG_A2B` -> ("net", "g", "a", "2", "b"); `optimizerD` -> ("optimizer", "d"); `conv1d` ->
+    ("conv", "1d")."""
+    found = _WORDS.get(name)
+    if found is None:
+        if len(_WORDS) >= 50_000:  # (a long-lived process, an editor's server: kept bounded)
+            _WORDS.clear()
+        found = _WORDS[name] = tuple(w.lower() for w in _WORD.findall(name))
+    return found
 
 
 def may_have_both_roles(text: str, configured: dict) -> bool:
