@@ -18,7 +18,10 @@ so its total is a little above an uninstrumented run; the shares are what to rea
 - the project's summaries: built, with their exclusive build time, and how many of them no
   file asked anything but their names' facts (those a class statement of a checked file asked
   for a base class are counted apart);
-- calls walked for their own arguments whose result is the function's summary all the same.
+- calls walked for their own arguments whose result is the function's summary all the same;
+- by kind of file (`modeling_*`, `modular_*`, `image_processing_*`, ...): files, their parse,
+  their check with the project, and the ratio (a file's time includes the summaries of the
+  project modules it is the first to import: `modular_*` files build most of them).
 
 Times move by 10-30% from run to run on a shared machine; `benchmarks.instructions` counts
 instructions for the ratios.
@@ -162,17 +165,31 @@ class _Probe:
         return out
 
 
-def _check(texts, rules, options, project, probe=None) -> float:
+def _check(texts, rules, options, project, probe=None, each: dict | None = None) -> float:
+    """Seconds to check `texts`; `each` gets each file's ({path: seconds})."""
     from flake8_tensorcopy.engine import lint_text
 
-    start = time.perf_counter()
+    clock = time.perf_counter
+    start = clock()
     for path, text in texts:
         if project is not None:
             project.begin()
         if probe is not None:
             probe.path = str(path)
+        began = clock()
         lint_text(text, rules, options, project=project, path=str(path))
-    return time.perf_counter() - start
+        if each is not None:
+            each[path] = clock() - began
+    return clock() - start
+
+
+def _kind(path: Path) -> str:
+    """The kind of a file of `models/` by its name's first word (`modeling`, `modular`,
+    `image`, `processing`, `configuration`, ...; `__init__.py` files: "package")."""
+    name = path.name
+    if name == "__init__.py":
+        return "package"
+    return name.split("_", 1)[0] if "_" in name else "other"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -199,17 +216,22 @@ def main(argv: list[str] | None = None) -> int:
         except DecodeError:
             continue
     gc.collect()
-    start = time.perf_counter()
-    for _, text in texts:
+    parsed: dict = {}  # path -> seconds of its parse
+    clock = time.perf_counter
+    start = clock()
+    for path, text in texts:
+        began = clock()
         try:
             ast.parse(text)
         except (SyntaxError, ValueError):
             pass
-    floor = time.perf_counter() - start
+        parsed[path] = clock() - began
+    floor = clock() - start
     rules, options = select_rules(), Options()
     one = _check(texts, rules, options, None)
     probe = _Probe()
-    whole = _check(texts, rules, options, Project(info.path, options, batch=True), probe)
+    each: dict = {}
+    whole = _check(texts, rules, options, Project(info.path, options, batch=True), probe, each)
 
     every = "all" if ns.step == 1 else f"every {ns.step}th"
     print(f"transformers models/: {len(texts)} files ({every}), one process")
@@ -236,6 +258,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"calls walked for their own arguments: {same + other}; the summary's result all the same: {same} "
               f"({probe.call_time['same']:5.2f} s inclusive), another result: {other} "
               f"({probe.call_time['other']:5.2f} s)")
+    kinds: dict = collections.defaultdict(lambda: [0, 0.0, 0.0])
+    for path, spent in each.items():
+        row = kinds[_kind(path)]
+        row[0] += 1
+        row[1] += parsed.get(path, 0.0)
+        row[2] += spent
+    print("by kind of file, with the project (instrumented; a file's time includes the summaries of the project "
+          "modules it is the first to import):")
+    for kind, (n, p, c) in sorted(kinds.items(), key=lambda kv: -kv[1][2])[:10]:
+        print(f"  {kind:14} {n:5d} files  parse {p:6.2f} s  check {c:6.2f} s = {c / p if p else 0:5.2f}x")
     return 0
 
 
