@@ -56,10 +56,10 @@ _Name, _Attribute = ast.Name, ast.Attribute
 MODULE_CLASS_TAG = "nn_module_class"
 NO_GRAD_FORWARD = "no_grad_forward"
 
+
 def _frozen(module: Fact, frozen: bool) -> Fact:
     """A module whose parameters were frozen (`requires_grad_(False)`) or thawed."""
     return module.but(frozen=frozen, grad=Grad.NO if frozen else Grad.YES, min_grad=None)
-
 
 
 _TENSOR_CLASSES = frozenset({"torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter",
