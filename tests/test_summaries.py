@@ -318,12 +318,42 @@ def test_a_method_called_on_a_new_instance_sees_what_its_constructor_was_passed(
 
 def test_a_module_output_says_where_the_module_was_passed():
     # The model reaches `self.model` through the constructor's call (line 16), the input
-    # through the method's (line 17): the output's grad comes from the first.
+    # through the method's (line 17): the output's grad comes from the first, and only it is
+    # named (the input requires no grad).
     code = CHAINED.format(statement="ev = Evaluator(model)\n    ev.report(torch.randn(2, 4))")
     (message,) = messages(code, "TNS101")
-    assert "passed at lines 16, 17" in message, message
+    assert "(passed at line 16)" in message, message
     with pytest.raises(RuntimeError, match="requires grad"):
         run(code)
+    # An input that requires grad is named too: both calls make the output require grad.
+    both = CHAINED.format(statement="ev = Evaluator(model)\n    ev.report(torch.randn(2, 4, requires_grad=True))")
+    (message,) = messages(both, "TNS101")
+    assert "(passed at lines 16, 17)" in message, message
+    with pytest.raises(RuntimeError, match="requires grad"):
+        run(both)
+
+
+NAMED_CALLS = """
+import torch
+model = torch.nn.Linear(3, 1)
+def to_numpy(t):
+    return t.numpy()
+with torch.no_grad():
+    quiet = to_numpy(model(torch.randn(2, 3)))
+loud = to_numpy(model(torch.randn(2, 3)))
+plain = to_numpy(torch.randn(2))
+"""
+
+
+def test_a_message_names_only_the_calls_that_pass_the_hazard():
+    # Three calls pass `t`: under no_grad (line 7), a model output that requires grad (line 8),
+    # a tensor that does not (line 9).  `t.numpy()` raises for the second only, and the
+    # message names it alone.
+    (message,) = messages(NAMED_CALLS, "TNS101")
+    assert "t (passed at line 8) requires grad" in message, message
+    with pytest.raises(RuntimeError, match="requires grad"):
+        run(NAMED_CALLS)
+    run(NAMED_CALLS.replace("loud = ", "# loud = "))  # the other two calls run clean
 
 
 CALLABLE = """

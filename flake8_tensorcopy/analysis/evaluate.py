@@ -1312,8 +1312,8 @@ class Evaluator:
             var = _one_device_var(f for f in args if f.kind == TENSOR)
         # Where the module's or an input's facts came from the file's calls of this function
         # (`self.model` from a constructor's call, `x` from a method's), so does the output's.
-        origins = frozenset(t for f in args if f.tags for t in f.tags if t.startswith("callsite:"))
-        origins |= frozenset(t for t in module.tags if t.startswith("defined:") or t.startswith("callsite:"))
+        origins = frozenset(t for f in args if f.tags for t in f.tags if t.startswith("callsite"))
+        origins |= frozenset(t for t in module.tags if t.startswith("defined:") or t.startswith("callsite"))
         out = Fact(TENSOR, grad, dev, tags=_MODULE_OUTPUT | origins, by_flow=module.by_flow,
                    min_grad=None if must == grad else must, device_var=var)
         if items is None:

@@ -328,7 +328,7 @@ class Summaries:
         out: dict = {}
         for line, facts, _, _ in sorted(sites.values(), key=lambda s: s[0]):
             for param, fact in facts.items():
-                tagged = _from_site(fact, f"callsite:{line}")
+                tagged = _from_site(fact, line)
                 out[param] = join(out[param], tagged) if param in out else tagged
         if not complete:
             # Other callers may pass anything: what the known ones pass shows a hazard, but
@@ -532,14 +532,28 @@ def agreed_constants(calls: list) -> dict:
     return out
 
 
-def _from_site(fact: Fact, tag: str) -> Fact:
+def _from_site(fact: Fact, line: int) -> Fact:
     """What a call site passes, as a parameter's fact: by the flow of that call only, tagged
     with where the call is (`p (passed at line 15)`).  The tensors a container passes carry
-    the tag too (`def sgd(params): for p in params: ...` with `sgd(model.parameters())`)."""
+    the tag too (`def sgd(params): for p in params: ...` with `sgd(model.parameters())`).
+    A call that passes a tensor is tagged for it too (`callsite-tensor:15`), and one that passes
+    a tensor (or a module) that requires grad, or one on an accelerator, for that
+    (`callsite-grad:15`, `callsite-device:15`): a message names the calls that made what it says of the parameter
+    (`rules.base.Context.origin`), not every call of the function."""
     el = fact.element
-    if fact.kind in _CONTAINERS and el is not None and el.kind == TENSOR:
-        return fact.but(by_flow=False, tags=fact.tags | {tag}, element=el.but(by_flow=False, tags=el.tags | {tag}))
-    return fact.but(by_flow=False, tags=fact.tags | {tag})
+    held = el if fact.kind in _CONTAINERS and el is not None and el.kind == TENSOR else None
+    tags = {f"callsite:{line}"}
+    shown = held if held is not None else fact
+    if shown.kind == TENSOR or shown.kind == MODULE:  # (a module: what its parameters are)
+        if shown.kind == TENSOR:
+            tags.add(f"callsite-tensor:{line}")
+        if shown.grad is Grad.YES:
+            tags.add(f"callsite-grad:{line}")
+        if shown.device is Device.ACCEL:
+            tags.add(f"callsite-device:{line}")
+    if held is not None:
+        return fact.but(by_flow=False, tags=fact.tags | tags, element=el.but(by_flow=False, tags=el.tags | tags))
+    return fact.but(by_flow=False, tags=fact.tags | tags)
 
 
 def _defined_at(result: Fact | None, entity, name: str) -> Fact | None:

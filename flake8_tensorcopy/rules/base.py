@@ -368,7 +368,10 @@ class Context:
         if fact.kind != "tensor" or not known:
             return ""  # the calls did not make it a hazard
         parts = []
-        lines = sorted({int(t[9:]) for t in fact.tags if t.startswith("callsite:")})
+        # The calls that passed what the message says (summaries._from_site): a tensor that
+        # requires grad, one on an accelerator, a tensor.
+        prefix = {"grad": "callsite-grad:", "device": "callsite-device:", "kind": "callsite-tensor:"}[about]
+        lines = sorted({int(t[len(prefix):]) for t in fact.tags if t.startswith(prefix)})
         if lines:
             shown = ", ".join(str(n) for n in lines[:3]) + (", ..." if len(lines) > 3 else "")
             parts.append(f"passed at line{'s' if len(lines) > 1 else ''} {shown}")
