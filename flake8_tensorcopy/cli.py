@@ -216,7 +216,7 @@ def _add_common(p, mode: str, on_off=None) -> None:
                        help="exit with status 1 when anything was fixed, even if nothing remains")
     out = p.add_argument_group("output")
     out.add_argument("--output-format", choices=_output.FORMATS, default="text",
-                     help="how findings are printed (default: text)")
+                     help="how findings are printed (default: text; concise is the same, by ruff's name)")
     out.add_argument("--statistics", action="store_true", help="print the number of findings per rule instead")
     out.add_argument("--exit-zero", action="store_true",
                      help="exit with status 0 even when findings remain (errors still exit with 2)")
@@ -873,6 +873,8 @@ def _settings(args, paths):
 
 
 def cmd_check_or_fix(args, command: str) -> int:
+    if args.output_format == "concise":
+        args.output_format = "text"  # ruff's name for the one-line format
     if args.statistics and args.output_format not in ("text", "json", "json-lines"):
         raise UsageError(f"--statistics prints text, json or json-lines, not {args.output_format}")
     if args.quiet and args.silent:

@@ -24,7 +24,7 @@ from .model import FixSafety, Violation
 from .rules.base import get_rule
 from .source import LineIndex
 
-FORMATS = ("text", "json", "json-lines", "sarif", "github")
+FORMATS = ("text", "concise", "json", "json-lines", "sarif", "github")  # concise: ruff's name for text
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
 

@@ -153,6 +153,16 @@ def test_statistics_in_sarif_or_github_is_a_usage_error(tmp_path, capsys):
         assert err == f"error: --statistics prints text, json or json-lines, not {fmt}\n"
 
 
+def test_concise_is_ruffs_name_for_the_text_format(tmp_path, capsys):
+    # `ruff check --output-format concise` prints what our text format prints: a ruff user's
+    # flag works, in check and fix, with --statistics too.
+    (tmp_path / "bad.py").write_text(BAD)
+    for argv in (["check"], ["check", "--statistics"], ["fix", "--diff"]):
+        text = tc(capsys, *argv, "--no-cache", "--output-format", "text", "bad.py", cwd=tmp_path)
+        concise = tc(capsys, *argv, "--no-cache", "--output-format", "concise", "bad.py", cwd=tmp_path)
+        assert concise == text and text.returncode == 1 and text.stdout, argv
+
+
 def _fake_tns000(monkeypatch):
     # The analysis running out of stack, as on an expression nested thousands deep: the engine
     # reports TNS000 (and applies `# noqa` to it), the CLI selects it.
