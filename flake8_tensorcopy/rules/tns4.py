@@ -14,6 +14,7 @@ from ..analysis.summaries import CallSites
 from ..analysis.storage import Alias, _calls_backward, is_inplace_method
 from ..fixes import attr_name_span
 from ..intents import AppendCall, WrapStatements
+from ..reach import imports
 from .base import Fix, Invalid, Oracle, Rule, Valid, dedent
 from ..source import POSSESSIVE, LazyPattern, closing_bracket, word_count, word_positions
 
@@ -532,13 +533,13 @@ class _FileLeaves:
     leaf they make (`_leaf_factories`); each read from the text when first asked (most files'
     functions hold no write the rule may report, and then none is)."""
 
-    __slots__ = ("text", "_attributes", "_names", "_literals", "_factories", "_imported", "_called")
+    __slots__ = ("text", "_attributes", "_names", "_literals", "_factories", "_imported", "_called", "_torch")
 
     def __init__(self, text: str, imported: frozenset = frozenset(), called: bool = False) -> None:
         self.text = text
         # Whether the file calls a function, by name (`called`: each is, by another module).
         self._called: CallSites | None = None if called else CallSites(text)
-        self._attributes = self._names = self._literals = self._factories = None
+        self._attributes = self._names = self._literals = self._factories = self._torch = None
         self._imported = imported  # the leaf factories of other modules the file calls
 
     def called(self, name: str) -> bool:
@@ -563,6 +564,16 @@ class _FileLeaves:
         if self._names is None:
             self._names = _leaf_names(self.text)
         return self._names
+
+    @property
+    def torch_names(self) -> frozenset:
+        """The names the file's imports bind to torch's modules and functions (`torch`, `F` of
+        `import torch.nn.functional as F`, `nn`, `relu_` of `from torch import relu_`): what an
+        in-place function is called through (`torch.relu_(w)`, `F.relu_(w)`)."""
+        if self._torch is None:
+            self._torch = frozenset(local.split(".")[0] for module, _name, local in imports(self.text, None, False)
+                                    if module == "torch" or module.startswith("torch."))
+        return self._torch
 
     @property
     def literals(self):
@@ -796,7 +807,17 @@ def _admits(text: str, file: _FileLeaves, starts=None) -> bool:
     for at, target in writes:
         if leafy and evident is None:
             evident = _evident_leaves(text, attributes)
-        if text.startswith("inplace=True", at):
+        method = text.startswith("_(", at + 1)
+        parts = _chain(_written(target)) if method else None
+        function = method and _inplace_function(parts, file)
+        if function:
+            # `torch.relu_(w)`, `F.relu_(w)`: an in-place function writes to its first argument:
+            # anything its arguments name (as far as they can be told: else the rest of the line).
+            close = closing_bracket(text, at + 2, at + 2000)
+            if close == -1:
+                close = text.find("\n", at)
+            target = text[at + 3 : close if close != -1 else len(text)]
+        if function or text.startswith("inplace=True", at):
             # `F.relu(x, inplace=True)` writes to its argument: anything the line names.
             if _leaf_word(target) or "self." in target or any(word_count(target, p) for p in params if p != "self") \
                     or any(_attribute_in(target, "." + a) for a in attributes) \
@@ -813,8 +834,9 @@ def _admits(text: str, file: _FileLeaves, starts=None) -> bool:
         # What is written, its subscripts left out (`model_inputs["pixel_values"] = v` writes
         # to `model_inputs`): its first name and its attributes (the method of `w.add_(`
         # left out: it names no tensor).
-        parts = _chain(_written(target))
-        if text.startswith("_(", at + 1) and len(parts) > 1:
+        if parts is None:
+            parts = _chain(_written(target))
+        if method and len(parts) > 1:
             parts = parts[:-1]
         base, attrs = parts[0], parts[1:]
         if evident is not None and (base in evident or _makes_leaf(".".join(parts))):
@@ -917,6 +939,17 @@ def _top_level_parts(text: str) -> list:
 
 def _leaf_word(name: str) -> bool:
     return "weight" in name or "bias" in name or "param" in name
+
+
+def _inplace_function(parts: list, file: _FileLeaves) -> bool:
+    """Whether the `*_(` call named `parts` (`_chain` of the text before its `_(`: ["torch",
+    "relu"]) is an in-place function of torch's (`torch.relu_(`, `F.relu_(`,
+    `nn.functional.relu_(`, `relu_(` imported from torch), by the names the file's imports bind:
+    what InplaceOnLeaf.visit_Call reports as a write to its first argument."""
+    names = file.torch_names
+    if len(parts) > 1:
+        return parts[0] in names
+    return bool(parts) and parts[0] + "_" in names
 
 
 def _chain(written: str) -> list:
