@@ -32,6 +32,7 @@ _NAMES_SPAN = 10_000  # how far a parenthesized list of imported names may run (
 # in a broken file would make every `from m import (` read to the end of the text)
 _IMPORT = (r"^[ \t]*import[ \t]+([^\n#;]+)", re.M)
 _CLASS = (r"class[ \t]+(\w+)[ \t]*\(([^)]*)\)", 0)  # a class at the top level, and its bases
+_DEFINED = (r"(?:class|def|async[ \t]+def)[ \t]+(\w+)", 0)  # a class or function at the top level
 # `import torch` / `from torch import nn` at a module's top level (not indented: a framework that
 # supports torch among others imports it under `if is_torch_available():` or in functions, and
 # its modules that do not use torch themselves import those).
@@ -45,6 +46,7 @@ _SCANNED: dict = {}
 _PATHS: dict = {}  # (root, module) -> module_path(root, module)
 _ROOTS: dict = {}  # directory of a checked file -> the real path of its root
 _LISTINGS: dict = {}  # directory -> (names of its files, names of its directories)
+_MARKED: dict = {}  # directory -> whether it holds a project marker (find_root)
 _NAMES: dict = {}  # (root, path) -> module_name(root, path)
 _PARENTS: dict = {}  # (root, package) -> _parents(root, package)
 _REAL: dict = {}  # a root as given -> its real path
@@ -72,7 +74,11 @@ def find_root(start: str) -> str:
         here = os.path.dirname(here)
     probe = here
     while True:
-        if any(os.path.exists(os.path.join(probe, m)) for m in ROOT_MARKERS):
+        # (Kept a directory: the files of one project share their parents' answers.)
+        marked = _MARKED.get(probe)
+        if marked is None:
+            marked = _MARKED[probe] = any(os.path.exists(os.path.join(probe, m)) for m in ROOT_MARKERS)
+        if marked:
             return probe
         parent = os.path.dirname(probe)
         if parent == probe:
@@ -288,17 +294,21 @@ def _scan(root: str, path: str, module: str) -> tuple:
         text = data.decode("utf-8", "replace")
         for origin, name, local in imports(text, module, os.path.basename(path) == "__init__.py"):
             names.setdefault(local, []).append((origin, name))
-        # (Each `class` at a line's start tried, not the pattern at every position of the text.)
-        header = _re(_CLASS).match
-        starts = [0] if text.startswith("class ") else []
-        i = text.find("\nclass ")
-        while i != -1:
-            starts.append(i + 1)
-            i = text.find("\nclass ", i + 1)
-        for start in starts:
-            m = header(text, start)
-            if m is not None:
-                bases[m.group(1)] = [b.strip().split(".", 1)[0] for b in m.group(2).split(",") if b.strip()]
+        # (Each `class` and `def` at a line's start tried, not the pattern at every position of
+        # the text.)  A function, or a class without bases, has none: the name is its own.
+        header, defined = _re(_CLASS).match, _re(_DEFINED).match
+        for word in ("class ", "def ", "async "):
+            starts = [0] if text.startswith(word) else []
+            i = text.find("\n" + word)
+            while i != -1:
+                starts.append(i + 1)
+                i = text.find("\n" + word, i + 1)
+            for start in starts:
+                m = header(text, start) if word == "class " else None
+                if m is not None:
+                    bases[m.group(1)] = [b.strip().split(".", 1)[0] for b in m.group(2).split(",") if b.strip()]
+                elif (m := defined(text, start)) is not None:
+                    bases.setdefault(m.group(1), [])
     _SCANNED[key] = (st.st_size, st.st_mtime_ns, top, names, bases, _GENERATION[0])
     return top, names, bases
 
@@ -326,6 +336,7 @@ def forget() -> None:
     _PATHS.clear()
     _ROOTS.clear()
     _LISTINGS.clear()
+    _MARKED.clear()
     _NAMES.clear()
     _PARENTS.clear()
     _REAL.clear()
@@ -425,12 +436,17 @@ def torch_through_project(text: str, path: str | None, root: str | None = None, 
             return True
         if name is None or depth + 1 >= _DEPTH:
             continue
-        # Where the module got `name` from (a re-export), or any module it star-imports; for a
-        # class it defines, where it got the class's bases from (`class ReplayBuffer(BaseBuffer)`,
-        # with BaseBuffer of a module that imports torch).
-        for origin, origin_name in names.get(name, []) + (names.get("*", []) if name != "*" else []):
-            todo.append((origin, name if origin_name == "*" else origin_name, depth + 1))
-        for base in bases.get(name, ()):
+        # For a class it defines, where it got the class's bases from (`class
+        # ReplayBuffer(BaseBuffer)`, with BaseBuffer of a module that imports torch); for a name
+        # it does not define, where it got it from (a re-export), or any module it star-imports.
+        # (A name it defines is its own: not an import of the name elsewhere in its text, in a
+        # function or an example, `from transformers import AutoTokenizer` in the module that
+        # defines `class AutoTokenizer:`.)
+        own = bases.get(name)
+        if own is None:
+            for origin, origin_name in names.get(name, []) + (names.get("*", []) if name != "*" else []):
+                todo.append((origin, name if origin_name == "*" else origin_name, depth + 1))
+        for base in own or ():
             for origin, origin_name in names.get(base, []):
                 todo.append((origin, origin_name, depth + 1))
     return False

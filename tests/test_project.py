@@ -348,6 +348,33 @@ def test_a_re_export_met_far_first_is_searched_again_where_it_is_met_nearer(tmp_
         assert str(tmp_path / "pkg" / "t.py") in looked, text
 
 
+def test_a_name_a_module_defines_is_its_own_whatever_else_its_text_imports(tmp_path):
+    # auto.py defines `AutoThing` (no bases) and spells `from pkg import AutoThing` in its
+    # docstring and in a function: the class is auto.py's own, which imports no torch.  The
+    # package's `__init__.py` star-imports a module that does, and was searched for the name
+    # (transformers' `AutoTokenizer`: 557 model packages read for a tokenizer's file).
+    from flake8_tensorcopy.reach import torch_through_project
+
+    files = {
+        "pyproject.toml": "",
+        "PKG/__init__.py": "from .net import *\n",
+        "PKG/net.py": "import torch\n\n\nclass AutoThing(torch.nn.Module):\n    pass\n",
+        "PKG/auto.py": ('"""Use it as\n\nfrom pkg import AutoThing\n"""\n\n\nclass AutoThing:\n'
+                        '    def load(self):\n        from pkg import AutoThing\n\n\ndef build():\n    pass\n'),
+        "PKG/base.py": "import torch\n\n\nclass Base(torch.nn.Module):\n    pass\n",
+        "PKG/derived.py": "from .base import Base\nfrom pkg import Derived\n\n\nclass Derived(Base):\n    pass\n",
+    }
+    make(tmp_path, files=files, package="pkg")
+    here = str(tmp_path / "pkg" / "user.py")
+    for text, expected in (("from pkg.auto import AutoThing\n", False),
+                           ("from pkg.auto import build\n", False),
+                           ("from pkg import AutoThing\n", True),  # the package's: net.py's
+                           ("from pkg.derived import Derived\n", True)):  # its base imports torch
+        looked = []
+        assert torch_through_project(text, here, str(tmp_path), looked) is expected, text
+        assert (str(tmp_path / "pkg" / "net.py") in looked) is (text == "from pkg import AutoThing\n"), text
+
+
 def test_a_module_that_starts_using_torch_rechecks_its_importers_in_the_cli_cache(tmp_path, capsys):
     make(tmp_path, files=THROUGH, package="pkg")
     plain = tmp_path / "pkg" / "plain.py"
