@@ -683,6 +683,77 @@ def test_a_subclass_has_what_a_base_in_another_module_makes_of_its_constructors_
     assert engine_findings(train, tmp_path) == []
 
 
+FACTORIES = {
+    "pyproject.toml": "[project]\nname = 'demo'\n",
+    "PKG/__init__.py": "",
+    "PKG/models.py": """
+        import torch
+        from torch import nn
+
+
+        class Net(nn.Module):
+            def __init__(self, width=3):
+                super().__init__()
+                self.fc = nn.Linear(width, 1)
+
+            def forward(self, x):
+                return self.fc(x)
+
+            @classmethod
+            def build(cls, width=3):
+                return cls(width)
+
+            @staticmethod
+            def make():
+                return Net()
+
+            @classmethod
+            def widths(cls):
+                return [3, 4]
+
+            @classmethod
+            def maybe(cls, ok):
+                if ok:
+                    return cls()
+                return None
+        """,
+    "PKG/train.py": """
+        import torch
+
+        from .models import Net
+
+
+        def main():
+            x = torch.randn(2, 3)
+            print(Net.build()(x).numpy())
+            print(Net.make()(x).numpy())
+            print(Net.maybe(True)(x).numpy())
+            print(Net.widths())
+        """,
+}
+
+
+def test_a_factory_of_another_modules_class_makes_an_instance(tmp_path, capsys):
+    # `build` and `make` return the class called (`cls(...)`, `Net()`): an instance of Net, whose
+    # output requires grad.  `maybe` may return None: not told.
+    train = make(tmp_path, files=FACTORIES, package="pkg")
+    where = "(Net: an nn.Module, models.py:5)"
+    expected = [("TNS101", 8, f"Net.build()(x) {where} requires grad, so .numpy() raises RuntimeError; "
+                 "use Net.build()(x).detach().numpy()"),
+                ("TNS101", 9, f"Net.make()(x) {where} requires grad, so .numpy() raises RuntimeError; "
+                 "use Net.make()(x).detach().numpy()")]
+    _reported_everywhere(train, expected, capsys, tmp_path)
+    # With the summary cache warm, the same.
+    for _ in range(2):
+        proc = tc(capsys, "check", str(train), cwd=tmp_path)
+        assert [int(line.split(":")[1]) for line in proc.stdout.splitlines() if ": TNS" in line] == [8, 9]
+    for line in (8, 9):  # what the messages say, on torch
+        only = "\n".join(l for i, l in enumerate(train.read_text().splitlines(), 1) if i < 8 or i == line)
+        only = only.replace("from .models import", "from pkg.models import")
+        run = subprocess.run([sys.executable, "-c", f"{only}\nmain()"], capture_output=True, text=True, cwd=tmp_path)
+        assert "RuntimeError: Can't call numpy() on Tensor that requires grad" in run.stderr, run.stderr
+
+
 def _reported_everywhere(path, expected, capsys, tmp_path) -> list:
     """The engine, the command line and flake8 report `expected` ([(code, line, message)]) in
     `path`; the engine's findings."""

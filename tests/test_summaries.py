@@ -1594,3 +1594,42 @@ def test_an_instance_given_literals_of_a_class_that_keeps_its_arguments_has_no_p
     starred = lines.index("def given_starred(args):") + 2
     # (What a starred call passes is not read: the instance may have parameters.)
     assert found(KEPT_ARGUMENTS, "TNS1") == [("TNS101", line) for line in reported] + [("TNS101", starred)]
+
+
+FACTORIES = """
+import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 1)
+
+    def forward(self, x):
+        return self.fc(x)
+
+    @classmethod
+    def build(cls):
+        return cls()
+
+    @classmethod
+    def width(cls):
+        return 3
+
+
+out = Net.build()(torch.randn(2, Net.width()))
+{statement}
+"""
+
+
+def test_a_class_method_makes_an_instance_of_its_class():
+    # `cls` of a class method is the class: `Net.build()` returns an instance of Net, whose
+    # output requires grad, as `Net()`'s does.
+    code = FACTORIES.format(statement="print(out.numpy())")
+    assert found(code, "TNS101") == [("TNS101", 24)]
+    with pytest.raises(RuntimeError, match="requires grad"):
+        run(code)
+    fixed = code.replace("out.numpy()", "out.detach().numpy()")
+    assert found(fixed, "TNS101") == []
+    run(fixed)

@@ -1018,6 +1018,12 @@ class Evaluator:
         callee = self.project_fact(q) if q is not None and self.project is not None else None
         if q is not None and callee is None:
             return self._call_qualified(q, node, state)
+        if callee is not None and callee.kind == UNKNOWN and type(func) is ast.Attribute:
+            # `Net.build()`, a factory of another module's class (`return cls(...)`).
+            owner = self.project_fact(q.rpartition(".")[0])
+            if owner is not None and owner.kind == CLASS and hasattr(owner.node, "makes_instance") \
+                    and owner.node.makes_instance(func.attr):
+                return self._instance(owner, None, state)
         if callee is None and isinstance(func, ast.Attribute):
             # `t.model = other` (or `t.model.requires_grad_(False)`) earlier in the flow: that
             # value is what `t.model(x)` calls, not what the class of `t` says of its attribute.
@@ -1038,19 +1044,7 @@ class Evaluator:
         if callee.kind == CLASS:
             if callee.node is not None:
                 self.note_constructor(callee.node, node, state)
-            # Where the class is defined, when another file of the project defines it.
-            defined = frozenset(t for t in callee.tags if t.startswith("defined:"))
-            attrs = callee.attrs
-            if (node.args or node.keywords) and hasattr(callee.node, "constructor"):
-                attrs = self._constructed(callee.node, attrs, node, state)
-            if MODULE_CLASS_TAG in callee.tags:
-                made = Fact(MODULE, Grad.UNKNOWN, Device.CPU, attrs=attrs,
-                            tags=(callee.tags & {NO_GRAD_FORWARD}) | defined, by_flow=callee.by_flow, node=callee.node,
-                            paramfree=callee.node is not None and self.instance_paramfree(callee.node, node))
-                # A class whose constructor freezes what it makes (a teacher, a feature extractor).
-                return _frozen(made, True) if callee.node is not None and self.constructor_freezes(callee.node) \
-                    else made
-            return Fact(OBJECT, Grad.UNKNOWN, Device.UNKNOWN, attrs=attrs, node=callee.node, tags=defined)
+            return self._instance(callee, node, state)
         if callee.kind == OBJECT and callee.node is not None:
             # An instance of a class of the file or the project called: its `__call__`
             # (`predict = Predictor(net)`, `predict(x)`).
@@ -1081,6 +1075,23 @@ class Evaluator:
                            items=tuple(els))
                 return Fact(SEQ, tup.grad, tup.device, element=tup)
         return UNKNOWN_FACT
+
+    def _instance(self, cls: Fact, call: ast.Call | None, state: State) -> Fact:
+        """An instance of class `cls` (a CLASS fact) that `call` makes, or a factory of another
+        module's class (None: what it gives the constructor is not known)."""
+        # Where the class is defined, when another file of the project defines it.
+        defined = frozenset(t for t in cls.tags if t.startswith("defined:"))
+        attrs = cls.attrs
+        if call is not None and (call.args or call.keywords) and hasattr(cls.node, "constructor"):
+            attrs = self._constructed(cls.node, attrs, call, state)
+        if MODULE_CLASS_TAG in cls.tags:
+            made = Fact(MODULE, Grad.UNKNOWN, Device.CPU, attrs=attrs,
+                        tags=(cls.tags & {NO_GRAD_FORWARD}) | defined, by_flow=cls.by_flow, node=cls.node,
+                        paramfree=cls.node is not None and (self.instance_paramfree(cls.node, call) if call is not None
+                                                            else self.class_paramfree(cls.node)))
+            # A class whose constructor freezes what it makes (a teacher, a feature extractor).
+            return _frozen(made, True) if cls.node is not None and self.constructor_freezes(cls.node) else made
+        return Fact(OBJECT, Grad.UNKNOWN, Device.UNKNOWN, attrs=attrs, node=cls.node, tags=defined)
 
     def _constructed(self, entity, attrs, call: ast.Call, state):
         """The attributes of the instance `call` makes of `entity`, a class of another module of
@@ -1417,6 +1428,9 @@ class Evaluator:
             self.note_method_call(recv.node, m, node, state, on_class=True)
             result = self.method_result(recv.node, m) if self.defines_method(recv.node, m) else None
             return result if result is not None else UNKNOWN_FACT
+        if kind == CLASS and hasattr(recv.node, "makes_instance") and recv.node.makes_instance(m):
+            # `Net.build()` of another module's class whose `build` returns `cls(...)`.
+            return self._instance(recv, None, state)
         if kind == SEQ and m in ("pop", "__getitem__") and recv.element is not None:
             return recv.element
         if kind == OTHER and _DISTRIBUTION in recv.tags:

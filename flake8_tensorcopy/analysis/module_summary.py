@@ -17,7 +17,7 @@ import os
 from contextlib import contextmanager
 
 from . import lazytree
-from .astutil import constant_defaults, def_stub
+from .astutil import constant_defaults, decorator_names, def_stub, own_nodes
 from .facts import CALLED, CLASS, FUNCTION, MODULE, OBJECT, SITE_CONSTANTS, UNKNOWN_FACT, Fact
 from .portable import export_fact, import_fact, well_formed
 
@@ -159,6 +159,14 @@ class ProjectEntity:
         found = summary.infos.get(f"{self.path}.{name}") if summary is not None else None
         return f"{os.path.basename(summary.path)}:{found[1]}" if found is not None and found[0] == FUNCTION else None
 
+    def makes_instance(self, name: str) -> bool:
+        """Whether method `name` of the class is a factory: a class method (or a static method)
+        the class itself defines, every `return` of which calls the class (`return cls(...)`,
+        `return Net(...)`).  What it returns is an instance of the class, told without walking
+        it (the other class methods of another module's classes are not followed:
+        `Config.from_dict(d)` would walk half a library)."""
+        return self._answer(("factory", self.path, name), lambda w, node: _factory(node, name), many="plain") == "1"
+
     def method_return(self, name: str, hint: tuple | None = None) -> Fact | None:
         return self._answer(("method", self.path, name, hint), lambda w, node: w.method_result(node, name, hint))
 
@@ -294,6 +302,30 @@ def _self_calls(walker, node, name: str) -> tuple:
                 todo.append(called)
     found.discard(name)
     return tuple(sorted(found))
+
+
+def _factory(node, name: str) -> str:
+    """ProjectEntity.makes_instance: "1" or "0"."""
+    if not isinstance(node, ast.ClassDef):
+        return "0"
+    func = None
+    for item in node.body:  # (the last definition of the name is the method)
+        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == name:
+            func = item
+    if type(func) is not ast.FunctionDef:
+        return "0"
+    decorators = decorator_names(func)
+    makers = {node.name}
+    if "classmethod" in decorators:
+        first = [*func.args.posonlyargs, *func.args.args]
+        if first:
+            makers.add(first[0].arg)
+    elif "staticmethod" not in decorators:
+        return "0"
+    returns = [n for n in own_nodes(func.body) if type(n) is ast.Return]
+    made = returns and all(type(r.value) is ast.Call and type(r.value.func) is ast.Name and r.value.func.id in makers
+                           for r in returns)
+    return "1" if made else "0"
 
 
 def _inplace_parameters(walker, node) -> tuple:

@@ -105,7 +105,8 @@ class ClassInfo:
     """A class of the file: its node, what `self` is in its methods, its methods by name, and
     its base classes that the file defines."""
 
-    __slots__ = ("node", "self_fact", "lightning", "methods", "bases", "project_bases", "plain", "paramfree")
+    __slots__ = ("node", "self_fact", "lightning", "methods", "bases", "project_bases", "plain", "paramfree",
+                 "class_fact")
 
     def __init__(self, node: ast.ClassDef, self_fact: Fact | None, lightning: bool) -> None:
         self.node = node
@@ -120,6 +121,7 @@ class ClassInfo:
         # for (Walker.instance_paramfree; empty: none, the class has none whatever it is given;
         # None: it may have some), once asked; False until then.
         self.paramfree: frozenset | None | bool = False
+        self.class_fact: Fact | None = None  # the class itself (what `cls` is in a class method)
 
     def method(self, name: str):
         """(the def of method `name`, the class that defines it), searching the file's bases."""
@@ -735,7 +737,11 @@ class Walker(Summaries, Evaluator):
         probe = State(outer or {}, False)
         args = func.args
         params = [*args.posonlyargs, *args.args, *args.kwonlyargs]
-        self_fact = cls.self_fact if cls is not None and is_plain_method(func) else None
+        self_fact = None
+        if cls is not None:
+            # `self` of a method is the instance; `cls` of a class method the class itself
+            # (`return cls(...)`: an instance).
+            self_fact = cls.self_fact if is_plain_method(func) else cls.class_fact if _is_classmethod(func) else None
         defaults = _none_defaults(args)
         for i, a in enumerate(params):
             fact = UNKNOWN_FACT
@@ -1310,7 +1316,8 @@ class Walker(Summaries, Evaluator):
         tags = (frozenset({MODULE_CLASS_TAG}) | no_grad_forward) if is_module else frozenset()
         if lightning:
             tags |= {_LIGHTNING_TAG}
-        state.env[stmt.name] = Fact(CLASS, Grad.NO, Device.CPU, attrs=attrs, tags=tags, by_flow=certain, node=stmt)
+        info.class_fact = state.env[stmt.name] = Fact(CLASS, Grad.NO, Device.CPU, attrs=attrs, tags=tags,
+                                                      by_flow=certain, node=stmt)
         return state
 
     def _closure_env(self, state: State) -> dict:
@@ -1834,6 +1841,10 @@ _LITERAL_LINE = LazyPattern(r"""(?:-?[\d.]+(?:e-?\d+)?|True|False|None|'[^'\\]*'
 
 # What a parameter is before its calls say anything (identities: _run_function).
 _UNKNOWN_PARAMETERS = (UNKNOWN_FACT, NONE_DEFAULT_FACT)
+
+
+def _is_classmethod(func) -> bool:
+    return any(type(d) is ast.Name and d.id == "classmethod" for d in func.decorator_list)
 
 
 def _none_defaults(args: ast.arguments) -> frozenset:
