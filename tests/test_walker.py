@@ -583,3 +583,56 @@ def test_rebound_attributes_on_real_torch():
     with pytest.raises(RuntimeError, match="requires grad"):
         scope["kept"]()
     assert torch.is_tensor(scope["x"])
+
+
+KEPT_CONTEXTS = """
+import contextlib
+
+import torch
+
+model = torch.nn.Linear(3, 1)
+
+
+def maybe_off(x, train=False):
+    ctx = contextlib.nullcontext() if train else torch.no_grad()
+    with ctx:
+        return model(x).numpy()
+
+
+def off(x):
+    ctx = torch.no_grad()
+    with ctx:
+        return model(x).numpy()
+
+
+def back_on(x):
+    ctx = torch.enable_grad()
+    with torch.no_grad():
+        with ctx:
+            return model(x).numpy()
+
+
+def plain(x):
+    ctx = contextlib.nullcontext()
+    with ctx:
+        return model(x).numpy()
+
+
+{call}(torch.randn(2, 3))
+"""
+
+
+@pytest.mark.parametrize("call, line", [("maybe_off", None), ("off", None), ("back_on", 25), ("plain", 31)])
+def test_a_grad_mode_context_kept_in_a_name_works_where_it_is_entered(call, line):
+    # `ctx = torch.no_grad()` then `with ctx:` turns grad off as `with torch.no_grad():` does
+    # (and one that may be no_grad, as a conditional one does in place); `enable_grad` turns it
+    # back on.  Each function's `.numpy()` raises on torch exactly where it is reported.
+    torch = pytest.importorskip("torch")
+    code = textwrap.dedent(KEPT_CONTEXTS).format(call=call)
+    assert [ln for _code, ln in found(code, "TNS101")] == [25, 31]
+    env = {"torch": torch}
+    if line is None:
+        exec(compile(code, "<case>", "exec"), env)
+    else:
+        with pytest.raises(RuntimeError, match="requires grad"):
+            exec(compile(code, "<case>", "exec"), env)

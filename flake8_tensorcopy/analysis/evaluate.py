@@ -17,7 +17,7 @@ from . import torchapi as api
 from .astutil import const_bool as _const_bool
 from .astutil import all_nodes, bind_arguments, def_stub, dotted_name, parameter_names
 from .astutil import kwarg as _kwarg
-from .gradmode import set_grad_call
+from .gradmode import context_effect, set_grad_call
 from .facts import (
     ARRAY_FACT,
     CALLED,
@@ -221,6 +221,12 @@ def _one_device_var(facts) -> str | None:
 # A string constant's fact, by the device it names ("cuda:0", "cpu"): one object each, so that
 # joining the strings of a large literal (a module's table) finds them the same by identity.
 _STRING_FACTS = {d: Fact(OTHER, Grad.NO, d, tags=frozenset({"str"})) for d in Device}
+# A grad-mode context manager kept for a later `with` (`ctx = torch.no_grad()`, `with ctx:`):
+# what it turns grad to (walker._with; a join with another value keeps the tag: may).
+GRAD_OFF_CONTEXT = "grad_off_context"
+GRAD_ON_CONTEXT = "grad_on_context"
+_GRAD_CONTEXTS = {True: Fact(OTHER, Grad.NO, Device.CPU, tags=frozenset({GRAD_OFF_CONTEXT})),
+                  False: Fact(OTHER, Grad.NO, Device.CPU, tags=frozenset({GRAD_ON_CONTEXT}))}
 
 
 # The first characters of the strings that may name a device (blanks: stripped first).
@@ -1154,6 +1160,8 @@ class Evaluator:
         return facts
 
     def _call_qualified(self, q: str, node: ast.Call, state: State) -> Fact:
+        if q in api.NO_GRAD or q in api.ENABLE_GRAD or q in api.SET_GRAD_ENABLED:
+            return _GRAD_CONTEXTS.get(context_effect(node, lambda n: self.qualname(n, state)), OTHER_FACT)
         if q in api.BUFFER:
             return Fact(TENSOR, Grad.NO, Device.UNKNOWN, by_flow=True)
         if q in api.PARAMETER:

@@ -38,6 +38,8 @@ from .astutil import (BLOCKS, all_nodes, bind_arguments, call_constants, child_n
                       first_body_line, is_plain_method, parameter_names, walk, yields)
 from .evaluate import (
     GENERATOR_TAG,
+    GRAD_OFF_CONTEXT,
+    GRAD_ON_CONTEXT,
     MODULE_CLASS_TAG,
     MODULE_EVIDENCE,
     NO_GRAD_FORWARD,
@@ -1085,6 +1087,11 @@ class Walker(Summaries, Evaluator):
         for item in stmt.items:
             self._test(item.context_expr, state)
             effect = context_effect(item.context_expr, lambda n: self.qualname(n, state))
+            if effect is None and type(item.context_expr) in (_Name, ast.Attribute):
+                # A context manager made earlier (`ctx = torch.no_grad() if c else nullcontext()`):
+                # one that turns grad off, or may, as one in place.
+                tags = self.fact(item.context_expr, state).tags
+                effect = True if GRAD_OFF_CONTEXT in tags else False if GRAD_ON_CONTEXT in tags else None
             if effect is not None:
                 no_grad = effect
             if frame.doms:
