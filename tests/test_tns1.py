@@ -32,6 +32,30 @@ def test_strict_mode_trusts_detach_and_host_moves_on_unknown_values():
     assert lint(code, strict=True) == []
 
 
+def test_the_indices_of_a_sparse_tensor_never_require_grad():
+    # `s.indices()` (and a compressed tensor's `crow_indices()`, `col_indices()`) are int64: they
+    # do not require grad where the values do.  Strict mode asks only where they are (the
+    # device); on a sparse tensor whose values require grad, on the CPU, `.numpy()` works.
+    code = ("import torch\n\ndef f(s, c):\n    return s.indices().cpu().numpy(), c.crow_indices().cpu().numpy(), "
+            "c.col_indices().cpu().numpy(), s.values().cpu().numpy()\n")
+    found = lint(code, strict=True)
+    assert [(v.code, v.col) for v in found] == [("TNS101", 101)], found  # `s.values()` alone
+    torch = pytest.importorskip("torch")
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (sparse tensors' beta and invariant-check warnings)
+        values = torch.tensor([1.0, 2.0], requires_grad=True)
+        s = torch.sparse_coo_tensor(torch.tensor([[0, 1], [1, 0]]), values, (2, 2)).coalesce()
+        c = torch.randn(2, 2).to_sparse_csr().requires_grad_()
+        for t in (s.indices(), c.crow_indices(), c.col_indices()):
+            assert not t.requires_grad and t.dtype == torch.int64
+            t.numpy()
+        assert s.values().requires_grad
+        with pytest.raises(RuntimeError, match="requires grad"):
+            s.values().numpy()
+
+
 BOTH = "import torch\nm = torch.nn.Linear(3, 2).cuda()\nout = m(torch.randn(1, 3).cuda())\na = out.numpy()\n"
 
 

@@ -63,7 +63,9 @@ NON_TENSOR_METHODS = frozenset(
 NO_GRAD_METHODS = frozenset(
     "detach long int short char byte bool argmax argmin argsort nonzero eq ne lt le gt ge "
     "isnan isinf isfinite logical_and logical_or logical_not logical_xor signbit "
-    "count_nonzero bincount".split()
+    "count_nonzero bincount "
+    # A sparse tensor's indices (int64, even where its values require grad).
+    "indices crow_indices col_indices ccol_indices row_indices".split()
 )
 # (Not `sign`, `unique`, `unique_consecutive`: their float results require grad, measured on
 # torch 2.13.)
