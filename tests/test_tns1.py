@@ -32,6 +32,36 @@ def test_strict_mode_trusts_detach_and_host_moves_on_unknown_values():
     assert lint(code, strict=True) == []
 
 
+INTEGER_CASTS = """
+import torch
+
+model = torch.nn.Linear(3, 1)
+x = torch.randn(2, 3)
+a = model(x).to(torch.long).numpy()
+b = model(x).to(dtype=torch.int64).numpy()
+c = model(x).type(torch.LongTensor).numpy()
+d = model(x).to(torch.bool).numpy()
+e = model(x).to("cpu", torch.int32).numpy()
+f = model(x).type("torch.IntTensor").numpy()
+"""
+
+
+def test_a_cast_to_an_integer_dtype_does_not_require_grad():
+    # Integer and bool tensors never require grad: each conversion runs on torch, and none is
+    # reported, in strict mode either (`u.to(torch.long)` of an unknown `u` too).
+    assert lint(INTEGER_CASTS) == []
+    assert lint(INTEGER_CASTS, strict=True) == []
+    unknown = "import torch\n\ndef f(u):\n    return u.to(torch.long).cpu().numpy(), u.type(torch.LongTensor).numpy()\n"
+    assert [v.code for v in lint(unknown, strict=True)] == ["TNS102"]  # only where `u` is
+    torch = pytest.importorskip("torch")
+    exec(compile(INTEGER_CASTS, "<case>", "exec"), {})
+    # A float dtype keeps grad: reported, and it raises.
+    floating = INTEGER_CASTS + "g = model(x).to(torch.float64).numpy()\n"
+    assert [(v.code, v.line) for v in lint(floating)] == [("TNS101", 12)]
+    with pytest.raises(RuntimeError, match="requires grad"):
+        exec(compile(floating, "<case>", "exec"), {"torch": torch})
+
+
 def test_the_indices_of_a_sparse_tensor_never_require_grad():
     # `s.indices()` (and a compressed tensor's `crow_indices()`, `col_indices()`) are int64: they
     # do not require grad where the values do.  Strict mode asks only where they are (the
@@ -303,8 +333,10 @@ def test_conditional_host_move_under_a_device_test_is_trusted():
 
 
 def test_to_cpu_with_a_dtype_is_a_host_move():
+    # Neither is reported for its device (TNS102).  The second may require grad; the first is
+    # uint8, which never does.
     code = "import torch\n\ndef f(t):\n    return t.to('cpu', torch.uint8).numpy(), t.to(device='cpu', non_blocking=True).numpy()\n"
-    assert [v.code for v in lint(code, strict=True)] == ["TNS101", "TNS101"]
+    assert [(v.code, v.col) for v in lint(code, strict=True)] == [("TNS101", 45)]
 
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")

@@ -176,6 +176,12 @@ _DTYPES = frozenset(
 )
 
 
+# Integer and bool dtypes (`t.to(torch.long)`), and the tensor types of them (`t.type(torch.LongTensor)`):
+# a tensor of one never requires grad.
+_INTEGER_DTYPES = frozenset("int int8 int16 int32 int64 uint8 uint16 uint32 uint64 long short bool".split())
+_INTEGER_TENSOR_TYPES = frozenset("LongTensor IntTensor ShortTensor ByteTensor CharTensor BoolTensor".split())
+
+
 _MODULE_OUTPUT = frozenset({"module_output"})
 _RESULT_SAVING = frozenset({api.RESULT_SAVING_TAG})
 _WRAPPER = "wrapper"  # a module wrapped by nn.DataParallel / DistributedDataParallel
@@ -965,6 +971,26 @@ class Evaluator:
             return base.but(leaf=False)  # `u.detach().T`
         return UNKNOWN_FACT
 
+    def _integer_dtype(self, call: ast.Call, state: State, cuda: bool = False) -> bool:
+        """Whether `t.to(...)` or `t.type(...)` converts to an integer or bool dtype (`torch.long`,
+        `dtype=torch.int64`, `"cpu", torch.int32`, `torch.LongTensor`, `"torch.cuda.LongTensor"`);
+        `cuda`: to a CUDA tensor type of one."""
+        given = [k.value for k in call.keywords if k.arg == "dtype"]
+        if not given:
+            given = call.args[:2] if call.func.attr == "to" else call.args[:1]
+        for arg in given:
+            if type(arg) is ast.Constant:
+                name = arg.value if type(arg.value) is str else None
+            else:
+                name = self.qualname(arg, state)
+            parts = name.split(".") if name else ()
+            if len(parts) < 2 or parts[0] != "torch":
+                continue
+            last = parts[-1]
+            if len(parts) == 2 and last in _INTEGER_DTYPES or last in _INTEGER_TENSOR_TYPES:
+                return not cuda or parts[1] == "cuda"
+        return False
+
     def _target_device(self, call: ast.Call, state: State) -> Device | None:
         """The device a `.to(...)` call moves to; None when it only changes dtype."""
         dev_kw = _kwarg(call, "device")
@@ -1369,9 +1395,16 @@ class Evaluator:
                 return recv.but(device=Device.ACCEL, leaf=False, device_var=None)
             if m == "to":
                 dev = self._target_device(node, state)
-                if dev is None:
-                    return recv.but(leaf=False)
-                return recv.but(device=dev, leaf=False, device_var=self._device_var(node, state))
+                out = recv.but(leaf=False) if dev is None else \
+                    recv.but(device=dev, leaf=False, device_var=self._device_var(node, state))
+                if self._integer_dtype(node, state):  # `t.to(torch.long)`: no grad
+                    return tensor(Grad.NO, out.device, tags=recv.tags - {"generator_output"},
+                                  by_flow=recv.by_flow).but(device_var=out.device_var)
+                return out
+            if m == "type" and self._integer_dtype(node, state):  # `t.type(torch.LongTensor)`
+                dev = Device.ACCEL if self._integer_dtype(node, state, cuda=True) else recv.device
+                return tensor(Grad.NO, dev, tags=recv.tags - {"generator_output"}, by_flow=recv.by_flow).but(
+                    device_var=recv.device_var if dev is recv.device else None)
             if m == "requires_grad_":
                 flag = _const_bool(node.args[0]) if node.args else True
                 if flag is False:
@@ -1510,10 +1543,17 @@ class Evaluator:
             return recv.but(device=Device.ACCEL, device_var=None, tags=recv.tags | _TENSORISH_TAGS)
         if m == "to":
             dev = self._target_device(node, state)
+            if self._integer_dtype(node, state):
+                return Fact(UNKNOWN, Grad.NO, recv.device if dev is None else dev, tags=_TENSORISH_TAGS,
+                            device_var=self._device_var(node, state) if dev is not None else recv.device_var)
             if dev is not None:
                 return recv.but(device=dev, device_var=self._device_var(node, state),
                                 tags=recv.tags | _TENSORISH_TAGS)
             return recv
+        if m == "type" and self._integer_dtype(node, state):
+            cuda = self._integer_dtype(node, state, cuda=True)
+            return Fact(UNKNOWN, Grad.NO, Device.ACCEL if cuda else recv.device, tags=_TENSORISH_TAGS,
+                        device_var=None if cuda else recv.device_var)
         if m == "numpy":
             return ARRAY_FACT if recv.grad is Grad.NO and recv.device is Device.CPU else UNKNOWN_FACT
         if tensorish and m not in api.NON_TENSOR_METHODS:
