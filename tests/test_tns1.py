@@ -51,8 +51,10 @@ def test_a_cast_to_an_integer_dtype_does_not_require_grad():
     # reported, in strict mode either (`u.to(torch.long)` of an unknown `u` too).
     assert lint(INTEGER_CASTS) == []
     assert lint(INTEGER_CASTS, strict=True) == []
-    unknown = "import torch\n\ndef f(u):\n    return u.to(torch.long).cpu().numpy(), u.type(torch.LongTensor).numpy()\n"
-    assert [v.code for v in lint(unknown, strict=True)] == ["TNS102"]  # only where `u` is
+    unknown = ("import torch\n\ndef f(u):\n    return u.to(torch.long).cpu().numpy(), u.type(torch.LongTensor).numpy(), "
+               "u.to(torch.long).numpy()\n")
+    # Only where the last one is (a LongTensor is on the CPU).
+    assert [(v.code, v.col) for v in lint(unknown, strict=True)] == [("TNS102", 77)]
     torch = pytest.importorskip("torch")
     exec(compile(INTEGER_CASTS, "<case>", "exec"), {})
     # A float dtype keeps grad: reported, and it raises.
@@ -60,6 +62,16 @@ def test_a_cast_to_an_integer_dtype_does_not_require_grad():
     assert [(v.code, v.line) for v in lint(floating)] == [("TNS101", 12)]
     with pytest.raises(RuntimeError, match="requires grad"):
         exec(compile(floating, "<case>", "exec"), {"torch": torch})
+
+
+def test_a_tensor_type_names_the_device_it_converts_to():
+    # `t.type(torch.ByteTensor)` is a CPU tensor wherever `t` was (PyTorch's own
+    # `_tensor_to_object` reads its bytes so); `torch.cuda.FloatTensor` an accelerator's.
+    code = ("import torch\nx = torch.randn(3).cuda()\na = x.type(torch.ByteTensor).numpy()\n"
+            "b = torch.randn(3).type(torch.cuda.FloatTensor).numpy()\nc = x.type(torch.float64).numpy()\n")
+    assert [(v.code, v.line) for v in lint(code)] == [("TNS102", 4), ("TNS102", 5)]
+    torch = pytest.importorskip("torch")
+    assert torch.randn(3).type(torch.ByteTensor).device.type == "cpu"
 
 
 def test_the_indices_of_a_sparse_tensor_never_require_grad():

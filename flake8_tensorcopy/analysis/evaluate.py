@@ -177,9 +177,11 @@ _DTYPES = frozenset(
 
 
 # Integer and bool dtypes (`t.to(torch.long)`), and the tensor types of them (`t.type(torch.LongTensor)`):
-# a tensor of one never requires grad.
+# a tensor of one never requires grad.  A tensor type names a device too: `torch.LongTensor` the
+# CPU, `torch.cuda.LongTensor` an accelerator.
 _INTEGER_DTYPES = frozenset("int int8 int16 int32 int64 uint8 uint16 uint32 uint64 long short bool".split())
 _INTEGER_TENSOR_TYPES = frozenset("LongTensor IntTensor ShortTensor ByteTensor CharTensor BoolTensor".split())
+_TENSOR_TYPES = _INTEGER_TENSOR_TYPES | frozenset("FloatTensor DoubleTensor HalfTensor BFloat16Tensor".split())
 
 
 _MODULE_OUTPUT = frozenset({"module_output"})
@@ -971,11 +973,16 @@ class Evaluator:
             return base.but(leaf=False)  # `u.detach().T`
         return UNKNOWN_FACT
 
-    def _integer_dtype(self, call: ast.Call, state: State, cuda: bool = False) -> bool:
+    def _integer_dtype(self, call: ast.Call, state: State) -> bool:
         """Whether `t.to(...)` or `t.type(...)` converts to an integer or bool dtype (`torch.long`,
-        `dtype=torch.int64`, `"cpu", torch.int32`, `torch.LongTensor`, `"torch.cuda.LongTensor"`);
-        `cuda`: to a CUDA tensor type of one."""
-        given = [k.value for k in call.keywords if k.arg == "dtype"]
+        `dtype=torch.int64`, `"cpu", torch.int32`, `torch.LongTensor`)."""
+        return self._cast(call, state)[0]
+
+    def _cast(self, call: ast.Call, state: State) -> tuple:
+        """What `t.to(...)` or `t.type(...)` converts to: (an integer or bool dtype, the device a
+        tensor type names: the CPU for `torch.FloatTensor` or `"torch.LongTensor"`, an
+        accelerator for `torch.cuda.LongTensor`; None for a dtype, or where not told)."""
+        given = [k.value for k in call.keywords if k.arg in ("dtype", "dst_type")]
         if not given:
             given = call.args[:2] if call.func.attr == "to" else call.args[:1]
         for arg in given:
@@ -987,9 +994,11 @@ class Evaluator:
             if len(parts) < 2 or parts[0] != "torch":
                 continue
             last = parts[-1]
-            if len(parts) == 2 and last in _INTEGER_DTYPES or last in _INTEGER_TENSOR_TYPES:
-                return not cuda or parts[1] == "cuda"
-        return False
+            if len(parts) == 2 and last in _INTEGER_DTYPES:
+                return True, None
+            if last in _TENSOR_TYPES and (len(parts) == 2 or len(parts) == 3 and parts[1] == "cuda"):
+                return last in _INTEGER_TENSOR_TYPES, Device.ACCEL if len(parts) == 3 else Device.CPU
+        return False, None
 
     def _target_device(self, call: ast.Call, state: State) -> Device | None:
         """The device a `.to(...)` call moves to; None when it only changes dtype."""
@@ -1401,10 +1410,15 @@ class Evaluator:
                     return tensor(Grad.NO, out.device, tags=recv.tags - {"generator_output"},
                                   by_flow=recv.by_flow).but(device_var=out.device_var)
                 return out
-            if m == "type" and self._integer_dtype(node, state):  # `t.type(torch.LongTensor)`
-                dev = Device.ACCEL if self._integer_dtype(node, state, cuda=True) else recv.device
-                return tensor(Grad.NO, dev, tags=recv.tags - {"generator_output"}, by_flow=recv.by_flow).but(
-                    device_var=recv.device_var if dev is recv.device else None)
+            if m == "type":
+                integer, dev = self._cast(node, state)  # `t.type(torch.LongTensor)`, `torch.cuda.FloatTensor`
+                var = recv.device_var if dev is None else None
+                dev = recv.device if dev is None else dev
+                if integer:
+                    return tensor(Grad.NO, dev, tags=recv.tags - {"generator_output"}, by_flow=recv.by_flow).but(
+                        device_var=var)
+                if dev is not recv.device:
+                    return recv.but(device=dev, leaf=False, device_var=var)
             if m == "requires_grad_":
                 flag = _const_bool(node.args[0]) if node.args else True
                 if flag is False:
@@ -1550,10 +1564,11 @@ class Evaluator:
                 return recv.but(device=dev, device_var=self._device_var(node, state),
                                 tags=recv.tags | _TENSORISH_TAGS)
             return recv
-        if m == "type" and self._integer_dtype(node, state):
-            cuda = self._integer_dtype(node, state, cuda=True)
-            return Fact(UNKNOWN, Grad.NO, Device.ACCEL if cuda else recv.device, tags=_TENSORISH_TAGS,
-                        device_var=None if cuda else recv.device_var)
+        if m == "type":
+            integer, dev = self._cast(node, state)
+            if integer or dev is not None:
+                return Fact(UNKNOWN, Grad.NO if integer else recv.grad, recv.device if dev is None else dev,
+                            tags=_TENSORISH_TAGS, device_var=recv.device_var if dev is None else None)
         if m == "numpy":
             return ARRAY_FACT if recv.grad is Grad.NO and recv.device is Device.CPU else UNKNOWN_FACT
         if tensorish and m not in api.NON_TENSOR_METHODS:
