@@ -184,6 +184,11 @@ _INTEGER_TENSOR_TYPES = frozenset("LongTensor IntTensor ShortTensor ByteTensor C
 _TENSOR_TYPES = _INTEGER_TENSOR_TYPES | frozenset("FloatTensor DoubleTensor HalfTensor BFloat16Tensor".split())
 
 
+# Keywords of a factory that are not its data (_carried_grad).
+_NOT_DATA_KEYWORDS = frozenset(("dtype", "device", "requires_grad", "size", "generator", "out", "copy", "layout",
+                                "pin_memory", "memory_format", "check_invariants", "is_coalesced"))
+
+
 _MODULE_OUTPUT = frozenset({"module_output"})
 _RESULT_SAVING = frozenset({api.RESULT_SAVING_TAG})
 _WRAPPER = "wrapper"  # a module wrapped by nn.DataParallel / DistributedDataParallel
@@ -1182,6 +1187,25 @@ class Evaluator:
             return None
         return info.bases[0].node
 
+    def _carried_grad(self, q: str, node: ast.Call, state: State) -> Fact | None:
+        """What a factory of api.GRAD_THROUGH_FACTORIES makes of the tensors it is given, where
+        one may require grad (`torch.as_tensor(y)` alone is `y` itself); None where none may."""
+        given = [self.fact(a, state) for a in node.args if type(a) is not ast.Starred]
+        given += [self.fact(k.value, state) for k in node.keywords if k.arg not in _NOT_DATA_KEYWORDS]
+        tensors = [f for f in given if f.kind == TENSOR]
+        if not tensors:
+            return None
+        grad = max(f.grad for f in tensors)
+        if grad is Grad.NO:
+            return None
+        if q in ("torch.as_tensor", "torch.asarray") and len(node.args) == 1 and not node.keywords:
+            return tensors[0]
+        must = max(must_grad(f) for f in tensors)
+        dev = self._factory_device(node, state) if _kwarg(node, "device") is not None else \
+            max(f.device for f in tensors)
+        return Fact(TENSOR, grad, dev, by_flow=all(f.by_flow for f in tensors),
+                    min_grad=None if must == grad else must)
+
     def _arg_facts(self, node: ast.Call, state: State) -> list[Fact]:
         facts = []
         for a in node.args:
@@ -1208,6 +1232,10 @@ class Evaluator:
                 return tensor(Grad.NO, self._device_of_args(node, state))
             grad = Grad.YES if flag else Grad.UNKNOWN
             return tensor(grad, self._device_of_args(node, state), leaf=True, tags=frozenset({"parameter"}))
+        if q in api.GRAD_THROUGH_FACTORIES:
+            carried = self._carried_grad(q, node, state)
+            if carried is not None:
+                return carried
         if q in api.FACTORIES:
             rg = _kwarg(node, "requires_grad")
             dev = self._factory_device(node, state)

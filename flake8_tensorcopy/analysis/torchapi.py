@@ -14,6 +14,15 @@ FACTORIES = frozenset(
     ).split()
 )
 
+# Factories whose result carries the grad of a tensor they are given (`torch.as_tensor(y)` is `y`
+# itself; `torch.complex(re, im)`, `torch.normal(mean, std)`, `torch.Tensor(y)` compute from it),
+# measured on torch 2.13.  (Not `torch.tensor`, the `*_like` functions, `multinomial`: no grad.)
+GRAD_THROUGH_FACTORIES = frozenset(
+    "torch." + n
+    for n in "as_tensor asarray Tensor FloatTensor DoubleTensor HalfTensor complex polar sparse_coo_tensor "
+             "normal bernoulli poisson".split()
+)
+
 # Values that never require grad and live on the CPU.
 FROM_HOST = frozenset({"torch.from_numpy", "torch.frombuffer"})
 
