@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ast
 
-from .facts import FUNCTION, MODULE, OTHER, SEQ, TENSOR, UNKNOWN, Grad
+from .facts import FUNCTION, MODULE, NAMED_PARAMS, OTHER, PARAMS, SEQ, TENSOR, UNKNOWN, Grad
 from .torchapi import RESULT_SAVING_TAG
 from .astutil import bind_arguments, decorator_names, dotted_name, parameter_names, statements, target_elements, \
     yields
@@ -87,10 +87,15 @@ def is_basic_index(index: ast.expr, ctx) -> bool:
     return True
 
 
+_CONTAINERS = frozenset((SEQ, PARAMS, NAMED_PARAMS))
+
+
 def strip_views(expr: ast.expr, ctx) -> ast.expr:
-    """The expression `expr` is a view of: `w` for `w[0]`, `w.T`, `w.view(-1)[1:3]`."""
+    """The expression `expr` is a view of: `w` for `w[0]`, `w.T`, `w.view(-1)[1:3]` (not `params`
+    for `params[0]`, an element of a list of tensors: itself)."""
     while True:
-        if isinstance(expr, ast.Subscript) and is_basic_index(expr.slice, ctx):
+        if isinstance(expr, ast.Subscript) and is_basic_index(expr.slice, ctx) \
+                and ctx.fact(expr.value).kind not in _CONTAINERS:
             expr = expr.value
         elif isinstance(expr, ast.Attribute) and expr.attr in VIEW_ATTRS:
             expr = expr.value
