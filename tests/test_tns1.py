@@ -74,6 +74,26 @@ def test_a_tensor_type_names_the_device_it_converts_to():
     assert torch.randn(3).type(torch.ByteTensor).device.type == "cpu"
 
 
+def test_a_numpy_function_fix_does_not_detach_a_detached_tensor_again():
+    # `np.mean(x.detach())` raises TypeError (TNS105): the fix converts what is detached
+    # already, without a second `.detach()` (message and edit), with or without `.cpu()`.
+    code = ("import torch\nimport numpy as np\nx = torch.randn(3)\na = np.mean(x.detach())\n"
+            "b = np.mean(x.detach().cpu())\n")
+    found = lint(code)
+    assert [v.code for v in found] == ["TNS105", "TNS105"]
+    assert all("detach().detach()" not in v.message and "use np.mean(x.detach().cpu().numpy())" in v.message
+               for v in found)
+    fixed = apply_fixes(code, found)[0]
+    assert fixed.count("np.mean(x.detach().cpu().numpy())") == 2 and "detach().detach()" not in fixed
+    torch = pytest.importorskip("torch")
+    np = pytest.importorskip("numpy")
+    with pytest.raises(TypeError):
+        exec(compile(code, "<case>", "exec"), {})
+    env = {}
+    exec(compile(fixed, "<fixed>", "exec"), env)
+    assert env["a"] == env["b"] == np.mean(env["x"].numpy()) and isinstance(env["x"], torch.Tensor)
+
+
 def test_the_indices_of_a_sparse_tensor_never_require_grad():
     # `s.indices()` (and a compressed tensor's `crow_indices()`, `col_indices()`) are int64: they
     # do not require grad where the values do.  Strict mode asks only where they are (the

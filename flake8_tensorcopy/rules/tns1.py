@@ -289,6 +289,12 @@ class _NumpyMethodRule(_Tns1Rule):
         return _shown(ctx, b + ".detach().cpu().numpy()", "t.detach().cpu().numpy()")
 
 
+def _detached(expr) -> bool:
+    """`y.detach()`: what a conversion needs no `.detach()` for."""
+    return type(expr) is ast.Call and type(expr.func) is ast.Attribute and expr.func.attr == "detach" \
+        and not expr.args and not expr.keywords
+
+
 class NumpyOnGradTensor(_NumpyMethodRule):
     through_calls = True
     through_needles = (".numpy(",)
@@ -1178,11 +1184,16 @@ class _NumpyFunctionRule(_Tns1Rule):
                 return [Edit(s, e, f"({text}).numpy(force=True)", expect=text)]
             return [Edit(e, e, ".numpy(force=True)")]
         base, cpu_move = _strip_cpu_moves(expr, ctx)
+        detached = _detached(base)  # (`y.detach()`, `y.detach().cpu()`: detached already)
         if cpu_move is not None:
+            if detached:
+                return [Edit(e, e, ".numpy()")]
             pos = _dot_before(ctx, cpu_move.func)
             if pos is None:
                 return None
             return [Edit(pos, pos, ".detach()"), Edit(e, e, ".numpy()")]
+        if detached:
+            return [Edit(e, e, ".cpu().numpy()")]
         if needs_parens(expr, text):
             return [Edit(s, e, f"({text}).detach().cpu().numpy()", expect=text)]
         return [Edit(e, e, ".detach().cpu().numpy()")]
@@ -1195,6 +1206,8 @@ class _NumpyFunctionRule(_Tns1Rule):
                 return (f"({text})" if needs_parens(expr, text) else text) + ".numpy(force=True)"
             base, _ = _strip_cpu_moves(expr, ctx)
             b = ctx.text(base)
+            if _detached(base):
+                return b + ".cpu().numpy()"
             return (f"({b})" if needs_parens(base, b) else b) + ".detach().cpu().numpy()"
 
         generic = "t.numpy(force=True)" if force else "t.detach().cpu().numpy()"
