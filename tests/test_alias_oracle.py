@@ -1,0 +1,88 @@
+"""TNS402 and TNS502 held to real torch.
+
+TNS402: a tensor `y` computed from `x`, a loss computed from `y`, then an in-place write through
+`y.detach()`, then `loss.backward()`: reported exactly where backward raises ("modified by an
+inplace operation").  TNS502: a snapshot of a parameter, an update of the parameter, then a read
+of the snapshot: every snapshot reported changed with the update, and the documented views
+(`.detach()`, `.data`, their NumPy arrays and host moves) are reported."""
+
+import copy
+import warnings
+
+import pytest
+
+from flake8_tensorcopy.engine import lint_text, select_rules
+from flake8_tensorcopy.model import Options
+
+OPS = ["torch.exp(x)", "x.exp()", "torch.sigmoid(x)", "torch.tanh(x)", "torch.relu(x)", "x * 2", "x + 1", "x ** 2",
+       "torch.sin(x)", "x.log()", "torch.softmax(x, 0)", "x.sqrt()", "x.clone()", "x.abs()",
+       "torch.nn.functional.gelu(x)", "x.view(-1)"]
+CONSUMERS = ["y.sum()", "(y * y).sum()", "(y * 2).sum()", "y.pow(2).sum()", "torch.exp(y).sum()", "(y * w).sum()"]
+WRITES = ["y.detach().zero_()", "y.detach()[0] = 5.0", "d = y.detach(); d.mul_(2)"]
+
+
+def test_tns402_is_reported_exactly_where_backward_raises():
+    torch = pytest.importorskip("torch")
+    cases = [(o, c, wr) for o in OPS for c in CONSUMERS for wr in WRITES]
+    body = ("    x = torch.rand(3, requires_grad=True) + 0.5\n    w = torch.rand(3, requires_grad=True)\n"
+            "    y = {o}\n    loss = {c}\n    {wr}\n    loss.backward()\n")
+    code = "import torch\n\n" + "".join(f"def case{i}():\n" + body.format(o=o, c=c, wr=wr) + "\n"
+                                        for i, (o, c, wr) in enumerate(cases))
+    reported = {v.line for v in lint_text(code, select_rules(["TNS402"]), Options()).violations}
+    wrong = []
+    for i, (o, c, wr) in enumerate(cases):
+        env = {"torch": torch}
+        exec(compile("def run():\n" + body.format(o=o, c=c, wr=wr), "<case>", "exec"), env)
+        try:
+            env["run"]()
+            raised = False
+        except RuntimeError as exc:
+            raised = "modified by an inplace operation" in str(exc)
+        if raised != (3 + 8 * i + 5 in reported):
+            wrong.append((o, c, wr, "raises" if raised else "runs"))
+    assert wrong == [], "\n".join(map(str, wrong))
+
+
+# (snapshot, whether TNS502 must report it when an update follows)
+SNAPSHOTS = [
+    ("model.weight.detach()", True), ("model.weight.data", True), ("model.weight.detach().numpy()", True),
+    ("model.weight.detach().cpu()", True), ("model.weight.detach().cpu().numpy()", True),
+    ("model.weight.clone()", False), ("model.weight.detach().clone()", False), ("model.weight.tolist()", False),
+    ("model.weight.detach().numpy().copy()", False), ("copy.deepcopy(model.weight)", False),
+    ("model.weight.data.clone()", False), ("np.array(model.weight.detach())", False),
+    ("model.weight.detach().to(torch.float64)", False), ("torch.tensor(model.weight.detach())", False),
+]
+UPDATES = ["opt.zero_grad(); model(torch.randn(2, 3)).sum().backward(); opt.step()", "model.weight.data.add_(1.0)",
+           "with torch.no_grad():\n        model.weight.add_(1.0)", "torch.nn.init.zeros_(model.weight)",
+           "model.load_state_dict({'weight': torch.ones(2, 3), 'bias': torch.ones(2)})"]
+
+
+def test_tns502_reports_snapshots_that_change_with_the_update():
+    torch = pytest.importorskip("torch")
+    np = pytest.importorskip("numpy")
+    cases = [(s, must, u) for s, must in SNAPSHOTS for u in UPDATES]
+    head = "    model = torch.nn.Linear(3, 2)\n    opt = torch.optim.SGD(model.parameters(), lr=1.0)\n"
+    code = "import copy\nimport numpy as np\nimport torch\n\n" + "".join(
+        f"def case{i}():\n{head}    snap = {s}\n    {u}\n    print(snap)\n\n" for i, (s, _, u) in enumerate(cases))
+    lines = [n for n, text in enumerate(code.splitlines(), 1) if text.startswith("    snap = ")]
+    reported = {v.line for v in lint_text(code, select_rules(["TNS502"]), Options()).violations}
+
+    def value(x):
+        return x.detach().numpy().astype(float).copy() if isinstance(x, torch.Tensor) else np.array(x, dtype=float)
+
+    wrong = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for (s, must, u), line in zip(cases, lines):
+            env = {"torch": torch, "np": np, "copy": copy}
+            exec(compile(f"def snapshot():\n{head}    snap = {s}\n    before = value(snap)\n    {u}\n"
+                         "    return before, value(snap)\n", "<case>", "exec"), {**env, "value": value}, env)
+            before, after = env["snapshot"]()
+            changed = not np.allclose(before, after)
+            if line in reported and not changed:
+                wrong.append((s, u, "reported, unchanged"))
+            if must and line not in reported:
+                wrong.append((s, u, "not reported"))
+            if must and not changed:
+                wrong.append((s, u, "listed as changed, unchanged"))
+    assert wrong == [], "\n".join(map(str, wrong))
