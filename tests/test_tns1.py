@@ -64,6 +64,16 @@ def test_a_cast_to_an_integer_dtype_does_not_require_grad():
         exec(compile(floating, "<case>", "exec"), {"torch": torch})
 
 
+def test_every_dtype_is_a_dtype_not_a_device():
+    # `.to(torch.uint16)` and `.to(torch.float8_e4m3fn)` change the dtype; they were taken for a
+    # device (`.to(device)`: maybe an accelerator) and reported by TNS102, with a safe fix.
+    code = ("import torch\nx = torch.randn(3)\na = x.to(torch.uint16).numpy()\n"
+            "b = x.to(torch.float8_e4m3fn).float().numpy()\nc = x.to(torch.complex32).numpy() if False else None\n")
+    assert lint(code) == [] and lint(code, strict=True) == []
+    torch = pytest.importorskip("torch")
+    exec(compile(code, "<case>", "exec"), {"torch": torch})
+
+
 def test_a_tensor_type_names_the_device_it_converts_to():
     # `t.type(torch.ByteTensor)` is a CPU tensor wherever `t` was (PyTorch's own
     # `_tensor_to_object` reads its bytes so); `torch.cuda.FloatTensor` an accelerator's.

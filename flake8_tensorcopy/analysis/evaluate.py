@@ -171,8 +171,8 @@ class LazyAttrs:
 
 
 _DTYPES = frozenset(
-    "float float16 float32 float64 half double bfloat16 int int8 int16 int32 int64 uint8 long short "
-    "bool complex64 complex128 cfloat cdouble".split()
+    "float float16 float32 float64 half double bfloat16 int int8 int16 int32 int64 uint8 uint16 uint32 uint64 "
+    "long short bool complex32 complex64 complex128 chalf cfloat cdouble float8_e4m3fn float8_e5m2".split()
 )
 
 
