@@ -538,8 +538,8 @@ def _from_site(fact: Fact, line: int) -> Fact:
     the tag too (`def sgd(params): for p in params: ...` with `sgd(model.parameters())`).
     A call that passes a tensor is tagged for it too (`callsite-tensor:15`), and one that passes
     a tensor (or a module) that requires grad, or one on an accelerator, for that
-    (`callsite-grad:15`, `callsite-device:15`): a message names the calls that made what it says of the parameter
-    (`rules.base.Context.origin`), not every call of the function."""
+    (`callsite-grad:15`, `callsite-device:15`): a message names the calls that made what it
+    says of the parameter (`rules.base.Context.origin`), not every call of the function."""
     el = fact.element
     held = el if fact.kind in _CONTAINERS and el is not None and el.kind == TENSOR else None
     tags = {f"callsite:{line}"}

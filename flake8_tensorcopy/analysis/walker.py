@@ -34,8 +34,8 @@ import os
 from bisect import bisect_left, bisect_right
 
 from . import torchapi as api
-from .astutil import (BLOCKS, all_nodes, bind_arguments, call_constants, child_nodes, const_bool, dotted_name, expressions,
-                      first_body_line, is_plain_method, parameter_names, walk, yields)
+from .astutil import (BLOCKS, all_nodes, bind_arguments, call_constants, child_nodes, const_bool, decorator_names,
+                      dotted_name, expressions, first_body_line, is_plain_method, parameter_names, walk, yields)
 from .evaluate import (
     GENERATOR_TAG,
     GRAD_OFF_CONTEXT,
@@ -743,7 +743,9 @@ class Walker(Summaries, Evaluator):
         if cls is not None:
             # `self` of a method is the instance; `cls` of a class method the class itself
             # (`return cls(...)`: an instance).
-            self_fact = cls.self_fact if is_plain_method(func) else cls.class_fact if _is_classmethod(func) else None
+            decorators = decorator_names(func)
+            self_fact = cls.class_fact if "classmethod" in decorators else \
+                None if "staticmethod" in decorators else cls.self_fact
         defaults = _none_defaults(args)
         for i, a in enumerate(params):
             fact = UNKNOWN_FACT
@@ -1848,10 +1850,6 @@ _LITERAL_LINE = LazyPattern(r"""(?:-?[\d.]+(?:e-?\d+)?|True|False|None|'[^'\\]*'
 
 # What a parameter is before its calls say anything (identities: _run_function).
 _UNKNOWN_PARAMETERS = (UNKNOWN_FACT, NONE_DEFAULT_FACT)
-
-
-def _is_classmethod(func) -> bool:
-    return any(type(d) is ast.Name and d.id == "classmethod" for d in func.decorator_list)
 
 
 def _none_defaults(args: ast.arguments) -> frozenset:
