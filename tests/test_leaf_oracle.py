@@ -40,7 +40,8 @@ TARGETS = [
     ("w.detach().clone().requires_grad_()", False),
 ]
 WRITES = ["{t}.add_(1)", "{t}.zero_()", "{t}[0] = 1.0"]
-BODY = "    w = torch.zeros(3, requires_grad=True)\n    lin = torch.nn.Linear(3, 3)\n    params = list(lin.parameters())\n"
+BODY = ("    w = torch.zeros(3, requires_grad=True)\n    lin = torch.nn.Linear(3, 3)\n"
+        "    params = list(lin.parameters())\n")
 
 
 def _cases():
@@ -51,7 +52,8 @@ def _cases():
 def test_tns401_reports_writes_that_raise_and_only_those(strict):
     torch = pytest.importorskip("torch")
     cases = _cases()
-    code = "import torch\n\n" + "".join(f"def case{i}():\n{BODY}    {stmt}\n\n" for i, (_, _, stmt) in enumerate(cases))
+    code = "import torch\n\n" + "".join(f"def case{i}():\n{BODY}    {stmt}\n\n"
+                                        for i, (_, _, stmt) in enumerate(cases))
     reported = {v.line for v in lint_text(code, select_rules(["TNS401"]), Options(strict=strict)).violations}
     wrong = []
     with warnings.catch_warnings():
