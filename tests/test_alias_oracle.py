@@ -1,4 +1,4 @@
-"""TNS402 and TNS502 held to real torch.
+"""TNS402, TNS501 and TNS502 held to real torch.
 
 TNS402: a tensor `y` computed from `x`, a loss computed from `y`, then an in-place write through
 `y.detach()`, then `loss.backward()`: reported exactly where backward raises ("modified by an
@@ -85,4 +85,42 @@ def test_tns502_reports_snapshots_that_change_with_the_update():
                 wrong.append((s, u, "not reported"))
             if must and not changed:
                 wrong.append((s, u, "listed as changed, unchanged"))
+    assert wrong == [], "\n".join(map(str, wrong))
+
+
+# (state-dict snapshot, whether TNS501 must report it when an update follows)
+STATE_SNAPSHOTS = [
+    ("model.state_dict()", True), ("model.state_dict().copy()", True), ("dict(model.state_dict())", True),
+    ("collections.OrderedDict(model.state_dict())", True),
+    ("copy.deepcopy(model.state_dict())", False), ("{k: v.clone() for k, v in model.state_dict().items()}", False),
+    ("{k: v.cpu().clone() for k, v in model.state_dict().items()}", False),
+    ("copy.deepcopy(model).state_dict()", False),
+]
+
+
+def test_tns501_reports_state_dicts_that_change_with_the_update():
+    torch = pytest.importorskip("torch")
+    np = pytest.importorskip("numpy")
+    import collections
+
+    cases = [(s, must, u) for s, must in STATE_SNAPSHOTS for u in UPDATES]
+    head = "    model = torch.nn.Linear(3, 2)\n    opt = torch.optim.SGD(model.parameters(), lr=1.0)\n"
+    code = "import collections\nimport copy\nimport torch\n\n" + "".join(
+        f"def case{i}():\n{head}    best = {s}\n    {u}\n    model.load_state_dict(best)\n\n"
+        for i, (s, _, u) in enumerate(cases))
+    lines = [n for n, text in enumerate(code.splitlines(), 1) if text.startswith("    best = ")]
+    reported = {v.line for v in lint_text(code, select_rules(["TNS501"]), Options()).violations}
+    wrong = []
+    for (s, must, u), line in zip(cases, lines):
+        env = {"torch": torch, "np": np, "copy": copy, "collections": collections}
+        exec(compile(f"def snapshot():\n{head}    best = {s}\n    before = best['weight'].detach().clone()\n    {u}\n"
+                     "    return before, best['weight'].detach()\n", "<case>", "exec"), env)
+        before, after = env["snapshot"]()
+        changed = not torch.equal(before, after)
+        if line in reported and not changed:
+            wrong.append((s, u, "reported, unchanged"))
+        if must and line not in reported:
+            wrong.append((s, u, "not reported"))
+        if must and not changed:
+            wrong.append((s, u, "listed as changed, unchanged"))
     assert wrong == [], "\n".join(map(str, wrong))
