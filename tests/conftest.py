@@ -128,3 +128,11 @@ def agrees_everywhere(agree, texts, alphabet, max_size: int = 40, examples: int 
         agree(text)
 
     fuzz()
+
+
+def reported_lines(code: str, prefix: str, strict: bool = False) -> set:
+    """The lines where the rules of `prefix` report in `code` (the oracle tests' verdicts)."""
+    from flake8_tensorcopy.engine import lint_text, select_rules
+    from flake8_tensorcopy.model import Options
+
+    return {v.line for v in lint_text(code, select_rules([prefix]), Options(strict=strict)).violations}

@@ -43,6 +43,13 @@ def test_tns402_is_reported_exactly_where_backward_raises():
     assert wrong == [], "\n".join(map(str, wrong))
 
 
+def _misjudged(case: tuple, reported: bool, must: bool, changed: bool) -> list:
+    """What is wrong with a rule's verdict on a snapshot the update `changed` (or not)."""
+    return [(*case, why) for why, wrong in (("reported, unchanged", reported and not changed),
+                                            ("not reported", must and not reported),
+                                            ("listed as changed, unchanged", must and not changed)) if wrong]
+
+
 # (snapshot, whether TNS502 must report it when an update follows)
 SNAPSHOTS = [
     ("model.weight.detach()", True), ("model.weight.data", True), ("model.weight.detach().numpy()", True),
@@ -78,13 +85,7 @@ def test_tns502_reports_snapshots_that_change_with_the_update():
             exec(compile(f"def snapshot():\n{head}    snap = {s}\n    before = value(snap)\n    {u}\n"
                          "    return before, value(snap)\n", "<case>", "exec"), {**env, "value": value}, env)
             before, after = env["snapshot"]()
-            changed = not np.allclose(before, after)
-            if line in reported and not changed:
-                wrong.append((s, u, "reported, unchanged"))
-            if must and line not in reported:
-                wrong.append((s, u, "not reported"))
-            if must and not changed:
-                wrong.append((s, u, "listed as changed, unchanged"))
+            wrong += _misjudged((s, u), line in reported, must, not np.allclose(before, after))
     assert wrong == [], "\n".join(map(str, wrong))
 
 
@@ -116,11 +117,5 @@ def test_tns501_reports_state_dicts_that_change_with_the_update():
         exec(compile(f"def snapshot():\n{head}    best = {s}\n    before = best['weight'].detach().clone()\n    {u}\n"
                      "    return before, best['weight'].detach()\n", "<case>", "exec"), env)
         before, after = env["snapshot"]()
-        changed = not torch.equal(before, after)
-        if line in reported and not changed:
-            wrong.append((s, u, "reported, unchanged"))
-        if must and line not in reported:
-            wrong.append((s, u, "not reported"))
-        if must and not changed:
-            wrong.append((s, u, "listed as changed, unchanged"))
+        wrong += _misjudged((s, u), line in reported, must, not torch.equal(before, after))
     assert wrong == [], "\n".join(map(str, wrong))

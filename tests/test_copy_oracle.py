@@ -6,8 +6,7 @@ import warnings
 
 import pytest
 
-from flake8_tensorcopy.engine import lint_text, select_rules
-from flake8_tensorcopy.model import Options
+from conftest import reported_lines
 
 ARGUMENTS = [
     'x',
@@ -59,7 +58,7 @@ HEAD = ("import torch\nimport numpy as np\nx = torch.randn(3)\nm = torch.nn.Line
 def test_tns202_is_reported_exactly_where_torch_warns(strict):
     torch = pytest.importorskip("torch")
     code = HEAD + "".join(f"z = torch.tensor({a})\n" for a in ARGUMENTS)
-    reported = {v.line for v in lint_text(code, select_rules(["TNS202"]), Options(strict=strict)).violations}
+    reported = reported_lines(code, "TNS202", strict)
     wrong = []
     for i, arg in enumerate(ARGUMENTS):
         env = {}

@@ -6,8 +6,7 @@ import warnings
 
 import pytest
 
-from flake8_tensorcopy.engine import lint_text, select_rules
-from flake8_tensorcopy.model import Options
+from conftest import reported_lines
 
 EXPRESSIONS = [
     "torch.argmax(y)",
@@ -135,7 +134,7 @@ def _requires_grad(torch, expr: str):
 def test_tns101_is_reported_exactly_where_torch_requires_grad(strict):
     torch = pytest.importorskip("torch")
     code = HEAD + "".join(f"print(({e}).numpy())\n" for e in EXPRESSIONS)
-    reported = {v.line for v in lint_text(code, select_rules(["TNS101"]), Options(strict=strict)).violations}
+    reported = reported_lines(code, "TNS101", strict)
     wrong = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -7,8 +7,7 @@ import warnings
 
 import pytest
 
-from flake8_tensorcopy.engine import lint_text, select_rules
-from flake8_tensorcopy.model import Options
+from conftest import reported_lines
 
 # (target, whether the rule must report writes to it)
 TARGETS = [
@@ -54,7 +53,7 @@ def test_tns401_reports_writes_that_raise_and_only_those(strict):
     cases = _cases()
     code = "import torch\n\n" + "".join(f"def case{i}():\n{BODY}    {stmt}\n\n"
                                         for i, (_, _, stmt) in enumerate(cases))
-    reported = {v.line for v in lint_text(code, select_rules(["TNS401"]), Options(strict=strict)).violations}
+    reported = reported_lines(code, "TNS401", strict)
     wrong = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
