@@ -636,3 +636,54 @@ def test_a_grad_mode_context_kept_in_a_name_works_where_it_is_entered(call, line
     else:
         with pytest.raises(RuntimeError, match="requires grad"):
             exec(compile(code, "<case>", "exec"), env)
+
+
+KEPT_CONTEXT_CALLEES = """
+import contextlib
+
+import torch
+from torch import no_grad as ng
+
+model = torch.nn.Linear(3, 1)
+
+
+def predict(x):
+    return model(x).numpy()
+
+
+def predict2(x):
+    return model(x).numpy()
+
+
+def predict3(x):
+    return model(x).numpy()
+
+
+def main(train=False):
+    ctx = torch.no_grad() if not train else contextlib.nullcontext()
+    with ctx:
+        predict(torch.randn(2, 3))
+    off = ng()
+    with off:
+        predict2(torch.randn(2, 3))
+    plain = contextlib.nullcontext()
+    with plain:
+        predict3(torch.randn(2, 3))
+"""
+
+
+def test_a_function_called_only_under_a_kept_grad_context_runs_with_grad_off():
+    # `predict` and `predict2` are called only in `with ctx:` / `with off:` blocks of a
+    # no-grad context kept in a name: their `.numpy()` runs with grad off.  `predict3`'s does
+    # not (a null context), and raises on torch.
+    torch = pytest.importorskip("torch")
+    code = textwrap.dedent(KEPT_CONTEXT_CALLEES)
+    assert found(code, "TNS101") == [("TNS101", 19)]
+    clean = {"torch": torch}
+    exec(compile(code, "<case>", "exec"), clean)
+    clean["predict3"] = lambda x: None
+    clean["main"]()  # predict and predict2 run clean
+    raising = {"torch": torch}
+    exec(compile(code, "<case>", "exec"), raising)
+    with pytest.raises(RuntimeError, match="requires grad"):
+        raising["main"]()

@@ -226,6 +226,7 @@ def no_grad_callees(tree: ast.Module, lines=None) -> frozenset:
     # name of the function they are in)).  Each is scanned with its context fixed; function
     # bodies, `with` bodies and lambdas start regions of their own.
     regions = [(tree, (False, None))]
+    kept = _kept_contexts(tree, text, qualname, words if text is not None else ())
     _Name, _Attribute, _Call, _Constant, _Lambda = ast.Name, ast.Attribute, ast.Call, ast.Constant, ast.Lambda
     functions = (ast.FunctionDef, ast.AsyncFunctionDef)
     withs = (ast.With, ast.AsyncWith)
@@ -276,6 +277,8 @@ def no_grad_callees(tree: ast.Module, lines=None) -> frozenset:
                     inner = ng
                     for i in n.items:
                         effect = context_effect(i.context_expr, qualname)
+                        if effect is None and type(i.context_expr) is _Name and i.context_expr.id in kept:
+                            effect = True  # `ctx = torch.no_grad()`, then `with ctx:`
                         if effect is not None:
                             inner = effect
                     extend(n.items)
@@ -301,6 +304,37 @@ def no_grad_callees(tree: ast.Module, lines=None) -> frozenset:
 
 
 _DEF_NAME = LazyPattern(r"def[\s\\]+(\w+)")
+# `ctx = <expression>` on one line (not `==`).
+_BOUND = LazyPattern(r"[ \t]*([A-Za-z_]\w*)[ \t]*=(?!=)[ \t]*(.+)")
+
+
+def _kept_contexts(tree: ast.Module, text: str | None, qualname, words: tuple = ()) -> frozenset:
+    """Names the module binds to a context manager that turns grad off, or may (`ctx =
+    torch.no_grad()`, `ctx = torch.no_grad() if eval else nullcontext()`), in any scope: a
+    `with ctx:` is then a no-grad block, as the walker takes one of a name whose value may be
+    one.  From the lines that spell a grad-mode word (`words`: those and the local names of the
+    grad-mode functions) in its text, else from the tree."""
+    found = set()
+    if text is not None:
+        for word in words:
+            for at in word_positions(text, word):
+                start = text.rfind("\n", 0, at) + 1
+                end = text.find("\n", at)
+                m = _BOUND.match(text, start, end if end != -1 else len(text))
+                if m is None or m.start(2) > at:
+                    continue
+                try:
+                    value = ast.parse(m.group(2).strip(), mode="eval").body
+                except (SyntaxError, ValueError, RecursionError, MemoryError):
+                    continue
+                if context_effect(value, qualname) is True:
+                    found.add(m.group(1))
+        return frozenset(found)
+    for n in walk(tree):
+        if type(n) is ast.Assign and len(n.targets) == 1 and type(n.targets[0]) is ast.Name \
+                and context_effect(n.value, qualname) is True:
+            found.add(n.targets[0].id)
+    return frozenset(found)
 
 
 def _read_where_it_matters(text: str, unread: list, sites: dict, regions: list, scan) -> None:
