@@ -240,6 +240,7 @@ GRAD_OFF_CONTEXT = "grad_off_context"
 GRAD_ON_CONTEXT = "grad_on_context"
 _GRAD_CONTEXTS = {True: Fact(OTHER, Grad.NO, Device.CPU, tags=frozenset({GRAD_OFF_CONTEXT})),
                   False: Fact(OTHER, Grad.NO, Device.CPU, tags=frozenset({GRAD_ON_CONTEXT}))}
+_GRAD_MODE_CALLS = api.NO_GRAD | api.ENABLE_GRAD | api.SET_GRAD_ENABLED
 
 
 # The first characters of the strings that may name a device (blanks: stripped first).
@@ -978,11 +979,6 @@ class Evaluator:
             return base.but(leaf=False)  # `u.detach().T`
         return UNKNOWN_FACT
 
-    def _integer_dtype(self, call: ast.Call, state: State) -> bool:
-        """Whether `t.to(...)` or `t.type(...)` converts to an integer or bool dtype (`torch.long`,
-        `dtype=torch.int64`, `"cpu", torch.int32`, `torch.LongTensor`)."""
-        return self._cast(call, state)[0]
-
     def _cast(self, call: ast.Call, state: State) -> tuple:
         """What `t.to(...)` or `t.type(...)` converts to: (an integer or bool dtype, the device a
         tensor type names: the CPU for `torch.FloatTensor` or `"torch.LongTensor"`, an
@@ -1219,7 +1215,7 @@ class Evaluator:
         return facts
 
     def _call_qualified(self, q: str, node: ast.Call, state: State) -> Fact:
-        if q in api.NO_GRAD or q in api.ENABLE_GRAD or q in api.SET_GRAD_ENABLED:
+        if q in _GRAD_MODE_CALLS:
             return _GRAD_CONTEXTS.get(context_effect(node, lambda n: self.qualname(n, state)), OTHER_FACT)
         if q in api.BUFFER:
             return Fact(TENSOR, Grad.NO, Device.UNKNOWN, by_flow=True)
@@ -1434,7 +1430,7 @@ class Evaluator:
                 dev = self._target_device(node, state)
                 out = recv.but(leaf=False) if dev is None else \
                     recv.but(device=dev, leaf=False, device_var=self._device_var(node, state))
-                if self._integer_dtype(node, state):  # `t.to(torch.long)`: no grad
+                if self._cast(node, state)[0]:  # `t.to(torch.long)`: no grad
                     return tensor(Grad.NO, out.device, tags=recv.tags - {"generator_output"},
                                   by_flow=recv.by_flow).but(device_var=out.device_var)
                 return out
@@ -1585,7 +1581,7 @@ class Evaluator:
             return recv.but(device=Device.ACCEL, device_var=None, tags=recv.tags | _TENSORISH_TAGS)
         if m == "to":
             dev = self._target_device(node, state)
-            if self._integer_dtype(node, state):
+            if self._cast(node, state)[0]:
                 return Fact(UNKNOWN, Grad.NO, recv.device if dev is None else dev, tags=_TENSORISH_TAGS,
                             device_var=self._device_var(node, state) if dev is not None else recv.device_var)
             if dev is not None:
