@@ -619,6 +619,9 @@ class SnapshotDomain(Domain):
                     k = dotted_name(a.value if isinstance(a, ast.Starred) else a)
                     if k is not None:
                         handed.add(k)
+                # What it steps without being handed: an optimizer of the module's own
+                # (`def train_epoch(): opt.step()` with `opt = SGD(model.parameters())` at the top).
+                handed |= self._global_steps(walker, n)
                 if handed:
                     stale(lambda tok, h=frozenset(handed): tok.param and _related(tok.source, h), n)
 
@@ -720,6 +723,33 @@ class SnapshotDomain(Domain):
         else:
             return False
         return found is not None and steps_optimizer(walker, found, self._stepping)
+
+    def _global_steps(self, walker, call: ast.Call) -> set:
+        """The modules whose parameters a module-level function of the file that `call` calls by
+        its name updates through an optimizer of the module's own, a global it neither is
+        handed nor binds (`def train_epoch(): opt.step()`, `opt = SGD(model.parameters())`):
+        the optimizer's roots, those the scope of the call does not bind itself."""
+        func = call.func
+        found = walker.functions.get(func.id) if type(func) is ast.Name else None
+        if found is None:
+            return set()
+        known = self._optimizer_roots(walker)
+        stepped = {m.group(1) for m in _STEP_TEXT.finditer(walker.source_of(found))}
+        stepped = {o for o in stepped if known.get(o)}
+        if not stepped:
+            return set()
+        roots = set()
+        local = _bound_names(found)
+        for o in stepped:
+            if o.split(".", 1)[0] not in local:
+                roots |= known[o]
+        scope = walker.frame.scope
+        if roots and scope.kind == "class":
+            return set()
+        if roots and scope.kind != "module":
+            here = _bound_names(scope.node)
+            roots = {r for r in roots if r.split(".", 1)[0] not in here}
+        return roots
 
     # ------------------------------------------------------------------ bindings
 
@@ -991,6 +1021,15 @@ def _stepping_calls(walker, func, memo: dict) -> tuple:
                     called.append(target)
         found = memo[key] = (steps, called)
     return found
+
+
+def _bound_names(func) -> set:
+    """The names function `func` binds: its parameters and every name it assigns (its nested
+    functions' too, which can only leave out more)."""
+    names = {a.arg for a in (*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs)}
+    names.update(a.arg for a in (func.args.vararg, func.args.kwarg) if a is not None)
+    names.update(n.id for n in walk(func) if type(n) is ast.Name and type(n.ctx) is not ast.Load)
+    return names
 
 
 def _argument(method, call: ast.Call, param: str):

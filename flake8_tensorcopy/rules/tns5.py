@@ -136,7 +136,9 @@ The updates are optimizer steps (`opt.step()`, `scaler.step(opt)`; an optimizer 
 builds on another module's parameters does not count, nor does a generator's optimizer,
 `optimizerG`, for a discriminator, `netD`, or the reverse), calls of a function or method of the
 file that steps an optimizer (itself or through the file's functions it calls) and is handed
-the module (`train_one_epoch(model, ...)`, `self.train_epoch()` for `self.model`,
+the module (`train_one_epoch(model, ...)`, `self.train_epoch()` for `self.model`, or handed
+nothing but stepping an optimizer of the module's own on it: `train_epoch()` with
+`def train_epoch(): ... opt.step()` and `opt = torch.optim.SGD(model.parameters())`,
 `trainer.step(x, y)` for `trainer.model`: a method named `step` that is no optimizer's; also
 a function of another module of the project, `loops.train_one_epoch(model, opt, data)`, or a
 method of a class of one),
@@ -270,6 +272,19 @@ model.state_dict().items()}`, which needs no import but fails on a module whose
                     restored = nn.functional.mse_loss(model(x_val), y_val).item()
                 """)
 
+    # A function of the file that steps the module's own optimizer, handed nothing.
+    _GLOBAL_STEPS = dedent("""
+
+
+        def train_epoch():
+            loss = nn.functional.mse_loss(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+
+
+        """)
+
     VALID = [
         # An early-stopping helper that keeps a copy.
         Valid("import copy\n\n" + _SETUP + _STOPPING.format(keep="copy.deepcopy(model.state_dict())"), runs=True),
@@ -313,6 +328,18 @@ model.state_dict().items()}`, which needs no import but fails on a module whose
                 loss.backward()
                 opt.step()
             print(init["weight"].shape)
+            """), runs=True),
+        # A function that steps the module's optimizer, called where `model` is another, local one.
+        Valid(_SETUP + _GLOBAL_STEPS + dedent("""
+            def fit():
+                model = nn.Linear(4, 1)
+                init_state = model.state_dict()
+                train_epoch()
+                model.load_state_dict(init_state)
+                return model
+
+
+            fit()
             """), runs=True),
         # Another model's optimizer steps.
         Valid(_SETUP + dedent("""
@@ -381,6 +408,21 @@ model.state_dict().items()}`, which needs no import but fails on a module whose
             col=13,
             fixed="import copy\n\n" + _SETUP + _HELPER.format(ret="m.state_dict()")
             + _REWIND.format(snap="copy.deepcopy(snapshot(model))"),
+            unsafe=True,
+            oracle=Oracle(check_bad="rewound_loss != init_loss", check_fixed="rewound_loss == init_loss"),
+        ),
+        Invalid(
+            # A function of the file that steps the module's optimizer updates its model unhanded.
+            "import copy\n\n" + _SETUP + _GLOBAL_STEPS
+            + _REWIND.format(snap="model.state_dict()").replace("    loss = nn.functional.mse_loss(model(x), y)\n"
+                                                                "    opt.zero_grad()\n    loss.backward()\n"
+                                                                "    opt.step()\n", "    train_epoch()\n"),
+            line=19,
+            col=13,
+            fixed="import copy\n\n" + _SETUP + _GLOBAL_STEPS
+            + _REWIND.format(snap="copy.deepcopy(model.state_dict())").replace(
+                "    loss = nn.functional.mse_loss(model(x), y)\n    opt.zero_grad()\n    loss.backward()\n"
+                "    opt.step()\n", "    train_epoch()\n"),
             unsafe=True,
             oracle=Oracle(check_bad="rewound_loss != init_loss", check_fixed="rewound_loss == init_loss"),
         ),
