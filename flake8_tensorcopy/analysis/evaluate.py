@@ -28,6 +28,7 @@ from .facts import (
     FOREIGN_FACT,
     IMPORT,
     LOADER,
+    MAPPING,
     MODULE,
     NAMED_PARAMS,
     NONE_DEFAULT,
@@ -55,6 +56,14 @@ from ..source import LazyPattern
 _Name, _Attribute = ast.Name, ast.Attribute
 MODULE_CLASS_TAG = "nn_module_class"
 NO_GRAD_FORWARD = "no_grad_forward"
+
+
+def _one_of(element: Fact) -> Fact:
+    """One element of a list or dict whose elements are described by `element`: where some
+    require grad and others not (`[x, model(x)]`), which one it is is not known."""
+    if element.grad is Grad.YES and element.min_grad is not None and element.min_grad is not Grad.YES:
+        return element.but(grad=Grad.UNKNOWN, min_grad=None)
+    return element
 
 
 def _frozen(module: Fact, frozen: bool) -> Fact:
@@ -495,6 +504,9 @@ class Evaluator:
                 if seq.kind == SEQ:
                     el = fact if seq.element is None else join(seq.element, fact)
                     self._bind(target.value, Fact(SEQ, el.grad, el.device, element=el), state)
+                elif seq.kind == MAPPING:  # `state["step"] = 3`: it may hold that now
+                    el = fact if seq.element is None else join(seq.element, fact)
+                    self._bind(target.value, seq.but(grad=el.grad, device=el.device, element=el), state)
 
     # ------------------------------------------------------------------ narrowing
 
@@ -838,9 +850,11 @@ class Evaluator:
             if base.kind == SEQ and base.element is not None:
                 if isinstance(node.slice, ast.Slice):
                     return base
-                return base.element
+                return _one_of(base.element)
             if base.kind == MODULE:
                 return Fact(MODULE, Grad.UNKNOWN, base.device, frozen=base.frozen, by_flow=base.by_flow)
+            if base.kind == MAPPING:
+                return _one_of(base.element) if base.element is not None else UNKNOWN_FACT
             if base.kind == UNKNOWN and _TENSORISH in base.tags:
                 return base.but(leaf=False)  # `u.detach()[0]`
             value = node.value
@@ -1481,6 +1495,10 @@ class Evaluator:
                 return Fact(PARAMS if m == "parameters" else NAMED_PARAMS, Grad.NO, recv.device, element=p)
             if m == "forward":
                 return self._module_output(recv, node, state)
+            if m == "state_dict" and self._plain_state_dict(recv, node):
+                # Its values are the parameters and buffers, detached (`keep_vars=False`).
+                el = tensor(Grad.NO, recv.device, by_flow=recv.by_flow).but(device_var=recv.device_var)
+                return Fact(MAPPING, Grad.NO, recv.device, element=el)
             if recv.attrs is not None:
                 f = recv.attrs.get(m)
                 if f is not None and f.kind == MODULE:
@@ -1490,6 +1508,20 @@ class Evaluator:
                 self.note_method_call(recv.node, m, node, state)
                 result = self.method_call_result(recv.node, m, node, state)
                 return result if result is not None else UNKNOWN_FACT
+            return UNKNOWN_FACT
+        if kind == MAPPING:
+            el = recv.element or UNKNOWN_FACT
+            if m in ("get", "pop", "__getitem__"):
+                return _one_of(el)
+            if m == "values":
+                return Fact(SEQ, el.grad, el.device, element=el)
+            if m == "items":
+                pair = Fact(SEQ, el.grad, el.device, element=join(OTHER_FACT, el), items=(OTHER_FACT, el))
+                return Fact(SEQ, el.grad, el.device, element=pair)
+            if m == "keys":
+                return Fact(SEQ, Grad.NO, Device.CPU, element=OTHER_FACT)
+            if m == "copy":
+                return recv
             return UNKNOWN_FACT
         if kind == OBJECT:
             f = recv.attrs.get(m) if recv.attrs is not None else None
@@ -1615,6 +1647,26 @@ class Evaluator:
             return None
         return var
 
+    def _plain_state_dict(self, module: Fact, call: ast.Call) -> bool:
+        """Whether `module.state_dict(...)` (`call`) is torch's, with `keep_vars=False`: a torch
+        module's, or that of a class of the file that does not define its own (a class of another
+        module of the project may inherit one)."""
+        if call.args or any(k.arg != "keep_vars" or _const_bool(k.value) is not False for k in call.keywords):
+            return False
+        node = module.node
+        if node is None:
+            return True
+        # A class of the file whose bases are nn.Module or the file's classes, none defining it.
+        todo, seen = [self.classes.get(id(node)) if isinstance(node, ast.ClassDef) else None], set()
+        while todo:
+            info = todo.pop()
+            if info is None or not info.plain or "state_dict" in info.methods:
+                return False
+            if id(info) not in seen:
+                seen.add(id(info))
+                todo.extend(info.bases)
+        return True
+
     def _element_of(self, f: Fact) -> Fact:
         """What iterating over (or unpacking) a value of fact `f` yields."""
         kind = f.kind
@@ -1634,6 +1686,8 @@ class Evaluator:
             return f.but(leaf=False)
         if kind == LOADER:
             return Fact(SEQ, Grad.NO, Device.CPU, element=tensor(Grad.NO, Device.CPU))
+        if kind == MAPPING:
+            return OTHER_FACT  # its keys
         if kind == MODULE:
             return Fact(MODULE, Grad.UNKNOWN, f.device, frozen=f.frozen, by_flow=f.by_flow)
         return UNKNOWN_FACT

@@ -34,6 +34,7 @@ TENSOR = "tensor"
 MODULE = "module"  # an nn.Module instance
 PARAMS = "params"  # an iterable of parameters (model.parameters())
 NAMED_PARAMS = "named_params"  # model.named_parameters()
+MAPPING = "mapping"  # a dict of values described by `element`, keyed by strings (model.state_dict())
 LOADER = "loader"  # an iterable of batches that never touched a grad source
 DEVICE = "device"  # a torch.device or a device string
 IMPORT = "import"  # a module-level object reached by import: carries its qualified name

@@ -1,0 +1,821 @@
+"""Whole programs held to real torch: small training scripts whose values cross functions,
+methods and classes (a helper that returns a model's output, a trainer's methods, a function
+that steps the module's optimizer), each run on torch.  For the NumPy rules, a program that runs
+clean is not reported, and one whose `.numpy()` / NumPy call raises is reported at that line
+(by default where the analysis is sure, else under `--strict`); TNS401 reports exactly the
+in-place writes that raise the leaf error; TNS501/502 report a program exactly where its
+snapshot changed under it."""
+
+import traceback
+import warnings
+
+import pytest
+
+from conftest import reported_lines
+
+HEAD = "import torch\nimport torch.nn as nn\nimport numpy as np\nimport functools\n"
+TNS1_PROGRAMS = [
+    ('helper returns model output', '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+    def forward(self, x):
+        return self.fc(x)
+def predict(model, x):
+    return model(x)
+model = Net()
+out = predict(model, torch.randn(4, 3))
+arr = out.numpy()
+'''),
+    ('method returns submodule output', '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+    def forward(self, x):
+        return self.fc(x)
+    def predict(self, x):
+        return self(x)
+arr = Net().predict(torch.randn(4, 3)).numpy()
+'''),
+    ('method under no_grad decorator', '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+    def forward(self, x):
+        return self.fc(x)
+    @torch.no_grad()
+    def predict(self, x):
+        return self(x)
+arr = Net().predict(torch.randn(4, 3)).numpy()
+'''),
+    ('inference_mode decorator', '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+    def forward(self, x):
+        return self.fc(x)
+@torch.inference_mode()
+def predict(m, x):
+    return m(x)
+arr = predict(Net(), torch.randn(4, 3)).numpy()
+'''),
+    ('eval() does not disable grad', '''\
+model = nn.Linear(3, 2)
+model.eval()
+arr = model(torch.randn(4, 3)).numpy()
+'''),
+    ('frozen params loop', '''\
+model = nn.Linear(3, 2)
+for p in model.parameters():
+    p.requires_grad = False
+arr = model(torch.randn(4, 3)).numpy()
+'''),
+    ('frozen requires_grad_(False)', '''\
+model = nn.Linear(3, 2).requires_grad_(False)
+arr = model(torch.randn(4, 3)).numpy()
+'''),
+    ('attribute stored in __init__ from output', '''\
+class Holder:
+    def __init__(self, model, x):
+        self.out = model(x)
+    def arr(self):
+        return self.out.numpy()
+Holder(nn.Linear(3, 2), torch.randn(4, 3)).arr()
+'''),
+    ('dict of outputs', '''\
+model = nn.Linear(3, 2)
+out = {"logits": model(torch.randn(4, 3))}
+arr = out["logits"].numpy()
+'''),
+    ('tuple return unpack', '''\
+model = nn.Linear(3, 2)
+def step(x):
+    y = model(x)
+    loss = y.pow(2).mean()
+    return loss, y
+loss, logits = step(torch.randn(4, 3))
+arr = logits.numpy()
+'''),
+    ('tuple return unpack detached', '''\
+model = nn.Linear(3, 2)
+def step(x):
+    y = model(x)
+    loss = y.pow(2).mean()
+    return loss, y.detach()
+loss, logits = step(torch.randn(4, 3))
+arr = logits.numpy()
+'''),
+    ('loss.item is fine, loss numpy is not', '''\
+model = nn.Linear(3, 2)
+loss = nn.functional.mse_loss(model(torch.randn(4, 3)), torch.zeros(4, 2))
+arr = loss.numpy()
+'''),
+    ('criterion module', '''\
+model = nn.Linear(3, 2)
+criterion = nn.MSELoss()
+loss = criterion(model(torch.randn(4, 3)), torch.zeros(4, 2))
+arr = loss.numpy()
+'''),
+    ('set_grad_enabled(False) module-level', '''\
+torch.set_grad_enabled(False)
+model = nn.Linear(3, 2)
+arr = model(torch.randn(4, 3)).numpy()
+torch.set_grad_enabled(True)
+'''),
+    ('set_grad_enabled(False) context', '''\
+model = nn.Linear(3, 2)
+with torch.set_grad_enabled(False):
+    arr = model(torch.randn(4, 3)).numpy()
+'''),
+    ('generator yields outputs', '''\
+model = nn.Linear(3, 2)
+def outputs(n):
+    for _ in range(n):
+        yield model(torch.randn(4, 3))
+for o in outputs(2):
+    arr = o.numpy()
+'''),
+    ('list comprehension outputs', '''\
+model = nn.Linear(3, 2)
+outs = [model(torch.randn(4, 3)) for _ in range(2)]
+arr = np.array([o.numpy() for o in outs])
+'''),
+    ('partial', '''\
+model = nn.Linear(3, 2)
+run = functools.partial(model, torch.randn(4, 3))
+arr = run().numpy()
+'''),
+    ('lambda', '''\
+model = nn.Linear(3, 2)
+f = lambda x: model(x)
+arr = f(torch.randn(4, 3)).numpy()
+'''),
+    ('super().forward', '''\
+class Base(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+    def forward(self, x):
+        return self.fc(x)
+class Child(Base):
+    def forward(self, x):
+        return super().forward(x) * 2
+arr = Child()(torch.randn(4, 3)).numpy()
+'''),
+    ('sequential of modules', '''\
+model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
+arr = model(torch.randn(4, 3)).numpy()
+'''),
+    ('ModuleList iteration', '''\
+layers = nn.ModuleList([nn.Linear(3, 3) for _ in range(2)])
+x = torch.randn(4, 3)
+for layer in layers:
+    x = layer(x)
+arr = x.numpy()
+'''),
+    ('param itself numpy', '''\
+model = nn.Linear(3, 2)
+arr = model.weight.numpy()
+'''),
+    ('param data numpy ok', '''\
+model = nn.Linear(3, 2)
+arr = model.weight.data.numpy()
+'''),
+    ('parameters loop numpy', '''\
+model = nn.Linear(3, 2)
+for p in model.parameters():
+    arr = p.numpy()
+'''),
+    ('named_parameters loop numpy', '''\
+model = nn.Linear(3, 2)
+for n, p in model.named_parameters():
+    arr = p.numpy()
+'''),
+    ('state_dict values numpy ok', '''\
+model = nn.Linear(3, 2)
+for k, v in model.state_dict().items():
+    arr = v.numpy()
+'''),
+    ('state_dict keep_vars', '''\
+model = nn.Linear(3, 2)
+for k, v in model.state_dict(keep_vars=True).items():
+    arr = v.numpy()
+'''),
+    ('grad numpy ok', '''\
+model = nn.Linear(3, 2)
+model(torch.randn(4, 3)).sum().backward()
+arr = model.weight.grad.numpy()
+'''),
+    ('tensor requires_grad=True user', '''\
+w = torch.randn(3, requires_grad=True)
+arr = (w * 2).numpy()
+'''),
+    ('detach later', '''\
+model = nn.Linear(3, 2)
+y = model(torch.randn(4, 3))
+y = y.detach()
+arr = y.numpy()
+'''),
+    ('branch detach', '''\
+model = nn.Linear(3, 2)
+y = model(torch.randn(4, 3))
+if y.shape[0] > 10:
+    y = y.detach()
+arr = y.numpy()
+'''),
+    ('np.asarray output', '''\
+model = nn.Linear(3, 2)
+arr = np.asarray(model(torch.randn(4, 3)))
+'''),
+    ('np.array output', '''\
+model = nn.Linear(3, 2)
+arr = np.array(model(torch.randn(4, 3)))
+'''),
+    ('tolist is fine', '''\
+model = nn.Linear(3, 2)
+arr = np.array(model(torch.randn(4, 3)).tolist())
+'''),
+    ('class attr model called in other method', '''\
+class Trainer:
+    def __init__(self):
+        self.model = nn.Linear(3, 2)
+    def predict(self, x):
+        return self.model(x)
+    def report(self, x):
+        return self.predict(x).numpy()
+Trainer().report(torch.randn(4, 3))
+'''),
+    ('class attr model in other method under no_grad', '''\
+class Trainer:
+    def __init__(self):
+        self.model = nn.Linear(3, 2)
+    def predict(self, x):
+        return self.model(x)
+    def report(self, x):
+        with torch.no_grad():
+            return self.predict(x).numpy()
+Trainer().report(torch.randn(4, 3))
+'''),
+    ('method called only under no_grad', '''\
+class Trainer:
+    def __init__(self):
+        self.model = nn.Linear(3, 2)
+    def predict(self, x):
+        return self.model(x).numpy()
+    def report(self, x):
+        with torch.no_grad():
+            return self.predict(x)
+Trainer().report(torch.randn(4, 3))
+'''),
+    ('function param tensor from caller', '''\
+model = nn.Linear(3, 2)
+def to_np(t):
+    return t.numpy()
+to_np(model(torch.randn(4, 3)))
+'''),
+    ('function param tensor from caller detached', '''\
+model = nn.Linear(3, 2)
+def to_np(t):
+    return t.numpy()
+to_np(model(torch.randn(4, 3)).detach())
+'''),
+    ('eval loop typical', '''\
+model = nn.Linear(3, 2)
+preds = []
+for _ in range(2):
+    x = torch.randn(4, 3)
+    preds.append(model(x))
+arr = torch.cat(preds).numpy()
+'''),
+    ('eval loop typical under no grad', '''\
+model = nn.Linear(3, 2)
+preds = []
+with torch.no_grad():
+    for _ in range(2):
+        preds.append(model(torch.randn(4, 3)))
+arr = torch.cat(preds).numpy()
+'''),
+    ('functional call', '''\
+model = nn.Linear(3, 2)
+arr = torch.nn.functional.linear(torch.randn(4, 3), model.weight).numpy()
+'''),
+    ('embedding output', '''\
+emb = nn.Embedding(10, 3)
+arr = emb(torch.tensor([1, 2])).numpy()
+'''),
+    ('conv+pool output', '''\
+conv = nn.Conv2d(1, 2, 3)
+arr = nn.functional.max_pool2d(conv(torch.randn(1, 1, 5, 5)), 2).numpy()
+'''),
+    ('argmax of output ok', '''\
+model = nn.Linear(3, 2)
+arr = model(torch.randn(4, 3)).argmax(-1).numpy()
+'''),
+    ('softmax of output', '''\
+model = nn.Linear(3, 2)
+arr = torch.softmax(model(torch.randn(4, 3)), -1).numpy()
+'''),
+    ('sd subscript', '''\
+model = nn.Linear(3, 2)
+sd = model.state_dict()
+arr = sd["weight"].numpy()
+'''),
+    ('direct subscript', '''\
+model = nn.Linear(3, 2)
+arr = model.state_dict()["bias"].numpy()
+'''),
+    ('values asarray', '''\
+model = nn.Linear(3, 2)
+arrs = [np.asarray(v) for v in model.state_dict().values()]
+'''),
+    ('dict comp', '''\
+model = nn.Linear(3, 2)
+arrs = {k: v.numpy() for k, v in model.state_dict().items()}
+'''),
+    ('custom class overrides state_dict', '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+    def state_dict(self, *a, **k):
+        return {"w": self.fc.weight}
+arr = Net().state_dict()["w"].numpy()
+'''),
+    ('custom plain class', '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+    def forward(self, x):
+        return self.fc(x)
+arr = Net().state_dict()["fc.weight"].numpy()
+'''),
+    ('store output into sd', '''\
+model = nn.Linear(3, 2)
+sd = model.state_dict()
+sd["out"] = model(torch.randn(4, 3))
+arr = sd["out"].numpy()
+'''),
+    ('get', '''\
+model = nn.Linear(3, 2)
+arr = model.state_dict().get("weight").numpy()
+'''),
+    ('keep_vars False explicit', '''\
+model = nn.Linear(3, 2)
+arr = model.state_dict(keep_vars=False)["weight"].numpy()
+'''),
+    ('sd then model cuda? (cpu here) then values', '''\
+model = nn.Linear(3, 2)
+sd = model.state_dict()
+for k in sd:
+    arr = sd[k].numpy()
+'''),
+    ('store output into sd read other key', '''\
+model = nn.Linear(3, 2)
+sd = model.state_dict()
+sd["out"] = model(torch.randn(4, 3))
+arr = sd["weight"].numpy()
+'''),
+    ('list store analog', '''\
+model = nn.Linear(3, 2)
+xs = [torch.zeros(2)]
+xs.append(model(torch.randn(4, 3)))
+arr = xs[0].numpy()
+'''),
+    ('list analog 2', '''\
+model = nn.Linear(3, 2)
+xs = [torch.zeros(2), model(torch.randn(4, 3))]
+arr = xs[0].numpy()
+'''),
+]
+
+TNS4_PROGRAMS = [
+    ('init helper in-place on param', '''\
+def init_weights(m):
+    m.weight.normal_()
+init_weights(nn.Linear(3, 2))
+'''),
+    ('init helper under no_grad', '''\
+@torch.no_grad()
+def init_weights(m):
+    m.weight.normal_()
+init_weights(nn.Linear(3, 2))
+'''),
+    ('nn.init is fine', '''\
+m = nn.Linear(3, 2)
+nn.init.zeros_(m.weight)
+'''),
+    ('apply with in-place init', '''\
+def init(m):
+    if isinstance(m, nn.Linear):
+        m.weight.fill_(0.0)
+nn.Sequential(nn.Linear(3, 2)).apply(init)
+'''),
+    ('apply with .data init', '''\
+def init(m):
+    if isinstance(m, nn.Linear):
+        m.weight.data.fill_(0.0)
+nn.Sequential(nn.Linear(3, 2)).apply(init)
+'''),
+    ('method in-place on own param', '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(3))
+    def reset(self):
+        self.w.zero_()
+Net().reset()
+'''),
+    ('method in-place on own param in no_grad', '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(3))
+    def reset(self):
+        with torch.no_grad():
+            self.w.zero_()
+Net().reset()
+'''),
+    ('manual SGD without no_grad', '''\
+w = torch.randn(3, requires_grad=True)
+(w * 2).sum().backward()
+w -= 0.1 * w.grad
+'''),
+    ('manual SGD with no_grad', '''\
+w = torch.randn(3, requires_grad=True)
+(w * 2).sum().backward()
+with torch.no_grad():
+    w -= 0.1 * w.grad
+'''),
+    ('manual SGD via data', '''\
+w = torch.randn(3, requires_grad=True)
+(w * 2).sum().backward()
+w.data -= 0.1 * w.grad
+'''),
+    ('params loop update', '''\
+model = nn.Linear(3, 2)
+model(torch.randn(4, 3)).sum().backward()
+for p in model.parameters():
+    p -= 0.1 * p.grad
+'''),
+    ('params loop add_ no_grad', '''\
+model = nn.Linear(3, 2)
+model(torch.randn(4, 3)).sum().backward()
+with torch.no_grad():
+    for p in model.parameters():
+        p.add_(p.grad, alpha=-0.1)
+'''),
+    ('param clamp_ in helper', '''\
+model = nn.Linear(3, 2)
+def clip(m):
+    for p in m.parameters():
+        p.clamp_(-0.01, 0.01)
+clip(model)
+'''),
+    ('param clamp_ data in helper', '''\
+model = nn.Linear(3, 2)
+def clip(m):
+    for p in m.parameters():
+        p.data.clamp_(-0.01, 0.01)
+clip(model)
+'''),
+    ('leaf index assign', '''\
+w = torch.zeros(3, requires_grad=True)
+w[0] = 1.0
+'''),
+    ('leaf index assign no grad leaf', '''\
+w = torch.zeros(3)
+w[0] = 1.0
+'''),
+    ('copy_ into param', '''\
+m = nn.Linear(3, 2)
+m.weight.copy_(torch.zeros(2, 3))
+'''),
+    ('copy_ into param via state dict load ok', '''\
+m = nn.Linear(3, 2)
+m.load_state_dict({"weight": torch.zeros(2, 3), "bias": torch.zeros(2)})
+'''),
+    ('EMA update no no_grad', '''\
+m = nn.Linear(3, 2)
+ema = nn.Linear(3, 2)
+for pe, p in zip(ema.parameters(), m.parameters()):
+    pe.mul_(0.9).add_(p, alpha=0.1)
+'''),
+    ('EMA update with no_grad', '''\
+m = nn.Linear(3, 2)
+ema = nn.Linear(3, 2)
+with torch.no_grad():
+    for pe, p in zip(ema.parameters(), m.parameters()):
+        pe.mul_(0.9).add_(p, alpha=0.1)
+'''),
+    ('EMA on frozen ema', '''\
+m = nn.Linear(3, 2)
+ema = nn.Linear(3, 2).requires_grad_(False)
+for pe, p in zip(ema.parameters(), m.parameters()):
+    pe.mul_(0.9).add_(p.detach(), alpha=0.1)
+'''),
+    ('embedding weight row assign', '''\
+emb = nn.Embedding(5, 3)
+emb.weight[0] = 0.0
+'''),
+    ('embedding weight row assign no_grad', '''\
+emb = nn.Embedding(5, 3)
+with torch.no_grad():
+    emb.weight[0] = 0.0
+'''),
+    ('bias fill in __init__', '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+        self.fc.bias.fill_(0.0)
+Net()
+'''),
+    ('bias fill in __init__ data', '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+        self.fc.bias.data.fill_(0.0)
+Net()
+'''),
+    ('unsqueeze_ on param', '''\
+m = nn.Linear(3, 2)
+m.bias.unsqueeze_(0)
+'''),
+    ('requires_grad tensor created then in-place in function', '''\
+def make():
+    return torch.zeros(3, requires_grad=True)
+t = make()
+t.add_(1)
+'''),
+    ('non-leaf in-place ok', '''\
+w = torch.zeros(3, requires_grad=True)
+y = w * 2
+y.add_(1)
+'''),
+]
+
+TNS5_PROGRAMS = [
+    ('best state_dict snapshot aliasing', '''\
+model = nn.Linear(3, 2)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+best = model.state_dict()
+for _ in range(2):
+    opt.zero_grad(); model(torch.randn(4, 3)).sum().backward(); opt.step()
+assert not torch.equal(best["weight"], model.state_dict()["weight"]), "snapshot changed"
+'''),
+    ('best state_dict deepcopy', '''\
+import copy
+model = nn.Linear(3, 2)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+best = copy.deepcopy(model.state_dict())
+for _ in range(2):
+    opt.zero_grad(); model(torch.randn(4, 3)).sum().backward(); opt.step()
+assert not torch.equal(best["weight"], model.state_dict()["weight"]), "snapshot changed"
+'''),
+    ('loss total', '''\
+model = nn.Linear(3, 2)
+total = 0
+for _ in range(3):
+    loss = model(torch.randn(4, 3)).pow(2).mean()
+    loss.backward()
+    total += loss
+assert not total.requires_grad, "total keeps graph"
+'''),
+    ('loss total item', '''\
+model = nn.Linear(3, 2)
+total = 0
+for _ in range(3):
+    loss = model(torch.randn(4, 3)).pow(2).mean()
+    loss.backward()
+    total += loss.item()
+assert not torch.is_tensor(total) or not total.requires_grad, "total keeps graph"
+'''),
+    ('loss total via helper', '''\
+model = nn.Linear(3, 2)
+def compute(x):
+    return model(x).pow(2).mean()
+total = 0
+for _ in range(3):
+    loss = compute(torch.randn(4, 3))
+    loss.backward()
+    total += loss
+assert not total.requires_grad, "total keeps graph"
+'''),
+    ('detached weights snapshot numpy', '''\
+w = nn.Parameter(torch.ones(3))
+snap = w.detach().numpy()
+with torch.no_grad():
+    w.add_(1)
+assert snap[0] == 1.0, "snapshot changed"
+'''),
+    ('detached weights snapshot clone ok', '''\
+w = nn.Parameter(torch.ones(3))
+snap = w.detach().clone()
+with torch.no_grad():
+    w.add_(1)
+assert snap[0] == 1.0, "snapshot changed"
+'''),
+    ('data snapshot via optimizer', '''\
+model = nn.Linear(3, 2)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+old = model.weight.data
+opt.zero_grad(); model(torch.randn(4, 3)).sum().backward(); opt.step()
+assert not torch.equal(old, model.weight), "snapshot changed"
+'''),
+    ('trainer fit with train_epoch method', '''\
+class T:
+    def __init__(self):
+        self.model = nn.Linear(3, 2)
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)
+    def train_epoch(self):
+        self.opt.zero_grad(); self.model(torch.randn(4, 3)).sum().backward(); self.opt.step()
+    def fit(self):
+        best_state = None
+        for epoch in range(3):
+            self.train_epoch()
+            if epoch == 0:
+                best_state = self.model.state_dict()
+        assert not torch.equal(best_state["weight"], self.model.state_dict()["weight"]), "snapshot changed"
+T().fit()
+'''),
+    ('trainer fit attribute snapshot', '''\
+class T:
+    def __init__(self):
+        self.model = nn.Linear(3, 2)
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)
+    def train_epoch(self):
+        self.opt.zero_grad(); self.model(torch.randn(4, 3)).sum().backward(); self.opt.step()
+    def fit(self):
+        for epoch in range(3):
+            self.train_epoch()
+            if epoch == 0:
+                self.best_state = self.model.state_dict()
+        assert not torch.equal(self.best_state["weight"], self.model.state_dict()["weight"]), "snapshot changed"
+T().fit()
+'''),
+    ('function fit with train function', '''\
+model = nn.Linear(3, 2)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+def train_epoch():
+    opt.zero_grad(); model(torch.randn(4, 3)).sum().backward(); opt.step()
+best = None
+for epoch in range(3):
+    train_epoch()
+    if epoch == 0:
+        best = model.state_dict()
+assert not torch.equal(best["weight"], model.state_dict()["weight"]), "snapshot changed"
+'''),
+    ('function fit passing model and opt', '''\
+def train_epoch(model, opt):
+    opt.zero_grad(); model(torch.randn(4, 3)).sum().backward(); opt.step()
+def fit():
+    model = nn.Linear(3, 2)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    best = None
+    for epoch in range(3):
+        train_epoch(model, opt)
+        if epoch == 0:
+            best = model.state_dict()
+    assert not torch.equal(best["weight"], model.state_dict()["weight"]), "snapshot changed"
+fit()
+'''),
+    ('best_model_wts dict comprehension clone ok', '''\
+model = nn.Linear(3, 2)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+best = {k: v.clone() for k, v in model.state_dict().items()}
+opt.zero_grad(); model(torch.randn(4, 3)).sum().backward(); opt.step()
+assert torch.equal(best["weight"], best["weight"])
+'''),
+    ('TNS502 with global-stepping function', '''\
+model = nn.Linear(3, 2)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+def train_epoch():
+    opt.zero_grad(); model(torch.randn(4, 3)).sum().backward(); opt.step()
+w0 = model.weight.detach()
+train_epoch()
+assert not torch.equal(w0, model.weight), "snapshot changed"
+'''),
+    ('function steps its own local optimizer on other model', '''\
+model = nn.Linear(3, 2)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+def train_other():
+    other = nn.Linear(3, 2)
+    opt = torch.optim.SGD(other.parameters(), lr=0.1)
+    opt.zero_grad(); other(torch.randn(4, 3)).sum().backward(); opt.step()
+best = model.state_dict()
+train_other()
+assert torch.equal(best["weight"], model.weight)
+'''),
+    ('caller shadows model', '''\
+model = nn.Linear(3, 2)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+def train_epoch():
+    opt.zero_grad(); model(torch.randn(4, 3)).sum().backward(); opt.step()
+def fit():
+    model = nn.Linear(3, 2)
+    best = model.state_dict()
+    train_epoch()
+    assert torch.equal(best["weight"], model.weight)
+fit()
+'''),
+    ('caller in main uses global', '''\
+model = nn.Linear(3, 2)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+def train_epoch():
+    opt.zero_grad(); model(torch.randn(4, 3)).sum().backward(); opt.step()
+def main():
+    best = model.state_dict()
+    train_epoch()
+    assert not torch.equal(best["weight"], model.weight), "snapshot changed"
+main()
+'''),
+]
+
+# Raising programs that default mode leaves to --strict: what they convert is one value of a
+# dict or a list that also holds others (which one is not followed), or a value of a dict that a
+# class's own `state_dict()` builds (a dict display is not followed as a mapping), or a value
+# returned through `functools.partial` or a lambda (not followed), or one of the state dict of
+# `keep_vars=True` (its values are the parameters, and the buffers, which do not require grad).
+STRICT_ONLY = {"dict of outputs", "partial", "lambda", "state_dict keep_vars", "store output into sd",
+               "custom class overrides state_dict"}
+
+# Programs that run clean but that --strict reports as "may": a method's result whose device
+# depends on where the instance is (it may have been moved since), the output of a frozen model
+# (a layer may have been thawed since), a public function's parameter (another module may pass
+# anything), and one value of a list or a dict that also holds values that require grad.
+STRICT_MAY = {"method under no_grad decorator", "class attr model in other method under no_grad",
+              "method called only under no_grad", "frozen params loop", "frozen requires_grad_(False)",
+              "function param tensor from caller detached", "store output into sd read other key",
+              "list store analog", "list analog 2"}
+
+
+def _run(torch, code: str):
+    """(the line of `code` whose call raised, the exception), or (None, None) where it ran."""
+    env = {"__name__": "__main__"}
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            exec(compile(code, "<program>", "exec"), env)
+    except Exception as e:  # noqa: BLE001 - the program's own failure is the verdict
+        lines = [f.lineno for f in traceback.extract_tb(e.__traceback__) if f.filename == "<program>"]
+        return lines[-1], e
+    return None, None
+
+
+def test_numpy_rules_report_the_programs_that_raise():
+    torch = pytest.importorskip("torch")
+    wrong = []
+    for title, body in TNS1_PROGRAMS:
+        code = HEAD + body
+        line, error = _run(torch, code)
+        default, strict = reported_lines(code, "TNS1"), reported_lines(code, "TNS1", strict=True)
+        if line is None:
+            if default:
+                wrong.append((title, "runs clean, reported", sorted(default)))
+            elif bool(strict) != (title in STRICT_MAY):
+                wrong.append((title, "runs clean", "strict: may" if strict else "strict: silent"))
+            continue
+        assert isinstance(error, (RuntimeError, TypeError)) and "numpy" in str(error).lower(), (title, error)
+        if line not in strict:
+            wrong.append((title, f"raises at line {line}, not reported in strict mode", sorted(strict)))
+        elif (line in default) == (title in STRICT_ONLY):
+            wrong.append((title, f"raises at line {line}", "default" if line in default else "strict only"))
+        if default - {line}:
+            wrong.append((title, "reported where nothing raises", sorted(default - {line})))
+    assert wrong == []
+
+
+def test_tns401_reports_the_writes_that_raise():
+    torch = pytest.importorskip("torch")
+    wrong = []
+    for title, body in TNS4_PROGRAMS:
+        code = HEAD + body
+        line, error = _run(torch, code)
+        assert line is None or "leaf Variable" in str(error), (title, error)
+        for strict in (False, True):
+            found = reported_lines(code, "TNS401", strict)
+            if found != ({line} if line is not None else set()):
+                wrong.append((title, strict, line, sorted(found)))
+    assert wrong == []
+
+
+def test_snapshot_rules_report_the_snapshots_that_change():
+    torch = pytest.importorskip("torch")
+    wrong = []
+    for title, body in TNS5_PROGRAMS:
+        code = HEAD + body
+        line, error = _run(torch, code)
+        changed = line is not None and isinstance(error, AssertionError)
+        assert line is None or changed, (title, error)
+        codes = "TNS503" if "total" in title else ("TNS501", "TNS502")
+        found = set().union(*(reported_lines(code, c) for c in ((codes,) if isinstance(codes, str) else codes)))
+        # (Reported where the snapshot or the total is taken, before the line that shows it.)
+        if bool(found) != changed or any(f > line for f in found if changed):
+            wrong.append((title, "changed" if changed else "kept", sorted(found)))
+    assert wrong == []
