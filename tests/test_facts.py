@@ -124,6 +124,25 @@ def test_functions_only_called_under_no_grad():
     assert no_grad_callees(ast.parse(code)) == {"evaluate", "helper", "predict", "train2"}
 
 
+def test_functions_that_call_themselves_only_called_under_no_grad():
+    # A function that recurses, or two that call each other, run with grad off when every other
+    # call of them does; one that only its own body calls (another module may call it) does not,
+    # nor one also called with grad on.  A torch function of the same name called inside
+    # (`torch._foreach_lerp_` in timm's `_foreach_lerp_`) is matched by name, as a recursion.
+    code = (
+        "import torch\n"
+        "def walk(n):\n    if n:\n        walk(n - 1)\n"
+        "def ping(n):\n    pong(n)\ndef pong(n):\n    ping(n - 1)\n"
+        "def alone(n):\n    alone(n - 1)\n"
+        "def mixed(n):\n    mixed(n - 1)\n"
+        "class Ema:\n    def _foreach_lerp_(self, a, b):\n        torch._foreach_lerp_(a, b, weight=0.1)\n"
+        "    @torch.no_grad()\n    def update(self, a, b):\n        self._foreach_lerp_(a, b)\n"
+        "with torch.no_grad():\n    walk(3)\n    ping(3)\n    mixed(3)\n"
+        "mixed(2)\n"
+    )
+    assert no_grad_callees(ast.parse(code)) == {"walk", "ping", "pong", "_foreach_lerp_"}
+
+
 def test_no_grad_callee_bodies_run_with_grad_off():
     code = HEAD + "def show():\n    probe(out)\nwith torch.no_grad():\n    show()\n"
     (_, no_grad), = probes(code)

@@ -290,14 +290,26 @@ def no_grad_callees(tree: ast.Module, lines=None) -> frozenset:
     scan()
     if unread:
         _read_where_it_matters(text, unread, sites, regions, scan)
+    # The names whose every call is made with grad off or in such a function: the greatest such
+    # set, so that a function that calls itself (or one that calls it back) is in it when every
+    # other call of it is (the least one left out `_foreach_lerp_`, which calls
+    # `torch._foreach_lerp_`, matched by name).
+    kept_names = {name for name in sites
+                  if name in defined and name not in used and name != "forward" and not name.startswith("__")}
+    changed = True
+    while changed:
+        changed = False
+        for name in list(kept_names):
+            if not all(ng or (encl is not None and encl in kept_names) for ng, encl in sites[name]):
+                kept_names.discard(name)
+                changed = True
+    # Of those, the ones some call with grad off reaches (not a function only its own body calls).
     result: set = set()
     changed = True
     while changed:
         changed = False
-        for name, calls in sites.items():
-            if name in result or name not in defined or name in used or name == "forward" or name.startswith("__"):
-                continue
-            if all(ng or (encl is not None and encl in result) for ng, encl in calls):
+        for name in kept_names:
+            if name not in result and any(ng or encl in result for ng, encl in sites[name]):
                 result.add(name)
                 changed = True
     return frozenset(result)
