@@ -141,6 +141,15 @@ def test_functions_that_call_themselves_only_called_under_no_grad():
         "mixed(2)\n"
     )
     assert no_grad_callees(ast.parse(code)) == {"walk", "ping", "pong", "_foreach_lerp_"}
+    # `nncf.quantize(...)` in a function that a no-grad call reaches is no call of the file's
+    # public `quantize` (which calls that function back): transformers' NNCF quantizer.
+    code = (
+        "import torch\nimport nncf\n"
+        "class Q:\n    def _run(self, m):\n        return nncf.quantize(m)\n"
+        "    def quantize(self, m):\n        return self._run(m).numpy()\n"
+        "    def traced(self, m):\n        with torch.no_grad():\n            return self._run(m)\n"
+    )
+    assert no_grad_callees(ast.parse(code)) == set()
 
 
 def test_no_grad_callee_bodies_run_with_grad_off():

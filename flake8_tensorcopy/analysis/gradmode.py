@@ -190,7 +190,11 @@ def no_grad_callees(tree: ast.Module, lines=None) -> frozenset:
     Every call of the name in the module is inside a no-grad `with` block, a function decorated
     with one, or another such function (`with torch.no_grad(): evaluate()`), there is at least
     one, and the name is not otherwise used (passed as a callback, for instance).  Calls are
-    matched by name (`evaluate()`, `self.evaluate()`), so a clash only makes this stricter.
+    matched by name (`evaluate()`, `self.evaluate()`, `trainer.evaluate()`; not an attribute of
+    an imported name, `torch.cat()`), so a clash makes this stricter, unless the other function's
+    call is all the calls of the name there are: a method no call of the file reaches, named as
+    what a no-grad function calls of another object (`opt.evaluate()`), is taken to run there.
+    A function that calls itself, or one that calls it back, is in it when every other call is.
     `forward` and the dunders are never in it (nor, through them, what only they call):
     nn.Module and Python call them out of sight.  One pass over the tree; grad mode is
     classified by `context_effect`, as the walker does.
@@ -252,7 +256,10 @@ def no_grad_callees(tree: ast.Module, lines=None) -> frozenset:
                     if ft is _Name:
                         sites.setdefault(f.id, []).append(where)
                     elif ft is _Attribute:
-                        sites.setdefault(f.attr, []).append(where)
+                        # (Not `torch._foreach_lerp_(...)`, `nncf.quantize(...)`: an attribute of an
+                        # imported name is no function of the module.)
+                        if type(f.value) is not _Name or f.value.id not in names:
+                            sites.setdefault(f.attr, []).append(where)
                         push(f.value)
                     else:
                         push(f)
@@ -292,8 +299,7 @@ def no_grad_callees(tree: ast.Module, lines=None) -> frozenset:
         _read_where_it_matters(text, unread, sites, regions, scan)
     # The names whose every call is made with grad off or in such a function: the greatest such
     # set, so that a function that calls itself (or one that calls it back) is in it when every
-    # other call of it is (the least one left out `_foreach_lerp_`, which calls
-    # `torch._foreach_lerp_`, matched by name).
+    # other call of it is.
     kept_names = {name for name in sites
                   if name in defined and name not in used and name != "forward" and not name.startswith("__")}
     changed = True
