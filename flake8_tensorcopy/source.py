@@ -172,8 +172,8 @@ def class_methods(text: str, name: str | None = None, lines: list | None = None)
             continue
         first = defs[0][1]
         defs = [d for d in defs if d[1] == first]
-        for n, (line, _indent, name) in enumerate(defs):
-            yield header.group(1), bases, name, segment[line:defs[n + 1][0] if n + 1 < len(defs) else len(segment)]
+        for n, (line, _indent, method) in enumerate(defs):
+            yield header.group(1), bases, method, segment[line:defs[n + 1][0] if n + 1 < len(defs) else len(segment)]
 
 
 def or_holds(test, needles):

@@ -735,6 +735,28 @@ def main():
     assert not torch.equal(best["weight"], model.weight), "snapshot changed"
 main()
 '''),
+    ('validate method keeps snapshot, fit restores', '''\
+class T:
+    def __init__(self):
+        self.model = nn.Linear(3, 2)
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)
+        self.best = float("inf")
+        self.best_state = None
+    def train_epoch(self):
+        self.opt.zero_grad(); self.model(torch.randn(4, 3)).sum().backward(); self.opt.step()
+    def validate(self, epoch):
+        loss = float(epoch == 0)
+        if epoch == 0:
+            self.best_state = self.model.state_dict()
+    def fit(self):
+        for epoch in range(3):
+            self.train_epoch()
+            self.validate(epoch)
+        w_last = self.model.weight.detach().clone()
+        self.model.load_state_dict(self.best_state)
+        assert not torch.equal(self.model.weight, w_last), "snapshot changed"
+T().fit()
+'''),
 ]
 
 # Raising programs that default mode leaves to --strict: what they convert is one value of a

@@ -3534,6 +3534,9 @@ KEEPING_CLASS = {
     "PKG/stopping.py": """
         import copy
 
+        import torch
+        from torch import nn
+
 
         class EarlyStopping:
             def __init__(self, patience=2):
@@ -3558,12 +3561,32 @@ KEEPING_CLASS = {
                     self.best_loss = loss
                     self.best_state = copy.deepcopy(model.state_dict())
                 return False
+
+
+        class Trainer:
+            def __init__(self, model, opt):
+                self.model = model
+                self.opt = opt
+                self.best_loss = float("inf")
+                self.best_state = None
+
+            def train_epoch(self, x, y):
+                self.opt.zero_grad()
+                nn.functional.mse_loss(self.model(x), y).backward()
+                self.opt.step()
+
+            def validate(self, x_val, y_val):
+                with torch.no_grad():
+                    val_loss = nn.functional.mse_loss(self.model(x_val), y_val).item()
+                if val_loss < self.best_loss:
+                    self.best_loss = val_loss
+                    self.best_state = self.model.state_dict()
     """,
     "PKG/train.py": """
         import torch
         from torch import nn
 
-        from .stopping import CopyingStopper, EarlyStopping
+        from .stopping import CopyingStopper, EarlyStopping, Trainer
 
 
         def fit(x, y, x_val, y_val):
@@ -3596,18 +3619,34 @@ KEEPING_CLASS = {
             model.load_state_dict(stopper.best_state)
             with torch.no_grad():
                 return stopper.best_loss, nn.functional.mse_loss(model(x_val), y_val).item()
+
+
+        def fit_trainer(x, y, x_val, y_val):
+            model = nn.Linear(4, 1)
+            trainer = Trainer(model, torch.optim.SGD(model.parameters(), lr=0.1))
+            for epoch in range(50):
+                trainer.train_epoch(x, y)
+                trainer.validate(x_val, y_val)
+            model.load_state_dict(trainer.best_state)
+            with torch.no_grad():
+                return trainer.best_loss, nn.functional.mse_loss(model(x_val), y_val).item()
     """,
 }
 KEEPING_FINDINGS = [
     ("TNS501", 17, "`model.state_dict()` is not a copy (kept in stopper.best_state by EarlyStopping.step(), "
-                   "stopping.py:14): `opt.step()` (line 14) changes its tensors in place before `stopper.best_state` "
-                   "is used (line 19); use `copy.deepcopy(model.state_dict())` in `EarlyStopping.step()`")]
+                   "stopping.py:17): `opt.step()` (line 14) changes its tensors in place before `stopper.best_state` "
+                   "is used (line 19); use `copy.deepcopy(model.state_dict())` in `EarlyStopping.step()`"),
+    ("TNS501", 44, "`trainer.model.state_dict()` is not a copy (kept in trainer.best_state by Trainer.validate(), "
+                   "stopping.py:49): `trainer.train_epoch(x, y)` (line 43) changes its tensors in place before "
+                   "`trainer.best_state` is used (line 45); use `copy.deepcopy(self.model.state_dict())` in "
+                   "`Trainer.validate()`")]
 
 
 def test_a_method_of_another_module_that_keeps_a_state_dict_is_not_a_copy(tmp_path, capsys, monkeypatch):
     # EarlyStopping.step() in stopping.py keeps the state dict of the model it is handed in
     # `self.best_state`: after more steps, what train.py restores from it are the last weights.
-    # Not CopyingStopper.step(), which copies (its class overrides the method).
+    # Not CopyingStopper.step(), which copies (its class overrides the method).  Trainer.validate()
+    # keeps the state dict of the model the trainer holds: `trainer.validate(...)` is the call.
     train = make(tmp_path, files=KEEPING_CLASS, package="keepingpkg")
     found = _reported_everywhere(train, KEEPING_FINDINGS, capsys, tmp_path)
     assert found[0].fix is None  # the copy goes in stopping.py
@@ -3624,6 +3663,9 @@ def test_a_method_of_another_module_that_keeps_a_state_dict_is_not_a_copy(tmp_pa
     assert abs(restored - best) > 1e-3  # the "best" weights were not restored
     best, restored = module.fit_copying(x, y, x_val, y_val)
     assert abs(restored - best) < 1e-6
+    # A trainer's `validate()` keeps the state dict of the model the trainer holds.
+    best, restored = module.fit_trainer(x, y, x_val, y_val)
+    assert abs(restored - best) > 1e-3
 
 
 INITIALISERS = {

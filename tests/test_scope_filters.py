@@ -922,3 +922,20 @@ def test_the_helpers_a_file_calls_are_told_by_search_and_then_by_one_index_alike
     admitted = [i for i in range(n) if _admits(f"def h{i}(p):\n    p.zero_()\n", file)]
     assert admitted == list(range(0, n, 2))
     assert file._called._index is not None  # (the index was made)
+
+
+def test_class_methods_reads_every_class_of_a_text():
+    # The text of every method of every class at the margin (a loop variable named like the
+    # parameter `name` made it read the first class with methods alone: a state-keeping method of
+    # the third class of a module was never found).
+    from flake8_tensorcopy.source import class_methods
+
+    text = ("import torch\n\n\nclass A:\n    def one(self):\n        pass\n\n\nclass B(A):\n    x = 1\n\n"
+            "    def two(self):\n        pass\n\n\nclass C:\n    def three(self):\n        return 3\n\n\n"
+            "class Cx:\n    def four(self):\n        pass\n")
+    tree = ast.parse(text)
+    expected = [(c.name, f.name) for c in tree.body if isinstance(c, ast.ClassDef)
+                for f in c.body if isinstance(f, ast.FunctionDef)]
+    assert [(c, m) for c, _bases, m, _text in class_methods(text)] == expected
+    assert [(c, m) for c, _bases, m, _text in class_methods(text, "C")] == [("C", "three")]
+    assert next(t for c, _b, m, t in class_methods(text) if m == "three").strip() == "def three(self):\n        return 3"

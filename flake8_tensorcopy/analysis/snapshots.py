@@ -62,7 +62,9 @@ def kept_state_dicts(method) -> tuple:
     `method` (a plain method: its first parameter is the instance) may set to the state dict of
     the module one of its parameters holds, without copying a tensor (`self.best_state =
     model.state_dict()`, or a shallow copy of it): an attribute the method sets nowhere else, to
-    a parameter the method never rebinds."""
+    a parameter the method never rebinds.  Or to the state dict of a module the instance holds
+    (`self.best_state = self.model.state_dict()`, the parameter ".model"), one the method does
+    not set."""
     if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or not is_plain_method(method):
         return ()
     a = method.args
@@ -93,7 +95,11 @@ def kept_state_dicts(method) -> tuple:
         ps = {p for p, _ in sets}
         if len(ps) == 1:
             (p,) = ps
-            if p is not None and p in params and p not in rebound and self_name not in rebound:
+            if p is not None and p.startswith(self_name + ".") and self_name not in rebound:
+                held = p[len(self_name):]  # ".model"
+                if held[1:].split(".", 1)[0] not in assigned:
+                    out.append((held, attr, min(line for _, line in sets)))
+            elif p is not None and p in params and p not in rebound and self_name not in rebound:
                 out.append((p, attr, min(line for _, line in sets)))
     return tuple(out)
 
@@ -175,8 +181,9 @@ def _returned_snapshot(expr) -> tuple | None:
         elif len(inner.args) == 1 and dotted_name(f) in ("dict", "OrderedDict", "collections.OrderedDict"):
             inner = inner.args[0]
     if (type(inner) is ast.Call and type(inner.func) is ast.Attribute and inner.func.attr == "state_dict"
-            and not inner.args and not inner.keywords and type(inner.func.value) is ast.Name):
-        return STATE, inner.func.value.id, ""
+            and not inner.args and not inner.keywords):
+        owner = dotted_name(inner.func.value)  # (a dotted name, `self.model`, matches no parameter)
+        return (STATE, owner, "") if owner is not None else None
     steps = []
     node = expr
     while True:
@@ -397,7 +404,7 @@ class SnapshotDomain(Domain):
             else:
                 continue
             key = dotted_name(recv)
-            if key is None or not (n.args or n.keywords):
+            if key is None:
                 continue
             f = walker.fact(recv, state)
             node = f.node
@@ -422,7 +429,14 @@ class SnapshotDomain(Domain):
                 kept = memo[id(method)]
                 cls_name = info.node.name
             for param, attr, where, method in kept:
-                arg = _argument(method, n, param)
+                if param[0] == ".":  # a module the instance holds: `self.validate()` for `self.model`
+                    arg = recv
+                    for part in param[1:].split("."):
+                        arg = ast.copy_location(ast.Attribute(value=arg, attr=part, ctx=ast.Load()), recv)
+                    shown = "self" + param
+                else:
+                    arg = _argument(method, n, param)
+                    shown = param
                 if arg is None:
                     continue
                 source = dotted_name(arg)
@@ -434,7 +448,7 @@ class SnapshotDomain(Domain):
                     continue  # (its own state_dict: maybe a deep copy)
                 holder = f"{key}.{attr}"
                 if id(n) not in rec.anchors:
-                    shown = f"{param}.state_dict()"
+                    shown = f"{shown}.state_dict()"
                     rec.anchors[id(n)] = Anchor(
                         n, STATE, source, None, f" (kept in {holder} by {cls_name}.{name}(), {where})",
                         kept=(f"{source}.state_dict()", f"copy.deepcopy({shown})` in `{cls_name}.{name}()"))

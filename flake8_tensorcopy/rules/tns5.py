@@ -126,8 +126,9 @@ which it never rebinds; the message says where the function is), or what a
 method of a class of the file or of another module of the project keeps in an attribute of the
 instance (`stopper.step(val_loss, model)`, or `stopper(val_loss, model)`, with
 `self.best_state = model.state_dict()` in the method, an early-stopping helper:
-`stopper.best_state` is the snapshot; reported at the call, without a fix, since the copy goes
-in the method).  The module is a torch module by the flow of the
+`stopper.best_state` is the snapshot; or `self.validate()` with `self.best_state =
+self.model.state_dict()` in the method, a trainer's; reported at the call, without a fix, since
+the copy goes in the method).  The module is a torch module by the flow of the
 code, or a name with module methods in the code (`model.train()`, `model.parameters()`) or that
 the code calls (`model(x)`: optimizers, schedulers and scalers have state dicts but are not
 called); a class of the file that defines its own `state_dict` is not one.
@@ -285,7 +286,47 @@ model.state_dict().items()}`, which needs no import but fails on a module whose
 
         """)
 
+    # A trainer whose validation keeps the state dict of the model it holds.
+    _TRAINER = dedent("""
+
+
+        class Trainer:
+            def __init__(self, model, opt):
+                self.model = model
+                self.opt = opt
+                self.best_loss = float("inf")
+                self.best_state = None
+
+            def train_epoch(self):
+                loss = nn.functional.mse_loss(self.model(x), y)
+                self.opt.zero_grad()
+                loss.backward()
+                self.opt.step()
+
+            def validate(self):
+                with torch.no_grad():
+                    val_loss = nn.functional.mse_loss(self.model(x_val), y_val).item()
+                if val_loss < self.best_loss:
+                    self.best_loss = val_loss
+                    self.best_state = {keep}
+
+            def fit(self, epochs):
+                for epoch in range(epochs):
+                    self.train_epoch()
+                    self.validate()
+                self.model.load_state_dict(self.best_state)
+
+
+        x_val, y_val = torch.randn(16, 4), torch.randn(16, 1)
+        trainer = Trainer(model, opt)
+        trainer.fit(20)
+        with torch.no_grad():
+            restored = nn.functional.mse_loss(model(x_val), y_val).item()
+        """)
+
     VALID = [
+        # A trainer that keeps a copy.
+        Valid("import copy\n\n" + _SETUP + _TRAINER.format(keep="copy.deepcopy(self.model.state_dict())"), runs=True),
         # An early-stopping helper that keeps a copy.
         Valid("import copy\n\n" + _SETUP + _STOPPING.format(keep="copy.deepcopy(model.state_dict())"), runs=True),
         # A function of the file that returns a copy.
@@ -390,6 +431,14 @@ model.state_dict().items()}`, which needs no import but fails on a module whose
             line=35,
             col=7,
             oracle=Oracle(check_bad="abs(restored - stopper.best_loss) > 1e-3 and restored == val_loss"),
+        ),
+        Invalid(
+            # A trainer's validation keeps the state dict of the model it holds, which the next
+            # epoch's steps change: its `fit` restores the last weights.  Reported at the call.
+            _SETUP + _TRAINER.format(keep="self.model.state_dict()"),
+            line=32,
+            col=12,
+            oracle=Oracle(check_bad="abs(restored - trainer.best_loss) > 1e-3"),
         ),
         Invalid(
             # On the CPU, `.cpu()` returns the tensor itself: a comprehension of them copies nothing.
