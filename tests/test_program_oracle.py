@@ -391,6 +391,74 @@ model = nn.Linear(3, 2)
 xs = [torch.zeros(2), model(torch.randn(4, 3))]
 arr = xs[0].numpy()
 '''),
+    ('getitem by key mixed', '''\
+class Out:
+    def __init__(self, logits, labels):
+        self.logits = logits
+        self.labels = labels
+    def __getitem__(self, k):
+        if k == "logits":
+            return self.logits
+        return self.labels
+m = nn.Linear(3, 2)
+o = Out(m(torch.randn(4, 3)), torch.zeros(4))
+arr = o["labels"].numpy()
+'''),
+    ('getitem returns output', '''\
+class Cache:
+    def __init__(self):
+        self.m = nn.Linear(3, 2)
+    def __getitem__(self, i):
+        return self.m(torch.randn(4, 3))
+arr = Cache()[0].numpy()
+'''),
+]
+
+TNS2_PROGRAMS = [
+    ('torch.tensor of a param passed a tensor', '''\
+def to_t(x):
+    return torch.tensor(x)
+to_t(torch.randn(3))
+'''),
+    ('torch.tensor of a param passed a list', '''\
+def to_t(x):
+    return torch.tensor(x)
+to_t([1.0, 2.0])
+'''),
+    ('torch.tensor of a method return', '''\
+class M:
+    def get(self):
+        return torch.randn(3)
+y = torch.tensor(M().get())
+'''),
+    ('new_tensor of output attr', '''\
+class Holder:
+    def __init__(self):
+        self.v = torch.randn(3)
+h = Holder()
+y = torch.zeros(1).new_tensor(h.v)
+'''),
+    ('torch.tensor list of tensors', '''\
+xs = [torch.tensor(1.0), torch.tensor(2.0)]
+y = torch.tensor(xs)
+'''),
+    ('torch.tensor of numpy', '''\
+y = torch.tensor(torch.randn(3).numpy())
+'''),
+    ('torch.tensor of item list', '''\
+xs = [torch.tensor(1.0).item(), 2.0]
+y = torch.tensor(xs)
+'''),
+    ('torch.tensor of dataset getitem tensor', '''\
+class DS(torch.utils.data.Dataset):
+    def __init__(self):
+        self.data = torch.randn(4, 3)
+    def __getitem__(self, i):
+        return self.data[i]
+    def __len__(self):
+        return 4
+y = torch.tensor(DS()[0])
+'''),
 ]
 
 TNS4_PROGRAMS = [
@@ -770,11 +838,12 @@ STRICT_ONLY = {"dict of outputs", "partial", "lambda", "state_dict keep_vars", "
 # Programs that run clean but that --strict reports as "may": a method's result whose device
 # depends on where the instance is (it may have been moved since), the output of a frozen model
 # (a layer may have been thawed since), a public function's parameter (another module may pass
-# anything), and one value of a list or a dict that also holds values that require grad.
+# anything), and one value of a list or a dict that also holds values that require grad (or of
+# what a class's `__getitem__` returns, which for another key requires grad).
 STRICT_MAY = {"method under no_grad decorator", "class attr model in other method under no_grad",
               "method called only under no_grad", "frozen params loop", "frozen requires_grad_(False)",
               "function param tensor from caller detached", "store output into sd read other key",
-              "list store analog", "list analog 2"}
+              "list store analog", "list analog 2", "getitem by key mixed"}
 
 
 def _run(torch, code: str):
@@ -840,4 +909,18 @@ def test_snapshot_rules_report_the_snapshots_that_change():
         # (Reported where the snapshot or the total is taken, before the line that shows it.)
         if bool(found) != changed or any(f > line for f in found if changed):
             wrong.append((title, "changed" if changed else "kept", sorted(found)))
+    assert wrong == []
+
+
+def test_tns202_reports_the_copies_torch_warns_of():
+    torch = pytest.importorskip("torch")
+    wrong = []
+    for title, body in TNS2_PROGRAMS:
+        code = HEAD + "import warnings\nwarnings.simplefilter('error')\n" + body
+        line, error = _run(torch, code)
+        assert line is None or "To copy construct from a tensor" in str(error), (title, error)
+        for strict in (False, True):
+            found = reported_lines(code, "TNS202", strict)
+            if found != ({line} if line is not None else set()):
+                wrong.append((title, strict, line, sorted(found)))
     assert wrong == []

@@ -855,6 +855,12 @@ class Evaluator:
                 return Fact(MODULE, Grad.UNKNOWN, base.device, frozen=base.frozen, by_flow=base.by_flow)
             if base.kind == MAPPING:
                 return _one_of(base.element) if base.element is not None else UNKNOWN_FACT
+            if base.kind == OBJECT and base.node is not None:
+                # `dataset[i]`: what the class's `__getitem__` returns (for some key, where what
+                # it returns for each differs).
+                got = self.method_result(base.node, "__getitem__")
+                if got is not None:
+                    return _one_of(got)
             if base.kind == UNKNOWN and _TENSORISH in base.tags:
                 return base.but(leaf=False)  # `u.detach()[0]`
             value = node.value
