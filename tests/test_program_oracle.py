@@ -412,6 +412,106 @@ class Cache:
         return self.m(torch.randn(4, 3))
 arr = Cache()[0].numpy()
 '''),
+    ('dict of outputs mixed keys', '''\
+model = nn.Linear(3, 2)
+x = torch.randn(4, 3)
+out = {"logits": model(x), "labels": torch.zeros(4)}
+arr = out["labels"].numpy()
+'''),
+    ('dict of outputs mixed keys logits', '''\
+model = nn.Linear(3, 2)
+x = torch.randn(4, 3)
+out = {"logits": model(x), "labels": torch.zeros(4), "loss": 0.5}
+arr = out["logits"].numpy()
+'''),
+    ('function returns dict', '''\
+model = nn.Linear(3, 2)
+def step(x):
+    y = model(x)
+    return {"loss": y.pow(2).mean().item(), "pred": y}
+res = step(torch.randn(4, 3))
+arr = res["pred"].numpy()
+'''),
+    ('function returns dict detached', '''\
+model = nn.Linear(3, 2)
+def step(x):
+    y = model(x)
+    return {"loss": y.pow(2).mean().item(), "pred": y.detach()}
+res = step(torch.randn(4, 3))
+arr = res["pred"].numpy()
+'''),
+    ('dict store then read', '''\
+model = nn.Linear(3, 2)
+res = {}
+res["pred"] = model(torch.randn(4, 3))
+arr = res["pred"].numpy()
+'''),
+    ('dict store detached overwrite', '''\
+model = nn.Linear(3, 2)
+res = {"pred": model(torch.randn(4, 3))}
+res["pred"] = res["pred"].detach()
+arr = res["pred"].numpy()
+'''),
+    ('dict update detached', '''\
+model = nn.Linear(3, 2)
+res = {"pred": model(torch.randn(4, 3))}
+res.update(pred=res["pred"].detach())
+arr = res["pred"].numpy()
+'''),
+    ('dict comp of params', '''\
+model = nn.Linear(3, 2)
+ps = {n: p for n, p in model.named_parameters()}
+arr = ps["weight"].numpy()
+'''),
+    ('dict comp detached', '''\
+model = nn.Linear(3, 2)
+ps = {n: p.detach() for n, p in model.named_parameters()}
+arr = ps["weight"].numpy()
+'''),
+    ('dict passed to function', '''\
+model = nn.Linear(3, 2)
+def show(batch):
+    return batch["pred"].numpy()
+show({"pred": model(torch.randn(4, 3)), "y": torch.zeros(4)})
+'''),
+    ('dict passed to function no grad value', '''\
+model = nn.Linear(3, 2)
+def show(batch):
+    return batch["y"].numpy()
+show({"pred": model(torch.randn(4, 3)), "y": torch.zeros(4)})
+'''),
+    ('loop dict store', '''\
+model = nn.Linear(3, 2)
+res = {}
+for k in ["a", "b"]:
+    res[k] = model(torch.randn(4, 3))
+arr = res["a"].numpy()
+'''),
+    ('double star merge', '''\
+model = nn.Linear(3, 2)
+base = {"y": torch.zeros(4)}
+res = {**base, "pred": model(torch.randn(4, 3))}
+arr = res["y"].numpy()
+'''),
+    ('get', '''\
+model = nn.Linear(3, 2)
+res = {"pred": model(torch.randn(4, 3))}
+arr = res.get("pred").numpy()
+'''),
+    ('values loop', '''\
+model = nn.Linear(3, 2)
+res = {"pred": model(torch.randn(4, 3)), "y": torch.zeros(4)}
+arrs = [v.numpy() for v in res.values()]
+'''),
+    ('dict passed to mutating function', '''\
+model = nn.Linear(3, 2)
+def detach_all(d):
+    for k in d:
+        d[k] = d[k].detach()
+res = {"pred": model(torch.randn(4, 3))}
+detach_all(res)
+arr = res["pred"].numpy()
+'''),
 ]
 
 TNS2_PROGRAMS = [
@@ -828,22 +928,25 @@ T().fit()
 ]
 
 # Raising programs that default mode leaves to --strict: what they convert is one value of a
-# dict or a list that also holds others (which one is not followed), or a value of a dict that a
-# class's own `state_dict()` builds (a dict display is not followed as a mapping), or a value
-# returned through `functools.partial` or a lambda (not followed), or one of the state dict of
-# `keep_vars=True` (its values are the parameters, and the buffers, which do not require grad).
-STRICT_ONLY = {"dict of outputs", "partial", "lambda", "state_dict keep_vars", "store output into sd",
-               "custom class overrides state_dict"}
+# dict (or a list) that also holds others and was stored by a key not known as one of its own
+# (`sd["out"] = ...` in a state dict), or a value returned through `functools.partial` or a
+# lambda (not followed), or one of the state dict of `keep_vars=True` (its values are the
+# parameters, and the buffers, which do not require grad), or a value of a dict a function is
+# handed (what its calls pass for a dict is not followed key by key).
+STRICT_ONLY = {"partial", "lambda", "state_dict keep_vars", "store output into sd", "dict passed to function"}
 
 # Programs that run clean but that --strict reports as "may": a method's result whose device
 # depends on where the instance is (it may have been moved since), the output of a frozen model
 # (a layer may have been thawed since), a public function's parameter (another module may pass
 # anything), and one value of a list or a dict that also holds values that require grad (or of
-# what a class's `__getitem__` returns, which for another key requires grad).
+# what a class's `__getitem__` returns, which for another key requires grad), a value of a dict
+# after `update()`, after `**other`, or after a call statement that hands it to a function.
 STRICT_MAY = {"method under no_grad decorator", "class attr model in other method under no_grad",
               "method called only under no_grad", "frozen params loop", "frozen requires_grad_(False)",
               "function param tensor from caller detached", "store output into sd read other key",
-              "list store analog", "list analog 2", "getitem by key mixed"}
+              "list store analog", "list analog 2", "getitem by key mixed",
+              "dict update detached", "dict passed to function no grad value", "double star merge",
+              "dict passed to mutating function"}
 
 
 def _run(torch, code: str):

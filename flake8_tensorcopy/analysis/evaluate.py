@@ -58,6 +58,10 @@ MODULE_CLASS_TAG = "nn_module_class"
 NO_GRAD_FORWARD = "no_grad_forward"
 
 
+# The methods of a dict that leave it as it is.
+_MAPPING_READS = frozenset({"get", "keys", "values", "items", "copy", "__getitem__", "__contains__", "__len__"})
+
+
 def _one_of(element: Fact) -> Fact:
     """One element of a list or dict whose elements are described by `element`: where some
     require grad and others not (`[x, model(x)]`), which one it is is not known."""
@@ -360,6 +364,24 @@ class Evaluator:
                 if isinstance(target, ast.Name):
                     state.env.pop(target.id, None)
 
+    def _handed_mappings(self, call: ast.Call, state: State) -> None:
+        """A dict handed to a function or method of the project by a call statement (whose result
+        is not used: it works by what it does, `detach_all(outputs)`) may hold anything after."""
+        handed = [a for a in (*call.args, *(k.value for k in call.keywords)) if type(a) is ast.Name]
+        if not handed:
+            return
+        facts = [(a, state.env.get(a.id)) for a in handed]
+        facts = [(a, f) for a, f in facts if f is not None and f.kind == MAPPING]
+        if not facts:
+            return
+        func = call.func
+        callee = self.fact(func, state) if type(func) is ast.Name else self.fact(func.value, state)
+        if callee.node is None or callee.kind not in (FUNCTION, OBJECT, MODULE, CLASS):
+            return
+        for a, f in facts:
+            el = UNKNOWN_FACT if f.element is None else join(f.element, UNKNOWN_FACT)
+            self._bind(a, f.but(grad=el.grad, device=el.device, element=el, attrs=None), state)
+
     def _call_effect(self, node, state: State) -> None:
         """State changes made by a call statement: grad-mode switches and in-place state."""
         if not isinstance(node, ast.Call):
@@ -370,6 +392,7 @@ class Evaluator:
         if not isinstance(func, ast.Attribute) or isinstance(func.value, ast.Name) or func.attr == "__init__":
             # `log(x)`, `self.step(x)`, `super().__init__(model)`: the call's arguments are a call site
             self.fact(node, state)
+            self._handed_mappings(node, state)
         else:
             # `self.writer.add(to_numpy(out))`, `Trainer(model).fit(x)`: the calls in the
             # receiver and among the arguments are call sites, and so is the method's call on an
@@ -378,6 +401,7 @@ class Evaluator:
             if recv.node is not None and recv.kind in (OBJECT, MODULE, CLASS):
                 self.note_method_call(recv.node, func.attr, node, state, on_class=recv.kind == CLASS)
             self._arguments(node, state)
+            self._handed_mappings(node, state)
         switch = set_grad_call(node, lambda n: self.qualname(n, state))
         if switch is not None:
             state.no_grad = switch
@@ -422,6 +446,11 @@ class Evaluator:
                 # (`for p in ema.parameters(): p.detach_()`: each stops requiring grad, as with
                 # `requires_grad_(False)`.)
                 self._freeze_owner(recv, state)
+        if recv.kind == MAPPING and m not in _MAPPING_READS:
+            # `d.update(...)`, `d.setdefault(...)`, `d.pop(k)`: what it holds is not followed.
+            el = UNKNOWN_FACT if recv.element is None else join(recv.element, UNKNOWN_FACT)
+            self._bind(func.value, recv.but(grad=el.grad, device=el.device, element=el, attrs=None), state)
+            return
         if recv.kind == SEQ and m in ("append", "extend", "insert") and node.args:
             # losses.append(loss): the list's elements are now (also) what was added.
             new = self.fact(node.args[-1], state)
@@ -506,7 +535,10 @@ class Evaluator:
                     self._bind(target.value, Fact(SEQ, el.grad, el.device, element=el), state)
                 elif seq.kind == MAPPING:  # `state["step"] = 3`: it may hold that now
                     el = fact if seq.element is None else join(seq.element, fact)
-                    self._bind(target.value, seq.but(grad=el.grad, device=el.device, element=el), state)
+                    i = target.slice
+                    keyed = {**seq.attrs, i.value: fact} if seq.attrs is not None and type(i) is ast.Constant \
+                        and type(i.value) is str else None
+                    self._bind(target.value, seq.but(grad=el.grad, device=el.device, element=el, attrs=keyed), state)
 
     # ------------------------------------------------------------------ narrowing
 
@@ -746,7 +778,7 @@ class Evaluator:
             # a tensor.  The value itself is no tensor.
             if current.kind == TENSOR and "module_output" in current.tags:
                 return current.but(by_flow=False)
-            if current.kind == SEQ:
+            if current.kind == SEQ or current.kind == MAPPING and cls == "dict":
                 return current
             return Fact(SEQ, Grad.UNKNOWN, Device.UNKNOWN) if cls != "dict" else OTHER_FACT
         # A class we do not know (a project class, a Tensor subclass...): a tensor by the flow
@@ -854,6 +886,9 @@ class Evaluator:
             if base.kind == MODULE:
                 return Fact(MODULE, Grad.UNKNOWN, base.device, frozen=base.frozen, by_flow=base.by_flow)
             if base.kind == MAPPING:
+                i = node.slice
+                if base.attrs is not None and type(i) is ast.Constant and i.value in base.attrs:
+                    return base.attrs[i.value]
                 return _one_of(base.element) if base.element is not None else UNKNOWN_FACT
             if base.kind == OBJECT and base.node is not None:
                 # `dataset[i]`: what the class's `__getitem__` returns (for some key, where what
@@ -894,13 +929,14 @@ class Evaluator:
         if t is ast.Starred:
             return self.fact(node.value, state)
         if t is ast.Dict:
-            # Not followed as a mapping; its values are evaluated for the calls in them
-            # (`{"pred": to_numpy(out)}`: a call site).
-            for v in node.values:
-                if type(v) is not ast.Name and type(v) is not ast.Constant:
-                    self.fact(v, state)
-            return OTHER_FACT
-        if t in (ast.JoinedStr, ast.DictComp, ast.Lambda):
+            return self._dict_display(node, state)
+        if t is ast.DictComp:
+            inner = state.copy()
+            for gen in node.generators:
+                self._bind(gen.target, self._element_of(self.fact(gen.iter, inner)), inner)
+            el = self.fact(node.value, inner)
+            return Fact(MAPPING, el.grad, el.device, element=el)
+        if t is ast.JoinedStr or t is ast.Lambda:
             return OTHER_FACT
         if (t is ast.Await or t is ast.Yield or t is ast.YieldFrom) and node.value is not None:
             self.fact(node.value, state)  # the call it awaits or yields happens (a call site)
@@ -1652,6 +1688,26 @@ class Evaluator:
         if var is None or f.kind in (DEVICE, OTHER) and f.device is not Device.UNKNOWN:
             return None
         return var
+
+    def _dict_display(self, node: ast.Dict, state: State) -> Fact:
+        """A dict display: a mapping whose values are described by its element, and, where every
+        key is a string constant, key by key (`attrs`: {"logits": fact})."""
+        keyed: dict | None = {}
+        values = []
+        for k, v in zip(node.keys, node.values):
+            f = self.fact(v, state)
+            if k is None:  # `**other`: what another mapping holds
+                f = f.element if f.kind == MAPPING and f.element is not None else UNKNOWN_FACT
+                keyed = None
+            elif keyed is not None and type(k) is ast.Constant and type(k.value) is str:
+                keyed[k.value] = f
+            else:
+                keyed = None
+            values.append(f)
+        if not values:
+            return Fact(MAPPING, Grad.NO, Device.CPU, attrs={})
+        el = join_all(values)
+        return Fact(MAPPING, el.grad, el.device, element=el, attrs=keyed)
 
     def _plain_state_dict(self, module: Fact, call: ast.Call) -> bool:
         """Whether `module.state_dict(...)` (`call`) is torch's, with `keep_vars=False`: a torch
