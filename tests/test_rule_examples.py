@@ -78,7 +78,14 @@ def test_rule_metadata(rule):
     assert "pytorch.org" in sections["References"]
     assert rule.code.startswith("TNS") and len(rule.code) == 6
     assert rule.name and rule.message and rule.VALID and rule.INVALID
-    assert "use" in rule.message or "wrap" in rule.message or "move" in rule.message
+    # The message says what to do: in its template, or in the advice it fills in per finding (each
+    # invalid example's message says it).
+    if "{advice}" in rule.message:
+        for ex in rule.INVALID:
+            for v in lint_text(ex.code, select_rules([rule.code, *ex.also]), _options(ex)).violations:
+                assert v.code != rule.code or any(w in v.message for w in ("; use ", "; wrap ")), v.message
+    else:
+        assert "use" in rule.message or "wrap" in rule.message or "move" in rule.message
     if rule.fix_safety is not None:
         assert rule.fix_safety in ("safe", "unsafe")
         assert rule.fix_title

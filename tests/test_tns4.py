@@ -6,6 +6,7 @@ import pytest
 
 from flake8_tensorcopy.analysis import saved
 from flake8_tensorcopy.engine import fix_text, lint_text, select_rules
+from flake8_tensorcopy.model import Options
 
 TNS4 = select_rules(["TNS4"])
 
@@ -718,3 +719,25 @@ def test_a_key_written_into_an_attribute_that_is_a_dict_on_that_path():
     env = {}
     exec(compile(MASKS, "<case>", "exec"), env)
     env["run"]()
+
+
+def test_an_inplace_activation_on_a_leaf_is_advised_its_out_of_place_form():
+    # `F.relu(w, inplace=True)` and `torch.relu_(w)` are part of the computation: the advice is
+    # the form that returns a new tensor (which runs on torch), not a no-grad block (which would
+    # cut the gradient); no fix.  A plain in-place write keeps the no-grad advice and its fix.
+    code = ("import torch\nimport torch.nn.functional as F\n\nw = torch.zeros(3, requires_grad=True)\n"
+            "a = F.relu(w, inplace=True)\nb = torch.relu_(w)\nc = F.relu_(w)\nw.add_(1)\n")
+    found = lint_text(code, select_rules(["TNS401"]), Options()).violations
+    assert [(v.line, v.message.split("; ", 1)[1], v.fix is not None) for v in found] == [
+        (5, "use `inplace=False`", False),
+        (6, "use `torch.relu(...)`, which returns a new tensor", False),
+        (7, "use `F.relu(...)`, which returns a new tensor", False),
+        (8, "wrap it in `with torch.no_grad():`", True)]
+    torch = pytest.importorskip("torch")
+    F = torch.nn.functional
+    w = torch.zeros(3, requires_grad=True)
+    for bad in (lambda: F.relu(w, inplace=True), lambda: torch.relu_(w), lambda: F.relu_(w)):
+        with pytest.raises(RuntimeError, match="leaf Variable"):
+            bad()
+    (F.relu(w, inplace=False) + torch.relu(w) + F.relu(w)).sum().backward()
+    assert w.grad is not None

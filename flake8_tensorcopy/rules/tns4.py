@@ -1113,7 +1113,7 @@ def _inplace_receivers(segment: str):
 class InplaceOnLeaf(Rule):
     code = "TNS401"
     name = "inplace-on-grad-leaf"
-    message = "in-place write to {leaf}, a leaf that requires grad, raises RuntimeError; wrap it in `with {no_grad}:`"
+    message = "in-place write to {leaf}, a leaf that requires grad, raises RuntimeError; {advice}"
     fix_title = "Wrap in `with torch.no_grad():`"
     fix_safety = "unsafe"
     prefilter = ("requires_grad", "Parameter", "parameters(", "weight", "bias")
@@ -1778,10 +1778,17 @@ exactly (a form feed that starts a line at module level).
             q in _INPLACE_FUNCTIONAL and any(k.arg == "inplace" and _is_true(k.value) for k in node.keywords)
         ):
             # torch.relu_(w), F.relu(w, inplace=True): a write, but rarely meant to be undone by
-            # no_grad (the activation is part of the computation): reported without the wrap.
-            self._check(node, strip_views(node.args[0], ctx), ctx, wrap=False)
+            # no_grad (the activation is part of the computation): reported without the wrap, and
+            # the advice is the function that returns a new tensor.
+            if q in _INPLACE_FUNCTIONAL:
+                advice = "use `inplace=False`"
+            else:
+                advice = f"use `{ctx.short(func, 40)[:-1]}(...)`, which returns a new tensor"
+            self._check(node, strip_views(node.args[0], ctx), ctx, advice=advice)
 
-    def _check(self, node, base, ctx, wrap: bool = True) -> None:
+    def _check(self, node, base, ctx, advice: str | None = None) -> None:
+        """`advice`: what the message says to do instead of wrapping the write in no_grad (no fix
+        then)."""
         # Not under no-grad, not in a lambda (it runs later, maybe under no_grad), not where a
         # test provokes the error on purpose (`pytest.raises`).
         if ctx.no_grad or not self._frames or ctx.in_lambda or ctx.expects_error:
@@ -1796,7 +1803,7 @@ exactly (a form feed that starts a line at module level).
         stmt = ctx.stmt
         # A leaf that comes from the callers says where (`p (passed at line 15)`).
         leaf = ctx.short(base, 60) + ctx.origin(base)
-        self._frames[-1].append((node, stmt, leaf, self._no_grad_spelling(ctx) if wrap else None))
+        self._frames[-1].append((node, stmt, leaf, self._no_grad_spelling(ctx) if advice is None else None, advice))
 
     def _through_call(self, node: ast.Call, ctx) -> None:
         """`sgd_step(model.parameters(), lr)`, where `sgd_step` of another module of the project
@@ -1808,7 +1815,7 @@ exactly (a form feed that starts a line at module level).
             kind = ctx.fact(arg).kind
             each = "" if kind == TENSOR else "the parameters of " if kind == MODULE else "each of "
             ctx.report(self, arg, None, leaf=f"{each}{ctx.short(arg, 60)} (in {callee}(), {where})",
-                       no_grad=self._no_grad_spelling(ctx) or "torch.no_grad()")
+                       advice=f"wrap it in `with {self._no_grad_spelling(ctx) or 'torch.no_grad()'}:`")
 
     def _no_grad_spelling(self, ctx) -> str | None:
         """How this file spells `torch.no_grad()` at this point, or None."""
@@ -1841,7 +1848,7 @@ exactly (a form feed that starts a line at module level).
     def _report(self, scope, findings, ctx) -> None:
         # Statements that can be wrapped, grouped by the block they are in.
         wrappable: dict[int, tuple] = {}
-        for node, stmt, _leaf, spelling in findings:
+        for node, stmt, _leaf, spelling, _advice in findings:
             if stmt is None or not isinstance(stmt, _SIMPLE) or spelling is None:
                 continue
             place = ctx.block_of(stmt)
@@ -1863,9 +1870,10 @@ exactly (a form feed that starts a line at module level).
                     self._fix_run(run, fixes, ctx)
                     run = [item]
             self._fix_run(run, fixes, ctx)
-        for node, stmt, leaf, spelling in findings:
+        for node, stmt, leaf, spelling, advice in findings:
             fix = fixes.get(id(stmt)) if stmt is not None and spelling is not None else None
-            ctx.report(self, node, fix, leaf=leaf, no_grad=spelling or "torch.no_grad()")
+            ctx.report(self, node, fix, leaf=leaf,
+                       advice=advice or f"wrap it in `with {spelling or 'torch.no_grad()'}:`")
 
     def _fix_run(self, run, fixes, ctx) -> None:
         _, body, owner, spelling = run[0]
