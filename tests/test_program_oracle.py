@@ -512,6 +512,97 @@ res = {"pred": model(torch.randn(4, 3))}
 detach_all(res)
 arr = res["pred"].numpy()
 '''),
+    ('property returns submodule', '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(3, 2)])
+    @property
+    def head(self):
+        return self.layers[-1]
+arr = Net().head(torch.randn(4, 3)).numpy()
+'''),
+    ('factory returns local', '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+    def forward(self, x):
+        return self.fc(x)
+    @classmethod
+    def build(cls):
+        m = cls()
+        return m
+arr = Net.build()(torch.randn(4, 3)).numpy()
+'''),
+    ('function returns model', '''\
+def make_model():
+    model = nn.Sequential(nn.Linear(3, 2))
+    return model
+arr = make_model()(torch.randn(4, 3)).numpy()
+'''),
+    ('function returns model eval no_grad', '''\
+def make_model():
+    model = nn.Sequential(nn.Linear(3, 2))
+    model.eval()
+    return model
+m = make_model()
+with torch.no_grad():
+    arr = m(torch.randn(4, 3)).numpy()
+'''),
+    ('property returns tensor output', '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+        self.x = torch.randn(4, 3)
+    @property
+    def out(self):
+        return self.fc(self.x)
+arr = Net().out.numpy()
+'''),
+    ('property returns parameter', '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+    @property
+    def weight(self):
+        return self.fc.weight
+arr = Net().weight.numpy()
+'''),
+    ('property submodule of frozen net', '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(3, 2)])
+    @property
+    def head(self):
+        return self.layers[-1]
+net = Net().requires_grad_(False)
+arr = net.head(torch.randn(4, 3)).numpy()
+'''),
+    ('property output detached', '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+        self.x = torch.randn(4, 3)
+    @property
+    def out(self):
+        return self.fc(self.x).detach()
+arr = Net().out.numpy()
+'''),
+    ('property of plain object', '''\
+class Result:
+    def __init__(self, logits):
+        self._logits = logits
+    @property
+    def probs(self):
+        return self._logits.softmax(-1)
+m = nn.Linear(3, 2)
+arr = Result(m(torch.randn(4, 3))).probs.numpy()
+'''),
 ]
 
 TNS2_PROGRAMS = [
@@ -946,7 +1037,7 @@ STRICT_MAY = {"method under no_grad decorator", "class attr model in other metho
               "function param tensor from caller detached", "store output into sd read other key",
               "list store analog", "list analog 2", "getitem by key mixed",
               "dict update detached", "dict passed to function no grad value", "double star merge",
-              "dict passed to mutating function"}
+              "dict passed to mutating function", "property submodule of frozen net"}
 
 
 def _run(torch, code: str):

@@ -15,7 +15,7 @@ import ast
 
 from . import torchapi as api
 from .astutil import const_bool as _const_bool
-from .astutil import all_nodes, bind_arguments, def_stub, dotted_name, parameter_names
+from .astutil import all_nodes, bind_arguments, decorator_names, def_stub, dotted_name, parameter_names
 from .astutil import kwarg as _kwarg
 from .gradmode import context_effect, set_grad_call
 from .facts import (
@@ -58,6 +58,7 @@ MODULE_CLASS_TAG = "nn_module_class"
 NO_GRAD_FORWARD = "no_grad_forward"
 
 
+_PROPERTIES = frozenset({"property", "functools.cached_property", "cached_property"})
 # The methods of a dict that leave it as it is.
 _MAPPING_READS = frozenset({"get", "keys", "values", "items", "copy", "__getitem__", "__contains__", "__len__"})
 
@@ -1015,6 +1016,9 @@ class Evaluator:
                 if f.kind == TENSOR and f.leaf and base.frozen:
                     f = f.but(grad=Grad.NO)
                 return f
+            got = self._property(base, attr)
+            if got is not None:
+                return got
             if attr in api.PARAM_ATTRS:
                 if base.frozen:
                     return tensor(Grad.UNKNOWN, base.device, by_flow=base.by_flow)
@@ -1026,6 +1030,8 @@ class Evaluator:
             return Fact(MODULE, Grad.UNKNOWN, base.device, frozen=base.frozen, tags=frozenset({"submodule?"}))
         if kind == OBJECT:
             f = base.attrs.get(attr) if base.attrs is not None else None
+            if f is None:
+                f = self._property(base, attr)
             return f if f is not None else UNKNOWN_FACT
         if kind == UNKNOWN and attr in ("data", "grad") and not (
                 isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
@@ -1543,6 +1549,8 @@ class Evaluator:
                 return Fact(MAPPING, Grad.NO, recv.device, element=el)
             if recv.attrs is not None:
                 f = recv.attrs.get(m)
+                if f is None:
+                    f = self._property(recv, m)  # `net.head(x)`, `head` a property
                 if f is not None and f.kind == MODULE:
                     return self._module_output(f, node, state)
                 if recv.node is None:
@@ -1688,6 +1696,24 @@ class Evaluator:
         if var is None or f.kind in (DEVICE, OTHER) and f.device is not Device.UNKNOWN:
             return None
         return var
+
+    def _property(self, instance: Fact, name: str) -> Fact | None:
+        """What property `name` of the class of `instance` (a class of the file) returns, as this
+        instance has it (a submodule of a frozen module is frozen; None: no such property)."""
+        node = instance.node
+        info = self.classes.get(id(node)) if isinstance(node, ast.ClassDef) else None
+        func = info.method(name)[0] if info is not None else None
+        if func is None or not (decorator_names(func) & _PROPERTIES):
+            return None
+        got = self.method_result(node, name)
+        if got is None:
+            return UNKNOWN_FACT
+        if got.kind == MODULE:
+            if instance.frozen:
+                got = _frozen(got, True)
+            if instance.device is not Device.UNKNOWN:
+                got = got.but(device=max(got.device, instance.device))
+        return got
 
     def _dict_display(self, node: ast.Dict, state: State) -> Fact:
         """A dict display: a mapping whose values are described by its element, and, where every
