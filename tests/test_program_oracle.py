@@ -817,6 +817,35 @@ w = torch.zeros(3, requires_grad=True)
 y = w * 2
 y.add_(1)
 '''),
+    ('dict of leaves in-place', '''\
+params = {"w": torch.zeros(3, requires_grad=True), "b": torch.zeros(1, requires_grad=True)}
+params["w"].add_(1)
+'''),
+    ('dict of leaves in-place no_grad', '''\
+params = {"w": torch.zeros(3, requires_grad=True)}
+with torch.no_grad():
+    params["w"].add_(1)
+'''),
+    ('dict of leaves index write', '''\
+params = {"w": torch.zeros(3, requires_grad=True)}
+params["w"][0] = 1.0
+'''),
+    ('dict of plain tensors in-place', '''\
+bufs = {"w": torch.zeros(3)}
+bufs["w"].add_(1)
+'''),
+    ('named params dict comp sgd', '''\
+model = nn.Linear(3, 2)
+ps = dict(model.named_parameters())
+model(torch.randn(4, 3)).sum().backward()
+for n, p in ps.items():
+    p -= 0.1 * p.grad
+'''),
+    ('named params dict comp', '''\
+model = nn.Linear(3, 2)
+ps = {n: p for n, p in model.named_parameters()}
+ps["weight"].zero_()
+'''),
 ]
 
 TNS5_PROGRAMS = [

@@ -1169,6 +1169,8 @@ class Evaluator:
             if name in ("list", "tuple", "sorted", "reversed") and node.args:
                 el = self._element_of(self.fact(node.args[0], state))
                 return Fact(SEQ, el.grad, el.device, element=el)
+            if name == "dict" and state.lookup(name) is None and not any(isinstance(a, ast.Starred) for a in node.args):
+                return self._dict_call(node, state)
             if name in ("enumerate", "zip") and node.args and state.lookup(name) is None and not any(
                 isinstance(a, ast.Starred) for a in node.args
             ):
@@ -1714,6 +1716,36 @@ class Evaluator:
             if instance.device is not Device.UNKNOWN:
                 got = got.but(device=max(got.device, instance.device))
         return got
+
+    def _dict_call(self, node: ast.Call, state: State) -> Fact:
+        """`dict(...)`: of a mapping (a copy), of `model.named_parameters()` or other pairs (by
+        their second items), and of keywords (key by key)."""
+        if len(node.args) > 1:
+            return UNKNOWN_FACT
+        keyed: dict | None = {}
+        values = []
+        if node.args:
+            f = self.fact(node.args[0], state)
+            if f.kind == MAPPING:
+                keyed = dict(f.attrs) if f.attrs is not None else None
+                values.append(f.element or UNKNOWN_FACT)
+            else:
+                pair = self._element_of(f)
+                values.append(pair.items[1] if pair.kind == SEQ and pair.items is not None and len(pair.items) == 2
+                              else UNKNOWN_FACT)
+                keyed = None
+        for k in node.keywords:
+            v = self.fact(k.value, state)
+            if k.arg is None:  # `dict(**other)`
+                v = v.element if v.kind == MAPPING and v.element is not None else UNKNOWN_FACT
+                keyed = None
+            elif keyed is not None:
+                keyed[k.arg] = v
+            values.append(v)
+        if not values:
+            return Fact(MAPPING, Grad.NO, Device.CPU, attrs={})
+        el = join_all(values)
+        return Fact(MAPPING, el.grad, el.device, element=el, attrs=keyed)
 
     def _dict_display(self, node: ast.Dict, state: State) -> Fact:
         """A dict display: a mapping whose values are described by its element, and, where every

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ast
 
-from .facts import FUNCTION, MODULE, NAMED_PARAMS, OTHER, PARAMS, SEQ, TENSOR, UNKNOWN, Grad
+from .facts import FUNCTION, MAPPING, MODULE, NAMED_PARAMS, OTHER, PARAMS, SEQ, TENSOR, UNKNOWN, Grad
 from .torchapi import RESULT_SAVING_TAG
 from .astutil import bind_arguments, decorator_names, dotted_name, parameter_names, statements, target_elements, \
     yields
@@ -87,7 +87,7 @@ def is_basic_index(index: ast.expr, ctx) -> bool:
     return True
 
 
-_CONTAINERS = frozenset((SEQ, PARAMS, NAMED_PARAMS))
+_CONTAINERS = frozenset((SEQ, PARAMS, NAMED_PARAMS, MAPPING))
 
 
 def strip_views(expr: ast.expr, ctx) -> ast.expr:
