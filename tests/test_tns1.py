@@ -107,6 +107,22 @@ def test_a_state_dicts_values_are_detached_and_where_the_module_is():
     assert [(v.code, v.line) for v in lint(own, strict=True)] == [("TNS101", 13)]
 
 
+def test_a_comparison_of_unknown_values_never_requires_grad():
+    # `too_short = wav_lens < n` (pyannote): a bool, or a bool tensor where `wav_lens` is one,
+    # which never requires grad; `.cpu()` puts it on the host.  Strict mode said "may require
+    # grad and may be on an accelerator" of `too_short.cpu().numpy()`, and advised
+    # `too_short.cpu().detach().cpu().numpy()`.  Without `.cpu()`, only its device is unknown.
+    code = ("import torch\n\n\ndef f(wav_lens, n):\n    too_short = wav_lens < n\n"
+            "    return too_short.cpu().numpy(), (wav_lens < n).numpy()\n")
+    found = lint(code, strict=True)
+    assert [(v.code, v.line, v.col) for v in found] == [("TNS102", 6, 36)]
+    assert lint(code) == []
+    torch = pytest.importorskip("torch")
+    w = torch.ones(3, requires_grad=True)
+    assert not (w < 2).requires_grad and (w < 2).dtype == torch.bool
+    exec(compile(code + "f(torch.ones(3, requires_grad=True) * 2, 1)\n", "<case>", "exec"), {})
+
+
 def test_one_value_of_a_list_that_holds_some_that_require_grad_may_not():
     # `xs = [torch.zeros(2), model(x)]`: `xs[0]` does not require grad, `xs[1]` does.  Which one a
     # subscript reads is not followed: strict mode's "may", not a default finding with a fix.

@@ -866,6 +866,10 @@ class Evaluator:
             facts = [self.fact(node.left, state)] + [self.fact(c, state) for c in node.comparators]
             if any(f.kind == TENSOR for f in facts):
                 return tensor(Grad.NO, join_all(facts).device, by_flow=any(f.is_torch_tensor for f in facts))
+            if any(f.kind == UNKNOWN for f in facts):
+                # `wav_lens < n`: a bool, or a bool tensor (or array) where `wav_lens` is one, on its
+                # device; never one that requires grad.
+                return Fact(UNKNOWN, Grad.NO, Device.UNKNOWN)
             return OTHER_FACT
         if t is ast.BoolOp:
             return join_all(self.fact(v, st) for v, st in self.narrowed_parts(node, state))
