@@ -1045,6 +1045,18 @@ class T:
         assert not torch.equal(self.model.weight, w_last), "snapshot changed"
 T().fit()
 '''),
+    ('snapshot in method', '''\
+class T:
+    def __init__(self):
+        self.model = nn.Linear(3, 2)
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)
+    def save_best(self):
+        self.best = self.model.state_dict()
+    def step(self):
+        self.opt.zero_grad(); self.model(torch.randn(4, 3)).sum().backward(); self.opt.step()
+t = T(); t.save_best(); t.step()
+assert not torch.equal(t.best["weight"], t.model.state_dict()["weight"]), "snapshot changed"
+'''),
 ]
 
 # Raising programs that default mode leaves to --strict: what they convert is one value of a
