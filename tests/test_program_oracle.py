@@ -603,6 +603,11 @@ class Result:
 m = nn.Linear(3, 2)
 arr = Result(m(torch.randn(4, 3))).probs.numpy()
 '''),
+    ('get by key mixed', '''\
+model = nn.Linear(3, 2)
+res = {"pred": model(torch.randn(4, 3)), "y": torch.zeros(4)}
+arr = res.get("y").numpy()
+'''),
 ]
 
 TNS2_PROGRAMS = [

@@ -1038,3 +1038,21 @@ def test_the_snapshot_domains_update_test_is_its_pattern(text):
     from flake8_tensorcopy.analysis.text_tests import UPDATE_TEXT, may_update
 
     assert may_update(text) == (UPDATE_TEXT.search(text) is not None)
+
+
+def test_a_function_that_steps_the_modules_optimizer_is_the_one_called():
+    # `train_epoch()` steps `opt`, built on `model`: a state dict of `model` taken before the call
+    # is stale after it.  Not when the name called is a local function of the same name that
+    # steps another optimizer (whose model is not `model`).
+    head = ("import torch\nfrom torch import nn\n\nmodel = nn.Linear(4, 1)\n"
+            "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n\n\n"
+            "def train_epoch():\n    model(torch.randn(2, 4)).sum().backward()\n    opt.step()\n\n\n")
+    called = head + ("def fit():\n    init = model.state_dict()\n    train_epoch()\n"
+                     "    model.load_state_dict(init)\n")
+    shadowed = head + ("def fit():\n    other = nn.Linear(4, 1)\n    other_opt = torch.optim.SGD(other.parameters())\n\n"
+                       "    def train_epoch():\n        other(torch.randn(2, 4)).sum().backward()\n"
+                       "        other_opt.step()\n\n"
+                       "    init = model.state_dict()\n    train_epoch()\n    model.load_state_dict(init)\n")
+    rules = select_rules(["TNS501"])
+    assert [v.line for v in lint_text(called, rules, Options()).violations] == [14]
+    assert lint_text(shadowed, rules, Options()).violations == []

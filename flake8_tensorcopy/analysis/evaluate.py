@@ -1568,6 +1568,9 @@ class Evaluator:
         if kind == MAPPING:
             el = recv.element or UNKNOWN_FACT
             if m in ("get", "pop", "__getitem__"):
+                key = node.args[0] if node.args else None
+                if recv.attrs is not None and type(key) is ast.Constant and key.value in recv.attrs:
+                    return recv.attrs[key.value]  # `d.get("logits")`
                 return _one_of(el)
             if m == "values":
                 return Fact(SEQ, el.grad, el.device, element=el)

@@ -635,7 +635,7 @@ class SnapshotDomain(Domain):
                         handed.add(k)
                 # What it steps without being handed: an optimizer of the module's own
                 # (`def train_epoch(): opt.step()` with `opt = SGD(model.parameters())` at the top).
-                handed |= self._global_steps(walker, n)
+                handed |= self._global_steps(walker, n, state)
                 if handed:
                     stale(lambda tok, h=frozenset(handed): tok.param and _related(tok.source, h), n)
 
@@ -738,14 +738,14 @@ class SnapshotDomain(Domain):
             return False
         return found is not None and steps_optimizer(walker, found, self._stepping)
 
-    def _global_steps(self, walker, call: ast.Call) -> set:
+    def _global_steps(self, walker, call: ast.Call, state) -> set:
         """The modules whose parameters a module-level function of the file that `call` calls by
         its name updates through an optimizer of the module's own, a global it neither is
         handed nor binds (`def train_epoch(): opt.step()`, `opt = SGD(model.parameters())`):
         the optimizer's roots, those the scope of the call does not bind itself."""
         func = call.func
         found = walker.functions.get(func.id) if type(func) is ast.Name else None
-        if found is None:
+        if found is None or walker.fact(func, state).node is not found:  # (not a local of that name)
             return set()
         known = self._optimizer_roots(walker)
         stepped = {m.group(1) for m in _STEP_TEXT.finditer(walker.source_of(found))}
