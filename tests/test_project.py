@@ -3849,3 +3849,47 @@ def test_each_domain_is_widened_by_its_own_rules_triggers(tmp_path, monkeypatch)
     train = make(tmp_path, files=files, package="wpkg")
     engine_findings(train, tmp_path)
     assert sorted(heard) == [("accumulators", frozenset({"update"})), ("snapshots", frozenset({"snapshot"}))]
+
+
+DICT_RETURNED = {
+    "pyproject.toml": "",
+    "PKG/__init__.py": "",
+    "PKG/steps.py": """
+        import torch
+        from torch import nn
+
+        model = nn.Linear(3, 2)
+
+
+        def step(x):
+            y = model(x)
+            return {"loss": y.pow(2).mean().item(), "pred": y, "label": torch.zeros(4)}
+    """,
+    "PKG/train.py": """
+        import torch
+
+        from .steps import step
+
+
+        def run():
+            res = step(torch.randn(4, 3))
+            return res["label"].numpy(), res["loss"], res["pred"].numpy()
+    """,
+}
+
+
+def test_a_dict_another_module_returns_is_followed_key_by_key(tmp_path, capsys, monkeypatch):
+    # steps.step() returns a dict: its "pred" requires grad, its "label" and "loss" do not.  In
+    # train.py only `res["pred"].numpy()` is reported (engine, CLI, flake8), and it raises there.
+    train = make(tmp_path, files=DICT_RETURNED, package="dictpkg")
+    found = _reported_everywhere(train, [("TNS101", 8, 'res["pred"] requires grad, so .numpy() raises '
+                                          'RuntimeError; use res["pred"].detach().numpy()')], capsys, tmp_path)
+    assert found[0].fix is not None
+    assert [v.line for v in _strict_findings(train, tmp_path)] == [8]
+    import torch  # noqa: F401
+
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from dictpkg import train as module
+
+    with pytest.raises(RuntimeError, match="requires grad"):
+        module.run()
