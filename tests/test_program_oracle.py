@@ -608,6 +608,90 @@ model = nn.Linear(3, 2)
 res = {"pred": model(torch.randn(4, 3)), "y": torch.zeros(4)}
 arr = res.get("y").numpy()
 '''),
+    ('dict in loop overwritten detached', '''\
+model = nn.Linear(3, 2)
+out = {}
+for i in range(2):
+    out["pred"] = model(torch.randn(4, 3))
+    out["pred"] = out["pred"].detach()
+arr = out["pred"].numpy()
+'''),
+    ('dict branch detach', '''\
+model = nn.Linear(3, 2)
+out = {"pred": model(torch.randn(4, 3))}
+if out["pred"].shape[0] > 10:
+    out = {"pred": out["pred"].detach()}
+arr = out["pred"].numpy()
+'''),
+    ('dict comprehension detach values', '''\
+model = nn.Linear(3, 2)
+out = {"pred": model(torch.randn(4, 3))}
+out = {k: v.detach() for k, v in out.items()}
+arr = out["pred"].numpy()
+'''),
+    ('dict passed to method that detaches', '''\
+model = nn.Linear(3, 2)
+class Logger:
+    def detach_all(self, d):
+        for k in list(d):
+            d[k] = d[k].detach()
+log = Logger()
+out = {"pred": model(torch.randn(4, 3))}
+log.detach_all(out)
+arr = out["pred"].numpy()
+'''),
+    ('nested dict', '''\
+model = nn.Linear(3, 2)
+out = {"a": {"pred": model(torch.randn(4, 3))}}
+arr = out["a"]["pred"].numpy()
+'''),
+    ('nested dict detached inner', '''\
+model = nn.Linear(3, 2)
+out = {"a": {"pred": model(torch.randn(4, 3)).detach()}}
+arr = out["a"]["pred"].numpy()
+'''),
+    ('dict under no_grad', '''\
+model = nn.Linear(3, 2)
+with torch.no_grad():
+    out = {"pred": model(torch.randn(4, 3))}
+arr = out["pred"].numpy()
+'''),
+    ('dict with item loss', '''\
+model = nn.Linear(3, 2)
+out = {"loss": model(torch.randn(4, 3)).sum()}
+val = out["loss"].item()
+arr = np.array([val])
+'''),
+    ('json-like config dict tensor', '''\
+cfg = {"lr": 0.1, "w": torch.ones(3)}
+arr = cfg["w"].numpy()
+'''),
+    ('dict key variable', '''\
+model = nn.Linear(3, 2)
+out = {"pred": model(torch.randn(4, 3)), "y": torch.zeros(4)}
+k = "y"
+arr = out[k].numpy()
+'''),
+    ('property cached', '''\
+import functools as ft
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+    @ft.cached_property
+    def probe(self):
+        return self.fc(torch.randn(4, 3)).detach()
+arr = Net().probe.numpy()
+'''),
+    ('getitem of module class', '''\
+class Stack(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(3, 3)])
+    def __getitem__(self, i):
+        return self.layers[i]
+arr = Stack()[0].weight.detach().numpy()
+'''),
 ]
 
 TNS2_PROGRAMS = [
@@ -1077,13 +1161,15 @@ STRICT_ONLY = {"partial", "lambda", "state_dict keep_vars", "store output into s
 # (a layer may have been thawed since), a public function's parameter (another module may pass
 # anything), and one value of a list or a dict that also holds values that require grad (or of
 # what a class's `__getitem__` returns, which for another key requires grad), a value of a dict
-# after `update()`, after `**other`, or after a call statement that hands it to a function.
+# after `update()`, after `**other`, or after a call statement that hands it to a function, or
+# read by a key in a variable.
 STRICT_MAY = {"method under no_grad decorator", "class attr model in other method under no_grad",
               "method called only under no_grad", "frozen params loop", "frozen requires_grad_(False)",
               "function param tensor from caller detached", "store output into sd read other key",
               "list store analog", "list analog 2", "getitem by key mixed",
               "dict update detached", "dict passed to function no grad value", "double star merge",
-              "dict passed to mutating function", "property submodule of frozen net"}
+              "dict passed to mutating function", "property submodule of frozen net",
+              "dict passed to method that detaches", "dict key variable"}
 
 
 def _run(torch, code: str):

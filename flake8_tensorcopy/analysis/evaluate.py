@@ -58,7 +58,7 @@ MODULE_CLASS_TAG = "nn_module_class"
 NO_GRAD_FORWARD = "no_grad_forward"
 
 
-_PROPERTIES = frozenset({"property", "functools.cached_property", "cached_property"})
+_PROPERTIES = frozenset({"property", "cached_property"})
 # The methods of a dict that leave it as it is.
 _MAPPING_READS = frozenset({"get", "keys", "values", "items", "copy", "__getitem__", "__contains__", "__len__"})
 
@@ -1712,8 +1712,8 @@ class Evaluator:
         node = instance.node
         info = self.classes.get(id(node)) if isinstance(node, ast.ClassDef) else None
         func = info.method(name)[0] if info is not None else None
-        if func is None or not (decorator_names(func) & _PROPERTIES):
-            return None
+        if func is None or not any(n is not None and n.rsplit(".", 1)[-1] in _PROPERTIES for n in decorator_names(func)):
+            return None  # (`@property`, `@functools.cached_property`, `@ft.cached_property`)
         got = self.method_result(node, name)
         if got is None:
             return UNKNOWN_FACT

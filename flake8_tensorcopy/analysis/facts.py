@@ -124,7 +124,8 @@ class Fact(_Record):
             return True
         if type(other) is not Fact:
             return NotImplemented
-        return self._key() == other._key()
+        # (A mapping's values key by key are part of what it is; other attributes are not.)
+        return self._key() == other._key() and (self.kind != MAPPING or self.attrs == other.attrs)
 
     def __hash__(self) -> int:
         return hash(self._key())
@@ -248,7 +249,7 @@ def join(a: Fact | None, b: Fact | None) -> Fact:
         a.qual if a.qual == b.qual else None,
         a.frozen and b.frozen,
         a.paramfree and b.paramfree,
-        a.attrs if a.attrs is b.attrs else None,
+        _join_attrs(a, b, kind),
         join(a.element, b.element) if (a.element or b.element) else None,
         a.tags | b.tags,
         _join_items(a.items, b.items),
@@ -257,6 +258,16 @@ def join(a: Fact | None, b: Fact | None) -> Fact:
         a.device_var if a.device_var == b.device_var else None,
         a.node if a.node is b.node else None,
     )
+
+
+def _join_attrs(a: Fact, b: Fact, kind: str):
+    """The attributes of the join of `a` and `b`: the same ones, or, of two dicts with string keys,
+    each key's value joined (a key one path lacks is the other's: reading it there raises)."""
+    if a.attrs is b.attrs:
+        return a.attrs
+    if kind == MAPPING and type(a.attrs) is dict and type(b.attrs) is dict:
+        return {k: join(a.attrs.get(k), b.attrs.get(k)) for k in a.attrs.keys() | b.attrs.keys()}
+    return None
 
 
 def _as_list(f: Fact) -> Fact:
