@@ -692,6 +692,41 @@ class Stack(nn.Module):
         return self.layers[i]
 arr = Stack()[0].weight.detach().numpy()
 '''),
+    ('dict alias store', '''\
+model = nn.Linear(3, 2)
+out = {"pred": model(torch.randn(4, 3))}
+alias = out
+alias["pred"] = alias["pred"].detach()
+arr = out["pred"].numpy()
+'''),
+    ('list alias append', '''\
+model = nn.Linear(3, 2)
+preds = []
+alias = preds
+alias.append(model(torch.randn(4, 3)))
+arr = preds[0].numpy()
+'''),
+    ('dict alias update', '''\
+model = nn.Linear(3, 2)
+out = {"pred": model(torch.randn(4, 3))}
+alias = out
+alias.update(pred=out["pred"].detach())
+arr = out["pred"].numpy()
+'''),
+    ('dict alias rebound then store', '''\
+model = nn.Linear(3, 2)
+out = {"pred": model(torch.randn(4, 3))}
+alias = out
+alias = {"pred": torch.zeros(2)}
+alias["pred"] = torch.zeros(3)
+arr = out["pred"].numpy()
+'''),
+    ('chained assignment', '''\
+model = nn.Linear(3, 2)
+a = b = {}
+a["pred"] = model(torch.randn(4, 3))
+arr = b["pred"].numpy()
+'''),
 ]
 
 TNS2_PROGRAMS = [
@@ -1169,7 +1204,7 @@ STRICT_MAY = {"method under no_grad decorator", "class attr model in other metho
               "list store analog", "list analog 2", "getitem by key mixed",
               "dict update detached", "dict passed to function no grad value", "double star merge",
               "dict passed to mutating function", "property submodule of frozen net",
-              "dict passed to method that detaches", "dict key variable"}
+              "dict passed to method that detaches", "dict key variable", "dict alias update"}
 
 
 def _run(torch, code: str):

@@ -345,6 +345,12 @@ class Evaluator:
             f = self.fact(stmt.value, state)
             for target in stmt.targets:
                 self._bind(target, f, state, stmt.value)
+            if (f.kind == MAPPING or f.kind == SEQ) and self._container_aliases is not None:
+                # `alias = out`, `a = b = {}`: one list or dict under two names.
+                names = [n.id for n in (*stmt.targets, stmt.value) if type(n) is ast.Name]
+                if len(names) > 1:
+                    for n in names:
+                        self._container_aliases.setdefault(n, set()).update(m for m in names if m != n)
         elif t is ast.AnnAssign:
             if stmt.value is not None:
                 self._bind(stmt.target, self.fact(stmt.value, state), state, stmt.value)
@@ -365,6 +371,20 @@ class Evaluator:
                 if isinstance(target, ast.Name):
                     state.env.pop(target.id, None)
 
+    # Names bound to one another's list or dict (`alias = out`): {name: names} (the walker's).
+    _container_aliases: dict | None = None
+
+    def _rebind_container(self, target, old: Fact, new: Fact, state: State) -> None:
+        """Bind `target` (a list or dict whose fact was `old`) to `new`, and so the names bound to
+        the same list or dict (`alias = out`, then `alias["pred"] = ...`: `out` holds it too)."""
+        self._bind(target, new, state)
+        aliases = self._container_aliases
+        if aliases and type(target) is ast.Name and target.id in aliases:
+            env = state.env
+            for name in aliases[target.id]:
+                if env.get(name) is old:
+                    env[name] = new
+
     def _handed_mappings(self, call: ast.Call, state: State) -> None:
         """A dict handed to a function or method of the project by a call statement (whose result
         is not used: it works by what it does, `detach_all(outputs)`) may hold anything after."""
@@ -381,7 +401,7 @@ class Evaluator:
             return
         for a, f in facts:
             el = UNKNOWN_FACT if f.element is None else join(f.element, UNKNOWN_FACT)
-            self._bind(a, f.but(grad=el.grad, device=el.device, element=el, attrs=None), state)
+            self._rebind_container(a, f, f.but(grad=el.grad, device=el.device, element=el, attrs=None), state)
 
     def _call_effect(self, node, state: State) -> None:
         """State changes made by a call statement: grad-mode switches and in-place state."""
@@ -450,7 +470,8 @@ class Evaluator:
         if recv.kind == MAPPING and m not in _MAPPING_READS:
             # `d.update(...)`, `d.setdefault(...)`, `d.pop(k)`: what it holds is not followed.
             el = UNKNOWN_FACT if recv.element is None else join(recv.element, UNKNOWN_FACT)
-            self._bind(func.value, recv.but(grad=el.grad, device=el.device, element=el, attrs=None), state)
+            self._rebind_container(func.value, recv, recv.but(grad=el.grad, device=el.device, element=el, attrs=None),
+                                   state)
             return
         if recv.kind == SEQ and m in ("append", "extend", "insert") and node.args:
             # losses.append(loss): the list's elements are now (also) what was added.
@@ -458,8 +479,8 @@ class Evaluator:
             if m == "extend":
                 new = self._element_of(new)
             el = join(recv.element, new) if recv.element is not None else new
-            self._bind(func.value, Fact(SEQ, max(recv.grad, el.grad), max(recv.device, el.device), element=el),
-                       state)
+            self._rebind_container(func.value, recv,
+                                   Fact(SEQ, max(recv.grad, el.grad), max(recv.device, el.device), element=el), state)
 
     def _freeze_owner(self, param: Fact, state: State) -> None:
         """`p.requires_grad_(False)` on a parameter of `model.parameters()` freezes `model`."""
@@ -533,13 +554,14 @@ class Evaluator:
                 seq = self.fact(target.value, state)
                 if seq.kind == SEQ:
                     el = fact if seq.element is None else join(seq.element, fact)
-                    self._bind(target.value, Fact(SEQ, el.grad, el.device, element=el), state)
+                    self._rebind_container(target.value, seq, Fact(SEQ, el.grad, el.device, element=el), state)
                 elif seq.kind == MAPPING:  # `state["step"] = 3`: it may hold that now
                     el = fact if seq.element is None else join(seq.element, fact)
                     i = target.slice
                     keyed = {**seq.attrs, i.value: fact} if seq.attrs is not None and type(i) is ast.Constant \
                         and type(i.value) is str else None
-                    self._bind(target.value, seq.but(grad=el.grad, device=el.device, element=el, attrs=keyed), state)
+                    self._rebind_container(target.value, seq,
+                                           seq.but(grad=el.grad, device=el.device, element=el, attrs=keyed), state)
 
     # ------------------------------------------------------------------ narrowing
 

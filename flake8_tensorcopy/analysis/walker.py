@@ -366,6 +366,7 @@ class Walker(Summaries, Evaluator):
         # rules off, their own callers' facts on.
         self._passers: set = set()
         self._dotted_roots: set = set()  # first names of the dotted keys (`self.w`) ever bound
+        self._container_aliases: dict = {}  # (evaluate.Evaluator._rebind_container)
         self._no_grad_callees: frozenset | None = None  # computed when a function is first walked
         self._mentions_grad_mode: bool | None = None
         self._init_summaries()
