@@ -59,8 +59,28 @@ NO_GRAD_FORWARD = "no_grad_forward"
 
 
 _PROPERTIES = frozenset({"property", "cached_property"})
+_COMPREHENSIONS = (ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp)
 # The methods of a dict that leave it as it is.
 _MAPPING_READS = frozenset({"get", "keys", "values", "items", "copy", "__getitem__", "__contains__", "__len__"})
+
+
+def _mapping(values: list, keyed: dict | None) -> Fact:
+    """A dict that holds `values`, key by key where `keyed` ({key: fact}) is not None."""
+    if not values:
+        return Fact(MAPPING, Grad.NO, Device.CPU, attrs={})
+    el = join_all(values)
+    return Fact(MAPPING, el.grad, el.device, element=el, attrs=keyed)
+
+
+def _spread(f: Fact) -> Fact:
+    """What `**f` puts in a dict: the values of a mapping, else unknown ones."""
+    return f.element if f.kind == MAPPING and f.element is not None else UNKNOWN_FACT
+
+
+def _forgotten(f: Fact) -> Fact:
+    """Mapping `f` after something not followed may have changed what it holds."""
+    el = UNKNOWN_FACT if f.element is None else join(f.element, UNKNOWN_FACT)
+    return f.but(grad=el.grad, device=el.device, element=el, attrs=None)
 
 
 def _one_of(element: Fact) -> Fact:
@@ -400,8 +420,7 @@ class Evaluator:
         if callee.node is None or callee.kind not in (FUNCTION, OBJECT, MODULE, CLASS):
             return
         for a, f in facts:
-            el = UNKNOWN_FACT if f.element is None else join(f.element, UNKNOWN_FACT)
-            self._rebind_container(a, f, f.but(grad=el.grad, device=el.device, element=el, attrs=None), state)
+            self._rebind_container(a, f, _forgotten(f), state)
 
     def _call_effect(self, node, state: State) -> None:
         """State changes made by a call statement: grad-mode switches and in-place state."""
@@ -469,9 +488,7 @@ class Evaluator:
                 self._freeze_owner(recv, state)
         if recv.kind == MAPPING and m not in _MAPPING_READS:
             # `d.update(...)`, `d.setdefault(...)`, `d.pop(k)`: what it holds is not followed.
-            el = UNKNOWN_FACT if recv.element is None else join(recv.element, UNKNOWN_FACT)
-            self._rebind_container(func.value, recv, recv.but(grad=el.grad, device=el.device, element=el, attrs=None),
-                                   state)
+            self._rebind_container(func.value, recv, _forgotten(recv), state)
             return
         if recv.kind == SEQ and m in ("append", "extend", "insert") and node.args:
             # losses.append(loss): the list's elements are now (also) what was added.
@@ -947,22 +964,19 @@ class Evaluator:
             f = self.fact(node.value, state)
             self._bind(node.target, f, state)
             return f
-        if t in (ast.ListComp, ast.GeneratorExp, ast.SetComp):
+        if t in _COMPREHENSIONS:
             inner = state.copy()
             for gen in node.generators:
                 self._bind(gen.target, self._element_of(self.fact(gen.iter, inner)), inner)
+            if t is ast.DictComp:
+                el = self.fact(node.value, inner)
+                return Fact(MAPPING, el.grad, el.device, element=el)
             el = self.fact(node.elt, inner)
             return Fact(SEQ, el.grad, el.device, element=el)
         if t is ast.Starred:
             return self.fact(node.value, state)
         if t is ast.Dict:
             return self._dict_display(node, state)
-        if t is ast.DictComp:
-            inner = state.copy()
-            for gen in node.generators:
-                self._bind(gen.target, self._element_of(self.fact(gen.iter, inner)), inner)
-            el = self.fact(node.value, inner)
-            return Fact(MAPPING, el.grad, el.device, element=el)
         if t is ast.JoinedStr or t is ast.Lambda:
             return OTHER_FACT
         if (t is ast.Await or t is ast.Yield or t is ast.YieldFrom) and node.value is not None:
@@ -1766,15 +1780,11 @@ class Evaluator:
         for k in node.keywords:
             v = self.fact(k.value, state)
             if k.arg is None:  # `dict(**other)`
-                v = v.element if v.kind == MAPPING and v.element is not None else UNKNOWN_FACT
-                keyed = None
+                v, keyed = _spread(v), None
             elif keyed is not None:
                 keyed[k.arg] = v
             values.append(v)
-        if not values:
-            return Fact(MAPPING, Grad.NO, Device.CPU, attrs={})
-        el = join_all(values)
-        return Fact(MAPPING, el.grad, el.device, element=el, attrs=keyed)
+        return _mapping(values, keyed)
 
     def _dict_display(self, node: ast.Dict, state: State) -> Fact:
         """A dict display: a mapping whose values are described by its element, and, where every
@@ -1784,17 +1794,13 @@ class Evaluator:
         for k, v in zip(node.keys, node.values):
             f = self.fact(v, state)
             if k is None:  # `**other`: what another mapping holds
-                f = f.element if f.kind == MAPPING and f.element is not None else UNKNOWN_FACT
-                keyed = None
+                f, keyed = _spread(f), None
             elif keyed is not None and type(k) is ast.Constant and type(k.value) is str:
                 keyed[k.value] = f
             else:
                 keyed = None
             values.append(f)
-        if not values:
-            return Fact(MAPPING, Grad.NO, Device.CPU, attrs={})
-        el = join_all(values)
-        return Fact(MAPPING, el.grad, el.device, element=el, attrs=keyed)
+        return _mapping(values, keyed)
 
     def _plain_state_dict(self, module: Fact, call: ast.Call) -> bool:
         """Whether `module.state_dict(...)` (`call`) is torch's, with `keep_vars=False`: a torch
