@@ -185,6 +185,53 @@ def yields(func) -> bool:
     return False
 
 
+_LOCAL_NAMES: dict = {}
+
+
+def local_names(func) -> frozenset:
+    """The names function `func` binds in its own scope: its parameters, and what its body
+    assigns, defines, imports or catches (not in a nested function, class or comprehension;
+    not those it declares `global` or `nonlocal`).  Kept per def."""
+    found = _LOCAL_NAMES.get(id(func))
+    if found is not None and found[0] is func:
+        return found[1]
+    names = set(parameter_names(func.args)) if not isinstance(func, ast.ClassDef) else set()
+    declared = set()
+    stack = list(func.body) if type(func.body) is list else []
+    while stack:
+        n = stack.pop()
+        t = type(n)
+        if t is ast.FunctionDef or t is ast.AsyncFunctionDef or t is ast.ClassDef:
+            names.add(n.name)
+            continue
+        if t is ast.Lambda or t in _COMPREHENSION_TYPES:
+            continue
+        if t is ast.Name:
+            if type(n.ctx) is not ast.Load:
+                names.add(n.id)
+            continue
+        if t is ast.Global or t is ast.Nonlocal:
+            declared.update(n.names)
+        elif t is ast.Import or t is ast.ImportFrom:
+            names.update((a.asname or a.name.split(".")[0]) for a in n.names if a.name != "*")
+        elif t is ast.ExceptHandler and n.name:
+            names.add(n.name)
+        elif t is ast.MatchAs or t is ast.MatchStar:
+            if n.name:
+                names.add(n.name)
+        elif t is ast.MatchMapping and n.rest:
+            names.add(n.rest)
+        stack.extend(child_nodes(n))
+    result = frozenset(names - declared)
+    if len(_LOCAL_NAMES) > 4096:
+        _LOCAL_NAMES.clear()
+    _LOCAL_NAMES[id(func)] = (func, result)
+    return result
+
+
+_COMPREHENSION_TYPES = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
 def own_nodes(body):
     """The nodes of a function's body that run as part of it: not in a nested function, class
     or lambda (those nodes are not given either)."""
@@ -265,6 +312,14 @@ def is_function(node) -> bool:
 
 def decorator_names(func) -> set:
     return {dotted_name(d.func if isinstance(d, ast.Call) else d) for d in func.decorator_list}
+
+
+_PROPERTIES = frozenset({"property", "cached_property"})
+
+
+def is_property(func) -> bool:
+    """A method decorated `@property`, `@functools.cached_property`, `@ft.cached_property`."""
+    return any(n is not None and n.rsplit(".", 1)[-1] in _PROPERTIES for n in decorator_names(func))
 
 
 def is_plain_method(func) -> bool:

@@ -15,7 +15,7 @@ import ast
 
 from . import torchapi as api
 from .astutil import const_bool as _const_bool
-from .astutil import all_nodes, bind_arguments, decorator_names, def_stub, dotted_name, parameter_names
+from .astutil import all_nodes, bind_arguments, decorator_names, def_stub, dotted_name, is_property, parameter_names
 from .astutil import kwarg as _kwarg
 from .gradmode import context_effect, set_grad_call
 from .facts import (
@@ -58,7 +58,6 @@ MODULE_CLASS_TAG = "nn_module_class"
 NO_GRAD_FORWARD = "no_grad_forward"
 
 
-_PROPERTIES = frozenset({"property", "cached_property"})
 _COMPREHENSIONS = (ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp)
 # The methods of a dict that leave it as it is.
 _MAPPING_READS = frozenset({"get", "keys", "values", "items", "copy", "__getitem__", "__contains__", "__len__"})
@@ -1056,7 +1055,7 @@ class Evaluator:
                 if f.kind == TENSOR and f.leaf and base.frozen:
                     f = f.but(grad=Grad.NO)
                 return f
-            got = self._property(base, attr)
+            got = self._property(base, attr, node.value, state)
             if got is not None:
                 return got
             if attr in api.PARAM_ATTRS:
@@ -1071,7 +1070,7 @@ class Evaluator:
         if kind == OBJECT:
             f = base.attrs.get(attr) if base.attrs is not None else None
             if f is None:
-                f = self._property(base, attr)
+                f = self._property(base, attr, node.value, state)
             return f if f is not None else UNKNOWN_FACT
         if kind == UNKNOWN and attr in ("data", "grad") and not (
                 isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
@@ -1592,13 +1591,14 @@ class Evaluator:
             if recv.attrs is not None:
                 f = recv.attrs.get(m)
                 if f is None:
-                    f = self._property(recv, m)  # `net.head(x)`, `head` a property
+                    f = self._property(recv, m, node.func.value if type(node.func) is _Attribute else None,
+                                       state)  # `net.head(x)`, `head` a property
                 if f is not None and f.kind == MODULE:
                     return self._module_output(f, node, state)
                 if recv.node is None:
                     return UNKNOWN_FACT
                 self.note_method_call(recv.node, m, node, state)
-                result = self.method_call_result(recv.node, m, node, state)
+                result = self.method_call_result(recv.node, m, node, state, recv)
                 return result if result is not None else UNKNOWN_FACT
             return UNKNOWN_FACT
         if kind == MAPPING:
@@ -1624,7 +1624,7 @@ class Evaluator:
                 return self._module_output(f, node, state)
             if recv.node is not None:
                 self.note_method_call(recv.node, m, node, state)
-            result = self.method_call_result(recv.node, m, node, state) if recv.node is not None else None
+            result = self.method_call_result(recv.node, m, node, state, recv) if recv.node is not None else None
             return result if result is not None else UNKNOWN_FACT
         if kind == CLASS and isinstance(recv.node, ast.ClassDef):
             # `Utils.to_numpy(out)`: a static or class method called on a class of the file (or
@@ -1662,8 +1662,11 @@ class Evaluator:
     def call_result(self, func, call, state) -> Fact | None:
         return self.function_result(func, None)
 
-    def method_call_result(self, classdef, name: str, call, state) -> Fact | None:
+    def method_call_result(self, classdef, name: str, call, state, recv: Fact | None = None) -> Fact | None:
         return self.method_result(classdef, name)
+
+    def property_result(self, entity, name: str, recv: Fact, receiver, state) -> Fact | None:
+        return self.method_result(entity, name)
 
     def note_function_call(self, func, call, state) -> None:
         pass
@@ -1742,15 +1745,21 @@ class Evaluator:
             return None
         return var
 
-    def _property(self, instance: Fact, name: str) -> Fact | None:
-        """What property `name` of the class of `instance` (a class of the file) returns, as this
-        instance has it (a submodule of a frozen module is frozen; None: no such property)."""
+    def _property(self, instance: Fact, name: str, receiver, state: State) -> Fact | None:
+        """What property `name` of the class of `instance` (`receiver`'s value: a class of the
+        file, or of another module of the project) returns, as this instance has it (a submodule
+        of a frozen module is frozen; None: no such property)."""
         node = instance.node
-        info = self.classes.get(id(node)) if isinstance(node, ast.ClassDef) else None
-        func = info.method(name)[0] if info is not None else None
-        if func is None or not any(n is not None and n.rsplit(".", 1)[-1] in _PROPERTIES for n in decorator_names(func)):
-            return None  # (`@property`, `@functools.cached_property`, `@ft.cached_property`)
-        got = self.method_result(node, name)
+        if hasattr(node, "is_property"):
+            if not node.is_property(name):
+                return None
+            got = self.property_result(node, name, instance, receiver, state)
+        else:
+            info = self.classes.get(id(node)) if isinstance(node, ast.ClassDef) else None
+            func = info.method(name)[0] if info is not None else None
+            if func is None or not is_property(func):
+                return None
+            got = self.method_result(node, name)
         if got is None:
             return UNKNOWN_FACT
         if got.kind == MODULE:

@@ -17,7 +17,7 @@ import os
 from contextlib import contextmanager
 
 from . import lazytree
-from .astutil import constant_defaults, decorator_names, def_stub, own_nodes
+from .astutil import constant_defaults, decorator_names, def_stub, is_plain_method, is_property, own_nodes
 from .facts import CALLED, CLASS, FUNCTION, MODULE, OBJECT, SITE_CONSTANTS, UNKNOWN_FACT, Fact
 from .portable import export_fact, import_fact, well_formed
 
@@ -170,6 +170,52 @@ class ProjectEntity:
     def method_return(self, name: str, hint: tuple | None = None) -> Fact | None:
         return self._answer(("method", self.path, name, hint), lambda w, node: w.method_result(node, name, hint))
 
+    def method_stub(self, name: str):
+        """A def with the parameters of method `name`, where the class itself defines it (what
+        binding a call's arguments reads), else None."""
+        summary = self.summary
+        found = summary.infos.get(f"{self.path}.{name}") if summary is not None else None
+        if found is None or found[0] != FUNCTION or not found[2]:
+            return None
+        return def_stub(name, found[2], found[1])
+
+    def is_property(self, name: str) -> bool:
+        """Whether the class itself defines `name` as a property (astutil.is_property)."""
+        summary = self.summary
+        found = summary.infos.get(f"{self.path}.{name}") if summary is not None else None
+        if found is None or found[0] != FUNCTION:
+            return False
+        return self._answer(("property", self.path, name), lambda w, node: _is_property(w, node, name),
+                            many="plain") == "1"
+
+    def method_return_for(self, name: str, attrs: dict, args: dict) -> Fact | None:
+        """What method `name` of the class returns on an instance whose attributes `attrs`
+        ({attr: fact}) are what its constructor call passed (`Trainer(net)`: `self.model` is
+        `net`), called with parameters `args` ({name: fact}); both as `returns_for` says them.
+        Walked by the class's module's walker with the instance and the arguments given; the
+        method's own result (`method_return`) where it is not a method of the instance the
+        class defines."""
+        said_attrs = tuple(sorted((a, export_fact(f, _entity_ref)) for a, f in attrs.items()))
+        said_args = tuple(sorted((p, export_fact(f, _entity_ref)) for p, f in args.items()))
+
+        def compute(walker, node):
+            generic = lambda: walker.method_result(node, name)  # noqa: E731
+            info = walker.classes.get(id(node)) if isinstance(node, ast.ClassDef) else None
+            func = info.method(name)[0] if info is not None else None
+            positional = (func.args.posonlyargs + func.args.args) if func is not None else ()
+            if not positional or not is_plain_method(func) or info.self_fact is None:
+                return generic()
+            summary, entity = self.summary, self.project.entity
+            given = {p: summary.local(import_fact(x, entity), walker) for p, x in said_args}
+            if said_attrs:
+                own = info.self_fact.attrs
+                merged = dict(own.items()) if own is not None else {}
+                merged.update((a, summary.local(import_fact(x, entity), walker)) for a, x in said_attrs)
+                given[positional[0].arg] = info.self_fact.but(attrs=merged)
+            return walker.given_result(func, info, given, generic, key=said_attrs)
+
+        return self._answer(("mfor", self.path, name, said_attrs, said_args), compute)
+
     def self_calls(self, name: str) -> tuple:
         """The methods that method `name` of the class calls on its instance, itself or through
         the class's other methods (`self.encode(x)`; "forward" for `self(x)`): those a subclass
@@ -302,6 +348,12 @@ def _self_calls(walker, node, name: str) -> tuple:
                 todo.append(called)
     found.discard(name)
     return tuple(sorted(found))
+
+
+def _is_property(walker, node, name: str) -> str:
+    info = walker.classes.get(id(node)) if isinstance(node, ast.ClassDef) else None
+    func = info.method(name)[0] if info is not None else None
+    return "1" if func is not None and is_property(func) else "0"
 
 
 def _factory(node, name: str) -> str:

@@ -396,7 +396,7 @@ class Project:
     def _spells(self, module: str, attr: str) -> bool:
         """Whether the text of project module `module` (not summarised yet) may bind `attr`:
         False only when it never spells the name, which every binding of a module-level name
-        does (an import, an assignment, a `def`; a star import binds nothing in a summary).  The
+        does (an import, an assignment, a `def`), or a star import (which may bind any).  The
         answer depends on that text alone, and the current file's result on it."""
         path = self._paths[module]
         if self._caching():
@@ -411,8 +411,8 @@ class Project:
         data = self.contents(path)
         if data is None:
             return True  # (unreadable: the summary says so)
-        if attr.isascii() and attr.encode() in data:
-            return True
+        if attr.isascii() and attr.encode() in data or b"import *" in data:
+            return True  # (a star import binds names it does not spell: walker._star_import)
         from ..source import DecodeError, decode
 
         try:

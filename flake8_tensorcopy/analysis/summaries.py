@@ -32,7 +32,7 @@ from __future__ import annotations
 import ast
 from bisect import bisect_right
 
-from .astutil import BLOCKS, bind_arguments, body_span, call_constants, decorator_names, is_plain_method
+from .astutil import BLOCKS, bind_arguments, body_span, call_constants, decorator_names, dotted_name, is_plain_method
 from .facts import (DEVICE, MODULE, NAMED_PARAMS, OBJECT, OTHER, PARAMS, SEQ, SITE_CONSTANTS, TENSOR, UNKNOWN,
                     UNKNOWN_FACT, Device, Fact, Grad, join, must_grad, with_origins)
 from ..source import word_count
@@ -103,7 +103,8 @@ class Summaries:
         cache = self._cache
         self._cache = {}
         try:
-            frame = self._run_function(func, self.module_scope, False, cls, dispatch=False)
+            frame = self._run_function(func, self.enclosing.get(id(func), self.module_scope), False, cls,
+                                       dispatch=False)
         finally:
             self._cache = cache
         result = Summary(frame.returns_fact, frame.doms)
@@ -144,61 +145,124 @@ class Summaries:
             # this call passes, those that mean the same in any module (tensors, devices, plain
             # values, torch's modules, instances of the project modules' classes; not this
             # file's functions, classes or their instances).
-            args = {}
-            for p, f in self._call_arguments(func.node, call, state, skip_first=False).items():
-                if f.kind in _PORTABLE and (f.node is None and f.attrs is None or _of_project_class(f)):
-                    args[p] = f
-                elif f.kind == MODULE and isinstance(f.node, ast.ClassDef):
-                    # An instance of a torch module class of the file: as a plain torch module,
-                    # where its forward returns a tensor that requires grad for certain.
-                    plain = self._plain_module(f)
-                    if plain is not None:
-                        args[p] = plain
+            args = self._portable(self._call_arguments(func.node, call, state, skip_first=False))
             if args:
                 result = func.returns_for(args)
                 if result is not None:
                     return result
         return generic()
 
-    def method_call_result(self, classdef, name: str, call: ast.Call, state) -> Fact | None:
-        """What this call of method `name` of a class of the file returns (as call_result)."""
+    def method_call_result(self, classdef, name: str, call: ast.Call, state, recv: Fact | None = None) -> Fact | None:
+        """What this call of method `name` of a class of the file, or of another module's
+        (on the instance `recv`), returns (as call_result)."""
         generic = lambda: self.method_result(classdef, name)  # noqa: E731
-        info = self.classes.get(id(classdef)) if not hasattr(classdef, "method_return") else None
+        if hasattr(classdef, "method_return_for"):
+            return self._entity_method_call(classdef, name, call, state, recv, generic)
+        info = self.classes.get(id(classdef))
         func = info.method(name)[0] if info is not None else None
         if func is None or not is_plain_method(func):
             return generic()
         return self._for_call(func, info, call, state, generic, skip_first=True)
 
+    def _entity_method_call(self, entity, name: str, call: ast.Call, state, recv, generic) -> Fact | None:
+        """A call of method `name` of `entity`, a class of another module of the project, on
+        `recv`, an instance of it: walked by that module's walker with what the instance's
+        constructor call gave its attributes (`t = Trainer(net)`: `t.evaluate(x)` runs `net`)
+        and this call's arguments, those that mean the same in any module (as call_result
+        passes a function's); an attribute given another value since (`t.model = other`) is not
+        given."""
+        if self._surveying or recv is None:
+            return generic()
+        attrs = self._given_attrs(recv, call.func.value if type(call.func) is ast.Attribute else None, state)
+        stub = entity.method_stub(name)
+        args = self._portable(self._call_arguments(stub, call, state, skip_first=True)) if stub is not None else {}
+        if not attrs and not args:
+            return generic()
+        result = entity.method_return_for(name, attrs, args)
+        return _defined_at(result, entity, name) if result is not None else generic()
+
+    def property_result(self, entity, name: str, recv: Fact, receiver, state) -> Fact | None:
+        """What property `name` of `entity`, a class of another module of the project, is on
+        `recv` (`receiver.name`), an instance of it: as a method call with no arguments."""
+        if not self._surveying:
+            attrs = self._given_attrs(recv, receiver, state)
+            if attrs:
+                result = entity.method_return_for(name, attrs, {})
+                if result is not None:
+                    return _defined_at(result, entity, name)
+        return self.method_result(entity, name)
+
+    def _given_attrs(self, recv: Fact, receiver, state) -> dict:
+        """{attr: fact} that the constructor call of `recv`, an instance of a class of another
+        module, gave its attributes, those that mean the same in any module (`_portable`), less
+        those given another value since (`t.model = other`, `receiver` being `t`)."""
+        given = getattr(recv.attrs, "given", None)
+        attrs = self._portable(given) if given else {}
+        if attrs and receiver is not None:
+            key = dotted_name(receiver)
+            if key is not None:
+                attrs = {a: f for a, f in attrs.items() if f"{key}.{a}" not in state.env}
+        return attrs
+
+    def _portable(self, facts: dict) -> dict:
+        """Of {name: fact}, those that mean the same in any module (tensors, devices, plain
+        values, torch's modules, instances of the project modules' classes; not this file's
+        functions, classes or their instances, but an instance of a torch module class of the
+        file as a plain torch module, where its forward returns a tensor that requires grad for
+        certain)."""
+        out = {}
+        for p, f in facts.items():
+            if f.kind in _PORTABLE and (f.node is None and f.attrs is None or _of_project_class(f)):
+                out[p] = f
+            elif f.kind == MODULE and isinstance(f.node, ast.ClassDef):
+                plain = self._plain_module(f)
+                if plain is not None:
+                    out[p] = plain
+        return out
+
     def _for_call(self, func, cls, call: ast.Call, state, generic, skip_first: bool) -> Fact | None:
         if self._surveying:
             return generic()
         args = self._call_arguments(func, call, state, skip_first)
+        enclosing = self.enclosing.get(id(func))
+        if enclosing is not None and enclosing.end_env is None and self.frame.scope is enclosing:
+            # A function defined in the function being walked, called there: it sees that
+            # function's names as they are at this call (not memoised: they change).
+            return self._walk_for(func, cls, args, generic, self.scope_with(enclosing, state.env))
         if not args:
             return generic()
         return self.given_result(func, cls, args, generic)
 
-    def given_result(self, func, cls, args: dict, generic) -> Fact | None:
+    def given_result(self, func, cls, args: dict, generic, key: tuple = ()) -> Fact | None:
         """What `func` returns with parameters `args` ({name: fact}), walked once per facts;
-        `generic()` (what it returns for any arguments) where it is not walked."""
+        `generic()` (what it returns for any arguments) where it is not walked.  `key`: what
+        else tells these arguments apart (facts compare without their attributes)."""
         if func.end_lineno - func.lineno > _CALL_MAX_LINES:
             return generic()
-        key = (id(func), id(cls), tuple(sorted((p, f, id(f.node)) for p, f in args.items())))
+        key = (id(func), id(cls), tuple(sorted((p, f, id(f.node)) for p, f in args.items())), key)
         if key in self._call_results:
             found = self._call_results[key]
             return found if found is not None else generic()
         if self._call_budget <= 0:
             return generic()
-        self._call_budget -= 1
         self._call_results[key] = None  # recursion: the summary's result meanwhile
+        result = self._walk_for(func, cls, args, generic, self.enclosing.get(id(func), self.module_scope))
+        self._call_results[key] = result
+        return result
+
+    def _walk_for(self, func, cls, args: dict, generic, parent) -> Fact | None:
+        """What `func` returns with parameters `args`, walked in scope `parent` (rules off), or
+        `generic()` where no walk is left in the budget or the body is long."""
+        if self._call_budget <= 0 or func.end_lineno - func.lineno > _CALL_MAX_LINES:
+            return generic()
+        self._call_budget -= 1
         cache = self._cache
         self._cache = {}
         try:
-            frame = self._run_function(func, self.module_scope, False, cls, dispatch=False, given=args)
+            frame = self._run_function(func, parent, False, cls, dispatch=False, given=args)
         finally:
             self._cache = cache
-        result = frame.returns_fact
-        self._call_results[key] = result
-        return result
+        return frame.returns_fact
 
     def _call_arguments(self, callee, call: ast.Call, state, skip_first: bool) -> dict:
         """{parameter: fact} of the arguments `call` passes that say more than "unknown" (facts

@@ -35,7 +35,8 @@ from bisect import bisect_left, bisect_right
 
 from . import torchapi as api
 from .astutil import (BLOCKS, all_nodes, bind_arguments, call_constants, child_nodes, const_bool, decorator_names,
-                      dotted_name, expressions, first_body_line, is_plain_method, parameter_names, walk, yields)
+                      dotted_name, expressions, first_body_line, is_plain_method, local_names, parameter_names, walk,
+                      yields)
 from .evaluate import (
     GENERATOR_TAG,
     GRAD_OFF_CONTEXT,
@@ -372,6 +373,7 @@ class Walker(Summaries, Evaluator):
         self._init_summaries()
         self._evidence: tuple | None = None
         self.functions: dict = {}  # module-level functions by name
+        self.enclosing: dict = {}  # id(def) -> the scope of the function that defines it
         self._lazy_attrs: list = []  # the LazyAttrs of this file's classes (release() unhooks them)
         self._expressions: dict = {}  # id(simple statement) -> astutil.expressions of it
         self.classes: dict = {}  # id(ClassDef) -> ClassInfo
@@ -774,6 +776,13 @@ class Walker(Summaries, Evaluator):
                     state.env[name] = old.but(tags=old.tags | fact.tags.intersection(SITE_CONSTANTS))
         return self._walk_scope(scope, func.body if upto is None else func.body[:upto], state, dispatch)
 
+    def scope_with(self, scope: Scope, env: dict) -> Scope:
+        """`scope` (of a function being walked) as a function it defines sees it when called
+        now, its names being `env` (summaries._for_call)."""
+        here = Scope(scope.kind, scope.node, scope.parent, scope.module_names, scope.cls)
+        here.end_env = env
+        return here
+
     def _closure(self, scope: Scope | None) -> dict | None:
         """The names a function defined in `scope` sees from outside: each enclosing function's
         and the module's, as they are at the end of those scopes."""
@@ -781,8 +790,15 @@ class Walker(Summaries, Evaluator):
             return None
         if scope.end_env is None:
             # Asked while the scope is still being walked (a summary needed by module-level
-            # code): the names as they are now.
-            return self.module_frame.state.env if scope.kind == "module" else self._closure(scope.parent)
+            # code): the names as they are now; of a function, those it binds are not known
+            # yet (not what the scopes around it bind to the same names).
+            if scope.kind == "module":
+                return self.module_frame.state.env
+            above = self._closure(scope.parent)
+            own = local_names(scope.node)
+            if above and not own.isdisjoint(above):
+                above = {**above, **dict.fromkeys(own, UNKNOWN_FACT)}
+            return above
         if scope.closure is None:
             env = scope.end_env
             if scope.kind == "module":
@@ -1041,8 +1057,11 @@ class Walker(Summaries, Evaluator):
                     self._visit(d, state)
             if frame.dispatch:
                 self._pending.append((stmt, frame.scope, state.no_grad, None))
-            if frame.scope.kind == "module":
+            kind = frame.scope.kind
+            if kind == "module":
                 self.functions[stmt.name] = stmt
+            elif kind == "function":
+                self.enclosing[id(stmt)] = frame.scope  # (what its summary sees of the names around)
             state.env[stmt.name] = Fact(FUNCTION, Grad.NO, Device.CPU, by_flow=True, node=stmt)
             return state
         if t is _ClassDef:
@@ -1069,6 +1088,8 @@ class Walker(Summaries, Evaluator):
                 mod = self.project.absolute(stmt.module, stmt.level, self.module, self.module_is_package) or ""
             for alias in stmt.names:
                 if alias.name == "*":
+                    if mod and self.project is not None and stmt.col_offset == 0 and self.frame.scope.kind == "module":
+                        self._star_import(mod, state)
                     continue
                 qual = f"{mod}.{alias.name}" if (stmt.level == 0 or mod) else None
                 state.env[alias.asname or alias.name] = (
@@ -1081,6 +1102,22 @@ class Walker(Summaries, Evaluator):
         # Global, Nonlocal, Pass, TypeAlias and anything newer.
         self._visit(stmt, state)
         return state
+
+    def _star_import(self, module: str, state: State) -> None:
+        """`from module import *` at the top level of the file, `module` a module of the project:
+        its public module-level names, each as `from module import name` binds it (an import of
+        its own, `import numpy as np` there, as that import).  Its `__all__` is not read: a name
+        it leaves out is one the file cannot use either."""
+        project = self.project
+        summary = project.summary(module) if project.path_of(module) is not None else None
+        if summary is None:
+            return
+        env = state.env
+        for name, x in summary.table.items():
+            if name.startswith("_"):
+                continue
+            qual = x[4] if type(x) is tuple and len(x) > 4 and x[0] == IMPORT and x[4] else f"{module}.{name}"
+            env[name] = Fact(IMPORT, Grad.NO, Device.CPU, qual=qual)
 
     def _with(self, stmt, state: State) -> State | None:
         frame = self.frame
