@@ -154,6 +154,69 @@ model = nn.Linear(3, 2)
 f = lambda x: model(x)
 arr = f(torch.randn(4, 3)).numpy()
 '''),
+    ('lambda detaches', '''\
+model = nn.Linear(3, 2)
+f = lambda x: model(x).detach()
+arr = f(torch.randn(4, 3)).numpy()
+'''),
+    ('lambda of a local model in a function', '''\
+model = nn.Linear(3, 2).requires_grad_(False)
+def main():
+    model = nn.Linear(3, 2)
+    f = lambda x: model(x)
+    return f(torch.randn(4, 3)).numpy()
+main()
+'''),
+    ('lambda passed its model', '''\
+run = lambda m, x: torch.sigmoid(m(x))
+arr = run(nn.Linear(3, 2), torch.randn(4, 3)).numpy()
+'''),
+    ('nested def sees the local frozen model, not the global', '''\
+model = nn.Linear(3, 2)
+def main():
+    model = nn.Linear(3, 2).requires_grad_(False)
+    def f(x):
+        return model(x)
+    return f(torch.randn(4, 3)).numpy()
+main()
+'''),
+    ('nested def sees the local model, not the global frozen one', '''\
+model = nn.Linear(3, 2).requires_grad_(False)
+def main():
+    model = nn.Linear(3, 2)
+    def f(x):
+        return model(x)
+    return f(torch.randn(4, 3)).numpy()
+main()
+'''),
+    ('nested def sees the local zeros, not the global output', '''\
+out = nn.Linear(3, 2)(torch.randn(4, 3))
+def main():
+    out = torch.zeros(2)
+    def f():
+        return out
+    return f().numpy()
+main()
+'''),
+    ('nested def sees the local at the call, not after', '''\
+def main():
+    net = nn.Linear(3, 2)
+    def f(x):
+        return net(x)
+    y = f(torch.randn(4, 3)).numpy()
+    net = None
+    return y
+main()
+'''),
+    ('nested def sees the local detached at the call', '''\
+def main():
+    t = nn.Linear(3, 2)(torch.randn(4, 3))
+    def f():
+        return t
+    t = t.detach()
+    return f().numpy()
+main()
+'''),
     ('super().forward', '''\
 class Base(nn.Module):
     def __init__(self):
@@ -1185,11 +1248,11 @@ assert not torch.equal(t.best["weight"], t.model.state_dict()["weight"]), "snaps
 
 # Raising programs that default mode leaves to --strict: what they convert is one value of a
 # dict (or a list) that also holds others and was stored by a key not known as one of its own
-# (`sd["out"] = ...` in a state dict), or a value returned through `functools.partial` or a
-# lambda (not followed), or one of the state dict of `keep_vars=True` (its values are the
-# parameters, and the buffers, which do not require grad), or a value of a dict a function is
-# handed (what its calls pass for a dict is not followed key by key).
-STRICT_ONLY = {"partial", "lambda", "state_dict keep_vars", "store output into sd", "dict passed to function"}
+# (`sd["out"] = ...` in a state dict), or a value returned through `functools.partial` (not
+# followed), or one of the state dict of `keep_vars=True` (its values are the parameters, and
+# the buffers, which do not require grad), or a value of a dict a function is handed (what its
+# calls pass for a dict is not followed key by key).
+STRICT_ONLY = {"partial", "state_dict keep_vars", "store output into sd", "dict passed to function"}
 
 # Programs that run clean but that --strict reports as "may": a method's result whose device
 # depends on where the instance is (it may have been moved since), the output of a frozen model
@@ -1198,7 +1261,7 @@ STRICT_ONLY = {"partial", "lambda", "state_dict keep_vars", "store output into s
 # what a class's `__getitem__` returns, which for another key requires grad), a value of a dict
 # after `update()`, after `**other`, or after a call statement that hands it to a function, or
 # read by a key in a variable.
-STRICT_MAY = {"method under no_grad decorator", "class attr model in other method under no_grad",
+STRICT_MAY = {"method under no_grad decorator", "nested def sees the local frozen model, not the global", "class attr model in other method under no_grad",
               "method called only under no_grad", "frozen params loop", "frozen requires_grad_(False)",
               "function param tensor from caller detached", "store output into sd read other key",
               "list store analog", "list analog 2", "getitem by key mixed",

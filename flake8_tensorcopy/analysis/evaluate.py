@@ -976,7 +976,10 @@ class Evaluator:
             return self.fact(node.value, state)
         if t is ast.Dict:
             return self._dict_display(node, state)
-        if t is ast.JoinedStr or t is ast.Lambda:
+        if t is ast.Lambda:
+            made = self.lambda_def(node)
+            return Fact(FUNCTION, Grad.NO, Device.CPU, by_flow=True, node=made) if made is not None else OTHER_FACT
+        if t is ast.JoinedStr:
             return OTHER_FACT
         if (t is ast.Await or t is ast.Yield or t is ast.YieldFrom) and node.value is not None:
             self.fact(node.value, state)  # the call it awaits or yields happens (a call site)
@@ -1654,6 +1657,12 @@ class Evaluator:
         if kind == UNKNOWN:
             return self._unknown_method(recv, m, node, state)
         return UNKNOWN_FACT
+
+    def lambda_def(self, node: ast.Lambda):
+        """The def a lambda stands for (`def <lambda>(...): return body`, at the lambda's place),
+        made once a lambda: what a call of it returns is what that def's walk says, as for a
+        function of the file (None: not followed here)."""
+        return None
 
     # Summaries of the file's functions (the walker computes them; none here).
     def function_result(self, func, cls) -> Fact | None:

@@ -467,11 +467,12 @@ def _class_attrs(walker, node):
     return dict(attrs.items()) if attrs is not None else None
 
 
-def _definitions(tree: ast.Module) -> tuple:
+def _definitions(tree: ast.Module, lambdas: dict) -> tuple:
     """({path: def}, {id(def): path}) of the classes and functions another module can name: at
     the module's top level and in the bodies of its classes, also under `if`, `try`, `with` and
-    loops there (`if is_available(): class Model: ...`).  A name defined twice is asked of its
-    first definition."""
+    loops there (`if is_available(): class Model: ...`), and a lambda a name is bound to there
+    (`to_numpy = lambda t: ...`: the def its walker made of it, `lambdas` by the lambda's id).
+    A name defined twice is asked of its first definition."""
     defs: dict = {}
     paths: dict = {}
     todo = [("", tree.body)]
@@ -484,6 +485,12 @@ def _definitions(tree: ast.Module) -> tuple:
                 paths[id(node)] = path
                 if isinstance(node, ast.ClassDef):
                     todo.append((path + ".", node.body))
+            elif type(node) is ast.Assign and type(node.value) is ast.Lambda:
+                made = lambdas.get(id(node.value))
+                if made is not None and len(node.targets) == 1 and type(node.targets[0]) is ast.Name:
+                    path = prefix + node.targets[0].id
+                    defs.setdefault(path, made)
+                    paths[id(made)] = path
             elif isinstance(node, ast.stmt):
                 for field in ("body", "orelse", "finalbody"):
                     sub = getattr(node, field, None)
@@ -591,7 +598,7 @@ class ModuleSummary:
             project._building.pop()
         self._walker = walker
         self._data = None
-        self._defs, self._paths = _definitions(tree)
+        self._defs, self._paths = _definitions(tree, walker._lambda_defs)
         project.built += 1
         return walker
 

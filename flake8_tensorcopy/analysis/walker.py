@@ -374,6 +374,7 @@ class Walker(Summaries, Evaluator):
         self._evidence: tuple | None = None
         self.functions: dict = {}  # module-level functions by name
         self.enclosing: dict = {}  # id(def) -> the scope of the function that defines it
+        self._lambda_defs: dict = {}  # id(lambda) -> the def it stands for (lambda_def)
         self._lazy_attrs: list = []  # the LazyAttrs of this file's classes (release() unhooks them)
         self._expressions: dict = {}  # id(simple statement) -> astutil.expressions of it
         self.classes: dict = {}  # id(ClassDef) -> ClassInfo
@@ -775,6 +776,21 @@ class Walker(Summaries, Evaluator):
                     old = state.env[name]  # (what its annotation says, and what the calls give it)
                     state.env[name] = old.but(tags=old.tags | fact.tags.intersection(SITE_CONSTANTS))
         return self._walk_scope(scope, func.body if upto is None else func.body[:upto], state, dispatch)
+
+    def lambda_def(self, node: ast.Lambda):
+        made = self._lambda_defs.get(id(node))
+        if made is None:
+            body = ast.Return(value=node.body)
+            made = ast.FunctionDef(name="<lambda>", args=node.args, body=[body], decorator_list=[], returns=None,
+                                   type_comment=None, type_params=[])
+            for n in (made, body):
+                n.lineno, n.col_offset = node.lineno, node.col_offset
+                n.end_lineno, n.end_col_offset = node.end_lineno, node.end_col_offset
+            self._lambda_defs[id(node)] = made
+            frame = self.frame
+            if frame is not None and frame.scope.kind == "function":
+                self.enclosing[id(made)] = frame.scope
+        return made
 
     def scope_with(self, scope: Scope, env: dict) -> Scope:
         """`scope` (of a function being walked) as a function it defines sees it when called

@@ -1074,13 +1074,15 @@ _HEADER_PARAMS = LazyPattern(r"def\s+\w+\s*\(([^)]*)\)")
 _LOOP_OVER = LazyPattern(r"for\s+(\w+)\s+in\s+(?:\w+\()?(\w+)")
 # (Tried once a run of word characters, from its start: a later start finds the same end of the
 # run, and nothing else can follow it.)
-_INPLACE_ON = LazyPattern(r"(?<!\w)(\w+%s)(?:\[[^\]\n]*\])?\.(?:" % POSSESSIVE + "|".join(_INITIALISING) + r")\(")
+# The receiver's first name: `m.weight.fill_(0)` writes into what parameter `m` holds.
+_INPLACE_ON = LazyPattern(r"(?<![\w.])(\w+%s)(?:\.\w+)*(?:\[[^\]\n]*\])?\.(?:" % POSSESSIVE + "|".join(_INITIALISING)
+                          + r")\(")
 
 
 def _writes_to_a_parameter(segment: str) -> bool:
     """Whether a function's text calls one of TNS401's initialising in-place methods on one of its
-    parameters, or on a loop variable over one (a text test: `def zero_init(params): for p in
-    params: p.fill_(0.0)`)."""
+    parameters, on an attribute of one (`m.weight.fill_(0.5)`), or on a loop variable over one
+    (a text test: `def zero_init(params): for p in params: p.fill_(0.0)`)."""
     header = _HEADER_PARAMS.search(segment)
     if header is None:
         return False

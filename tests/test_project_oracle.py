@@ -1,0 +1,772 @@
+"""Whole projects held to real torch: small programs split over files (a model class, a helper, a
+trainer, a package that re-exports), whose values cross from one file to another, each run on
+torch (CPU).  The rules check every file of the project with the project's summaries, as the CLI
+does: a program that runs clean is not reported by default (nor, except those listed, in strict
+mode); one that raises is reported by default (except those listed) at a line of the traceback
+in the project (where the value is used, or the call that hands it to the function where it
+raises), and nowhere else."""
+
+import os
+import runpy
+import sys
+import traceback
+import warnings
+
+import pytest
+
+from flake8_tensorcopy.analysis.project import Project
+from flake8_tensorcopy.engine import lint_text, select_rules
+from flake8_tensorcopy.rules.base import Options
+
+HEAD = "import torch\nimport torch.nn as nn\nimport numpy as np\n"
+
+PROGRAMS = [
+    ('TNS1', 'model class in other file, output numpy', {
+        'models.py': '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+    def forward(self, x):
+        return self.fc(x)
+''',
+        'main.py': '''\
+from models import Net
+net = Net()
+arr = net(torch.randn(4, 3)).numpy()
+''',
+    }),
+    ('TNS1', 'no_grad helper in other file', {
+        'utils.py': '''\
+@torch.no_grad()
+def predict(model, x):
+    return model(x)
+''',
+        'main.py': '''\
+from utils import predict
+arr = predict(nn.Linear(3, 2), torch.randn(4, 3)).numpy()
+''',
+    }),
+    ('TNS1', 'grad helper in other file', {
+        'utils.py': '''\
+def predict(model, x):
+    return model(x)
+''',
+        'main.py': '''\
+from utils import predict
+arr = predict(nn.Linear(3, 2), torch.randn(4, 3)).numpy()
+''',
+    }),
+    ('TNS1', 'to_numpy helper detaches', {
+        'utils.py': '''\
+def to_numpy(t):
+    return t.detach().cpu().numpy()
+''',
+        'main.py': '''\
+from utils import to_numpy
+arr = to_numpy(nn.Linear(3, 2)(torch.randn(4, 3)))
+''',
+    }),
+    ('TNS1', 'to_numpy helper without detach, raising inside helper', {
+        'utils.py': '''\
+def to_numpy(t):
+    return t.cpu().numpy()
+''',
+        'main.py': '''\
+from utils import to_numpy
+arr = to_numpy(nn.Linear(3, 2)(torch.randn(4, 3)))
+''',
+    }),
+    ('TNS1', 'package re-export via __init__', {
+        'pkg/__init__.py': '''\
+from .models import Net
+''',
+        'pkg/models.py': '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+    def forward(self, x):
+        return self.fc(x)
+''',
+        'main.py': '''\
+from pkg import Net
+arr = Net()(torch.randn(4, 3)).numpy()
+''',
+    }),
+    ('TNS1', 'base class in other file', {
+        'base.py': '''\
+class Base(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+    def forward(self, x):
+        return self.fc(x)
+''',
+        'models.py': '''\
+from base import Base
+class Net(Base):
+    pass
+''',
+        'main.py': '''\
+from models import Net
+arr = Net()(torch.randn(4, 3)).numpy()
+''',
+    }),
+    ('TNS1', 'frozen model built in other file', {
+        'build.py': '''\
+def build():
+    m = nn.Linear(3, 2)
+    m.requires_grad_(False)
+    return m
+''',
+        'main.py': '''\
+from build import build
+arr = build()(torch.randn(4, 3)).numpy()
+''',
+    }),
+    ('TNS1', 'model built in other file, not frozen', {
+        'build.py': '''\
+def build():
+    m = nn.Sequential(nn.Linear(3, 2), nn.ReLU())
+    return m
+''',
+        'main.py': '''\
+from build import build
+arr = build()(torch.randn(4, 3)).numpy()
+''',
+    }),
+    ('TNS1', 'module-level model in other file', {
+        'models.py': '''\
+model = nn.Linear(3, 2)
+''',
+        'main.py': '''\
+from models import model
+arr = model(torch.randn(4, 3)).numpy()
+''',
+    }),
+    ('TNS1', 'module-level model in other file frozen via loop', {
+        'models.py': '''\
+model = nn.Linear(3, 2)
+for p in model.parameters():
+    p.requires_grad = False
+''',
+        'main.py': '''\
+from models import model
+arr = model(torch.randn(4, 3)).numpy()
+''',
+    }),
+    ('TNS1', 'import module as alias', {
+        'pkg/__init__.py': '''\
+
+''',
+        'pkg/utils.py': '''\
+def predict(model, x):
+    return model(x)
+''',
+        'main.py': '''\
+import pkg.utils as U
+arr = U.predict(nn.Linear(3, 2), torch.randn(4, 3)).numpy()
+''',
+    }),
+    ('TNS1', 'class with no_grad predict method in other file', {
+        'models.py': '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+    def forward(self, x):
+        return self.fc(x)
+    @torch.no_grad()
+    def predict(self, x):
+        return self(x)
+''',
+        'main.py': '''\
+from models import Net
+arr = Net().predict(torch.randn(4, 3)).numpy()
+''',
+    }),
+    ('TNS1', 'class predict method with grad in other file', {
+        'models.py': '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+    def forward(self, x):
+        return self.fc(x)
+    def predict(self, x):
+        return torch.softmax(self(x), -1)
+''',
+        'main.py': '''\
+from models import Net
+arr = Net().predict(torch.randn(4, 3)).numpy()
+''',
+    }),
+    ('TNS1', 'function returns dict in other file', {
+        'utils.py': '''\
+def run(model, x):
+    return {"logits": model(x), "n": x.shape[0]}
+''',
+        'main.py': '''\
+from utils import run
+out = run(nn.Linear(3, 2), torch.randn(4, 3))
+arr = out["logits"].numpy()
+''',
+    }),
+    ('TNS1', 'function returns dict detached in other file', {
+        'utils.py': '''\
+def run(model, x):
+    return {"logits": model(x).detach(), "n": x.shape[0]}
+''',
+        'main.py': '''\
+from utils import run
+out = run(nn.Linear(3, 2), torch.randn(4, 3))
+arr = out["logits"].numpy()
+''',
+    }),
+    ('TNS1', 'star import', {
+        'utils.py': '''\
+def predict(model, x):
+    return model(x)
+''',
+        'main.py': '''\
+from utils import *
+arr = predict(nn.Linear(3, 2), torch.randn(4, 3)).numpy()
+''',
+    }),
+    ('TNS1', 'relative import inside package, main in package', {
+        'pkg/__init__.py': '''\
+
+''',
+        'pkg/models.py': '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+    def forward(self, x):
+        return self.fc(x)
+''',
+        'pkg/run.py': '''\
+from .models import Net
+def go():
+    return Net()(torch.randn(4, 3)).numpy()
+''',
+        'main.py': '''\
+from pkg.run import go
+go()
+''',
+    }),
+    ('TNS1', "property of other module's class returns submodule", {
+        'models.py': '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+    @property
+    def head(self):
+        return self.fc
+''',
+        'main.py': '''\
+from models import Net
+arr = Net().head(torch.randn(4, 3)).numpy()
+''',
+    }),
+    ('TNS1', "property of other module's class returns detached", {
+        'models.py': '''\
+class Holder:
+    def __init__(self, t):
+        self._t = t
+    @property
+    def value(self):
+        return self._t.detach()
+''',
+        'main.py': '''\
+from models import Holder
+h = Holder(nn.Linear(3, 2)(torch.randn(4, 3)))
+arr = h.value.numpy()
+''',
+    }),
+    ('TNS1', 'trainer class in other file evaluate', {
+        'trainer.py': '''\
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+    def evaluate(self, x):
+        return self.model(x)
+''',
+        'main.py': '''\
+from trainer import Trainer
+t = Trainer(nn.Linear(3, 2))
+arr = t.evaluate(torch.randn(4, 3)).numpy()
+''',
+    }),
+    ('TNS1', 'trainer class in other file evaluate under no_grad', {
+        'trainer.py': '''\
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+    def evaluate(self, x):
+        with torch.no_grad():
+            return self.model(x)
+''',
+        'main.py': '''\
+from trainer import Trainer
+t = Trainer(nn.Linear(3, 2))
+arr = t.evaluate(torch.randn(4, 3)).numpy()
+''',
+    }),
+    ('TNS1', 'loss helper other file', {
+        'losses.py': '''\
+def compute_loss(model, x):
+    return model(x).pow(2).mean()
+''',
+        'main.py': '''\
+from losses import compute_loss
+loss = compute_loss(nn.Linear(3, 2), torch.randn(4, 3))
+arr = np.array(loss)
+''',
+    }),
+    ('TNS1', 'dataset from other file getitem plain tensor', {
+        'data.py': '''\
+class DS:
+    def __init__(self):
+        self.x = torch.randn(10, 3)
+    def __getitem__(self, i):
+        return self.x[i]
+    def __len__(self):
+        return 10
+''',
+        'main.py': '''\
+from data import DS
+arr = DS()[0].numpy()
+''',
+    }),
+    ('TNS1', 'parameter of model from other module numpy', {
+        'models.py': '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+''',
+        'main.py': '''\
+from models import Net
+arr = Net().fc.weight.numpy()
+''',
+    }),
+    ('TNS1', 'embedding of other module class, weight data ok', {
+        'models.py': '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(5, 2)
+''',
+        'main.py': '''\
+from models import Net
+arr = Net().emb.weight.data.numpy()
+''',
+    }),
+    ('TNS1', 'helper called from other file with tensor param, helper raises', {
+        'viz.py': '''\
+def plot(t):
+    return np.asarray(t)
+''',
+        'main.py': '''\
+from viz import plot
+m = nn.Linear(3, 2)
+plot(m(torch.randn(4, 3)))
+''',
+    }),
+    ('TNS1', 'helper called from other file with detached param', {
+        'viz.py': '''\
+def plot(t):
+    return np.asarray(t)
+''',
+        'main.py': '''\
+from viz import plot
+m = nn.Linear(3, 2)
+plot(m(torch.randn(4, 3)).detach())
+''',
+    }),
+    ('TNS1', 'lambda in other module', {
+        'utils.py': '''\
+predict = lambda m, x: m(x)
+''',
+        'main.py': '''\
+from utils import predict
+arr = predict(nn.Linear(3, 2), torch.randn(4, 3)).numpy()
+''',
+    }),
+    ('TNS1', 'generator of outputs in other module', {
+        'utils.py': '''\
+def batches(model, n):
+    for _ in range(n):
+        yield model(torch.randn(4, 3))
+''',
+        'main.py': '''\
+from utils import batches
+for out in batches(nn.Linear(3, 2), 2):
+    arr = out.numpy()
+''',
+    }),
+    ('TNS1', 'star re-export through package init', {
+        'pkg/__init__.py': '''\
+from .utils import *
+''',
+        'pkg/utils.py': '''\
+def predict(model, x):
+    return model(x)
+''',
+        'main.py': '''\
+from pkg import predict
+arr = predict(nn.Linear(3, 2), torch.randn(4, 3)).numpy()
+''',
+    }),
+    ('TNS1', 'star import brings numpy alias', {
+        'utils.py': '''\
+import numpy
+def predict(model, x):
+    return model(x)
+''',
+        'main.py': '''\
+from utils import *
+out = predict(nn.Linear(3, 2), torch.randn(4, 3))
+arr = numpy.asarray(out)
+''',
+    }),
+    ('TNS1', 'star import of a no_grad helper', {
+        'utils.py': '''\
+@torch.no_grad()
+def predict(model, x):
+    return model(x)
+''',
+        'main.py': '''\
+from utils import *
+arr = predict(nn.Linear(3, 2), torch.randn(4, 3)).numpy()
+''',
+    }),
+    ('TNS1', 'star import, name rebound after', {
+        'utils.py': '''\
+def predict(model, x):
+    return model(x)
+''',
+        'main.py': '''\
+from utils import *
+def predict(model, x):
+    return model(x).detach()
+arr = predict(nn.Linear(3, 2), torch.randn(4, 3)).numpy()
+''',
+    }),
+    ('TNS1', 'trainer property in other file gives model output', {
+        'trainer.py': '''\
+class Trainer:
+    def __init__(self, model, x):
+        self.model = model
+        self.x = x
+    @property
+    def output(self):
+        return self.model(self.x)
+''',
+        'main.py': '''\
+from trainer import Trainer
+t = Trainer(nn.Linear(3, 2), torch.randn(4, 3))
+arr = t.output.numpy()
+''',
+    }),
+    ('TNS1', 'trainer in other file, model replaced by a frozen one', {
+        'trainer.py': '''\
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+    def evaluate(self, x):
+        return self.model(x)
+''',
+        'main.py': '''\
+from trainer import Trainer
+t = Trainer(nn.Linear(3, 2))
+t.model = nn.Linear(3, 2).requires_grad_(False)
+arr = t.evaluate(torch.randn(4, 3)).numpy()
+''',
+    }),
+    ('TNS1', 'trainer in other file given a detached input', {
+        'trainer.py': '''\
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+    def evaluate(self, x):
+        return x * 2
+''',
+        'main.py': '''\
+from trainer import Trainer
+t = Trainer(nn.Linear(3, 2))
+arr = t.evaluate(torch.randn(4, 3)).numpy()
+''',
+    }),
+    ('TNS1', 'trainer in other file passed grad input', {
+        'trainer.py': '''\
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+    def scale(self, x):
+        return x * 2
+''',
+        'main.py': '''\
+from trainer import Trainer
+t = Trainer(nn.Linear(3, 2))
+w = torch.ones(3, requires_grad=True)
+arr = t.scale(w).numpy()
+''',
+    }),
+    ('TNS4', 'init helper in other file writes param in place', {
+        'init_utils.py': '''\
+def init_weights(m):
+    m.weight.fill_(0.5)
+''',
+        'main.py': '''\
+from init_utils import init_weights
+net = nn.Linear(3, 2)
+init_weights(net)
+''',
+    }),
+    ('TNS4', 'init helper in other file under no_grad', {
+        'init_utils.py': '''\
+@torch.no_grad()
+def init_weights(m):
+    m.weight.fill_(0.5)
+''',
+        'main.py': '''\
+from init_utils import init_weights
+net = nn.Linear(3, 2)
+init_weights(net)
+''',
+    }),
+    ('TNS4', 'apply with helper from other file', {
+        'init_utils.py': '''\
+def init_weights(m):
+    if isinstance(m, nn.Linear):
+        m.bias.zero_()
+''',
+        'main.py': '''\
+from init_utils import init_weights
+net = nn.Sequential(nn.Linear(3, 2))
+net.apply(init_weights)
+''',
+    }),
+    ('TNS4', 'model class from other file, param in place in main', {
+        'models.py': '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+''',
+        'main.py': '''\
+from models import Net
+net = Net()
+net.fc.weight.mul_(2)
+''',
+    }),
+    ('TNS4', 'model class from other file, .data in place ok', {
+        'models.py': '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+''',
+        'main.py': '''\
+from models import Net
+net = Net()
+net.fc.weight.data.mul_(2)
+''',
+    }),
+    ('TNS4', 'manual sgd helper in other file', {
+        'optim_utils.py': '''\
+def sgd_step(params, lr):
+    for p in params:
+        p -= lr * p.grad
+''',
+        'main.py': '''\
+from optim_utils import sgd_step
+net = nn.Linear(3, 2)
+net(torch.randn(4, 3)).sum().backward()
+sgd_step(net.parameters(), 0.1)
+''',
+    }),
+    ('TNS4', 'manual sgd helper in other file no_grad', {
+        'optim_utils.py': '''\
+def sgd_step(params, lr):
+    with torch.no_grad():
+        for p in params:
+            p -= lr * p.grad
+''',
+        'main.py': '''\
+from optim_utils import sgd_step
+net = nn.Linear(3, 2)
+net(torch.randn(4, 3)).sum().backward()
+sgd_step(net.parameters(), 0.1)
+''',
+    }),
+    ('TNS4', 'method of other module class writes own param', {
+        'models.py': '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+    def reset(self):
+        self.fc.weight.zero_()
+''',
+        'main.py': '''\
+from models import Net
+Net().reset()
+''',
+    }),
+    ('TNS4', 'trainer in other file writes model param through attribute', {
+        'trainer.py': '''\
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+    def clip(self):
+        for p in self.model.parameters():
+            p.clamp_(-1, 1)
+''',
+        'main.py': '''\
+from trainer import Trainer
+Trainer(nn.Linear(3, 2)).clip()
+''',
+    }),
+    ('TNS4', 'EMA helper in other file', {
+        'ema.py': '''\
+def ema_update(ema, model, decay=0.9):
+    for e, p in zip(ema.parameters(), model.parameters()):
+        e.mul_(decay).add_(p.detach(), alpha=1 - decay)
+''',
+        'main.py': '''\
+from ema import ema_update
+m = nn.Linear(3, 2)
+e = nn.Linear(3, 2)
+ema_update(e, m)
+''',
+    }),
+    ('TNS4', 'leaf tensor from other module function', {
+        'make.py': '''\
+def make_weight():
+    return torch.zeros(3, requires_grad=True)
+''',
+        'main.py': '''\
+from make import make_weight
+w = make_weight()
+w.add_(1)
+''',
+    }),
+    ('TNS1', 'helper only called under no_grad from other file', {
+        'utils.py': '''\
+def predict_np(model, x):
+    return model(x).numpy()
+''',
+        'main.py': '''\
+from utils import predict_np
+with torch.no_grad():
+    arr = predict_np(nn.Linear(3, 2), torch.randn(4, 3))
+''',
+    }),
+    ('TNS1', 'helper called with grad from other file', {
+        'utils.py': '''\
+def predict_np(model, x):
+    return model(x).numpy()
+''',
+        'main.py': '''\
+from utils import predict_np
+arr = predict_np(nn.Linear(3, 2), torch.randn(4, 3))
+''',
+    }),
+    ('TNS1', 'helper param tensor detached by caller in other file', {
+        'utils.py': '''\
+def show(t):
+    return t.numpy()
+''',
+        'main.py': '''\
+from utils import show
+out = nn.Linear(3, 2)(torch.randn(4, 3))
+show(out.detach())
+''',
+    }),
+    ('TNS1', 'method called with grad from other file', {
+        'models.py': '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+    def forward(self, x):
+        return self.fc(x)
+    def predict_np(self, x):
+        return self(x).numpy()
+''',
+        'main.py': '''\
+from models import Net
+Net().predict_np(torch.randn(4, 3))
+''',
+    }),
+]
+
+# Programs that run clean but that --strict reports as "may": the output of a frozen model (a
+# layer may have been thawed since), a method's result whose device depends on where the
+# instance is, a public function's parameter (another module may pass anything).
+STRICT_MAY = {"frozen model built in other file", "module-level model in other file frozen via loop",
+              "class with no_grad predict method in other file", "trainer in other file, model replaced by a frozen one",
+              "helper only called under no_grad from other file", "helper param tensor detached by caller in other file"}
+
+
+def _build(root, files: dict) -> None:
+    with open(os.path.join(root, "pyproject.toml"), "w") as f:
+        f.write("[project]\nname = 'demo'\n")
+    for name, body in files.items():
+        path = os.path.join(root, name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(body if name.endswith("__init__.py") else HEAD + body)
+
+
+def _run(root) -> set:
+    """The (file, line) frames in the project of what `main.py` raised; empty where it ran clean."""
+    before = set(sys.modules)
+    sys.path.insert(0, str(root))
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            runpy.run_path(os.path.join(root, "main.py"), run_name="__main__")
+    except Exception as e:  # noqa: BLE001 - the program's own failure is the verdict
+        frames = traceback.extract_tb(e.__traceback__)
+        return {(os.path.relpath(f.filename, root), f.lineno) for f in frames if f.filename.startswith(str(root))}
+    finally:
+        sys.path.remove(str(root))
+        for name in set(sys.modules) - before:  # (the next program has modules of the same names)
+            del sys.modules[name]
+    return set()
+
+
+def _reported(root, files: dict, prefix: str, strict: bool) -> set:
+    options = Options(strict=strict)
+    project = Project(str(root), options)
+    rules = select_rules([prefix])
+    found = set()
+    for name in files:
+        path = os.path.join(root, name)
+        with open(path) as f:
+            text = f.read()
+        project.begin()
+        found |= {(name, v.line) for v in lint_text(text, rules, options, project=project, path=path).violations}
+    return found
+
+
+@pytest.mark.parametrize("rule,title,files", PROGRAMS, ids=[p[1] for p in PROGRAMS])
+def test_project_programs_are_reported_where_torch_fails(tmp_path, rule, title, files):
+    pytest.importorskip("torch")
+    root = tmp_path / "prj"
+    root.mkdir()
+    _build(root, files)
+    frames = _run(root)
+    default, strict = _reported(root, files, rule, False), _reported(root, files, rule, True)
+    if not frames:
+        assert default == set(), "runs clean"
+        assert (strict != set()) == (title in STRICT_MAY), strict
+    else:
+        assert default and default <= frames, (default, frames)
+        assert strict <= frames, (strict, frames)
