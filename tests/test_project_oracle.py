@@ -705,6 +705,220 @@ Net().predict_np(torch.randn(4, 3))
 ''',
     }),
 ]
+MARKED = [
+    ('TNS5', 'best state dict kept in trainer of other module', {
+        'trainer.py': '''\
+class Trainer:
+    def __init__(self, model, opt):
+        self.model, self.opt = model, opt
+    def train_step(self, x):
+        self.opt.zero_grad()
+        self.model(x).sum().backward()
+        self.opt.step()
+''',
+        'main.py': '''\
+from trainer import Trainer
+model = nn.Linear(3, 2)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+t = Trainer(model, opt)
+best = model.state_dict()  # expect
+for _ in range(2):
+    t.train_step(torch.randn(4, 3))
+model.load_state_dict(best)
+''',
+    }),
+    ('TNS5', 'best state dict deep-copied, trainer of other module', {
+        'trainer.py': '''\
+class Trainer:
+    def __init__(self, model, opt):
+        self.model, self.opt = model, opt
+    def train_step(self, x):
+        self.opt.zero_grad()
+        self.model(x).sum().backward()
+        self.opt.step()
+''',
+        'main.py': '''\
+import copy
+from trainer import Trainer
+model = nn.Linear(3, 2)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+t = Trainer(model, opt)
+best = copy.deepcopy(model.state_dict())
+for _ in range(2):
+    t.train_step(torch.randn(4, 3))
+model.load_state_dict(best)
+''',
+    }),
+    ('TNS5', 'train function of other module steps', {
+        'engine.py': '''\
+def train_one_epoch(model, opt, x):
+    opt.zero_grad()
+    model(x).sum().backward()
+    opt.step()
+''',
+        'main.py': '''\
+from engine import train_one_epoch
+model = nn.Linear(3, 2)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+best = model.state_dict()  # expect
+for _ in range(2):
+    train_one_epoch(model, opt, torch.randn(4, 3))
+model.load_state_dict(best)
+''',
+    }),
+    ('TNS5', 'loss total from other module loss', {
+        'losses.py': '''\
+def compute_loss(model, x):
+    return model(x).pow(2).mean()
+''',
+        'main.py': '''\
+from losses import compute_loss
+model = nn.Linear(3, 2)
+total = 0
+for _ in range(3):
+    loss = compute_loss(model, torch.randn(4, 3))
+    loss.backward()
+    total += loss  # expect
+print(total)
+''',
+    }),
+    ('TNS5', 'loss total item from other module loss', {
+        'losses.py': '''\
+def compute_loss(model, x):
+    return model(x).pow(2).mean()
+''',
+        'main.py': '''\
+from losses import compute_loss
+model = nn.Linear(3, 2)
+total = 0
+for _ in range(3):
+    loss = compute_loss(model, torch.randn(4, 3))
+    loss.backward()
+    total += loss.item()
+print(total)
+''',
+    }),
+    ('TNS5', 'meter class in other module', {
+        'meters.py': '''\
+class AverageMeter:
+    def __init__(self):
+        self.sum = 0
+        self.n = 0
+    def update(self, v, n=1):
+        self.sum += v * n
+        self.n += n
+''',
+        'main.py': '''\
+from meters import AverageMeter
+model = nn.Linear(3, 2)
+m = AverageMeter()
+for _ in range(3):
+    loss = model(torch.randn(4, 3)).pow(2).mean()
+    loss.backward()
+    m.update(loss)  # expect
+print(m.sum)
+''',
+    }),
+    ('TNS5', 'star imported train function', {
+        'engine.py': '''\
+def train_one_epoch(model, opt, x):
+    opt.zero_grad()
+    model(x).sum().backward()
+    opt.step()
+''',
+        'main.py': '''\
+from engine import *
+model = nn.Linear(3, 2)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+best = model.state_dict()  # expect
+for _ in range(2):
+    train_one_epoch(model, opt, torch.randn(4, 3))
+model.load_state_dict(best)
+''',
+    }),
+    ('TNS3', 'GAN models in other file, loop without detach', {
+        'models.py': '''\
+class Generator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(2, 3)
+    def forward(self, z):
+        return self.fc(z)
+class Discriminator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 1)
+    def forward(self, x):
+        return torch.sigmoid(self.fc(x))
+''',
+        'main.py': '''\
+from models import Generator, Discriminator
+G, D = Generator(), Discriminator()
+optG = torch.optim.SGD(G.parameters(), lr=0.1)
+optD = torch.optim.SGD(D.parameters(), lr=0.1)
+bce = nn.BCELoss()
+z = torch.randn(4, 2)
+fake = G(z)
+optD.zero_grad()
+d_loss = bce(D(fake), torch.zeros(4, 1))  # expect
+d_loss.backward()
+optD.step()
+optG.zero_grad()
+g_loss = bce(D(fake), torch.ones(4, 1))
+g_loss.backward()
+optG.step()
+''',
+    }),
+    ('TNS3', 'GAN models in other file, loop with detach', {
+        'models.py': '''\
+class Generator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(2, 3)
+    def forward(self, z):
+        return self.fc(z)
+class Discriminator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 1)
+    def forward(self, x):
+        return torch.sigmoid(self.fc(x))
+''',
+        'main.py': '''\
+from models import Generator, Discriminator
+G, D = Generator(), Discriminator()
+optG = torch.optim.SGD(G.parameters(), lr=0.1)
+optD = torch.optim.SGD(D.parameters(), lr=0.1)
+bce = nn.BCELoss()
+z = torch.randn(4, 2)
+fake = G(z)
+optD.zero_grad()
+d_loss = bce(D(fake.detach()), torch.zeros(4, 1))
+d_loss.backward()
+optD.step()
+optG.zero_grad()
+g_loss = bce(D(fake), torch.ones(4, 1))
+g_loss.backward()
+optG.step()
+''',
+    }),
+    ('TNS3', 'GAN discriminator step helper in other file', {
+        'steps.py': '''\
+def d_step(netD, optD, real, fake, bce):
+    optD.zero_grad()
+    loss = bce(netD(real), torch.ones(4, 1)) + bce(netD(fake), torch.zeros(4, 1))
+    loss.backward()
+    optD.step()
+''',
+        'main.py': '''\
+from steps import d_step
+netG, netD = nn.Linear(2, 3), nn.Sequential(nn.Linear(3, 1), nn.Sigmoid())
+optD = torch.optim.SGD(netD.parameters(), lr=0.1)
+fake = netG(torch.randn(4, 2))
+d_step(netD, optD, torch.randn(4, 3), fake, nn.BCELoss())  # expect
+''',
+    }),
+]
 
 # Programs that run clean but that --strict reports as "may": the output of a frozen model (a
 # layer may have been thawed since), a method's result whose device depends on where the
@@ -770,3 +984,18 @@ def test_project_programs_are_reported_where_torch_fails(tmp_path, rule, title, 
     else:
         assert default and default <= frames, (default, frames)
         assert strict <= frames, (strict, frames)
+
+
+@pytest.mark.parametrize("rule,title,files", MARKED, ids=[p[1] for p in MARKED])
+def test_project_programs_are_reported_where_marked(tmp_path, rule, title, files):
+    """Snapshots, totals and GAN steps over files (TNS3, TNS5), whose hazard is no exception at
+    the line: reported exactly at the lines marked `# expect`, by default and in strict mode."""
+    root = tmp_path / "prj"
+    root.mkdir()
+    _build(root, files)
+    marked = set()
+    for name in files:
+        with open(os.path.join(root, name)) as f:
+            marked |= {(name, i) for i, line in enumerate(f, 1) if "# expect" in line}
+    assert _reported(root, files, rule, False) == marked
+    assert _reported(root, files, rule, True) == marked

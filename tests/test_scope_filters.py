@@ -654,7 +654,7 @@ def test_names_before_a_call_are_those_of_the_patterns_tried_everywhere():
 
     pairs = [(_STEP_TEXT, re.compile(r"([A-Za-z_][\w.]*)\.step\(")),
              (_CALLEE, re.compile(r"([A-Za-z_][\w.]*)\s*\(")),
-             (_INPLACE_ON, re.compile(r"(\w+)(?:\[[^\]\n]*\])?\.(?:" + "|".join(_INITIALISING) + r")\("))]
+             (_INPLACE_ON, re.compile(r"(\w+)(?:\.\w+)*(?:\[[^\]\n]*\])?\.(?:" + "|".join(_INITIALISING) + r")\("))]
     before = re.compile(r"([A-Za-z_]\w*)[ \t]*\.[ \t]*$")
 
     def agree(text):

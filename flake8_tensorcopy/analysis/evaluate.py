@@ -160,15 +160,17 @@ class LazyAttrs:
     """The `self.<attr>` facts of a class, computed on first use.  `owner`: the class (its def,
     or the `ProjectEntity` of a class of another module), by which they cross modules."""
 
-    __slots__ = ("_load", "_data", "owner", "_given")
+    __slots__ = ("_load", "_data", "owner", "_given", "handed")
 
-    def __init__(self, load, owner=None, given=None) -> None:
+    def __init__(self, load, owner=None, given=None, handed: frozenset = frozenset()) -> None:
         self._load = load
         self._data = None
         self.owner = owner
         # What an instance's constructor call gave (Evaluator._constructed): a function that
-        # says it, or None.
+        # says it, or None; and the names it passed (`Trainer(model, opt)`: what a method of
+        # the instance may update).
         self._given = given
+        self.handed = handed
 
     @property
     def given(self) -> dict | None:
@@ -1272,7 +1274,9 @@ class Evaluator:
             out.update(given())
             return out
 
-        return LazyAttrs(load, entity, given)
+        handed = frozenset(k for k in (dotted_name(e) for e in (*call.args, *(kw.value for kw in call.keywords))
+                                       if type(e) is not ast.Starred) if k is not None)
+        return LazyAttrs(load, entity, given, handed)
 
     def _super_base(self, call: ast.Call):
         """The def of the class `super()` names in `call` (`super().__init__(...)`): the one base

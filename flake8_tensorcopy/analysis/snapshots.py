@@ -633,6 +633,10 @@ class SnapshotDomain(Domain):
                     k = dotted_name(a.value if isinstance(a, ast.Starred) else a)
                     if k is not None:
                         handed.add(k)
+                if isinstance(func, ast.Attribute):
+                    # What the instance's constructor call was handed (`t = Trainer(model, opt)`,
+                    # another module's class: `t.train_step(x)` updates `model`).
+                    handed |= getattr(walker.fact(func.value, state).attrs, "handed", frozenset())
                 # What it steps without being handed: an optimizer of the module's own
                 # (`def train_epoch(): opt.step()` with `opt = SGD(model.parameters())` at the top).
                 handed |= self._global_steps(walker, n, state)

@@ -1075,7 +1075,7 @@ _LOOP_OVER = LazyPattern(r"for\s+(\w+)\s+in\s+(?:\w+\()?(\w+)")
 # (Tried once a run of word characters, from its start: a later start finds the same end of the
 # run, and nothing else can follow it.)
 # The receiver's first name: `m.weight.fill_(0)` writes into what parameter `m` holds.
-_INPLACE_ON = LazyPattern(r"(?<![\w.])(\w+%s)(?:\.\w+)*(?:\[[^\]\n]*\])?\.(?:" % POSSESSIVE + "|".join(_INITIALISING)
+_INPLACE_ON = LazyPattern(r"(?<!\w)(\w+%s)(?:\.\w+)*(?:\[[^\]\n]*\])?\.(?:" % POSSESSIVE + "|".join(_INITIALISING)
                           + r")\(")
 
 
