@@ -217,6 +217,34 @@ def main():
     return f().numpy()
 main()
 '''),
+    ('trainer moves its model to a device', '''\
+class Trainer:
+    def __init__(self, model, device):
+        self.model = model.to(device)
+    def predict(self, x):
+        return self.model(x)
+t = Trainer(nn.Linear(3, 2), "cpu")
+arr = t.predict(torch.randn(4, 3)).numpy()
+'''),
+    ('inherited constructor moves the model', '''\
+class Base:
+    def __init__(self, model, device):
+        self.model = model.to(device)
+class Trainer(Base):
+    def predict(self, x):
+        return self.model(x)
+t = Trainer(nn.Linear(3, 2), "cpu")
+arr = t.predict(torch.randn(4, 3)).numpy()
+'''),
+    ('a conversion to long is no move', '''\
+class Holder:
+    def __init__(self, y):
+        self.y = y.to(torch.long)
+    def get(self):
+        return self.y
+w = torch.ones(3, requires_grad=True)
+arr = Holder(w).get().numpy()
+'''),
     ('super().forward', '''\
 class Base(nn.Module):
     def __init__(self):
@@ -1261,7 +1289,7 @@ STRICT_ONLY = {"partial", "state_dict keep_vars", "store output into sd", "dict 
 # what a class's `__getitem__` returns, which for another key requires grad), a value of a dict
 # after `update()`, after `**other`, or after a call statement that hands it to a function, or
 # read by a key in a variable.
-STRICT_MAY = {"method under no_grad decorator", "nested def sees the local frozen model, not the global", "class attr model in other method under no_grad",
+STRICT_MAY = {"method under no_grad decorator", "a conversion to long is no move", "nested def sees the local frozen model, not the global", "class attr model in other method under no_grad",
               "method called only under no_grad", "frozen params loop", "frozen requires_grad_(False)",
               "function param tensor from caller detached", "store output into sd read other key",
               "list store analog", "list analog 2", "getitem by key mixed",

@@ -704,6 +704,204 @@ from models import Net
 Net().predict_np(torch.randn(4, 3))
 ''',
     }),
+    ('TNS1', 'registry factory in other file', {
+        'models.py': '''\
+class Net(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.fc = nn.Linear(d, 2)
+    def forward(self, x):
+        return self.fc(x)
+MODELS = {"net": Net}
+def build_model(name, d):
+    return MODELS[name](d)
+''',
+        'main.py': '''\
+from models import build_model
+model = build_model("net", 3)
+arr = model(torch.randn(4, 3)).numpy()
+''',
+    }),
+    ('TNS1', 'trainer builds model via factory from other file', {
+        'models.py': '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+    def forward(self, x):
+        return self.fc(x)
+def build_model():
+    return Net()
+''',
+        'trainer.py': '''\
+from models import build_model
+class Trainer:
+    def __init__(self):
+        self.model = build_model()
+    def predict(self, x):
+        return self.model(x)
+''',
+        'main.py': '''\
+from trainer import Trainer
+arr = Trainer().predict(torch.randn(4, 3)).numpy()
+''',
+    }),
+    ('TNS1', 'evaluate in other file collects preds list', {
+        'engine.py': '''\
+def evaluate(model, xs):
+    preds = []
+    for x in xs:
+        preds.append(model(x))
+    return torch.cat(preds)
+''',
+        'main.py': '''\
+from engine import evaluate
+out = evaluate(nn.Linear(3, 2), [torch.randn(4, 3)])
+arr = out.numpy()
+''',
+    }),
+    ('TNS1', 'evaluate in other file under no_grad collects preds', {
+        'engine.py': '''\
+@torch.no_grad()
+def evaluate(model, xs):
+    preds = []
+    for x in xs:
+        preds.append(model(x))
+    return torch.cat(preds)
+''',
+        'main.py': '''\
+from engine import evaluate
+out = evaluate(nn.Linear(3, 2), [torch.randn(4, 3)])
+arr = out.numpy()
+''',
+    }),
+    ('TNS1', 'base predict in other file, subclass forward argmax', {
+        'base.py': '''\
+class Base(nn.Module):
+    def predict(self, x):
+        return self(x)
+''',
+        'main.py': '''\
+from base import Base
+class Net(Base):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+    def forward(self, x):
+        return self.fc(x).argmax(-1)
+arr = Net().predict(torch.randn(4, 3)).numpy()
+''',
+    }),
+    ('TNS1', 'base predict in other file, subclass forward grad', {
+        'base.py': '''\
+class Base(nn.Module):
+    def predict(self, x):
+        return self(x)
+''',
+        'main.py': '''\
+from base import Base
+class Net(Base):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+    def forward(self, x):
+        return self.fc(x)
+arr = Net().predict(torch.randn(4, 3)).numpy()
+''',
+    }),
+    ('TNS1', 'trainer moves model to device in other file', {
+        'trainer.py': '''\
+class Trainer:
+    def __init__(self, model, device):
+        self.model = model.to(device)
+        self.device = device
+    def predict(self, x):
+        return self.model(x.to(self.device))
+''',
+        'main.py': '''\
+from trainer import Trainer
+t = Trainer(nn.Linear(3, 2), "cpu")
+arr = t.predict(torch.randn(4, 3)).numpy()
+''',
+    }),
+    ('TNS1', 'trainer predict detaches cpu numpy in other file', {
+        'trainer.py': '''\
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+    def predict(self, x):
+        return self.model(x).detach().cpu().numpy()
+''',
+        'main.py': '''\
+from trainer import Trainer
+t = Trainer(nn.Linear(3, 2))
+arr = np.asarray(t.predict(torch.randn(4, 3)))
+''',
+    }),
+    ('TNS1', 'trainer predict numpy without detach in other file', {
+        'trainer.py': '''\
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+    def predict(self, x):
+        return self.model(x).cpu().numpy()
+''',
+        'main.py': '''\
+from trainer import Trainer
+t = Trainer(nn.Linear(3, 2))
+arr = t.predict(torch.randn(4, 3))
+''',
+    }),
+    ('TNS1', 'subclass in main of other module model, forward from base', {
+        'models.py': '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+    def forward(self, x):
+        return self.fc(x)
+''',
+        'main.py': '''\
+from models import Net
+class Big(Net):
+    pass
+arr = Big()(torch.randn(4, 3)).numpy()
+''',
+    }),
+    ('TNS1', 'classmethod factory of other module class', {
+        'models.py': '''\
+class Net(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.fc = nn.Linear(d, 2)
+    def forward(self, x):
+        return self.fc(x)
+    @classmethod
+    def from_config(cls, cfg):
+        return cls(cfg["d"])
+''',
+        'main.py': '''\
+from models import Net
+arr = Net.from_config({"d": 3})(torch.randn(4, 3)).numpy()
+''',
+    }),
+    ('TNS1', 'model output tuple from other module class', {
+        'models.py': '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+    def forward(self, x):
+        h = self.fc(x)
+        return h, h.argmax(-1)
+''',
+        'main.py': '''\
+from models import Net
+logits, pred = Net()(torch.randn(4, 3))
+a = pred.numpy()
+b = logits.numpy()
+''',
+    }),
 ]
 MARKED = [
     ('TNS5', 'best state dict kept in trainer of other module', {
@@ -922,10 +1120,12 @@ d_step(netD, optD, torch.randn(4, 3), fake, nn.BCELoss())  # expect
 
 # Programs that run clean but that --strict reports as "may": the output of a frozen model (a
 # layer may have been thawed since), a method's result whose device depends on where the
-# instance is, a public function's parameter (another module may pass anything).
+# instance is, a public function's parameter (another module may pass anything), a base's
+# method that calls `self(x)` on a subclass whose `forward` is not what the base's module saw.
 STRICT_MAY = {"frozen model built in other file", "module-level model in other file frozen via loop",
               "class with no_grad predict method in other file", "trainer in other file, model replaced by a frozen one",
-              "helper only called under no_grad from other file", "helper param tensor detached by caller in other file"}
+              "helper only called under no_grad from other file", "helper param tensor detached by caller in other file",
+              "base predict in other file, subclass forward argmax"}
 
 
 def _build(root, files: dict) -> None:

@@ -156,6 +156,48 @@ def join_states(a: State | None, b: State | None) -> State | None:
     return State(join_env(a.env, b.env), a.no_grad or b.no_grad, a.outer, doms)
 
 
+# What a constructor's attribute holds when it is one of its parameters moved to a device
+# (walker._constructor_attrs: `self.model = model.to(device)`): the parameter's name and this.
+MOVED = ">moved"
+_MOVES = frozenset({"to", "cuda", "cpu"})
+
+
+def moved_name(v):
+    """The name `v` moves to a device, a module or a tensor as it is there (`model.to(device)`,
+    `x.to(self.device)`, `model.to(device=d)`, `net.cuda()`, `t.cpu()`; not `x.to(torch.long)`,
+    which converts), else None."""
+    if type(v) is not ast.Call or type(v.func) is not _Attribute or type(v.func.value) is not _Name:
+        return None
+    m = v.func.attr
+    if m not in _MOVES:
+        return None
+    if m != "to":
+        return v.func.value if not v.keywords and len(v.args) <= 1 else None
+    args = [*v.args, *(k.value for k in v.keywords if k.arg == "device")]
+    if len(args) != 1 or len(v.args) + len(v.keywords) != 1:
+        return None
+    a = args[0]
+    name = a.id if type(a) is _Name else a.attr if type(a) is _Attribute else None
+    if name is not None and "device" in name.lower() or type(a) is ast.Constant and a.value in ("cuda", "cpu"):
+        return v.func.value
+    return None
+
+
+def given_moved(given: dict, param: str) -> Fact | None:
+    """What a constructor's attribute holds, said `param` (a parameter's name, or one with MOVED),
+    of the facts `given` its parameters: a module or tensor moved holds the same, on a device
+    not known; None when `param` is not given."""
+    name, moved, _ = param.partition(MOVED)
+    f = given.get(name)
+    if f is None or not moved:
+        return f
+    if f.kind == MODULE:
+        return f.but(device=Device.UNKNOWN, device_var=None)
+    if f.kind == TENSOR:
+        return f.but(device=Device.UNKNOWN, device_var=None, leaf=False)
+    return UNKNOWN_FACT
+
+
 class LazyAttrs:
     """The `self.<attr>` facts of a class, computed on first use.  `owner`: the class (its def,
     or the `ProjectEntity` of a class of another module), by which they cross modules."""
@@ -1264,7 +1306,9 @@ class Evaluator:
                     positional, kwonly, made = found
                     stub = def_stub("__init__", ((), ("self", *positional), kwonly))
                     pairs = dict(bind_arguments(stub, call, skip_first=True)[0])
-                    bound = {attr: facts[id(pairs[p])] for attr, p in made if p in pairs}
+                    known = {p: facts[id(e)] for p, e in pairs.items() if id(e) in facts}
+                    bound = {attr: given_moved(known, p) for attr, p in made}
+                    bound = {attr: f for attr, f in bound.items() if f is not None}
                     bound = {attr: f for attr, f in bound.items() if f.kind != UNKNOWN}
                 memo.append(bound)
             return memo[0]

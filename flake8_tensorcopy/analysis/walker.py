@@ -43,11 +43,14 @@ from .evaluate import (
     GRAD_ON_CONTEXT,
     MODULE_CLASS_TAG,
     MODULE_EVIDENCE,
+    MOVED,
     NO_GRAD_FORWARD,
     Evaluator,
     LazyAttrs,
     State,
+    given_moved,
     join_states,
+    moved_name,
 )
 from .facts import (
     CLASS,
@@ -1527,7 +1530,7 @@ class Walker(Summaries, Evaluator):
             given = self.parameter_facts(stub, info)
             own = _attributes_set(cls, self.source_of if self.lines is not None else None)
             for attr, param in made:
-                f = given.get(param)
+                f = given_moved(given, param)
                 if f is not None and f.kind != UNKNOWN and attr not in own:
                     parts.setdefault(attr, []).append(f)
         # What a method may freeze (or unfreeze) in place, a walk of the methods one at a time
@@ -1570,7 +1573,7 @@ class Walker(Summaries, Evaluator):
         own = _attributes_set(cls, self.source_of if self.lines is not None else None)
         out = {}
         for attr, param in made:
-            f = bound.get(param)
+            f = given_moved(bound, param)
             if f is not None and f.kind != UNKNOWN and attr not in own:
                 out[attr] = f
         return out
@@ -1627,7 +1630,8 @@ class Walker(Summaries, Evaluator):
         """{attr: parameter} of the attributes constructor `init` (of class `info`, or of one of
         its bases in the file) leaves holding one of its parameters as it was passed
         (`self.model = model`, the parameter named nowhere else in it: not
-        `model.requires_grad_(False)` first; nor `self.model.to(d)` after), and that no other
+        `model.requires_grad_(False)` first; nor `self.model.to(d)` after), or moved to a device
+        (`self.model = model.to(device)`: the parameter's name and MOVED), and that no other
         method of the class or of its bases sets or changes, nor names (a property); none when
         a base is in another module of the project: its methods are out of sight."""
         methods = _methods_of(info)
@@ -1650,6 +1654,8 @@ class Walker(Summaries, Evaluator):
                         assigned[t.attr] = assigned.get(t.attr, 0) + 1
                         if plain and isinstance(v, ast.Name) and uses.get(v.id) == 1:
                             found.setdefault(t.attr, v.id)
+                        elif plain and uses.get(getattr(moved_name(v), "id", None)) == 1:
+                            found.setdefault(t.attr, moved_name(v).id + MOVED)  # `model.to(device)`
         # (An attribute assigned twice in the constructor is changed: only one assignment names
         # the parameter once.)
         found = {a: p for a, p in found.items() if assigned[a] == 1}
