@@ -245,6 +245,60 @@ class Holder:
 w = torch.ones(3, requires_grad=True)
 arr = Holder(w).get().numpy()
 '''),
+    ('dataclass holds a model', '''\
+from dataclasses import dataclass
+@dataclass
+class Setup:
+    model: nn.Module
+    lr: float = 0.1
+s = Setup(nn.Linear(3, 2))
+arr = s.model(torch.randn(4, 3)).numpy()
+'''),
+    ('dataclass holds an output', '''\
+from dataclasses import dataclass
+@dataclass
+class Out:
+    logits: torch.Tensor
+    loss: float = 0.0
+o = Out(nn.Linear(3, 2)(torch.randn(4, 3)))
+arr = o.logits.numpy()
+'''),
+    ('dataclass holds a detached output', '''\
+from dataclasses import dataclass
+@dataclass
+class Out:
+    logits: torch.Tensor
+o = Out(logits=nn.Linear(3, 2)(torch.randn(4, 3)).detach())
+arr = o.logits.numpy()
+'''),
+    ('dataclass second field by position', '''\
+from dataclasses import dataclass, field
+@dataclass
+class Out:
+    n: int
+    logits: torch.Tensor = field(default=None)
+o = Out(1, nn.Linear(3, 2)(torch.randn(4, 3)))
+arr = o.logits.numpy()
+'''),
+    ('dataclass field its method detaches', '''\
+from dataclasses import dataclass
+@dataclass
+class Out:
+    logits: torch.Tensor
+    def freeze(self):
+        self.logits = self.logits.detach()
+o = Out(nn.Linear(3, 2)(torch.randn(4, 3)))
+o.freeze()
+arr = o.logits.numpy()
+'''),
+    ('NamedTuple holds an output', '''\
+from typing import NamedTuple
+class Out(NamedTuple):
+    logits: torch.Tensor
+    n: int
+o = Out(nn.Linear(3, 2)(torch.randn(4, 3)), 1)
+arr = o.logits.numpy()
+'''),
     ('super().forward', '''\
 class Base(nn.Module):
     def __init__(self):
@@ -1289,7 +1343,7 @@ STRICT_ONLY = {"partial", "state_dict keep_vars", "store output into sd", "dict 
 # what a class's `__getitem__` returns, which for another key requires grad), a value of a dict
 # after `update()`, after `**other`, or after a call statement that hands it to a function, or
 # read by a key in a variable.
-STRICT_MAY = {"method under no_grad decorator", "a conversion to long is no move", "nested def sees the local frozen model, not the global", "class attr model in other method under no_grad",
+STRICT_MAY = {"method under no_grad decorator", "dataclass field its method detaches", "a conversion to long is no move", "nested def sees the local frozen model, not the global", "class attr model in other method under no_grad",
               "method called only under no_grad", "frozen params loop", "frozen requires_grad_(False)",
               "function param tensor from caller detached", "store output into sd read other key",
               "list store analog", "list analog 2", "getitem by key mixed",

@@ -902,6 +902,19 @@ a = pred.numpy()
 b = logits.numpy()
 ''',
     }),
+    ('TNS1', 'dataclass config holds model', {
+        'cfg.py': '''\
+from dataclasses import dataclass
+@dataclass
+class Setup:
+    model: nn.Module
+''',
+        'main.py': '''\
+from cfg import Setup
+s = Setup(nn.Linear(3, 2))
+arr = s.model(torch.randn(4, 3)).numpy()
+''',
+    }),
 ]
 MARKED = [
     ('TNS5', 'best state dict kept in trainer of other module', {

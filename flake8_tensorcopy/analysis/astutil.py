@@ -314,6 +314,79 @@ def decorator_names(func) -> set:
     return {dotted_name(d.func if isinstance(d, ast.Call) else d) for d in func.decorator_list}
 
 
+_RECORD_DECORATORS = frozenset({"dataclass", "dataclasses.dataclass"})
+_NAMED_TUPLES = frozenset({"NamedTuple", "typing.NamedTuple"})
+_RECORD_FIELDS: dict = {}
+
+
+def record_fields(cls: ast.ClassDef) -> tuple | None:
+    """((positional field names), (keyword-only ones), (fields its methods assign)) of a record
+    class, whose generated constructor makes its fields attributes holding what it is passed: a
+    `@dataclass` without bases, or a `NamedTuple`; None for another class, or one whose
+    constructor is not all generated (its own `__init__`, `__post_init__`, `__new__`, an
+    `InitVar`).  Kept per class."""
+    found = _RECORD_FIELDS.get(id(cls))
+    if found is not None and found[0] is cls:
+        return found[1]
+    result = _record_fields(cls)
+    if len(_RECORD_FIELDS) > 4096:
+        _RECORD_FIELDS.clear()
+    _RECORD_FIELDS[id(cls)] = (cls, result)
+    return result
+
+
+def _record_fields(cls: ast.ClassDef) -> tuple | None:
+    decorators = cls.decorator_list
+    names = {dotted_name(d.func if isinstance(d, ast.Call) else d) for d in decorators}
+    if names & _RECORD_DECORATORS:
+        if cls.bases or cls.keywords or len(decorators) != 1:
+            return None  # (a base's fields come first; another decorator may change the class)
+        d = decorators[0]
+        kw_only = isinstance(d, ast.Call) and any(k.arg == "kw_only" and const_bool(k.value) for k in d.keywords)
+        if isinstance(d, ast.Call) and any(k.arg == "init" and const_bool(k.value) is False for k in d.keywords):
+            return None
+    elif len(cls.bases) == 1 and dotted_name(cls.bases[0]) in _NAMED_TUPLES and not decorators:
+        kw_only = False
+    else:
+        return None
+    positional, keyword, fields = [], [], set()
+    methods = []
+    for item in cls.body:
+        t = type(item)
+        if t is ast.FunctionDef or t is ast.AsyncFunctionDef:
+            if item.name in ("__init__", "__post_init__", "__new__"):
+                return None
+            methods.append(item)
+        elif t is ast.AnnAssign and type(item.target) is ast.Name:
+            ann = item.annotation
+            head = dotted_name(ann.value if type(ann) is ast.Subscript else ann) or ""
+            last = head.rsplit(".", 1)[-1]
+            if last == "ClassVar":
+                continue
+            if last == "InitVar":
+                return None
+            if last == "KW_ONLY":
+                kw_only = True
+                continue
+            v = item.value
+            here_kw = kw_only
+            if type(v) is ast.Call and (dotted_name(v.func) or "").rsplit(".", 1)[-1] == "field":
+                if any(k.arg == "init" and const_bool(k.value) is False for k in v.keywords):
+                    continue
+                if any(k.arg == "kw_only" and const_bool(k.value) for k in v.keywords):
+                    here_kw = True
+            (keyword if here_kw else positional).append(item.target.id)
+            fields.add(item.target.id)
+    assigned = set()
+    for m in methods:
+        for n in ast.walk(m):
+            if type(n) is ast.Attribute and type(n.ctx) is not ast.Load and n.attr in fields:
+                assigned.add(n.attr)
+            elif type(n) is ast.Call and dotted_name(n.func) in ("setattr", "object.__setattr__"):
+                assigned |= fields  # (`object.__setattr__(self, ...)` in a frozen class's method)
+    return tuple(positional), tuple(keyword), tuple(sorted(assigned))
+
+
 _PROPERTIES = frozenset({"property", "cached_property"})
 
 

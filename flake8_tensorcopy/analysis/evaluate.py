@@ -15,7 +15,8 @@ import ast
 
 from . import torchapi as api
 from .astutil import const_bool as _const_bool
-from .astutil import all_nodes, bind_arguments, decorator_names, def_stub, dotted_name, is_property, parameter_names
+from .astutil import (all_nodes, bind_arguments, decorator_names, def_stub, dotted_name, is_property, parameter_names,
+                      record_fields)
 from .astutil import kwarg as _kwarg
 from .gradmode import context_effect, set_grad_call
 from .facts import (
@@ -1274,8 +1275,13 @@ class Evaluator:
         # Where the class is defined, when another file of the project defines it.
         defined = frozenset(t for t in cls.tags if t.startswith("defined:"))
         attrs = cls.attrs
-        if call is not None and (call.args or call.keywords) and hasattr(cls.node, "constructor"):
-            attrs = self._constructed(cls.node, attrs, call, state)
+        if call is not None and (call.args or call.keywords):
+            if hasattr(cls.node, "constructor"):
+                attrs = self._constructed(cls.node, attrs, call, state)
+            elif isinstance(cls.node, ast.ClassDef):
+                fields = record_fields(cls.node)
+                if fields is not None:
+                    attrs = self._record(cls.node, fields, attrs, call, state)
         if MODULE_CLASS_TAG in cls.tags:
             made = Fact(MODULE, Grad.UNKNOWN, Device.CPU, attrs=attrs,
                         tags=(cls.tags & {NO_GRAD_FORWARD}) | defined, by_flow=cls.by_flow, node=cls.node,
@@ -1284,6 +1290,28 @@ class Evaluator:
             # A class whose constructor freezes what it makes (a teacher, a feature extractor).
             return _frozen(made, True) if cls.node is not None and self.constructor_freezes(cls.node) else made
         return Fact(OBJECT, Grad.UNKNOWN, Device.UNKNOWN, attrs=attrs, node=cls.node, tags=defined)
+
+    def _record(self, classdef: ast.ClassDef, fields: tuple, attrs, call: ast.Call, state: State):
+        """The attributes of the instance `call` makes of a record class of the file (a
+        dataclass, a NamedTuple: astutil.record_fields): each field holds what the call passes
+        it, unless a method of the class assigns it; the others are the class's (`attrs`)."""
+        positional, keyword, assigned = fields
+        stub = def_stub("__init__", ((), ("self", *positional), keyword))
+        given = {}
+        for field, expr in bind_arguments(stub, call, skip_first=True)[0]:
+            if field not in assigned:
+                f = self.fact(expr, state)
+                if f.kind != UNKNOWN:
+                    given[field] = f
+        if not given:
+            return attrs
+
+        def load() -> dict:
+            out = dict(attrs.items()) if attrs is not None else {}
+            out.update(given)
+            return out
+
+        return LazyAttrs(load, classdef)
 
     def _constructed(self, entity, attrs, call: ast.Call, state):
         """The attributes of the instance `call` makes of `entity`, a class of another module of

@@ -35,8 +35,8 @@ from bisect import bisect_left, bisect_right
 
 from . import torchapi as api
 from .astutil import (BLOCKS, all_nodes, bind_arguments, call_constants, child_nodes, const_bool, decorator_names,
-                      dotted_name, expressions, first_body_line, is_plain_method, local_names, parameter_names, walk,
-                      yields)
+                      dotted_name, expressions, first_body_line, is_plain_method, local_names, parameter_names,
+                      record_fields, walk, yields)
 from .evaluate import (
     GENERATOR_TAG,
     GRAD_OFF_CONTEXT,
@@ -1837,6 +1837,11 @@ class Walker(Summaries, Evaluator):
         if info is None:
             return None
         init, _owner = info.method("__init__")
+        if init is None and not info.bases and not info.project_bases:
+            fields = record_fields(classdef)  # a dataclass, a NamedTuple: its generated constructor
+            if fields is not None:
+                positional, keyword, assigned = fields
+                return positional, keyword, tuple((f, f) for f in (*positional, *keyword) if f not in assigned)
         if init is None or not is_plain_method(init) or len(init.args.args) < 2:
             return None
         a = init.args
