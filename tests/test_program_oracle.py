@@ -299,6 +299,16 @@ class Out(NamedTuple):
 o = Out(nn.Linear(3, 2)(torch.randn(4, 3)), 1)
 arr = o.logits.numpy()
 '''),
+    ('property of a plain trainer returns its model', '''\
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+    @property
+    def head(self):
+        return self.model
+t = Trainer(nn.Linear(3, 2))
+arr = t.head(torch.randn(4, 3)).numpy()
+'''),
     ('super().forward', '''\
 class Base(nn.Module):
     def __init__(self):

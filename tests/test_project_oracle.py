@@ -915,6 +915,21 @@ s = Setup(nn.Linear(3, 2))
 arr = s.model(torch.randn(4, 3)).numpy()
 ''',
     }),
+    ('TNS1', "property of other module's plain class returns its model", {
+        'trainer.py': '''\
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+    @property
+    def head(self):
+        return self.model
+''',
+        'main.py': '''\
+from trainer import Trainer
+t = Trainer(nn.Linear(3, 2))
+arr = t.head(torch.randn(4, 3)).numpy()
+''',
+    }),
 ]
 MARKED = [
     ('TNS5', 'best state dict kept in trainer of other module', {

@@ -1699,6 +1699,9 @@ class Evaluator:
             return UNKNOWN_FACT
         if kind == OBJECT:
             f = recv.attrs.get(m) if recv.attrs is not None else None
+            if f is None and recv.node is not None:
+                f = self._property(recv, m, node.func.value if type(node.func) is _Attribute else None,
+                                   state)  # `trainer.head(x)`, `head` a property
             if f is not None and f.kind == MODULE:
                 return self._module_output(f, node, state)
             if recv.node is not None:
