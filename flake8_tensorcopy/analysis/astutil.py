@@ -230,6 +230,21 @@ def local_names(func) -> frozenset:
 
 
 _COMPREHENSION_TYPES = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+_FREE_NAMES: dict = {}
+
+
+def free_names(func) -> frozenset:
+    """The names function `func` (or a function or lambda nested in it) reads and does not bind
+    itself: what it sees of the scopes around it.  Kept per def."""
+    found = _FREE_NAMES.get(id(func))
+    if found is not None and found[0] is func:
+        return found[1]
+    read = {n.id for n in ast.walk(func) if type(n) is ast.Name and type(n.ctx) is ast.Load}
+    result = frozenset(read - local_names(func))
+    if len(_FREE_NAMES) > 4096:
+        _FREE_NAMES.clear()
+    _FREE_NAMES[id(func)] = (func, result)
+    return result
 
 
 def own_nodes(body):

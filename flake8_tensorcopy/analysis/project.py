@@ -27,6 +27,7 @@ from __future__ import annotations
 import os
 
 from ..reach import absolute, module_name, module_path
+from ..source import LazyPattern
 from .facts import UNKNOWN_FACT, Fact
 
 TYPE_CHECKING = False
@@ -411,8 +412,8 @@ class Project:
         data = self.contents(path)
         if data is None:
             return True  # (unreadable: the summary says so)
-        if attr.isascii() and attr.encode() in data or b"import *" in data:
-            return True  # (a star import binds names it does not spell: walker._star_import)
+        if attr.isascii() and attr.encode() in data or b"import *" in data and _TOP_STAR.search(data) is not None:
+            return True  # (a star import at the top level binds names it does not spell: walker._star_import)
         from ..source import DecodeError, decode
 
         try:
@@ -475,6 +476,11 @@ class Project:
         """Whether a qualified name starts with a module of the project."""
         top = qualname.split(".", 1)[0]
         return self.path_of(top) is not None or self.is_package(top)
+
+
+# A star import at the top level of a module (the only ones walker._star_import follows; not
+# those under `if TYPE_CHECKING:` of a package's `__init__.py`).
+_TOP_STAR = LazyPattern(rb"(?m)^from[ \t]+[\w.]+[ \t]+import[ \t]+\*")
 
 
 def _stamp(st) -> str:

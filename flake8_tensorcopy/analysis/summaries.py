@@ -32,7 +32,8 @@ from __future__ import annotations
 import ast
 from bisect import bisect_right
 
-from .astutil import BLOCKS, bind_arguments, body_span, call_constants, decorator_names, dotted_name, is_plain_method
+from .astutil import (BLOCKS, bind_arguments, body_span, call_constants, decorator_names, dotted_name, free_names,
+                      is_plain_method, local_names)
 from .facts import (DEVICE, MODULE, NAMED_PARAMS, OBJECT, OTHER, PARAMS, SEQ, SITE_CONSTANTS, TENSOR, UNKNOWN,
                     UNKNOWN_FACT, Device, Fact, Grad, join, must_grad, with_origins)
 from ..source import word_count
@@ -227,26 +228,32 @@ class Summaries:
         enclosing = self.enclosing.get(id(func))
         if enclosing is not None and enclosing.end_env is None and self.frame.scope is enclosing:
             # A function defined in the function being walked, called there: it sees that
-            # function's names as they are at this call (not memoised: they change).
-            return self._walk_for(func, cls, args, generic, self.scope_with(enclosing, state.env))
+            # function's names as they are at this call (walked once per their facts).
+            seen = free_names(func) & local_names(enclosing.node)
+            lookup = state.lookup
+            around = tuple((n, f, id(f.node)) for n in sorted(seen) for f in (lookup(n),) if f is not None)
+            return self.given_result(func, cls, args, generic, key=around,
+                                     parent=self.scope_with(enclosing, state.env))
         if not args:
             return generic()
         return self.given_result(func, cls, args, generic)
 
-    def given_result(self, func, cls, args: dict, generic, key: tuple = ()) -> Fact | None:
+    def given_result(self, func, cls, args: dict, generic, key: tuple = (), parent=None) -> Fact | None:
         """What `func` returns with parameters `args` ({name: fact}), walked once per facts;
         `generic()` (what it returns for any arguments) where it is not walked.  `key`: what
-        else tells these arguments apart (facts compare without their attributes)."""
+        else tells these arguments apart (facts compare without their attributes); `parent`:
+        the scope it is walked in (by default the one that defines it)."""
         if func.end_lineno - func.lineno > _CALL_MAX_LINES:
             return generic()
-        key = (id(func), id(cls), tuple(sorted((p, f, id(f.node)) for p, f in args.items())), key)
+        key = (id(func), id(cls), tuple(sorted((p, f, id(f.node)) for p, f in args.items())), key, parent is None)
         if key in self._call_results:
             found = self._call_results[key]
             return found if found is not None else generic()
         if self._call_budget <= 0:
             return generic()
         self._call_results[key] = None  # recursion: the summary's result meanwhile
-        result = self._walk_for(func, cls, args, generic, self.enclosing.get(id(func), self.module_scope))
+        result = self._walk_for(func, cls, args, generic,
+                                parent if parent is not None else self.enclosing.get(id(func), self.module_scope))
         self._call_results[key] = result
         return result
 
