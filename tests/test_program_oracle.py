@@ -309,6 +309,22 @@ class Trainer:
 t = Trainer(nn.Linear(3, 2))
 arr = t.head(torch.randn(4, 3)).numpy()
 '''),
+    ('lambda computing output called only under no_grad', '''\
+model = nn.Linear(3, 2)
+pred = lambda x: model(x).numpy()
+with torch.no_grad():
+    arr = pred(torch.randn(4, 3))
+'''),
+    ('lambda to_np called with an output', '''\
+model = nn.Linear(3, 2)
+to_np = lambda t: t.cpu().numpy()
+arr = to_np(model(torch.randn(4, 3)))
+'''),
+    ('lambda to_np called with a detached output', '''\
+model = nn.Linear(3, 2)
+to_np = lambda t: t.cpu().numpy()
+arr = to_np(model(torch.randn(4, 3)).detach())
+'''),
     ('super().forward', '''\
 class Base(nn.Module):
     def __init__(self):
@@ -1353,7 +1369,8 @@ STRICT_ONLY = {"partial", "state_dict keep_vars", "store output into sd", "dict 
 # what a class's `__getitem__` returns, which for another key requires grad), a value of a dict
 # after `update()`, after `**other`, or after a call statement that hands it to a function, or
 # read by a key in a variable.
-STRICT_MAY = {"method under no_grad decorator", "dataclass field its method detaches", "a conversion to long is no move", "nested def sees the local frozen model, not the global", "class attr model in other method under no_grad",
+STRICT_MAY = {"method under no_grad decorator", "lambda to_np called with a detached output",
+              "lambda computing output called only under no_grad", "dataclass field its method detaches", "a conversion to long is no move", "nested def sees the local frozen model, not the global", "class attr model in other method under no_grad",
               "method called only under no_grad", "frozen params loop", "frozen requires_grad_(False)",
               "function param tensor from caller detached", "store output into sd read other key",
               "list store analog", "list analog 2", "getitem by key mixed",

@@ -232,6 +232,7 @@ def no_grad_callees(tree: ast.Module, lines=None) -> frozenset:
     regions = [(tree, (False, None))]
     kept = _kept_contexts(tree, text, qualname, words if text is not None else ())
     _Name, _Attribute, _Call, _Constant, _Lambda = ast.Name, ast.Attribute, ast.Call, ast.Constant, ast.Lambda
+    _Assign = ast.Assign
     functions = (ast.FunctionDef, ast.AsyncFunctionDef)
     withs = (ast.With, ast.AsyncWith)
     used_add = used.add
@@ -280,6 +281,10 @@ def no_grad_callees(tree: ast.Module, lines=None) -> frozenset:
                         regions.extend([(b, body) for b in n.body])
                 elif t is _Lambda:
                     regions.append((n.body, (False, None)))  # runs whenever it is called
+                elif t is _Assign and type(n.value) is _Lambda and len(n.targets) == 1 \
+                        and type(n.targets[0]) is _Name:
+                    defined.add(n.targets[0].id)  # `pred = lambda x: ...`: a function of that name
+                    push(n.value)
                 elif t in withs:
                     inner = ng
                     for i in n.items:

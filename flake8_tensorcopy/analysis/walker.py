@@ -165,7 +165,7 @@ class Frame:
 
     __slots__ = ("scope", "state", "stmt", "loops", "path", "recording", "dispatch", "seq", "doms",
                  "loop_exits", "returns", "in_lambda", "expects_error", "blocks", "last_live", "dead_by",
-                 "loop_depth", "returns_fact", "raising", "generator", "yields_fact")
+                 "loop_depth", "returns_fact", "raising", "generator", "yields_fact", "lambda_body")
 
     def __init__(self, scope: Scope, state: State, dispatch: bool) -> None:
         self.scope = scope
@@ -192,6 +192,9 @@ class Frame:
         # A generator function's summary walk: the join of the values it yields.
         self.generator = False
         self.yields_fact: Fact | None = None
+        # The walk of a lambda's body as a function (walker._dispatch_lambda): its nodes are in
+        # a lambda (no statement of it is in the source).
+        self.lambda_body = getattr(scope.node, "lambda_body", False)
 
 
 def compatible(p1: tuple, p2: tuple) -> bool:
@@ -378,6 +381,7 @@ class Walker(Summaries, Evaluator):
         self.functions: dict = {}  # module-level functions by name
         self.enclosing: dict = {}  # id(def) -> the scope of the function that defines it
         self._lambda_defs: dict = {}  # id(lambda) -> the def it stands for (lambda_def)
+        self._dispatched_lambdas: set = set()  # ids of the lambdas whose bodies are walked as defs
         self._lazy_attrs: list = []  # the LazyAttrs of this file's classes (release() unhooks them)
         self._expressions: dict = {}  # id(simple statement) -> astutil.expressions of it
         self.classes: dict = {}  # id(ClassDef) -> ClassInfo
@@ -780,6 +784,20 @@ class Walker(Summaries, Evaluator):
                     state.env[name] = old.but(tags=old.tags | fact.tags.intersection(SITE_CONSTANTS))
         return self._walk_scope(scope, func.body if upto is None else func.body[:upto], state, dispatch)
 
+    def _dispatch_lambda(self, stmt: ast.Assign, frame: Frame, state: State) -> None:
+        """`name = lambda ...`: the lambda's body is walked to report as the body of a function
+        of that name (what the calls of `name` pass its parameters, the grad mode they are
+        made in), after its scope, as a def is; not where it is written, with its parameters
+        unknown."""
+        target = stmt.targets[0] if len(stmt.targets) == 1 else None
+        lam = stmt.value
+        if type(target) is not _Name or id(lam) in self._dispatched_lambdas:
+            return
+        made = self.lambda_def(lam)
+        made.name = target.id
+        self._dispatched_lambdas.add(id(lam))
+        self._pending.append((made, frame.scope, state.no_grad, None))
+
     def lambda_def(self, node: ast.Lambda):
         made = self._lambda_defs.get(id(node))
         if made is None:
@@ -789,6 +807,7 @@ class Walker(Summaries, Evaluator):
             for n in (made, body):
                 n.lineno, n.col_offset = node.lineno, node.col_offset
                 n.end_lineno, n.end_col_offset = node.end_lineno, node.end_col_offset
+            made.lambda_body = True
             self._lambda_defs[id(node)] = made
             frame = self.frame
             if frame is not None and frame.scope.kind == "function":
@@ -896,7 +915,8 @@ class Walker(Summaries, Evaluator):
         ctx = self.ctx
         special = _VISIT_SPECIAL
         leaves = self._leaves
-        stack = [(node, state, False)]
+        in_lambda = frame.lambda_body
+        stack = [(node, state, in_lambda)]
         while stack:
             n, st, lam = stack.pop()
             t = type(n)
@@ -914,10 +934,12 @@ class Walker(Summaries, Evaluator):
                     stack.extend([(c, st, lam) for c in reversed(children) if type(c) not in leaves])
                 continue
             if t is ast.Lambda:
+                stack.extend((d, st, lam) for d in n.args.defaults)
+                if id(n) in self._dispatched_lambdas:
+                    continue  # (its body is walked as a function: _dispatch_lambda)
                 inner = st.copy()
                 for name in parameter_names(n.args):
                     inner.env[name] = UNKNOWN_FACT
-                stack.extend((d, st, lam) for d in n.args.defaults)
                 stack.append((n.body, inner, True))
                 continue
             if t in _COMPREHENSIONS:
@@ -941,7 +963,7 @@ class Walker(Summaries, Evaluator):
             if children:
                 stack.extend([(c, st, lam) for c in reversed(children)])
         frame.state = state
-        frame.in_lambda = False
+        frame.in_lambda = in_lambda
 
     def _visit_stmt_only(self, stmt: ast.stmt, state: State) -> None:
         frame = self.frame
@@ -992,6 +1014,8 @@ class Walker(Summaries, Evaluator):
         if frame.recording:
             frame.seq += 1
         if frame.dispatch:
+            if type(stmt) is ast.Assign and type(stmt.value) is ast.Lambda:
+                self._dispatch_lambda(stmt, frame, state)
             self._visit(stmt, state)
         if frame.doms:
             for d in self.domains:
