@@ -930,6 +930,66 @@ t = Trainer(nn.Linear(3, 2))
 arr = t.head(torch.randn(4, 3)).numpy()
 ''',
     }),
+    ('TNS1', "method only called under no_grad from other file", {
+        'models.py': '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+    def forward(self, x):
+        return self.fc(x)
+    def predict_np(self, x):
+        return self(x).numpy()
+''',
+        'main.py': '''\
+from models import Net
+with torch.no_grad():
+    Net().predict_np(torch.randn(4, 3))
+''',
+    }),
+    ('TNS1', "method called under no_grad in one file and with grad in another", {
+        'models.py': '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+    def forward(self, x):
+        return self.fc(x)
+    def predict_np(self, x):
+        return self(x).numpy()
+''',
+        'evaluate.py': '''\
+from models import Net
+def evaluate(x):
+    with torch.no_grad():
+        return Net().predict_np(x)
+''',
+        'main.py': '''\
+from models import Net
+import evaluate
+evaluate.evaluate(torch.randn(4, 3))
+Net().predict_np(torch.randn(4, 3))
+''',
+    }),
+    ('TNS1', "method called in a function only called under no_grad from another file", {
+        'models.py': '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+    def forward(self, x):
+        return self.fc(x)
+    def predict_np(self, x):
+        return self(x).numpy()
+''',
+        'main.py': '''\
+from models import Net
+def report(net):
+    return net.predict_np(torch.randn(4, 3))
+with torch.no_grad():
+    report(Net())
+''',
+    }),
 ]
 MARKED = [
     ('TNS5', 'best state dict kept in trainer of other module', {
@@ -1149,11 +1209,13 @@ d_step(netD, optD, torch.randn(4, 3), fake, nn.BCELoss())  # expect
 # Programs that run clean but that --strict reports as "may": the output of a frozen model (a
 # layer may have been thawed since), a method's result whose device depends on where the
 # instance is, a public function's parameter (another module may pass anything), a base's
-# method that calls `self(x)` on a subclass whose `forward` is not what the base's module saw.
+# method that calls `self(x)` on a subclass whose `forward` is not what the base's module saw, a
+# method that every call of the project makes with grad off (a caller outside it may not).
 STRICT_MAY = {"frozen model built in other file", "module-level model in other file frozen via loop",
               "class with no_grad predict method in other file", "trainer in other file, model replaced by a frozen one",
               "helper only called under no_grad from other file", "helper param tensor detached by caller in other file",
-              "base predict in other file, subclass forward argmax"}
+              "base predict in other file, subclass forward argmax", "method only called under no_grad from other file",
+              "method called in a function only called under no_grad from another file"}
 
 
 def _build(root, files: dict) -> None:

@@ -205,6 +205,14 @@ def no_grad_callees(tree: ast.Module, lines=None) -> frozenset:
     grad off and no name that could be in the answer, so what they would add changes nothing;
     a body not parsed yet (lazytree.py) stays so.
     """
+    return call_modes(tree, lines)[2]
+
+
+def call_modes(tree: ast.Module, lines=None) -> tuple:
+    """(sites, used, callees): the grad mode of every call in the module by the called name
+    ({name: [(with grad off?, the name of the function the call is in, or None)]}), the names
+    used otherwise (read, passed), and `no_grad_callees`.  Without `lines`, every body is
+    scanned (sites complete: what another module's calls of a name are, `Project.called_without_grad`)."""
     names = _module_imports(tree)
     qualname = _resolver(names)
     sites: dict[str, list] = {}
@@ -323,7 +331,7 @@ def no_grad_callees(tree: ast.Module, lines=None) -> frozenset:
             if name not in result and any(ng or encl in result for ng, encl in sites[name]):
                 result.add(name)
                 changed = True
-    return frozenset(result)
+    return sites, used, frozenset(result)
 
 
 _DEF_NAME = LazyPattern(r"def[\s\\]+(\w+)")

@@ -24,6 +24,7 @@ say it (`Critic: an nn.Module, models.py:12`).
 
 from __future__ import annotations
 
+import ast
 import os
 
 from ..reach import absolute, module_name, module_path
@@ -80,6 +81,7 @@ class Project:
         self._frames: list = []  # Project.computing()
         self._files = None  # _all_files(); False: too many
         self._mentions: dict = {}  # word -> files_mentioning(word)
+        self._modes: dict = {}  # path -> (digest, gradmode.call_modes of its tree, or None)
         self.scanned = False  # files_mentioning() was asked (see there)
         self.scanned_words: set = set()  # the words it was asked for the current file
         self.asking: set = set()  # (module, path) of the GAN helpers being asked (module_summary.py)
@@ -454,6 +456,49 @@ class Project:
         for path in found:
             self.touched[path] = self.digest_of(path)
         return found
+
+    def called_without_grad(self, name: str, current: str | None) -> bool:
+        """Whether the other files of the project call `name` (a function or a method, by its
+        name) at least once, and only with grad off (in a no-grad block, or in a function only
+        called so there: gradmode.call_modes), and use the name in no other way (passed, kept).
+        A file whose text holds the name and does not parse counts as calling it with grad."""
+        files = self.files_mentioning(name)
+        if not files:
+            return False
+        here = os.path.realpath(current) if current else None
+        calls = 0
+        for path in files:
+            if here is not None and os.path.realpath(path) == here:
+                continue
+            modes = self._call_modes(path)
+            if modes is None:
+                return False
+            sites, used, callees = modes
+            if name in used:
+                return False
+            for no_grad, caller in sites.get(name, ()):
+                if not (no_grad or caller is not None and caller in callees):
+                    return False
+                calls += 1
+        return calls > 0
+
+    def _call_modes(self, path: str) -> tuple | None:
+        digest = self.digest_of(path)
+        found = self._modes.get(path)
+        if found is not None and found[0] == digest:
+            return found[1]
+        data = self.contents(path)
+        modes = None
+        if data is not None:
+            from ..source import DecodeError, decode
+            from .gradmode import call_modes
+
+            try:
+                modes = call_modes(ast.parse(decode(data).text))
+            except (DecodeError, SyntaxError, ValueError, LookupError, RecursionError, MemoryError):
+                modes = None
+        self._modes[path] = (digest, modes)
+        return modes
 
     def _all_files(self) -> list | None:
         if self._files is None:

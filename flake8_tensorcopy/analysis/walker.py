@@ -197,6 +197,18 @@ class Frame:
         self.lambda_body = getattr(scope.node, "lambda_body", False)
 
 
+def _word_at(word: str, text: str):
+    """The places `word` stands in `text` as a whole word."""
+    i = text.find(word)
+    n = len(word)
+    while i != -1:
+        before = text[i - 1] if i else " "
+        after = text[i + n] if i + n < len(text) else " "
+        if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
+            yield i
+        i = text.find(word, i + n)
+
+
 def compatible(p1: tuple, p2: tuple) -> bool:
     """Whether statements at two branch paths can both run in one pass through the scope."""
     if not p1 or not p2:
@@ -413,11 +425,20 @@ class Walker(Summaries, Evaluator):
             return
         scope = self.module_scope = Scope("module", self.tree, None, self._module_evidence(self.tree))
         self._walk_scope(scope, self.tree.body, State({}, False), dispatch=True)
+        violations = self.ctx.violations
         while self._pending:
             pending, self._pending = self._callers_first(self._pending), []
             for func, parent, no_grad, cls in pending:
                 passer = id(func) in self._passers
+                found, more = len(violations), len(self._pending)
                 self._run_function(func, parent, no_grad, cls, dispatch=not passer, passer=passer)
+                if len(violations) > found and not no_grad and not passer and cls is not None \
+                        and self._called_without_grad_elsewhere(func):
+                    # What it reports was for grad on, and every call of it is made with grad
+                    # off: walked again so (and the functions it defines with it).
+                    del violations[found:]
+                    del self._pending[more:]
+                    self._run_function(func, parent, True, cls, dispatch=True)
 
     def check_function(self, func, given: dict, cls: ClassInfo | None = None) -> None:
         """Walk function `func` of the module to report, its parameters `given` ({name: fact},
@@ -860,6 +881,23 @@ class Walker(Summaries, Evaluator):
         if self._no_grad_callees is None:
             self._no_grad_callees = no_grad_callees(self.tree, self.lines)
         return func.name in self._no_grad_callees
+
+    def _called_without_grad_elsewhere(self, func) -> bool:
+        """Whether a method of a class of the module, one the file never calls nor names again,
+        is called by the other files of the project, and only with grad off
+        (Project.called_without_grad: a model's `predict` that a script calls under no_grad), as
+        `_only_called_without_grad` says of the calls in the file.  Asked only in default mode,
+        of a method where a rule reported something: the other files are read for it, and the
+        file's result is then not kept in the result cache (Project.files_mentioning)."""
+        project = self.project
+        name = func.name
+        if project is None or self.ctx.options.strict or name == "forward" or name.startswith("__") \
+                or self.lines is None:
+            return False  # (strict mode reports what another caller, with grad on, may meet)
+        text = self.lines.text
+        if text.count(name) != 1 and sum(1 for _ in _word_at(name, text)) != 1:
+            return False  # (named again in the file: called, passed or kept here)
+        return project.called_without_grad(name, project.path_of(self.module) if self.module else None)
 
     def _decorated_no_grad(self, func, env: dict | None) -> bool:
         state = State(env or {}, False)
