@@ -185,16 +185,14 @@ def yields(func) -> bool:
     return False
 
 
-_LOCAL_NAMES: dict = {}
-
-
 def local_names(func) -> frozenset:
     """The names function `func` binds in its own scope: its parameters, and what its body
     assigns, defines, imports or catches (not in a nested function, class or comprehension;
     not those it declares `global` or `nonlocal`).  Kept per def."""
-    found = _LOCAL_NAMES.get(id(func))
-    if found is not None and found[0] is func:
-        return found[1]
+    try:
+        return func.local_names
+    except AttributeError:
+        pass
     names = set(parameter_names(func.args)) if not isinstance(func, ast.ClassDef) else set()
     declared = set()
     stack = list(func.body) if type(func.body) is list else []
@@ -222,28 +220,22 @@ def local_names(func) -> frozenset:
         elif t is ast.MatchMapping and n.rest:
             names.add(n.rest)
         stack.extend(child_nodes(n))
-    result = frozenset(names - declared)
-    if len(_LOCAL_NAMES) > 4096:
-        _LOCAL_NAMES.clear()
-    _LOCAL_NAMES[id(func)] = (func, result)
+    result = func.local_names = frozenset(names - declared)  # (kept on the node: it dies with its tree)
     return result
 
 
 _COMPREHENSION_TYPES = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
-_FREE_NAMES: dict = {}
 
 
 def free_names(func) -> frozenset:
     """The names function `func` (or a function or lambda nested in it) reads and does not bind
     itself: what it sees of the scopes around it.  Kept per def."""
-    found = _FREE_NAMES.get(id(func))
-    if found is not None and found[0] is func:
-        return found[1]
+    try:
+        return func.free_names
+    except AttributeError:
+        pass
     read = {n.id for n in ast.walk(func) if type(n) is ast.Name and type(n.ctx) is ast.Load}
-    result = frozenset(read - local_names(func))
-    if len(_FREE_NAMES) > 4096:
-        _FREE_NAMES.clear()
-    _FREE_NAMES[id(func)] = (func, result)
+    result = func.free_names = frozenset(read - local_names(func))  # (kept on the node)
     return result
 
 
@@ -331,7 +323,6 @@ def decorator_names(func) -> set:
 
 _RECORD_DECORATORS = frozenset({"dataclass", "dataclasses.dataclass"})
 _NAMED_TUPLES = frozenset({"NamedTuple", "typing.NamedTuple"})
-_RECORD_FIELDS: dict = {}
 
 
 def record_fields(cls: ast.ClassDef) -> tuple | None:
@@ -340,13 +331,11 @@ def record_fields(cls: ast.ClassDef) -> tuple | None:
     `@dataclass` without bases, or a `NamedTuple`; None for another class, or one whose
     constructor is not all generated (its own `__init__`, `__post_init__`, `__new__`, an
     `InitVar`).  Kept per class."""
-    found = _RECORD_FIELDS.get(id(cls))
-    if found is not None and found[0] is cls:
-        return found[1]
-    result = _record_fields(cls)
-    if len(_RECORD_FIELDS) > 4096:
-        _RECORD_FIELDS.clear()
-    _RECORD_FIELDS[id(cls)] = (cls, result)
+    try:
+        return cls.record_fields
+    except AttributeError:
+        pass
+    result = cls.record_fields = _record_fields(cls)  # (kept on the node: it dies with its tree)
     return result
 
 
