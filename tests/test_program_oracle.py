@@ -149,6 +149,21 @@ model = nn.Linear(3, 2)
 run = functools.partial(model, torch.randn(4, 3))
 arr = run().numpy()
 '''),
+    ('partial of a function', '''\
+model = nn.Linear(3, 2)
+def predict(m, x):
+    return m(x)
+run = functools.partial(predict, model)
+arr = run(torch.randn(4, 3)).numpy()
+'''),
+    ('partial of a no_grad function', '''\
+model = nn.Linear(3, 2)
+@torch.no_grad()
+def predict(m, x):
+    return m(x)
+run = functools.partial(predict, model)
+arr = run(torch.randn(4, 3)).numpy()
+'''),
     ('lambda', '''\
 model = nn.Linear(3, 2)
 f = lambda x: model(x)
@@ -1356,11 +1371,12 @@ assert not torch.equal(t.best["weight"], t.model.state_dict()["weight"]), "snaps
 
 # Raising programs that default mode leaves to --strict: what they convert is one value of a
 # dict (or a list) that also holds others and was stored by a key not known as one of its own
-# (`sd["out"] = ...` in a state dict), or a value returned through `functools.partial` (not
-# followed), or one of the state dict of `keep_vars=True` (its values are the parameters, and
-# the buffers, which do not require grad), or a value of a dict a function is handed (what its
-# calls pass for a dict is not followed key by key).
-STRICT_ONLY = {"partial", "state_dict keep_vars", "store output into sd", "dict passed to function"}
+# (`sd["out"] = ...` in a state dict), or a value returned through `functools.partial` of a
+# function (what the partial holds is not bound to its parameters), or one of the state dict of
+# `keep_vars=True` (its values are the parameters, and the buffers, which do not require grad),
+# or a value of a dict a function is handed (what its calls pass for a dict is not followed key
+# by key).
+STRICT_ONLY = {"partial of a function", "state_dict keep_vars", "store output into sd", "dict passed to function"}
 
 # Programs that run clean but that --strict reports as "may": a method's result whose device
 # depends on where the instance is (it may have been moved since), the output of a frozen model
@@ -1369,7 +1385,7 @@ STRICT_ONLY = {"partial", "state_dict keep_vars", "store output into sd", "dict 
 # what a class's `__getitem__` returns, which for another key requires grad), a value of a dict
 # after `update()`, after `**other`, or after a call statement that hands it to a function, or
 # read by a key in a variable.
-STRICT_MAY = {"method under no_grad decorator", "lambda to_np called with a detached output",
+STRICT_MAY = {"method under no_grad decorator", "partial of a no_grad function", "lambda to_np called with a detached output",
               "lambda computing output called only under no_grad", "dataclass field its method detaches", "a conversion to long is no move", "nested def sees the local frozen model, not the global", "class attr model in other method under no_grad",
               "method called only under no_grad", "frozen params loop", "frozen requires_grad_(False)",
               "function param tensor from caller detached", "store output into sd read other key",

@@ -271,6 +271,8 @@ _MODULE_OUTPUT = frozenset({"module_output"})
 _RESULT_SAVING = frozenset({api.RESULT_SAVING_TAG})
 _WRAPPER = "wrapper"  # a module wrapped by nn.DataParallel / DistributedDataParallel
 _WRAPPER_TAGS = frozenset({_WRAPPER})
+_PARTIAL = "partial"  # a FUNCTION fact of `functools.partial(f, ...)`: its calls bind differently
+_PARTIAL_TAGS = frozenset({_PARTIAL})
 _DISTRIBUTION = "distribution"
 _DISTRIBUTION_TAGS = frozenset({_DISTRIBUTION})
 # The sampling methods of torch.distributions that run without grad (not `rsample`).
@@ -1241,6 +1243,11 @@ class Evaluator:
             # (`predict = Predictor(net)`, `predict(x)`).
             return _defined_as(self._method(callee, "__call__", node, state), callee)
         if callee.kind == FUNCTION:
+            if _PARTIAL in callee.tags:
+                # `functools.partial(f, ...)` called: what `f` returns for any arguments (the
+                # call's own bind after those the partial holds).
+                result = self.function_result(callee.node, None)
+                return _defined_as(result, callee) if result is not None else UNKNOWN_FACT
             self.note_function_call(callee.node, node, state)
             result = self.call_result(callee.node, node, state)
             if result is None:
@@ -1431,6 +1438,14 @@ class Evaluator:
         if q == "torch.device":
             f = self.fact(node.args[0], state) if node.args else UNKNOWN_FACT
             return Fact(DEVICE, Grad.NO, f.device if f.kind in (OTHER, DEVICE) else Device.UNKNOWN)
+        if q == "functools.partial" and node.args and type(node.args[0]) is not ast.Starred:
+            # A module's partial computes what the module does; a function's, what it returns.
+            f = self.fact(node.args[0], state)
+            if f.kind == MODULE:
+                return f
+            if f.kind == FUNCTION and f.node is not None:
+                return f.but(tags=f.tags | _PARTIAL_TAGS)
+            return UNKNOWN_FACT
         if q in api.MODULE_WRAPPERS:
             # `nn.DataParallel(model)`, `torch.compile(model)`: the module, as it was.
             wrapped = node.args[0] if node.args else _kwarg(node, "module") or _kwarg(node, "model") \
