@@ -990,6 +990,53 @@ with torch.no_grad():
     report(Net())
 ''',
     }),
+    ('TNS1', "model frozen in place after the trainer was built, method", {
+        'trainer.py': '''\
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+    def evaluate(self, x):
+        return self.model(x)
+''',
+        'main.py': '''\
+from trainer import Trainer
+m = nn.Linear(3, 2)
+t = Trainer(m)
+m.requires_grad_(False)
+arr = t.evaluate(torch.randn(4, 3)).numpy()
+''',
+    }),
+    ('TNS1', "model frozen in place after the trainer was built, attribute", {
+        'trainer.py': '''\
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+''',
+        'main.py': '''\
+from trainer import Trainer
+m = nn.Linear(3, 2)
+t = Trainer(m)
+for p in m.parameters():
+    p.requires_grad = False
+arr = t.model(torch.randn(4, 3)).numpy()
+''',
+    }),
+    ('TNS1', "model thawed in place after the trainer was built", {
+        'trainer.py': '''\
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+    def evaluate(self, x):
+        return self.model(x)
+''',
+        'main.py': '''\
+from trainer import Trainer
+m = nn.Linear(3, 2).requires_grad_(False)
+t = Trainer(m)
+m.requires_grad_(True)
+arr = t.evaluate(torch.randn(4, 3)).numpy()
+''',
+    }),
 ]
 MARKED = [
     ('TNS5', 'best state dict kept in trainer of other module', {
@@ -1215,7 +1262,9 @@ STRICT_MAY = {"frozen model built in other file", "module-level model in other f
               "class with no_grad predict method in other file", "trainer in other file, model replaced by a frozen one",
               "helper only called under no_grad from other file", "helper param tensor detached by caller in other file",
               "base predict in other file, subclass forward argmax", "method only called under no_grad from other file",
-              "method called in a function only called under no_grad from another file"}
+              "method called in a function only called under no_grad from another file",
+              "model frozen in place after the trainer was built, method",
+              "model frozen in place after the trainer was built, attribute"}
 
 
 def _build(root, files: dict) -> None:

@@ -503,9 +503,11 @@ class Evaluator:
                    and root.func.attr in api.MODULE_SELF_METHODS):
                 root = root.func.value
             key = dotted_name(root)
-            if key is not None and self.fact(root, state).kind == MODULE:
+            before = self.fact(root, state) if key is not None else None
+            if before is not None and before.kind == MODULE:
                 after = self.fact(node, state)
                 if after.kind == MODULE:
+                    self._changed_in_place(before, after)
                     self._bind(root, after, state)
                 return
         key = dotted_name(func.value)
@@ -517,7 +519,7 @@ class Evaluator:
             # nothing): a method of its class that freezes every parameter of the instance
             # (walker.freezes_self), or Lightning's `freeze()`.
             if not node.args and not node.keywords and not recv.frozen and self.method_freezes(recv.node, m):
-                self._bind(func.value, _frozen(recv, True), state)
+                self._bind(func.value, self._changed_in_place(recv, _frozen(recv, True)), state)
             return
         if recv.kind == TENSOR or recv.kind == UNKNOWN:
             if m == "requires_grad_":
@@ -545,13 +547,35 @@ class Evaluator:
             self._rebind_container(func.value, recv,
                                    Fact(SEQ, max(recv.grad, el.grad), max(recv.device, el.device), element=el), state)
 
+    def _changed_in_place(self, old: Fact, new: Fact) -> Fact:
+        """`new`, what a module whose fact was `old` became in place (frozen, thawed): an
+        instance that was handed the module before (`t = Trainer(m)`, then
+        `m.requires_grad_(False)`) holds it as it is now (`now`).  Kept by identity, for the
+        walk of the file (not by path: a change on one branch counts on all)."""
+        if old is not new and old.frozen != new.frozen:
+            changes = self.__dict__.get("_module_changes")
+            if changes is None:
+                changes = self._module_changes = {}
+            changes[id(old)] = (old, new)
+        return new
+
+    def now(self, f: Fact | None) -> Fact | None:
+        """What module fact `f`, kept since it was handed on, is now (`_changed_in_place`)."""
+        changes = self.__dict__.get("_module_changes")
+        while changes and f is not None:
+            found = changes.get(id(f))
+            if found is None or found[0] is not f:
+                break
+            f = found[1]
+        return f
+
     def _freeze_owner(self, param: Fact, state: State) -> None:
         """`p.requires_grad_(False)` on a parameter of `model.parameters()` freezes `model`."""
         for tag in param.tags:
             if tag.startswith("param_of:"):
                 of = state.lookup(tag[9:])
                 if of is not None and of.kind == MODULE:
-                    state.env[tag[9:]] = _frozen(of, True)
+                    state.env[tag[9:]] = self._changed_in_place(of, _frozen(of, True))
 
     def _bind(self, target, fact: Fact, state: State, value=None) -> None:
         t = type(target)
@@ -602,7 +626,7 @@ class Evaluator:
                                 owner = tag[9:]
                                 of = state.lookup(owner)
                                 if of is not None and of.kind == MODULE:
-                                    state.env[owner] = _frozen(of, True)
+                                    state.env[owner] = self._changed_in_place(of, _frozen(of, True))
                 return
             if key is not None:
                 state.env[key] = fact
@@ -1099,7 +1123,7 @@ class Evaluator:
             if attr == "module" and _WRAPPER in base.tags:
                 return base.but(tags=base.tags - _WRAPPER_TAGS)  # `model.module` of nn.DataParallel(model)
             if base.attrs is not None and attr in base.attrs:
-                f = base.attrs[attr]
+                f = self.now(base.attrs[attr])
                 if f.kind == MODULE and base.device is not Device.UNKNOWN:
                     f = f.but(device=max(f.device, base.device))
                 if f.kind == TENSOR and f.leaf and base.frozen:
@@ -1118,7 +1142,7 @@ class Evaluator:
             # Most attributes of a module are submodules (model.encoder.layer[3]).
             return Fact(MODULE, Grad.UNKNOWN, base.device, frozen=base.frozen, tags=frozenset({"submodule?"}))
         if kind == OBJECT:
-            f = base.attrs.get(attr) if base.attrs is not None else None
+            f = self.now(base.attrs.get(attr)) if base.attrs is not None else None
             if f is None:
                 f = self._property(base, attr, node.value, state)
             return f if f is not None else UNKNOWN_FACT
@@ -1683,7 +1707,7 @@ class Evaluator:
                 el = tensor(Grad.NO, recv.device, by_flow=recv.by_flow).but(device_var=recv.device_var)
                 return Fact(MAPPING, Grad.NO, recv.device, element=el)
             if recv.attrs is not None:
-                f = recv.attrs.get(m)
+                f = self.now(recv.attrs.get(m))
                 if f is None:
                     f = self._property(recv, m, node.func.value if type(node.func) is _Attribute else None,
                                        state)  # `net.head(x)`, `head` a property
@@ -1713,7 +1737,7 @@ class Evaluator:
                 return recv
             return UNKNOWN_FACT
         if kind == OBJECT:
-            f = recv.attrs.get(m) if recv.attrs is not None else None
+            f = self.now(recv.attrs.get(m)) if recv.attrs is not None else None
             if f is None and recv.node is not None:
                 f = self._property(recv, m, node.func.value if type(node.func) is _Attribute else None,
                                    state)  # `trainer.head(x)`, `head` a property

@@ -198,7 +198,7 @@ class Summaries:
         module, gave its attributes, those that mean the same in any module (`_portable`), less
         those given another value since (`t.model = other`, `receiver` being `t`)."""
         given = getattr(recv.attrs, "given", None)
-        attrs = self._portable(given) if given else {}
+        attrs = self._portable({a: self.now(f) for a, f in given.items()}) if given else {}
         if attrs and receiver is not None:
             key = dotted_name(receiver)
             if key is not None:
