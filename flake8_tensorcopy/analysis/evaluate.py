@@ -203,17 +203,26 @@ class LazyAttrs:
     """The `self.<attr>` facts of a class, computed on first use.  `owner`: the class (its def,
     or the `ProjectEntity` of a class of another module), by which they cross modules."""
 
-    __slots__ = ("_load", "_data", "owner", "_given", "handed")
+    __slots__ = ("_load", "_data", "owner", "_given", "_call")
 
-    def __init__(self, load, owner=None, given=None, handed: frozenset = frozenset()) -> None:
+    def __init__(self, load, owner=None, given=None, call: ast.Call | None = None) -> None:
         self._load = load
         self._data = None
         self.owner = owner
         # What an instance's constructor call gave (Evaluator._constructed): a function that
-        # says it, or None; and the names it passed (`Trainer(model, opt)`: what a method of
-        # the instance may update).
+        # says it, or None; and that call.
         self._given = given
-        self.handed = handed
+        self._call = call
+
+    @property
+    def handed(self) -> frozenset:
+        """The names the instance's constructor call passed (`Trainer(model, opt)`: what a
+        method of the instance may update)."""
+        call = self._call
+        if call is None:
+            return frozenset()
+        return frozenset(k for k in (dotted_name(e) for e in (*call.args, *(kw.value for kw in call.keywords))
+                                     if type(e) is not ast.Starred) if k is not None)
 
     @property
     def given(self) -> dict | None:
@@ -553,16 +562,22 @@ class Evaluator:
         `m.requires_grad_(False)`) holds it as it is now (`now`).  Kept by identity, for the
         walk of the file (not by path: a change on one branch counts on all)."""
         if old is not new and old.frozen != new.frozen:
-            changes = self.__dict__.get("_module_changes")
+            changes = self._module_changes
             if changes is None:
                 changes = self._module_changes = {}
             changes[id(old)] = (old, new)
         return new
 
+    # id(old module fact) -> (old, new): `_changed_in_place` (None until a change: `now` is asked
+    # at every read of an instance's attribute).
+    _module_changes = None
+
     def now(self, f: Fact | None) -> Fact | None:
         """What module fact `f`, kept since it was handed on, is now (`_changed_in_place`)."""
-        changes = self.__dict__.get("_module_changes")
-        while changes and f is not None:
+        changes = self._module_changes
+        if changes is None:
+            return f
+        while f is not None:
             found = changes.get(id(f))
             if found is None or found[0] is not f:
                 break
@@ -1377,9 +1392,7 @@ class Evaluator:
             out.update(given())
             return out
 
-        handed = frozenset(k for k in (dotted_name(e) for e in (*call.args, *(kw.value for kw in call.keywords))
-                                       if type(e) is not ast.Starred) if k is not None)
-        return LazyAttrs(load, entity, given, handed)
+        return LazyAttrs(load, entity, given, call)
 
     def _super_base(self, call: ast.Call):
         """The def of the class `super()` names in `call` (`super().__init__(...)`): the one base

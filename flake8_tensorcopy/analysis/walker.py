@@ -82,7 +82,7 @@ from .gradmode import (
     no_grad_callees,
     no_grad_statements,
 )
-from ..source import LazyPattern
+from ..source import LazyPattern, word_count
 
 _MAX_LOOP_PREPASS_DEPTH = 3  # nested loops whose bodies are pre-run to a fixpoint
 _MAX_LOOP_ITERATIONS = 4  # pre-runs of one loop body before the reporting pass
@@ -195,18 +195,6 @@ class Frame:
         # The walk of a lambda's body as a function (walker._dispatch_lambda): its nodes are in
         # a lambda (no statement of it is in the source).
         self.lambda_body = getattr(scope.node, "lambda_body", False)
-
-
-def _word_at(word: str, text: str):
-    """The places `word` stands in `text` as a whole word."""
-    i = text.find(word)
-    n = len(word)
-    while i != -1:
-        before = text[i - 1] if i else " "
-        after = text[i + n] if i + n < len(text) else " "
-        if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
-            yield i
-        i = text.find(word, i + n)
 
 
 def compatible(p1: tuple, p2: tuple) -> bool:
@@ -894,8 +882,7 @@ class Walker(Summaries, Evaluator):
         if project is None or self.ctx.options.strict or name == "forward" or name.startswith("__") \
                 or self.lines is None:
             return False  # (strict mode reports what another caller, with grad on, may meet)
-        text = self.lines.text
-        if text.count(name) != 1 and sum(1 for _ in _word_at(name, text)) != 1:
+        if word_count(self.lines.text, name) != 1:
             return False  # (named again in the file: called, passed or kept here)
         return project.called_without_grad(name, project.path_of(self.module) if self.module else None)
 
@@ -1716,8 +1703,8 @@ class Walker(Summaries, Evaluator):
                         assigned[t.attr] = assigned.get(t.attr, 0) + 1
                         if plain and isinstance(v, ast.Name) and uses.get(v.id) == 1:
                             found.setdefault(t.attr, v.id)
-                        elif plain and uses.get(getattr(moved_name(v), "id", None)) == 1:
-                            found.setdefault(t.attr, moved_name(v).id + MOVED)  # `model.to(device)`
+                        elif plain and (moved := moved_name(v)) is not None and uses.get(moved.id) == 1:
+                            found.setdefault(t.attr, moved.id + MOVED)  # `model.to(device)`
         # (An attribute assigned twice in the constructor is changed: only one assignment names
         # the parameter once.)
         found = {a: p for a, p in found.items() if assigned[a] == 1}
