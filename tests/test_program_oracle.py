@@ -913,6 +913,327 @@ a = b = {}
 a["pred"] = model(torch.randn(4, 3))
 arr = b["pred"].numpy()
 '''),
+    ('trainer freeze after construct, t.model(x)', '''\
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+    def evaluate(self, x):
+        return self.model(x)
+m = nn.Linear(2, 2)
+t = Trainer(m)
+m.requires_grad_(False)
+print(t.model(torch.ones(1, 2)).numpy())
+'''),
+    ('trainer freeze after construct, t.evaluate(x)', '''\
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+    def evaluate(self, x):
+        return self.model(x)
+m = nn.Linear(2, 2)
+t = Trainer(m)
+m.requires_grad_(False)
+print(t.evaluate(torch.ones(1, 2)).numpy())
+'''),
+    ('trainer freeze param loop', '''\
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+m = nn.Linear(2, 2)
+t = Trainer(m)
+for p in m.parameters():
+    p.requires_grad = False
+print(t.model(torch.ones(1, 2)).numpy())
+'''),
+    ('trainer in function', '''\
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+    def evaluate(self, x):
+        return self.model(x)
+def main():
+    m = nn.Linear(2, 2)
+    t = Trainer(m)
+    m.requires_grad_(False)
+    print(t.evaluate(torch.ones(1, 2)).numpy())
+main()
+'''),
+    ('trainer not frozen raises', '''\
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+    def evaluate(self, x):
+        return self.model(x)
+m = nn.Linear(2, 2)
+t = Trainer(m)
+print(t.evaluate(torch.ones(1, 2)).numpy())
+'''),
+    ('two instances, frozen one used', '''\
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+    def evaluate(self, x):
+        return self.model(x)
+a = nn.Linear(2, 2)
+b = nn.Linear(2, 2)
+b.requires_grad_(False)
+ta = Trainer(a)
+tb = Trainer(b)
+print(tb.evaluate(torch.ones(1, 2)).numpy())
+'''),
+    ('two instances, live one used', '''\
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+    def evaluate(self, x):
+        return self.model(x)
+a = nn.Linear(2, 2)
+b = nn.Linear(2, 2)
+b.requires_grad_(False)
+ta = Trainer(a)
+tb = Trainer(b)
+print(ta.evaluate(torch.ones(1, 2)).numpy())
+'''),
+    ('reassigned attr after construction', '''\
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+    def evaluate(self, x):
+        return self.model(x)
+a = nn.Linear(2, 2)
+a.requires_grad_(False)
+t = Trainer(a)
+t.model = nn.Linear(2, 2)
+print(t.evaluate(torch.ones(1, 2)).numpy())
+'''),
+    ('keyword construction, helper method chain', '''\
+class Trainer:
+    def __init__(self, lr, model=None):
+        self.lr = lr
+        self.model = model
+    def _fwd(self, x):
+        return self.model(x)
+    def evaluate(self, x):
+        return self._fwd(x) * 2
+m = nn.Linear(2, 2)
+t = Trainer(0.1, model=m)
+for p in m.parameters():
+    p.requires_grad_(False)
+print(t.evaluate(torch.ones(1, 2)).numpy())
+'''),
+    ('inherited constructor', '''\
+class Base:
+    def __init__(self, model):
+        self.model = model
+class Trainer(Base):
+    def evaluate(self, x):
+        return self.model(x)
+m = nn.Linear(2, 2)
+t = Trainer(m)
+m.requires_grad_(False)
+print(t.evaluate(torch.ones(1, 2)).numpy())
+'''),
+    ('module class wraps, frozen later', '''\
+class Wrap(nn.Module):
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+    def forward(self, x):
+        return self.inner(x)
+    def predict(self, x):
+        return self(x)
+m = nn.Linear(2, 2)
+w = Wrap(m)
+m.requires_grad_(False)
+print(w.predict(torch.ones(1, 2)).numpy())
+'''),
+    ('module class wraps, frozen later, direct call', '''\
+class Wrap(nn.Module):
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+    def forward(self, x):
+        return self.inner(x)
+m = nn.Linear(2, 2)
+w = Wrap(m)
+m.requires_grad_(False)
+print(w(torch.ones(1, 2)).numpy())
+'''),
+    ('thawed later raises', '''\
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+    def evaluate(self, x):
+        return self.model(x)
+m = nn.Linear(2, 2)
+m.requires_grad_(False)
+t = Trainer(m)
+m.requires_grad_(True)
+print(t.evaluate(torch.ones(1, 2)).numpy())
+'''),
+    ('moved attr', '''\
+class Trainer:
+    def __init__(self, model, device):
+        self.model = model.to(device)
+    def evaluate(self, x):
+        return self.model(x)
+m = nn.Linear(2, 2)
+t = Trainer(m, "cpu")
+m.requires_grad_(False)
+print(t.evaluate(torch.ones(1, 2)).numpy())
+'''),
+    ('method modifies attr elsewhere', '''\
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+    def unfreeze(self):
+        self.model.requires_grad_(True)
+    def evaluate(self, x):
+        return self.model(x)
+m = nn.Linear(2, 2)
+t = Trainer(m)
+m.requires_grad_(False)
+t.unfreeze()
+print(t.evaluate(torch.ones(1, 2)).numpy())
+'''),
+    ('frozen in loop of instances', '''\
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+    def evaluate(self, x):
+        return self.model(x)
+ts = []
+for i in range(2):
+    m = nn.Linear(2, 2)
+    ts.append(Trainer(m))
+    m.requires_grad_(False)
+t = Trainer(nn.Linear(2, 2))
+print(t.evaluate(torch.ones(1, 2)).numpy())
+'''),
+    ('wrap frozen before', '''\
+class Wrap(nn.Module):
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+    def forward(self, x):
+        return self.inner(x)
+m = nn.Linear(2, 2)
+m.requires_grad_(False)
+w = Wrap(m)
+print(w(torch.ones(1, 2)).numpy())
+'''),
+    ('wrap frozen before two sites', '''\
+class Wrap(nn.Module):
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+    def forward(self, x):
+        return self.inner(x)
+m = nn.Linear(2, 2)
+m.requires_grad_(False)
+w = Wrap(m)
+w2 = Wrap(nn.Linear(2, 2))
+print(w(torch.ones(1, 2)).numpy())
+'''),
+    ('wrap frozen before, with own layer', '''\
+class Wrap(nn.Module):
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+        self.head = nn.Linear(2, 2)
+    def forward(self, x):
+        return self.head(self.inner(x))
+m = nn.Linear(2, 2)
+m.requires_grad_(False)
+w = Wrap(m)
+print(w(torch.ones(1, 2)).numpy())
+'''),
+    ('factory two models, other frozen', '''\
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+    def evaluate(self, x):
+        return self.model(x)
+def make():
+    return nn.Linear(2, 2)
+a = make()
+b = make()
+b.requires_grad_(False)
+t = Trainer(a)
+print(t.evaluate(torch.ones(1, 2)).numpy())
+'''),
+    ('factory two models, other frozen, after', '''\
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+    def evaluate(self, x):
+        return self.model(x)
+def make():
+    return nn.Linear(2, 2)
+a = make()
+b = make()
+t = Trainer(a)
+b.requires_grad_(False)
+print(t.evaluate(torch.ones(1, 2)).numpy())
+'''),
+    ('loop built, other frozen', '''\
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+    def evaluate(self, x):
+        return self.model(x)
+ts = []
+ms = []
+for i in range(2):
+    m = nn.Linear(2, 2)
+    ms.append(m)
+    ts.append(Trainer(m))
+ms[1].requires_grad_(False)
+print(ts[0].evaluate(torch.ones(1, 2)).numpy())
+'''),
+    ('same literal model twice', '''\
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+    def evaluate(self, x):
+        return self.model(x)
+ts = {}
+for name in ["a", "b"]:
+    m = nn.Linear(2, 2)
+    ts[name] = Trainer(m)
+    if name == "b":
+        m.requires_grad_(False)
+t = ts["a"]
+print(t.evaluate(torch.ones(1, 2)).numpy())
+'''),
+    ('copy deepcopy frozen', '''\
+import copy
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+    def evaluate(self, x):
+        return self.model(x)
+a = nn.Linear(2, 2)
+b = copy.deepcopy(a)
+t = Trainer(a)
+b.requires_grad_(False)
+print(t.evaluate(torch.ones(1, 2)).numpy())
+'''),
+    ('Wrap of two factories', '''\
+class Wrap(nn.Module):
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+    def forward(self, x):
+        return self.inner(x)
+def make():
+    return nn.Linear(2, 2)
+a = make()
+b = make()
+w = Wrap(a)
+b.requires_grad_(False)
+print(w(torch.ones(1, 2)).numpy())
+'''),
 ]
 
 TNS2_PROGRAMS = [
@@ -1375,8 +1696,10 @@ assert not torch.equal(t.best["weight"], t.model.state_dict()["weight"]), "snaps
 # function (what the partial holds is not bound to its parameters), or one of the state dict of
 # `keep_vars=True` (its values are the parameters, and the buffers, which do not require grad),
 # or a value of a dict a function is handed (what its calls pass for a dict is not followed key
-# by key).
-STRICT_ONLY = {"partial of a function", "state_dict keep_vars", "store output into sd", "dict passed to function"}
+# by key), or what a method of an instance changes in place in a module its constructor was
+# handed (`t.unfreeze()`: the attribute is not followed once a method changes it).
+STRICT_ONLY = {"partial of a function", "state_dict keep_vars", "store output into sd", "dict passed to function",
+               "method modifies attr elsewhere"}
 
 # Programs that run clean but that --strict reports as "may": a method's result whose device
 # depends on where the instance is (it may have been moved since), the output of a frozen model
@@ -1392,7 +1715,12 @@ STRICT_MAY = {"method under no_grad decorator", "partial of a no_grad function",
               "list store analog", "list analog 2", "getitem by key mixed",
               "dict update detached", "dict passed to function no grad value", "double star merge",
               "dict passed to mutating function", "property submodule of frozen net",
-              "dict passed to method that detaches", "dict key variable", "dict alias update"}
+              "dict passed to method that detaches", "dict key variable", "dict alias update",
+              "trainer freeze after construct, t.model(x)", "trainer freeze after construct, t.evaluate(x)",
+              "trainer freeze param loop", "trainer in function", "two instances, frozen one used",
+              "keyword construction, helper method chain", "inherited constructor",
+              "module class wraps, frozen later", "module class wraps, frozen later, direct call", "moved attr",
+              "wrap frozen before", "wrap frozen before two sites"}
 
 
 def _run(torch, code: str):

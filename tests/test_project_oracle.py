@@ -1037,6 +1037,165 @@ m.requires_grad_(True)
 arr = t.evaluate(torch.randn(4, 3)).numpy()
 ''',
     }),
+    ('TNS1', 'wrapper module class in another file, backbone frozen before', {
+        'models.py': '''\
+class Wrap(nn.Module):
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+    def forward(self, x):
+        return self.inner(x)
+''',
+        'main.py': '''\
+from models import Wrap
+m = nn.Linear(2, 2)
+m.requires_grad_(False)
+w = Wrap(m)
+print(w(torch.ones(1, 2)).numpy())
+''',
+    }),
+    ('TNS1', 'wrapper module class in another file, backbone frozen after', {
+        'models.py': '''\
+class Wrap(nn.Module):
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+    def forward(self, x):
+        return self.inner(x)
+''',
+        'main.py': '''\
+from models import Wrap
+m = nn.Linear(2, 2)
+w = Wrap(m)
+m.requires_grad_(False)
+print(w(torch.ones(1, 2)).numpy())
+''',
+    }),
+    ('TNS1', 'wrapper with own head in another file, backbone frozen', {
+        'models.py': '''\
+class Wrap(nn.Module):
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+        self.head = nn.Linear(2, 2)
+    def forward(self, x):
+        return self.head(self.inner(x))
+''',
+        'main.py': '''\
+from models import Wrap
+m = nn.Linear(2, 2)
+m.requires_grad_(False)
+w = Wrap(m)
+print(w(torch.ones(1, 2)).numpy())
+''',
+    }),
+    ('TNS1', 'trainer in another file, predict via method of module wrapper', {
+        'models.py': '''\
+class Wrap(nn.Module):
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+    def forward(self, x):
+        return self.inner(x)
+    def predict(self, x):
+        return self(x)
+''',
+        'main.py': '''\
+from models import Wrap
+m = nn.Linear(2, 2)
+w = Wrap(m)
+m.requires_grad_(False)
+print(w.predict(torch.ones(1, 2)).numpy())
+''',
+    }),
+    ('TNS1', 'wrapper not frozen raises', {
+        'models.py': '''\
+class Wrap(nn.Module):
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+    def forward(self, x):
+        return self.inner(x)
+''',
+        'main.py': '''\
+from models import Wrap
+m = nn.Linear(2, 2)
+w = Wrap(m)
+print(w(torch.ones(1, 2)).numpy())
+''',
+    }),
+    ('TNS1', 'factory in another file, other model frozen', {
+        'models.py': '''\
+def make():
+    return nn.Linear(2, 2)
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+    def evaluate(self, x):
+        return self.model(x)
+''',
+        'main.py': '''\
+from models import make, Trainer
+a = make()
+b = make()
+t = Trainer(a)
+b.requires_grad_(False)
+print(t.evaluate(torch.ones(1, 2)).numpy())
+''',
+    }),
+    ('TNS1', 'factory in another file, other frozen before, attribute', {
+        'models.py': '''\
+def make():
+    return nn.Linear(2, 2)
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+''',
+        'main.py': '''\
+from models import make, Trainer
+a = make()
+b = make()
+b.requires_grad_(False)
+t = Trainer(a)
+print(t.model(torch.ones(1, 2)).numpy())
+''',
+    }),
+    ('TNS1', 'wrapper in another file, frozen in function after', {
+        'models.py': '''\
+class Wrap(nn.Module):
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+    def forward(self, x):
+        return self.inner(x)
+''',
+        'main.py': '''\
+from models import Wrap
+def main():
+    m = nn.Linear(2, 2)
+    w = Wrap(m)
+    for p in m.parameters():
+        p.requires_grad = False
+    return w(torch.ones(1, 2)).numpy()
+print(main())
+''',
+    }),
+    ('TNS1', 'trainer in another file, model moved, frozen later', {
+        'trainer.py': '''\
+class Trainer:
+    def __init__(self, model, device):
+        self.model = model.to(device)
+    def evaluate(self, x):
+        return self.model(x)
+''',
+        'main.py': '''\
+from trainer import Trainer
+m = nn.Linear(2, 2)
+t = Trainer(m, "cpu")
+m.eval().requires_grad_(False)
+print(t.evaluate(torch.ones(1, 2)).numpy())
+''',
+    }),
 ]
 MARKED = [
     ('TNS5', 'best state dict kept in trainer of other module', {
@@ -1264,7 +1423,12 @@ STRICT_MAY = {"frozen model built in other file", "module-level model in other f
               "base predict in other file, subclass forward argmax", "method only called under no_grad from other file",
               "method called in a function only called under no_grad from another file",
               "model frozen in place after the trainer was built, method",
-              "model frozen in place after the trainer was built, attribute"}
+              "model frozen in place after the trainer was built, attribute",
+              "wrapper module class in another file, backbone frozen before",
+              "wrapper module class in another file, backbone frozen after",
+              "trainer in another file, predict via method of module wrapper",
+              "wrapper in another file, frozen in function after",
+              "trainer in another file, model moved, frozen later"}
 
 
 def _build(root, files: dict) -> None:

@@ -203,16 +203,18 @@ class LazyAttrs:
     """The `self.<attr>` facts of a class, computed on first use.  `owner`: the class (its def,
     or the `ProjectEntity` of a class of another module), by which they cross modules."""
 
-    __slots__ = ("_load", "_data", "owner", "_given", "_call")
+    __slots__ = ("_load", "_data", "owner", "_given", "_call", "_sources")
 
-    def __init__(self, load, owner=None, given=None, call: ast.Call | None = None) -> None:
+    def __init__(self, load, owner=None, given=None, call: ast.Call | None = None, sources=None) -> None:
         self._load = load
         self._data = None
         self.owner = owner
         # What an instance's constructor call gave (Evaluator._constructed): a function that
-        # says it, or None; and that call.
+        # says it, or None; that call; and a function that says {attr: (the name of what the
+        # call passed for it, whether the constructor moved it)}.
         self._given = given
         self._call = call
+        self._sources = sources
 
     @property
     def handed(self) -> frozenset:
@@ -228,6 +230,22 @@ class LazyAttrs:
     def given(self) -> dict | None:
         """{attr: fact} an instance's constructor call gave its attributes, or None."""
         return self._given() if self._given is not None else None
+
+    def but(self, given: dict) -> "LazyAttrs":
+        """These attributes, with `given` ({attr: fact}) as what the constructor call gave."""
+        return LazyAttrs(lambda: {**self._get(), **given}, self.owner, lambda: given, self._call, self._sources)
+
+    def rehanded(self, key: str, module: Fact) -> "LazyAttrs | None":
+        """These attributes, with what the constructor call passed by name `key` now `module`
+        (it changed in place since); None where the call passed nothing by that name that an
+        attribute holds."""
+        if key not in self.handed or self._sources is None:
+            return None
+        changed = {}
+        for attr, (name, moved) in self._sources().items():
+            if name == key:
+                changed[attr] = given_moved({name: module}, name + MOVED if moved else name)
+        return self.but({**self.given, **changed}) if changed else None
 
     def _get(self) -> dict:
         if self._data is None:
@@ -516,7 +534,7 @@ class Evaluator:
             if before is not None and before.kind == MODULE:
                 after = self.fact(node, state)
                 if after.kind == MODULE:
-                    self._changed_in_place(before, after)
+                    self._changed_in_place(key, before, after, state)
                     self._bind(root, after, state)
                 return
         key = dotted_name(func.value)
@@ -528,7 +546,7 @@ class Evaluator:
             # nothing): a method of its class that freezes every parameter of the instance
             # (walker.freezes_self), or Lightning's `freeze()`.
             if not node.args and not node.keywords and not recv.frozen and self.method_freezes(recv.node, m):
-                self._bind(func.value, self._changed_in_place(recv, _frozen(recv, True)), state)
+                self._bind(func.value, self._changed_in_place(key, recv, _frozen(recv, True), state), state)
             return
         if recv.kind == TENSOR or recv.kind == UNKNOWN:
             if m == "requires_grad_":
@@ -556,33 +574,21 @@ class Evaluator:
             self._rebind_container(func.value, recv,
                                    Fact(SEQ, max(recv.grad, el.grad), max(recv.device, el.device), element=el), state)
 
-    def _changed_in_place(self, old: Fact, new: Fact) -> Fact:
-        """`new`, what a module whose fact was `old` became in place (frozen, thawed): an
-        instance that was handed the module before (`t = Trainer(m)`, then
-        `m.requires_grad_(False)`) holds it as it is now (`now`).  Kept by identity, for the
-        walk of the file (not by path: a change on one branch counts on all)."""
+    def _changed_in_place(self, key: str, old: Fact, new: Fact, state: State) -> Fact:
+        """`new`, what the module `key` names (its fact `old`) became in place (frozen, thawed).
+        An instance its constructor call was handed it by that name (`t = Trainer(m)`, then
+        `m.requires_grad_(False)`: `_constructed`) holds it as it is now: the instances this
+        walk holds in names are rebound, on this path (by name, not by fact: two modules may
+        have one fact, `a = make()`, `b = make()`)."""
         if old is not new and old.frozen != new.frozen:
-            changes = self._module_changes
-            if changes is None:
-                changes = self._module_changes = {}
-            changes[id(old)] = (old, new)
+            env = state.env
+            for k, f in list(env.items()):
+                attrs = f.attrs
+                if type(attrs) is LazyAttrs and attrs._call is not None:
+                    changed = attrs.rehanded(key, new)
+                    if changed is not None:
+                        env[k] = f.but(attrs=changed)
         return new
-
-    # id(old module fact) -> (old, new): `_changed_in_place` (None until a change: `now` is asked
-    # at every read of an instance's attribute).
-    _module_changes = None
-
-    def now(self, f: Fact | None) -> Fact | None:
-        """What module fact `f`, kept since it was handed on, is now (`_changed_in_place`)."""
-        changes = self._module_changes
-        if changes is None:
-            return f
-        while f is not None:
-            found = changes.get(id(f))
-            if found is None or found[0] is not f:
-                break
-            f = found[1]
-        return f
 
     def _freeze_owner(self, param: Fact, state: State) -> None:
         """`p.requires_grad_(False)` on a parameter of `model.parameters()` freezes `model`."""
@@ -590,7 +596,7 @@ class Evaluator:
             if tag.startswith("param_of:"):
                 of = state.lookup(tag[9:])
                 if of is not None and of.kind == MODULE:
-                    state.env[tag[9:]] = self._changed_in_place(of, _frozen(of, True))
+                    state.env[tag[9:]] = self._changed_in_place(tag[9:], of, _frozen(of, True), state)
 
     def _bind(self, target, fact: Fact, state: State, value=None) -> None:
         t = type(target)
@@ -641,7 +647,7 @@ class Evaluator:
                                 owner = tag[9:]
                                 of = state.lookup(owner)
                                 if of is not None and of.kind == MODULE:
-                                    state.env[owner] = self._changed_in_place(of, _frozen(of, True))
+                                    state.env[owner] = self._changed_in_place(owner, of, _frozen(of, True), state)
                 return
             if key is not None:
                 state.env[key] = fact
@@ -1138,7 +1144,7 @@ class Evaluator:
             if attr == "module" and _WRAPPER in base.tags:
                 return base.but(tags=base.tags - _WRAPPER_TAGS)  # `model.module` of nn.DataParallel(model)
             if base.attrs is not None and attr in base.attrs:
-                f = self.now(base.attrs[attr])
+                f = base.attrs[attr]
                 if f.kind == MODULE and base.device is not Device.UNKNOWN:
                     f = f.but(device=max(f.device, base.device))
                 if f.kind == TENSOR and f.leaf and base.frozen:
@@ -1157,7 +1163,7 @@ class Evaluator:
             # Most attributes of a module are submodules (model.encoder.layer[3]).
             return Fact(MODULE, Grad.UNKNOWN, base.device, frozen=base.frozen, tags=frozenset({"submodule?"}))
         if kind == OBJECT:
-            f = self.now(base.attrs.get(attr)) if base.attrs is not None else None
+            f = base.attrs.get(attr) if base.attrs is not None else None
             if f is None:
                 f = self._property(base, attr, node.value, state)
             return f if f is not None else UNKNOWN_FACT
@@ -1323,11 +1329,13 @@ class Evaluator:
         attrs = cls.attrs
         if call is not None and (call.args or call.keywords):
             if hasattr(cls.node, "constructor"):
-                attrs = self._constructed(cls.node, attrs, call, state)
+                attrs = self._constructed(cls.node, cls.node.constructor, attrs, call, state)
             elif isinstance(cls.node, ast.ClassDef):
                 fields = record_fields(cls.node)
                 if fields is not None:
                     attrs = self._record(cls.node, fields, attrs, call, state)
+                elif attrs is not None:
+                    attrs = self._constructed_here(cls.node, attrs, call, state)
         if MODULE_CLASS_TAG in cls.tags:
             made = Fact(MODULE, Grad.UNKNOWN, Device.CPU, attrs=attrs,
                         tags=(cls.tags & {NO_GRAD_FORWARD}) | defined, by_flow=cls.by_flow, node=cls.node,
@@ -1359,40 +1367,67 @@ class Evaluator:
 
         return LazyAttrs(load, classdef)
 
-    def _constructed(self, entity, attrs, call: ast.Call, state):
-        """The attributes of the instance `call` makes of `entity`, a class of another module of
-        the project (`Trainer(Net())`): an attribute its constructor sets to a parameter, and the
-        class sets nowhere else (module_summary.ProjectEntity.constructor), is what the call
-        passes that parameter; the others are the class's (`attrs`).  Kept with the instance, as
-        an attribute of an instance of a class of the file is with its class.  The arguments'
-        facts are taken now, the constructor asked when the attributes are first read (most
-        instances made, `ModelOutput(logits=...)`, never are)."""
+    def _constructed_here(self, classdef: ast.ClassDef, attrs, call: ast.Call, state: State):
+        """The attributes of the instance `call` makes of class `classdef` of the file: as
+        `_constructed`, for the modules the call hands it (its class's attributes are what all
+        its calls pass, joined; this instance's hold the module this one passed, as it is on the
+        path read: `t = Trainer(m)`, then `m.requires_grad_(False)`: `_changed_in_place`)."""
+        for e in call.args:
+            if type(e) is not ast.Starred and self.fact(e, state).kind == MODULE:
+                break
+        else:
+            if not any(self.fact(kw.value, state).kind == MODULE for kw in call.keywords):
+                return attrs
+        return self._constructed(classdef, lambda: self.local_constructor(classdef), attrs, call, state)
+
+    def _constructed(self, owner, constructor, attrs, call: ast.Call, state):
+        """The attributes of the instance `call` makes of `owner`, a class of the file or of
+        another module of the project (`Trainer(Net())`): an attribute its constructor sets to a
+        parameter, and the class sets nowhere else (`constructor()`: walker.constructor_info,
+        module_summary.ProjectEntity.constructor), is what the call passes that parameter; the
+        others are the class's (`attrs`).  Kept with the instance (and changed with a module it
+        was handed by name: `_changed_in_place`).  The arguments' facts are taken now,
+        the constructor asked when the attributes are first read (most instances made,
+        `ModelOutput(logits=...)`, never are)."""
         # (What each argument is here: facts depend on the flow.)
         facts = {id(e): self.fact(e, state) for e in (*call.args, *(kw.value for kw in call.keywords))
                  if type(e) is not ast.Starred}
         memo: list = []
 
+        def bind() -> None:
+            found = constructor()
+            bound, sources = {}, {}
+            if found:
+                positional, kwonly, made = found
+                stub = def_stub("__init__", ((), ("self", *positional), kwonly))
+                pairs = dict(bind_arguments(stub, call, skip_first=True)[0])
+                known = {p: facts[id(e)] for p, e in pairs.items() if id(e) in facts}
+                for attr, p in made:
+                    f = given_moved(known, p)
+                    if f is not None and f.kind != UNKNOWN:
+                        bound[attr] = f
+                        name, moved, _ = p.partition(MOVED)
+                        passed = dotted_name(pairs[name])
+                        if passed is not None and f.kind == MODULE:
+                            sources[attr] = (passed, bool(moved))
+            memo.extend((bound, sources))
+
         def given() -> dict:
             if not memo:
-                found = entity.constructor()
-                bound = {}
-                if found:
-                    positional, kwonly, made = found
-                    stub = def_stub("__init__", ((), ("self", *positional), kwonly))
-                    pairs = dict(bind_arguments(stub, call, skip_first=True)[0])
-                    known = {p: facts[id(e)] for p, e in pairs.items() if id(e) in facts}
-                    bound = {attr: given_moved(known, p) for attr, p in made}
-                    bound = {attr: f for attr, f in bound.items() if f is not None}
-                    bound = {attr: f for attr, f in bound.items() if f.kind != UNKNOWN}
-                memo.append(bound)
+                bind()
             return memo[0]
+
+        def sources() -> dict:
+            if not memo:
+                bind()
+            return memo[1]
 
         def load() -> dict:
             out = dict(attrs.items()) if attrs is not None else {}
             out.update(given())
             return out
 
-        return LazyAttrs(load, entity, given, call)
+        return LazyAttrs(load, owner, given, call, sources)
 
     def _super_base(self, call: ast.Call):
         """The def of the class `super()` names in `call` (`super().__init__(...)`): the one base
@@ -1592,6 +1627,10 @@ class Evaluator:
         args = self._arg_facts(node, state)
         arg_grad = max((f.grad for f in args if f.kind in (TENSOR, UNKNOWN)), default=Grad.NO)
         arg_dev = max((f.device for f in args if f.kind == TENSOR), default=Device.CPU)
+        if not (module.paramfree or module.frozen) and self.handed_frozen(module):
+            # (`Wrap(backbone)`, the backbone frozen: the instance holds no parameter that
+            # requires grad.)
+            module = _frozen(module, True)
         if module.paramfree or module.frozen:
             grad = arg_grad if not module.frozen else (Grad.YES if arg_grad is Grad.YES else Grad.UNKNOWN)
         else:
@@ -1720,7 +1759,7 @@ class Evaluator:
                 el = tensor(Grad.NO, recv.device, by_flow=recv.by_flow).but(device_var=recv.device_var)
                 return Fact(MAPPING, Grad.NO, recv.device, element=el)
             if recv.attrs is not None:
-                f = self.now(recv.attrs.get(m))
+                f = recv.attrs.get(m)
                 if f is None:
                     f = self._property(recv, m, node.func.value if type(node.func) is _Attribute else None,
                                        state)  # `net.head(x)`, `head` a property
@@ -1750,7 +1789,7 @@ class Evaluator:
                 return recv
             return UNKNOWN_FACT
         if kind == OBJECT:
-            f = self.now(recv.attrs.get(m)) if recv.attrs is not None else None
+            f = recv.attrs.get(m) if recv.attrs is not None else None
             if f is None and recv.node is not None:
                 f = self._property(recv, m, node.func.value if type(node.func) is _Attribute else None,
                                    state)  # `trainer.head(x)`, `head` a property
@@ -1805,6 +1844,9 @@ class Evaluator:
     def method_call_result(self, classdef, name: str, call, state, recv: Fact | None = None) -> Fact | None:
         return self.method_result(classdef, name)
 
+    def local_constructor(self, classdef) -> tuple | None:
+        return None
+
     def property_result(self, entity, name: str, recv: Fact, receiver, state) -> Fact | None:
         return self.method_result(entity, name)
 
@@ -1829,6 +1871,9 @@ class Evaluator:
         return False
 
     def method_freezes(self, classdef, name: str) -> bool:
+        return False
+
+    def handed_frozen(self, module: Fact) -> bool:
         return False
 
     def instance_paramfree(self, classdef, call) -> bool:

@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from . import lazytree
 from .astutil import constant_defaults, decorator_names, def_stub, is_plain_method, is_property, own_nodes
 from .facts import CALLED, CLASS, FUNCTION, MODULE, OBJECT, SITE_CONSTANTS, UNKNOWN_FACT, Fact
+from .evaluate import LazyAttrs
 from .portable import export_fact, import_fact, well_formed
 
 TYPE_CHECKING = False
@@ -210,8 +211,11 @@ class ProjectEntity:
             if said_attrs:
                 own = info.self_fact.attrs
                 merged = dict(own.items()) if own is not None else {}
-                merged.update((a, summary.local(import_fact(x, entity), walker)) for a, x in said_attrs)
-                given[positional[0].arg] = info.self_fact.but(attrs=merged)
+                handed = {a: summary.local(import_fact(x, entity), walker) for a, x in said_attrs}
+                merged.update(handed)
+                # (What the constructor call handed it, as an instance made in this module
+                # holds it: walker.handed_frozen.)
+                given[positional[0].arg] = info.self_fact.but(attrs=LazyAttrs(lambda: merged, node, lambda: handed))
             return walker.given_result(func, info, given, generic, key=said_attrs)
 
         return self._answer(("mfor", self.path, name, said_attrs, said_args), compute)
@@ -281,6 +285,13 @@ class ProjectEntity:
         """Whether the class, or a base of the project, defines `__call__`
         (summaries.overrides_call)."""
         return self._answer(("calls", self.path), _overrides_call, many="plain") == "1"
+
+    def paramfree_needs(self) -> tuple | None:
+        """The constructor's parameters that hold every parameter a torch module class's
+        instance may have (walker._paramfree_needs: `self.inner = inner`, nothing else); None
+        where it may make others."""
+        found = self._answer(("pfneeds", self.path), _paramfree_needs, many="plain")
+        return found if type(found) is tuple else None
 
     def constructor(self) -> tuple | None:
         """What a subclass in another module needs of the class's constructor (walker.
@@ -386,6 +397,11 @@ def _inplace_parameters(walker, node) -> tuple:
 
 def _constructor_freezes(walker, node) -> str:
     return "1" if isinstance(node, ast.ClassDef) and walker.constructor_freezes(node) else ""
+
+
+def _paramfree_needs(walker, node):
+    needs = walker._paramfree_needs(node) if isinstance(node, ast.ClassDef) else None
+    return tuple(sorted(needs)) if needs is not None else "-"
 
 
 def _method_freezing(walker, node, name: str) -> str:

@@ -163,7 +163,31 @@ class Summaries:
         func = info.method(name)[0] if info is not None else None
         if func is None or not is_plain_method(func):
             return generic()
-        return self._for_call(func, info, call, state, generic, skip_first=True)
+        return self._for_call(func, info, call, state, generic, skip_first=True,
+                              me=self._given_self(func, recv, call, state))
+
+    def _given_self(self, method, recv: Fact | None, call: ast.Call, state) -> tuple | None:
+        """(name of `self`, `recv`, what tells it apart) for a call of `method` of a class of the
+        file on `recv`, an instance whose constructor call gave its attributes
+        (Evaluator._constructed: `t = Trainer(m)`, then `m.requires_grad_(False)`,
+        `t.evaluate(x)` runs `m` frozen), or was given since (`t.model = other`); None where
+        the method is walked for any instance (the constructor gave nothing)."""
+        attrs = recv.attrs if recv is not None else None
+        given = getattr(attrs, "given", None)
+        if not given or self._surveying:
+            return None
+        params = method.args.posonlyargs + method.args.args
+        if not params or decorator_names(method):
+            return None
+        receiver = call.func.value if type(call.func) is ast.Attribute else None
+        key = dotted_name(receiver) if receiver is not None else None
+        if key is None:
+            return None
+        env = state.env
+        given = {a: env.get(f"{key}.{a}") or f for a, f in given.items()}
+        if any(env.get(f"{key}.{a}") is not None for a in given):
+            recv = recv.but(attrs=attrs.but(given))
+        return params[0].arg, recv, tuple(sorted((a, f, id(f.node)) for a, f in given.items()))
 
     def _entity_method_call(self, entity, name: str, call: ast.Call, state, recv, generic) -> Fact | None:
         """A call of method `name` of `entity`, a class of another module of the project, on
@@ -198,7 +222,7 @@ class Summaries:
         module, gave its attributes, those that mean the same in any module (`_portable`), less
         those given another value since (`t.model = other`, `receiver` being `t`)."""
         given = getattr(recv.attrs, "given", None)
-        attrs = self._portable({a: self.now(f) for a, f in given.items()}) if given else {}
+        attrs = self._portable(given) if given else {}
         if attrs and receiver is not None:
             key = dotted_name(receiver)
             if key is not None:
@@ -221,10 +245,16 @@ class Summaries:
                     out[p] = plain
         return out
 
-    def _for_call(self, func, cls, call: ast.Call, state, generic, skip_first: bool) -> Fact | None:
+    def _for_call(self, func, cls, call: ast.Call, state, generic, skip_first: bool,
+                  me: tuple | None = None) -> Fact | None:
         if self._surveying:
             return generic()
         args = self._call_arguments(func, call, state, skip_first)
+        if me is not None:
+            # The instance the method is called on, with what its constructor call gave it.
+            name, recv, given = me
+            args[name] = recv
+            return self.given_result(func, cls, args, generic, key=given)
         enclosing = self.enclosing.get(id(func))
         if enclosing is not None and enclosing.end_env is None and self.frame.scope is enclosing:
             # A function defined in the function being walked, called there: it sees that

@@ -386,6 +386,7 @@ class Walker(Summaries, Evaluator):
         self._expressions: dict = {}  # id(simple statement) -> astutil.expressions of it
         self.classes: dict = {}  # id(ClassDef) -> ClassInfo
         self._inherited_ctors: dict = {}  # id(ClassDef) -> Walker._inherited_constructor
+        self._local_ctors: dict = {}  # id(ClassDef) -> Walker.local_constructor
         self._setters: set | None = None  # names of the file's functions that set requires_grad
         self._inplace: dict = {}  # id(def) -> storage.inplace_parameters
         handlers: dict[type, list] = {}
@@ -1876,6 +1877,43 @@ class Walker(Summaries, Evaluator):
         if not is_plain_method(method) or self.lines is not None and not _may_freeze(self.source_of(method)):
             return "0"
         return "1" if freezes_self(method) else "0"
+
+    def handed_frozen(self, module: Fact) -> bool:
+        """Whether torch module instance `module`, of a class of the project, now holds no parameter
+        that requires grad for certain: the class makes none of its own, only keeps what its
+        constructor is handed (`Wrap(backbone)`: _paramfree_needs), and each of those was a
+        module frozen at the call or since (Evaluator._changed_in_place)."""
+        attrs = module.attrs
+        given = getattr(attrs, "given", None) if attrs is not None else None
+        if not given:
+            return False
+        node = module.node
+        if isinstance(node, ast.ClassDef):
+            needs = self._paramfree_needs(node)
+            found = self.local_constructor(node) if needs else None
+        else:  # a class of another module of the project
+            ask = getattr(node, "paramfree_needs", None)
+            needs = ask() if ask is not None else None
+            found = node.constructor() if needs else None
+        if not found or not found[2]:
+            return False
+        by_param = {p.partition(MOVED)[0]: a for a, p in found[2]}
+        for p in needs:
+            a = by_param.get(p)
+            f = given.get(a) if a is not None else None
+            if f is None or f.kind != MODULE or not (f.frozen or f.paramfree):
+                return False
+        return True
+
+    def local_constructor(self, classdef) -> tuple | None:
+        """constructor_info of class `classdef` of the file, for its instances made here (once a
+        class); None where its constructor makes no attribute of a parameter."""
+        key = id(classdef)
+        memo = self._local_ctors
+        if key not in memo:
+            found = self.constructor_info(classdef)
+            memo[key] = found if found and found[2] else None
+        return memo[key]
 
     def constructor_info(self, classdef) -> tuple | None:
         """What another module's subclass needs of the constructor of class `classdef` of this
