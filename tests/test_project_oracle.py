@@ -1196,6 +1196,71 @@ m.eval().requires_grad_(False)
 print(t.evaluate(torch.ones(1, 2)).numpy())
 ''',
     }),
+    ('TNS4', 'ema helper in another file, called under no_grad', {
+        'ema.py': '''\
+def update_ema(ema, model, decay=0.99):
+    for pe, p in zip(ema.parameters(), model.parameters()):
+        pe.mul_(decay).add_(p.detach(), alpha=1 - decay)
+''',
+        'main.py': '''\
+import copy
+from ema import update_ema
+model = nn.Linear(2, 2)
+ema = copy.deepcopy(model)
+with torch.no_grad():
+    update_ema(ema, model)
+''',
+    }),
+    ('TNS4', 'ema helper in another file, ema not frozen raises', {
+        'ema.py': '''\
+import copy
+def update_ema(ema, model, decay=0.99):
+    for pe, p in zip(ema.parameters(), model.parameters()):
+        pe.mul_(decay).add_(p.detach(), alpha=1 - decay)
+''',
+        'main.py': '''\
+import copy
+from ema import update_ema
+model = nn.Linear(2, 2)
+ema = copy.deepcopy(model)
+update_ema(ema, model)
+''',
+    }),
+    ('TNS4', 'ema helper in same-dir module, under no_grad decorator', {
+        'ema.py': '''\
+import copy
+@torch.no_grad()
+def update_ema(ema, model, decay=0.99):
+    for pe, p in zip(ema.parameters(), model.parameters()):
+        pe.mul_(decay).add_(p, alpha=1 - decay)
+''',
+        'main.py': '''\
+import copy
+from ema import update_ema
+model = nn.Linear(2, 2)
+ema = copy.deepcopy(model)
+update_ema(ema, model)
+''',
+    }),
+    ('TNS4', 'ema class in another file, frozen in ctor', {
+        'ema.py': '''\
+import copy
+class EMA:
+    def __init__(self, model, decay=0.99):
+        self.ema = copy.deepcopy(model)
+        self.ema.requires_grad_(False)
+        self.decay = decay
+    def update(self, model):
+        for pe, p in zip(self.ema.parameters(), model.parameters()):
+            pe.mul_(self.decay).add_(p.detach(), alpha=1 - self.decay)
+''',
+        'main.py': '''\
+from ema import EMA
+model = nn.Linear(2, 2)
+e = EMA(model)
+e.update(model)
+''',
+    }),
 ]
 MARKED = [
     ('TNS5', 'best state dict kept in trainer of other module', {
@@ -1428,7 +1493,8 @@ STRICT_MAY = {"frozen model built in other file", "module-level model in other f
               "wrapper module class in another file, backbone frozen after",
               "trainer in another file, predict via method of module wrapper",
               "wrapper in another file, frozen in function after",
-              "trainer in another file, model moved, frozen later"}
+              "trainer in another file, model moved, frozen later",
+              "ema helper in another file, called under no_grad"}
 
 
 def _build(root, files: dict) -> None:

@@ -421,8 +421,8 @@ class Walker(Summaries, Evaluator):
                 passer = id(func) in self._passers
                 found, more = len(violations), len(self._pending)
                 self._run_function(func, parent, no_grad, cls, dispatch=not passer, passer=passer)
-                if len(violations) > found and not no_grad and not passer and cls is not None \
-                        and self._called_without_grad_elsewhere(func):
+                if len(violations) > found and not no_grad and not passer \
+                        and (cls is not None or parent is scope) and self._called_without_grad_elsewhere(func):
                     # What it reports was for grad on, and every call of it is made with grad
                     # off: walked again so (and the functions it defines with it).
                     del violations[found:]
@@ -872,11 +872,12 @@ class Walker(Summaries, Evaluator):
         return func.name in self._no_grad_callees
 
     def _called_without_grad_elsewhere(self, func) -> bool:
-        """Whether a method of a class of the module, one the file never calls nor names again,
-        is called by the other files of the project, and only with grad off
-        (Project.called_without_grad: a model's `predict` that a script calls under no_grad), as
+        """Whether a method of a class of the module, or a function of its top level, one the
+        file never calls nor names again, is called by the other files of the project, and only
+        with grad off (Project.called_without_grad: a model's `predict`, an EMA update helper,
+        that a script calls under no_grad), as
         `_only_called_without_grad` says of the calls in the file.  Asked only in default mode,
-        of a method where a rule reported something: the other files are read for it, and the
+        of one where a rule reported something: the other files are read for it, and the
         file's result is then not kept in the result cache (Project.files_mentioning)."""
         project = self.project
         name = func.name
