@@ -1234,6 +1234,197 @@ w = Wrap(a)
 b.requires_grad_(False)
 print(w(torch.ones(1, 2)).numpy())
 '''),
+    ('trainer freeze method then predict', '''\
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+    def freeze(self):
+        self.model.requires_grad_(False)
+    def predict(self, x):
+        return self.model(x)
+t = Trainer(nn.Linear(2, 2))
+t.freeze()
+print(t.predict(torch.ones(1, 2)).numpy())
+'''),
+    ('submodule frozen, whole model called raises', '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.backbone = nn.Linear(2, 2)
+        self.head = nn.Linear(2, 2)
+    def forward(self, x):
+        return self.head(self.backbone(x))
+net = Net()
+net.backbone.requires_grad_(False)
+print(net(torch.ones(1, 2)).numpy())
+'''),
+    ('submodule frozen, submodule called', '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.backbone = nn.Linear(2, 2)
+        self.head = nn.Linear(2, 2)
+    def forward(self, x):
+        return self.head(self.backbone(x))
+net = Net()
+net.backbone.requires_grad_(False)
+print(net.backbone(torch.ones(1, 2)).numpy())
+'''),
+    ('instance method freezes then forward in method', '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(2, 2)
+    def forward(self, x):
+        return self.fc(x)
+    def embed(self, x):
+        return self(x).numpy()
+net = Net()
+for p in net.parameters():
+    p.requires_grad = False
+print(net.embed(torch.ones(1, 2)))
+'''),
+    ('predict helper detaches inside', '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(2, 2)
+    def forward(self, x):
+        return self.fc(x)
+def predict(m, x):
+    return m(x).detach()
+print(predict(Net(), torch.ones(1, 2)).numpy())
+'''),
+    ('list of models, one frozen', '''\
+models = [nn.Linear(2, 2), nn.Linear(2, 2)]
+models[0].requires_grad_(False)
+print(models[1](torch.ones(1, 2)).numpy())
+'''),
+    ('frozen via eval+no_grad context manager variable', '''\
+m = nn.Linear(2, 2)
+ctx = torch.no_grad()
+with ctx:
+    y = m(torch.ones(1, 2))
+print(y.numpy())
+'''),
+    ('set_grad_enabled var false', '''\
+m = nn.Linear(2, 2)
+train = False
+with torch.set_grad_enabled(train):
+    y = m(torch.ones(1, 2))
+print(y.numpy())
+'''),
+    ('output stored on self in no_grad then numpy elsewhere', '''\
+class Runner:
+    def __init__(self, model):
+        self.model = model
+        self.last = None
+    def step(self, x):
+        with torch.no_grad():
+            self.last = self.model(x)
+    def report(self):
+        return self.last.numpy()
+r = Runner(nn.Linear(2, 2))
+r.step(torch.ones(1, 2))
+print(r.report())
+'''),
+    ('output stored on self with grad then numpy elsewhere', '''\
+class Runner:
+    def __init__(self, model):
+        self.model = model
+        self.last = None
+    def step(self, x):
+        self.last = self.model(x)
+    def report(self):
+        return self.last.numpy()
+r = Runner(nn.Linear(2, 2))
+r.step(torch.ones(1, 2))
+print(r.report())
+'''),
+    ('generator expression numpy list', '''\
+m = nn.Linear(2, 2)
+outs = [m(torch.ones(1, 2)) for _ in range(2)]
+print([o.numpy() for o in outs])
+'''),
+    ('np.array of list of detached outputs', '''\
+m = nn.Linear(2, 2)
+outs = [m(torch.ones(1, 2)).detach() for _ in range(2)]
+print(np.array([o.numpy() for o in outs]))
+'''),
+    ('np.stack of model outputs raises', '''\
+m = nn.Linear(2, 2)
+outs = [m(torch.ones(1, 2)) for _ in range(2)]
+print(np.stack(outs))
+'''),
+    ('method called on frozen and live instances raises', '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(2, 2)
+    def forward(self, x):
+        return self.fc(x)
+    def embed(self, x):
+        return self(x).numpy()
+a = Net()
+b = Net()
+a.requires_grad_(False)
+print(a.embed(torch.ones(1, 2)))
+print(b.embed(torch.ones(1, 2)))
+'''),
+    ('method only self, frozen instance', '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(2, 2)
+        self.x = torch.ones(1, 2)
+    def forward(self, x):
+        return self.fc(x)
+    def embed(self):
+        return self(self.x).numpy()
+a = Net()
+a.requires_grad_(False)
+print(a.embed())
+'''),
+    ('method called in function on frozen param model', '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(2, 2)
+    def forward(self, x):
+        return self.fc(x)
+    def embed(self, x):
+        return self(x).numpy()
+def main():
+    net = Net()
+    net.eval()
+    net.requires_grad_(False)
+    return net.embed(torch.ones(1, 2))
+print(main())
+'''),
+    ('frozen net, submodule attr called', '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(2, 2)
+    def forward(self, x):
+        return self.fc(x)
+net = Net()
+net.requires_grad_(False)
+print(net.fc(torch.ones(1, 2)).numpy())
+'''),
+    ('frozen net, head thawed, head called raises', '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(2, 2)
+        self.head = nn.Linear(2, 2)
+    def forward(self, x):
+        return self.head(self.fc(x))
+net = Net()
+net.requires_grad_(False)
+net.head.requires_grad_(True)
+print(net.head(torch.ones(1, 2)).numpy())
+'''),
 ]
 
 TNS2_PROGRAMS = [
@@ -1476,6 +1667,27 @@ for n, p in ps.items():
 model = nn.Linear(3, 2)
 ps = {n: p for n, p in model.named_parameters()}
 ps["weight"].zero_()
+'''),
+    ('reset method on frozen instance', '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(2, 2)
+    def reset(self):
+        self.fc.weight.fill_(0.5)
+n = Net()
+n.requires_grad_(False)
+n.reset()
+'''),
+    ('reset method on live instance raises', '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(2, 2)
+    def reset(self):
+        self.fc.weight.fill_(0.5)
+n = Net()
+n.reset()
 '''),
 ]
 
@@ -1720,7 +1932,10 @@ STRICT_MAY = {"method under no_grad decorator", "partial of a no_grad function",
               "trainer freeze param loop", "trainer in function", "two instances, frozen one used",
               "keyword construction, helper method chain", "inherited constructor",
               "module class wraps, frozen later", "module class wraps, frozen later, direct call", "moved attr",
-              "wrap frozen before", "wrap frozen before two sites"}
+              "wrap frozen before", "wrap frozen before two sites", "trainer freeze method then predict",
+              "submodule frozen, submodule called", "instance method freezes then forward in method",
+              "output stored on self in no_grad then numpy elsewhere", "method only self, frozen instance",
+              "method called in function on frozen param model", "frozen net, submodule attr called"}
 
 
 def _run(torch, code: str):

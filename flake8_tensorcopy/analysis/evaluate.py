@@ -512,7 +512,7 @@ class Evaluator:
             # instance of a class of the file (what it returns is not asked: nothing uses it).
             recv = self.fact(func.value, state)
             if recv.node is not None and recv.kind in (OBJECT, MODULE, CLASS):
-                self.note_method_call(recv.node, func.attr, node, state, on_class=recv.kind == CLASS)
+                self.note_method_call(recv.node, func.attr, node, state, on_class=recv.kind == CLASS, recv=recv)
             self._arguments(node, state)
             self._handed_mappings(node, state)
         switch = set_grad_call(node, lambda n: self.qualname(n, state))
@@ -1147,6 +1147,8 @@ class Evaluator:
                 f = base.attrs[attr]
                 if f.kind == MODULE and base.device is not Device.UNKNOWN:
                     f = f.but(device=max(f.device, base.device))
+                if f.kind == MODULE and base.frozen and not f.frozen:
+                    f = _frozen(f, True)  # (a submodule of a frozen module)
                 if f.kind == TENSOR and f.leaf and base.frozen:
                     f = f.but(grad=Grad.NO)
                 return f
@@ -1764,10 +1766,12 @@ class Evaluator:
                     f = self._property(recv, m, node.func.value if type(node.func) is _Attribute else None,
                                        state)  # `net.head(x)`, `head` a property
                 if f is not None and f.kind == MODULE:
+                    if recv.frozen and not f.frozen:
+                        f = _frozen(f, True)  # (a submodule of a frozen module)
                     return self._module_output(f, node, state)
                 if recv.node is None:
                     return UNKNOWN_FACT
-                self.note_method_call(recv.node, m, node, state)
+                self.note_method_call(recv.node, m, node, state, recv=recv)
                 result = self.method_call_result(recv.node, m, node, state, recv)
                 return result if result is not None else UNKNOWN_FACT
             return UNKNOWN_FACT
@@ -1796,7 +1800,7 @@ class Evaluator:
             if f is not None and f.kind == MODULE:
                 return self._module_output(f, node, state)
             if recv.node is not None:
-                self.note_method_call(recv.node, m, node, state)
+                self.note_method_call(recv.node, m, node, state, recv=recv)
             result = self.method_call_result(recv.node, m, node, state, recv) if recv.node is not None else None
             return result if result is not None else UNKNOWN_FACT
         if kind == CLASS and isinstance(recv.node, ast.ClassDef):
@@ -1853,7 +1857,7 @@ class Evaluator:
     def note_function_call(self, func, call, state) -> None:
         pass
 
-    def note_method_call(self, classdef, name: str, call, state, on_class: bool = False) -> None:
+    def note_method_call(self, classdef, name: str, call, state, on_class: bool = False, recv=None) -> None:
         pass
 
     def note_constructor(self, classdef, call, state) -> None:

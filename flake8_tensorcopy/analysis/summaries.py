@@ -377,15 +377,17 @@ class Summaries:
         if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):  # (not another module's)
             self.note_call(func, call, state, skip_first=False)
 
-    def note_method_call(self, classdef, name: str, call: ast.Call, state, on_class: bool = False) -> None:
+    def note_method_call(self, classdef, name: str, call: ast.Call, state, on_class: bool = False,
+                         recv: Fact | None = None) -> None:
         """A call of method `name` of a class of the file, on an instance (`on_class`: on the
-        class itself, `Utils.to_numpy(t)`).  The call passes no first argument for an instance
-        method called on an instance, nor for a class method: those are bound."""
+        class itself, `Utils.to_numpy(t)`; `recv`: the instance, where known).  The call passes
+        no first argument for an instance method called on an instance, nor for a class method:
+        those are bound."""
         info = self.classes.get(id(classdef))
         func = info.method(name)[0] if info is not None else None
         if func is not None:
             bound = "classmethod" in decorator_names(func) or (is_plain_method(func) and not on_class)
-            self.note_call(func, call, state, skip_first=bound)
+            self.note_call(func, call, state, skip_first=bound, recv=recv if bound and not on_class else None)
         if name == "__init__" and info is not None and not on_class and "__init__" not in info.methods \
                 and self.lines is not None:
             # Also a call of the constructor as this class inherits it: what it makes of these
@@ -397,12 +399,13 @@ class Summaries:
     def note_constructor(self, classdef, call: ast.Call, state) -> None:
         self.note_method_call(classdef, "__init__", call, state)
 
-    def note_call(self, callee, call: ast.Call, state, skip_first: bool) -> None:
+    def note_call(self, callee, call: ast.Call, state, skip_first: bool, recv: Fact | None = None) -> None:
         """A call of function `callee` of the file (a method or a constructor when
-        `skip_first`: its first parameter is the instance) with the arguments of `call`."""
+        `skip_first`: its first parameter is the instance, `recv` where known) with the arguments
+        of `call`."""
         pairs, complete = bind_arguments(callee, call, skip_first)
         facts = {param: self.fact(expr, state) for param, expr in pairs}
-        self._sites.setdefault(id(callee), {})[id(call)] = (call.lineno, facts, complete, (call, skip_first))
+        self._sites.setdefault(id(callee), {})[id(call)] = (call.lineno, facts, complete, (call, skip_first, recv))
 
     def parameter_facts(self, func, cls) -> dict:
         """{parameter: fact} from the file's call sites of `func` (empty: none known)."""
@@ -438,11 +441,39 @@ class Summaries:
         out = {p: f for p, f in out.items() if f.kind != UNKNOWN or f.grad is not Grad.UNKNOWN}
         # A parameter every known call gives a literal of one truth (`cond=False` left to its
         # default): what those calls pass does not reach a branch that needs the other truth.
-        constants = [call_constants(func, *bind_arguments(func, call, skip)) for _, _, _, (call, skip) in sites.values()]
+        constants = [call_constants(func, *bind_arguments(func, call, skip)) for _, _, _, (call, skip, _) in sites.values()]
         for param, truth in agreed_constants(constants).items():
             base = out.get(param, UNKNOWN_FACT)
             out[param] = base.but(tags=base.tags | {SITE_CONSTANTS[truth]})
         return out
+
+    _text_freezes = None  # whether the file's text may freeze a module (receivers_frozen)
+
+    def receivers_frozen(self, func, cls) -> bool:
+        """Whether every call of method `func` of torch module class `cls` in the file is made on
+        an instance that is frozen there (`net.requires_grad_(False)`, then `net.embed(x)`), and
+        the file names the method in no other way: its instance is walked frozen, as a function
+        the file calls only under no_grad runs with grad off."""
+        name = func.name
+        if name.startswith("__") or name == "forward" or not is_plain_method(func) or self.lines is None:
+            return False
+        freezes = self._text_freezes
+        if freezes is None:
+            text = self.lines.text
+            freezes = self._text_freezes = "requires_grad" in text or "freez" in text or "detach_" in text
+        if not freezes:
+            return False  # (nothing in the file freezes a module in place)
+        positions = self.call_positions(name)
+        if not positions:
+            return False
+        self._survey(positions, func)
+        sites = self._sites.get(id(func))
+        if not sites or len(sites) < len(positions) or self._escapes(func, name):
+            return False
+        for _, _, _, (_, _, recv) in sites.values():
+            if recv is None or recv.kind != MODULE or not recv.frozen:
+                return False
+        return True
 
     def _constructor_positions(self, init, cls) -> list:
         """Where the file may call the constructor `init` of class `cls`: `Cls(...)`, the
