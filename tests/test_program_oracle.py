@@ -1425,6 +1425,27 @@ net.requires_grad_(False)
 net.head.requires_grad_(True)
 print(net.head(torch.ones(1, 2)).numpy())
 '''),
+    ('dict of models, encoder frozen used', '''\
+models = {"enc": nn.Linear(2, 2), "dec": nn.Linear(2, 2)}
+models["enc"].requires_grad_(False)
+print(models["enc"](torch.ones(1, 2)).numpy())
+'''),
+    ('dict of models, encoder frozen, decoder used raises', '''\
+models = {"enc": nn.Linear(2, 2), "dec": nn.Linear(2, 2)}
+models["enc"].requires_grad_(False)
+print(models["dec"](torch.ones(1, 2)).numpy())
+'''),
+    ('dict of models, encoder eval only raises', '''\
+models = {"enc": nn.Linear(2, 2), "dec": nn.Linear(2, 2)}
+models["enc"].eval()
+print(models["enc"](torch.ones(1, 2)).numpy())
+'''),
+    ('dict built by keys, frozen', '''\
+models = {}
+models["enc"] = nn.Linear(2, 2)
+models["enc"].requires_grad_(False)
+print(models["enc"](torch.ones(1, 2)).numpy())
+'''),
 ]
 
 TNS2_PROGRAMS = [
@@ -1935,7 +1956,8 @@ STRICT_MAY = {"method under no_grad decorator", "partial of a no_grad function",
               "wrap frozen before", "wrap frozen before two sites", "trainer freeze method then predict",
               "submodule frozen, submodule called", "instance method freezes then forward in method",
               "output stored on self in no_grad then numpy elsewhere", "method only self, frozen instance",
-              "method called in function on frozen param model", "frozen net, submodule attr called"}
+              "method called in function on frozen param model", "frozen net, submodule attr called",
+              "dict of models, encoder frozen used", "dict built by keys, frozen"}
 
 
 def _run(torch, code: str):

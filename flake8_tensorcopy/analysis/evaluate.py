@@ -530,6 +530,15 @@ class Evaluator:
                    and root.func.attr in api.MODULE_SELF_METHODS):
                 root = root.func.value
             key = dotted_name(root)
+            if key is None and type(root) is ast.Subscript and type(root.slice) is ast.Constant \
+                    and type(root.slice.value) is str and dotted_name(root.value) is not None:
+                # `models["enc"].requires_grad_(False)`: the dict holds the module as it is now.
+                before = self.fact(root, state)
+                if before.kind == MODULE and self.fact(root.value, state).kind == MAPPING:
+                    after = self.fact(node, state)
+                    if after.kind == MODULE:
+                        self._bind(root, after, state)
+                return
             before = self.fact(root, state) if key is not None else None
             if before is not None and before.kind == MODULE:
                 after = self.fact(node, state)
