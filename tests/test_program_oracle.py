@@ -1446,6 +1446,52 @@ models["enc"] = nn.Linear(2, 2)
 models["enc"].requires_grad_(False)
 print(models["enc"](torch.ones(1, 2)).numpy())
 '''),
+    ('set_grad_enabled var true raises', '''\
+m = nn.Linear(2, 2)
+train = True
+with torch.set_grad_enabled(train):
+    y = m(torch.ones(1, 2))
+print(y.numpy())
+'''),
+    ('set_grad_enabled var false', '''\
+m = nn.Linear(2, 2)
+train = False
+with torch.set_grad_enabled(train):
+    y = m(torch.ones(1, 2))
+print(y.numpy())
+'''),
+    ('set_grad_enabled in function, module flag true raises', '''\
+TRAIN = True
+m = nn.Linear(2, 2)
+def run(x):
+    with torch.set_grad_enabled(TRAIN):
+        return m(x).numpy()
+print(run(torch.ones(1, 2)))
+'''),
+    ('set_grad_enabled in function, local flag reassigned in loop', '''\
+m = nn.Linear(2, 2)
+def run(x):
+    outs = []
+    for phase in ["val", "train"]:
+        is_train = phase == "train"
+        with torch.set_grad_enabled(is_train):
+            outs.append(m(x))
+    return outs
+print([o.detach().numpy() for o in run(torch.ones(1, 2))])
+'''),
+    ('statement form set_grad_enabled var true raises', '''\
+m = nn.Linear(2, 2)
+flag = True
+torch.set_grad_enabled(flag)
+print(m(torch.ones(1, 2)).numpy())
+'''),
+    ('param flag false default unknown', '''\
+m = nn.Linear(2, 2)
+def run(x, train=False):
+    with torch.set_grad_enabled(train):
+        return m(x).numpy()
+print(run(torch.ones(1, 2)))
+'''),
 ]
 
 TNS2_PROGRAMS = [
@@ -1957,7 +2003,8 @@ STRICT_MAY = {"method under no_grad decorator", "partial of a no_grad function",
               "submodule frozen, submodule called", "instance method freezes then forward in method",
               "output stored on self in no_grad then numpy elsewhere", "method only self, frozen instance",
               "method called in function on frozen param model", "frozen net, submodule attr called",
-              "dict of models, encoder frozen used", "dict built by keys, frozen"}
+              "dict of models, encoder frozen used", "dict built by keys, frozen",
+              "param flag false default unknown"}
 
 
 def _run(torch, code: str):

@@ -252,6 +252,26 @@ def own_nodes(body):
         stack.extend(child_nodes(n))
 
 
+def bool_binding(scope_node, name: str) -> bool | None:
+    """The truth `name` holds in scope `scope_node` (a def, or the module) where it binds `name`
+    once, to a literal (`train = False`), and is not a parameter; None otherwise."""
+    if not isinstance(scope_node, ast.Module) and name in parameter_names(scope_node.args):
+        return None
+    value, stores = None, 0
+    for n in own_nodes(scope_node.body):
+        t = type(n)
+        if t is ast.Name:
+            if n.id == name and type(n.ctx) is not ast.Load:
+                stores += 1
+        elif t is ast.Assign:
+            if len(n.targets) == 1 and type(n.targets[0]) is ast.Name and n.targets[0].id == name:
+                value = const_bool(n.value)
+        elif t is ast.Global or t is ast.Nonlocal or t is ast.Import or t is ast.ImportFrom:
+            if any(getattr(a, "asname", None) == name or getattr(a, "name", a) == name for a in n.names):
+                return None
+    return value if stores == 1 else None
+
+
 def suspends(stmt) -> bool:
     """Whether a statement can suspend its generator or coroutine (`yield`, `await`)."""
     return any(isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await)) for n in walk(stmt))

@@ -15,8 +15,8 @@ import ast
 
 from . import torchapi as api
 from .astutil import const_bool as _const_bool
-from .astutil import (all_nodes, bind_arguments, decorator_names, def_stub, dotted_name, is_property, parameter_names,
-                      record_fields)
+from .astutil import (all_nodes, bind_arguments, bool_binding, decorator_names, def_stub, dotted_name, is_property,
+                      local_names, parameter_names, record_fields)
 from .astutil import kwarg as _kwarg
 from .gradmode import context_effect, set_grad_call
 from .facts import (
@@ -104,6 +104,8 @@ _SCALAR_CLASSES = frozenset({"int", "float", "bool", "str", "bytes", "complex", 
 
 # `x.parameters(`, `x.eval(`, ...: evidence that `x` is a module (the walker reads the name
 # before the dot).
+# A `global` statement (a module-level name a function may bind: Evaluator.literal_flag).
+_GLOBAL_STATEMENT = LazyPattern(r"(?m)^[ \t]*global\b")
 MODULE_EVIDENCE = LazyPattern(r"\.(?:" + "|".join(sorted(api.MODULE_EVIDENCE_METHODS)) + r")\(")
 # The key under which narrowing records a grad mode (`if torch.is_grad_enabled():`).
 GRAD_MODE_KEY = "<no_grad>"
@@ -517,6 +519,10 @@ class Evaluator:
             self._handed_mappings(node, state)
         switch = set_grad_call(node, lambda n: self.qualname(n, state))
         if switch is not None:
+            if switch:
+                flag = self.literal_flag(node.args[0])
+                if flag is not None:
+                    switch = not flag  # (`train = True`, then `torch.set_grad_enabled(train)`)
             state.no_grad = switch
             return
         if not isinstance(func, ast.Attribute):
@@ -598,6 +604,27 @@ class Evaluator:
                     if changed is not None:
                         env[k] = f.but(attrs=changed)
         return new
+
+    enclosing: dict = {}  # (walker.Walker's: id(def) -> the scope of the function defining it)
+
+    def literal_flag(self, arg) -> bool | None:
+        """The truth of `arg`, a name the function being walked (or the module, where the
+        function does not bind it) binds once, to a literal (`train = True`, then
+        `torch.set_grad_enabled(train)`); None otherwise."""
+        if type(arg) is not ast.Name:
+            return None
+        frame = getattr(self, "frame", None)
+        scope = frame.scope.node if frame is not None else self.tree
+        name = arg.id
+        if not isinstance(scope, ast.Module) and name not in local_names(scope):
+            if self.enclosing.get(id(scope)) is not None:
+                return None  # (a nested function: the name may be the enclosing one's)
+            scope = self.tree
+            text = self.lines.text if self.lines is not None else None
+            if text is None or "global" in text and _GLOBAL_STATEMENT.search(text) is not None:
+                return None
+        return bool_binding(scope, name) if isinstance(scope, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef)) \
+            else None
 
     def _freeze_owner(self, param: Fact, state: State) -> None:
         """`p.requires_grad_(False)` on a parameter of `model.parameters()` freezes `model`."""

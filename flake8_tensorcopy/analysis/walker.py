@@ -1200,6 +1200,11 @@ class Walker(Summaries, Evaluator):
         for item in stmt.items:
             self._test(item.context_expr, state)
             effect = context_effect(item.context_expr, lambda n: self.qualname(n, state))
+            if effect is True and type(item.context_expr) is ast.Call and item.context_expr.args \
+                    and self.qualname(item.context_expr.func, state) in api.SET_GRAD_ENABLED:
+                flag = self.literal_flag(item.context_expr.args[0])
+                if flag is not None:
+                    effect = not flag  # (`train = True`, then `with torch.set_grad_enabled(train):`)
             if effect is None and type(item.context_expr) in (_Name, ast.Attribute):
                 # A context manager made earlier (`ctx = torch.no_grad() if c else nullcontext()`):
                 # one that turns grad off, or may, as one in place.

@@ -316,7 +316,8 @@ region, with no `.detach()` on the way.  `.cpu()` does not help: on a CPU tensor
 same tensor.
 
 Not reported inside `torch.no_grad()`, `torch.inference_mode()`,
-`torch.set_grad_enabled(False)` (or `set_grad_enabled(flag)`, which may turn grad off),
+`torch.set_grad_enabled(False)` (or `set_grad_enabled(flag)`, which may turn grad off, unless
+`flag` is a name bound once to `True`),
 functions decorated with `@torch.no_grad()` or `@torch.inference_mode()`, functions that the
 module only ever calls from such regions, or the PyTorch Lightning hooks that the trainer runs
 with grad off (`validation_step`, `test_step`, `predict_step`, ...): `numpy()` is allowed
