@@ -1492,6 +1492,35 @@ def run(x, train=False):
         return m(x).numpy()
 print(run(torch.ones(1, 2)))
 '''),
+    ('in-file factory frozen flag true, also called false', '''\
+def build(frozen=False):
+    t = nn.Linear(2, 2)
+    if frozen:
+        t.requires_grad_(False)
+    return t
+student = build()
+teacher = build(frozen=True)
+print(teacher(torch.ones(1, 2)).numpy())
+'''),
+    ('in-file factory frozen flag false raises', '''\
+def build(frozen=False):
+    t = nn.Linear(2, 2)
+    if frozen:
+        t.requires_grad_(False)
+    return t
+student = build()
+teacher = build(frozen=True)
+print(student(torch.ones(1, 2)).numpy())
+'''),
+    ('in-file factory positional flag true only call', '''\
+def build(frozen=False):
+    t = nn.Linear(2, 2)
+    if frozen:
+        t.requires_grad_(False)
+    return t
+teacher = build(True)
+print(teacher(torch.ones(1, 2)).numpy())
+'''),
 ]
 
 TNS2_PROGRAMS = [
@@ -2004,7 +2033,8 @@ STRICT_MAY = {"method under no_grad decorator", "partial of a no_grad function",
               "output stored on self in no_grad then numpy elsewhere", "method only self, frozen instance",
               "method called in function on frozen param model", "frozen net, submodule attr called",
               "dict of models, encoder frozen used", "dict built by keys, frozen",
-              "param flag false default unknown"}
+              "param flag false default unknown", "in-file factory frozen flag true, also called false",
+              "in-file factory positional flag true only call"}
 
 
 def _run(torch, code: str):

@@ -1261,6 +1261,130 @@ e = EMA(model)
 e.update(model)
 ''',
     }),
+    ('TNS1', 'teacher built frozen by factory in other module', {
+        'models.py': '''\
+def build_teacher():
+    t = nn.Linear(2, 2)
+    for p in t.parameters():
+        p.requires_grad = False
+    return t.eval()
+''',
+        'main.py': '''\
+from models import build_teacher
+teacher = build_teacher()
+print(teacher(torch.ones(1, 2)).numpy())
+''',
+    }),
+    ('TNS1', 'student built live by factory in other module raises', {
+        'models.py': '''\
+def build(frozen=False):
+    t = nn.Linear(2, 2)
+    if frozen:
+        t.requires_grad_(False)
+    return t
+''',
+        'main.py': '''\
+from models import build
+student = build()
+print(student(torch.ones(1, 2)).numpy())
+''',
+    }),
+    ('TNS1', 'factory frozen flag true', {
+        'models.py': '''\
+def build(frozen=False):
+    t = nn.Linear(2, 2)
+    if frozen:
+        t.requires_grad_(False)
+    return t
+''',
+        'main.py': '''\
+from models import build
+teacher = build(frozen=True)
+print(teacher(torch.ones(1, 2)).numpy())
+''',
+    }),
+    ('TNS1', 'to_numpy helper detaches in utils', {
+        'utils.py': '''\
+def to_numpy(t):
+    return t.detach().cpu().numpy()
+''',
+        'main.py': '''\
+from utils import to_numpy
+m = nn.Linear(2, 2)
+print(to_numpy(m(torch.ones(1, 2))))
+''',
+    }),
+    ('TNS1', 'evaluate method under no_grad in trainer module', {
+        'trainer.py': '''\
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+    @torch.no_grad()
+    def evaluate(self, x):
+        self.model.eval()
+        return self.model(x).numpy()
+''',
+        'main.py': '''\
+from trainer import Trainer
+t = Trainer(nn.Linear(2, 2))
+print(t.evaluate(torch.ones(1, 2)))
+''',
+    }),
+    ('TNS1', 'package re-export of frozen model factory', {
+        'pkg/__init__.py': '''\
+from .models import make_frozen
+''',
+        'pkg/models.py': '''\
+import torch
+import torch.nn as nn
+def make_frozen():
+    m = nn.Linear(2, 2)
+    m.requires_grad_(False)
+    return m
+''',
+        'main.py': '''\
+from pkg import make_frozen
+m = make_frozen()
+print(m(torch.ones(1, 2)).numpy())
+''',
+    }),
+    ('TNS1', 'callback gets outputs detached in trainer', {
+        'trainer.py': '''\
+class Trainer:
+    def __init__(self, model, callbacks):
+        self.model = model
+        self.callbacks = callbacks
+    def step(self, x):
+        out = self.model(x)
+        for cb in self.callbacks:
+            cb(out.detach())
+        return out
+''',
+        'main.py': '''\
+from trainer import Trainer
+def log_cb(o):
+    print(o.numpy())
+t = Trainer(nn.Linear(2, 2), [log_cb])
+t.step(torch.ones(1, 2))
+''',
+    }),
+    ('TNS1', 'subclass in main of base model in other file, frozen in base ctor', {
+        'base.py': '''\
+class Base(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(2, 2)
+        self.requires_grad_(False)
+    def forward(self, x):
+        return self.fc(x)
+''',
+        'main.py': '''\
+from base import Base
+class Sub(Base):
+    pass
+print(Sub()(torch.ones(1, 2)).numpy())
+''',
+    }),
 ]
 MARKED = [
     ('TNS5', 'best state dict kept in trainer of other module', {
@@ -1494,7 +1618,11 @@ STRICT_MAY = {"frozen model built in other file", "module-level model in other f
               "trainer in another file, predict via method of module wrapper",
               "wrapper in another file, frozen in function after",
               "trainer in another file, model moved, frozen later",
-              "ema helper in another file, called under no_grad"}
+              "ema helper in another file, called under no_grad",
+              "teacher built frozen by factory in other module", "factory frozen flag true",
+              "evaluate method under no_grad in trainer module", "package re-export of frozen model factory",
+              "callback gets outputs detached in trainer",
+              "subclass in main of base model in other file, frozen in base ctor"}
 
 
 def _build(root, files: dict) -> None:

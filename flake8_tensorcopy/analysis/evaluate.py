@@ -21,6 +21,7 @@ from .astutil import kwarg as _kwarg
 from .gradmode import context_effect, set_grad_call
 from .facts import (
     ARRAY_FACT,
+    CALL_CONSTANTS,
     CALLED,
     CLASS,
     DEVICE,
@@ -833,6 +834,30 @@ class Evaluator:
             return [], []
         uncalled = [(_UNCALLED_KEY, None)]
         return ([], uncalled) if SITE_CONSTANTS[1] in said else (uncalled, [])
+
+    def call_constant(self, test, state: State) -> bool | None:
+        """The truth of `test` (`frozen`, `not frozen`), a parameter the function being walked
+        never binds again, in a walk for one call that gives it a literal (facts.CALL_CONSTANTS);
+        None otherwise."""
+        negated = type(test) is ast.UnaryOp and type(test.op) is ast.Not
+        if negated:
+            test = test.operand
+        if type(test) is not ast.Name:
+            return None
+        f = state.lookup(test.id)
+        if f is None or f.tags.isdisjoint(CALL_CONSTANTS):
+            return None
+        said = f.tags.intersection(CALL_CONSTANTS)
+        if len(said) != 1:
+            return None
+        memo = self.__dict__.setdefault("_unassigned", {})
+        key = (id(self.frame.scope.node) if self.frame is not None else None, test.id)
+        unassigned = memo.get(key)
+        if unassigned is None:
+            unassigned = memo[key] = self._unassigned_parameter(test.id)
+        if not unassigned:
+            return None
+        return (CALL_CONSTANTS[1] in said) != negated
 
     def _unassigned_parameter(self, name: str) -> bool:
         """Whether `name` is a parameter of the function being walked that nothing in it binds

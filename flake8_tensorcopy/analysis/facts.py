@@ -191,6 +191,10 @@ NONE_DEFAULT_FACT = Fact(tags=frozenset({NONE_DEFAULT}))
 # literal that is false / true (`cond=False` left to its default): what those calls pass does not
 # reach a branch that needs the other truth (summaries.parameter_facts, evaluate.narrowings).
 SITE_CONSTANTS = ("siteconst:0", "siteconst:1")
+# The tags of a parameter's fact in a walk of a function for one call that gives it a literal
+# that is false / true (`build(frozen=True)`: summaries.call_result): the branch of `if frozen:`
+# that truth does not take is not walked (walker's `if`).
+CALL_CONSTANTS = ("callconst:0", "callconst:1")
 # The tag of what one call of another module passes to the function it asks about
 # (module_summary.ProjectEntity.sinks_for), as "callsite:<line>" marks what the file's calls pass.
 CALLED = frozenset({"passed"})

@@ -17,7 +17,8 @@ import os
 from contextlib import contextmanager
 
 from . import lazytree
-from .astutil import constant_defaults, decorator_names, def_stub, is_plain_method, is_property, own_nodes
+from .astutil import (constant_defaults, decorator_names, def_stub, is_plain_method, is_property, own_nodes,
+                      tested_parameters)
 from .facts import CALLED, CLASS, FUNCTION, MODULE, OBJECT, SITE_CONSTANTS, UNKNOWN_FACT, Fact
 from .evaluate import LazyAttrs
 from .portable import export_fact, import_fact, well_formed
@@ -286,6 +287,12 @@ class ProjectEntity:
         (summaries.overrides_call)."""
         return self._answer(("calls", self.path), _overrides_call, many="plain") == "1"
 
+    def tested_parameters(self) -> tuple:
+        """The parameters the function tests as they are (astutil.tested_parameters: `if
+        frozen:`), which a call's literal steers."""
+        found = self._answer(("tested", self.path), _tested_parameters, many="plain")
+        return found if type(found) is tuple else ()
+
     def paramfree_needs(self) -> tuple | None:
         """The constructor's parameters that hold every parameter a torch module class's
         instance may have (walker._paramfree_needs: `self.inner = inner`, nothing else); None
@@ -397,6 +404,10 @@ def _inplace_parameters(walker, node) -> tuple:
 
 def _constructor_freezes(walker, node) -> str:
     return "1" if isinstance(node, ast.ClassDef) and walker.constructor_freezes(node) else ""
+
+
+def _tested_parameters(walker, node) -> tuple:
+    return tuple(sorted(tested_parameters(node))) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else ()
 
 
 def _paramfree_needs(walker, node):

@@ -33,10 +33,10 @@ import ast
 from bisect import bisect_right
 
 from .astutil import (BLOCKS, bind_arguments, body_span, call_constants, decorator_names, dotted_name, free_names,
-                      is_plain_method, local_names)
-from .facts import (DEVICE, MODULE, NAMED_PARAMS, OBJECT, OTHER, PARAMS, SEQ, SITE_CONSTANTS, TENSOR, UNKNOWN,
+                      is_plain_method, local_names, parameter_names, tested_parameters)
+from .facts import (CALL_CONSTANTS, DEVICE, MODULE, NAMED_PARAMS, OBJECT, OTHER, PARAMS, SEQ, SITE_CONSTANTS, TENSOR, UNKNOWN,
                     UNKNOWN_FACT, Device, Fact, Grad, join, must_grad, with_origins)
-from ..source import word_count
+from ..source import LazyPattern, word_count
 
 _SUMMARY_BUDGET = 400  # summary walks per file (each function at most once)
 _SURVEY_BUDGET = 200  # functions walked with rules off to find call sites
@@ -146,7 +146,9 @@ class Summaries:
             # this call passes, those that mean the same in any module (tensors, devices, plain
             # values, torch's modules, instances of the project modules' classes; not this
             # file's functions, classes or their instances).
-            args = self._portable(self._call_arguments(func.node, call, state, skip_first=False))
+            args = self._with_constants(func.node, call, False,
+                                        self._portable(self._call_arguments(func.node, call, state, skip_first=False)),
+                                        func.tested_parameters)
             if args:
                 result = func.returns_for(args)
                 if result is not None:
@@ -249,7 +251,7 @@ class Summaries:
                   me: tuple | None = None) -> Fact | None:
         if self._surveying:
             return generic()
-        args = self._call_arguments(func, call, state, skip_first)
+        args = self._with_constants(func, call, skip_first, self._call_arguments(func, call, state, skip_first))
         if me is not None:
             # The instance the method is called on, with what its constructor call gave it.
             name, recv, given = me
@@ -300,6 +302,41 @@ class Summaries:
         finally:
             self._cache = cache
         return frame.returns_fact
+
+    def _tested(self, callee) -> frozenset:
+        """astutil.tested_parameters of a def of the file, read from its text (a superset: a
+        nested def's tests count too); once a def."""
+        found = getattr(callee, "tested_parameters", None)
+        if found is None:
+            if self.lines is None or not getattr(callee, "end_lineno", None):
+                return tested_parameters(callee)
+            names = {m.group(1) for m in _TESTED.finditer(self.source_of(callee))}
+            found = frozenset(names.intersection(parameter_names(callee.args))) if names else frozenset()
+            try:
+                callee.tested_parameters = found
+            except AttributeError:
+                pass
+        return found
+
+    def _with_constants(self, callee, call: ast.Call, skip_first: bool, args: dict, tested=None) -> dict:
+        """`args`, with the parameters that `callee` tests as they are (`if frozen:`) and this
+        call passes a literal (`build(frozen=True)`) tagged with
+        its truth (facts.CALL_CONSTANTS): its walk for this call takes only the branch that
+        truth takes (`tested`: what says those parameters, where `callee` is a stand-in without
+        a body)."""
+        if not any(type(a) is ast.Constant for a in call.args) and not any(
+                type(k.value) is ast.Constant for k in call.keywords):
+            return args
+        tested = self._tested(callee) if tested is None else tested()
+        if tested:
+            # (Only what the call passes: one that leaves a default is what the function's
+            # summary is for.)
+            pairs = bind_arguments(callee, call, skip_first)[0]
+            for param, truth in call_constants(callee, pairs, False).items():
+                if param in tested:
+                    f = args.get(param, UNKNOWN_FACT)
+                    args[param] = f.but(tags=f.tags | {CALL_CONSTANTS[truth]})
+        return args
 
     def _call_arguments(self, callee, call: ast.Call, state, skip_first: bool) -> dict:
         """{parameter: fact} of the arguments `call` passes that say more than "unknown" (facts
@@ -626,6 +663,10 @@ def project_bases(info) -> list:
         out.extend(b for b in c.project_bases if b not in out)
         todo.extend(c.bases)
     return out
+
+
+# `if frozen:`, `elif not flag:`, `while running:`: a name a statement tests as it is.
+_TESTED = LazyPattern(r"\b(?:if|elif|while)[ \t]+(?:not[ \t]+)?([A-Za-z_]\w*)[ \t]*:")
 
 
 def _requires_grad(f: Fact) -> bool:

@@ -1106,6 +1106,13 @@ class Walker(Summaries, Evaluator):
         if t is _If:
             self._visit_stmt_only(stmt, state)
             self._test(stmt.test, state)
+            truth = self.call_constant(stmt.test, state)
+            if truth is not None:
+                # A walk for one call that gives the tested parameter a literal: the other
+                # branch is not where that call goes.
+                if truth:
+                    return self._branch(stmt.body, state.copy(), stmt, (id(stmt), "if", 0))
+                return self._branch(stmt.orelse, state.copy(), stmt, (id(stmt), "if", 1))
             when_true, when_false = self.narrowings(stmt.test, state)
             a = self._branch(stmt.body, self.narrowed(state, when_true), stmt, (id(stmt), "if", 0))
             b = self._branch(stmt.orelse, self.narrowed(state, when_false), stmt, (id(stmt), "if", 1))
@@ -1788,6 +1795,10 @@ class Walker(Summaries, Evaluator):
             return freezes() if freezes is not None else False
         info = self.classes.get(id(classdef))
         init = info.method("__init__")[0] if info is not None else None
+        if init is None and info is not None and len(info.node.bases) == 1 and not info.bases \
+                and len(info.project_bases) == 1:
+            # The constructor of its one base, a class of another module of the project.
+            return self.constructor_freezes(info.project_bases[0])
         if init is None or self.lines is not None and not _may_freeze(self.source_of(init)):
             return False
         return freezes_self(init)
