@@ -1521,6 +1521,19 @@ def build(frozen=False):
 teacher = build(True)
 print(teacher(torch.ones(1, 2)).numpy())
 '''),
+    ('conditional freeze after trainer, cond false raises', '''\
+import random
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+    def evaluate(self, x):
+        return self.model(x)
+m = nn.Linear(2, 2)
+t = Trainer(m)
+if random.random() > 2:
+    m.requires_grad_(False)
+print(t.evaluate(torch.ones(1, 2)).numpy())
+'''),
 ]
 
 TNS2_PROGRAMS = [

@@ -238,6 +238,19 @@ class LazyAttrs:
         """These attributes, with `given` ({attr: fact}) as what the constructor call gave."""
         return LazyAttrs(lambda: {**self._get(), **given}, self.owner, lambda: given, self._call, self._sources)
 
+    def join(self, other) -> "LazyAttrs | None":
+        """The attributes of one instance on two paths (made by the same constructor call, a
+        module it was handed changed in place on one: facts.join), each given attribute joined;
+        None for anything else (attributes that do not join)."""
+        if type(other) is not LazyAttrs or self._call is None or other._call is not self._call \
+                or other.owner is not self.owner:
+            return None
+        mine, theirs = self.given or {}, other.given or {}
+        keys = mine.keys() | theirs.keys()
+        if all(mine.get(k) is theirs.get(k) for k in keys):
+            return self
+        return self.but({k: join(mine.get(k), theirs.get(k)) for k in keys})
+
     def rehanded(self, key: str, module: Fact) -> "LazyAttrs | None":
         """These attributes, with what the constructor call passed by name `key` now `module`
         (it changed in place since); None where the call passed nothing by that name that an

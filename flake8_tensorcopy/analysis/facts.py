@@ -231,8 +231,17 @@ def join(a: Fact | None, b: Fact | None) -> Fact:
     """Least upper bound of two facts (None means "not bound on that path")."""
     if a is None:
         return b if b is not None else UNKNOWN_FACT
-    if b is None or a is b or a == b:
+    if b is None or a is b:
         return a
+    if a == b:
+        # (Equal facts may hold different attributes: an instance handed a module that one path
+        # froze since, Evaluator._changed_in_place.)
+        aa, ba = a.attrs, b.attrs
+        if aa is ba or aa is None or ba is None:
+            return a
+        joined = getattr(aa, "join", None)
+        merged = joined(ba) if joined is not None else None
+        return a if merged is None or merged is aa else a.but(attrs=merged)
     if a.kind == OTHER and "none" in a.tags:
         a, b = b, a
     if b.kind == OTHER and "none" in b.tags and "none" not in a.tags:
@@ -269,6 +278,9 @@ def _join_attrs(a: Fact, b: Fact, kind: str):
     each key's value joined (a key one path lacks is the other's: reading it there raises)."""
     if a.attrs is b.attrs:
         return a.attrs
+    joined = getattr(a.attrs, "join", None)
+    if joined is not None:
+        return joined(b.attrs)
     if kind == MAPPING and type(a.attrs) is dict and type(b.attrs) is dict:
         return {k: join(a.attrs.get(k), b.attrs.get(k)) for k in a.attrs.keys() | b.attrs.keys()}
     return None
@@ -322,6 +334,8 @@ def join_env(a: dict, b: dict) -> dict:
             # Bound on one path only: keep what we know, widened by "unknown" on grad/device
             # only if the one path is a tensor that may require grad (a hazard on that path).
             out[name] = fb
-        elif fa != fb:
-            out[name] = join(fa, fb)
+        else:
+            j = join(fa, fb)  # (equal facts too: they may hold different attributes)
+            if j is not fa:
+                out[name] = j
     return out
