@@ -1534,6 +1534,98 @@ if random.random() > 2:
     m.requires_grad_(False)
 print(t.evaluate(torch.ones(1, 2)).numpy())
 '''),
+    ('module-level trainer, freeze in main', '''\
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+    def evaluate(self, x):
+        return self.model(x)
+m = nn.Linear(2, 2)
+t = Trainer(m)
+def main():
+    m.requires_grad_(False)
+    return t.evaluate(torch.ones(1, 2)).numpy()
+print(main())
+'''),
+    ('module-level trainer, no freeze in main raises', '''\
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+    def evaluate(self, x):
+        return self.model(x)
+m = nn.Linear(2, 2)
+t = Trainer(m)
+def main():
+    m.eval()
+    return t.evaluate(torch.ones(1, 2)).numpy()
+print(main())
+'''),
+    ('only layer frozen via attribute', '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(2, 2)
+        self.scale = 2.0
+    def forward(self, x):
+        return self.fc(x) * self.scale
+a = Net()
+a.fc.requires_grad_(False)
+print(a(torch.ones(1, 2)).numpy())
+'''),
+    ('one of two layers frozen raises', '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(2, 2)
+        self.head = nn.Linear(2, 2)
+    def forward(self, x):
+        return self.head(self.fc(x))
+a = Net()
+a.fc.requires_grad_(False)
+print(a(torch.ones(1, 2)).numpy())
+'''),
+    ('both layers frozen by loops', '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(2, 2)
+        self.head = nn.Linear(2, 2)
+    def forward(self, x):
+        return self.head(self.fc(x))
+a = Net()
+for p in a.fc.parameters():
+    p.requires_grad = False
+a.head.requires_grad_(False)
+print(a(torch.ones(1, 2)).numpy())
+'''),
+    ('layer frozen but raw parameter attr raises', '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(2, 2)
+        self.w = nn.Parameter(torch.ones(2))
+    def forward(self, x):
+        return self.fc(x) * self.w
+a = Net()
+a.fc.requires_grad_(False)
+print(a(torch.ones(1, 2)).numpy())
+'''),
+    ('layer frozen, a layer set in another method raises', '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(2, 2)
+        self.extra = None
+    def add_head(self):
+        self.extra = nn.Linear(2, 2)
+    def forward(self, x):
+        y = self.fc(x)
+        return self.extra(y) if self.extra is not None else y
+a = Net()
+a.add_head()
+a.fc.requires_grad_(False)
+print(a(torch.ones(1, 2)).numpy())
+'''),
 ]
 
 TNS2_PROGRAMS = [
@@ -2047,7 +2139,8 @@ STRICT_MAY = {"method under no_grad decorator", "partial of a no_grad function",
               "method called in function on frozen param model", "frozen net, submodule attr called",
               "dict of models, encoder frozen used", "dict built by keys, frozen",
               "param flag false default unknown", "in-file factory frozen flag true, also called false",
-              "in-file factory positional flag true only call"}
+              "in-file factory positional flag true only call", "module-level trainer, freeze in main",
+              "only layer frozen via attribute", "both layers frozen by loops"}
 
 
 def _run(torch, code: str):

@@ -610,8 +610,12 @@ class Evaluator:
         walk holds in names are rebound, on this path (by name, not by fact: two modules may
         have one fact, `a = make()`, `b = make()`)."""
         if old is not new and old.frozen != new.frozen:
-            env = state.env
-            for k, f in list(env.items()):
+            env, outer = state.env, state.outer
+            # (Also an instance of the enclosing scopes, `t = Trainer(m)` at the top of the
+            # module and the freeze in `main()`: rebound here, for the rest of this walk.)
+            items = list(env.items()) if not outer else [*env.items(), *((k, f) for k, f in outer.items()
+                                                                        if k not in env)]
+            for k, f in items:
                 attrs = f.attrs
                 if type(attrs) is LazyAttrs and attrs._call is not None:
                     changed = attrs.rehanded(key, new)
@@ -640,11 +644,23 @@ class Evaluator:
         return bool_binding(scope, name) if isinstance(scope, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef)) \
             else None
 
+    def _owner_fact(self, key: str, state: State) -> Fact | None:
+        """The fact of `key`, the module whose parameters a loop went over (`model`, or an
+        attribute of one, `net.backbone`: evaluated where no name binds it)."""
+        f = state.lookup(key)
+        if f is None and "." in key:
+            try:
+                f = self.fact(ast.parse(key, mode="eval").body, state)
+            except SyntaxError:
+                return None
+            self._dotted_roots.add(key.split(".", 1)[0])  # (the caller binds `key`)
+        return f
+
     def _freeze_owner(self, param: Fact, state: State) -> None:
         """`p.requires_grad_(False)` on a parameter of `model.parameters()` freezes `model`."""
         for tag in param.tags:
             if tag.startswith("param_of:"):
-                of = state.lookup(tag[9:])
+                of = self._owner_fact(tag[9:], state)
                 if of is not None and of.kind == MODULE:
                     state.env[tag[9:]] = self._changed_in_place(tag[9:], of, _frozen(of, True), state)
 
@@ -695,7 +711,7 @@ class Evaluator:
                         for tag in base.tags:
                             if tag.startswith("param_of:"):
                                 owner = tag[9:]
-                                of = state.lookup(owner)
+                                of = self._owner_fact(owner, state)
                                 if of is not None and of.kind == MODULE:
                                     state.env[owner] = self._changed_in_place(owner, of, _frozen(of, True), state)
                 return
@@ -1703,7 +1719,8 @@ class Evaluator:
         args = self._arg_facts(node, state)
         arg_grad = max((f.grad for f in args if f.kind in (TENSOR, UNKNOWN)), default=Grad.NO)
         arg_dev = max((f.device for f in args if f.kind == TENSOR), default=Device.CPU)
-        if not (module.paramfree or module.frozen) and self.handed_frozen(module):
+        if not (module.paramfree or module.frozen) and (self.handed_frozen(module)
+                                                         or self.holders_frozen(module, node, state)):
             # (`Wrap(backbone)`, the backbone frozen: the instance holds no parameter that
             # requires grad.)
             module = _frozen(module, True)
@@ -1952,6 +1969,9 @@ class Evaluator:
         return False
 
     def handed_frozen(self, module: Fact) -> bool:
+        return False
+
+    def holders_frozen(self, module: Fact, call, state: State) -> bool:
         return False
 
     def instance_paramfree(self, classdef, call) -> bool:

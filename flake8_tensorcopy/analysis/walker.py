@@ -1828,6 +1828,51 @@ class Walker(Summaries, Evaluator):
         given.update(pairs)
         return all(_is_literal(given.get(p)) for p in needs)
 
+    def holders_frozen(self, module: Fact, call: ast.Call, state: State) -> bool:
+        """Whether torch module instance `module`, of a class of the file called by `call`
+        (`net(x)`), now holds no parameter that requires grad for certain: every attribute of
+        its class that may hold parameters (`_param_holders`) is frozen through the instance's
+        name on this path (`net.backbone.requires_grad_(False)`, the class's only layer)."""
+        key = dotted_name(call.func)
+        if key is None or not isinstance(module.node, ast.ClassDef):
+            return False
+        holders = self._param_holders(module.node)
+        if not holders:
+            return False
+        for attr in holders:
+            f = state.lookup(f"{key}.{attr}")
+            if f is None or not (f.kind == MODULE and f.frozen or f.kind == TENSOR and f.grad is Grad.NO):
+                return False
+        return True
+
+    def _param_holders(self, classdef) -> frozenset | None:
+        """The attributes of torch module class `classdef` of the file that may hold its
+        parameters: every `self.<attr>` its methods set to other than a literal, where it has
+        no base but `nn.Module` and sets nothing by name (`setattr`, `add_module`,
+        `register_parameter`, ...); None otherwise.  Read from the text, once a class."""
+        memo = self.__dict__.setdefault("_holders", {})
+        key = id(classdef)
+        if key in memo:
+            return memo[key]
+        memo[key] = None
+        info = self.classes.get(key)
+        if info is None or not info.plain or info.bases or info.project_bases or self.lines is None:
+            return None
+        holders = set()
+        for item in info.node.body:
+            source = self.source_of(item)
+            if any(w in source for w in _BY_NAME):
+                return None
+            if "self." in source:
+                for m in _SELF_ASSIGNMENT.finditer(source):
+                    value = m.group(1)
+                    if value is None:
+                        return None  # (`self.a, self.b = ...`: not read)
+                    if not _LITERAL_LINE.fullmatch(value.strip()):
+                        holders.add(m.group(0)[5:].split("=", 1)[0].split(":", 1)[0].strip())
+        memo[key] = frozenset(holders)
+        return memo[key]
+
     def _paramfree_needs(self, classdef) -> frozenset | None:
         if not isinstance(classdef, ast.ClassDef):
             return None
@@ -2017,6 +2062,9 @@ _LAYER_WORDS = ("Parameter", "parameter(", "nn.", "add_module", "register_module
 # `self.x = value` (also `self.x: T = value`), the value to the end of its line; and a line that
 # is one literal (a number, a string, True, False, None), a comment after it allowed.
 _SELF_ASSIGNMENT = LazyPattern(r"\bself\.\w+\s*(?::[^=\n]*)?=(?!=)([^\n]*)|\bself\.\w+\s*,")
+# What sets an attribute of a module by its name (walker._param_holders).
+_BY_NAME = ("setattr", "add_module", "register_module", "register_parameter", "register_buffer", "__dict__",
+            "load_state_dict")
 _LITERAL_LINE = LazyPattern(r"""(?:-?[\d.]+(?:e-?\d+)?|True|False|None|'[^'\\]*'|"[^"\\]*")\s*(?:#.*)?""")
 
 
