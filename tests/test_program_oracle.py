@@ -1890,6 +1890,51 @@ class Net(nn.Module):
 n = Net()
 n.reset()
 '''),
+    ('trainer reset after freeze of handed model', '''\
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+    def reset(self):
+        self.model.weight.fill_(0.5)
+m = nn.Linear(2, 2)
+t = Trainer(m)
+m.requires_grad_(False)
+t.reset()
+'''),
+    ('trainer reset without freeze raises', '''\
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+    def reset(self):
+        self.model.weight.fill_(0.5)
+m = nn.Linear(2, 2)
+t = Trainer(m)
+t.reset()
+'''),
+    ('trainer reset of frozen handed before', '''\
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+    def reset(self):
+        self.model.weight.fill_(0.5)
+m = nn.Linear(2, 2)
+m.requires_grad_(False)
+t = Trainer(m)
+t.reset()
+'''),
+    ('wrap module reset weight of frozen inner', '''\
+class Wrap(nn.Module):
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+    def reset(self):
+        for p in self.inner.parameters():
+            p.zero_()
+m = nn.Linear(2, 2)
+w = Wrap(m)
+m.requires_grad_(False)
+w.reset()
+'''),
 ]
 
 TNS5_PROGRAMS = [

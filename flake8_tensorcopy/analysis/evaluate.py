@@ -230,6 +230,11 @@ class LazyAttrs:
                                      if type(e) is not ast.Starred) if k is not None)
 
     @property
+    def call(self) -> ast.Call | None:
+        """The constructor call that made the instance these attributes are of, or None."""
+        return self._call
+
+    @property
     def given(self) -> dict | None:
         """{attr: fact} an instance's constructor call gave its attributes, or None."""
         return self._given() if self._given is not None else None

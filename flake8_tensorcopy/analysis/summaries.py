@@ -35,7 +35,7 @@ from bisect import bisect_right
 from .astutil import (BLOCKS, bind_arguments, body_span, call_constants, decorator_names, dotted_name, free_names,
                       is_plain_method, local_names, parameter_names, tested_parameters)
 from .facts import (CALL_CONSTANTS, DEVICE, MODULE, NAMED_PARAMS, OBJECT, OTHER, PARAMS, SEQ, SITE_CONSTANTS, TENSOR, UNKNOWN,
-                    UNKNOWN_FACT, Device, Fact, Grad, join, must_grad, with_origins)
+                    UNKNOWN_FACT, Device, Fact, Grad, join, join_all, must_grad, with_origins)
 from ..source import LazyPattern, word_count
 
 _SUMMARY_BUDGET = 400  # summary walks per file (each function at most once)
@@ -484,33 +484,50 @@ class Summaries:
             out[param] = base.but(tags=base.tags | {SITE_CONSTANTS[truth]})
         return out
 
-    _text_freezes = None  # whether the file's text may freeze a module (receivers_frozen)
+    _text_freezes = None  # whether the file's text may freeze a module (site_instance)
 
-    def receivers_frozen(self, func, cls) -> bool:
-        """Whether every call of method `func` of torch module class `cls` in the file is made on
-        an instance that is frozen there (`net.requires_grad_(False)`, then `net.embed(x)`), and
-        the file names the method in no other way: its instance is walked frozen, as a function
-        the file calls only under no_grad runs with grad off."""
+    def site_instance(self, func, cls) -> Fact | None:
+        """The instance to walk method `func` of class `cls` on, from the file's calls of it,
+        where the file names the method in no other way (as a function the file calls only
+        under no_grad runs with grad off): the one instance they are all made on, as their
+        paths join (`t = Trainer(m)`, `m.requires_grad_(False)`, then `t.reset()`: what its
+        constructor call handed it, as it is there: Evaluator._constructed), or the class's
+        own, frozen, where every call is made on a frozen instance of a torch module class
+        (`net.requires_grad_(False)`, then `net.embed(x)`); None otherwise."""
         name = func.name
         if name.startswith("__") or name == "forward" or not is_plain_method(func) or self.lines is None:
-            return False
+            return None
         freezes = self._text_freezes
         if freezes is None:
             text = self.lines.text
             freezes = self._text_freezes = "requires_grad" in text or "freez" in text or "detach_" in text
         if not freezes:
-            return False  # (nothing in the file freezes a module in place)
+            return None  # (nothing in the file freezes a module in place)
         positions = self.call_positions(name)
         if not positions:
-            return False
+            return None
         self._survey(positions, func)
         sites = self._sites.get(id(func))
         if not sites or len(sites) < len(positions) or self._escapes(func, name):
-            return False
-        for _, _, _, (_, _, recv) in sites.values():
-            if recv is None or recv.kind != MODULE or not recv.frozen:
-                return False
-        return True
+            return None
+        receivers = [recv for _, _, _, (_, _, recv) in sites.values()]
+        if any(recv is None or recv.node is not cls.node for recv in receivers):
+            return None
+        call = getattr(receivers[0].attrs, "call", None)
+        if call is not None and all(getattr(r.attrs, "call", None) is call for r in receivers):
+            instance = join_all(receivers)
+            attrs = instance.attrs
+            given = attrs.given if attrs is not None else None
+            if not given:
+                return instance
+            # (What the constructor call passed, as the class's attributes are what its calls
+            # pass: `self.model` (passed at line 16).)
+            return instance.but(attrs=attrs.but({a: _from_site(f, call.lineno) for a, f in given.items()}))
+        own = cls.self_fact
+        if own is not None and own.kind == MODULE and not own.frozen and all(
+                r.kind == MODULE and r.frozen for r in receivers):
+            return own.but(frozen=True, grad=Grad.NO, min_grad=None)  # (evaluate._frozen)
+        return None
 
     def _constructor_positions(self, init, cls) -> list:
         """Where the file may call the constructor `init` of class `cls`: `Cls(...)`, the

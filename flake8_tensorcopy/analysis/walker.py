@@ -767,9 +767,8 @@ class Walker(Summaries, Evaluator):
             decorators = decorator_names(func)
             self_fact = cls.class_fact if "classmethod" in decorators else \
                 None if "staticmethod" in decorators else cls.self_fact
-            if dispatch and self_fact is not None and self_fact.kind == MODULE and not self_fact.frozen \
-                    and sites and self.receivers_frozen(func, cls):
-                self_fact = self_fact.but(frozen=True, grad=Grad.NO, min_grad=None)  # (evaluate._frozen)
+            if dispatch and self_fact is not None and sites:
+                self_fact = self.site_instance(func, cls) or self_fact
         defaults = _none_defaults(args)
         for i, a in enumerate(params):
             fact = UNKNOWN_FACT
