@@ -1385,6 +1385,25 @@ class Sub(Base):
 print(Sub()(torch.ones(1, 2)).numpy())
 ''',
     }),
+    ('TNS1', 'trainer in other file, two models from one local factory, other frozen', {
+        'trainer.py': '''\
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+    def evaluate(self, x):
+        return self.model(x)
+''',
+        'main.py': '''\
+from trainer import Trainer
+def make():
+    return nn.Linear(2, 2)
+a = make()
+b = make()
+t = Trainer(a)
+b.requires_grad_(False)
+print(t.evaluate(torch.ones(1, 2)).numpy())
+''',
+    }),
 ]
 MARKED = [
     ('TNS5', 'best state dict kept in trainer of other module', {
