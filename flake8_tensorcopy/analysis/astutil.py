@@ -252,31 +252,6 @@ def own_nodes(body):
         stack.extend(child_nodes(n))
 
 
-def tested_parameters(func) -> frozenset:
-    """The parameters of def `func` that a test of its own body reads as they are (`if frozen:`,
-    `if not frozen:`, `x if frozen else y`): those a literal argument steers.  Kept per def."""
-    try:
-        return func.tested_parameters
-    except AttributeError:
-        pass
-    params = set(parameter_names(func.args))
-    found = set()
-    for n in own_nodes(func.body):
-        t = type(n)
-        if t is ast.If or t is ast.IfExp or t is ast.While:
-            test = n.test
-            if type(test) is ast.UnaryOp and type(test.op) is ast.Not:
-                test = test.operand
-            if type(test) is ast.Name and test.id in params:
-                found.add(test.id)
-    out = frozenset(found)
-    try:
-        func.tested_parameters = out
-    except AttributeError:
-        pass
-    return out
-
-
 def bool_binding(scope_node, name: str) -> bool | None:
     """The truth `name` holds in scope `scope_node` (a def, or the module) where it binds `name`
     once, to a literal (`train = False`), and is not a parameter; None otherwise."""

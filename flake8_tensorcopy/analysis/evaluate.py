@@ -622,7 +622,7 @@ class Evaluator:
                                                                         if k not in env)]
             for k, f in items:
                 attrs = f.attrs
-                if type(attrs) is LazyAttrs and attrs._call is not None:
+                if type(attrs) is LazyAttrs and attrs.call is not None:
                     changed = attrs.rehanded(key, new)
                     if changed is not None:
                         env[k] = f.but(attrs=changed)
@@ -853,21 +853,11 @@ class Evaluator:
         """`if cond:` on a parameter that every known call gives a literal of one truth
         (summaries.parameter_facts; never assigned in the function): the other branch is not
         reached by those calls."""
-        f = state.lookup(test.id)
-        if f is None or f.tags.isdisjoint(SITE_CONSTANTS):
-            return [], []
-        said = f.tags.intersection(SITE_CONSTANTS)
-        if len(said) != 1:
-            return [], []
-        memo = self.__dict__.setdefault("_unassigned", {})  # (a test in a loop is evaluated again)
-        key = (id(self.frame.scope.node) if self.frame is not None else None, test.id)
-        unassigned = memo.get(key)
-        if unassigned is None:
-            unassigned = memo[key] = self._unassigned_parameter(test.id)
-        if not unassigned:
+        truth = self._constant_truth(test.id, state, SITE_CONSTANTS)
+        if truth is None:
             return [], []
         uncalled = [(_UNCALLED_KEY, None)]
-        return ([], uncalled) if SITE_CONSTANTS[1] in said else (uncalled, [])
+        return ([], uncalled) if truth else (uncalled, [])
 
     def call_constant(self, test, state: State) -> bool | None:
         """The truth of `test` (`frozen`, `not frozen`), a parameter the function being walked
@@ -878,20 +868,24 @@ class Evaluator:
             test = test.operand
         if type(test) is not ast.Name:
             return None
-        f = state.lookup(test.id)
-        if f is None or f.tags.isdisjoint(CALL_CONSTANTS):
+        truth = self._constant_truth(test.id, state, CALL_CONSTANTS)
+        return None if truth is None else truth != negated
+
+    def _constant_truth(self, name: str, state: State, tags: tuple) -> bool | None:
+        """The truth that one of `tags` (false, true: SITE_CONSTANTS or CALL_CONSTANTS) gives
+        parameter `name`, which the function being walked never binds again; None otherwise."""
+        f = state.lookup(name)
+        if f is None or f.tags.isdisjoint(tags):
             return None
-        said = f.tags.intersection(CALL_CONSTANTS)
+        said = f.tags.intersection(tags)
         if len(said) != 1:
             return None
-        memo = self.__dict__.setdefault("_unassigned", {})
-        key = (id(self.frame.scope.node) if self.frame is not None else None, test.id)
+        memo = self.__dict__.setdefault("_unassigned", {})  # (a test in a loop is evaluated again)
+        key = (id(self.frame.scope.node) if self.frame is not None else None, name)
         unassigned = memo.get(key)
         if unassigned is None:
-            unassigned = memo[key] = self._unassigned_parameter(test.id)
-        if not unassigned:
-            return None
-        return (CALL_CONSTANTS[1] in said) != negated
+            unassigned = memo[key] = self._unassigned_parameter(name)
+        return tags[1] in said if unassigned else None
 
     def _unassigned_parameter(self, name: str) -> bool:
         """Whether `name` is a parameter of the function being walked that nothing in it binds

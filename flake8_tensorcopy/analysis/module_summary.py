@@ -17,8 +17,7 @@ import os
 from contextlib import contextmanager
 
 from . import lazytree
-from .astutil import (constant_defaults, decorator_names, def_stub, is_plain_method, is_property, own_nodes,
-                      tested_parameters)
+from .astutil import constant_defaults, decorator_names, def_stub, is_plain_method, is_property, own_nodes
 from .facts import CALLED, CLASS, FUNCTION, MODULE, OBJECT, SITE_CONSTANTS, UNKNOWN_FACT, Fact
 from .evaluate import LazyAttrs
 from .portable import export_fact, import_fact, well_formed
@@ -288,8 +287,8 @@ class ProjectEntity:
         return self._answer(("calls", self.path), _overrides_call, many="plain") == "1"
 
     def tested_parameters(self) -> tuple:
-        """The parameters the function tests as they are (astutil.tested_parameters: `if
-        frozen:`), which a call's literal steers."""
+        """The parameters the function tests as they are (summaries.Summaries.tested_parameters:
+        `if frozen:`), which a call's literal steers."""
         found = self._answer(("tested", self.path), _tested_parameters, many="plain")
         return found if type(found) is tuple else ()
 
@@ -407,7 +406,8 @@ def _constructor_freezes(walker, node) -> str:
 
 
 def _tested_parameters(walker, node) -> tuple:
-    return tuple(sorted(tested_parameters(node))) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else ()
+    return tuple(sorted(walker.tested_parameters(node))) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+        else ()
 
 
 def _paramfree_needs(walker, node):

@@ -33,9 +33,9 @@ import ast
 from bisect import bisect_right
 
 from .astutil import (BLOCKS, bind_arguments, body_span, call_constants, decorator_names, dotted_name, free_names,
-                      is_plain_method, local_names, parameter_names, tested_parameters)
-from .facts import (CALL_CONSTANTS, DEVICE, MODULE, NAMED_PARAMS, OBJECT, OTHER, PARAMS, SEQ, SITE_CONSTANTS, TENSOR, UNKNOWN,
-                    UNKNOWN_FACT, Device, Fact, Grad, join, join_all, must_grad, with_origins)
+                      is_plain_method, local_names, parameter_names)
+from .facts import (CALL_CONSTANTS, DEVICE, MODULE, NAMED_PARAMS, OBJECT, OTHER, PARAMS, SEQ, SITE_CONSTANTS, TENSOR,
+                    UNKNOWN, UNKNOWN_FACT, Device, Fact, Grad, join, join_all, must_grad, with_origins)
 from ..source import LazyPattern, word_count
 
 _SUMMARY_BUDGET = 400  # summary walks per file (each function at most once)
@@ -186,8 +186,9 @@ class Summaries:
         if key is None:
             return None
         env = state.env
-        given = {a: env.get(f"{key}.{a}") or f for a, f in given.items()}
-        if any(env.get(f"{key}.{a}") is not None for a in given):
+        since = {a: f for a in given for f in (env.get(f"{key}.{a}"),) if f is not None}
+        if since:
+            given = {**given, **since}
             recv = recv.but(attrs=attrs.but(given))
         return params[0].arg, recv, tuple(sorted((a, f, id(f.node)) for a, f in given.items()))
 
@@ -303,13 +304,15 @@ class Summaries:
             self._cache = cache
         return frame.returns_fact
 
-    def _tested(self, callee) -> frozenset:
-        """astutil.tested_parameters of a def of the file, read from its text (a superset: a
-        nested def's tests count too); once a def."""
+    def tested_parameters(self, callee) -> frozenset:
+        """The parameters of def `callee` of the file that an `if` (or `elif`) tests as they are
+        (`if frozen:`, `if not frozen:`): those a literal argument steers (the walker's `if`,
+        Evaluator.call_constant).  Read from its text (a superset: a nested def's tests count
+        too, not a parse of a body the lazy tree left unparsed); once a def."""
         found = getattr(callee, "tested_parameters", None)
         if found is None:
             if self.lines is None or not getattr(callee, "end_lineno", None):
-                return tested_parameters(callee)
+                return frozenset()
             names = {m.group(1) for m in _TESTED.finditer(self.source_of(callee))}
             found = frozenset(names.intersection(parameter_names(callee.args))) if names else frozenset()
             try:
@@ -327,7 +330,7 @@ class Summaries:
         if not any(type(a) is ast.Constant for a in call.args) and not any(
                 type(k.value) is ast.Constant for k in call.keywords):
             return args
-        tested = self._tested(callee) if tested is None else tested()
+        tested = self.tested_parameters(callee) if tested is None else tested()
         if tested:
             # (Only what the call passes: one that leaves a default is what the function's
             # summary is for.)
@@ -478,7 +481,8 @@ class Summaries:
         out = {p: f for p, f in out.items() if f.kind != UNKNOWN or f.grad is not Grad.UNKNOWN}
         # A parameter every known call gives a literal of one truth (`cond=False` left to its
         # default): what those calls pass does not reach a branch that needs the other truth.
-        constants = [call_constants(func, *bind_arguments(func, call, skip)) for _, _, _, (call, skip, _) in sites.values()]
+        constants = [call_constants(func, *bind_arguments(func, call, skip))
+                     for _, _, _, (call, skip, _) in sites.values()]
         for param, truth in agreed_constants(constants).items():
             base = out.get(param, UNKNOWN_FACT)
             out[param] = base.but(tags=base.tags | {SITE_CONSTANTS[truth]})
@@ -682,8 +686,8 @@ def project_bases(info) -> list:
     return out
 
 
-# `if frozen:`, `elif not flag:`, `while running:`: a name a statement tests as it is.
-_TESTED = LazyPattern(r"\b(?:if|elif|while)[ \t]+(?:not[ \t]+)?([A-Za-z_]\w*)[ \t]*:")
+# `if frozen:`, `elif not flag:`: a name an `if` tests as it is.
+_TESTED = LazyPattern(r"\b(?:if|elif)[ \t]+(?:not[ \t]+)?([A-Za-z_]\w*)[ \t]*:")
 
 
 def _requires_grad(f: Fact) -> bool:

@@ -387,6 +387,7 @@ class Walker(Summaries, Evaluator):
         self.classes: dict = {}  # id(ClassDef) -> ClassInfo
         self._inherited_ctors: dict = {}  # id(ClassDef) -> Walker._inherited_constructor
         self._local_ctors: dict = {}  # id(ClassDef) -> Walker.local_constructor
+        self._holders: dict = {}  # id(ClassDef) -> Walker._param_holders
         self._setters: set | None = None  # names of the file's functions that set requires_grad
         self._inplace: dict = {}  # id(def) -> storage.inplace_parameters
         handlers: dict[type, list] = {}
@@ -1849,28 +1850,36 @@ class Walker(Summaries, Evaluator):
         parameters: every `self.<attr>` its methods set to other than a literal, where it has
         no base but `nn.Module` and sets nothing by name (`setattr`, `add_module`,
         `register_parameter`, ...); None otherwise.  Read from the text, once a class."""
-        memo = self.__dict__.setdefault("_holders", {})
+        memo = self._holders
         key = id(classdef)
-        if key in memo:
-            return memo[key]
-        memo[key] = None
-        info = self.classes.get(key)
-        if info is None or not info.plain or info.bases or info.project_bases or self.lines is None:
+        if key not in memo:
+            info = self.classes.get(key)
+            found = None
+            if info is not None and info.plain and not info.bases and not info.project_bases:
+                found = self._attribute_values(info, _BY_NAME)
+            memo[key] = frozenset(attr for _, attr, _ in found) if found is not None else None
+        return memo[key]
+
+    def _attribute_values(self, info: ClassInfo, words: tuple) -> list | None:
+        """[(method, attribute, value's text)] of the `self.<attr> = value` of class `info`'s
+        methods whose value is not a literal (read from the text); None where one of `words`
+        is there, or a tuple assignment is (`self.a, self.b = ...`: not read)."""
+        if self.lines is None:
             return None
-        holders = set()
+        out = []
         for item in info.node.body:
             source = self.source_of(item)
-            if any(w in source for w in _BY_NAME):
+            if any(w in source for w in words):
                 return None
             if "self." in source:
                 for m in _SELF_ASSIGNMENT.finditer(source):
                     value = m.group(1)
                     if value is None:
-                        return None  # (`self.a, self.b = ...`: not read)
-                    if not _LITERAL_LINE.fullmatch(value.strip()):
-                        holders.add(m.group(0)[5:].split("=", 1)[0].split(":", 1)[0].strip())
-        memo[key] = frozenset(holders)
-        return memo[key]
+                        return None
+                    value = value.strip()
+                    if not _LITERAL_LINE.fullmatch(value):
+                        out.append((item, m.group(0)[5:].split("=", 1)[0].split(":", 1)[0].strip(), value))
+        return out
 
     def _paramfree_needs(self, classdef) -> frozenset | None:
         if not isinstance(classdef, ast.ClassDef):
@@ -1888,27 +1897,18 @@ class Walker(Summaries, Evaluator):
             return None
         init = info.methods.get("__init__")
         params = set(parameter_names(init.args)[1:]) if init is not None and is_plain_method(init) else set()
+        # Every attribute it sets is set to a literal (`self.name = "swish"`), or, in its
+        # constructor, to one of the constructor's parameters as it is (`self.k = k`), which its
+        # calls give a literal: not a module or tensor its callers give it (read from the text,
+        # not the attribute facts, which would parse every method of the class).
+        found = self._attribute_values(info, _LAYER_WORDS)
+        if found is None:
+            return None
         needs = set()
-        for item in info.node.body:
-            source = self.source_of(item)
-            if any(w in source for w in _LAYER_WORDS):
+        for item, _, value in found:
+            if item is not init or value not in params:
                 return None
-            # Every attribute it sets is set to a literal (`self.name = "swish"`), or, in its
-            # constructor, to one of the constructor's parameters as it is (`self.k = k`), which
-            # its calls give a literal: not a module or tensor its callers give it (read from
-            # the text, not the attribute facts, which would parse every method of the class).
-            if "self." in source:
-                for m in _SELF_ASSIGNMENT.finditer(source):
-                    value = m.group(1)
-                    if value is None:
-                        return None  # (`self.a, self.b = ...`: not read)
-                    value = value.strip()
-                    if _LITERAL_LINE.fullmatch(value):
-                        continue
-                    if item is init and value in params:
-                        needs.add(value)
-                        continue
-                    return None
+            needs.add(value)
         return frozenset(needs)
 
     def method_freezes(self, classdef, name: str) -> bool:
