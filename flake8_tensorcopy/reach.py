@@ -152,9 +152,11 @@ def absolute(module: str | None, level: int, current: str | None, current_is_pac
     return base or None
 
 
-# imports() of the last text it was asked of: the engine's torch_through_project, then
-# through.sink_calls and through.imported_triggers ask the same file's text (one tuple, read
-# and written whole).
+# imports() of the last text it was asked of: what the text's import lines say, and what they
+# import as each (current module, is a package) resolves them.  The engine's
+# torch_through_project, through.sink_calls, through.imported_triggers and the rules' names of
+# torch and NumPy ask the same file's text, some as its module and some as no module (one tuple,
+# read and written whole).
 _LAST_IMPORTS = [(None, None, None)]
 
 
@@ -165,11 +167,14 @@ def imports(text: str, current: str | None, is_package: bool) -> list:
     not to be changed.)"""
     if "import" not in text:
         return []
-    seen, asked, found = _LAST_IMPORTS[0]
-    if seen is text and asked == (current, is_package):
-        return found
-    found = _imports(text, current, is_package)
-    _LAST_IMPORTS[0] = (text, (current, is_package), found)
+    seen, lines, by_args = _LAST_IMPORTS[0]
+    if seen is not text:
+        lines, by_args = _import_lines(text), {}
+        _LAST_IMPORTS[0] = (text, lines, by_args)
+    key = (current, is_package)
+    found = by_args.get(key)
+    if found is None:
+        found = by_args[key] = _resolved(lines, current, is_package)
     return found
 
 
@@ -226,6 +231,12 @@ def _type_checking_blocks(text: str) -> list:
 
 
 def _imports(text: str, current: str | None, is_package: bool, skip=None) -> list:
+    return _resolved(_import_lines(text, skip), current, is_package)
+
+
+def _import_lines(text: str, skip=None) -> tuple:
+    """(the `from` imports of `text` as (dots, module or "", the names' text), the names' texts
+    of its plain imports), as they are written: what does not depend on the module of `text`."""
     # The lines that mention `import`, each matched from its start: what `finditer` would find
     # (both patterns start at a line's start and read to `import` on that line), without trying
     # the patterns at every position of the text (a tenth of the time, on a large file).
@@ -241,20 +252,25 @@ def _imports(text: str, current: str | None, is_package: bool, skip=None) -> lis
             last = start
             m = from_at(text, start)
             if m is not None:
-                froms.append(m)
+                names = m.group(3)
+                if names == "(":
+                    close = text.find(")", m.end(), m.end() + _NAMES_SPAN)
+                    names = text[m.end() : close] if close != -1 else None
+                if names is not None:
+                    froms.append((len(m.group(1)), m.group(2), names))
             else:
                 m = import_at(text, start)
                 if m is not None:
-                    plain.append(m)
+                    plain.append(m.group(1))
         i = text.find("import", i + 6)
+    return froms, plain
+
+
+def _resolved(lines: tuple, current: str | None, is_package: bool) -> list:
+    """`_import_lines`' imports as `imports` gives them, in module `current`."""
+    froms, plain = lines
     out = []
-    for m in froms:
-        dots, module, names = len(m.group(1)), m.group(2), m.group(3)
-        if names == "(":
-            close = text.find(")", m.end(), m.end() + _NAMES_SPAN)
-            if close == -1:
-                continue
-            names = text[m.end() : close]
+    for dots, module, names in froms:
         module = absolute(module or None, dots, current, is_package)
         if not module:
             continue
@@ -262,8 +278,8 @@ def _imports(text: str, current: str | None, is_package: bool, skip=None) -> lis
             words = part.split()
             if words and (words[0] == "*" or words[0].isidentifier()):
                 out.append((module, words[0], words[-1]))
-    for m in plain:
-        for part in m.group(1).split(","):
+    for names in plain:
+        for part in names.split(","):
             words = part.split()
             if words:
                 out.append((words[0], None, words[-1]))
