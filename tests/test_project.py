@@ -158,6 +158,53 @@ def test_editing_a_module_updates_its_dependents_in_the_cli_cache(tmp_path, caps
     assert run().stdout == second.stdout
 
 
+EMA = {
+    "pyproject.toml": "",
+    "PKG/__init__.py": "",
+    "PKG/utils.py": """
+        import torch
+
+
+        def update_ema(ema, model, decay=0.99):
+            for e, p in zip(ema.parameters(), model.parameters()):
+                e.mul_(decay).add_(p.detach(), alpha=1 - decay)
+    """,
+    "PKG/train.py": """
+        import copy
+
+        from torch import nn
+
+        from .utils import update_ema
+
+
+        def main():
+            model = nn.Linear(2, 2)
+            ema = copy.deepcopy(model)
+            ema.requires_grad_(False)
+            update_ema(ema, model)
+    """,
+}
+
+
+def test_a_helper_is_checked_again_when_a_file_that_calls_it_changes(tmp_path, capsys):
+    # What the other files pass (a frozen EMA, then a live one) decides what the helper's file
+    # reports: the file's result rests on theirs, and is not kept past a change of theirs.
+    make(tmp_path, EMA)
+    utils, train = tmp_path / "PKG" / "utils.py", tmp_path / "PKG" / "train.py"
+
+    def run():
+        return tc(capsys, "check", str(utils), cwd=tmp_path)
+
+    assert run().returncode == 0
+    train.write_text(train.read_text().replace("    ema.requires_grad_(False)\n", ""))
+    live = run()
+    assert live.returncode == 1 and "utils.py:6:9: TNS401" in live.stdout, live.stdout
+    assert tc(capsys, "check", "--strict", str(utils), cwd=tmp_path).returncode == 1
+    train.write_text(train.read_text().replace("    update_ema(ema, model)\n",
+                                               "    ema.requires_grad_(False)\n    update_ema(ema, model)\n"))
+    assert run().returncode == 0
+
+
 THROUGH = {
     "pyproject.toml": "",
     "PKG/__init__.py": "from .models import build, Trainer\n",

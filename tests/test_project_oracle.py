@@ -1404,6 +1404,236 @@ b.requires_grad_(False)
 print(t.evaluate(torch.ones(1, 2)).numpy())
 ''',
     }),
+    ('TNS4', 'ema helper in other file, frozen ema at module level', {
+        'utils.py': '''\
+def update_ema(ema, model, decay=0.99):
+    for e, p in zip(ema.parameters(), model.parameters()):
+        e.mul_(decay).add_(p.detach(), alpha=1 - decay)
+''',
+        'main.py': '''\
+import copy
+from utils import update_ema
+
+model = nn.Linear(2, 2)
+ema = copy.deepcopy(model)
+ema.requires_grad_(False)
+for _ in range(2):
+    update_ema(ema, model)
+''',
+    }),
+    ('TNS4', 'ema helper in other file, live ema', {
+        'utils.py': '''\
+def update_ema(ema, model, decay=0.99):
+    for e, p in zip(ema.parameters(), model.parameters()):
+        e.mul_(decay).add_(p.detach(), alpha=1 - decay)
+''',
+        'main.py': '''\
+import copy
+from utils import update_ema
+
+model = nn.Linear(2, 2)
+ema = copy.deepcopy(model)
+update_ema(ema, model)
+''',
+    }),
+    ('TNS4', 'ema helper in other file, frozen ema in a function', {
+        'utils.py': '''\
+def update_ema(ema, model, decay=0.99):
+    for e, p in zip(ema.parameters(), model.parameters()):
+        e.mul_(decay).add_(p.detach(), alpha=1 - decay)
+''',
+        'main.py': '''\
+import copy
+from utils import update_ema
+
+
+def main():
+    model = nn.Linear(2, 2)
+    ema = copy.deepcopy(model)
+    for p in ema.parameters():
+        p.requires_grad_(False)
+    for _ in range(2):
+        update_ema(ema, model, decay=0.9)
+
+
+main()
+''',
+    }),
+    ('TNS4', 'ema helper in other file, frozen in one caller, live in another', {
+        'utils.py': '''\
+def update_ema(ema, model, decay=0.99):
+    for e, p in zip(ema.parameters(), model.parameters()):
+        e.mul_(decay).add_(p.detach(), alpha=1 - decay)
+''',
+        'other.py': '''\
+import copy
+from utils import update_ema
+
+
+def go():
+    m = nn.Linear(2, 2)
+    update_ema(copy.deepcopy(m), m)
+''',
+        'main.py': '''\
+import copy
+from utils import update_ema
+from other import go
+
+model = nn.Linear(2, 2)
+ema = copy.deepcopy(model)
+ema.requires_grad_(False)
+update_ema(ema, model)
+go()
+''',
+    }),
+    ('TNS4', 'ema helper in other file, caller passes its parameters', {
+        'utils.py': '''\
+def update_ema(ema, model, decay=0.99):
+    for e, p in zip(ema.parameters(), model.parameters()):
+        e.mul_(decay).add_(p.detach(), alpha=1 - decay)
+''',
+        'main.py': '''\
+import copy
+from utils import update_ema
+
+
+def step(ema, model):
+    update_ema(ema, model)
+
+
+m = nn.Linear(2, 2)
+step(copy.deepcopy(m), m)
+''',
+    }),
+    ('TNS4', 'ema helper in other file, called through its module', {
+        'utils.py': '''\
+def update_ema(ema, model, decay=0.99):
+    for e, p in zip(ema.parameters(), model.parameters()):
+        e.mul_(decay).add_(p.detach(), alpha=1 - decay)
+''',
+        'main.py': '''\
+import copy
+import utils
+
+model = nn.Linear(2, 2)
+ema = copy.deepcopy(model).requires_grad_(False)
+utils.update_ema(ema, model)
+''',
+    }),
+    ('TNS4', 'ema helper in a package, relative import under another name', {
+        'pkg/__init__.py': '''\
+''',
+        'pkg/utils.py': '''\
+def update_ema(ema, model, decay=0.99):
+    for e, p in zip(ema.parameters(), model.parameters()):
+        e.mul_(decay).add_(p.detach(), alpha=1 - decay)
+''',
+        'pkg/train.py': '''\
+import copy
+from .utils import update_ema as ema_step
+
+
+def run():
+    model = nn.Linear(2, 2)
+    ema = copy.deepcopy(model)
+    ema.requires_grad_(False)
+    ema_step(ema, model)
+''',
+        'main.py': '''\
+from pkg.train import run
+run()
+''',
+    }),
+    ('TNS4', 'ema helper in other file, also kept in a list', {
+        'utils.py': '''\
+def update_ema(ema, model, decay=0.99):
+    for e, p in zip(ema.parameters(), model.parameters()):
+        e.mul_(decay).add_(p.detach(), alpha=1 - decay)
+''',
+        'main.py': '''\
+import copy
+from utils import update_ema
+
+model = nn.Linear(2, 2)
+ema = copy.deepcopy(model)
+ema.requires_grad_(False)
+update_ema(ema, model)
+hooks = [update_ema]
+hooks[0](copy.deepcopy(model), model)
+''',
+    }),
+    ('TNS4', 'ema helper in other file, frozen ema of a trainer class', {
+        'utils.py': '''\
+def update_ema(ema, model, decay=0.99):
+    for e, p in zip(ema.parameters(), model.parameters()):
+        e.mul_(decay).add_(p.detach(), alpha=1 - decay)
+''',
+        'main.py': '''\
+import copy
+from utils import update_ema
+
+
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+        self.ema = copy.deepcopy(model).requires_grad_(False)
+
+    def step(self):
+        update_ema(self.ema, self.model)
+
+
+Trainer(nn.Linear(2, 2)).step()
+''',
+    }),
+    ('TNS4', 'ema helper in other file, frozen ema under a main guard', {
+        'utils.py': '''\
+def update_ema(ema, model, decay=0.99):
+    for e, p in zip(ema.parameters(), model.parameters()):
+        e.mul_(decay).add_(p.detach(), alpha=1 - decay)
+''',
+        'main.py': '''\
+import copy
+from utils import update_ema
+
+if __name__ == "__main__":
+    model = nn.Linear(2, 2)
+    ema = copy.deepcopy(model)
+    ema.requires_grad_(False)
+    update_ema(ema, model)
+''',
+    }),
+    ('TNS4', 'ema helper in other file, star args', {
+        'utils.py': '''\
+def update_ema(ema, model, decay=0.99):
+    for e, p in zip(ema.parameters(), model.parameters()):
+        e.mul_(decay).add_(p.detach(), alpha=1 - decay)
+''',
+        'main.py': '''\
+import copy
+from utils import update_ema
+
+model = nn.Linear(2, 2)
+ema = copy.deepcopy(model)
+args = (ema, model)
+update_ema(*args)
+''',
+    }),
+    ('TNS4', 'ema helper in other file, two calls, a keyword argument', {
+        'utils.py': '''\
+def update_ema(ema, model, decay=0.99):
+    for e, p in zip(ema.parameters(), model.parameters()):
+        e.mul_(decay).add_(p.detach(), alpha=1 - decay)
+''',
+        'main.py': '''\
+import copy
+from utils import update_ema
+
+model = nn.Linear(2, 2)
+ema = copy.deepcopy(model).requires_grad_(False)
+update_ema(ema, model, 0.5)
+update_ema(ema, model=model)
+''',
+    }),
 ]
 MARKED = [
     ('TNS5', 'best state dict kept in trainer of other module', {
@@ -1641,7 +1871,14 @@ STRICT_MAY = {"frozen model built in other file", "module-level model in other f
               "teacher built frozen by factory in other module", "factory frozen flag true",
               "evaluate method under no_grad in trainer module", "package re-export of frozen model factory",
               "callback gets outputs detached in trainer",
-              "subclass in main of base model in other file, frozen in base ctor"}
+              "subclass in main of base model in other file, frozen in base ctor",
+              # (a helper whose callers all pass a frozen module: a caller outside the project may not)
+              "ema helper in other file, frozen ema at module level", "ema helper in other file, frozen ema in a function",
+              "ema helper in other file, called through its module",
+              "ema helper in a package, relative import under another name",
+              "ema helper in other file, frozen ema of a trainer class",
+              "ema helper in other file, frozen ema under a main guard",
+              "ema helper in other file, two calls, a keyword argument"}
 
 
 def _build(root, files: dict) -> None:

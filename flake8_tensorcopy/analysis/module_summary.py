@@ -761,6 +761,44 @@ class ModuleSummary:
             raise ValueError("not an answer we wrote")
         return import_fact(exported, entity)
 
+    def call_facts(self, entity: ProjectEntity, local: str, params: tuple) -> list | None:
+        """What each call of `entity` (a top-level function of another module, whose parameters
+        are `params`: (positional names, keyword-only names)) by the name `local` in this module
+        passes to its parameters, [{param: fact}, ...] as facts of the asking file; None where a
+        call is not understood (one that passes `*args`, one the walk did not reach: in a class
+        body, past a budget, or `local(` in a string).  From a walk, with rules off, of the
+        module-level code and of the functions that make the calls, on a walker of its own (the
+        summary's answers its questions as before)."""
+        from ..source import word_positions
+        from .summaries import call_positions
+        from .walker import Walker
+
+        walker = self._walker or self._make_walker()
+        if walker is None:
+            return None
+        text = walker.lines.text
+        positions = call_positions(text, local)
+        if not positions:
+            return []
+        project = self.project
+        sites: dict = {}
+        with self.building():
+            survey = Walker(walker.tree, [], _Context(walker.lines, project.options), project=project,
+                            module=self.name, module_is_package=os.path.basename(self.path) == "__init__.py")
+            survey._recording = (entity, params, sites)
+            try:
+                survey.run_module()
+                survey._survey(positions, None)
+                if len(sites) != len(positions) or len(_outside_imports(text, word_positions(text, local))) \
+                        != len(positions) or survey.out_of_budget() or any(f is None for _l, f in sites.values()):
+                    return None  # (a call not walked or not understood, or the name used otherwise)
+                return [{k: self._import(self._export(f), False) for k, f in facts.items()}
+                        for _line, facts in sorted(sites.values(), key=lambda s: s[0])]
+            except (RecursionError, lazytree.Reparse):
+                return None
+            finally:
+                survey.release()
+
     @contextmanager
     def building(self):
         """While this module's walker works on demand, what it reads is its dependency too."""
@@ -797,6 +835,16 @@ class ModuleSummary:
         summary.table_deps = dict(deps)
         summary.deps = dict(deps)
         return summary
+
+
+def _outside_imports(text: str, positions: list) -> list:
+    """The offsets in `positions` not on a line that starts an import (`from m import x`)."""
+    out = []
+    for at in positions:
+        line = text[text.rfind("\n", 0, at) + 1:at].lstrip()
+        if not line.startswith(("import ", "from ")):
+            out.append(at)
+    return out
 
 
 def _plain(x) -> bool:

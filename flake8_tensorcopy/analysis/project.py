@@ -482,6 +482,56 @@ class Project:
                 calls += 1
         return calls > 0
 
+    def caller_facts(self, module: str, name: str, params: tuple, current: str | None) -> list | None:
+        """What the other files of the project pass to top-level function `name` of `module`
+        (its parameters `params`: (positional names, keyword-only names)) at each of their calls
+        of it, [{param: fact}, ...] (ModuleSummary.call_facts); None where some file may call it
+        in a way not followed (a star import, a notebook, a call not understood, the function
+        passed or kept) or cannot be read.  Every file whose text holds the
+        name is read (files_mentioning: the current file's result then rests on all of them)."""
+        from ..reach import imports
+        from ..source import DecodeError, decode
+
+        files = self.files_mentioning(name)
+        if files is None:
+            return None
+        entity = self.entity((module, name))
+        here = os.path.realpath(current) if current else None
+        out: list = []
+        for path in files:
+            if here is not None and os.path.realpath(path) == here:
+                continue
+            caller = self.module_name(path) if path.endswith(".py") else None
+            data = self.contents(path)
+            if caller is None or data is None:
+                return None
+            try:
+                text = decode(data).text
+            except (DecodeError, SyntaxError, ValueError, LookupError):
+                return None
+            words = []  # what its calls of the function are named (`update_ema(`, `utils.update_ema(`)
+            for target, imported, as_name in imports(text, caller, path.endswith("__init__.py")):
+                whole = target if imported is None else f"{target}.{imported}"
+                if imported == "*" and (target == module or module.startswith(target + ".")):
+                    return None  # (every name of the module, unseen)
+                if imported == name:
+                    f = self.fact(whole)
+                    if f is not None and f.kind == "function" and f.node is entity:
+                        words.append(as_name)
+                elif whole == module or module.startswith(whole + "."):
+                    words.append(name)  # (`import utils`, `from pkg import utils`, `import pkg`)
+            if not words:
+                continue  # (another function of that name, a method, or the word in a comment)
+            summary = self.summary(caller)
+            if summary is None:
+                return None
+            for word in dict.fromkeys(words):
+                found = summary.call_facts(entity, word, params)
+                if found is None:
+                    return None
+                out.extend(found)
+        return out
+
     def _call_modes(self, path: str) -> tuple | None:
         digest = self.digest_of(path)
         found = self._modes.get(path)

@@ -75,6 +75,9 @@ class Summaries:
         self._def_spans: tuple | None = None  # (starts, ends, defs) of every function of the file
         self._call_results: dict = {}  # (id(func), argument facts) -> Fact, or None while walked
         self._call_budget = _CALL_BUDGET
+        # (entity, its parameter names, {id(call): (line, {param: Fact} or None)}): the calls of
+        # a function of another module this walk records (module_summary.call_facts).
+        self._recording = None
 
     def reset_budgets(self) -> None:
         """A fresh budget of walks: a project module's walker answers the questions of many files,
@@ -416,6 +419,28 @@ class Summaries:
     def note_function_call(self, func, call: ast.Call, state) -> None:
         if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):  # (not another module's)
             self.note_call(func, call, state, skip_first=False)
+        elif self._recording is not None and func is self._recording[0]:
+            self._record_call(call, state)
+
+    def _record_call(self, call: ast.Call, state) -> None:
+        """What `call`, a call of the function `_recording` names, passes to each of its
+        parameters (joined over the times a loop walks it); None where it passes `*args` or
+        `**kwargs`, or an argument the function does not take."""
+        _entity, (positional, keyword_only), sites = self._recording
+        facts: dict | None = {}
+        if len(call.args) > len(positional) or any(type(a) is ast.Starred for a in call.args) \
+                or any(k.arg is None or k.arg not in positional and k.arg not in keyword_only
+                       for k in call.keywords):
+            facts = None
+        else:
+            for name, expr in [*zip(positional, call.args), *((k.arg, k.value) for k in call.keywords)]:
+                facts[name] = self.fact(expr, state)
+        known = sites.get(id(call))
+        if known is not None and known[1] is not None and facts is not None:
+            facts = {k: join(known[1][k], f) if k in known[1] else f for k, f in facts.items()}
+        elif known is not None:
+            facts = None
+        sites[id(call)] = (call.lineno, facts)
 
     def note_method_call(self, classdef, name: str, call: ast.Call, state, on_class: bool = False,
                          recv: Fact | None = None) -> None:

@@ -422,13 +422,26 @@ class Walker(Summaries, Evaluator):
                 passer = id(func) in self._passers
                 found, more = len(violations), len(self._pending)
                 self._run_function(func, parent, no_grad, cls, dispatch=not passer, passer=passer)
-                if len(violations) > found and not no_grad and not passer \
-                        and (cls is not None or parent is scope) and self._called_without_grad_elsewhere(func):
-                    # What it reports was for grad on, and every call of it is made with grad
-                    # off: walked again so (and the functions it defines with it).
-                    del violations[found:]
-                    del self._pending[more:]
-                    self._run_function(func, parent, True, cls, dispatch=True)
+                if len(violations) > found and not no_grad and not passer and (cls is not None or parent is scope):
+                    if self._called_without_grad_elsewhere(func):
+                        # What it reports was for grad on, and every call of it is made with grad
+                        # off: walked again so (and the functions it defines with it).
+                        del violations[found:]
+                        del self._pending[more:]
+                        self._run_function(func, parent, True, cls, dispatch=True)
+                    elif cls is None:
+                        given = self._given_by_callers_elsewhere(func)
+                        if given:
+                            # What it reports was for parameters of unknown origin, and the
+                            # project's other files call it: walked again with what they pass.
+                            # Only what the first walk reported may stay (the calls also show
+                            # a hazard at the argument, in the file that passes it).
+                            first = violations[found:]
+                            del violations[found:]
+                            del self._pending[more:]
+                            self._run_function(func, parent, False, cls, dispatch=True, given=given)
+                            still = {(v.line, v.col, v.code) for v in violations[found:]}
+                            violations[found:] = [v for v in first if (v.line, v.col, v.code) in still]
 
     def check_function(self, func, given: dict, cls: ClassInfo | None = None) -> None:
         """Walk function `func` of the module to report, its parameters `given` ({name: fact},
@@ -890,6 +903,35 @@ class Walker(Summaries, Evaluator):
         if word_count(self.lines.text, name) != 1:
             return False  # (named again in the file: called, passed or kept here)
         return project.called_without_grad(name, project.path_of(self.module) if self.module else None)
+
+    def _given_by_callers_elsewhere(self, func) -> dict | None:
+        """{parameter: fact} of a function at the top level of the module, one the file never
+        calls nor names again, from what the project's other files pass at their calls of it
+        (Project.caller_facts), as the file's own calls would give them (the known calls show
+        a hazard, never that there is none: a call from outside the project may pass anything);
+        None where some call is not followed.  Asked only in default mode, of one where a rule
+        reported something (as _called_without_grad_elsewhere): `ema.requires_grad_(False)` in
+        train.py, then `update_ema(ema, model)` of utils.py, which writes to `ema.parameters()`
+        in place."""
+        from .summaries import _one_of_many
+
+        project = self.project
+        name = func.name
+        if project is None or self.ctx.options.strict or self.module is None or self.lines is None \
+                or name.startswith("__") or word_count(self.lines.text, name) != 1:
+            return None
+        a = func.args
+        params = (tuple(x.arg for x in [*a.posonlyargs, *a.args]), tuple(x.arg for x in a.kwonlyargs))
+        sites = project.caller_facts(self.module, name, params, project.path_of(self.module))
+        if not sites:
+            return None
+        out: dict = {}
+        for facts in sites:
+            for param, f in facts.items():
+                out[param] = join(out[param], f) if param in out else f
+        # (A parameter some call leaves to its default: that default is not known here.)
+        out = {p: _one_of_many(f) for p, f in out.items() if all(p in facts for facts in sites)}
+        return {p: f for p, f in out.items() if f.kind != UNKNOWN or f.grad is not Grad.UNKNOWN} or None
 
     def _decorated_no_grad(self, func, env: dict | None) -> bool:
         state = State(env or {}, False)
