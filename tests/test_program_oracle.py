@@ -1626,6 +1626,110 @@ a.add_head()
 a.fc.requires_grad_(False)
 print(a(torch.ones(1, 2)).numpy())
 '''),
+    ("freeze helper of the file, then the teacher's output", '''\
+def freeze(model):
+    for p in model.parameters():
+        p.requires_grad = False
+    return model
+teacher = nn.Linear(2, 2)
+freeze(teacher)
+print(teacher(torch.ones(1, 2)).numpy())
+'''),
+    ('set_requires_grad helper of the file, D frozen', '''\
+def set_requires_grad(nets, requires_grad=False):
+    if not isinstance(nets, list):
+        nets = [nets]
+    for net in nets:
+        if net is not None:
+            for param in net.parameters():
+                param.requires_grad = requires_grad
+D = nn.Linear(2, 1)
+set_requires_grad(D, False)
+print(D(torch.ones(1, 2)).numpy())
+'''),
+    ('freeze helper of the file by requires_grad_', '''\
+def freeze(model):
+    model.requires_grad_(False)
+teacher = nn.Linear(2, 2)
+freeze(teacher)
+print(teacher(torch.ones(1, 2)).numpy())
+'''),
+    ('set_requires_grad helper, frozen then thawed', '''\
+def set_requires_grad(nets, requires_grad=False):
+    if not isinstance(nets, list):
+        nets = [nets]
+    for net in nets:
+        for param in net.parameters():
+            param.requires_grad = requires_grad
+D = nn.Linear(2, 1)
+set_requires_grad(D, False)
+set_requires_grad(D, True)
+print(D(torch.ones(1, 2)).numpy())
+'''),
+    ('unfreeze helper of the file', '''\
+def unfreeze(model):
+    for p in model.parameters():
+        p.requires_grad = True
+m = nn.Linear(2, 2)
+unfreeze(m)
+print(m(torch.ones(1, 2)).numpy())
+'''),
+    ('helper named for grad that freezes nothing', '''\
+def log_grad_norm(model):
+    return sum(p.numel() for p in model.parameters())
+m = nn.Linear(2, 2)
+log_grad_norm(m)
+print(m(torch.ones(1, 2)).numpy())
+'''),
+    ('helper sets requires_grad of its other argument', '''\
+def prepare(model, x):
+    x.requires_grad_(True)
+    return x
+m = nn.Linear(2, 2)
+x = torch.ones(1, 2)
+prepare(m, x)
+print(m(x).numpy())
+'''),
+    ('helper freezes its second argument only', '''\
+def freeze_second(a, b):
+    b.requires_grad_(False)
+m1 = nn.Linear(2, 2)
+m2 = nn.Linear(2, 2)
+freeze_second(m1, m2)
+print(m2(torch.ones(1, 2)).numpy())
+print(m1(torch.ones(1, 2)).numpy())
+'''),
+    ('freeze helper given a list of models', '''\
+def freeze(models):
+    for m in models:
+        m.requires_grad_(False)
+a = nn.Linear(2, 2)
+b = nn.Linear(2, 2)
+freeze([a, b])
+print(a(torch.ones(1, 2)).numpy(), b(torch.ones(1, 2)).numpy())
+'''),
+    ('freeze helper, then requires_grad_(True)', '''\
+def freeze(model):
+    model.requires_grad_(False)
+m = nn.Linear(2, 2)
+freeze(m)
+m.requires_grad_(True)
+print(m(torch.ones(1, 2)).numpy())
+'''),
+    ('trainer handed the model, then the freeze helper', '''\
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+    def evaluate(self, x):
+        return self.model(x).numpy()
+def freeze(model):
+    for p in model.parameters():
+        p.requires_grad = False
+m = nn.Linear(2, 2)
+t = Trainer(m)
+freeze(m)
+t.evaluate(torch.ones(1, 2))
+'''),
 ]
 
 TNS2_PROGRAMS = [
@@ -2185,7 +2289,10 @@ STRICT_MAY = {"method under no_grad decorator", "partial of a no_grad function",
               "dict of models, encoder frozen used", "dict built by keys, frozen",
               "param flag false default unknown", "in-file factory frozen flag true, also called false",
               "in-file factory positional flag true only call", "module-level trainer, freeze in main",
-              "only layer frozen via attribute", "both layers frozen by loops"}
+              "only layer frozen via attribute", "both layers frozen by loops",
+              "freeze helper of the file, then the teacher's output", "set_requires_grad helper of the file, D frozen",
+              "freeze helper of the file by requires_grad_", "freeze helper given a list of models",
+              "trainer handed the model, then the freeze helper"}
 
 
 def _run(torch, code: str):

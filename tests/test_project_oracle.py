@@ -1404,6 +1404,54 @@ b.requires_grad_(False)
 print(t.evaluate(torch.ones(1, 2)).numpy())
 ''',
     }),
+    ('TNS1', 'freeze helper in other file, then the teacher output', {
+        'utils.py': '''\
+def freeze(model):
+    for p in model.parameters():
+        p.requires_grad = False
+    return model
+''',
+        'main.py': '''\
+from utils import freeze
+teacher = nn.Linear(2, 2)
+freeze(teacher)
+print(teacher(torch.ones(1, 2)).numpy())
+''',
+    }),
+    ('TNS1', 'set_requires_grad helper in other file, list of discriminators', {
+        'utils.py': '''\
+def set_requires_grad(nets, requires_grad=False):
+    if not isinstance(nets, list):
+        nets = [nets]
+    for net in nets:
+        if net is not None:
+            for param in net.parameters():
+                param.requires_grad = requires_grad
+''',
+        'main.py': '''\
+from utils import set_requires_grad
+D_A, D_B = nn.Linear(2, 1), nn.Linear(2, 1)
+set_requires_grad([D_A, D_B], False)
+print(D_A(torch.ones(1, 2)).numpy(), D_B(torch.ones(1, 2)).numpy())
+''',
+    }),
+    ('TNS1', 'set_requires_grad helper in other file, frozen then thawed', {
+        'utils.py': '''\
+def set_requires_grad(nets, requires_grad=False):
+    if not isinstance(nets, list):
+        nets = [nets]
+    for net in nets:
+        for param in net.parameters():
+            param.requires_grad = requires_grad
+''',
+        'main.py': '''\
+import utils
+D = nn.Linear(2, 1)
+utils.set_requires_grad(D)
+utils.set_requires_grad(D, True)
+print(D(torch.ones(1, 2)).numpy())
+''',
+    }),
     ('TNS4', 'ema helper in other file, frozen ema at module level', {
         'utils.py': '''\
 def update_ema(ema, model, decay=0.99):
@@ -1878,7 +1926,9 @@ STRICT_MAY = {"frozen model built in other file", "module-level model in other f
               "ema helper in a package, relative import under another name",
               "ema helper in other file, frozen ema of a trainer class",
               "ema helper in other file, frozen ema under a main guard",
-              "ema helper in other file, two calls, a keyword argument"}
+              "ema helper in other file, two calls, a keyword argument",
+              "freeze helper in other file, then the teacher output",
+              "set_requires_grad helper in other file, list of discriminators"}
 
 
 def _build(root, files: dict) -> None:

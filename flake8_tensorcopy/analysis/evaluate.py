@@ -516,6 +516,46 @@ class Evaluator:
         for a, f in facts:
             self._rebind_container(a, f, _forgotten(f), state)
 
+    def _handed_to_freeze(self, call: ast.Call, state: State) -> None:
+        """`freeze(teacher)`, `set_requires_grad([netD_A, netD_B], False)`: the torch modules a
+        call hands by name to a function that freezes them are frozen after it.  For certain
+        where the function is one of the file's and freezes that parameter at the top level of
+        its body (as a constructor freezes its instance: walker.freezes_self); else where its
+        name says it freezes (`freez`, `requires_grad`, not `unfreez`) and no argument is a
+        literal True: then what the module computes may require grad (a strict "may"), as after
+        any freeze (a layer may be thawed since)."""
+        func = call.func
+        name = func.id if type(func) is ast.Name else func.attr if type(func) is ast.Attribute else None
+        if name is None:
+            return
+        low = name.lower()
+        named = "freez" in low or "requires_grad" in low or "thaw" in low
+        if not call.args or not named and type(func) is not ast.Name:
+            return
+        args = [*call.args, *(k.value for k in call.keywords)]
+        # A literal True (`set_requires_grad(D, True)`), or `unfreeze(m)`: it thaws what it is
+        # handed (what a freeze before it made of it is undone).
+        thaws = named and ("unfreez" in low or "thaw" in low
+                           or any(type(a) is ast.Constant and a.value is True for a in args))
+        frozen_params = None if thaws else self.freezes_parameters(call, state)
+        if frozen_params is None and not named:
+            return
+        for i, a in enumerate(call.args):
+            if frozen_params is not None and i not in frozen_params:
+                continue
+            for e in (a.elts if type(a) in (ast.List, ast.Tuple) else (a,)):
+                key = dotted_name(e)
+                if key is None:
+                    continue
+                before = self.fact(e, state)
+                if before.kind == MODULE and before.frozen == thaws:
+                    self._bind(e, self._changed_in_place(key, before, _frozen(before, not thaws), state), state)
+
+    def freezes_parameters(self, call: ast.Call, state: State):
+        """The positions of the arguments a call of one of the file's functions freezes (None:
+        not such a call, or not known).  The walker answers."""
+        return None
+
     def _call_effect(self, node, state: State) -> None:
         """State changes made by a call statement: grad-mode switches and in-place state."""
         if not isinstance(node, ast.Call):
@@ -527,6 +567,7 @@ class Evaluator:
             # `log(x)`, `self.step(x)`, `super().__init__(model)`: the call's arguments are a call site
             self.fact(node, state)
             self._handed_mappings(node, state)
+            self._handed_to_freeze(node, state)
         else:
             # `self.writer.add(to_numpy(out))`, `Trainer(model).fit(x)`: the calls in the
             # receiver and among the arguments are call sites, and so is the method's call on an

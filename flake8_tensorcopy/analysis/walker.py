@@ -1781,6 +1781,24 @@ class Walker(Summaries, Evaluator):
                             | _attributes_changed_in_place(method))
         return {a: p for a, p in found.items() if a not in changed}
 
+    def freezes_parameters(self, call: ast.Call, state: State):
+        """Evaluator.freezes_parameters: for a call of a function of the file (by name, no
+        `*args`), the positions of its positional parameters that it freezes at the top level
+        of its body (`for p in model.parameters(): p.requires_grad = False`, `model.requires_grad_(
+        False)`), when there is one; None otherwise."""
+        if type(call.func) is not ast.Name or any(type(a) is ast.Starred for a in call.args):
+            return None
+        f = self.fact(call.func, state)
+        func = f.node if f.kind == FUNCTION else None
+        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        if self.lines is not None and not _may_freeze(self.source_of(func)):
+            return None
+        params = [a.arg for a in [*func.args.posonlyargs, *func.args.args]]
+        found = {i for i, p in enumerate(params[:len(call.args)])
+                 if any(_freezes(stmt, p) for stmt in func.body)}
+        return found or None
+
     def _sets_grad(self, name: str) -> bool:
         """Whether a function called `name` may change whether what it is given requires grad:
         its name says so (`freeze`, `set_requires_grad`), or a def of that name in the file
