@@ -389,6 +389,7 @@ class Walker(Summaries, Evaluator):
         self._local_ctors: dict = {}  # id(ClassDef) -> Walker.local_constructor
         self._holders: dict = {}  # id(ClassDef) -> Walker._param_holders
         self._setters: set | None = None  # names of the file's functions that set requires_grad
+        self._frozen_params: dict = {}  # id(def) -> positions of the parameters it freezes (freezes_parameters)
         self._inplace: dict = {}  # id(def) -> storage.inplace_parameters
         handlers: dict[type, list] = {}
         self._enter, self._leave = [], []
@@ -1786,17 +1787,19 @@ class Walker(Summaries, Evaluator):
         `*args`), the positions of its positional parameters that it freezes at the top level
         of its body (`for p in model.parameters(): p.requires_grad = False`, `model.requires_grad_(
         False)`), when there is one; None otherwise."""
-        if type(call.func) is not ast.Name or any(type(a) is ast.Starred for a in call.args):
-            return None
+        if not self._grad_setters() or type(call.func) is not ast.Name \
+                or any(type(a) is ast.Starred for a in call.args):
+            return None  # (no function of the file mentions requires_grad)
         f = self.fact(call.func, state)
         func = f.node if f.kind == FUNCTION else None
-        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or func.name not in self._grad_setters():
             return None
-        if self.lines is not None and not _may_freeze(self.source_of(func)):
-            return None
-        params = [a.arg for a in [*func.args.posonlyargs, *func.args.args]]
-        found = {i for i, p in enumerate(params[:len(call.args)])
-                 if any(_freezes(stmt, p) for stmt in func.body)}
+        found = self._frozen_params.get(id(func))
+        if found is None:
+            params = [a.arg for a in [*func.args.posonlyargs, *func.args.args]]
+            found = self._frozen_params[id(func)] = frozenset(
+                i for i, p in enumerate(params) if any(_freezes(stmt, p) for stmt in func.body))
+        found = {i for i in found if i < len(call.args)}
         return found or None
 
     def _sets_grad(self, name: str) -> bool:
