@@ -1730,6 +1730,50 @@ t = Trainer(m)
 freeze(m)
 t.evaluate(torch.ones(1, 2))
 '''),
+    ('freeze helper of the file, its result kept', '''\
+def freeze(model):
+    for p in model.parameters():
+        p.requires_grad = False
+    return model
+teacher = freeze(nn.Linear(2, 2))
+print(teacher(torch.ones(1, 2)).numpy())
+'''),
+    ('toggle_grad helper of the file, D frozen', '''\
+def toggle_grad(model, flag=True):
+    for p in model.parameters():
+        p.requires_grad_(flag)
+D = nn.Linear(2, 1)
+toggle_grad(D, False)
+print(D(torch.ones(1, 2)).numpy())
+'''),
+    ('set_requires_grad(model, bool) helper, D frozen', '''\
+def set_requires_grad(model, bool):
+    for p in model.parameters():
+        p.requires_grad = bool
+D = nn.Linear(2, 1)
+set_requires_grad(D, False)
+print(D(torch.ones(1, 2)).numpy())
+'''),
+    ('freeze helper of the file, model of a function', '''\
+def freeze(model):
+    model.requires_grad_(False)
+def main():
+    t = nn.Linear(2, 2)
+    freeze(t)
+    return t(torch.ones(1, 2)).numpy()
+main()
+'''),
+    ('freeze helper of the file on an attribute in the constructor', '''\
+def freeze(model):
+    model.requires_grad_(False)
+class Distill:
+    def __init__(self):
+        self.teacher = nn.Linear(2, 2)
+        freeze(self.teacher)
+    def run(self, x):
+        return self.teacher(x).numpy()
+Distill().run(torch.ones(1, 2))
+'''),
 ]
 
 TNS2_PROGRAMS = [
@@ -2292,7 +2336,10 @@ STRICT_MAY = {"method under no_grad decorator", "partial of a no_grad function",
               "only layer frozen via attribute", "both layers frozen by loops",
               "freeze helper of the file, then the teacher's output", "set_requires_grad helper of the file, D frozen",
               "freeze helper of the file by requires_grad_", "freeze helper given a list of models",
-              "trainer handed the model, then the freeze helper"}
+              "trainer handed the model, then the freeze helper", "freeze helper of the file, its result kept",
+              "toggle_grad helper of the file, D frozen", "set_requires_grad(model, bool) helper, D frozen",
+              "freeze helper of the file, model of a function",
+              "freeze helper of the file on an attribute in the constructor"}
 
 
 def _run(torch, code: str):

@@ -521,15 +521,16 @@ class Evaluator:
         call hands by name to a function that freezes them are frozen after it.  For certain
         where the function is one of the file's and freezes that parameter at the top level of
         its body (as a constructor freezes its instance: walker.freezes_self); else where its
-        name says it freezes (`freez`, `requires_grad`, not `unfreez`) and no argument is a
-        literal True: then what the module computes may require grad (a strict "may"), as after
-        any freeze (a layer may be thawed since)."""
+        name says it may (`freez`, `requires_grad`, `toggle_grad`): then what the module computes
+        may require grad (a strict "may"), as after any freeze (a layer may be thawed since).  A
+        literal True among the arguments (`set_requires_grad(D, True)`), or `unfreeze(m)`,
+        thaws what a freeze before made of it."""
         func = call.func
         name = func.id if type(func) is ast.Name else func.attr if type(func) is ast.Attribute else None
         if name is None:
             return
         low = name.lower()
-        named = "freez" in low or "requires_grad" in low or "thaw" in low
+        named = "freez" in low or "requires_grad" in low or "toggle_grad" in low or "thaw" in low
         if not call.args or not named and type(func) is not ast.Name:
             return
         args = [*call.args, *(k.value for k in call.keywords)]
