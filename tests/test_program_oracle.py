@@ -1774,6 +1774,31 @@ class Distill:
         return self.teacher(x).numpy()
 Distill().run(torch.ones(1, 2))
 '''),
+    ('freeze_backbone helper freezes a part only', '''\
+import copy
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.backbone = nn.Linear(2, 2)
+        self.head = nn.Linear(2, 2)
+    def forward(self, x):
+        return self.head(self.backbone(x))
+def freeze_backbone(model):
+    for p in model.backbone.parameters():
+        p.requires_grad = False
+net = Net()
+freeze_backbone(net)
+print(net(torch.ones(1, 2)).numpy())
+'''),
+    ('freeze_bn helper sets batch norm to eval', '''\
+def freeze_bn(model):
+    for m in model.modules():
+        if isinstance(m, nn.BatchNorm1d):
+            m.eval()
+net = nn.Sequential(nn.Linear(2, 2), nn.BatchNorm1d(2))
+freeze_bn(net)
+print(net(torch.ones(2, 2)).numpy())
+'''),
 ]
 
 TNS2_PROGRAMS = [

@@ -92,6 +92,15 @@ def _one_of(element: Fact) -> Fact:
     return element
 
 
+# The names of functions that freeze, or thaw, all of a module they are handed (`_handed_to_freeze`;
+# without leading or trailing `_`, lower case; and any name that ends in `requires_grad`).
+_FREEZE_NAMES = frozenset({"freeze", "freeze_model", "freeze_module", "freeze_modules", "freeze_net", "freeze_nets",
+                           "freeze_network", "freeze_params", "freeze_parameters", "freeze_weights", "freeze_all",
+                           "toggle_grad", "set_grad", "disable_grad"})
+_THAW_NAMES = frozenset({"unfreeze", "unfreeze_model", "unfreeze_module", "unfreeze_net", "unfreeze_params",
+                         "unfreeze_parameters", "unfreeze_all", "thaw", "enable_grad"})
+
+
 def _frozen(module: Fact, frozen: bool) -> Fact:
     """A module whose parameters were frozen (`requires_grad_(False)`) or thawed."""
     return module.but(frozen=frozen, grad=Grad.NO if frozen else Grad.YES, min_grad=None)
@@ -521,23 +530,25 @@ class Evaluator:
         call hands by name to a function that freezes them are frozen after it.  For certain
         where the function is one of the file's and freezes that parameter at the top level of
         its body (as a constructor freezes its instance: walker.freezes_self); else where its
-        name says it may (`freez`, `requires_grad`, `toggle_grad`): then what the module computes
-        may require grad (a strict "may"), as after any freeze (a layer may be thawed since).  A
+        name says it freezes all of it (`freeze`, `freeze_model`, `set_requires_grad`,
+        `toggle_grad`, not `freeze_bn` or `freeze_backbone`): then what the module computes may
+        require grad (a strict "may"), as after any freeze (a layer may be thawed since).  A
         literal True among the arguments (`set_requires_grad(D, True)`), or `unfreeze(m)`,
         thaws what a freeze before made of it."""
         func = call.func
         name = func.id if type(func) is ast.Name else func.attr if type(func) is ast.Attribute else None
         if name is None:
             return
-        low = name.lower()
-        named = "freez" in low or "requires_grad" in low or "toggle_grad" in low or "thaw" in low
+        low = name.lower().strip("_")
+        # (Whole freezes by their names; not `freeze_bn`, `freeze_backbone(model)`: a part.)
+        thaw_named = low in _THAW_NAMES
+        named = thaw_named or low in _FREEZE_NAMES or low.endswith("requires_grad")
         if not call.args or not named and type(func) is not ast.Name:
             return
         args = [*call.args, *(k.value for k in call.keywords)]
         # A literal True (`set_requires_grad(D, True)`), or `unfreeze(m)`: it thaws what it is
         # handed (what a freeze before it made of it is undone).
-        thaws = named and ("unfreez" in low or "thaw" in low
-                           or any(type(a) is ast.Constant and a.value is True for a in args))
+        thaws = named and (thaw_named or any(type(a) is ast.Constant and a.value is True for a in args))
         frozen_params = None if thaws else self.freezes_parameters(call, state)
         if frozen_params is None and not named:
             return
