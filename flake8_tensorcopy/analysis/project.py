@@ -82,6 +82,7 @@ class Project:
         self._files = None  # _all_files(); False: too many
         self._mentions: dict = {}  # word -> files_mentioning(word)
         self._modes: dict = {}  # path -> (digest, gradmode.call_modes of its tree, or None)
+        self._import_lists: dict = {}  # path -> (digest, reach.imports of its text, or None): caller_facts
         self.scanned = False  # files_mentioning() was asked (see there)
         self.scanned_words: set = set()  # the words it was asked for the current file
         self.asking: set = set()  # (module, path) of the GAN helpers being asked (module_summary.py)
@@ -502,15 +503,23 @@ class Project:
             if here is not None and os.path.realpath(path) == here:
                 continue
             caller = self.module_name(path) if path.endswith(".py") else None
-            data = self.contents(path)
-            if caller is None or data is None:
+            if caller is None:
                 return None
-            try:
-                text = decode(data).text
-            except (DecodeError, SyntaxError, ValueError, LookupError):
+            digest = self.digest_of(path)
+            known = self._import_lists.get(path)
+            if known is None or known[0] != digest:
+                # (Once a file's content: a file whose every function reports asks for each.)
+                data = self.contents(path)
+                try:
+                    found = imports(decode(data).text, caller, path.endswith("__init__.py")) \
+                        if data is not None else None
+                except (DecodeError, SyntaxError, ValueError, LookupError):
+                    found = None
+                known = self._import_lists[path] = (digest, found)
+            if known[1] is None:
                 return None
             words = []  # what its calls of the function are named (`update_ema(`, `utils.update_ema(`)
-            for target, imported, as_name in imports(text, caller, path.endswith("__init__.py")):
+            for target, imported, as_name in known[1]:
                 whole = target if imported is None else f"{target}.{imported}"
                 if imported == "*" and (target == module or module.startswith(target + ".")):
                     return None  # (every name of the module, unseen)

@@ -28,6 +28,8 @@ own, from inside an expression of another walk, and leaves the caller's frame un
 
 from __future__ import annotations
 
+from collections import Counter
+
 import ast
 import heapq
 import os
@@ -105,6 +107,8 @@ _TRIES = frozenset({ast.Try, getattr(ast, "TryStar", ast.Try)})
 _DEFS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef})
 _Return, _Raise, _If, _ClassDef, _Import, _ImportFrom = ast.Return, ast.Raise, ast.If, ast.ClassDef, ast.Import, ast.ImportFrom
 _EVIDENT_MODULE = Fact(MODULE, Grad.UNKNOWN, Device.UNKNOWN)
+# A run of word characters (`str.isalnum` or `_`, as source.word_positions reads a word's ends).
+_WORD = LazyPattern(r"\w+")
 
 
 class ClassInfo:
@@ -389,6 +393,8 @@ class Walker(Summaries, Evaluator):
         self._local_ctors: dict = {}  # id(ClassDef) -> Walker.local_constructor
         self._holders: dict = {}  # id(ClassDef) -> Walker._param_holders
         self._setters: set | None = None  # names of the file's functions that set requires_grad
+        self._word_counts: Counter | None = None  # word -> how often the text names it (_named_once)
+        self._words_asked = 0
         self._frozen_params: dict = {}  # id(def) -> positions of the parameters it freezes (freezes_parameters)
         self._inplace: dict = {}  # id(def) -> storage.inplace_parameters
         handlers: dict[type, list] = {}
@@ -901,9 +907,21 @@ class Walker(Summaries, Evaluator):
         if project is None or self.ctx.options.strict or name == "forward" or name.startswith("__") \
                 or self.lines is None:
             return False  # (strict mode reports what another caller, with grad on, may meet)
-        if word_count(self.lines.text, name) != 1:
+        if not self._named_once(name):
             return False  # (named again in the file: called, passed or kept here)
         return project.called_without_grad(name, project.path_of(self.module) if self.module else None)
+
+    def _named_once(self, name: str) -> bool:
+        """Whether the file's text names `name` once only (its `def`): a search of the text for
+        each of the first names asked, then one count of every word of it (a file whose every
+        function reports would be searched once for each, the whole text each time)."""
+        counts = self._word_counts
+        if counts is None:
+            if self._words_asked < 8:
+                self._words_asked += 1
+                return word_count(self.lines.text, name) == 1
+            counts = self._word_counts = Counter(_WORD.findall(self.lines.text))
+        return counts.get(name, 0) == 1
 
     def _given_by_callers_elsewhere(self, func) -> dict | None:
         """{parameter: fact} of a function at the top level of the module, one the file never
@@ -919,7 +937,7 @@ class Walker(Summaries, Evaluator):
         project = self.project
         name = func.name
         if project is None or self.ctx.options.strict or self.module is None or self.lines is None \
-                or name.startswith("__") or word_count(self.lines.text, name) != 1:
+                or name.startswith("__") or not self._named_once(name):
             return None
         a = func.args
         params = (tuple(x.arg for x in [*a.posonlyargs, *a.args]), tuple(x.arg for x in a.kwonlyargs))
