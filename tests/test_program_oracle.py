@@ -1799,6 +1799,50 @@ net = nn.Sequential(nn.Linear(2, 2), nn.BatchNorm1d(2))
 freeze_bn(net)
 print(net(torch.ones(2, 2)).numpy())
 '''),
+    ('static method called on the class returns model output', '''\
+class Util:
+    @staticmethod
+    def run(m, x):
+        return m(x)
+arr = Util.run(nn.Linear(3, 2), torch.randn(4, 3)).numpy()
+'''),
+    ('static method called on an instance returns model output', '''\
+class Util:
+    @staticmethod
+    def run(m, x):
+        return m(x)
+u = Util()
+arr = u.run(nn.Linear(3, 2), torch.randn(4, 3)).numpy()
+'''),
+    ('static method detaches what it returns', '''\
+class Util:
+    @staticmethod
+    def run(m, x):
+        return m(x).detach()
+arr = Util.run(nn.Linear(3, 2), torch.randn(4, 3)).numpy()
+'''),
+    ('static method passed a frozen model', '''\
+class Util:
+    @staticmethod
+    def run(m, x):
+        return m(x)
+net = nn.Linear(3, 2).requires_grad_(False)
+arr = Util.run(net, torch.randn(4, 3)).numpy()
+'''),
+    ('class method applies its argument', '''\
+class Util:
+    scale = 2.0
+    @classmethod
+    def run(cls, m, x):
+        return m(x) * cls.scale
+arr = Util.run(nn.Linear(3, 2), torch.randn(4, 3)).numpy()
+'''),
+    ('plain method called on the class with an instance', '''\
+class Util:
+    def run(self, m, x):
+        return m(x).detach()
+arr = Util.run(Util(), nn.Linear(3, 2), torch.randn(4, 3)).numpy()
+'''),
 ]
 
 TNS2_PROGRAMS = [
@@ -2339,7 +2383,8 @@ STRICT_ONLY = {"partial of a function", "state_dict keep_vars", "store output in
 # what a class's `__getitem__` returns, which for another key requires grad), a value of a dict
 # after `update()`, after `**other`, or after a call statement that hands it to a function, or
 # read by a key in a variable.
-STRICT_MAY = {"method under no_grad decorator", "partial of a no_grad function", "lambda to_np called with a detached output",
+STRICT_MAY = {"method under no_grad decorator", "static method passed a frozen model",
+              "plain method called on the class with an instance", "partial of a no_grad function", "lambda to_np called with a detached output",
               "lambda computing output called only under no_grad", "dataclass field its method detaches", "a conversion to long is no move", "nested def sees the local frozen model, not the global", "class attr model in other method under no_grad",
               "method called only under no_grad", "frozen params loop", "frozen requires_grad_(False)",
               "function param tensor from caller detached", "store output into sd read other key",

@@ -1682,6 +1682,59 @@ update_ema(ema, model, 0.5)
 update_ema(ema, model=model)
 ''',
     }),
+    ('TNS1', 'static method of a class in other file, called on the class', {
+        'utils.py': '''\
+class Util:
+    @staticmethod
+    def run(m, x):
+        return m(x)
+''',
+        'main.py': '''\
+from utils import Util
+arr = Util.run(nn.Linear(3, 2), torch.randn(4, 3)).numpy()
+''',
+    }),
+    ('TNS1', 'static method of a class in other file, called on an instance', {
+        'utils.py': '''\
+class Util:
+    @staticmethod
+    def run(m, x):
+        return m(x)
+''',
+        'main.py': '''\
+from utils import Util
+u = Util()
+arr = u.run(nn.Linear(3, 2), torch.randn(4, 3)).numpy()
+''',
+    }),
+    ('TNS1', 'static method of a class in other file detaches', {
+        'utils.py': '''\
+class Util:
+    @staticmethod
+    def run(m, x):
+        return m(x).detach()
+''',
+        'main.py': '''\
+from utils import Util
+u = Util()
+arr = Util.run(nn.Linear(3, 2), torch.randn(4, 3)).numpy() + u.run(nn.Linear(3, 2), torch.randn(4, 3)).numpy()
+''',
+    }),
+    ('TNS1', 'class method of a class in other file applies its argument', {
+        'utils.py': '''\
+class Util:
+    def __init__(self, scale):
+        self.scale = scale
+    @classmethod
+    def run(cls, m, x):
+        return m(x)
+''',
+        'main.py': '''\
+from utils import Util
+u = Util(2.0)
+arr = u.run(nn.Linear(3, 2), torch.randn(4, 3)).numpy()
+''',
+    }),
 ]
 MARKED = [
     ('TNS5', 'best state dict kept in trainer of other module', {

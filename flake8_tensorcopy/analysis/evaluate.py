@@ -1403,9 +1403,13 @@ class Evaluator:
         if callee is not None and callee.kind == UNKNOWN and type(func) is ast.Attribute:
             # `Net.build()`, a factory of another module's class (`return cls(...)`).
             owner = self.project_fact(q.rpartition(".")[0])
-            if owner is not None and owner.kind == CLASS and hasattr(owner.node, "makes_instance") \
-                    and owner.node.makes_instance(func.attr):
-                return self._instance(owner, None, state)
+            if owner is not None and owner.kind == CLASS and hasattr(owner.node, "makes_instance"):
+                if owner.node.makes_instance(func.attr):
+                    return self._instance(owner, None, state)
+                # `Utils.to_numpy(out)`, a static method of another module's class.
+                result = self.static_call_result(owner.node, func.attr, node, state)
+                if result is not None:
+                    return result
         if callee is None and isinstance(func, ast.Attribute):
             # `t.model = other` (or `t.model.requires_grad_(False)`) earlier in the flow: that
             # value is what `t.model(x)` calls, not what the class of `t` says of its attribute.
@@ -1952,11 +1956,16 @@ class Evaluator:
             # module's classes: `Config.from_dict(d)`, `Model.from_pretrained(p)` would walk
             # half a library's modules for what is rarely a tensor.)
             self.note_method_call(recv.node, m, node, state, on_class=True)
-            result = self.method_result(recv.node, m) if self.defines_method(recv.node, m) else None
+            result = self.method_call_result(recv.node, m, node, state, on_class=True) \
+                if self.defines_method(recv.node, m) else None
             return result if result is not None else UNKNOWN_FACT
-        if kind == CLASS and hasattr(recv.node, "makes_instance") and recv.node.makes_instance(m):
-            # `Net.build()` of another module's class whose `build` returns `cls(...)`.
-            return self._instance(recv, None, state)
+        if kind == CLASS and hasattr(recv.node, "makes_instance"):
+            if recv.node.makes_instance(m):
+                # `Net.build()` of another module's class whose `build` returns `cls(...)`.
+                return self._instance(recv, None, state)
+            result = self.static_call_result(recv.node, m, node, state)
+            if result is not None:
+                return result
         if kind == SEQ and m in ("pop", "__getitem__") and recv.element is not None:
             return recv.element
         if kind == OTHER and _DISTRIBUTION in recv.tags:

@@ -52,12 +52,12 @@ class ProjectEntity:
 
     @property
     def info(self) -> tuple:
-        """(kind, line, parameter names, its defaults: astutil.constant_defaults); (None, 0, None,
-        ()) when its module has no such definition."""
+        """(kind, line, parameter names, its defaults: astutil.constant_defaults, how a method
+        binds: _info); (None, 0, None, (), "") when its module has no such definition."""
         if self._info is None:
             summary = self.summary
             found = summary.infos.get(self.path) if summary is not None else None
-            self._info = found if found is not None else (None, 0, None, ())
+            self._info = found if found is not None else (None, 0, None, (), "")
         return self._info
 
     @property
@@ -178,7 +178,16 @@ class ProjectEntity:
         found = summary.infos.get(f"{self.path}.{name}") if summary is not None else None
         if found is None or found[0] != FUNCTION or not found[2]:
             return None
-        return def_stub(name, found[2], found[1])
+        stub = def_stub(name, found[2], found[1])
+        if found[4]:  # (a static or class method: astutil.is_plain_method reads its decorator)
+            stub.decorator_list = [ast.Name(id=found[4], ctx=ast.Load())]
+        return stub
+
+    def is_static(self, name: str) -> bool:
+        """Whether the class itself defines `name` as a static method (`@staticmethod`)."""
+        summary = self.summary
+        found = summary.infos.get(f"{self.path}.{name}") if summary is not None else None
+        return found is not None and found[0] == FUNCTION and found[4] == "staticmethod"
 
     def is_property(self, name: str) -> bool:
         """Whether the class itself defines `name` as a property (astutil.is_property)."""
@@ -204,9 +213,14 @@ class ProjectEntity:
             info = walker.classes.get(id(node)) if isinstance(node, ast.ClassDef) else None
             func = info.method(name)[0] if info is not None else None
             positional = (func.args.posonlyargs + func.args.args) if func is not None else ()
+            summary, entity = self.summary, self.project.entity
+            if func is not None and said_args and not is_plain_method(func):
+                # (A static method: the arguments are all it is given; a class method: and the
+                # class.)
+                given = {p: summary.local(import_fact(x, entity), walker) for p, x in said_args}
+                return walker.given_result(func, info, given, generic)
             if not positional or not is_plain_method(func) or info.self_fact is None:
                 return generic()
-            summary, entity = self.summary, self.project.entity
             given = {p: summary.local(import_fact(x, entity), walker) for p, x in said_args}
             if said_attrs:
                 own = info.self_fact.attrs
@@ -531,15 +545,22 @@ def _definitions(tree: ast.Module, lambdas: dict) -> tuple:
 
 
 def _info(node, top: bool) -> tuple:
-    """(kind, line, parameter names, defaults) of a definition, as its entity keeps them.  The
-    defaults only of a function at the module's top level: the calls of another module whose
-    literal arguments count are of those (walker.call_sinks)."""
+    """(kind, line, parameter names, defaults, binding) of a definition, as its entity keeps
+    them.  The defaults only of a function at the module's top level: the calls of another
+    module whose literal arguments count are of those (walker.call_sinks).  The binding only of a
+    method: "staticmethod" or "classmethod" where it is one (a call binds its arguments from the
+    first parameter, or from the second to the class), else ""."""
     if isinstance(node, ast.ClassDef):
-        return (CLASS, node.lineno, None, ())
+        return (CLASS, node.lineno, None, (), "")
     a = node.args
+    binding = ""
+    if not top and node.decorator_list:
+        decorators = decorator_names(node)
+        binding = "staticmethod" if "staticmethod" in decorators else "classmethod" if "classmethod" in decorators \
+            else ""
     return (FUNCTION, node.lineno, (tuple(x.arg for x in a.posonlyargs), tuple(x.arg for x in a.args),
                                     tuple(x.arg for x in a.kwonlyargs)),
-            constant_defaults(node) if top and (a.defaults or a.kw_defaults) else ())
+            constant_defaults(node) if top and (a.defaults or a.kw_defaults) else (), binding)
 
 
 class ModuleSummary:
@@ -857,7 +878,8 @@ def _well_formed_deps(deps) -> bool:
 
 
 def _well_formed_info(info) -> bool:
-    if type(info) is not tuple or len(info) != 4 or info[0] not in (CLASS, FUNCTION) or type(info[1]) is not int:
+    if type(info) is not tuple or len(info) != 5 or info[0] not in (CLASS, FUNCTION) or type(info[1]) is not int \
+            or info[4] not in ("", "staticmethod", "classmethod"):
         return False
     sig, defaults = info[2], info[3]
     return (sig is None or type(sig) is tuple and len(sig) == 3 and all(

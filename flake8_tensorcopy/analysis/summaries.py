@@ -158,15 +158,25 @@ class Summaries:
                     return result
         return generic()
 
-    def method_call_result(self, classdef, name: str, call: ast.Call, state, recv: Fact | None = None) -> Fact | None:
+    def method_call_result(self, classdef, name: str, call: ast.Call, state, recv: Fact | None = None,
+                           on_class: bool = False) -> Fact | None:
         """What this call of method `name` of a class of the file, or of another module's
-        (on the instance `recv`), returns (as call_result)."""
+        (on the instance `recv`), returns (as call_result).  `on_class`: called on the class
+        (`Utils.to_numpy(out)`), where a plain method is passed its instance as the first
+        argument (`Base.step(self, x)`: its summary)."""
         generic = lambda: self.method_result(classdef, name)  # noqa: E731
         if hasattr(classdef, "method_return_for"):
             return self._entity_method_call(classdef, name, call, state, recv, generic)
         info = self.classes.get(id(classdef))
         func = info.method(name)[0] if info is not None else None
-        if func is None or not is_plain_method(func):
+        if func is None:
+            return generic()
+        if not is_plain_method(func):
+            # A static method binds the call's arguments from its first parameter, a class
+            # method from its second (the first is the class), on the class or an instance.
+            return self._for_call(func, info, call, state, generic,
+                                  skip_first="staticmethod" not in decorator_names(func))
+        if on_class:
             return generic()
         return self._for_call(func, info, call, state, generic, skip_first=True,
                               me=self._given_self(func, recv, call, state))
@@ -204,13 +214,35 @@ class Summaries:
         given."""
         if self._surveying or recv is None:
             return generic()
-        attrs = self._given_attrs(recv, call.func.value if type(call.func) is ast.Attribute else None, state)
         stub = entity.method_stub(name)
-        args = self._portable(self._call_arguments(stub, call, state, skip_first=True)) if stub is not None else {}
+        static = stub is not None and "staticmethod" in decorator_names(stub)
+        # (A static method called on an instance: the instance is not passed.)
+        attrs = {} if static else self._given_attrs(recv, call.func.value if type(call.func) is ast.Attribute else None,
+                                                    state)
+        args = self._portable(self._call_arguments(stub, call, state, skip_first=not static)) if stub is not None \
+            else {}
         if not attrs and not args:
             return generic()
         result = entity.method_return_for(name, attrs, args)
         return _defined_at(result, entity, name) if result is not None else generic()
+
+    def static_call_result(self, entity, name: str, call: ast.Call, state) -> Fact | None:
+        """What this call of static method `name` of `entity`, a class of another module of the
+        project, called on the class (`Utils.to_numpy(out)`), returns for the arguments it
+        passes, those that mean the same in any module (as call_result passes a function's);
+        None where it is not a static method the class defines, or the call passes nothing
+        known (another module's class methods and the like are not followed:
+        `Config.from_dict(d)` would walk half a library for what is rarely a tensor)."""
+        if self._surveying:
+            return None
+        stub = entity.method_stub(name)
+        if stub is None or "staticmethod" not in decorator_names(stub):
+            return None
+        args = self._portable(self._call_arguments(stub, call, state, skip_first=False))
+        if not args:
+            return None
+        result = entity.method_return_for(name, {}, args)
+        return _defined_at(result, entity, name) if result is not None else None
 
     def property_result(self, entity, name: str, recv: Fact, receiver, state) -> Fact | None:
         """What property `name` of `entity`, a class of another module of the project, is on
