@@ -1949,6 +1949,46 @@ fake = netG(torch.randn(4, 2))
 d_step(netD, optD, torch.randn(4, 3), fake, nn.BCELoss())  # expect
 ''',
     }),
+    ('TNS402', 'helper in other file writes through a detach it makes', {
+        'ops.py': '''\
+def clamp_(t):
+    t.detach().clamp_(min=0)
+''',
+        'main.py': '''\
+from ops import clamp_
+w = torch.randn(3, requires_grad=True)
+y = w.sigmoid()
+clamp_(y)  # expect
+y.sum().backward()
+''',
+    }),
+    ('TNS402', 'helper in other file writes through a detach it makes, after backward', {
+        'ops.py': '''\
+def clamp_(t):
+    t.detach().clamp_(min=0)
+''',
+        'main.py': '''\
+from ops import clamp_
+w = torch.randn(3, requires_grad=True)
+y = w.sigmoid()
+y.sum().backward()
+clamp_(y)
+''',
+    }),
+    ('TNS403', 'helper in other file writes through .data', {
+        'ops.py': '''\
+def clip_(t):
+    """Clip in place."""
+    t.data.clamp_(max=0.5)
+''',
+        'main.py': '''\
+from ops import clip_
+w = torch.randn(3, requires_grad=True)
+y = w.sigmoid()
+clip_(y)  # expect
+y.sum().backward()
+''',
+    }),
 ]
 
 # Programs that run clean but that --strict reports as "may": the output of a frozen model (a

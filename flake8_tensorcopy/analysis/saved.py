@@ -350,7 +350,8 @@ def inplace_parameters(func) -> tuple:
     """((parameter, how), ...): the parameters a function writes into in place whenever it is
     called, at the top of its body (`t.clamp_(-1, 1)`, `t[0] = 5`, `t += 1`), before any
     statement that may not run what follows (`if`, a loop, `return`) and before the parameter is
-    bound to something else; `how` is the method, "[]" or "+="."""
+    bound to something else; `how` is the method, "[]" or "+=", after "detach()." or "data."
+    for a write through an alias the function makes (`t.detach().clamp_(0)`, `t.data.zero_()`)."""
     a = func.args
     if any(d not in _PLAIN_DECORATORS for d in decorator_names(func)):
         return ()
@@ -360,10 +361,15 @@ def inplace_parameters(func) -> tuple:
         t = type(stmt)
         if t is ast.Expr:
             call = stmt.value
-            if type(call) is ast.Call and type(call.func) is ast.Attribute and type(call.func.value) is ast.Name \
-                    and call.func.value.id in params and (is_inplace_method(call.func.attr)
-                                                          or call.func.attr in ARRAY_WRITES):
-                out.setdefault(call.func.value.id, call.func.attr)
+            if type(call) is ast.Call and type(call.func) is ast.Attribute and (
+                    is_inplace_method(call.func.attr) or call.func.attr in ARRAY_WRITES):
+                recv = call.func.value
+                if type(recv) is ast.Name and recv.id in params:
+                    out.setdefault(recv.id, call.func.attr)
+                elif is_inplace_method(call.func.attr):
+                    via = _alias_of_parameter(recv, params)
+                    if via is not None:
+                        out.setdefault(via[0], f"{via[1]}.{call.func.attr}")
             continue
         if t is ast.Assign or t is ast.AnnAssign or t is ast.AugAssign:
             targets = stmt.targets if t is ast.Assign else [stmt.target]
@@ -380,3 +386,16 @@ def inplace_parameters(func) -> tuple:
             continue
         break
     return tuple(sorted(out.items()))
+
+
+def _alias_of_parameter(expr, params: set) -> tuple | None:
+    """(parameter, "detach()" or "data") where `expr` is `t.detach()` or `t.data` of parameter
+    `t`, else None."""
+    if type(expr) is ast.Call and type(expr.func) is ast.Attribute and expr.func.attr == "detach" \
+            and not expr.args and not expr.keywords and type(expr.func.value) is ast.Name \
+            and expr.func.value.id in params:
+        return expr.func.value.id, "detach()"
+    if type(expr) is ast.Attribute and expr.attr == "data" and type(expr.value) is ast.Name \
+            and expr.value.id in params:
+        return expr.value.id, "data"
+    return None

@@ -180,7 +180,8 @@ class StorageDomain(Domain):
             for node in nodes:
                 if type(node) is ast.Call and node.args:
                     for arg, how, said in _helper_writes(node, q):
-                        for alias in _resolve(st, arg, q):
+                        via, _, how = how.rpartition(".")
+                        for alias in (_resolve(st, arg, q) if not via else _made_alias(st, arg, via, q)):
                             if how in WRITES_ANY or (how in ARRAY_WRITES if alias.via == "numpy"
                                                      else is_inplace_method(how)):
                                 rec.writes_seen.append((seq, Write(arg, alias, q.short(arg), f" ({said})"), path))
@@ -364,6 +365,16 @@ def _resolve(st: StorageState, expr, q) -> frozenset:
     if key is not None:
         return st.aliases.get(key, frozenset())
     return frozenset()
+
+
+def _made_alias(st: StorageState, arg, via: str, q) -> frozenset:
+    """The alias a function makes of what `arg` passes it and writes through (`def clamp_(t):
+    t.detach().clamp_(0)`, `via` "detach()"; `t.data.zero_()`, "data"): as `arg.detach()` or
+    `arg.data` written at the call (never named: nothing to fix at the call)."""
+    key = dotted_name(strip_views(arg, q))
+    if key is None or q.fact(arg).kind not in (TENSOR, UNKNOWN):
+        return frozenset()
+    return frozenset({Alias(key, _version(st, key), "detach" if via == "detach()" else "data", arg)})
 
 
 def _backward_deps(st: StorageState, nodes, q) -> frozenset:

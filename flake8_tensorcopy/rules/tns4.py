@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import re
 from bisect import bisect_left
+from functools import lru_cache
 
 from ..analysis.astutil import contains, suspends, target_elements, walk
 from ..analysis.facts import MODULE, TENSOR, Grad, must_grad
@@ -1909,6 +1910,37 @@ exactly (a form feed that starts a line at module level).
 # --------------------------------------------------------------------------- TNS402 / TNS403
 
 
+# What follows `.detach().` or `.data.` in a write in place through it (`t.data.zero_()`).
+_INPLACE_CALL = LazyPattern(r"\w+_\(")
+_ALIAS_WRITE = LazyPattern(rb"\.(?:detach\(\)|data)\.\w+_\(")
+_ALIAS_WRITER_LINES = 8
+
+
+@lru_cache(maxsize=1)  # (TNS402 and TNS403 ask of the same file)
+def _alias_writers(text: str) -> frozenset:
+    """The names of the functions of `text` that may write in place through an alias they make
+    of a parameter, in the first lines of their body (`def clamp_(t):` then
+    `t.detach().clamp_(0)`, `t.data.zero_()`; not `module.weight.data.normal_(...)`): a superset
+    of those saved.inplace_parameters finds, from the text."""
+    out = set()
+    for needle in (".detach().", ".data."):
+        at = text.find(needle)
+        while at != -1:
+            name_start = at
+            while name_start and (text[name_start - 1].isalnum() or text[name_start - 1] == "_"):
+                name_start -= 1
+            if name_start < at and text[name_start - 1:name_start] != "." \
+                    and _INPLACE_CALL.match(text, at + len(needle)) is not None:
+                start = text.rfind("def ", 0, name_start)
+                header = _DEF_HEADER.match(text, start) if start != -1 else None
+                if header is not None and header.end() <= name_start \
+                        and text.count("\n", header.end(), name_start) < _ALIAS_WRITER_LINES \
+                        and text[name_start:at] in _PARAM_NAME.findall(header.group(2)):
+                    out.add(header.group(1))
+            at = text.find(needle, at + 1)
+    return frozenset(out)
+
+
 class _SavedWriteRule(Rule):
     """Writes through an alias (`vias`) of a tensor autograd saved for a backward to come: what
     the walker's storage domain found in the scope."""
@@ -1922,6 +1954,29 @@ class _SavedWriteRule(Rule):
         # storage domain tracks only a function whose text calls `backward` or `grad`
         # (StorageDomain.active; `autograd.grad (y, w)` with a blank too).
         return cls.might_match(text) and _calls_backward(None, text)
+
+    # A function of a module the file imports that writes through an alias it makes of what it
+    # is passed (`clamp_(y)`, `def clamp_(t): t.detach().clamp_(0)` in utils.py): a write.
+    imported_triggers = staticmethod(lambda text: {n: frozenset((n,)) for n in _alias_writers(text)})
+    imported_needle = _ALIAS_WRITE
+
+    @classmethod
+    def scope_test(cls, text: str):
+        return cls.scope_test_imported(text, frozenset())
+
+    @classmethod
+    def scope_test_imported(cls, text: str, names: frozenset):
+        # A function that calls one of the file's (or, `names`, the imported modules') functions
+        # that write through an alias they make (`clamp_(y)`): the write is the call.
+        writers = names | _alias_writers(text)
+        if not writers:
+            return cls.might_match_scope
+
+        def test(segment: str) -> bool:
+            return cls.might_match_scope(segment) or _calls_backward(None, segment) and any(
+                n + "(" in segment for n in writers)
+
+        return test
 
     def leave_scope(self, scope, ctx) -> None:
         storage = ctx.domain("storage")
@@ -1971,7 +2026,9 @@ Only reported when the saving operation, the write and a later `backward()` (or
 in that order.  The write may be a call of a function, of the file or of another module of the
 project, that writes in place into what it is passed whenever it is called (`clamp_(c)`, with
 `def clamp_(t): t.clamp_(-1, 1)`: a write at the top of its body, before anything that may not
-run what follows): `in-place write through c (clamp_() writes into it, utils.py:4)`.
+run what follows): `in-place write through c (clamp_() writes into it, utils.py:4)`; or through
+a `.detach()` it makes of what it is passed (`clamp_(b)`, with `def clamp_(t):
+t.detach().clamp_(-1, 1)`).
 
 ## Why is this bad?
 `detach()` shares storage (and the version counter) with the original tensor.  Writing through
@@ -2264,7 +2321,8 @@ Checks for in-place writes through `.data` to a tensor saved for backward.
 
 The writes are `a.data.zero_()`, `a.data[0] = 5`, `a.data += 1` and `d = a.data; d.mul_(2)`,
 and a call of a function that writes in place into what it is passed (`clamp_(a.data)`, as in
-TNS402), where `a` was saved by an operation for a backward still to come in the same function
+TNS402) or through a `.data` it makes of it (`clip_(a)`, with `def clip_(t):
+t.data.clamp_(max=1)`), where `a` was saved by an operation for a backward still to come in the same function
 (see TNS402 for which operations save what).  Optimizer-style updates
 (`p.data.add_(...)` after `backward()`, or with no saving operation and backward around them)
 are not findings.
