@@ -2152,6 +2152,94 @@ w = Wrap(m)
 m.requires_grad_(False)
 w.reset()
 '''),
+    ('hand-written optimizer keeps list(params), step without no_grad', '''\
+class MySGD:
+    def __init__(self, params, lr):
+        self.params = list(params)
+        self.lr = lr
+    def step(self):
+        for p in self.params:
+            p -= self.lr * p.grad
+net = nn.Linear(3, 2)
+opt = MySGD(net.parameters(), 0.1)
+net(torch.randn(4, 3)).sum().backward()
+opt.step()
+'''),
+    ('hand-written optimizer, step under no_grad', '''\
+class MySGD:
+    def __init__(self, params, lr):
+        self.params = list(params)
+        self.lr = lr
+    @torch.no_grad()
+    def step(self):
+        for p in self.params:
+            p -= self.lr * p.grad
+net = nn.Linear(3, 2)
+opt = MySGD(net.parameters(), 0.1)
+net(torch.randn(4, 3)).sum().backward()
+opt.step()
+'''),
+    ('hand-written optimizer, with no_grad in step', '''\
+class MySGD:
+    def __init__(self, params, lr):
+        self.params = list(params)
+        self.lr = lr
+    def step(self):
+        with torch.no_grad():
+            for p in self.params:
+                p.add_(p.grad, alpha=-self.lr)
+net = nn.Linear(3, 2)
+opt = MySGD(net.parameters(), 0.1)
+net(torch.randn(4, 3)).sum().backward()
+opt.step()
+'''),
+    ('hand-written optimizer keeps the parameters iterator', '''\
+class MySGD:
+    def __init__(self, params):
+        self.params = params
+    def step(self):
+        for p in self.params:
+            p.add_(p.grad, alpha=-0.1)
+net = nn.Linear(3, 2)
+opt = MySGD(net.parameters())
+net(torch.randn(4, 3)).sum().backward()
+opt.step()
+'''),
+    ('hand-written optimizer given a list of parameters', '''\
+class MySGD:
+    def __init__(self, params):
+        self.params = params
+    def step(self):
+        for p in self.params:
+            p.sub_(0.1 * p.grad)
+w = nn.Parameter(torch.randn(3))
+b = nn.Parameter(torch.zeros(3))
+opt = MySGD([w, b])
+(w * 2 + b).sum().backward()
+opt.step()
+'''),
+    ('hand-written optimizer given a frozen model', '''\
+class MySGD:
+    def __init__(self, params):
+        self.params = list(params)
+    def step(self):
+        for p in self.params:
+            p.mul_(0.5)
+net = nn.Linear(3, 2).requires_grad_(False)
+MySGD(net.parameters()).step()
+'''),
+    ('hand-written optimizer writes through .data', '''\
+class MySGD:
+    def __init__(self, params):
+        self.params = list(params)
+    def step(self):
+        for p in self.params:
+            p.data.add_(p.grad, alpha=-0.1)
+net = nn.Linear(3, 2)
+opt = MySGD(net.parameters())
+net(torch.randn(4, 3)).sum().backward()
+opt.step()
+'''),
 ]
 
 TNS5_PROGRAMS = [

@@ -1735,6 +1735,58 @@ u = Util(2.0)
 arr = u.run(nn.Linear(3, 2), torch.randn(4, 3)).numpy()
 ''',
     }),
+    ('TNS4', 'hand-written optimizer in other file, step without no_grad', {
+        'opt.py': '''\
+class MySGD:
+    def __init__(self, params, lr):
+        self.params = list(params)
+        self.lr = lr
+    def step(self):
+        for p in self.params:
+            p -= self.lr * p.grad
+''',
+        'main.py': '''\
+from opt import MySGD
+net = nn.Linear(3, 2)
+o = MySGD(net.parameters(), 0.1)
+net(torch.randn(4, 3)).sum().backward()
+o.step()
+''',
+    }),
+    ('TNS4', 'hand-written optimizer in other file, step under no_grad', {
+        'opt.py': '''\
+class MySGD:
+    def __init__(self, params, lr):
+        self.params = list(params)
+        self.lr = lr
+    @torch.no_grad()
+    def step(self):
+        for p in self.params:
+            p -= self.lr * p.grad
+''',
+        'main.py': '''\
+from opt import MySGD
+net = nn.Linear(3, 2)
+o = MySGD(net.parameters(), 0.1)
+net(torch.randn(4, 3)).sum().backward()
+o.step()
+''',
+    }),
+    ('TNS4', 'hand-written optimizer in other file, frozen model', {
+        'opt.py': '''\
+class MySGD:
+    def __init__(self, params):
+        self.params = list(params)
+    def step(self):
+        for p in self.params:
+            p.mul_(0.5)
+''',
+        'main.py': '''\
+from opt import MySGD
+net = nn.Linear(3, 2).requires_grad_(False)
+MySGD(net.parameters()).step()
+''',
+    }),
 ]
 MARKED = [
     ('TNS5', 'best state dict kept in trainer of other module', {

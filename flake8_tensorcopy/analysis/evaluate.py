@@ -172,7 +172,23 @@ def join_states(a: State | None, b: State | None) -> State | None:
 # What a constructor's attribute holds when it is one of its parameters moved to a device
 # (walker._constructor_attrs: `self.model = model.to(device)`): the parameter's name and this.
 MOVED = ">moved"
+# ... or one of its parameters copied into a list (`self.params = list(params)`: the parameters a
+# hand-written optimizer is given).
+LISTED = ">listed"
 _MOVES = frozenset({"to", "cuda", "cpu"})
+
+
+def param_of(said: str) -> str:
+    """The parameter's name in what walker._constructor_attrs says an attribute holds."""
+    return said.partition(">")[0]
+
+
+def listed_name(v):
+    """The name `v` copies into a list or a tuple (`list(params)`, `tuple(params)`), else None."""
+    if type(v) is ast.Call and type(v.func) is _Name and v.func.id in ("list", "tuple") and len(v.args) == 1 \
+            and not v.keywords and type(v.args[0]) is _Name:
+        return v.args[0]
+    return None
 
 
 def moved_name(v):
@@ -196,14 +212,29 @@ def moved_name(v):
     return None
 
 
+def _handed(f: Fact) -> bool:
+    """Whether a constructor call of a class of the file that passes `f` makes an instance whose
+    attributes are what it passes (Evaluator._constructed_here): a torch module, or parameters
+    (`model.parameters()`, a list of tensors that require grad: a hand-written optimizer's)."""
+    if f.kind == MODULE:
+        return True
+    el = f.element
+    return (f.kind == PARAMS or f.kind == SEQ) and el is not None and el.kind == TENSOR and el.grad is Grad.YES
+
+
 def given_moved(given: dict, param: str) -> Fact | None:
-    """What a constructor's attribute holds, said `param` (a parameter's name, or one with MOVED),
-    of the facts `given` its parameters: a module or tensor moved holds the same, on a device
-    not known; None when `param` is not given."""
-    name, moved, _ = param.partition(MOVED)
+    """What a constructor's attribute holds, said `param` (a parameter's name, or one with MOVED
+    or LISTED), of the facts `given` its parameters: a module or tensor moved holds the same, on
+    a device not known; a list made of an iterable, its elements; None when `param` is not
+    given."""
+    name, marked, how = param.partition(">")
     f = given.get(name)
-    if f is None or not moved:
+    if f is None or not marked:
         return f
+    if marked + how == LISTED:
+        if f.kind in (PARAMS, SEQ) and f.element is not None:
+            return Fact(SEQ, f.grad, f.device, element=f.element)
+        return UNKNOWN_FACT
     if f.kind == MODULE:
         return f.but(device=Device.UNKNOWN, device_var=None)
     if f.kind == TENSOR:
@@ -1521,10 +1552,10 @@ class Evaluator:
         its calls pass, joined; this instance's hold the module this one passed, as it is on the
         path read: `t = Trainer(m)`, then `m.requires_grad_(False)`: `_changed_in_place`)."""
         for e in call.args:
-            if type(e) is not ast.Starred and self.fact(e, state).kind == MODULE:
+            if type(e) is not ast.Starred and _handed(self.fact(e, state)):
                 break
         else:
-            if not any(self.fact(kw.value, state).kind == MODULE for kw in call.keywords):
+            if not any(_handed(self.fact(kw.value, state)) for kw in call.keywords):
                 return attrs
         return self._constructed(classdef, lambda: self.local_constructor(classdef), attrs, call, state)
 
@@ -1554,10 +1585,9 @@ class Evaluator:
                     f = given_moved(known, p)
                     if f is not None and f.kind != UNKNOWN:
                         bound[attr] = f
-                        name, moved, _ = p.partition(MOVED)
-                        passed = dotted_name(pairs[name])
+                        passed = dotted_name(pairs[param_of(p)])
                         if passed is not None and f.kind == MODULE:
-                            sources[attr] = (passed, bool(moved))
+                            sources[attr] = (passed, p.endswith(MOVED))
             memo.extend((bound, sources))
 
         def given() -> dict:

@@ -43,6 +43,7 @@ from .evaluate import (
     GENERATOR_TAG,
     GRAD_OFF_CONTEXT,
     GRAD_ON_CONTEXT,
+    LISTED,
     MODULE_CLASS_TAG,
     MODULE_EVIDENCE,
     MOVED,
@@ -52,7 +53,9 @@ from .evaluate import (
     State,
     given_moved,
     join_states,
+    listed_name,
     moved_name,
+    param_of,
 )
 from .facts import (
     CLASS,
@@ -1783,6 +1786,8 @@ class Walker(Summaries, Evaluator):
                             found.setdefault(t.attr, v.id)
                         elif plain and (moved := moved_name(v)) is not None and uses.get(moved.id) == 1:
                             found.setdefault(t.attr, moved.id + MOVED)  # `model.to(device)`
+                        elif plain and (listed := listed_name(v)) is not None and uses.get(listed.id) == 1:
+                            found.setdefault(t.attr, listed.id + LISTED)  # `list(params)`
         # (An attribute assigned twice in the constructor is changed: only one assignment names
         # the parameter once.)
         found = {a: p for a, p in found.items() if assigned[a] == 1}
@@ -2042,7 +2047,7 @@ class Walker(Summaries, Evaluator):
             found = node.constructor() if needs else None
         if not found or not found[2]:
             return False
-        by_param = {p.partition(MOVED)[0]: a for a, p in found[2]}
+        by_param = {param_of(p): a for a, p in found[2]}
         for p in needs:
             a = by_param.get(p)
             f = given.get(a) if a is not None else None

@@ -187,7 +187,8 @@ _ALIAS_LINE = LazyPattern(r"^[ \t]*([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=[ \t]*([^=\
 def _leaf_aliases(text: str, bindings: tuple | None = None) -> frozenset:
     """Names `text` binds, by an assignment or an unpacking (`w, b = lin.weight, lin.bias`), to
     a value that mentions a weight, a bias or a parameter (`bindings`: `_bindings(text)`, if
-    read already)."""
+    read already), or a loop to the elements of an attribute that does (`for p in
+    self.params:`, what a hand-written optimizer was given)."""
     if not _leaf_word(text):
         return frozenset()
     out = set()
@@ -199,6 +200,11 @@ def _leaf_aliases(text: str, bindings: tuple | None = None) -> frozenset:
             if _leaf_word(value) and _leafish(text, value, bindings, frozenset((name,))):
                 out.add(name)
                 break
+    if "for " in text:
+        for m in _FOR_LINE.finditer(text):
+            iterable = m.group(2).strip()
+            if iterable.startswith("self.") and _leaf_word(iterable) and iterable[5:].isidentifier():
+                out.update(_NAME.findall(m.group(1)))
     return frozenset(out)
 
 
@@ -1226,9 +1232,12 @@ message names the call.  Such an update in another module of the project (a func
 a gradient, `.grad`, or that calls `fill_`, `zero_`, `copy_`, `uniform_`, `normal_`, `mul_`,
 `add_`, `sub_`, `div_` or `clamp_` on one of its parameters, or on a loop variable over one, and
 never turns grad off) is reported at the argument, where the call is: `in-place write to each of
-model.parameters() (in sgd_step(), optim.py:6)`.  Only where what the function writes to is
-the leaf it received on every path (not after `if detach: p = p.detach()`), and without a fix
-(the call, or the function, is to wrap).
+model.parameters() (in sgd_step(), optim.py:6)`.  So is a method of another module's class
+that writes so to what the instance's constructor call gave it (a hand-written optimizer,
+`opt = MySGD(model.parameters())`), at the method's call: `in-place write to each of opt.params
+(in opt.step(), optim.py:8)`.  Only where what the function writes to is the leaf it received
+on every path (not after `if detach: p = p.detach()`), and without a fix (the call, or the
+function, is to wrap).
 Leaves that require grad are tensors created with `requires_grad=True`, `.requires_grad_()`
 results, `nn.Parameter(...)`, module parameters (`model.fc.weight`,
 `self.weight` of an `nn.Module`) and loop variables over `model.parameters()` or
@@ -1818,6 +1827,19 @@ exactly (a form feed that starts a line at module level).
             kind = ctx.fact(arg).kind
             each = "" if kind == TENSOR else "the parameters of " if kind == MODULE else "each of "
             ctx.report(self, arg, None, leaf=f"{each}{ctx.short(arg, 60)} (in {callee}(), {where})",
+                       advice=f"wrap it in `with {self._no_grad_spelling(ctx) or 'torch.no_grad()'}:`")
+            return
+        # `opt.step()`, where method `step` of another module's class writes in place to what
+        # the constructor call of `opt` gave an attribute (`MySGD(net.parameters())`, a
+        # hand-written optimizer): reported at the call.
+        found = ctx.method_sink(self, node)
+        if found is not None:
+            recv, attr, callee, where = found
+            given = getattr(ctx.fact(recv).attrs, "given", None)
+            held = given.get(attr) if given else None
+            kind = held.kind if held is not None else None
+            each = "" if kind == TENSOR else "the parameters of " if kind == MODULE else "each of "
+            ctx.report(self, node, None, leaf=f"{each}{ctx.short(recv, 30)}.{attr} (in {callee}(), {where})",
                        advice=f"wrap it in `with {self._no_grad_spelling(ctx) or 'torch.no_grad()'}:`")
 
     def _no_grad_spelling(self, ctx) -> str | None:
