@@ -2105,6 +2105,62 @@ clip_(y)  # expect
 y.sum().backward()
 ''',
     }),
+    ('TNS502', 'weight view kept across a trainer of another module', {
+        'trainer.py': '''\
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+        self.opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    def fit(self, x):
+        self.opt.zero_grad()
+        self.model(x).sum().backward()
+        self.opt.step()
+''',
+        'main.py': '''\
+from trainer import Trainer
+model = nn.Linear(3, 2)
+t = Trainer(model)
+w0 = model.weight.detach()  # expect
+t.fit(torch.randn(4, 3))
+print((model.weight - w0).abs().sum())
+''',
+    }),
+    ('TNS502', 'weight copy kept across a trainer of another module', {
+        'trainer.py': '''\
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+        self.opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    def fit(self, x):
+        self.opt.zero_grad()
+        self.model(x).sum().backward()
+        self.opt.step()
+''',
+        'main.py': '''\
+from trainer import Trainer
+model = nn.Linear(3, 2)
+t = Trainer(model)
+w0 = model.weight.detach().clone()
+t.fit(torch.randn(4, 3))
+print((model.weight - w0).abs().sum())
+''',
+    }),
+    ('TNS502', 'weight view kept across a train function of another module', {
+        'engine.py': '''\
+def train_one_epoch(model, opt, x):
+    opt.zero_grad()
+    model(x).sum().backward()
+    opt.step()
+''',
+        'main.py': '''\
+from engine import train_one_epoch
+model = nn.Linear(3, 2)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+w0 = model.weight.detach().numpy()  # expect
+train_one_epoch(model, opt, torch.randn(4, 3))
+print(w0)
+''',
+    }),
 ]
 
 # Programs that run clean but that --strict reports as "may": the output of a frozen model (a

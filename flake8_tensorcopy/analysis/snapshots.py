@@ -331,8 +331,8 @@ class SnapshotDomain(Domain):
         if not might_keep_state_dict(text) and not might_alias_tensor(text) and not any(
                 n + "(" in text for n in names) and not ("__call__" in names and "state_dict(" in text):
             return False
-        if may_update(text):
-            return True
+        if may_update(text) or any(n + "(" in text for n in self._imported):
+            return True  # (or in a call of a function of a module the file imports: widen)
         # An update may hide in a function of the file that steps an optimizer.
         if self._file_steps is None:
             whole = walker.lines.text if walker.lines is not None else ""

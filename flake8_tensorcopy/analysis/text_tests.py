@@ -62,13 +62,51 @@ def snapshot_helpers(text: str) -> dict:
 
 
 def snapshot_triggers(text: str) -> dict:
-    """{name: names a call of which may keep a snapshot} of a module's text: its functions that
-    return one (snapshot_helpers) and, by class, its methods that keep one in an attribute
-    (state_keeping_methods): what a file that imports them may call (Rule.imported_triggers)."""
+    """{name: names a call of which may keep a snapshot, or update one} of a module's text: its
+    functions that return one (snapshot_helpers) and, by class, its methods that keep one in an
+    attribute (state_keeping_methods); its functions and methods that step an optimizer
+    (stepping_callables): what a file that imports them may call (Rule.imported_triggers)."""
     found = dict(snapshot_helpers(text))
     for cls, methods in state_keeping_methods(text).items():
         found[cls] = found.get(cls, frozenset()) | methods
+    for name, methods in stepping_callables(text).items():
+        found[name] = found.get(name, frozenset()) | methods
     return found
+
+
+@kept_for_the_last_text
+def stepping_callables(text: str) -> dict:
+    """{name: {name}} of the module-level functions, and {class: method names} of the classes
+    (at the margin), of a module's text whose text steps an optimizer (`.step(`): a call of one
+    may update in place the parameters of a module it is handed, or that its instance was handed
+    (`trainer.fit(x)`, with `t = Trainer(model)`; snapshots.SnapshotDomain._calls_stepping
+    decides)."""
+    if ".step(" not in text:
+        return {}
+    out = {name: frozenset({name}) for name, segment in top_level_functions(text) if ".step(" in segment}
+    if "class " in text:
+        for cls, _bases, name, segment in class_methods(text):
+            if ".step(" in segment and not name.startswith("__"):
+                out[cls] = out.get(cls, frozenset()) | {name}
+    return out
+
+
+class EitherNeedle:
+    """Needles searched one after the other (Rule.imported_needle): the first match."""
+
+    def __init__(self, *needles) -> None:
+        self.needles = needles
+
+    def search(self, data):
+        for needle in self.needles:
+            found = needle.search(data)
+            if found is not None:
+                return found
+        return None
+
+
+# A module that steps an optimizer (stepping_callables): its bytes.
+STEPS_BYTES = LazyPattern(rb"\.step\(")
 
 
 def snapshot_needles(text: str) -> tuple:

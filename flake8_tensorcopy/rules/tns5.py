@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import ast
 
-from ..analysis.text_tests import (METER_BYTES, STATE, may_update, meter_methods, meter_methods_by_class,
-                                   might_accumulate, might_alias_tensor, might_keep_state_dict, snapshot_needles,
-                                   snapshot_triggers)
+from ..analysis.text_tests import (METER_BYTES, STATE, STEPS_BYTES, EitherNeedle, may_update, meter_methods,
+                                   meter_methods_by_class, might_accumulate, might_alias_tensor, might_keep_state_dict,
+                                   snapshot_needles, snapshot_triggers)
 from ..model import Edit, Fix
 from ..source import LazyPattern, OnLinesWith, or_holds
 from .base import Invalid, Oracle, Rule, Valid, dedent
@@ -56,7 +56,12 @@ class _SnapshotRule(Rule):
         if ".step(" in text:
             return test
         # Without an optimizer step in the file, the snapshot domain tracks only a function whose
-        # own text may update a tensor (SnapshotDomain.active): in the others nothing is found.
+        # own text may update a tensor (SnapshotDomain.active), or that calls a function or
+        # method of a module the file imports that steps one (`t.fit(x)`: stepping_callables):
+        # in the others nothing is found.
+        if names:
+            calls = tuple(n + "(" for n in sorted(names))
+            return lambda segment: test(segment) and (may_update(segment) or any(c in segment for c in calls))
         return lambda segment: test(segment) and may_update(segment)
 
     def leave_scope(self, scope, ctx) -> None:
@@ -104,7 +109,8 @@ class StateDictNotACopy(_SnapshotRule):
     kind = STATE
     # `best = snapshot(model)` with `def snapshot(m): return m.state_dict()` in utils.py (a
     # `return` of one, a local bound to one, or an attribute of the instance set to one).
-    imported_needle = OnLinesWith((b".state_dict(",), LazyPattern(rb"^[ \t]*(?:return|(?:self\.)?\w+[ \t]*=)"))
+    imported_needle = EitherNeedle(
+        OnLinesWith((b".state_dict(",), LazyPattern(rb"^[ \t]*(?:return|(?:self\.)?\w+[ \t]*=)")), STEPS_BYTES)
 
     @classmethod
     def might_match(cls, text: str) -> bool:
@@ -547,8 +553,9 @@ class TensorSnapshotNotACopy(_SnapshotRule):
     kind = "tensor"
     # `w0 = to_numpy(model.fc.weight)` with `def to_numpy(t): return t.detach().cpu().numpy()` in
     # utils.py (a `return` of a view that ends the line, or a local bound to one).
-    imported_needle = OnLinesWith((b".detach()", b".numpy()", b".data"), LazyPattern(
-        rb"^[ \t]*(?:return|[A-Za-z_]\w*[ \t]*=)[^\n]*(?:\.detach\(\)|\.data|\.numpy\(\))(?:\.cpu\(\))?(?:\.numpy\(\))?[ \t]*(?:[,)\]}#]|\r?$)"))
+    imported_needle = EitherNeedle(OnLinesWith((b".detach()", b".numpy()", b".data"), LazyPattern(
+        rb"^[ \t]*(?:return|[A-Za-z_]\w*[ \t]*=)[^\n]*(?:\.detach\(\)|\.data|\.numpy\(\))(?:\.cpu\(\))?(?:\.numpy\(\))?[ \t]*(?:[,)\]}#]|\r?$)")),
+        STEPS_BYTES)
 
     @classmethod
     def might_match(cls, text: str) -> bool:
@@ -571,8 +578,10 @@ and a list or dict comprehension of such views of a module's parameters (`[p.det
 model.parameters()]`, `{n: p.detach() for n, p in model.named_parameters()}`).
 
 The updates are optimizer steps (for parameters and other leaves that require grad; an
-optimizer the file builds on other tensors does not count), calls of a function of the file
-that steps an optimizer and is handed the tensor or its module, `load_state_dict` of its
+optimizer the file builds on other tensors does not count), calls of a function of the file,
+or of another module of the project, that steps an optimizer and is handed the tensor or its
+module (or a method of a class whose instance was: `t.fit(x)` with `t = Trainer(model)`,
+`Trainer` in `trainer.py`), `load_state_dict` of its
 module, `nn.init.*_`, in-place methods (`t.add_(...)`, `t.data.copy_(...)`), `t[i] = v` and
 `t -= lr * g` on the tensor.  The use is a read of the snapshot's values after the update on
 some path (passing it to a call, returning it, indexing it, arithmetic, iterating a history
