@@ -64,9 +64,19 @@ def sink_calls(text: str, project, module: str, path: str) -> frozenset:
         if name is None:  # `import pkg.utils as U`: `U.to_numpy(`
             if names:
                 found.add(local + ".")
+            else:
+                relayed = [n for n in _attribute_calls(text, local) if not n[0].isupper() and through.relays(target, n)]
+                if relayed:
+                    found.add(local + ".")
+                    through.names.update(relayed)
         elif name == "*":
             found.update(n + "(" for n in names)
         elif name in names:
+            found.add(local + "(")
+            through.names.add(local)
+        elif not name[0].isupper() and _called(text, local) and through.relays(target, name):
+            # (A function that hands what it is given to one of another module that may
+            # report: `run`, with `def run(model, x): return to_np(model(x))`.)
             found.add(local + "(")
             through.names.add(local)
         elif sub is not None:  # `from pkg import utils`: `utils.to_numpy(`
@@ -75,6 +85,32 @@ def sink_calls(text: str, project, module: str, path: str) -> frozenset:
             if attr and through.functions(sub):
                 found.add(local + ".")
     return frozenset(found)
+
+
+def _called(text: str, local: str) -> bool:
+    """Whether the file calls `local` other than as a decorator (`local(`, not `@local(`)."""
+    call = local + "("
+    i = text.find(call)
+    while i != -1:
+        if i == 0 or not (text[i - 1].isalnum() or text[i - 1] in "_.@"):
+            return True
+        i = text.find(call, i + len(call))
+    return False
+
+
+def _attribute_calls(text: str, local: str) -> set:
+    """The names the file calls as attributes of `local` (`U.run(` of `import utils as U`)."""
+    out: set = set()
+    prefix = local + "."
+    i = text.find(prefix)
+    while i != -1:
+        j = k = i + len(prefix)
+        if i == 0 or not (text[i - 1].isalnum() or text[i - 1] in "_."):
+            k = identifier_end(text, j)
+            if k < len(text) and text[k] == "(" and k > j:
+                out.add(text[j:k])
+        i = text.find(prefix, k)
+    return out
 
 
 def _methods_constructed(text: str, local: str, where: str, through) -> set:
@@ -146,6 +182,8 @@ class Through:
         self._records: dict = {}  # path -> _record
         self._unsaved: set = set()  # the paths whose record has parts the summary cache lacks
         self._needles: dict = {}  # path -> _needles_of
+        self._relay_calls: dict = {}  # path -> (its text, _imported_sinks of it)
+        self.relay_names: set = set()  # the names of the relays found (relays)
         # {path: digest} of the modules the summary cache says hold no needle (a DirectoryMaps;
         # False: no summary cache), and those this process found, until `flush` writes them.
         self._plain = None
@@ -209,6 +247,62 @@ class Through:
             self.names.update(known)
         project.touched[where] = project.digest_of(where)
         return known
+
+    def relays(self, module: str, name: str) -> bool:
+        """Whether `name` of project module `module` is a top-level function of it that relays
+        (ProjectEntity.relays: an answer of the module's summary).  (sink_calls does not ask of
+        a capitalised name, a class's by the naming convention: reading the summaries of the
+        modules of the classes a file imports costs a single file's check a tenth.)"""
+        entity = self.project.entity((module, name))
+        info = entity.info
+        if info[0] != "function" or info[2] is None:
+            return False
+        found = entity.relays()
+        if found:
+            self.relay_names.add(name)
+        return found
+
+    def relays_in(self, walker, func) -> bool:
+        """Whether top-level function `func` of the module of summary walker `walker` calls, by
+        its text, a function of a project module the module imports that `functions` names (one
+        level: not a function that calls a relay); the modules it imports are dependencies of
+        what is being computed (the summary's answer)."""
+        lines = walker.lines
+        module = walker.module
+        if lines is None or module is None:
+            return False
+        where = self.project.path_of(module)
+        if where is None:
+            return False
+        found = self._relay_calls.get(where)
+        if found is None or found[0] is not lines.text:
+            found = self._relay_calls[where] = (lines.text, *self._imported_sinks(lines.text, module, where))
+        _, calls, deps = found
+        self.project._touch_deps(deps)
+        if not calls:
+            return False
+        segment = walker.source_of(func)
+        return any(c in segment for c in calls)
+
+    def _imported_sinks(self, text: str, module: str, where: str) -> tuple:
+        """(what calls of the functions `functions` names of the project modules the text
+        imports look like in it (`to_np(`, `U.`), {path: digest} of those modules)."""
+        project = self.project
+        calls, deps = set(), {}
+        for target, imported, local in runtime_imports(text, module, where.endswith("__init__.py")):
+            at = project.path_of(target)
+            if at is None:
+                continue
+            deps[at] = project.digest_of(at)
+            names = self.functions(at)
+            if imported is None:
+                if names:
+                    calls.add(local + ".")
+            elif imported == "*":
+                calls.update(n + "(" for n in names)
+            elif imported in names:
+                calls.add(local + "(")
+        return frozenset(calls), deps
 
     def methods(self, where: str, cls: str) -> frozenset:
         """The names of the methods of class `cls` of the module at `where` whose text holds a
@@ -430,6 +524,11 @@ class Through:
         text = lines.text
         segment = walker.source_of(func)
         rules = [cls for cls in self.rules if cls.through_scope_test(text)(segment)]
+        relay = func.name in self.relay_names and self.relays_in(walker, func)
+        if relay:
+            # A function that hands what it is given to one that may report (relays): the
+            # rules that report at such a call, asked at its calls.
+            rules += [cls for cls in self.rules if cls not in rules]
         if not rules:
             return []
         project = self.project
@@ -441,6 +540,8 @@ class Through:
         def found(empty: bool) -> set:
             ctx = Context(lines, options)
             ctx.through_call = floor
+            if relay:
+                ctx.sink_names = frozenset(self.names)
             domains = make_domains({k for cls in rules for k in cls.domains}, options, text)
             w = Walker(walker.tree, [cls(options) for cls in rules], ctx, None, domains, project=project,
                        module=walker.module, module_is_package=walker.module_is_package)

@@ -205,6 +205,52 @@ def test_a_helper_is_checked_again_when_a_file_that_calls_it_changes(tmp_path, c
     assert run().returncode == 0
 
 
+RELAY = {
+    "pyproject.toml": "",
+    "PKG/__init__.py": "",
+    "PKG/convert.py": """
+        def to_np(t):
+            return t.cpu().numpy()
+    """,
+    "PKG/evaluate.py": """
+        from .convert import to_np
+
+
+        def run(model, x):
+            return to_np(model(x))
+    """,
+    "PKG/main.py": """
+        import torch
+        from torch import nn
+
+        from .evaluate import run
+
+        arr = run(nn.Linear(3, 2), torch.randn(4, 3))
+    """,
+}
+
+
+def test_a_call_is_checked_again_when_a_module_two_imports_away_changes(tmp_path, capsys):
+    # main.py calls evaluate.run, which hands what it computes to convert.to_np, which calls
+    # .numpy() on it: main's result rests on convert.py too, which main does not import.
+    make(tmp_path, RELAY)
+    main, convert = tmp_path / "PKG" / "main.py", tmp_path / "PKG" / "convert.py"
+
+    def run():
+        return tc(capsys, "check", str(main), cwd=tmp_path)
+
+    first = run()
+    assert first.returncode == 1 and "main.py:6:11: TNS101" in first.stdout and "evaluate.py:5" in first.stdout, \
+        first.stdout
+    convert.write_text(convert.read_text().replace("t.cpu()", "t.detach().cpu()"))
+    assert run().returncode == 0
+    convert.write_text(convert.read_text().replace("t.detach().cpu()", "t.cpu()"))
+    assert run().stdout == first.stdout
+    proc = subprocess.run([tool("flake8"), "--select", "TNS", "--format", "%(row)d:%(code)s", str(main)],
+                          capture_output=True, text=True, cwd=tmp_path)
+    assert proc.stdout.split() == ["6:TNS101"], proc.stdout + proc.stderr
+
+
 THROUGH = {
     "pyproject.toml": "",
     "PKG/__init__.py": "from .models import build, Trainer\n",

@@ -1787,6 +1787,36 @@ net = nn.Linear(3, 2).requires_grad_(False)
 MySGD(net.parameters()).step()
 ''',
     }),
+    ('TNS1', 'numpy helper called by a helper of another file', {
+        'a.py': '''\
+def to_np(t):
+    return t.cpu().numpy()
+''',
+        'b.py': '''\
+from a import to_np
+def run(model, x):
+    return to_np(model(x))
+''',
+        'main.py': '''\
+from b import run
+arr = run(nn.Linear(3, 2), torch.randn(4, 3))
+''',
+    }),
+    ('TNS1', 'numpy helper called by a helper of another file through its module', {
+        'a.py': '''\
+def to_np(t):
+    return t.numpy()
+''',
+        'b.py': '''\
+import a
+def run(model, x):
+    return a.to_np(model(x))
+''',
+        'main.py': '''\
+import b
+arr = b.run(nn.Linear(3, 2), torch.randn(4, 3))
+''',
+    }),
     ('TNS1', 'numpy helper that detaches, called by a helper of another file', {
         'a.py': '''\
 def to_np(t):

@@ -95,6 +95,14 @@ class ProjectEntity:
 
         return self._answer(("for", self.path, said), compute)
 
+    def relays(self) -> bool:
+        """Whether this function (top-level) calls, by its text, a function of another project
+        module in which a rule may report for what a call passes it (through.Through.relays_in:
+        `def run(model, x): return to_np(model(x))`, `to_np` of utils.py calling `.numpy()`): a
+        call of it hands what it is given on, and is asked as one of those (sinks_for).  Kept
+        with the module's answers, depending on the modules it imports."""
+        return self._answer(("relay", self.path), _relays, many="plain") == "1"
+
     def sinks_for(self, args: dict, constants: dict | None = None) -> tuple:
         """What the rules report inside this function when it is called with parameters `args`
         ({name: fact}, tensors that require grad) and not without them: ((code, line), ...),
@@ -409,6 +417,13 @@ def _factory(node, name: str) -> str:
     made = returns and all(type(r.value) is ast.Call and type(r.value.func) is ast.Name and r.value.func.id in makers
                            for r in returns)
     return "1" if made else "0"
+
+
+def _relays(walker, node) -> str:
+    through = walker.project.through if walker.project is not None else None
+    if through is None or not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return ""
+    return "1" if through.relays_in(walker, node) else ""
 
 
 def _inplace_parameters(walker, node) -> tuple:

@@ -475,7 +475,8 @@ class Walker(Summaries, Evaluator):
         if f.kind != FUNCTION or not hasattr(entity, "sinks_for") or "." in entity.path:
             return []
         where = self.project.path_of(entity.module)
-        if where is None or entity.name not in through.functions(where):
+        if where is None or entity.name not in through.functions(where) and not (
+                entity.name in through.relay_names and entity.relays()):
             return []
         out = []
         pairs, complete = bind_arguments(entity.node, call, False)
