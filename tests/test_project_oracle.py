@@ -1881,6 +1881,24 @@ from engine import train_step
 train_step(nn.Linear(3, 2), torch.randn(4, 3))
 ''',
     }),
+    ('TNS4', 'sgd helper called by an update helper of another file, parameters passed on', {
+        'optim_utils.py': '''\
+def sgd_step(params, lr):
+    for p in params:
+        p.sub_(lr * p.grad)
+''',
+        'engine.py': '''\
+from optim_utils import sgd_step
+def update(params):
+    sgd_step(params, 0.1)
+''',
+        'main.py': '''\
+from engine import update
+net = nn.Linear(3, 2)
+net(torch.randn(4, 3)).sum().backward()
+update(net.parameters())
+''',
+    }),
 ]
 MARKED = [
     ('TNS5', 'best state dict kept in trainer of other module', {
