@@ -206,8 +206,17 @@ class Rule:
         `text`: a rule whose trigger depends on the file's imports (`from numpy import asarray`
         makes `asarray(` a NumPy call) returns a test that knows them.  A test may also answer
         by offsets: `test.span(start, end)`, what it says of `text[start:end]`, a run of whole
-        lines (a function's), from what it found in the whole text (TNS401: the writes)."""
+        lines (a function's), from what it found in the whole text (TNS401: the writes).  A
+        rule with `imported_triggers` gets its `scope_test_imported` with none imported."""
+        if cls.imported_triggers is not None:
+            return cls.scope_test_imported(text, frozenset())
         return cls.might_match_scope
+
+    @classmethod
+    def scope_test_imported(cls, text: str, names: frozenset):
+        """`scope_test` for a file that calls `names`, the `imported_triggers` of the modules
+        it imports (a rule that has them defines it)."""
+        raise NotImplementedError
 
     @classmethod
     def through_scope_test(cls, text: str):

@@ -70,7 +70,7 @@ class DiscriminatorThroughGenerator(Rule):
 
     @classmethod
     def scope_test_imported(cls, text: str, names: frozenset):
-        test = cls.scope_test(text)
+        test = cls.might_match_scope
         return or_holds(test, tuple(n + "(" for n in names)) if names else test
     docs = """
 ## What it does

@@ -1157,10 +1157,6 @@ class InplaceOnLeaf(Rule):
         return _admits(text, _FileLeaves(text))
 
     @classmethod
-    def scope_test(cls, text: str):
-        return cls.scope_test_imported(text, frozenset())
-
-    @classmethod
     def through_scope_test(cls, text: str):
         # (A function another module calls: what that call passes its parameters counts too.)
         file = _FileLeaves(text, called=True)
@@ -1981,10 +1977,6 @@ class _SavedWriteRule(Rule):
     # is passed (`clamp_(y)`, `def clamp_(t): t.detach().clamp_(0)` in utils.py): a write.
     imported_triggers = staticmethod(lambda text: {n: frozenset((n,)) for n in _alias_writers(text)})
     imported_needle = _ALIAS_WRITE
-
-    @classmethod
-    def scope_test(cls, text: str):
-        return cls.scope_test_imported(text, frozenset())
 
     @classmethod
     def scope_test_imported(cls, text: str, names: frozenset):

@@ -42,14 +42,10 @@ class _SnapshotRule(Rule):
     imported_triggers = staticmethod(snapshot_triggers)
 
     @classmethod
-    def scope_test(cls, text: str):
+    def scope_test_imported(cls, text: str, names: frozenset):
         # A function that calls one of the file's functions that return a state dict or a view
         # of what they are handed (`best = snapshot(model)`), or a method that keeps a state dict
         # (`stopper.step(loss, model)`), keeps one as much as `model.state_dict()` does.
-        return cls.scope_test_imported(text, frozenset())
-
-    @classmethod
-    def scope_test_imported(cls, text: str, names: frozenset):
         needles = tuple("state_dict(" if n == "__call__" else n + "(" for n in sorted(names)) + snapshot_needles(text)
         test = cls.might_match_scope
         test = or_holds(test, needles) if needles else test
@@ -1064,10 +1060,6 @@ breaks) and synchronises with an accelerator at every iteration.
     # `losses.update(loss)` with `class AverageMeter` in utils.py.
     imported_triggers = staticmethod(meter_methods_by_class)
     imported_needle = METER_BYTES
-
-    @classmethod
-    def scope_test(cls, text: str):
-        return cls.scope_test_imported(text, frozenset())
 
     @classmethod
     def scope_test_imported(cls, text: str, names: frozenset):
