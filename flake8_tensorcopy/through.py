@@ -74,7 +74,8 @@ def sink_calls(text: str, project, module: str, path: str) -> frozenset:
         elif name in names:
             found.add(local + "(")
             through.names.add(local)
-        elif not name[0].isupper() and _called(text, local) and through.relays(target, name):
+        elif not name[0].isupper() and _called(text, local) and (
+                through.reexported(target, name, where) or through.relays(target, name)):
             # (A function that hands what it is given to one of another module that may
             # report: `run`, with `def run(model, x): return to_np(model(x))`.)
             found.add(local + "(")
@@ -183,6 +184,10 @@ class Through:
         self._unsaved: set = set()  # the paths whose record has parts the summary cache lacks
         self._needles: dict = {}  # path -> _needles_of
         self._relay_calls: dict = {}  # path -> (its text, _imported_sinks of it)
+        self._sink_importers: dict = {}  # module -> (_imports_sinks, {path: digest} it read)
+        # {path: _relay_entry} of what _imports_sinks found of a module (a DirectoryMaps; False:
+        # no summary cache): a warm run does not read a module again to tell.
+        self._relay_map = None
         self.relay_names: set = set()  # the names of the relays found (relays)
         # {path: digest} of the modules the summary cache says hold no needle (a DirectoryMaps;
         # False: no summary cache), and those this process found, until `flush` writes them.
@@ -249,18 +254,83 @@ class Through:
         return known
 
     def relays(self, module: str, name: str) -> bool:
-        """Whether `name` of project module `module` is a top-level function of it that relays
-        (ProjectEntity.relays: an answer of the module's summary).  (sink_calls does not ask of
-        a capitalised name, a class's by the naming convention: reading the summaries of the
-        modules of the classes a file imports costs a single file's check a tenth.)"""
-        entity = self.project.entity((module, name))
-        info = entity.info
-        if info[0] != "function" or info[2] is None:
-            return False
-        found = entity.relays()
+        """Whether `name` of project module `module` is a top-level function of the project that
+        relays (ProjectEntity.relays: an answer of its module's summary), defined there or
+        re-exported (`from .evaluate import run` in a package's `__init__.py`).  (sink_calls
+        does not ask of a capitalised name, a class's by the naming convention: reading the
+        summaries of the modules of the classes a file imports costs a single file's check a
+        tenth.)"""
+        where = self.project.path_of(module)
+        if where is None or not where.endswith("__init__.py") and not self._imports_sinks(module):
+            return False  # (told without the module's summary: most called functions are not relays)
+        entity = self._function(module, name)
+        found = entity is not None and (entity.module == module or self._imports_sinks(entity.module)) \
+            and entity.relays()
         if found:
-            self.relay_names.add(name)
+            self.relay_names.add(entity.name)
         return found
+
+    def _imports_sinks(self, module: str) -> bool:
+        """Whether project module `module` imports a function of another project module that
+        `functions` names, or such a module (`from .convert import to_np`, `import convert`), by
+        its text (_imported_sinks): a first test of whether a function of it may relay, without
+        its summary.  Once a process, and kept in the summary cache (a map of path to the
+        module's digest, the answer and the digests of the modules it imports: a warm run does
+        not read the module again); the modules it reads are dependencies of the asking file."""
+        found = self._sink_importers.get(module)
+        if found is None:
+            found = self._sink_importers[module] = self._find_imported_sinks(module)
+        self.project._touch_deps(found[1])
+        return found[0]
+
+    def _find_imported_sinks(self, module: str) -> tuple:
+        project = self.project
+        where = project.path_of(module)
+        digest = project.digest_of(where) if where is not None else None
+        if digest is None:
+            return False, {}
+        if self._relay_map is None:
+            store = project.cache()
+            self._relay_map = store.maps("relays") if store is not None else False
+        if self._relay_map:
+            kept = _read_relay_entry(self._relay_map.get(where), digest)
+            if kept is not None and all(project.digest_of(p) == d for p, d in kept[1].items()):
+                return kept[0], {where: digest, **kept[1]}
+        from .source import DecodeError, decode
+
+        data = project.contents(where)
+        try:
+            text = decode(data).text if data is not None else None
+        except DecodeError:
+            text = None
+        if text is None:
+            return False, {where: digest}
+        calls, deps = self._imported_sinks(text, module, where)
+        found = bool(calls)
+        if self._relay_map and where not in project.restamped and all(d is not None for d in deps.values()):
+            self._relay_map.set(where, _relay_entry(digest, found, deps))
+        return found, {where: digest, **deps}
+
+    def reexported(self, module: str, name: str, where: str) -> bool:
+        """Whether `name`, imported from package `module` (its `__init__.py` at `where`), is a
+        function of another module of the package that `functions` names (`from .utils import
+        to_np` there); that module is a dependency of the asking file."""
+        if not where.endswith("__init__.py"):
+            return False
+        entity = self._function(module, name)
+        if entity is None or entity.module == module:
+            return False
+        real = self.project.path_of(entity.module)
+        return real is not None and entity.name in self.functions(real)
+
+    def _function(self, module: str, name: str):
+        """The ProjectEntity of top-level function `name` that project module `module` defines
+        or imports, else None."""
+        f = self.project.fact(f"{module}.{name}")
+        entity = f.node if f is not None and f.kind == "function" else None
+        if entity is None or not hasattr(entity, "relays") or "." in entity.path:
+            return None
+        return entity
 
     def relays_in(self, walker, func) -> bool:
         """Whether top-level function `func` of the module of summary walker `walker` calls, by
@@ -437,6 +507,8 @@ class Through:
         project = self.project
         if self._plain:
             self._plain.flush()
+        if self._relay_map:
+            self._relay_map.flush()
         for where in self._unsaved:
             record = self._records[where]
             digest = project.digest_of(where)
@@ -565,6 +637,28 @@ def _names(x) -> frozenset:
     if type(x) is not list or not all(type(n) is str for n in x):
         raise ValueError("not a record we wrote")
     return frozenset(x)
+
+
+def _relay_entry(digest: str, found: bool, deps: dict) -> str:
+    """What the map of Through._imports_sinks keeps of a module: its digest, the answer, and the
+    digests of the project modules it imports (the answer holds while they are unchanged)."""
+    return "\x00".join([digest, "1" if found else "0", *(f"{p}\x01{d}" for p, d in sorted(deps.items()))])
+
+
+def _read_relay_entry(value, digest: str) -> tuple | None:
+    """(answer, {path: digest}) of a `_relay_entry` made for content `digest`, else None."""
+    if type(value) is not str:
+        return None
+    parts = value.split("\x00")
+    if len(parts) < 2 or parts[0] != digest or parts[1] not in ("0", "1"):
+        return None
+    deps = {}
+    for part in parts[2:]:
+        p, sep, d = part.partition("\x01")
+        if not sep:
+            return None
+        deps[p] = d
+    return parts[1] == "1", deps
 
 
 def _read_record(entry: dict, record: dict) -> None:

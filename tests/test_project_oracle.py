@@ -1899,6 +1899,44 @@ net(torch.randn(4, 3)).sum().backward()
 update(net.parameters())
 ''',
     }),
+    ('TNS1', 'numpy helper re-exported by its package', {
+        'pkg/__init__.py': 'from .utils import to_np\n',
+        'pkg/utils.py': '''\
+def to_np(t):
+    return t.numpy()
+''',
+        'main.py': '''\
+from pkg import to_np
+arr = to_np(nn.Linear(3, 2)(torch.randn(4, 3)))
+''',
+    }),
+    ('TNS1', 'numpy helper that detaches, re-exported by its package', {
+        'pkg/__init__.py': 'from .utils import to_np\n',
+        'pkg/utils.py': '''\
+def to_np(t):
+    return t.detach().numpy()
+''',
+        'main.py': '''\
+from pkg import to_np
+arr = to_np(nn.Linear(3, 2)(torch.randn(4, 3)))
+''',
+    }),
+    ('TNS1', 'relay re-exported by its package', {
+        'pkg/__init__.py': 'from .evaluate import run\n',
+        'pkg/convert.py': '''\
+def to_np(t):
+    return t.numpy()
+''',
+        'pkg/evaluate.py': '''\
+from .convert import to_np
+def run(model, x):
+    return to_np(model(x))
+''',
+        'main.py': '''\
+from pkg import run
+arr = run(nn.Linear(3, 2), torch.randn(4, 3))
+''',
+    }),
 ]
 MARKED = [
     ('TNS5', 'best state dict kept in trainer of other module', {
@@ -2244,7 +2282,8 @@ STRICT_MAY = {"frozen model built in other file", "module-level model in other f
               "set_requires_grad helper in other file, list of discriminators",
               # (a helper's parameter, which strict mode takes for unknown in its own file)
               "numpy helper called under no_grad by a helper of another file",
-              "numpy helper called by a helper of another file, the call under no_grad"}
+              "numpy helper called by a helper of another file, the call under no_grad",
+              "numpy helper that detaches, re-exported by its package"}
 
 
 def _build(root, files: dict) -> None:
