@@ -1797,7 +1797,13 @@ def test_a_module_s_text_facts_are_read_again_when_it_changes(tmp_path):
     assert _lint(train, _with_store(tmp_path, cache)) == before
 
 
-@pytest.mark.parametrize("files", [FILES, CROSSING, SINKS, MODULE_ARGS], ids=["imports", "late", "sinks", "module arguments"])
+# A relay re-exported by its package: train.py -> pkg.run (pkg/__init__.py) -> evaluate.run -> convert.to_np.
+RELAYED = {**{k: v for k, v in RELAY.items() if k != "PKG/main.py"}, "PKG/__init__.py": "from .evaluate import run\n",
+           "PKG/train.py": RELAY["PKG/main.py"].replace("from .evaluate import run", "from PKG import run")}
+
+
+@pytest.mark.parametrize("files", [FILES, CROSSING, SINKS, MODULE_ARGS, RELAYED],
+                         ids=["imports", "late", "sinks", "module arguments", "relays"])
 def test_a_warm_run_reads_no_settled_module_it_imports(tmp_path, monkeypatch, files):
     # A module left alone since it was read is known by its stamp (size, inode, times) in the
     # summary cache: a warm run neither reads nor hashes it, and finds what a run without the
@@ -1838,6 +1844,8 @@ def test_a_warm_run_reads_no_settled_module_it_imports(tmp_path, monkeypatch, fi
     # Only the modules whose text a check asks without a summary of them (`_spells`: a package's
     # `__init__.py` that never spells a name it is asked for) are read.
     assert set(read) <= {"__init__.py"}, read
+    if files is RELAYED:
+        assert [(code, line) for code, line, _ in without] == [("TNS101", 6)], without
     assert read or files is not SINKS
 
 
