@@ -53,6 +53,9 @@ def sink_calls(text: str, project, module: str, path: str) -> frozenset:
             methods = ()
         elif sub is None:  # a class of the module (`own`: its methods that may report)
             methods = own if own and local + "(" in text else ()
+            if own and not methods and local + "." in text:
+                # (Its static methods called on the class: `Init.zero(net)`.)
+                methods = own & _attribute_calls(text, local)
         elif local + "(" in text:  # in a package's `__init__.py`, also one of its modules
             methods = own
         else:

@@ -1937,6 +1937,43 @@ from pkg import run
 arr = run(nn.Linear(3, 2), torch.randn(4, 3))
 ''',
     }),
+    ('TNS4', 'static init method of a class in other file', {
+        'models.py': '''\
+class Init:
+    @staticmethod
+    def zero(m):
+        m.weight.zero_()
+''',
+        'main.py': '''\
+from models import Init
+Init.zero(nn.Linear(3, 2))
+''',
+    }),
+    ('TNS4', 'static init method of a class in other file, under no_grad', {
+        'models.py': '''\
+class Init:
+    @staticmethod
+    @torch.no_grad()
+    def zero(m):
+        m.weight.zero_()
+''',
+        'main.py': '''\
+from models import Init
+Init.zero(nn.Linear(3, 2))
+''',
+    }),
+    ('TNS1', 'static numpy helper of a class in other file', {
+        'utils.py': '''\
+class Conv:
+    @staticmethod
+    def to_np(t):
+        return t.numpy()
+''',
+        'main.py': '''\
+from utils import Conv
+arr = Conv.to_np(nn.Linear(3, 2)(torch.randn(4, 3)))
+''',
+    }),
 ]
 MARKED = [
     ('TNS5', 'best state dict kept in trainer of other module', {

@@ -472,10 +472,24 @@ class Walker(Summaries, Evaluator):
             return []
         f = self.fact(func, state)
         entity = f.node
-        if f.kind != FUNCTION or not hasattr(entity, "sinks_for") or "." in entity.path:
+        static = None  # the class of a static method called on it (`Init.zero(net)`)
+        if f.kind == UNKNOWN and type(func) is ast.Attribute:
+            owner = self.fact(func.value, state)
+            if owner.kind == CLASS and hasattr(owner.node, "is_static") and "." not in owner.node.path \
+                    and owner.node.is_static(func.attr):
+                static = owner.node
+                entity = self.project.entity((static.module, f"{static.path}.{func.attr}"))
+        elif f.kind != FUNCTION or not hasattr(entity, "sinks_for") or "." in entity.path:
+            return []
+        if entity is None:
             return []
         where = self.project.path_of(entity.module)
-        if where is None or entity.name not in through.functions(where) and not (
+        if where is None:
+            return []
+        if static is not None:
+            if func.attr not in through.methods(where, static.path):
+                return []
+        elif entity.name not in through.functions(where) and not (
                 entity.name in through.relay_names and entity.relays()):
             return []
         out = []
