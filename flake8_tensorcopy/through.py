@@ -121,18 +121,8 @@ def _methods_constructed(text: str, local: str, where: str, through) -> set:
     """The methods `Through.methods` finds of the classes of the module at `where` that the file
     calls through the name `local` it gives the module (`T.Trainer(`)."""
     out: set = set()
-    prefix = local + "."
-    seen = set()
-    i = text.find(prefix)
-    while i != -1:
-        j = k = i + len(prefix)
-        if i == 0 or not (text[i - 1].isalnum() or text[i - 1] in "_."):
-            k = identifier_end(text, j)
-            name = text[j:k]
-            if k < len(text) and text[k] == "(" and name and name not in seen:
-                seen.add(name)
-                out |= through.methods(where, name)
-        i = text.find(prefix, k)
+    for name in _attribute_calls(text, local):
+        out |= through.methods(where, name)
     return out
 
 
@@ -186,7 +176,7 @@ class Through:
         self._records: dict = {}  # path -> _record
         self._unsaved: set = set()  # the paths whose record has parts the summary cache lacks
         self._needles: dict = {}  # path -> _needles_of
-        self._relay_calls: dict = {}  # path -> (its text, _imported_sinks of it)
+        self._relay_calls: dict = {}  # path -> (its digest, _imported_sinks of its text)
         self._sink_importers: dict = {}  # module -> (_imports_sinks, {path: digest} it read)
         # {path: _relay_entry} of what _imports_sinks found of a module (a DirectoryMaps; False:
         # no summary cache): a warm run does not read a module again to tell.
@@ -299,16 +289,11 @@ class Through:
             kept = _read_relay_entry(self._relay_map.get(where), digest)
             if kept is not None and all(project.digest_of(p) == d for p, d in kept[1].items()):
                 return kept[0], {where: digest, **kept[1]}
-        from .source import DecodeError, decode
-
-        data = project.contents(where)
-        try:
-            text = decode(data).text if data is not None else None
-        except DecodeError:
-            text = None
+        text = _module_text(project, where)
         if text is None:
             return False, {where: digest}
         calls, deps = self._imported_sinks(text, module, where)
+        self._relay_calls[where] = (digest, calls, deps)  # (relays_in asks the same of its text)
         found = bool(calls)
         if self._relay_map and where not in project.restamped and all(d is not None for d in deps.values()):
             self._relay_map.set(where, _relay_entry(digest, found, deps))
@@ -347,9 +332,10 @@ class Through:
         where = self.project.path_of(module)
         if where is None:
             return False
+        digest = self.project.digest_of(where)
         found = self._relay_calls.get(where)
-        if found is None or found[0] is not lines.text:
-            found = self._relay_calls[where] = (lines.text, *self._imported_sinks(lines.text, module, where))
+        if found is None or found[0] != digest:
+            found = self._relay_calls[where] = (digest, *self._imported_sinks(lines.text, module, where))
         _, calls, deps = found
         self.project._touch_deps(deps)
         if not calls:
@@ -430,13 +416,7 @@ class Through:
                 kept = self._record(where)["triggers"]
                 missing = [cls for cls, want in zip(rules, wanted) if want and cls.code not in kept]
                 if missing:
-                    from .source import DecodeError, decode
-
-                    data = project.contents(where)
-                    try:
-                        text = decode(data).text if data is not None else None
-                    except DecodeError:
-                        text = None
+                    text = _module_text(project, where)
                     for cls in missing:
                         kept[cls.code] = cls.imported_triggers(text) if text is not None else {}
                     self._unsaved.add(where)
@@ -544,16 +524,11 @@ class Through:
         return found
 
     def _read(self, where: str) -> tuple:
-        from .source import DecodeError, decode
-
         tests = self._needles_of(where)[0]
         if not tests:
             return None, ()
-        data = self.project.contents(where)
-        try:
-            return (decode(data).text, tests) if data is not None else (None, ())
-        except DecodeError:
-            return None, ()
+        text = _module_text(self.project, where)
+        return (text, tests) if text is not None else (None, ())
 
     def check_method(self, walker, classdef, name: str, attrs: dict) -> list:
         """What those rules find inside method `name` of class `classdef` of a project module
@@ -640,6 +615,18 @@ def _names(x) -> frozenset:
     if type(x) is not list or not all(type(n) is str for n in x):
         raise ValueError("not a record we wrote")
     return frozenset(x)
+
+
+def _module_text(project, where: str) -> str | None:
+    """The decoded text of the project module at `where`, or None where it cannot be read or
+    decoded."""
+    from .source import DecodeError, decode
+
+    data = project.contents(where)
+    try:
+        return decode(data).text if data is not None else None
+    except DecodeError:
+        return None
 
 
 def _relay_entry(digest: str, found: bool, deps: dict) -> str:

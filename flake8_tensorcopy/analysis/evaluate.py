@@ -1435,10 +1435,7 @@ class Evaluator:
             # `Net.build()`, a factory of another module's class (`return cls(...)`).
             owner = self.project_fact(q.rpartition(".")[0])
             if owner is not None and owner.kind == CLASS and hasattr(owner.node, "makes_instance"):
-                if owner.node.makes_instance(func.attr):
-                    return self._instance(owner, None, state)
-                # `Utils.to_numpy(out)`, a static method of another module's class.
-                result = self.static_call_result(owner.node, func.attr, node, state)
+                result = self._entity_class_call(owner, func.attr, node, state)
                 if result is not None:
                     return result
         if callee is None and isinstance(func, ast.Attribute):
@@ -1499,6 +1496,15 @@ class Evaluator:
                            items=tuple(els))
                 return Fact(SEQ, tup.grad, tup.device, element=tup)
         return UNKNOWN_FACT
+
+    def _entity_class_call(self, cls: Fact, m: str, node: ast.Call, state: State) -> Fact | None:
+        """What `node`, a call of method `m` on `cls`, a class of another module of the project,
+        returns: an instance where `m` is a factory (`Net.build()`, whose every `return` calls
+        the class), what a static method returns for the call's arguments
+        (`Utils.to_numpy(out)`: static_call_result); else None."""
+        if cls.node.makes_instance(m):
+            return self._instance(cls, None, state)
+        return self.static_call_result(cls.node, m, node, state)
 
     def _instance(self, cls: Fact, call: ast.Call | None, state: State) -> Fact:
         """An instance of class `cls` (a CLASS fact) that `call` makes, or a factory of another
@@ -1990,10 +1996,7 @@ class Evaluator:
                 if self.defines_method(recv.node, m) else None
             return result if result is not None else UNKNOWN_FACT
         if kind == CLASS and hasattr(recv.node, "makes_instance"):
-            if recv.node.makes_instance(m):
-                # `Net.build()` of another module's class whose `build` returns `cls(...)`.
-                return self._instance(recv, None, state)
-            result = self.static_call_result(recv.node, m, node, state)
+            result = self._entity_class_call(recv, m, node, state)
             if result is not None:
                 return result
         if kind == SEQ and m in ("pop", "__getitem__") and recv.element is not None:

@@ -164,9 +164,14 @@ class ProjectEntity:
     def method_where(self, name: str) -> str | None:
         """`file.py:line` of method `name` where the class itself defines it (None: it does
         not, or inherits it)."""
+        found = self._member_info(name)
+        return f"{os.path.basename(self.summary.path)}:{found[1]}" if found is not None and found[0] == FUNCTION \
+            else None
+
+    def _member_info(self, name: str) -> tuple | None:
+        """The definition info (_info) of `name` where the class itself defines it, else None."""
         summary = self.summary
-        found = summary.infos.get(f"{self.path}.{name}") if summary is not None else None
-        return f"{os.path.basename(summary.path)}:{found[1]}" if found is not None and found[0] == FUNCTION else None
+        return summary.infos.get(f"{self.path}.{name}") if summary is not None else None
 
     def makes_instance(self, name: str) -> bool:
         """Whether method `name` of the class is a factory: a class method (or a static method)
@@ -182,8 +187,7 @@ class ProjectEntity:
     def method_stub(self, name: str):
         """A def with the parameters of method `name`, where the class itself defines it (what
         binding a call's arguments reads), else None."""
-        summary = self.summary
-        found = summary.infos.get(f"{self.path}.{name}") if summary is not None else None
+        found = self._member_info(name)
         if found is None or found[0] != FUNCTION or not found[2]:
             return None
         stub = def_stub(name, found[2], found[1])
@@ -193,14 +197,12 @@ class ProjectEntity:
 
     def is_static(self, name: str) -> bool:
         """Whether the class itself defines `name` as a static method (`@staticmethod`)."""
-        summary = self.summary
-        found = summary.infos.get(f"{self.path}.{name}") if summary is not None else None
+        found = self._member_info(name)
         return found is not None and found[0] == FUNCTION and found[4] == "staticmethod"
 
     def is_property(self, name: str) -> bool:
         """Whether the class itself defines `name` as a property (astutil.is_property)."""
-        summary = self.summary
-        found = summary.infos.get(f"{self.path}.{name}") if summary is not None else None
+        found = self._member_info(name)
         if found is None or found[0] != FUNCTION:
             return False
         return self._answer(("property", self.path, name), lambda w, node: _is_property(w, node, name),

@@ -346,10 +346,7 @@ def _resolve(st: StorageState, expr, q) -> frozenset:
         attr = e.func.attr
         inner = e.func.value
         if attr == "detach" and not e.args and not e.keywords:
-            key = dotted_name(strip_views(inner, q))
-            if key is not None and q.fact(inner).kind in (TENSOR, UNKNOWN):
-                return frozenset({Alias(key, _version(st, key), "detach", e)})
-            return frozenset()
+            return _alias_of(st, inner, "detach", e, q)
         if attr == "numpy" and not e.args and not e.keywords:
             return frozenset(Alias(r.base, r.version, "numpy", r.anchor, r.named) if r.via == "detach" else r
                              for r in _resolve(st, inner, q))
@@ -357,24 +354,27 @@ def _resolve(st: StorageState, expr, q) -> frozenset:
             return _resolve(st, inner, q)
         return frozenset()
     if isinstance(e, ast.Attribute) and e.attr == "data":
-        key = dotted_name(strip_views(e.value, q))
-        if key is not None and q.fact(e.value).kind in (TENSOR, UNKNOWN):
-            return frozenset({Alias(key, _version(st, key), "data", e)})
-        return frozenset()
+        return _alias_of(st, e.value, "data", e, q)
     key = dotted_name(e)
     if key is not None:
         return st.aliases.get(key, frozenset())
     return frozenset()
 
 
+def _alias_of(st: StorageState, base, via: str, anchor, q) -> frozenset:
+    """The alias (`via` "detach" or "data") of the tensor `base` names, made at `anchor`: none
+    where `base` names nothing or is no tensor."""
+    key = dotted_name(strip_views(base, q))
+    if key is None or q.fact(base).kind not in (TENSOR, UNKNOWN):
+        return frozenset()
+    return frozenset({Alias(key, _version(st, key), via, anchor)})
+
+
 def _made_alias(st: StorageState, arg, via: str, q) -> frozenset:
     """The alias a function makes of what `arg` passes it and writes through (`def clamp_(t):
     t.detach().clamp_(0)`, `via` "detach()"; `t.data.zero_()`, "data"): as `arg.detach()` or
     `arg.data` written at the call (never named: nothing to fix at the call)."""
-    key = dotted_name(strip_views(arg, q))
-    if key is None or q.fact(arg).kind not in (TENSOR, UNKNOWN):
-        return frozenset()
-    return frozenset({Alias(key, _version(st, key), "detach" if via == "detach()" else "data", arg)})
+    return _alias_of(st, arg, "detach" if via == "detach()" else "data", arg, q)
 
 
 def _backward_deps(st: StorageState, nodes, q) -> frozenset:

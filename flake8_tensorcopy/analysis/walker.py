@@ -474,14 +474,12 @@ class Walker(Summaries, Evaluator):
         entity = f.node
         static = None  # the class of a static method called on it (`Init.zero(net)`)
         if f.kind == UNKNOWN and type(func) is ast.Attribute:
-            owner = self.fact(func.value, state)
-            if owner.kind == CLASS and hasattr(owner.node, "is_static") and "." not in owner.node.path \
-                    and owner.node.is_static(func.attr):
-                static = owner.node
-                entity = self.project.entity((static.module, f"{static.path}.{func.attr}"))
+            owner = self.fact(func.value, state).node
+            if not (hasattr(owner, "is_static") and "." not in owner.path and owner.is_static(func.attr)):
+                return []
+            static = owner
+            entity = self.project.entity((owner.module, f"{owner.path}.{func.attr}"))
         elif f.kind != FUNCTION or not hasattr(entity, "sinks_for") or "." in entity.path:
-            return []
-        if entity is None:
             return []
         where = self.project.path_of(entity.module)
         if where is None:

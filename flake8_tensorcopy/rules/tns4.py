@@ -6,7 +6,6 @@ from __future__ import annotations
 import ast
 import re
 from bisect import bisect_left
-from functools import lru_cache
 
 from ..analysis.astutil import contains, suspends, target_elements, walk
 from ..analysis.facts import MODULE, TENSOR, Grad, must_grad
@@ -17,7 +16,7 @@ from ..fixes import attr_name_span
 from ..intents import AppendCall, WrapStatements
 from ..reach import imports
 from .base import Fix, Invalid, Oracle, Rule, Valid, dedent
-from ..source import POSSESSIVE, LazyPattern, closing_bracket, word_count, word_positions
+from ..source import POSSESSIVE, LazyPattern, closing_bracket, kept_for_the_last_text, word_count, word_positions
 
 _LEAF_ERROR = "a leaf Variable that requires grad is being used in an in-place operation"
 _VIEW_ERROR = "a view of a leaf Variable that requires grad is being used in an in-place operation"
@@ -1934,7 +1933,7 @@ _ALIAS_WRITE = LazyPattern(rb"\.(?:detach\(\)|data)\.\w+_\(")
 _ALIAS_WRITER_LINES = 8
 
 
-@lru_cache(maxsize=1)  # (TNS402 and TNS403 ask of the same file)
+@kept_for_the_last_text  # (TNS402 and TNS403 ask of the same file)
 def _alias_writers(text: str) -> frozenset:
     """The names of the functions of `text` that may write in place through an alias they make
     of a parameter, in the first lines of their body (`def clamp_(t):` then
