@@ -1957,15 +1957,16 @@ def test_a_damaged_summary_cache_is_a_miss(tmp_path, monkeypatch):
             path.write_bytes(b"\x00not marshal")
         elif i % 3 == 1:
             path.write_bytes(path.read_bytes()[: len(path.read_bytes()) // 2])
-        else:  # well-formed, but not what we write
-            entry = marshal.loads(path.read_bytes())
+        else:  # well-formed, but not what we write: its checksum (summary_store._checked) fails
+            data = path.read_bytes()
+            entry = marshal.loads(data[4:])
             if "map" in entry:  # the digests of the modules that hold no needle
                 entry["items"] = {path: 1 for path in entry["items"]}
             elif entry.get("kind") == ".text":  # a module's text facts (through.Through._record)
                 entry["functions"] = {name: 1 for name in entry["functions"] or ()} or [1]
             else:
                 entry["table"] = {name: ("tensor",) for name in entry["table"]}
-            path.write_bytes(marshal.dumps(entry))
+            path.write_bytes(data[:4] + marshal.dumps(entry))
     assert {p.name.endswith(".text.marshal") for p in files} == {True, False}
     assert any(p.name.startswith("plain-") for p in files) and any(p.name.startswith("stamps-") for p in files)
     assert _lint(train, _with_store(tmp_path, cache)) == expected
