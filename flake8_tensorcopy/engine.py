@@ -168,7 +168,9 @@ def _lint(text: str, rule_classes, options: Options, tree, honor_noqa: bool, pro
         from .through import imported_triggers
 
         for cls, names in imported_triggers(text, project, module, path, widened).items():
-            found = frozenset(name for name in names if name + "(" in text)
+            # (A call of the name; or, for `.attr` (a leaf attribute of another module's
+            # class: InplaceOnLeaf), the attribute.)
+            found = frozenset(name for name in names if (name if name[0] == "." else name + "(") in text)
             if found:
                 by_rule[cls] = found
         triggers = frozenset().union(*by_rule.values())

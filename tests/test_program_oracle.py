@@ -15,6 +15,34 @@ from conftest import reported_lines
 
 HEAD = "import torch\nimport torch.nn as nn\nimport numpy as np\nimport functools\n"
 TNS1_PROGRAMS = [
+    ('subclass inherits a no_grad forward', '''\
+class FrozenBase(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+    @torch.no_grad()
+    def forward(self, x):
+        return self.fc(x)
+class Mid(FrozenBase):
+    def extra(self):
+        return 1
+class Scorer(Mid):
+    pass
+print(Scorer()(torch.randn(3, 4)).numpy())
+'''),
+    ('subclass overrides a no_grad forward', '''\
+class FrozenBase(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+    @torch.no_grad()
+    def forward(self, x):
+        return self.fc(x)
+class Live(FrozenBase):
+    def forward(self, x):
+        return self.fc(x)
+print(Live()(torch.randn(3, 4)).numpy())
+'''),
     ('helper returns model output', '''\
 class Net(nn.Module):
     def __init__(self):
@@ -1893,6 +1921,54 @@ y = torch.tensor(DS()[0])
 ]
 
 TNS4_PROGRAMS = [
+    ('init helper applied under no_grad', '''\
+def init_weights(m):
+    if isinstance(m, nn.Linear):
+        m.weight.normal_(0.0, 0.02)
+net = nn.Sequential(nn.Linear(3, 2))
+with torch.no_grad():
+    net.apply(init_weights)
+'''),
+    ('init helper applied with grad on', '''\
+def init_weights(m):
+    if isinstance(m, nn.Linear):
+        m.weight.normal_(0.0, 0.02)
+net = nn.Sequential(nn.Linear(3, 2))
+net.apply(init_weights)
+'''),
+    ('init helper applied under no_grad, then with grad on', '''\
+def init_weights(m):
+    if isinstance(m, nn.Linear):
+        m.weight.normal_(0.0, 0.02)
+net = nn.Sequential(nn.Linear(3, 2))
+with torch.no_grad():
+    net.apply(init_weights)
+net.apply(init_weights)
+'''),
+    ('init method applied under no_grad in the constructor', '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+        with torch.no_grad():
+            self.apply(self._init_weights)
+    def _init_weights(self, m):
+        if isinstance(m, nn.Linear):
+            m.weight.normal_(0.0, 0.02)
+            m.bias.zero_()
+net = Net()
+'''),
+    ('init method applied in the constructor', '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+        self.apply(self._init_weights)
+    def _init_weights(self, m):
+        if isinstance(m, nn.Linear):
+            m.weight.normal_(0.0, 0.02)
+net = Net()
+'''),
     ('init helper in-place on param', '''\
 def init_weights(m):
     m.weight.normal_()

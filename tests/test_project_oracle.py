@@ -21,6 +21,124 @@ from flake8_tensorcopy.rules.base import Options
 HEAD = "import torch\nimport torch.nn as nn\nimport numpy as np\n"
 
 PROGRAMS = [
+    ('TNS401', 'leaf attribute of a class of another module written in place', {
+        'models.py': '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.temperature = nn.Parameter(torch.ones(1))
+    def forward(self, x):
+        return x / self.temperature
+''',
+        'main.py': '''\
+from models import Net
+net = Net()
+net.temperature.fill_(0.05)
+'''}),
+    ('TNS401', 'leaf attribute of a class of another module written under no_grad', {
+        'models.py': '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.temperature = nn.Parameter(torch.ones(1))
+''',
+        'main.py': '''\
+import models
+net = models.Net()
+with torch.no_grad():
+    net.temperature[0] = 1
+'''}),
+    ('TNS401', 'subclass writes a leaf attribute its base of another module makes', {
+        'base.py': '''\
+class Base(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gamma = nn.Parameter(torch.ones(2))
+''',
+        'models.py': '''\
+from base import Base
+class Net(Base):
+    def reset(self):
+        self.gamma.fill_(1.0)
+    def forward(self, x):
+        return x * self.gamma
+''',
+        'main.py': '''\
+from models import Net
+net = Net()
+net.reset()
+'''}),
+    ('TNS401', 'init helper of another module applied by a no_grad method', {
+        'utils.py': '''\
+def init_weights(m):
+    if isinstance(m, nn.Linear):
+        m.weight.normal_(0.0, 0.02)
+''',
+        'models.py': '''\
+from utils import init_weights
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+        self.reset_parameters()
+    @torch.no_grad()
+    def reset_parameters(self):
+        self.apply(init_weights)
+    def forward(self, x):
+        return self.fc(x)
+''',
+        'main.py': '''\
+from models import Net
+net = Net()
+'''}),
+    ('TNS401', 'init helper of another module applied with grad on', {
+        'utils.py': '''\
+def init_weights(m):
+    if isinstance(m, nn.Linear):
+        m.weight.normal_(0.0, 0.02)
+''',
+        'main.py': '''\
+from utils import init_weights
+net = nn.Sequential(nn.Linear(3, 2))
+net.apply(init_weights)
+'''}),
+    ('TNS1', 'subclass of another module inherits a no_grad forward', {
+        'base.py': '''\
+class FrozenBase(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+    @torch.no_grad()
+    def forward(self, x):
+        return self.fc(x)
+''',
+        'scorer.py': '''\
+from base import FrozenBase
+class Scorer(FrozenBase):
+    pass
+''',
+        'main.py': '''\
+from scorer import Scorer
+s = Scorer()
+print(s(torch.randn(3, 4)).numpy())
+'''}),
+    ('TNS1', 'subclass of another module overrides a no_grad forward', {
+        'base.py': '''\
+class FrozenBase(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+    @torch.no_grad()
+    def forward(self, x):
+        return self.fc(x)
+''',
+        'main.py': '''\
+from base import FrozenBase
+class Live(FrozenBase):
+    def forward(self, x):
+        return self.fc(x)
+print(Live()(torch.randn(3, 4)).numpy())
+'''}),
     ('TNS1', 'model class in other file, output numpy', {
         'models.py': '''\
 class Net(nn.Module):
@@ -1976,6 +2094,40 @@ arr = Conv.to_np(nn.Linear(3, 2)(torch.randn(4, 3)))
     }),
 ]
 MARKED = [
+    ('TNS3', 'discriminator step on what a helper of another module detaches', {
+        'tensor_utils.py': '''\
+def as_const(t):
+    return t.detach()
+''',
+        'main.py': '''\
+from tensor_utils import as_const
+netG, netD = nn.Linear(2, 3), nn.Linear(3, 1)
+optD = torch.optim.SGD(netD.parameters(), lr=0.1)
+fake = netG(torch.randn(4, 2))
+optD.zero_grad()
+netD(as_const(fake)).mean().backward()
+optD.step()
+'''}),
+    ('TNS5', 'meter of another module converts a tensor it is given with item', {
+        'utils.py': '''\
+class AverageMeter:
+    def __init__(self):
+        self.sum = 0.0
+    def update(self, val):
+        if torch.is_tensor(val):
+            val = val.item()
+        self.sum += val
+''',
+        'main.py': '''\
+from utils import AverageMeter
+model = nn.Linear(3, 1)
+meter = AverageMeter()
+for _ in range(3):
+    loss = model(torch.randn(4, 3)).pow(2).mean()
+    loss.backward()
+    meter.update(loss)
+print(meter.sum)
+'''}),
     ('TNS5', 'best state dict kept in trainer of other module', {
         'trainer.py': '''\
 class Trainer:
@@ -2291,7 +2443,7 @@ print(w0)
 # instance is, a public function's parameter (another module may pass anything), a base's
 # method that calls `self(x)` on a subclass whose `forward` is not what the base's module saw, a
 # method that every call of the project makes with grad off (a caller outside it may not).
-STRICT_MAY = {"frozen model built in other file", "module-level model in other file frozen via loop",
+STRICT_MAY = {"init helper of another module applied by a no_grad method", "frozen model built in other file", "module-level model in other file frozen via loop",
               "class with no_grad predict method in other file", "trainer in other file, model replaced by a frozen one",
               "helper only called under no_grad from other file", "helper param tensor detached by caller in other file",
               "base predict in other file, subclass forward argmax", "method only called under no_grad from other file",

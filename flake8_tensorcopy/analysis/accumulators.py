@@ -505,6 +505,9 @@ def _added_parameters(method) -> dict:
     if len(params) < 2:
         return {}
     me, params = params[0], set(params[1:]) | {a.arg for a in args.kwonlyargs}
+    # Not a parameter the method binds again (`val = val.item()`, under `if torch.is_tensor(val):`
+    # or not; `val = val.detach()`): what is added is then not what the call passed, or not only.
+    params -= _rebound(method)
     out: dict = {}
     for st in statements(method.body):
         if isinstance(st, ast.AugAssign) and isinstance(st.op, ast.Add):
@@ -529,6 +532,16 @@ def _added_parameters(method) -> dict:
                 stack.append(e.operand)
             elif isinstance(e, ast.Name) and e.id in params:
                 out.setdefault(e.id, (target.attr, st.lineno))
+    return out
+
+
+def _rebound(func) -> set:
+    """The names the body of `func` binds (assignments, loops, `with ... as`, `:=`, `del`)."""
+    out: set = set()
+    for st in func.body:
+        for n in ast.walk(st):
+            if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
+                out.add(n.id)
     return out
 
 

@@ -1075,6 +1075,10 @@ class GanScope:
             self._event("opaque", node)
         if info.no_grad:
             return EMPTY
+        if every and callee is not None and self._has_gen(every) and self.walker.fact(node, self.state).grad is Grad.NO:
+            # A function of the file or of another module that returns what has no graph
+            # (`def as_const(t): return t.detach()`): what it gets does not go on.
+            return EMPTY
         return every
 
     def _disc_call(self, node: ast.Call, carried: list, inputs: frozenset) -> DiscCall:

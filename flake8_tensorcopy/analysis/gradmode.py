@@ -270,6 +270,19 @@ def call_modes(tree: ast.Module, lines=None) -> tuple:
                         if type(f.value) is not _Name or f.value.id not in names:
                             sites.setdefault(f.attr, []).append(where)
                         push(f.value)
+                        if f.attr == "apply" and len(n.args) == 1 and not n.keywords:
+                            # `net.apply(init_weights)`, `self.apply(self._init_weights)`: the
+                            # function runs there, in this grad mode, on each submodule (as
+                            # `pandas`' and the others' `apply` run theirs at once).
+                            given = n.args[0]
+                            gt = type(given)
+                            if gt is _Name:
+                                sites.setdefault(given.id, []).append(where)
+                                continue
+                            if gt is _Attribute and type(given.value) is _Name:
+                                sites.setdefault(given.attr, []).append(where)
+                                push(given.value)
+                                continue
                     else:
                         push(f)
                     extend(n.args)
@@ -332,6 +345,24 @@ def call_modes(tree: ast.Module, lines=None) -> tuple:
                 result.add(name)
                 changed = True
     return sites, used, frozenset(result)
+
+
+def applied(text: str, name: str) -> bool:
+    """Whether `text` hands function `name` to an `apply` (`net.apply(name)`,
+    `self.apply(self.name)`): a call of it, by `call_modes`, that no `name(` spells."""
+    size = len(name)
+    i = text.find(".apply(")
+    while i != -1:
+        j = i + 7
+        while j < len(text) and text[j] in " \t\n":
+            j += 1
+        if text.startswith("self.", j):
+            j += 5
+        k = j + size
+        if text.startswith(name, j) and (k == len(text) or not (text[k].isalnum() or text[k] == "_")):
+            return True
+        i = text.find(".apply(", j)
+    return False
 
 
 _DEF_NAME = LazyPattern(r"def[\s\\]+(\w+)")

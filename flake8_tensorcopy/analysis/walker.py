@@ -82,6 +82,7 @@ from .summaries import Summaries, Summary, project_bases
 from .gradmode import (
     EVAL_HOOKS,
     LIGHTNING_BASES,
+    applied,
     context_effect,
     decorator_turns_grad_off,
     no_grad_callees,
@@ -904,7 +905,8 @@ class Walker(Summaries, Evaluator):
                 h in text for h in ("no_grad", "inference_mode", "set_grad_enabled"))
         if not self._mentions_grad_mode:
             return False
-        if not self.called_elsewhere(func.name):
+        if not self.called_elsewhere(func.name) and not applied(self.lines.text if self.lines is not None else "",
+                                                                 func.name):
             return False
         if self._no_grad_callees is None:
             self._no_grad_callees = no_grad_callees(self.tree, self.lines)
@@ -1476,12 +1478,18 @@ class Walker(Summaries, Evaluator):
         self_fact = None
         # A module whose forward runs with grad off (`@torch.no_grad() def forward`).
         q = lambda n: self.qualname(n, state)  # noqa: E731
+        forwards = [f for f in stmt.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+                    and f.name == "forward"]
         no_grad_forward = frozenset({NO_GRAD_FORWARD}) if is_module and any(
-            isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.name == "forward"
-            and any(decorator_turns_grad_off(d, q) for d in f.decorator_list) for f in stmt.body
+            any(decorator_turns_grad_off(d, q) for d in f.decorator_list) for f in forwards
         ) else frozenset()
         # What a class of this file defined, a subclass inherits.
         base_facts = [self.fact(b, state) for b in stmt.bases]
+        if is_module and not forwards and base_facts and base_facts[0].kind == CLASS \
+                and NO_GRAD_FORWARD in base_facts[0].tags:
+            # (The forward it inherits from its first base, the next class of its method
+            # resolution order, in this file or another: `class Scorer(FrozenBase): pass`.)
+            no_grad_forward = frozenset({NO_GRAD_FORWARD})
         inherited = [bf.attrs for bf in base_facts if bf.kind == CLASS and bf.attrs is not None]
 
         def load(stmt=stmt, class_state=class_state, inherited=inherited):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import re
 from bisect import bisect_left
+from itertools import repeat
 
 from ..analysis.astutil import contains, suspends, target_elements, walk
 from ..analysis.facts import MODULE, TENSOR, Grad, must_grad
@@ -16,7 +17,15 @@ from ..fixes import attr_name_span
 from ..intents import AppendCall, WrapStatements
 from ..reach import imports
 from .base import Fix, Invalid, Oracle, Rule, Valid, dedent
-from ..source import POSSESSIVE, LazyPattern, closing_bracket, kept_for_the_last_text, word_count, word_positions
+from ..source import (
+    POSSESSIVE,
+    LazyPattern,
+    class_lines,
+    closing_bracket,
+    kept_for_the_last_text,
+    word_count,
+    word_positions,
+)
 
 _LEAF_ERROR = "a leaf Variable that requires grad is being used in an in-place operation"
 _VIEW_ERROR = "a view of a leaf Variable that requires grad is being used in an in-place operation"
@@ -497,6 +506,19 @@ def _leaf_factories(text: str) -> frozenset:
     return frozenset(out)
 
 
+def _imported_leaf_attributes(text: str) -> dict:
+    """{class: `.attr` of each attribute the module's text makes a leaf that requires grad} for
+    the classes at its margin, when it makes any (_leaf_attributes: any class's, a text test)."""
+    attributes = _leaf_attributes(text)
+    if not attributes:
+        return {}
+    written = frozenset("." + a for a in attributes)
+    return {m.group(1): written for m in map(_CLASS_NAME.match, repeat(text), class_lines(text)) if m is not None}
+
+
+_CLASS_NAME = LazyPattern(r"class[ \t]+([A-Za-z_]\w*)")
+
+
 def _names_parameter(text: str) -> bool:
     """Whether `text` names `Parameter` (`nn.Parameter(...)`, `ParameterList`, an annotation), not
     only in a docstring's "Parameters:" section (torch has no class `Parameters`)."""
@@ -556,13 +578,14 @@ class _FileLeaves:
     @property
     def factories(self) -> frozenset:
         if self._factories is None:
-            self._factories = _leaf_factories(self.text) | self._imported
+            self._factories = _leaf_factories(self.text) | {n for n in self._imported if n[0] != "."}
         return self._factories
 
     @property
     def attributes(self) -> frozenset:
         if self._attributes is None:
-            self._attributes = _leaf_attributes(self.text)
+            # (And those of the classes of other modules that the file names: `.temperature`.)
+            self._attributes = _leaf_attributes(self.text) | {n[1:] for n in self._imported if n[0] == "."}
         return self._attributes
 
     @property
@@ -1147,8 +1170,12 @@ class InplaceOnLeaf(Rule):
         return _writes_to_a_parameter(segment)
 
     # A function of a module the file imports that makes a leaf and returns it (`t =
-    # make_leaf()` with `make_leaf` in params.py): as one of the file's own (_leaf_factories).
-    imported_triggers = staticmethod(lambda text: {n: frozenset((n,)) for n in _leaf_factories(text)})
+    # make_leaf()` with `make_leaf` in params.py): as one of the file's own (_leaf_factories);
+    # and a class of it whose instances have a leaf attribute (`self.temperature =
+    # nn.Parameter(...)`, then `net.temperature.fill_(0.05)` in the file, or `self.temperature`
+    # in a subclass): `.temperature`, as the file's own classes' (_imported_leaf_attributes).
+    imported_triggers = staticmethod(lambda text: {**_imported_leaf_attributes(text),
+                                                   **{n: frozenset((n,)) for n in _leaf_factories(text)}})
     imported_needle = _LeafBytes()
 
     @classmethod
