@@ -1801,9 +1801,35 @@ def test_a_module_s_text_facts_are_read_again_when_it_changes(tmp_path):
 RELAYED = {**{k: v for k, v in RELAY.items() if k != "PKG/main.py"}, "PKG/__init__.py": "from .evaluate import run\n",
            "PKG/train.py": RELAY["PKG/main.py"].replace("from .evaluate import run", "from PKG import run")}
 
+# A meter class re-exported by its package (through.Through._trigger_plan: the package's summary
+# says where the name is defined).
+METERED = {
+    "pyproject.toml": "",
+    "PKG/__init__.py": "from .meter import AverageMeter\n",
+    "PKG/meter.py": """
+        class AverageMeter:
+            def __init__(self):
+                self.total = 0
+            def update(self, value):
+                self.total += value
+        """,
+    "PKG/train.py": """
+        import torch
+        from torch import nn
+        from PKG import AverageMeter
+        model = nn.Linear(3, 1)
+        meter = AverageMeter()
+        for _ in range(3):
+            loss = model(torch.randn(4, 3)).pow(2).mean()
+            loss.backward()
+            meter.update(loss)
+        print(float(meter.total))
+        """,
+}
 
-@pytest.mark.parametrize("files", [FILES, CROSSING, SINKS, MODULE_ARGS, RELAYED],
-                         ids=["imports", "late", "sinks", "module arguments", "relays"])
+
+@pytest.mark.parametrize("files", [FILES, CROSSING, SINKS, MODULE_ARGS, RELAYED, METERED],
+                         ids=["imports", "late", "sinks", "module arguments", "relays", "re-exported meter"])
 def test_a_warm_run_reads_no_settled_module_it_imports(tmp_path, monkeypatch, files):
     # A module left alone since it was read is known by its stamp (size, inode, times) in the
     # summary cache: a warm run neither reads nor hashes it, and finds what a run without the
@@ -1846,6 +1872,8 @@ def test_a_warm_run_reads_no_settled_module_it_imports(tmp_path, monkeypatch, fi
     assert set(read) <= {"__init__.py"}, read
     if files is RELAYED:
         assert [(code, line) for code, line, _ in without] == [("TNS101", 6)], without
+    if files is METERED:
+        assert [(code, line) for code, line, _ in without] == [("TNS503", 9)], without
     assert read or files is not SINKS
 
 

@@ -2094,6 +2094,52 @@ arr = Conv.to_np(nn.Linear(3, 2)(torch.randn(4, 3)))
     }),
 ]
 MARKED = [
+    ('TNS5', 'meter class re-exported by a package', {
+        'metrics/__init__.py': '''\
+from .meter import AverageMeter
+''',
+        'metrics/meter.py': '''\
+class AverageMeter:
+    def __init__(self):
+        self.total = 0
+    def update(self, value):
+        self.total += value
+''',
+        'main.py': '''\
+from metrics import AverageMeter
+model = nn.Linear(3, 1)
+meter = AverageMeter()
+for _ in range(3):
+    loss = model(torch.randn(4, 3)).pow(2).mean()
+    loss.backward()
+    meter.update(loss)  # expect
+print(float(meter.total))
+'''}),
+    ('TNS5', 'snapshot helper and train function re-exported by a package', {
+        'training/__init__.py': '''\
+from .ckpt import snapshot
+from .loop import fit_epoch
+''',
+        'training/ckpt.py': '''\
+def snapshot(model):
+    return model.state_dict()
+''',
+        'training/loop.py': '''\
+def fit_epoch(model, opt, x):
+    opt.zero_grad()
+    model(x).sum().backward()
+    opt.step()
+''',
+        'main.py': '''\
+from training import fit_epoch, snapshot
+model = nn.Linear(3, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+init_state = snapshot(model)  # expect
+w = model.weight.detach()  # expect
+fit_epoch(model, opt, torch.randn(4, 3))
+model.load_state_dict(init_state)
+print(w)
+'''}),
     ('TNS3', 'discriminator step on what a helper of another module detaches', {
         'tensor_utils.py': '''\
 def as_const(t):
