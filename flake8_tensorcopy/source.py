@@ -141,6 +141,29 @@ def class_lines(text: str) -> list:
     return _line_starts(text, "class ")
 
 
+def with_inherited(text: str, by_class: dict) -> dict:
+    """`by_class` ({class: method names} of a module's text) with what each class at the margin
+    inherits from the classes of the same text that it names as bases (`class LossMeter(Meter):
+    pass`): the names of its bases', and theirs."""
+    if not by_class or "class " not in text:
+        return by_class
+    bases = {}
+    for at in class_lines(text):
+        header = _CLASS_HEADER.match(text, at)
+        if header is not None and header.group(2):
+            bases[header.group(1)] = [b.strip() for b in header.group(2).split(",") if b.strip().isidentifier()]
+    out = dict(by_class)
+    changed = True
+    while changed:  # (a chain of bases: to the fixpoint)
+        changed = False
+        for cls, names in bases.items():
+            inherited = frozenset().union(*(out.get(b, frozenset()) for b in names if b != cls))
+            if inherited and not inherited <= out.get(cls, frozenset()):
+                out[cls] = out.get(cls, frozenset()) | inherited
+                changed = True
+    return out
+
+
 def class_methods(text: str, name: str | None = None, lines: list | None = None):
     """(class name, the names its bases are written with, method name, the method's text) of
     each method of the classes of a module's text that start at the margin (`class`), or only of

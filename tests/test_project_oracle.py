@@ -2094,6 +2094,49 @@ arr = Conv.to_np(nn.Linear(3, 2)(torch.randn(4, 3)))
     }),
 ]
 MARKED = [
+    ('TNS5', 'meter subclass inherits update from a base in its module', {
+        'meters.py': '''\
+class Meter:
+    def __init__(self):
+        self.sum = 0
+    def update(self, val):
+        self.sum += val
+class LossMeter(Meter):
+    pass
+''',
+        'main.py': '''\
+from meters import LossMeter
+model = nn.Linear(3, 1)
+meter = LossMeter()
+for _ in range(3):
+    loss = model(torch.randn(4, 3)).pow(2).mean()
+    loss.backward()
+    meter.update(loss)  # expect
+print(float(meter.sum))
+'''}),
+    ('TNS5', 'trainer of the file inherits a stepping method from another module', {
+        'base.py': '''\
+class BaseTrainer:
+    def __init__(self, model):
+        self.model = model
+        self.opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    def fit(self, x):
+        self.opt.zero_grad()
+        self.model(x).sum().backward()
+        self.opt.step()
+''',
+        'main.py': '''\
+from base import BaseTrainer
+class Trainer(BaseTrainer):
+    pass
+model = nn.Linear(3, 1)
+trainer = Trainer(model)
+initial = model.state_dict()  # expect
+w0 = model.weight.detach()  # expect
+trainer.fit(torch.randn(4, 3))
+model.load_state_dict(initial)
+print(w0)
+'''}),
     ('TNS5', 'meter class re-exported by a package', {
         'metrics/__init__.py': '''\
 from .meter import AverageMeter

@@ -29,6 +29,7 @@ from .astutil import (bind_arguments, child_nodes, def_stub, dotted_name, expres
 from .facts import FUNCTION, MODULE, TENSOR, UNKNOWN, Device, Grad
 from .names import words
 from .storage import is_inplace_method
+from .summaries import project_bases
 from .walker import Domain, NameSets
 from ..source import BEFORE_FIRST_LETTER, LazyPattern
 from .text_tests import (_RETURNS_SNAPSHOT, STATE, TENSOR_ALIAS, may_update, might_alias_tensor,
@@ -738,6 +739,10 @@ class SnapshotDomain(Domain):
                 return recv.kind != "class" and node.method_steps(func.attr)
             info = walker.classes.get(id(node))
             found = info.method(func.attr)[0] if info is not None else None
+            if found is None and info is not None:
+                # A method a class of the file inherits from a class of another module
+                # (`class Trainer(BaseTrainer): pass`, then `trainer.fit(x)`): that one's answer.
+                return any(base.method_steps(func.attr) for base in project_bases(info))
         else:
             return False
         return found is not None and steps_optimizer(walker, found, self._stepping)

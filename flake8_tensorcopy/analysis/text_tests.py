@@ -8,7 +8,7 @@ from __future__ import annotations
 from bisect import bisect_right
 
 from ..source import LazyPattern, OnLinesWith, class_methods, find_literal, kept_for_the_last_text, \
-    top_level_functions, word_positions
+    top_level_functions, with_inherited, word_positions
 
 # What a snapshot holds: a module's state dict, or a view of a tensor.
 STATE, TENSOR_ALIAS = "state", "tensor"
@@ -88,6 +88,7 @@ def stepping_callables(text: str) -> dict:
         for cls, _bases, name, segment in class_methods(text):
             if ".step(" in segment and not name.startswith("__"):
                 out[cls] = out.get(cls, frozenset()) | {name}
+        out = with_inherited(text, out)
     return out
 
 
@@ -198,7 +199,7 @@ def meter_methods_by_class(text: str) -> dict:
         found = _meter_methods(text[start:end])
         if found:
             out[name] = found
-    return out
+    return with_inherited(text, out)  # (`class LossMeter(Meter): pass`: its `update` too)
 
 
 def _meter_methods(text: str) -> frozenset:
