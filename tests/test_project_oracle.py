@@ -2094,6 +2094,23 @@ arr = Conv.to_np(nn.Linear(3, 2)(torch.randn(4, 3)))
     }),
 ]
 MARKED = [
+    ('TNS402', 'output of a model of another module whose forward ends in a Tanh attribute', {
+        'models.py': '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+        self.act = nn.Tanh()
+    def forward(self, x):
+        return self.act(self.fc(x))
+''',
+        'main.py': '''\
+from models import Net
+net = Net()
+out = net(torch.randn(4, 3))
+out.detach().zero_()  # expect
+out.sum().backward()
+'''}),
     ('TNS5', 'meter subclass inherits update from a base in its module', {
         'meters.py': '''\
 class Meter:

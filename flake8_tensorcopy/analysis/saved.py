@@ -222,7 +222,8 @@ def forward_saves(walker, cls) -> bool:
     memo = walker.__dict__.setdefault("_result_saving", {})  # (released with the walker)
     key = ("forward", id(forward))
     if key not in memo:
-        memo[key] = result_saving_params(walker, forward, anything=True)
+        attrs = info.self_fact.attrs if info.self_fact is not None else None
+        memo[key] = result_saving_params(walker, forward, anything=True, attrs=attrs)
     return bool(memo[key])
 
 
@@ -258,13 +259,14 @@ def _helper_result(node: ast.Call, ctx) -> list:
     return [(node, "result")] if any(p in bound and _yes(ctx.fact(bound[p])) for p in params) else []
 
 
-def result_saving_params(walker, func, anything: bool = False) -> tuple:
+def result_saving_params(walker, func, anything: bool = False, attrs=None) -> tuple:
     """The parameters of `func` (a def of the module `walker` walks) such that every value it
     returns is what an operation that saves its result (SAVES_RESULT) makes of one of them
     (`return torch.sigmoid(x)`, `return x.exp()`), with grad mode as the caller's: () when a
     return is anything else, or the function is decorated, a generator, or returns inside a
     `with` or a nested scope's body.  `anything`: ("*",) when every value it returns is what such
-    an operation makes of anything (`return torch.sigmoid(self.fc(x))` in a module's `forward`)."""
+    an operation makes of anything (`return torch.sigmoid(self.fc(x))` in a module's `forward`;
+    with the instance's `attrs`, also `return self.act(self.fc(x))`, `self.act = nn.Tanh()`)."""
     if func.decorator_list:
         return ()
     text = walker.source_of(func) if walker.lines is not None else ""
@@ -292,6 +294,12 @@ def result_saving_params(walker, func, anything: bool = False) -> tuple:
                 anything or isinstance(func_.value, ast.Name) and func_.value.id in params):
             found.append("*" if anything else func_.value.id)  # `x.exp()` (not `np.exp(x)`)
             continue
+        if anything and attrs is not None and q is None and type(func_) is ast.Attribute \
+                and type(func_.value) is ast.Name and func_.value.id == _first_parameter(func) and v.args:
+            held = attrs.get(func_.attr)
+            if held is not None and held.kind == MODULE and RESULT_SAVING_TAG in held.tags:
+                found.append("*")  # `self.act(h)`, a module that saves its output (`nn.Tanh()`)
+                continue
         op = next((q[len(p):] for p in _FUNCTION_PREFIXES if q and q.startswith(p) and "." not in q[len(p):]), None)
         first = v.args[0] if v.args else None
         if op in SAVES_RESULT and first is not None and (anything or isinstance(first, ast.Name) and first.id in params):
@@ -299,6 +307,11 @@ def result_saving_params(walker, func, anything: bool = False) -> tuple:
             continue
         return ()
     return tuple(sorted(set(found)))
+
+
+def _first_parameter(func) -> str | None:
+    positional = [*func.args.posonlyargs, *func.args.args]
+    return positional[0].arg if positional else None
 
 
 def _cross(a, fa, b, fb):
