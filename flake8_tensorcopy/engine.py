@@ -169,8 +169,10 @@ def _lint(text: str, rule_classes, options: Options, tree, honor_noqa: bool, pro
 
         for cls, names in imported_triggers(text, project, module, path, widened).items():
             # (A call of the name; or, for `.attr` (a leaf attribute of another module's
-            # class: InplaceOnLeaf), the attribute.)
-            found = frozenset(name for name in names if (name if name[0] == "." else name + "(") in text)
+            # class: InplaceOnLeaf), the attribute; a `__call__` (`stopper(loss, model)`: a call
+            # of an instance, by any name) is taken as called.)
+            found = frozenset(name for name in names
+                              if name == "__call__" or (name if name[0] == "." else name + "(") in text)
             if found:
                 by_rule[cls] = found
         triggers = frozenset().union(*by_rule.values())

@@ -15,6 +15,31 @@ from conftest import reported_lines
 
 HEAD = "import torch\nimport torch.nn as nn\nimport numpy as np\nimport functools\n"
 TNS1_PROGRAMS = [
+    ('decorator of the file runs the function under no_grad', '''\
+def inference(fn):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        with torch.no_grad():
+            return fn(*args, **kwargs)
+    return wrapper
+net = nn.Linear(4, 2)
+@inference
+def predict(x):
+    return net(x).numpy()
+print(predict(torch.randn(2, 4)))
+'''),
+    ('decorator of the file passes the call on', '''\
+def timed(fn):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        return fn(*args, **kwargs)
+    return wrapper
+net = nn.Linear(4, 2)
+@timed
+def predict(x):
+    return net(x).numpy()
+print(predict(torch.randn(2, 4)))
+'''),
     ('subclass inherits a no_grad forward', '''\
 class FrozenBase(nn.Module):
     def __init__(self):
@@ -2547,7 +2572,7 @@ STRICT_ONLY = {"partial of a function", "state_dict keep_vars", "store output in
 # what a class's `__getitem__` returns, which for another key requires grad), a value of a dict
 # after `update()`, after `**other`, or after a call statement that hands it to a function, or
 # read by a key in a variable.
-STRICT_MAY = {"method under no_grad decorator", "static method passed a frozen model",
+STRICT_MAY = {"method under no_grad decorator", "decorator of the file runs the function under no_grad", "static method passed a frozen model",
               "plain method called on the class with an instance", "partial of a no_grad function", "lambda to_np called with a detached output",
               "lambda computing output called only under no_grad", "dataclass field its method detaches", "a conversion to long is no move", "nested def sees the local frozen model, not the global", "class attr model in other method under no_grad",
               "method called only under no_grad", "frozen params loop", "frozen requires_grad_(False)",

@@ -21,6 +21,24 @@ from flake8_tensorcopy.rules.base import Options
 HEAD = "import torch\nimport torch.nn as nn\nimport numpy as np\n"
 
 PROGRAMS = [
+    ('TNS1', 'decorator of another module runs the function under no_grad', {
+        'utils.py': '''\
+import functools
+def inference(fn):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        with torch.no_grad():
+            return fn(*args, **kwargs)
+    return wrapper
+''',
+        'main.py': '''\
+from utils import inference
+net = nn.Linear(4, 2)
+@inference
+def predict(x):
+    return net(x).numpy()
+print(predict(torch.randn(2, 4)))
+'''}),
     ('TNS401', 'leaf attribute of a class of another module written in place', {
         'models.py': '''\
 class Net(nn.Module):
@@ -2094,6 +2112,24 @@ arr = Conv.to_np(nn.Linear(3, 2)(torch.randn(4, 3)))
     }),
 ]
 MARKED = [
+    ('TNS501', 'early stopper of another module called on the model', {
+        'utils.py': '''\
+class EarlyStopping:
+    def __init__(self):
+        self.best_state = None
+    def __call__(self, val_loss, model):
+        self.best_state = model.state_dict()
+''',
+        'main.py': '''\
+from utils import EarlyStopping
+model = nn.Linear(3, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+stopper = EarlyStopping()
+stopper(0.0, model)  # expect
+model(torch.randn(4, 3)).sum().backward()
+opt.step()
+model.load_state_dict(stopper.best_state)
+'''}),
     ('TNS402', 'output of a model of another module whose forward ends in a Tanh attribute', {
         'models.py': '''\
 class Net(nn.Module):
@@ -2549,7 +2585,7 @@ print(w0)
 # instance is, a public function's parameter (another module may pass anything), a base's
 # method that calls `self(x)` on a subclass whose `forward` is not what the base's module saw, a
 # method that every call of the project makes with grad off (a caller outside it may not).
-STRICT_MAY = {"init helper of another module applied by a no_grad method", "frozen model built in other file", "module-level model in other file frozen via loop",
+STRICT_MAY = {"init helper of another module applied by a no_grad method", "decorator of another module runs the function under no_grad", "frozen model built in other file", "module-level model in other file frozen via loop",
               "class with no_grad predict method in other file", "trainer in other file, model replaced by a frozen one",
               "helper only called under no_grad from other file", "helper param tensor detached by caller in other file",
               "base predict in other file, subclass forward argmax", "method only called under no_grad from other file",

@@ -93,6 +93,54 @@ def decorator_turns_grad_off(dec, qualname) -> bool:
     return context_effect(dec, qualname) is True
 
 
+def wraps_without_grad(deco, qualname) -> bool:
+    """Whether `deco`, the def of a decorator, makes what it decorates run with grad off, for
+    certain: `return torch.no_grad()(fn)`, or a wrapper it returns whose body calls the function
+    it is given only inside a no-grad `with` (`def wrapper(*args, **kwargs): with
+    torch.no_grad(): return fn(*args, **kwargs)`, `@functools.wraps(fn)` or not)."""
+    if not isinstance(deco, (ast.FunctionDef, ast.AsyncFunctionDef)) or deco.decorator_list:
+        return False
+    positional = [*deco.args.posonlyargs, *deco.args.args]
+    if len(positional) != 1 or deco.args.vararg or deco.args.kwarg:
+        return False
+    fn = positional[0].arg
+    body = _without_docstring(deco.body)
+    if len(body) == 1 and type(body[0]) is ast.Return and type(body[0].value) is ast.Call:
+        call = body[0].value  # `return torch.no_grad()(fn)`
+        return type(call.func) is ast.Call and len(call.args) == 1 and type(call.args[0]) is ast.Name \
+            and call.args[0].id == fn and _certainly_off(call.func, qualname)
+    if len(body) != 2 or type(body[1]) is not ast.Return or type(body[1].value) is not ast.Name:
+        return False
+    wrapper = body[0]
+    if not isinstance(wrapper, (ast.FunctionDef, ast.AsyncFunctionDef)) or wrapper.name != body[1].value.id \
+            or not all(_wraps(d, fn) for d in wrapper.decorator_list):
+        return False
+    inner = _without_docstring(wrapper.body)
+    if len(inner) != 1 or type(inner[0]) not in (ast.With, ast.AsyncWith) \
+            or not any(_certainly_off(i.context_expr, qualname) for i in inner[0].items) \
+            or any(context_effect(i.context_expr, qualname) is False for i in inner[0].items):
+        return False
+    # (Every use of the function given is in that block.)
+    return any(type(n) is ast.Name and n.id == fn for s in inner[0].body for n in ast.walk(s))
+
+
+def _certainly_off(expr, qualname) -> bool:
+    """`torch.no_grad()`, `torch.inference_mode()` (not `inference_mode(False)`)."""
+    return type(expr) is ast.Call and qualname(expr.func) in api.NO_GRAD and context_effect(expr, qualname) is True
+
+
+def _wraps(dec, fn: str) -> bool:
+    """`@functools.wraps(fn)` / `@wraps(fn)`."""
+    return type(dec) is ast.Call and _name_of(dec.func) == "wraps" and len(dec.args) == 1 \
+        and type(dec.args[0]) is ast.Name and dec.args[0].id == fn
+
+
+def _without_docstring(body: list) -> list:
+    if body and type(body[0]) is ast.Expr and type(body[0].value) is ast.Constant and type(body[0].value.value) is str:
+        return body[1:]
+    return list(body)
+
+
 def set_grad_call(call: ast.Call, qualname) -> bool | None:
     """The no-grad state after a statement `torch.set_grad_enabled(flag)` (True: off, or may
     be), or None when `call` is not one."""

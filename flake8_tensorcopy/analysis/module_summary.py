@@ -272,6 +272,11 @@ class ProjectEntity:
         the functions and methods of its module it calls)."""
         return self._answer(("fsteps", self.path), _function_steps, many="plain") == "1"
 
+    def wraps_without_grad(self) -> bool:
+        """Whether the function is a decorator that runs what it decorates with grad off
+        (gradmode.wraps_without_grad)."""
+        return self._answer(("nograd-wrap", self.path), _wraps_without_grad, many="plain") == "1"
+
     def snapshot_return(self) -> tuple:
         """What of a parameter the function returns without copying a tensor: (kind, parameter,
         steps) (snapshots.snapshot_return: `def snapshot(m): return m.state_dict()`, `def
@@ -479,6 +484,14 @@ def _function_steps(walker, node) -> str:
 
     return "1" if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and steps_optimizer(walker, node, {}) \
         else ""
+
+
+def _wraps_without_grad(walker, node) -> str:
+    from .gradmode import wraps_without_grad
+
+    frame = getattr(walker, "module_frame", None)
+    state = frame.state if frame is not None else None
+    return "1" if state is not None and wraps_without_grad(node, lambda n: walker.qualname(n, state)) else ""
 
 
 def _keeps(walker, node, name: str) -> tuple:

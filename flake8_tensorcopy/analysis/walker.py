@@ -87,6 +87,7 @@ from .gradmode import (
     decorator_turns_grad_off,
     no_grad_callees,
     no_grad_statements,
+    wraps_without_grad,
 )
 from ..source import LazyPattern, word_count
 
@@ -972,7 +973,24 @@ class Walker(Summaries, Evaluator):
 
     def _decorated_no_grad(self, func, env: dict | None) -> bool:
         state = State(env or {}, False)
-        return any(decorator_turns_grad_off(d, lambda n: self.qualname(n, state)) for d in func.decorator_list)
+        return any(decorator_turns_grad_off(d, lambda n: self.qualname(n, state)) or self._wraps_without_grad(d, state)
+                   for d in func.decorator_list)
+
+    def _wraps_without_grad(self, dec, state: State) -> bool:
+        """Whether decorator `dec` is a function of the file, or of another module of the
+        project, that runs what it decorates with grad off (gradmode.wraps_without_grad:
+        `@inference` with `def inference(fn): ... with torch.no_grad(): return fn(*args)`)."""
+        if type(dec) is not ast.Name:
+            return False
+        f = self.fact(dec, state)
+        if f.kind != FUNCTION or f.node is None:
+            return False
+        if hasattr(f.node, "wraps_without_grad"):  # a ProjectEntity: its module answers
+            return f.node.wraps_without_grad()
+        frame = getattr(self, "module_frame", None)
+        module_state = frame.state if frame is not None else state
+        return isinstance(f.node, (ast.FunctionDef, ast.AsyncFunctionDef)) and wraps_without_grad(
+            f.node, lambda n: self.qualname(n, module_state))
 
     def _module_evidence(self, scope_node) -> frozenset:
         """Names `x` with `x.parameters()`, `x.eval()`, ... in the scope's source text (one text
