@@ -15,6 +15,23 @@ from conftest import reported_lines
 
 HEAD = "import torch\nimport torch.nn as nn\nimport numpy as np\nimport functools\n"
 TNS1_PROGRAMS = [
+    ('builder freezes the weight only', '''\
+def build():
+    net = nn.Linear(3, 2)
+    net.weight.requires_grad_(False)
+    return net
+net = build()
+w = net.weight.numpy()
+b = net.bias.numpy()
+'''),
+    ('builder freezes the weight by its flag', '''\
+def build():
+    net = nn.Linear(3, 2)
+    net.weight.requires_grad = False
+    return net
+net = build()
+w = net.weight.numpy()
+'''),
     ('decorator of the file runs the function under no_grad', '''\
 def inference(fn):
     @functools.wraps(fn)

@@ -21,6 +21,39 @@ from flake8_tensorcopy.rules.base import Options
 HEAD = "import torch\nimport torch.nn as nn\nimport numpy as np\n"
 
 PROGRAMS = [
+    ('TNS1', 'weight frozen by a builder of another module', {
+        'models.py': '''\
+def build():
+    net = nn.Linear(3, 2)
+    net.weight.requires_grad = False
+    return net
+''',
+        'main.py': '''\
+from models import build
+net = build()
+w = net.weight.numpy()
+b = net.bias.numpy()
+'''}),
+    ('TNS1', 'weight of a module-level layer frozen in another module', {
+        'models.py': '''\
+net = nn.Linear(3, 2)
+net.weight.requires_grad_(False)
+''',
+        'main.py': '''\
+from models import net
+w = net.weight.numpy()
+'''}),
+    ('TNS1', 'dict of models of another module, its values called', {
+        'models.py': '''\
+HEADS = {"cls": nn.Linear(4, 3), "reg": nn.Linear(4, 1)}
+''',
+        'main.py': '''\
+from models import HEADS
+for name, head in HEADS.items():
+    print(name, head(torch.randn(2, 4)).shape)
+for head in HEADS.values():
+    print(head(torch.randn(2, 4)).numpy())
+'''}),
     ('TNS1', 'decorator of another module runs the function under no_grad', {
         'utils.py': '''\
 import functools

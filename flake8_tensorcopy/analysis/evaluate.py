@@ -807,6 +807,14 @@ class Evaluator:
             if key is not None:
                 state.env[key] = fact
                 self._dotted_roots.add(key.split(".", 1)[0])
+                if target.attr in api.PARAM_ATTRS and fact.kind == TENSOR and fact.grad is Grad.NO:
+                    # `net.weight.requires_grad_(False)`: the module's fact holds it too, so that
+                    # what a function returns, or a module exports, keeps it (`def build(): net
+                    # = nn.Linear(3, 2); net.weight.requires_grad = False; return net`).
+                    owner = key.rsplit(".", 1)[0]
+                    of = self.fact(target.value, state)
+                    if of.kind == MODULE and (of.attrs is None or type(of.attrs) is dict):
+                        state.env[owner] = of.but(attrs={**(of.attrs or {}), target.attr: fact})
         elif t is ast.Starred:
             self._bind(target.value, fact, state)
         elif t is ast.Subscript:
@@ -1429,6 +1437,13 @@ class Evaluator:
             return OTHER_FACT
         q = self.qualname(func, state)
         callee = self.project_fact(q) if q is not None and self.project is not None else None
+        if q is not None and (callee is None or callee.kind == UNKNOWN) and type(func) is ast.Attribute \
+                and self.project is not None:
+            # `HEADS.values()`, `LAYERS.index(x)`: a method of a dict or a list another module
+            # defines, as of one of the file's.
+            owner = self.project_fact(q.rpartition(".")[0])
+            if owner is not None and (owner.kind == MAPPING or owner.kind == SEQ):
+                return self._method(owner, func.attr, node, state)
         if q is not None and callee is None:
             return self._call_qualified(q, node, state)
         if callee is not None and callee.kind == UNKNOWN and type(func) is ast.Attribute:
@@ -1959,7 +1974,11 @@ class Evaluator:
                 return result if result is not None else UNKNOWN_FACT
             return UNKNOWN_FACT
         if kind == MAPPING:
-            el = recv.element or UNKNOWN_FACT
+            el = recv.element
+            if el is None:
+                # (A dict another module defines comes with what each key holds, not with their
+                # join: `HEADS.values()` of `HEADS = {"cls": nn.Linear(4, 3), ...}` there.)
+                el = join_all(recv.attrs.values()) if type(recv.attrs) is dict and recv.attrs else UNKNOWN_FACT
             if m in ("get", "pop", "__getitem__"):
                 key = node.args[0] if node.args else None
                 if recv.attrs is not None and type(key) is ast.Constant and key.value in recv.attrs:
