@@ -2059,7 +2059,7 @@ changes grad mode; so does a call of a torch module whose forward saves what it 
 `nn.Sequential` that ends in one: `head = nn.Sequential(nn.Linear(3, 3), nn.Sigmoid())`, also
 kept by a class or made in another module), or an instance of a module class, of the file or of
 another module, whose `forward` returns what such an operation makes (`return
-torch.sigmoid(self.fc(x))`).
+torch.sigmoid(self.fc(x))`, or `return self.act(self.fc(x))` with `self.act = nn.Tanh()`).
 
 Only reported when the saving operation, the write and a later `backward()` (or
 `torch.autograd.grad`) that depends on the saving operation are all visible in one function,

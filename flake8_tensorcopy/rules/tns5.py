@@ -862,8 +862,10 @@ certain), outside a no-grad region; what it added in an earlier iteration is sti
 the total (and everything computed from it) never reaches `backward()` or
 `torch.autograd.grad` and never leaves the function.
 A meter is a total too: an instance of a class of the file, or of a module of the project it
-imports (`AverageMeter` in `utils.py`), made before the loop, whose method adds what it is given
-to an attribute (`losses.update(loss, n)`, where `update` does `self.sum += val * n`), in a class
+imports (`AverageMeter` in `utils.py`, also re-exported by a package's `__init__.py`), made
+before the loop, whose method (its own or one it inherits from a class of the same module) adds
+what it is given to an attribute (`losses.update(loss, n)`, where `update` does `self.sum += val
+* n`; not where the method binds the parameter again first, `val = val.item()`), in a class
 that never back-propagates anything; the message names the method.
 The total leaves the function when it (or a value computed from it) is returned or yielded,
 stored in an attribute or a container (`self.total = total`, `losses.append(total)`), passed to
