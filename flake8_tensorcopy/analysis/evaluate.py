@@ -108,6 +108,7 @@ def _frozen(module: Fact, frozen: bool) -> Fact:
 
 _TENSOR_CLASSES = frozenset({"torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter",
                              "torch.FloatTensor", "torch.DoubleTensor", "torch.LongTensor"})
+_RANGE_FACT = Fact(SEQ, Grad.NO, Device.CPU, element=OTHER_FACT)
 _SCALAR_CLASSES = frozenset({"int", "float", "bool", "str", "bytes", "complex", "numbers.Number", "numbers.Real",
                              "numbers.Integral", "torch.Size", "torch.dtype", "torch.device", "range", "slice"})
 
@@ -1494,8 +1495,10 @@ class Evaluator:
         if isinstance(func, ast.Name):
             name = func.id
             if name in ("len", "int", "float", "str", "bool", "isinstance", "print", "repr", "hash", "id",
-                        "round", "range", "format", "type", "callable", "hasattr", "getattr"):
+                        "round", "format", "type", "callable", "hasattr", "getattr"):
                 return OTHER_FACT
+            if name == "range":  # (what it holds are numbers: `for epoch in range(n)`)
+                return _RANGE_FACT
             if name in ("list", "tuple", "sorted", "reversed") and node.args:
                 el = self._element_of(self.fact(node.args[0], state))
                 return Fact(SEQ, el.grad, el.device, element=el)

@@ -1075,9 +1075,10 @@ class GanScope:
             self._event("opaque", node)
         if info.no_grad:
             return EMPTY
-        if every and callee is not None and self._has_gen(every) and self.walker.fact(node, self.state).grad is Grad.NO:
-            # A function of the file or of another module that returns what has no graph
-            # (`def as_const(t): return t.detach()`): what it gets does not go on.
+        if every and self._has_gen(every) and self.walker.fact(node, self.state).grad is Grad.NO:
+            # A function or a method (an instance's `__call__` too), of the file or of another
+            # module, that returns what has no graph (`def as_const(t): return t.detach()`, an
+            # image pool's `query` that returns `image.data`): what it gets does not go on.
             return EMPTY
         return every
 

@@ -26,7 +26,7 @@ from collections import namedtuple
 from ..model import REQUIRED, Record
 from .astutil import (bind_arguments, child_nodes, def_stub, dotted_name, expressions, is_plain_method,
                       own_nodes, target_elements, walk)
-from .facts import FUNCTION, MODULE, TENSOR, UNKNOWN, Device, Grad
+from .facts import FUNCTION, MODULE, OTHER, TENSOR, UNKNOWN, Device, Grad
 from .names import words
 from .storage import is_inplace_method
 from .summaries import project_bases
@@ -521,6 +521,9 @@ class SnapshotDomain(Domain):
                 continue
             if t in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda):
                 continue
+            if t is ast.Subscript and type(n.slice) is ast.Constant and type(n.slice.value) is str \
+                    and dotted_name(n.value) in holds and walker.fact(n, walker.frame.state).kind == OTHER:
+                continue  # `ckpt["epoch"]` of `ckpt = {"epoch": 3, "model": model.state_dict()}`: a number
             if t is ast.Assign:
                 stack.append(n.value)
                 if isinstance(n.value, (ast.Name, ast.Attribute)) and dotted_name(n.value) in holds:
@@ -915,7 +918,9 @@ class SnapshotDomain(Domain):
                 return None
             array = steps[-1] == "numpy"
         source = dotted_name(base)
-        if source is None:
+        if source is None or source.endswith(".grad") or ".grad." in source:
+            # (A view of a gradient: an optimizer's step reads it and writes the parameter; a
+            # `zero_grad()` sets it to None and the next backward makes a new one.)
             return None
         f = walker.fact(base, state)
         param = (f.leaf and f.grad is Grad.YES) or "parameter" in f.tags
