@@ -15,6 +15,45 @@ from conftest import reported_lines
 
 HEAD = "import torch\nimport torch.nn as nn\nimport numpy as np\nimport functools\n"
 TNS1_PROGRAMS = [
+    ('context manager of the file turns grad off', '''\
+import contextlib
+@contextlib.contextmanager
+def evaluating(model):
+    model.eval()
+    try:
+        with torch.no_grad():
+            yield model
+    finally:
+        model.train()
+net = nn.Linear(4, 2)
+with evaluating(net):
+    out = net(torch.randn(1, 4))
+print(out.numpy())
+'''),
+    ('context manager of the file yields with grad on', '''\
+import contextlib
+@contextlib.contextmanager
+def evaluating(model):
+    model.eval()
+    yield model
+    model.train()
+net = nn.Linear(4, 2)
+with evaluating(net):
+    out = net(torch.randn(1, 4))
+print(out.numpy())
+'''),
+    ('context manager class whose enter turns grad off', '''\
+class NoGrad:
+    def __enter__(self):
+        self.prev = torch.is_grad_enabled()
+        torch.set_grad_enabled(False)
+    def __exit__(self, *exc):
+        torch.set_grad_enabled(self.prev)
+net = nn.Linear(4, 2)
+with NoGrad():
+    out = net(torch.randn(1, 4))
+    print(out.numpy())
+'''),
     ('builder freezes the weight only', '''\
 def build():
     net = nn.Linear(3, 2)

@@ -21,6 +21,37 @@ from flake8_tensorcopy.rules.base import Options
 HEAD = "import torch\nimport torch.nn as nn\nimport numpy as np\n"
 
 PROGRAMS = [
+    ('TNS1', 'context manager of another module turns grad off', {
+        'utils.py': '''\
+import contextlib
+@contextlib.contextmanager
+def evaluating():
+    with torch.no_grad():
+        yield
+''',
+        'main.py': '''\
+from utils import evaluating
+net = nn.Linear(4, 2)
+with evaluating():
+    out = net(torch.randn(1, 4))
+print(out.numpy())
+'''}),
+    ('TNS4', 'manual update in a context manager of another module', {
+        'utils.py': '''\
+import contextlib
+@contextlib.contextmanager
+def no_tracking():
+    with torch.inference_mode():
+        yield
+''',
+        'main.py': '''\
+import utils
+net = nn.Linear(4, 2)
+net(torch.randn(8, 4)).pow(2).mean().backward()
+with utils.no_tracking():
+    for p in net.parameters():
+        p -= 0.1 * p.grad
+'''}),
     ('TNS1', 'weight frozen by a builder of another module', {
         'models.py': '''\
 def build():

@@ -124,6 +124,51 @@ def wraps_without_grad(deco, qualname) -> bool:
     return any(type(n) is ast.Name and n.id == fn for s in inner[0].body for n in ast.walk(s))
 
 
+def with_turns_grad_off(node, qualname) -> bool:
+    """Whether `with node(...):`, `node` the def of a function or a class, runs its body with
+    grad off, for certain: a `@contextlib.contextmanager` function whose every `yield` is in a
+    `torch.no_grad()` / `inference_mode()` block of it (`def evaluating(): with torch.no_grad():
+    yield`), or a class whose `__enter__` calls `torch.set_grad_enabled(False)` at its top level."""
+    if isinstance(node, ast.ClassDef):
+        enter = next((f for f in node.body if isinstance(f, ast.FunctionDef) and f.name == "__enter__"), None)
+        return enter is not None and any(
+            type(st) is ast.Expr and type(st.value) is ast.Call and qualname(st.value.func) in api.SET_GRAD_ENABLED
+            and st.value.args and const_bool(st.value.args[0]) is False for st in enter.body)
+    if not isinstance(node, ast.FunctionDef) or not any(
+            _name_of(d.func if isinstance(d, ast.Call) else d) == "contextmanager" for d in node.decorator_list):
+        return False
+    found = []  # whether each `yield` is in such a block
+
+    def visit(statements, off: bool) -> None:
+        for st in statements:
+            if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                continue
+            inner = off
+            if isinstance(st, (ast.With, ast.AsyncWith)):
+                if any(context_effect(i.context_expr, qualname) is False for i in st.items):
+                    inner = False
+                elif any(_certainly_off(i.context_expr, qualname) for i in st.items):
+                    inner = True
+                for i in st.items:
+                    found.extend(off for n in ast.walk(i.context_expr) if isinstance(n, (ast.Yield, ast.YieldFrom)))
+                visit(st.body, inner)
+                continue
+            blocks = [getattr(st, f) for f in ("body", "orelse", "finalbody") if isinstance(getattr(st, f, None), list)]
+            blocks += [h.body for h in getattr(st, "handlers", ())]
+            blocks += [c.body for c in getattr(st, "cases", ())]
+            if blocks:
+                for n in child_nodes(st):
+                    if not isinstance(n, ast.stmt):
+                        found.extend(off for m in ast.walk(n) if isinstance(m, (ast.Yield, ast.YieldFrom)))
+                for b in blocks:
+                    visit(b, off)
+                continue
+            found.extend(off for n in ast.walk(st) if isinstance(n, (ast.Yield, ast.YieldFrom)))
+
+    visit(node.body, False)
+    return bool(found) and all(found)
+
+
 def _certainly_off(expr, qualname) -> bool:
     """`torch.no_grad()`, `torch.inference_mode()` (not `inference_mode(False)`)."""
     return type(expr) is ast.Call and qualname(expr.func) in api.NO_GRAD and context_effect(expr, qualname) is True

@@ -277,6 +277,11 @@ class ProjectEntity:
         (gradmode.wraps_without_grad)."""
         return self._answer(("nograd-wrap", self.path), _wraps_without_grad, many="plain") == "1"
 
+    def with_turns_grad_off(self) -> bool:
+        """Whether `with` a call of the function or the class runs its body with grad off
+        (gradmode.with_turns_grad_off)."""
+        return self._answer(("nograd-with", self.path), _with_turns_grad_off, many="plain") == "1"
+
     def snapshot_return(self) -> tuple:
         """What of a parameter the function returns without copying a tensor: (kind, parameter,
         steps) (snapshots.snapshot_return: `def snapshot(m): return m.state_dict()`, `def
@@ -492,6 +497,13 @@ def _wraps_without_grad(walker, node) -> str:
     frame = getattr(walker, "module_frame", None)
     state = frame.state if frame is not None else None
     return "1" if state is not None and wraps_without_grad(node, lambda n: walker.qualname(n, state)) else ""
+
+
+def _with_turns_grad_off(walker, node) -> str:
+    from .gradmode import with_turns_grad_off
+
+    frame = getattr(walker, "module_frame", None)
+    return "1" if frame is not None and with_turns_grad_off(node, lambda n: walker.qualname(n, frame.state)) else ""
 
 
 def _keeps(walker, node, name: str) -> tuple:

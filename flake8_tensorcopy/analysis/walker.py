@@ -87,6 +87,7 @@ from .gradmode import (
     decorator_turns_grad_off,
     no_grad_callees,
     no_grad_statements,
+    with_turns_grad_off,
     wraps_without_grad,
 )
 from ..source import LazyPattern, word_count
@@ -976,6 +977,24 @@ class Walker(Summaries, Evaluator):
         return any(decorator_turns_grad_off(d, lambda n: self.qualname(n, state)) or self._wraps_without_grad(d, state)
                    for d in func.decorator_list)
 
+    def _project_context(self, func, state: State) -> bool | None:
+        """True when `with func(...):` runs its body with grad off for certain, `func` a function
+        or a class of the file or of another module of the project (gradmode.with_turns_grad_off:
+        `def evaluating(): with torch.no_grad(): yield`, a class whose `__enter__` turns grad
+        off); else None."""
+        if type(func) is not ast.Name and not (type(func) is ast.Attribute and self.qualname(func, state) is not None):
+            return None
+        f = self.fact(func, state)
+        node = f.node
+        if f.kind not in (FUNCTION, CLASS) or node is None:
+            return None
+        if hasattr(node, "with_turns_grad_off"):  # a ProjectEntity: its module answers
+            return True if node.with_turns_grad_off() else None
+        frame = getattr(self, "module_frame", None)
+        module_state = frame.state if frame is not None else state
+        return True if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and with_turns_grad_off(
+            node, lambda n: self.qualname(n, module_state)) else None
+
     def _wraps_without_grad(self, dec, state: State) -> bool:
         """Whether decorator `dec` is a function of the file, or of another module of the
         project, that runs what it decorates with grad off (gradmode.wraps_without_grad:
@@ -1314,6 +1333,8 @@ class Walker(Summaries, Evaluator):
                 # one that turns grad off, or may, as one in place.
                 tags = self.fact(item.context_expr, state).tags
                 effect = True if GRAD_OFF_CONTEXT in tags else False if GRAD_ON_CONTEXT in tags else None
+            if effect is None and type(item.context_expr) is ast.Call:
+                effect = self._project_context(item.context_expr.func, state)
             if effect is not None:
                 no_grad = effect
             if frame.doms:
