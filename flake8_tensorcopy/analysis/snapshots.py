@@ -697,17 +697,37 @@ class SnapshotDomain(Domain):
         name: the modules and tensors whose parameters they update (None: unknown)."""
         if self._optimizers is None:
             found: dict = {}
-            for node in walk(walker.tree):
-                if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)):
+            assigns = [node for node in walk(walker.tree) if isinstance(node, ast.Assign)]
+            # Names bound once in the file, to what (`params = list(student.parameters())`).
+            once: dict = {}
+            for node in assigns:
+                for t in node.targets:
+                    if type(t) is ast.Name:
+                        once[t.id] = node.value if t.id not in once else None
+            for node in assigns:
+                if not isinstance(node.value, ast.Call):
                     continue
                 fn = dotted_name(node.value.func) or ""
                 last = fn.rsplit(".", 1)[-1]
-                if last not in _OPTIMIZER_CLASSES:
-                    continue
                 call = node.value
-                params = call.args[0] if call.args else next(
-                    (k.value for k in call.keywords if k.arg == "params"), None)
-                roots = _param_roots(params) if params is not None else None
+                if last not in _OPTIMIZER_CLASSES:
+                    if "optim" not in last.lower() or not call.args:
+                        continue
+                    # `opt = make_optimizer(student)`, `build_optimizer(cfg, model)`: a factory of
+                    # an optimizer, of what it is handed (narrowing what a step updates can only
+                    # hide a finding).
+                    roots = frozenset()
+                    for a in [*call.args, *(k.value for k in call.keywords)]:
+                        r = frozenset({dotted_name(a)}) if type(a) in (ast.Name, ast.Attribute) \
+                            and dotted_name(a) is not None else _param_roots(a, once)
+                        if r is None:
+                            roots = None
+                            break
+                        roots |= r
+                else:
+                    params = call.args[0] if call.args else next(
+                        (k.value for k in call.keywords if k.arg == "params"), None)
+                    roots = _param_roots(params, once) if params is not None else None
                 for t in node.targets:
                     k = dotted_name(t)
                     if k is None:
@@ -1112,8 +1132,12 @@ def _is_items(it) -> bool:
     return isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and it.func.attr == "items"
 
 
-def _param_roots(expr) -> frozenset | None:
-    """The modules (and tensors) whose parameters an optimizer's `params` argument names."""
+def _param_roots(expr, once: dict | None = None, depth: int = 0) -> frozenset | None:
+    """The modules (and tensors) whose parameters an optimizer's `params` argument names.
+    `once`: {name: the value the file binds it to, where it binds it once} (`params =
+    list(student.parameters())`, then `SGD(params)`)."""
+    if type(expr) is ast.Name and once and once.get(expr.id) is not None and depth < 4:
+        return _param_roots(once[expr.id], once, depth + 1)
     if isinstance(expr, ast.Call):
         func = expr.func
         if isinstance(func, ast.Attribute) and func.attr in ("parameters", "named_parameters"):
