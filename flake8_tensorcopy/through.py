@@ -224,7 +224,14 @@ class Through:
             if names:
                 brought.append((cls, names))
         deps = {where: project.digest_of(where)}
-        if not brought and name is not None and name != "*" and where.endswith("__init__.py"):
+        sub = project.path_of(f"{target}.{name}") if not brought and name is not None and name != "*" \
+            and where.endswith("__init__.py") else None
+        if sub is not None:
+            # `from pkg import utils`, a module of the package: any of its names (as `import
+            # pkg.utils as utils`).
+            more, brought = self._trigger_plan(f"{target}.{name}", None, rules)
+            deps.update(more)
+        elif not brought and name is not None and name != "*" and where.endswith("__init__.py"):
             found = self._reexports.get(where)
             if found is None:
                 text = _module_text(project, where)

@@ -2176,6 +2176,44 @@ arr = Conv.to_np(nn.Linear(3, 2)(torch.randn(4, 3)))
     }),
 ]
 MARKED = [
+    ('TNS5', 'snapshot and view helpers of a module of a package imported from the package', {
+        'pkg/__init__.py': '''\
+''',
+        'pkg/utils.py': '''\
+def snapshot(m):
+    return m.state_dict()
+def to_np(t):
+    return t.detach().numpy()
+''',
+        'main.py': '''\
+from pkg import utils
+model = nn.Linear(3, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+best = utils.snapshot(model)  # expect
+w = utils.to_np(model.weight)  # expect
+model(torch.randn(4, 3)).sum().backward()
+opt.step()
+model.load_state_dict(best)
+print(w)
+'''}),
+    ('TNS5', 'meter of the file inherits update from a base of another module', {
+        'base.py': '''\
+class BaseMeter:
+    def update(self, val):
+        self.total += val
+''',
+        'main.py': '''\
+from base import BaseMeter
+class LossMeter(BaseMeter):
+    def __init__(self):
+        self.total = 0
+model = nn.Linear(3, 1)
+meter = LossMeter()
+for i in range(3):
+    loss = model(torch.randn(4, 3)).pow(2).mean()
+    meter.update(loss)  # expect
+print(float(meter.total))
+'''}),
     ('TNS501', 'early stopper of another module called on the model', {
         'utils.py': '''\
 class EarlyStopping:

@@ -27,6 +27,7 @@ from ..model import REQUIRED, Record
 from .astutil import (bind_arguments, child_nodes, def_stub, dotted_name, is_plain_method, statements,
                       target_elements, walk)
 from .facts import OBJECT, TENSOR, UNKNOWN, Grad
+from .summaries import project_bases
 from .walker import Domain, NameSets
 from ..source import LazyPattern
 from .text_tests import meter_methods, might_accumulate
@@ -486,6 +487,14 @@ def _meter_at(walker, cls, name: str):
     if isinstance(cls, ast.ClassDef):
         info = walker.classes.get(id(cls))
         found = meter_of(walker, info, name) if info is not None else None
+        if found is None and info is not None and info.method(name)[0] is None:
+            # A method the class inherits from a class of another module (`class
+            # LossMeter(BaseMeter)`, `update` in base.py): that class's answer.
+            for base in project_bases(info):
+                found = _meter_at(walker, base, name)
+                if found is not None:
+                    return found
+            return None
         return (found[0], found[1], cls.name, "line ") if found is not None else None
     ask = getattr(cls, "added_parameters", None)  # a ProjectEntity
     answer = ask(name) if ask is not None else ()
