@@ -21,6 +21,7 @@ from .astutil import constant_defaults, decorator_names, def_stub, is_plain_meth
 from .facts import CALLED, CLASS, FUNCTION, MODULE, OBJECT, SITE_CONSTANTS, UNKNOWN_FACT, Fact
 from .evaluate import LazyAttrs
 from .portable import export_fact, import_fact, well_formed
+from ..source import LazyPattern
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -275,12 +276,17 @@ class ProjectEntity:
     def wraps_without_grad(self) -> bool:
         """Whether the function is a decorator that runs what it decorates with grad off
         (gradmode.wraps_without_grad)."""
-        return self._answer(("nograd-wrap", self.path), _wraps_without_grad, many="plain") == "1"
+        summary = self.summary
+        return summary is not None and summary.answer_if_mentioned(
+            ("nograd-wrap", self.path), (b"no_grad", b"inference_mode"), _wraps_without_grad) == "1"
 
     def with_turns_grad_off(self) -> bool:
         """Whether `with` a call of the function or the class runs its body with grad off
         (gradmode.with_turns_grad_off)."""
-        return self._answer(("nograd-with", self.path), _with_turns_grad_off, many="plain") == "1"
+        summary = self.summary
+        return summary is not None and summary.answer_if_mentioned(
+            ("nograd-with", self.path), (b"no_grad", b"inference_mode", b"set_grad_enabled"),
+            _with_turns_grad_off) == "1"
 
     def snapshot_return(self) -> tuple:
         """What of a parameter the function returns without copying a tensor: (kind, parameter,
@@ -758,6 +764,31 @@ class ModuleSummary:
         self._facts[attr] = f
         return f
 
+    def answer_if_mentioned(self, question: tuple, needles: tuple, compute) -> str:
+        """`answer(question, compute, "plain")`, but "" without a walker where the module's
+        bytes hold none of `needles` (a decorator that runs what it decorates without grad names
+        `no_grad`: most modules asked hold none, and making their walkers for it cost 1% of a
+        large tree's check); that answer is kept as the others are."""
+        if question in self._imported or question in self.answers and self.project.unchanged(self.answers[question][1]):
+            return self.answer(question, compute, "plain")
+        data = self._walker.lines.text.encode() if self._walker is not None and self._walker.lines is not None \
+            else self._data if self._data is not None else self.project.bytes_of(self.path, self.digest)
+        if data is not None and "." not in question[1]:
+            # (Of a top-level function: its own lines, from its `def` at the margin to the next
+            # line there; a docstring of the module that names `no_grad` does not count.)
+            head = b"def " + question[1].encode() + b"("
+            at = 0 if data.startswith(head) else data.find(b"\n" + head) + 1
+            if at > 0 or data.startswith(head):
+                end = _MARGIN_BYTES.search(data, at + len(head))
+                data = data[at:end.start() if end is not None else len(data)]
+        if data is not None and not any(n in data for n in needles):
+            self.answers[question] = ("", {self.path: self.digest})
+            self._imported[question] = ""
+            self.dirty = True
+            self.project._touch_deps({self.path: self.digest})
+            return ""
+        return self.answer(question, compute, "plain")
+
     def answer(self, question: tuple, compute, many: bool = False):
         """The answer to `question` about one of the module's definitions (`question[1]` is its
         path): from the cache when every file it depended on is unchanged, else computed by the
@@ -915,6 +946,9 @@ def _outside_imports(text: str, positions: list) -> list:
 def _plain(x) -> bool:
     """Tuples (nested) of strings: a plain answer (ProjectEntity.constructor)."""
     return type(x) is str or type(x) is tuple and all(_plain(i) for i in x)
+
+
+_MARGIN_BYTES = LazyPattern(rb"\n[^ \t\r\n#]")
 
 
 class _Context:
