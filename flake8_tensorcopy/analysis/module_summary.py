@@ -17,6 +17,7 @@ import os
 from contextlib import contextmanager
 
 from . import lazytree
+from .gradmode import with_turns_grad_off, wraps_without_grad
 from .astutil import constant_defaults, decorator_names, def_stub, is_plain_method, is_property, own_nodes
 from .facts import CALLED, CLASS, FUNCTION, MODULE, OBJECT, SITE_CONSTANTS, UNKNOWN_FACT, Fact
 from .evaluate import LazyAttrs
@@ -278,7 +279,7 @@ class ProjectEntity:
         (gradmode.wraps_without_grad)."""
         summary = self.summary
         return summary is not None and summary.answer_if_mentioned(
-            ("nograd-wrap", self.path), (b"no_grad", b"inference_mode"), _wraps_without_grad) == "1"
+            ("nograd-wrap", self.path), (b"no_grad", b"inference_mode"), _grad_off_answer(wraps_without_grad)) == "1"
 
     def with_turns_grad_off(self) -> bool:
         """Whether `with` a call of the function or the class runs its body with grad off
@@ -286,7 +287,7 @@ class ProjectEntity:
         summary = self.summary
         return summary is not None and summary.answer_if_mentioned(
             ("nograd-with", self.path), (b"no_grad", b"inference_mode", b"set_grad_enabled"),
-            _with_turns_grad_off) == "1"
+            _grad_off_answer(with_turns_grad_off)) == "1"
 
     def snapshot_return(self) -> tuple:
         """What of a parameter the function returns without copying a tensor: (kind, parameter,
@@ -497,19 +498,14 @@ def _function_steps(walker, node) -> str:
         else ""
 
 
-def _wraps_without_grad(walker, node) -> str:
-    from .gradmode import wraps_without_grad
+def _grad_off_answer(test):
+    """An answer of `test` (gradmode.wraps_without_grad, with_turns_grad_off) of a def or a
+    class, with the qualified names its module's imports give: "1" or ""."""
+    def compute(walker, node) -> str:
+        frame = getattr(walker, "module_frame", None)
+        return "1" if frame is not None and test(node, lambda n: walker.qualname(n, frame.state)) else ""
 
-    frame = getattr(walker, "module_frame", None)
-    state = frame.state if frame is not None else None
-    return "1" if state is not None and wraps_without_grad(node, lambda n: walker.qualname(n, state)) else ""
-
-
-def _with_turns_grad_off(walker, node) -> str:
-    from .gradmode import with_turns_grad_off
-
-    frame = getattr(walker, "module_frame", None)
-    return "1" if frame is not None and with_turns_grad_off(node, lambda n: walker.qualname(n, frame.state)) else ""
+    return compute
 
 
 def _keeps(walker, node, name: str) -> tuple:
