@@ -440,22 +440,25 @@ def call_modes(tree: ast.Module, lines=None) -> tuple:
     return sites, used, frozenset(result)
 
 
-def applied(text: str, name: str) -> bool:
-    """Whether `text` hands function `name` to an `apply` (`net.apply(name)`,
-    `self.apply(self.name)`): a call of it, by `call_modes`, that no `name(` spells."""
-    size = len(name)
+def applied_names(text: str) -> frozenset:
+    """The names `text` hands to an `apply` (`net.apply(name)`, `self.apply(self.name)`): calls
+    of them, by `call_modes`, that no `name(` spells.  One pass over the text."""
+    out = set()
+    size = len(text)
     i = text.find(".apply(")
     while i != -1:
         j = i + 7
-        while j < len(text) and text[j] in " \t\n":
+        while j < size and text[j] in " \t\n":
             j += 1
         if text.startswith("self.", j):
             j += 5
-        k = j + size
-        if text.startswith(name, j) and (k == len(text) or not (text[k].isalnum() or text[k] == "_")):
-            return True
+        k = j
+        while k < size and (text[k].isalnum() or text[k] == "_"):
+            k += 1
+        if k > j:
+            out.add(text[j:k])
         i = text.find(".apply(", j)
-    return False
+    return frozenset(out)
 
 
 _DEF_NAME = LazyPattern(r"def[\s\\]+(\w+)")

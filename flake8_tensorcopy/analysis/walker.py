@@ -82,7 +82,7 @@ from .summaries import Summaries, Summary, project_bases
 from .gradmode import (
     EVAL_HOOKS,
     LIGHTNING_BASES,
-    applied,
+    applied_names,
     context_effect,
     decorator_turns_grad_off,
     no_grad_callees,
@@ -386,6 +386,7 @@ class Walker(Summaries, Evaluator):
         self._container_aliases: dict = {}  # (evaluate.Evaluator._rebind_container)
         self._no_grad_callees: frozenset | None = None  # computed when a function is first walked
         self._mentions_grad_mode: bool | None = None
+        self._applied: frozenset | None = None  # names the file hands to an `apply` (applied_names)
         self._init_summaries()
         self._evidence: tuple | None = None
         self.functions: dict = {}  # module-level functions by name
@@ -907,9 +908,11 @@ class Walker(Summaries, Evaluator):
                 h in text for h in ("no_grad", "inference_mode", "set_grad_enabled"))
         if not self._mentions_grad_mode:
             return False
-        if not self.called_elsewhere(func.name) and not applied(self.lines.text if self.lines is not None else "",
-                                                                 func.name):
-            return False
+        if not self.called_elsewhere(func.name):
+            if self._applied is None:  # (the names the file hands to an `apply`, read once)
+                self._applied = applied_names(self.lines.text) if self.lines is not None else frozenset()
+            if func.name not in self._applied:
+                return False
         if self._no_grad_callees is None:
             self._no_grad_callees = no_grad_callees(self.tree, self.lines)
         return func.name in self._no_grad_callees
