@@ -202,7 +202,7 @@ class Through:
             own = self.methods(where, name)
         return where, project.digest_of(where), names, sub, own or ()
 
-    def _trigger_plan(self, target: str, name: str | None, rules: tuple) -> tuple:
+    def _trigger_plan(self, target: str, name: str | None, rules: tuple, depth: int = 0) -> tuple:
         """What `imported_triggers` finds in an import of `name` (None: the module itself, "*":
         all it binds, any of its classes) from project module `target`, whatever file imports
         it: ({path: digest} of the modules it read, ((rule, names), ...)).  A name a package's
@@ -226,10 +226,12 @@ class Through:
         deps = {where: project.digest_of(where)}
         sub = project.path_of(f"{target}.{name}") if not brought and name is not None and name != "*" \
             and where.endswith("__init__.py") else None
-        if sub is not None:
+        if depth > 4:
+            pass  # (packages that re-export from one another in a cycle)
+        elif sub is not None:
             # `from pkg import utils`, a module of the package: any of its names (as `import
             # pkg.utils as utils`).
-            more, brought = self._trigger_plan(f"{target}.{name}", None, rules)
+            more, brought = self._trigger_plan(f"{target}.{name}", None, rules, depth + 1)
             deps.update(more)
         elif not brought and name is not None and name != "*" and where.endswith("__init__.py"):
             found = self._reexports.get(where)
@@ -240,7 +242,7 @@ class Through:
                     if imported is not None and imported != "*"}
             module, imported = found.get(name, (None, None))
             if module is not None and module != target:
-                more, brought = self._trigger_plan(module, imported, rules)
+                more, brought = self._trigger_plan(module, imported, rules, depth + 1)
                 deps.update(more)
         return deps, tuple(brought)
 

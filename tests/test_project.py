@@ -125,6 +125,25 @@ def test_an_import_cycle_terminates(tmp_path):
     assert project.fact("pkg.cycle_b.thing") is not None
 
 
+def test_packages_that_re_export_from_one_another_in_a_cycle_terminate(tmp_path):
+    # `from pkg import X`, pkg/__init__.py re-exporting X from pkg.sub, whose __init__.py takes
+    # it back from pkg (through.Through._trigger_plan follows re-exports by import lines).
+    files = {"pyproject.toml": "", "PKG/__init__.py": "from .sub import X\n", "PKG/sub/__init__.py": "from .. import X\n",
+             "PKG/train.py": """
+                 import torch
+                 from PKG import X
+                 m = torch.nn.Linear(2, 2)
+                 opt = torch.optim.SGD(m.parameters(), lr=0.1)
+                 s = m.state_dict()
+                 X(m)
+                 opt.step()
+                 print(s)
+                 """}
+    train = make(tmp_path, files=files, package="pkg")
+    found = engine_findings(train, tmp_path)
+    assert [(v.code, v.line) for v in found] == [("TNS501", 5)]
+
+
 def test_the_cli_uses_the_project(tmp_path, capsys):
     train = make(tmp_path, package="pkg")
     proc = tc(capsys, "check", "--no-cache", str(train), cwd=tmp_path)
