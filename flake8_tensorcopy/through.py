@@ -39,10 +39,10 @@ def sink_calls(text: str, project, module: str, path: str) -> frozenset:
         plan = plans.get((target, name))
         if plan is None:
             plan = plans[(target, name)] = through._plan(target, name)
-        where, digest, names, sub, own = plan
+        where, deps, names, sub, own = plan
         if where is None:
             continue
-        touched[where] = digest
+        touched.update(deps)
         # `t = Trainer(net)` ... `t.predict(x)`, where a method of the class calls `.numpy()`:
         # for a class the file constructs (walker.method_sinks), also through its module
         # (`T.Trainer(net)`, `import pkg.trainer as T` or `from pkg import trainer`).
@@ -193,14 +193,34 @@ class Through:
         project = self.project
         where = project.path_of(target)
         if where is None:
-            return None, None, frozenset(), None, ()
+            return None, {}, frozenset(), None, ()
         names = self.functions(where)
         sub = own = None
+        deps = {where: project.digest_of(where)}
         if name is not None and name != "*":
             if where.endswith("__init__.py"):
                 sub = project.path_of(f"{target}.{name}")
             own = self.methods(where, name)
-        return where, project.digest_of(where), names, sub, own or ()
+            if not own and sub is None and where.endswith("__init__.py"):
+                # A class the package re-exports (`from .optim import MySGD` there): its methods
+                # where it is defined.
+                module, imported = self._reexports_of(where, target).get(name, (None, None))
+                real = project.path_of(module) if module is not None and module != target else None
+                if real is not None:
+                    own = self.methods(real, imported)
+                    deps[real] = project.digest_of(real)
+        return where, deps, names, sub, own or ()
+
+    def _reexports_of(self, where: str, target: str) -> dict:
+        """{name: (module, name)} of what the package's `__init__.py` at `where` imports from
+        modules, by its import lines (once a process)."""
+        found = self._reexports.get(where)
+        if found is None:
+            text = _module_text(self.project, where)
+            found = self._reexports[where] = {} if text is None else {
+                local: (module, imported) for module, imported, local in runtime_imports(text, target, True)
+                if imported is not None and imported != "*"}
+        return found
 
     def _trigger_plan(self, target: str, name: str | None, rules: tuple, depth: int = 0) -> tuple:
         """What `imported_triggers` finds in an import of `name` (None: the module itself, "*":
@@ -234,13 +254,7 @@ class Through:
             more, brought = self._trigger_plan(f"{target}.{name}", None, rules, depth + 1)
             deps.update(more)
         elif not brought and name is not None and name != "*" and where.endswith("__init__.py"):
-            found = self._reexports.get(where)
-            if found is None:
-                text = _module_text(project, where)
-                found = self._reexports[where] = {} if text is None else {
-                    local: (module, imported) for module, imported, local in runtime_imports(text, target, True)
-                    if imported is not None and imported != "*"}
-            module, imported = found.get(name, (None, None))
+            module, imported = self._reexports_of(where, target).get(name, (None, None))
             if module is not None and module != target:
                 more, brought = self._trigger_plan(module, imported, rules, depth + 1)
                 deps.update(more)

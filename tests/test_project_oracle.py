@@ -21,6 +21,41 @@ from flake8_tensorcopy.rules.base import Options
 HEAD = "import torch\nimport torch.nn as nn\nimport numpy as np\n"
 
 PROGRAMS = [
+    ('TNS401', 'hand-written optimizer re-exported by a package', {
+        'pkg/__init__.py': '''\
+from .optim import MySGD
+''',
+        'pkg/optim.py': '''\
+class MySGD:
+    def __init__(self, params, lr=0.1):
+        self.params = list(params)
+        self.lr = lr
+    def step(self):
+        for p in self.params:
+            p.add_(p.grad, alpha=-self.lr)
+''',
+        'main.py': '''\
+from pkg import MySGD
+net = nn.Linear(3, 2)
+opt = MySGD(net.parameters())
+net(torch.ones(1, 3)).sum().backward()
+opt.step()
+'''}),
+    ('TNS1', 'evaluator re-exported by a package converts its model output', {
+        'pkg/__init__.py': '''\
+from .ev import Evaluator
+''',
+        'pkg/ev.py': '''\
+class Evaluator:
+    def __init__(self, model):
+        self.model = model
+    def scores(self, x):
+        return np.asarray(self.model(x))
+''',
+        'main.py': '''\
+from pkg import Evaluator
+print(Evaluator(nn.Linear(3, 2)).scores(torch.ones(1, 3)))
+'''}),
     ('TNS1', 'context manager of another module turns grad off', {
         'utils.py': '''\
 import contextlib
