@@ -244,17 +244,14 @@ class Through:
             if names:
                 brought.append((cls, names))
         deps = {where: project.digest_of(where)}
-        sub = project.path_of(f"{target}.{name}") if not brought and name is not None and name != "*" \
-            and where.endswith("__init__.py") else None
-        if depth > 4:
-            pass  # (packages that re-export from one another in a cycle)
-        elif sub is not None:
-            # `from pkg import utils`, a module of the package: any of its names (as `import
-            # pkg.utils as utils`).
-            more, brought = self._trigger_plan(f"{target}.{name}", None, rules, depth + 1)
-            deps.update(more)
-        elif not brought and name is not None and name != "*" and where.endswith("__init__.py"):
-            module, imported = self._reexports_of(where, target).get(name, (None, None))
+        # (At most five packages deep: packages may re-export from one another in a cycle.)
+        if not brought and name is not None and name != "*" and where.endswith("__init__.py") and depth <= 4:
+            if project.path_of(f"{target}.{name}") is not None:
+                # `from pkg import utils`, a module of the package: any of its names (as
+                # `import pkg.utils as utils`).
+                module, imported = f"{target}.{name}", None
+            else:
+                module, imported = self._reexports_of(where, target).get(name, (None, None))
             if module is not None and module != target:
                 more, brought = self._trigger_plan(module, imported, rules, depth + 1)
                 deps.update(more)

@@ -765,17 +765,17 @@ class ModuleSummary:
         bytes hold none of `needles` (a decorator that runs what it decorates without grad names
         `no_grad`: most modules asked hold none, and making their walkers for it cost 1% of a
         large tree's check); that answer is kept as the others are."""
-        if question in self._imported or question in self.answers and self.project.unchanged(self.answers[question][1]):
-            return self.answer(question, compute, "plain")
-        data = self._walker.lines.text.encode() if self._walker is not None and self._walker.lines is not None \
-            else self._data if self._data is not None else self.project.bytes_of(self.path, self.digest)
+        if self._walker is not None or question in self._imported or question in self.answers \
+                and self.project.unchanged(self.answers[question][1]):
+            return self.answer(question, compute, "plain")  # (no walker to make for it)
+        data = self._data if self._data is not None else self.project.bytes_of(self.path, self.digest)
         if data is not None and "." not in question[1]:
             # (Of a top-level function: its own lines, from its `def` at the margin to the next
             # line there; a docstring of the module that names `no_grad` does not count.)
             head = b"def " + question[1].encode() + b"("
-            at = 0 if data.startswith(head) else data.find(b"\n" + head) + 1
-            if at > 0 or data.startswith(head):
-                end = _MARGIN_BYTES.search(data, at + len(head))
+            at = 0 if data.startswith(head) else data.find(b"\n" + head)
+            if at != -1:
+                end = _MARGIN_BYTES.search(data, at + 1 + len(head))
                 data = data[at:end.start() if end is not None else len(data)]
         if data is not None and not any(n in data for n in needles):
             self.answers[question] = ("", {self.path: self.digest})

@@ -987,32 +987,29 @@ class Walker(Summaries, Evaluator):
         off); else None."""
         if type(func) is not ast.Name and not (type(func) is ast.Attribute and self.qualname(func, state) is not None):
             return None
-        f = self.fact(func, state)
-        node = f.node
-        if f.kind not in (FUNCTION, CLASS) or node is None:
-            return None
-        if hasattr(node, "with_turns_grad_off"):  # a ProjectEntity: its module answers
-            return True if node.with_turns_grad_off() else None
-        frame = getattr(self, "module_frame", None)
-        module_state = frame.state if frame is not None else state
-        return True if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and with_turns_grad_off(
-            node, lambda n: self.qualname(n, module_state)) else None
+        return True if self._turns_grad_off(func, state, (FUNCTION, CLASS), "with_turns_grad_off",
+                                            with_turns_grad_off) else None
 
     def _wraps_without_grad(self, dec, state: State) -> bool:
         """Whether decorator `dec` is a function of the file, or of another module of the
         project, that runs what it decorates with grad off (gradmode.wraps_without_grad:
         `@inference` with `def inference(fn): ... with torch.no_grad(): return fn(*args)`)."""
-        if type(dec) is not ast.Name:
+        return type(dec) is ast.Name and self._turns_grad_off(dec, state, (FUNCTION,), "wraps_without_grad",
+                                                              wraps_without_grad)
+
+    def _turns_grad_off(self, expr, state: State, kinds: tuple, answer: str, test) -> bool:
+        """`test` (a gradmode question) of the def or class `expr` names, of the file (with the
+        names its module binds) or of another module (`answer`, that ProjectEntity's method)."""
+        f = self.fact(expr, state)
+        node = f.node
+        if f.kind not in kinds or node is None:
             return False
-        f = self.fact(dec, state)
-        if f.kind != FUNCTION or f.node is None:
-            return False
-        if hasattr(f.node, "wraps_without_grad"):  # a ProjectEntity: its module answers
-            return f.node.wraps_without_grad()
+        if hasattr(node, answer):  # a ProjectEntity: its module answers
+            return getattr(node, answer)()
         frame = getattr(self, "module_frame", None)
         module_state = frame.state if frame is not None else state
-        return isinstance(f.node, (ast.FunctionDef, ast.AsyncFunctionDef)) and wraps_without_grad(
-            f.node, lambda n: self.qualname(n, module_state))
+        return isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and test(
+            node, lambda n: self.qualname(n, module_state))
 
     def _module_evidence(self, scope_node) -> frozenset:
         """Names `x` with `x.parameters()`, `x.eval()`, ... in the scope's source text (one text
