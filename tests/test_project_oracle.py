@@ -2209,8 +2209,77 @@ from utils import Conv
 arr = Conv.to_np(nn.Linear(3, 2)(torch.randn(4, 3)))
 ''',
     }),
+    # PyTorch-GAN's replay buffer, in its own module: what push_and_pop returns carries no graph
+    # of the fakes it is given (their `.data`, copies it kept); the discriminator step leaves the
+    # generator's gradients alone (the program asserts it).
+    ('TNS3', 'replay buffer of another module returns what it keeps of the data', {
+        'buffers.py': '''\
+import random
+class ReplayBuffer:
+    def __init__(self, max_size=50):
+        self.max_size = max_size
+        self.data = []
+    def push_and_pop(self, data):
+        to_return = []
+        for element in data.data:
+            element = torch.unsqueeze(element, 0)
+            if len(self.data) < self.max_size:
+                self.data.append(element)
+                to_return.append(element)
+            else:
+                if random.uniform(0, 1) > 0.5:
+                    i = random.randint(0, self.max_size - 1)
+                    to_return.append(self.data[i].clone())
+                    self.data[i] = element
+                else:
+                    to_return.append(element)
+        return torch.cat(to_return)
+''',
+        'main.py': '''\
+from buffers import ReplayBuffer
+netG, netD = nn.Linear(4, 4), nn.Linear(4, 1)
+optimizer_G = torch.optim.Adam(netG.parameters(), lr=1e-3)
+optimizer_D = torch.optim.Adam(netD.parameters(), lr=1e-3)
+buf = ReplayBuffer(max_size=2)
+for it in range(4):
+    fake_B = netG(torch.randn(4, 4))
+    loss_D = netD(buf.push_and_pop(fake_B)).pow(2).mean()
+    optimizer_D.zero_grad()
+    loss_D.backward()
+    assert all(p.grad is None or not p.grad.any() for p in netG.parameters())
+    optimizer_D.step()
+    loss_G = (netD(fake_B) - 1).pow(2).mean()
+    optimizer_G.zero_grad()
+    loss_G.backward()
+    optimizer_G.step()
+    optimizer_G.zero_grad(set_to_none=True)
+''',
+    }),
 ]
 MARKED = [
+    # The same without the `.data`: the buffer hands the fakes on, and the discriminator's backward
+    # reaches the generator (the program's assertion fails).
+    ('TNS3', 'replay buffer of another module returns the fakes it is given', {
+        'buffers.py': '''\
+class ReplayBuffer:
+    def __init__(self):
+        self.data = []
+    def push_and_pop(self, data):
+        self.data.append(data)
+        return data
+''',
+        'main.py': '''\
+from buffers import ReplayBuffer
+netG, netD = nn.Linear(4, 4), nn.Linear(4, 1)
+optimizer_D = torch.optim.Adam(netD.parameters(), lr=1e-3)
+buf = ReplayBuffer()
+fake_B = netG(torch.randn(4, 4))
+loss_D = netD(buf.push_and_pop(fake_B)).pow(2).mean()  # expect
+optimizer_D.zero_grad()
+loss_D.backward()
+assert all(p.grad is None for p in netG.parameters())
+''',
+    }),
     ('TNS5', 'snapshot and view helpers of a module of a package imported from the package', {
         'pkg/__init__.py': '''\
 ''',

@@ -469,6 +469,108 @@ def train(steps):
     exec(compile(source, "<case>", "exec"), {"torch": torch})
 
 
+REPLAY_BUFFER = """\
+import random
+import torch
+from torch import nn
+
+
+class ReplayBuffer:  # PyTorch-GAN's, as written
+    def __init__(self, max_size=50):
+        self.max_size = max_size
+        self.data = []
+
+    def push_and_pop(self, data):
+        to_return = []
+        for element in data.data:
+            element = torch.unsqueeze(element, 0)
+            if len(self.data) < self.max_size:
+                self.data.append(element)
+                to_return.append(element)
+            else:
+                if random.uniform(0, 1) > 0.5:
+                    i = random.randint(0, self.max_size - 1)
+                    to_return.append(self.data[i].clone())
+                    self.data[i] = element
+                else:
+                    to_return.append(element)
+        return torch.cat(to_return)
+
+    def last(self, data):
+        PASS_THROUGH
+        return data
+
+
+netG, netD = nn.Linear(4, 4), nn.Linear(4, 1)
+optG = torch.optim.Adam(netG.parameters(), lr=1e-3)
+optD = torch.optim.Adam(netD.parameters(), lr=1e-3)
+buf = ReplayBuffer(max_size=2)
+for _ in range(4):
+    fake = netG(torch.randn(4, 4))
+    loss_d = netD(buf.METHOD(fake)).pow(2).mean()
+    optD.zero_grad()
+    loss_d.backward()
+    assert all(p.grad is None or not p.grad.any() for p in netG.parameters()), "generator gradients"
+    optD.step()
+    loss_g = (netD(fake) - 1).pow(2).mean()
+    optG.zero_grad()
+    loss_g.backward()
+    optG.step()
+    optG.zero_grad(set_to_none=True)
+"""
+
+
+@pytest.mark.parametrize("method, reported", [("push_and_pop", False), ("last", True)])
+def test_what_a_method_gives_back_of_its_argument(method, reported):
+    # What a method returns carries the generator's graph only where the argument reaches a
+    # `return` (GanScope.returns_params): PyTorch-GAN's replay buffer returns `torch.cat` of the
+    # elements of `data.data` and of copies it keeps, which carry none; `last` returns the
+    # argument itself (and keeps it), whose graph the discriminator's backward reaches.
+    source = REPLAY_BUFFER.replace("METHOD", method).replace("PASS_THROUGH", "self.data.append(data)")
+    found = [v.line for v in lint_text(source, RULES).violations]
+    line = source.splitlines().index("    loss_d = netD(buf.METHOD(fake)).pow(2).mean()".replace("METHOD", method)) + 1
+    assert found == ([line] if reported else []), found
+    torch = pytest.importorskip("torch")
+    if reported:
+        with pytest.raises(AssertionError, match="generator gradients"):
+            exec(compile(source, "<bad>", "exec"), {})
+    else:
+        exec(compile(source, "<clean>", "exec"), {})
+
+
+def test_generator_output_appended_to_a_list_is_followed():
+    # `fakes.append(netG(z))`, then the discriminator step on `torch.cat(fakes)`: the list holds
+    # the generator's output; the step's backward frees its graph, and the generator step fails.
+    source = """\
+import torch
+from torch import nn
+netG, netD = nn.Linear(4, 4), nn.Linear(4, 1)
+optG = torch.optim.Adam(netG.parameters(), lr=1e-3)
+optD = torch.optim.Adam(netD.parameters(), lr=1e-3)
+fakes = []
+for _ in range(2):
+    fakes.append(netG(torch.randn(4, 4)))
+fake = torch.cat(fakes)
+loss_d = netD(fake).pow(2).mean()
+optD.zero_grad()
+loss_d.backward()
+optD.step()
+loss_g = (netD(fake) - 1).pow(2).mean()
+optG.zero_grad()
+loss_g.backward()
+optG.step()
+"""
+    found = lint_text(source, RULES).violations
+    assert [(v.code, v.line) for v in found] == [("TNS301", 10)], found
+    assert "backward through the graph a second time" in found[0].message
+    torch = pytest.importorskip("torch")
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        exec(compile(source, "<bad>", "exec"), {})
+    fixed = fix_text(source, RULES).text
+    assert fixed == source.replace("loss_d = netD(fake)", "loss_d = netD(fake.detach())")
+    exec(compile(fixed, "<fixed>", "exec"), {})
+
+
 LOSS_HELPERS = """\
 import torch
 from torch import autograd, nn

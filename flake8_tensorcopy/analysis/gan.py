@@ -26,7 +26,7 @@ import re
 
 from . import torchapi as api
 from .astutil import all_nodes, bind_arguments, child_nodes, dotted_name, is_plain_method, parameter_names, walk
-from .facts import FUNCTION, TENSOR, Grad
+from .facts import CLASS, FUNCTION, TENSOR, Grad
 from .lazytree import unread_without
 from .names import D, G, configured_roles, may_have_both_roles, may_have_structure, words
 from .names import D_WORDS as _D_WORDS
@@ -65,6 +65,8 @@ _MODULE_METHODS = frozenset(
 )
 # Tensor methods and attributes whose result does not carry the autograd graph.
 _CUTTING_METHODS = frozenset(api.NO_GRAD_METHODS | api.NON_TENSOR_METHODS | {"detach", "detach_"})
+# List methods that add their (last) argument to the list.
+_ADDING_METHODS = frozenset(("append", "extend", "insert"))
 _CUTTING_ATTRS = frozenset(api.NON_TENSOR_ATTRS | {"data", "grad"})
 _NON_TENSOR_BUILTINS = frozenset(
     "len int float str bool print isinstance issubclass range round hash id repr format type callable "
@@ -561,6 +563,10 @@ class GanScope:
         # In a summary walk: {(parameter, module parameter or None): line} for each discriminator
         # call on what a parameter carries whose output the function returns (ParamDisc).
         self.returns_disc: dict = {}
+        # In a summary walk: the parameters whose values reach a `return` (or a `yield`), by the
+        # ParamMark each carries: an argument for any other parameter is not what a call gives
+        # back (`pool.query(fake)` returning `torch.cat` of `image.data`s).
+        self.returns_params: set = set()
 
     # the current state's parts
     @property
@@ -723,6 +729,8 @@ class GanScope:
                 for a in v:
                     if type(a) is ParamDisc:
                         self.returns_disc.setdefault((a.name, a.module), a.line)
+                    elif type(a) is ParamMark:
+                        self.returns_params.add(a.name)
         elif t is ast.Expr:
             self._statement_call = st.value
             self.eval(st.value)
@@ -895,6 +903,9 @@ class GanScope:
         if t is ast.Subscript:
             self.eval(node.slice)
             out = self.eval(node.value)
+        elif t is ast.Yield or t is ast.YieldFrom:
+            out = self.eval(node.value)
+            self.returns_params.update(a.name for a in out if type(a) is ParamMark)
         else:
             out = EMPTY
             for child in child_nodes(node):
@@ -1055,6 +1066,13 @@ class GanScope:
                 self._has_gen(p) for p in (*args, *kws.values())):
             self._note_passed(node, callee, first)
             self._file_helper_steps(node, callee, first)
+        if isinstance(func, ast.Attribute) and m in _ADDING_METHODS and node.args:
+            # `fakes.append(netG(z))`, `self.pool.extend(batch)`: the list holds it now.
+            added = args[-1]
+            key = self._canon(gan_key(func.value)) if added else None
+            if key is not None and not info.receiver_tensor:
+                self.env[key] = self.env.get(key, EMPTY) | added
+            return EMPTY
         if isinstance(func, ast.Attribute) and m in _CUTTING_METHODS:
             return EMPTY
         if isinstance(func, ast.Name) and m in _NON_TENSOR_BUILTINS:
@@ -1075,12 +1093,94 @@ class GanScope:
             self._event("opaque", node)
         if info.no_grad:
             return EMPTY
+        if every:
+            given = self._given_back(node, func, m, recv, every, self._has_gen(every))
+            if given is not None:
+                every = given
         if every and self._has_gen(every) and self.walker.fact(node, self.state).grad is Grad.NO:
             # A function or a method (an instance's `__call__` too), of the file or of another
             # module, that returns what has no graph (`def as_const(t): return t.detach()`, an
             # image pool's `query` that returns `image.data`): what it gets does not go on.
             return EMPTY
         return every
+
+    def _given_back(self, node: ast.Call, func, m: str, recv: frozenset, every: frozenset,
+                    gen: bool) -> frozenset | None:
+        """What a call of a function or method of the project gives back of what its arguments
+        carry (`every`, with what a helper's discriminator calls add), by the summary of it that
+        this domain walked (GanScope.returns_params): less what only arguments that reach no
+        `return` carry (the receiver's, and an argument's that goes to no named parameter,
+        stay); None where the callee or its summary is not known.  (`gen`: the arguments carry generator
+        output; a function of another module is asked only then, its answer a walk of its
+        module.)"""
+        t = type(func)
+        callee = owner = passes = None
+        first = False
+        own = True  # a def of the file (else its module's answer, `passes`)
+        if t is ast.Name:
+            f = self.walker.fact(func, self.state)
+            if f.kind != FUNCTION or f.node is None:
+                return None
+            if hasattr(f.node, "gan_passes"):  # a function of another module of the project
+                if not gen:
+                    return None
+                passes, callee, own = f.node.gan_passes(), f.node.node, False
+            else:
+                callee = f.node
+        elif t is ast.Attribute:
+            value = func.value
+            if type(value) is ast.Name and value.id == self.self_name and self.cls_info is not None:
+                callee, owner = self.cls_info.method(m)
+            else:
+                f = self.walker.fact(value, self.state)
+                node_ = f.node
+                if f.kind in (FUNCTION, CLASS) or node_ is None:
+                    entity = self._project_function(func) if gen else None  # `utils.helper(fake)`
+                    if entity is None:
+                        return None
+                    passes, callee, own = entity.gan_passes(), entity.node, False
+                elif isinstance(node_, ast.ClassDef):  # an instance of a class of the file
+                    info = self.walker.classes.get(id(node_))
+                    if info is None:
+                        return None
+                    callee, owner = info.method(m)
+                elif hasattr(node_, "method_stub") and gen:
+                    # An instance of a class of another module (`pool.query(fake)`).
+                    callee = node_.method_stub(m)
+                    if callee is None:
+                        return None
+                    passes, own = node_.gan_passes(m), False
+                    first = not node_.is_static(m)
+                else:
+                    return None
+            if owner is not None:
+                if not isinstance(callee, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    return None
+                first = is_plain_method(callee) or any(
+                    dotted_name(d) == "classmethod" for d in callee.decorator_list)
+        else:
+            return None
+        if own:
+            if not isinstance(callee, (ast.FunctionDef, ast.AsyncFunctionDef)) or callee is self.scope_node:
+                return None
+            summary = self.walker.summary(callee, owner) if owner is not None else self.walker.summary(callee)
+            part = summary.doms.get(GanDomain.key) if summary is not None else None
+            if part is None:
+                return None
+            passes = part.returns_params
+        if passes is None or callee is None:
+            return None
+        dropped = {id(e) for param, e in bind_arguments(callee, node, skip_first=first)[0] if param not in passes}
+        if not dropped:
+            return None
+        prov = self._prov
+        gone, kept = EMPTY, recv
+        for e in (*node.args, *(kw.value for kw in node.keywords)):
+            if id(e) in dropped:
+                gone = gone | prov.get(id(e), EMPTY)
+            else:
+                kept = kept | prov.get(id(e), EMPTY)
+        return (every - gone) | kept
 
     def _disc_call(self, node: ast.Call, carried: list, inputs: frozenset) -> DiscCall:
         """The discriminator call `node`, whose arguments `carried` carry generator output."""
@@ -1537,6 +1637,43 @@ def helper_of(walker, func) -> tuple:
     return (gen, tuple((param, module or "", str(line), "1" if param in penalized else "")
                        for (param, module), line in sorted(part.returns_disc.items(),
                                                            key=lambda kv: (kv[0][0], kv[0][1] or ""))), steps)
+
+
+def passes_of(walker, node, method: str) -> tuple:
+    """("1", the parameters whose values reach what it returns, ...) of function `node` of a
+    project module, or of method `method` of class `node` (GanScope.returns_params), from a walk
+    of the module with this domain alone (as helper_of); () when that is not known."""
+    from .lazytree import Reparse
+    from .walker import Walker
+
+    lines = walker.lines
+    if lines is None:
+        return ()
+    ctx = walker.ctx
+    options = ctx.options
+    if options is None:  # (a project made without options: the defaults)
+        from ..model import Options
+
+        options = Options()
+    domain = GanDomain(options, screened=True)
+    domain.names = GanNames(walker.tree, options.generator_names, options.discriminator_names, lines.text, True)
+    domain.names.active = True
+    w = Walker(walker.tree, [], type(ctx)(lines, options), None, [domain], project=walker.project,
+               module=walker.module, module_is_package=walker.module_is_package)
+    try:
+        w.run_module()
+        if method:
+            info = w.classes.get(id(node))
+            func, owner = info.method(method) if info is not None else (None, None)
+            summary = w.summary(func, owner) if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+        else:
+            summary = w.summary(node) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+    except (Reparse, RecursionError):
+        return ()
+    finally:
+        w.release()
+    part = summary.doms.get(GanDomain.key) if summary is not None else None
+    return () if part is None else ("1", *sorted(part.returns_params))
 
 
 def _steps_of(func, part) -> tuple:

@@ -162,6 +162,23 @@ class ProjectEntity:
             asking.discard(key)
         return found if type(found) is tuple and len(found) == 3 else ("", (), ())
 
+    def gan_passes(self, method: str = "") -> tuple | None:
+        """The parameters of this function (of its method `method`, for a class) whose values
+        reach what it returns, as the GAN domain follows generator output (gan.passes_of): a
+        tuple of names; None when that is not known."""
+        key = (self.module, self.path, method)
+        asking = self.project.asking
+        if key in asking:
+            self.project.taint()
+            return None
+        asking.add(key)
+        try:
+            found = self._answer(("gan_passes", self.path, method), lambda w, node: _gan_passes(w, node, method),
+                                 many="plain")
+        finally:
+            asking.discard(key)
+        return found[1:] if type(found) is tuple and found[:1] == ("1",) else None
+
     # classes
     def method_where(self, name: str) -> str | None:
         """`file.py:line` of method `name` where the class itself defines it (None: it does
@@ -531,6 +548,12 @@ def _gan_helper(walker, node) -> tuple:
     from .gan import helper_of  # (a domain: imported where a GAN file asks)
 
     return helper_of(walker, node)
+
+
+def _gan_passes(walker, node, method: str) -> tuple:
+    from .gan import passes_of  # (a domain: imported where a GAN file asks)
+
+    return passes_of(walker, node, method)
 
 
 def _meter(walker, node, method: str) -> tuple:
