@@ -2259,6 +2259,29 @@ for it in range(4):
 MARKED = [
     # The same without the `.data`: the buffer hands the fakes on, and the discriminator's backward
     # reaches the generator (the program's assertion fails).
+    # A helper of another module whose body returns nothing, decorated by a wrapper that returns
+    # the argument: the fake goes on to the discriminator.
+    ('TNS3', 'decorated helper of another module hands the fakes on', {
+        'utils.py': '''\
+def keep_input(fn):
+    def wrapper(x):
+        fn(x)
+        return x
+    return wrapper
+@keep_input
+def log_stats(x):
+    print(float(x.mean()))
+''',
+        'main.py': '''\
+from utils import log_stats
+netG, netD = nn.Linear(4, 4), nn.Linear(4, 1)
+optimizer_D = torch.optim.Adam(netD.parameters(), lr=1e-3)
+fake_B = netG(torch.randn(4, 4))
+loss_D = netD(log_stats(fake_B)).pow(2).mean()  # expect
+optimizer_D.zero_grad()
+loss_D.backward()
+''',
+    }),
     ('TNS3', 'replay buffer of another module returns the fakes it is given', {
         'buffers.py': '''\
 class ReplayBuffer:

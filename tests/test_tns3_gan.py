@@ -538,6 +538,40 @@ def test_what_a_method_gives_back_of_its_argument(method, reported):
         exec(compile(source, "<clean>", "exec"), {})
 
 
+def test_a_decorated_helper_is_not_read_by_its_body():
+    # `log_stats` returns nothing by its body, but its decorator's wrapper returns the argument:
+    # what the call gives back is not told by the body, and the fake goes on to the discriminator.
+    source = """\
+import torch
+from torch import nn
+
+
+def keep_input(fn):
+    def wrapper(x):
+        fn(x)
+        return x
+    return wrapper
+
+
+@keep_input
+def log_stats(x):
+    print(float(x.mean()))
+
+
+netG, netD = nn.Linear(4, 4), nn.Linear(4, 1)
+optD = torch.optim.Adam(netD.parameters(), lr=1e-3)
+fake = netG(torch.randn(4, 4))
+loss_d = netD(log_stats(fake)).pow(2).mean()
+optD.zero_grad()
+loss_d.backward()
+assert all(p.grad is None for p in netG.parameters()), "generator gradients"
+"""
+    assert [(v.code, v.line) for v in lint_text(source, RULES).violations] == [("TNS301", 20)]
+    pytest.importorskip("torch")
+    with pytest.raises(AssertionError, match="generator gradients"):
+        exec(compile(source, "<bad>", "exec"), {})
+
+
 def test_generator_output_appended_to_a_list_is_followed():
     # `fakes.append(netG(z))`, then the discriminator step on `torch.cat(fakes)`: the list holds
     # the generator's output; the step's backward frees its graph, and the generator step fails.

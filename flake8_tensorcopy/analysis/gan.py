@@ -1161,7 +1161,8 @@ class GanScope:
         else:
             return None
         if own:
-            if not isinstance(callee, (ast.FunctionDef, ast.AsyncFunctionDef)) or callee is self.scope_node:
+            if not isinstance(callee, (ast.FunctionDef, ast.AsyncFunctionDef)) or callee is self.scope_node \
+                    or not _plain_decorators(callee):
                 return None
             summary = self.walker.summary(callee, owner) if owner is not None else self.walker.summary(callee)
             part = summary.doms.get(GanDomain.key) if summary is not None else None
@@ -1660,6 +1661,7 @@ def passes_of(walker, node, method: str) -> tuple:
     domain.names.active = True
     w = Walker(walker.tree, [], type(ctx)(lines, options), None, [domain], project=walker.project,
                module=walker.module, module_is_package=walker.module_is_package)
+    func = None
     try:
         w.run_module()
         if method:
@@ -1673,7 +1675,23 @@ def passes_of(walker, node, method: str) -> tuple:
     finally:
         w.release()
     part = summary.doms.get(GanDomain.key) if summary is not None else None
-    return () if part is None else ("1", *sorted(part.returns_params))
+    if part is None or not _plain_decorators(func if method else node):
+        return ()
+    return ("1", *sorted(part.returns_params))
+
+
+def _plain_decorators(func) -> bool:
+    """Whether the def's decorators leave what a call returns to its body: none, or
+    `staticmethod`, `classmethod` and the grad modes (`@torch.no_grad()`), not a wrapper that
+    may return something else (`@cache`, `@my_wrapper`)."""
+    for d in func.decorator_list:
+        name = dotted_name(d.func if type(d) is ast.Call else d) or ""
+        if name not in ("staticmethod", "classmethod") and not name.endswith(_GRAD_MODE_DECORATORS):
+            return False
+    return True
+
+
+_GRAD_MODE_DECORATORS = ("no_grad", "inference_mode", "enable_grad")
 
 
 def _steps_of(func, part) -> tuple:
