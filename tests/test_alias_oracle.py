@@ -61,6 +61,14 @@ SNAPSHOTS = [
     ("model.weight.detach().numpy().copy()", False), ("copy.deepcopy(model.weight)", False),
     ("model.weight.data.clone()", False), ("np.array(model.weight.detach())", False),
     ("model.weight.detach().to(torch.float64)", False), ("torch.tensor(model.weight.detach())", False),
+    # Views of a view: the same storage.
+    ("model.weight.detach().flatten()", True), ("model.weight.detach().view(-1)", True),
+    ("model.weight.detach().t()", True), ("model.weight.detach().T", True), ("model.weight.detach()[0]", True),
+    ("model.weight.detach()[:, :2]", True), ("model.weight.data.reshape(6)", True),
+    ("model.weight.detach().numpy().reshape(-1)", True), ("np.asarray(model.weight.detach())", True),
+    ("np.asarray(model.weight.detach().numpy())", True),
+    ("model.weight.detach()[[0, 1]]", False), ("model.weight.detach().flatten().clone()", False),
+    ("np.asarray(model.weight.detach()).copy()", False), ("model.weight.detach()[0] * 1", False),
 ]
 UPDATES = ["opt.zero_grad(); model(torch.randn(2, 3)).sum().backward(); opt.step()", "model.weight.data.add_(1.0)",
            "with torch.no_grad():\n        model.weight.add_(1.0)", "torch.nn.init.zeros_(model.weight)",
@@ -99,6 +107,10 @@ STATE_SNAPSHOTS = [
     ("copy.deepcopy(model.state_dict())", False), ("{k: v.clone() for k, v in model.state_dict().items()}", False),
     ("{k: v.cpu().clone() for k, v in model.state_dict().items()}", False),
     ("copy.deepcopy(model).state_dict()", False),
+    # The parameters themselves; the arrays of the tensors (`.numpy()` runs only on the CPU).
+    ("model.state_dict(keep_vars=True)", True), ("model.state_dict(keep_vars=False)", True),
+    ("{k: v.numpy() for k, v in model.state_dict().items()}", True),
+    ("{k: v.numpy().copy() for k, v in model.state_dict().items()}", False),
 ]
 
 
@@ -117,8 +129,8 @@ def test_tns501_reports_state_dicts_that_change_with_the_update():
     wrong = []
     for (s, must, u), line in zip(cases, lines):
         env = {"torch": torch, "np": np, "copy": copy, "collections": collections}
-        exec(compile(f"def snapshot():\n{head}    best = {s}\n    before = best['weight'].detach().clone()\n    {u}\n"
-                     "    return before, best['weight'].detach()\n", "<case>", "exec"), env)
+        exec(compile(f"def snapshot():\n{head}    best = {s}\n    before = torch.as_tensor(best['weight']).detach().clone()\n"
+                     f"    {u}\n    return before, torch.as_tensor(best['weight']).detach()\n", "<case>", "exec"), env)
         before, after = env["snapshot"]()
         wrong += _misjudged((s, u), line in reported, must, not torch.equal(before, after))
     assert wrong == [], "\n".join(map(str, wrong))

@@ -406,6 +406,32 @@ def test_a_function_steps_an_optimizer_two_calls_down_whatever_was_asked_first(o
 
         resume(torch.optim.lr_scheduler.StepLR(opt, 1), opt, model)
     """, id="a state dict of something never called (subnet( is not a call of net)"),
+    pytest.param("""
+        sd = model.state_dict()
+        ref = {k: v.clone() for k, v in sd.items()}
+        model.load_state_dict(sd)
+        assert torch.equal(sd["weight"], ref["weight"])
+    """, id="its own state dict loaded back: each tensor copied onto itself"),
+    pytest.param("""
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.backbone = nn.Linear(4, 4)
+                self.head = nn.Linear(4, 1)
+
+            def forward(self, x):
+                return self.head(self.backbone(x))
+
+        net = Net()
+        net.backbone.requires_grad_(False)
+        sgd = torch.optim.SGD([p for p in net.parameters() if p.requires_grad], lr=0.5)
+        frozen = net.backbone.state_dict()
+        ref = copy.deepcopy(frozen)
+        net(torch.randn(8, 4)).sum().backward()
+        sgd.step()
+        assert torch.equal(frozen["weight"], ref["weight"])
+        net.backbone.load_state_dict(frozen)
+    """, id="a frozen submodule's state dict: a step leaves what gets no gradient alone"),
 ])
 def test_state_dict_lookalikes_silent(body):
     code = program(body)
@@ -556,6 +582,19 @@ def test_tensor_snapshot_lookalikes_silent(body):
                     n += 1
                 logger.info("epoch %d: %.4f", epoch, epoch_loss / n)
     """, [("TNS503", 6)], id="reset every epoch, carried across batches"),
+    pytest.param("""
+        smooth = 0.0
+        for x, y in loader:
+            loss = nn.functional.mse_loss(model(x), y)
+            smooth = 0.9 * smooth + 0.1 * loss
+        print(f"{smooth:.4f}")
+    """, [("TNS503", 4)], id="an exponentially smoothed loss: each value holds the last"),
+    pytest.param("""
+        running = 0.0
+        for x, y in loader:
+            running = running * 0.98 + nn.functional.mse_loss(model(x), y)
+        print(float(running))
+    """, [("TNS503", 3)], id="a decayed total, the factor after it"),
 ])
 def test_accumulators_reported(body, expected):
     code = program(body)
@@ -564,6 +603,20 @@ def test_accumulators_reported(body, expected):
 
 
 @pytest.mark.parametrize("body", [
+    pytest.param("""
+        smooth = 0.0
+        for x, y in loader:
+            loss = nn.functional.mse_loss(model(x), y)
+            smooth = 0.9 * smooth + 0.1 * loss.item()
+        print(f"{smooth:.4f}")
+    """, id="a smoothed loss of Python floats"),
+    pytest.param("""
+        h = 0.0
+        for x, y in loader:
+            h = 0.5 * h + model(x).mean()
+        opt.zero_grad()
+        h.backward()
+    """, id="a decayed total back-propagated after the loop"),
     pytest.param("""
         meta_loss = 0
         for x, y in loader:

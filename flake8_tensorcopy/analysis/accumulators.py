@@ -70,18 +70,38 @@ class AccumScope:
 
 
 def _accumulation(stmt):
-    """(name, term) for `name += term` and `name = name + term` / `name = term + name`."""
+    """(name, term) for `name += term` and `name = name + term` / `name = term + name`; also a
+    decayed total, `name = 0.9 * name + term` / `name = name * beta + term` (an exponential
+    moving average: each value holds the last, and its graph)."""
     if isinstance(stmt, ast.AugAssign) and isinstance(stmt.op, ast.Add) and isinstance(stmt.target, ast.Name):
         return stmt.target.id, stmt.value
     if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
             and isinstance(stmt.value, ast.BinOp) and isinstance(stmt.value.op, ast.Add)):
         name = stmt.targets[0].id
         left, right = stmt.value.left, stmt.value.right
-        if isinstance(left, ast.Name) and left.id == name:
+        if _is_total(left, name) and not _names(right, name):
             return name, right
-        if isinstance(right, ast.Name) and right.id == name:
+        if _is_total(right, name) and not _names(left, name):
             return name, left
     return None
+
+
+def _is_total(node, name: str) -> bool:
+    """`name`, or `name` scaled by a factor that does not read it (`0.9 * name`, `name * beta`)."""
+    if type(node) is ast.Name:
+        return node.id == name
+    if type(node) is ast.BinOp and type(node.op) is ast.Mult:
+        left, right = node.left, node.right
+        if type(left) is ast.Name and left.id == name:
+            return not _names(right, name)
+        if type(right) is ast.Name and right.id == name:
+            return not _names(left, name)
+    return False
+
+
+def _names(node, name: str) -> bool:
+    """Whether an expression reads `name`."""
+    return any(type(n) is ast.Name and n.id == name for n in walk(node))
 
 
 class AccumulatorDomain(Domain):

@@ -522,7 +522,7 @@ class SnapshotDomain(Domain):
             if t in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda):
                 continue
             if t is ast.Subscript and type(n.slice) is ast.Constant and type(n.slice.value) is str \
-                    and dotted_name(n.value) in holds and walker.fact(n, walker.frame.state).kind == OTHER:
+                    and dotted_name(n.value) in holds and _plain_value(walker.fact(n, walker.frame.state)):
                 continue  # `ckpt["epoch"]` of `ckpt = {"epoch": 3, "model": model.state_dict()}`: a number
             if t is ast.Assign:
                 stack.append(n.value)
@@ -605,8 +605,11 @@ class SnapshotDomain(Domain):
                 if self._is_optimizer(walker, opt):
                     roots = self._optimizer_roots(walker).get(opt)
                     role = gan_role(opt) if roots is None else None
+                    # (Not what is frozen here: a parameter that does not require grad gets no
+                    # gradient, and a step leaves a parameter without one alone.)
                     stale(lambda tok: tok.param and _related(tok.source, roots) and not (
-                        role is not None and gan_role(tok.source) not in (None, role)), n)
+                        role is not None and gan_role(tok.source) not in (None, role))
+                        and not _frozen(walker, tok.source, state), n)
                     continue
                 # Not an optimizer: a method of a class of the file (`trainer.step()`), below.
             if m in _MODULE_MOVES and isinstance(func, ast.Attribute):
@@ -620,6 +623,10 @@ class SnapshotDomain(Domain):
                 key = dotted_name(func.value)
                 if key is not None and not self._is_optimizer(walker, key) and not any(
                         w in _NOT_OPT_WORDS for w in words(key.rsplit(".", 1)[-1])):
+                    given = dotted_name(n.args[0]) if m == "load_state_dict" and len(n.args) == 1 else None
+                    held = st.holds.get(given) if given is not None else None
+                    if held and all(tok.kind == STATE and tok.source == key for tok in held):
+                        continue  # its own state dict, loaded back: each tensor copied onto itself
                     stale(lambda tok, key=key: _related(tok.source, (key,)), n)
                 continue
             if is_inplace_method(m):
@@ -891,7 +898,14 @@ class SnapshotDomain(Domain):
                 return st.holds[key]
             return frozenset()
         if t is ast.Subscript:
-            return self._tokens(walker, node.value, state, st, rec)
+            held = self._tokens(walker, node.value, state, st, rec)
+            if held and not _basic_index(node.slice):
+                f = walker.fact(node.value, state)
+                if (f.kind == TENSOR or "ndarray" in f.tags) and not _plain_value(walker.fact(node.slice, state)):
+                    # A tensor or an array indexed by a list or a tensor (`w0[[0, 1]]`, `w0[mask]`):
+                    # a copy.  (By an int, a view; a container's element is what it holds.)
+                    return frozenset(x for x in held if x.kind != TENSOR_ALIAS)
+            return held
         if t in (ast.Tuple, ast.List, ast.Set, ast.Dict, ast.BoolOp, ast.IfExp):
             # What any element (a dict's values, an operand, a branch) holds.
             parts = node.elts if t in (ast.Tuple, ast.List, ast.Set) else (node.body, node.orelse) \
@@ -944,6 +958,8 @@ class SnapshotDomain(Domain):
             return None
         f = walker.fact(base, state)
         param = (f.leaf and f.grad is Grad.YES) or "parameter" in f.tags
+        if array is None:
+            array = _array_view(node)
         if id(node) not in rec.anchors:
             rec.anchors[id(node)] = Anchor(node, TENSOR_ALIAS, source, None, via.replace("{}", source), array)
         return Token(id(node), _parameter_key(source, f), TENSOR_ALIAS, param)
@@ -982,8 +998,9 @@ class SnapshotDomain(Domain):
         array = bool(steps) and steps[-1] == "numpy"
         if m in ("items", "values"):
             recv = it.func.value
-            if not set(steps) <= {"detach", "data"}:
-                # `.cpu()` / `.numpy()` share memory only on the CPU: of the module's own state dict.
+            if "cpu" in steps:
+                # `.cpu()` returns the tensor itself only on the CPU: of the module's own state
+                # dict.  (`.numpy()` runs only on the CPU, and shares the tensor's memory there.)
                 if not (type(recv) is ast.Call and type(recv.func) is ast.Attribute and recv.func.attr == "state_dict"
                         and walker.fact(recv.func.value, state).device is Device.CPU):
                     return frozenset()
@@ -1233,8 +1250,9 @@ def _state_dict_alias(node, walker, state, dom=None):
     via = ""
     if (isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute)
             and inner.func.attr == "state_dict" and not inner.args):
-        if any(k.arg in ("destination", "keep_vars") for k in inner.keywords):
-            return None
+        if any(k.arg != "keep_vars" or type(k.value) is not ast.Constant or type(k.value.value) is not bool
+               for k in inner.keywords):
+            return None  # (`keep_vars=True` holds the parameters themselves: as much an alias)
         recv = inner.func.value
     else:
         found = _helper_argument(inner, walker, state, dom, STATE) if dom is not None else None
@@ -1303,8 +1321,25 @@ def _tensor_alias(node, walker, state):
     if isinstance(node, ast.Attribute):
         if node.attr == "data" and walker.fact(node.value, state).kind == TENSOR and dotted_name(node.value):
             return node.value
+        if node.attr in ("T", "mT"):
+            return _tensor_alias(node.value, walker, state)  # (a transposed view)
         return None
-    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+    if type(node) is ast.Subscript:
+        # Basic indexing (`w.detach()[0]`, `[:, :2]`) gives a view; a tensor or list index copies.
+        return _tensor_alias(node.value, walker, state) if _basic_index(node.slice) else None
+    if not isinstance(node, ast.Call):
+        return None
+    if type(node.func) is not ast.Attribute or walker.qualname(node.func, state) == "numpy.asarray":
+        if len(node.args) == 1 and not node.keywords and walker.qualname(node.func, state) == "numpy.asarray":
+            # `np.asarray(w.detach())`: the tensor's `.numpy()`, its memory (a tensor only).
+            arg = node.args[0]
+            base = _tensor_alias(arg, walker, state)
+            if base is not None:
+                return base
+            f = walker.fact(arg, state)
+            if f.kind == TENSOR and dotted_name(arg) and (f.grad is Grad.NO or state.no_grad) \
+                    and f.device is not Device.ACCEL:
+                return arg
         return None
     m = node.func.attr
     inner = node.func.value
@@ -1323,7 +1358,72 @@ def _tensor_alias(node, walker, state):
         base = _tensor_alias(inner, walker, state)
         if base is not None and walker.fact(base, state).device is Device.CPU:
             return base
+    if m in _VIEW_METHODS:
+        # A view of a view (`w.detach().flatten()`, `.view(-1)`, `.t()`): the same storage.
+        # (`flatten` and `reshape` copy only a tensor whose strides forbid a view; a module's
+        # parameters are contiguous.)
+        return _tensor_alias(inner, walker, state)
     return None
+
+
+# Tensor methods that return a view of the tensor (_tensor_alias); of a NumPy array too, those
+# it has.
+_VIEW_METHODS = frozenset({"view", "view_as", "flatten", "reshape", "t", "transpose", "permute", "squeeze",
+                           "unsqueeze", "expand", "expand_as", "narrow", "unflatten", "movedim"})
+
+
+def _frozen(walker, key: str | None, state) -> bool:
+    """Whether the module or tensor a token's dotted name holds is frozen, for certain (nothing
+    of it requires grad: `model.backbone.requires_grad_(False)`)."""
+    if not key or "[" in key:
+        return False
+    node = None
+    for part in key.split("."):
+        if not part.isidentifier():
+            return False
+        node = ast.Name(id=part, ctx=ast.Load()) if node is None else ast.Attribute(value=node, attr=part,
+                                                                                   ctx=ast.Load())
+    f = walker.fact(node, state)
+    return f.kind in (MODULE, TENSOR) and f.grad is Grad.NO
+
+
+def _plain_value(f) -> bool:
+    """Whether a fact is of a value that holds no tensor memory: a number, a string (not a NumPy
+    array, which may share a tensor's)."""
+    return f.kind == OTHER and "ndarray" not in f.tags
+
+
+def _basic_index(index) -> bool:
+    """Whether a subscript's index is basic indexing (integers, slices, `...`, `None` and tuples
+    of them, written as literals or names of ints: `[0]`, `[:, :2]`, `[i]`), which gives a view.
+    A name may hold a tensor or a list (advanced indexing copies): only literals and slices."""
+    t = type(index)
+    if t is ast.Tuple:
+        return all(_basic_index(e) for e in index.elts)
+    if t is ast.Slice:
+        return all(part is None or _basic_index(part) for part in (index.lower, index.upper, index.step))
+    if t is ast.UnaryOp and type(index.op) is ast.USub:
+        index = index.operand
+        t = type(index)
+    return t is ast.Constant and (index.value is None or index.value is Ellipsis or type(index.value) is int)
+
+
+def _array_view(node) -> bool:
+    """Whether a view `_tensor_alias` finds is a NumPy array (a `.numpy()` or `np.asarray` on
+    the way down to the tensor), whose copy is `.copy()`."""
+    while True:
+        t = type(node)
+        if t is ast.Call:
+            func = node.func
+            if type(func) is not ast.Attribute:
+                return type(func) is ast.Name and func.id == "asarray"
+            if func.attr in ("numpy", "asarray"):
+                return True
+            node = func.value
+        elif t is ast.Subscript or t is ast.Attribute:
+            node = node.value
+        else:
+            return False
 
 
 def domains_for(keys, options) -> list:

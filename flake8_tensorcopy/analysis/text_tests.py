@@ -16,9 +16,12 @@ STATE, TENSOR_ALIAS = "state", "tensor"
 # ------------------------------------------------------------------ snapshots
 
 # A `.detach()` / `.data` / NumPy view that ends an expression (kept: bound, appended, stored,
-# a comprehension's element), not one that a call continues (`w.data.normal_(...)`).
+# a comprehension's element), also through views of it (`.flatten()`, `.view(-1)`, `[0]`, `.T`:
+# snapshots._VIEW_METHODS), not one that a call continues (`w.data.normal_(...)`).
 _KEPT_ALIAS = LazyPattern(
-    r"(?m)(?:\.detach\(\)|\.data|\.numpy\(\))(?:\.cpu\(\))?(?:\.numpy\(\))?[ \t]*(?:[,)\]}#]|\r?$|for[ \t])")
+    r"(?m)(?:\.detach\(\)|\.data|\.numpy\(\))(?:\.cpu\(\))?(?:\.numpy\(\))?"
+    r"(?:\.(?:view|view_as|flatten|reshape|t|transpose|permute|squeeze|unsqueeze|expand|expand_as|narrow|unflatten"
+    r"|movedim)\([^()\n]*\)|\[[^\]\n]*\]|\.m?T\b)*[ \t]*(?:[,)\]}#]|\r?$|for[ \t])")
 _STATE_DICT_CALL = LazyPattern(r"\.state_dict\(")
 
 
@@ -153,8 +156,12 @@ def might_alias_tensor(text: str) -> bool:
 # ------------------------------------------------------------------ accumulators
 
 # `name += term` / `name = name + term` with a plain name and a term that is not a literal,
-# a tuple, a list or a string (`hidden_states += (h,)`, `count += 1`).
-_ACCUM_TEXT = LazyPattern(r"(?m)^[ \t]*([A-Za-z_]\w*)[ \t]*(?:\+=|=[ \t]*\1[ \t]*\+(?!=))[ \t]*(?![\d\['\"\s\\])")
+# a tuple, a list or a string (`hidden_states += (h,)`, `count += 1`; a number that scales
+# something is not one: `0.1 * loss`); also a decayed total,
+# `name = 0.9 * name + term` / `name = name * beta + term` (accumulators._accumulation).
+_ACCUM_TEXT = LazyPattern(
+    r"(?m)^[ \t]*([A-Za-z_]\w*)[ \t]*(?:\+=|=[ \t]*(?:[\w.]+[ \t]*\*[ \t]*)?\1(?:[ \t]*\*[ \t]*[\w.]+)?[ \t]*\+(?!=))"
+    r"[ \t]*(?![\['\"\s\\])(?!\d(?![\d.eE_]*[ \t]*\*))")
 
 
 def _loop_end(text: str) -> int:

@@ -119,8 +119,9 @@ the module's parameters.
 The snapshot is `best_state = model.state_dict()`, a checkpoint dict or list that holds one,
 a shallow copy of one (`.copy()`, `dict(...)`, `OrderedDict(...)`), a comprehension over its
 `.items()` or `.values()` that copies no tensor (`{k: v for k, v in sd.items()}`, `v.detach()`,
-`v.data`, and for the state dict of a module certainly on the CPU `v.cpu()`, which there returns
-the tensor itself), or what a function of the file or of another module of the project
+`v.data`, `v.numpy()`, which runs only on the CPU and shares the tensor's memory there, and for
+the state dict of a module certainly on the CPU `v.cpu()`, which there returns the tensor
+itself), `state_dict(keep_vars=True)` (the parameters themselves), or what a function of the file or of another module of the project
 returns when it returns the state dict of the module it is handed (`best = snapshot(model)`
 with `def snapshot(m): return m.state_dict()`, or `state = m.state_dict()` then `return state`,
 the local named nowhere else: every `return` of the function returns one of that parameter,
@@ -145,8 +146,10 @@ nothing but stepping an optimizer of the module's own on it: `train_epoch()` wit
 `trainer.step(x, y)` for `trainer.model`: a method named `step` that is no optimizer's; also
 a function of another module of the project, `loops.train_one_epoch(model, opt, data)`, or a
 method of a class of one),
-`model.load_state_dict(...)`, `model.reset_parameters()`, `nn.init.*_` and in-place writes to
-its parameters.  The use is a read of the snapshot's values after the update on some path:
+`model.load_state_dict(...)` (not of the snapshot itself, which copies each tensor onto
+itself), `model.reset_parameters()`, `nn.init.*_` and in-place writes to its parameters.  A
+step does not update a submodule that is frozen there (`model.backbone.requires_grad_(False)`:
+its parameters get no gradient, and a step leaves a parameter without one alone).  The use is a read of the snapshot's values after the update on some path:
 `model.load_state_dict(best_state)`, `torch.save(best_state, ...)`, `return best_state`,
 `copy.deepcopy(best_state)`, indexing it (not `len()`, `is None`, `in`, or iterating its keys).
 
@@ -571,7 +574,10 @@ returns when it returns such a view of the tensor it is handed (`to_numpy(model.
 returned, named nowhere else: every `return` of the function returns the same view of that
 parameter, which it never rebinds; the message says where the function is),
 and a list or dict comprehension of such views of a module's parameters (`[p.detach() for p in
-model.parameters()]`, `{n: p.detach() for n, p in model.named_parameters()}`).
+model.parameters()]`, `{n: p.detach() for n, p in model.named_parameters()}`).  A view of such a
+view is one too (`w.detach().flatten()`, `.view(-1)`, `.t()`, `.T`, basic indexing `[0]` or
+`[:, :2]`, a NumPy array's `.reshape(...)`), and so is `np.asarray(w.detach())`; indexing by a
+list or a tensor copies (`w.detach()[[0, 1]]`).
 
 The updates are optimizer steps (for parameters and other leaves that require grad; an
 optimizer the file builds on other tensors does not count), calls of a function of the file,
@@ -856,7 +862,9 @@ Checks for a running total of losses that keeps their autograd graphs (`total +=
 loop) and is never back-propagated.
 
 The total starts from zero (`total = 0`, `0.0`, `torch.zeros(...)`, `torch.tensor(0.0)`) and adds,
-in a loop, `total += loss` or `total = total + loss`, a tensor that may require grad (a loss, a
+in a loop, `total += loss` or `total = total + loss` (or a decayed total, an exponentially smoothed
+loss: `total = 0.9 * total + 0.1 * loss`, `total = total * beta + loss`), a tensor that may
+require grad (a loss, a
 model output; or a name back-propagated earlier in the same loop body, which requires grad for
 certain), outside a no-grad region; what it added in an earlier iteration is still in it; and
 the total (and everything computed from it) never reaches `backward()` or
