@@ -15,6 +15,44 @@ from conftest import reported_lines
 
 HEAD = "import torch\nimport torch.nn as nn\nimport numpy as np\nimport functools\n"
 TNS1_PROGRAMS = [
+    ('a field of a model output dict that the forward computes without grad', '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+    def forward(self, x):
+        h = self.fc(x)
+        return {"logits": h, "pred": h.argmax(-1), "n": 3}
+out = Net()(torch.randn(2, 4))
+print(out["pred"].numpy(), out["n"])
+'''),
+    ('the field of a model output dict that requires grad', '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+    def forward(self, x):
+        h = self.fc(x)
+        return {"logits": h, "pred": h.argmax(-1)}
+out = Net()(torch.randn(2, 4))
+print(out["pred"].numpy())
+print(out["logits"].numpy())
+'''),
+    ('a detached field of a NamedTuple a model returns', '''\
+from typing import NamedTuple
+class Output(NamedTuple):
+    logits: torch.Tensor
+    feats: torch.Tensor
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+    def forward(self, x):
+        h = self.fc(x)
+        return Output(h, h.detach())
+o = Net()(torch.randn(2, 4))
+print(o.feats.numpy())
+'''),
     ('context manager of the file turns grad off', '''\
 import contextlib
 @contextlib.contextmanager

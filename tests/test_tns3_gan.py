@@ -572,6 +572,51 @@ assert all(p.grad is None for p in netG.parameters()), "generator gradients"
         exec(compile(source, "<bad>", "exec"), {})
 
 
+_FREEZES = {
+    "detached in place": ("""\
+fake = netG(torch.randn(8, 8))
+fake.detach_()
+errD = netD(fake).mean()
+""", None),
+    "a method's freeze left to its default False": ("""\
+class Toggle:
+    def set_requires_grad(self, net, requires_grad=False):
+        for p in net.parameters():
+            p.requires_grad = requires_grad
+Toggle().set_requires_grad(netG)
+errD = netD(netG(torch.randn(8, 8))).mean()
+""", None),
+    "a helper's flag left to its default True": ("""\
+def requires_grad(model, flag=True):
+    for p in model.parameters():
+        p.requires_grad = flag
+requires_grad(netG)
+errD = netD(netG(torch.randn(8, 8))).mean()
+""", 10),
+}
+
+
+@pytest.mark.parametrize("name", list(_FREEZES))
+def test_what_a_freeze_or_an_in_place_detach_leaves_to_the_discriminator(name):
+    # `fake.detach_()` leaves a leaf without the generator's graph; a freeze helper called
+    # without its flag does what its default says (`requires_grad(netG)` of `def
+    # requires_grad(model, flag=True)` thaws, CycleGAN's `set_requires_grad(nets,
+    # requires_grad=False)` freezes).  The program asserts that the generator gets no gradient.
+    body, line = _FREEZES[name]
+    source = ("import torch\nfrom torch import nn\nnetG, netD = nn.Linear(8, 4), nn.Linear(4, 1)\n"
+              "optG = torch.optim.Adam(netG.parameters())\noptD = torch.optim.Adam(netD.parameters())\n" + body
+              + "optD.zero_grad()\nerrD.backward()\noptD.step()\n"
+              "assert all(p.grad is None for p in netG.parameters()), 'generator gradients'\n")
+    found = [v.line for v in lint_text(source, RULES).violations]
+    assert found == ([line] if line else []), found
+    pytest.importorskip("torch")
+    if line:
+        with pytest.raises(AssertionError, match="generator gradients"):
+            exec(compile(source, "<bad>", "exec"), {})
+    else:
+        exec(compile(source, "<clean>", "exec"), {})
+
+
 def test_generator_output_appended_to_a_list_is_followed():
     # `fakes.append(netG(z))`, then the discriminator step on `torch.cat(fakes)`: the list holds
     # the generator's output; the step's backward frees its graph, and the generator step fails.

@@ -498,6 +498,23 @@ def _stub_default(said: str):
     return ast.Constant(value=said == "1") if said else ast.Name(id="_", ctx=ast.Load())
 
 
+def left_bool_default(callee, call: ast.Call, skip_first: bool = False) -> bool | None:
+    """The literal bool default that `call` leaves to the one parameter of `callee` that has one
+    (`requires_grad(netG)` of `def requires_grad(model, flag=True)`: True); None when the call
+    passes it (or may: `*args`, `**kwargs`), or `callee` has no such parameter, or more than one."""
+    a = callee.args
+    positional = [*a.posonlyargs, *a.args]
+    bools = [(p.arg, d.value) for p, d in (*zip(positional[len(positional) - len(a.defaults):], a.defaults),
+                                           *zip(a.kwonlyargs, a.kw_defaults))
+             if type(d) is ast.Constant and type(d.value) is bool]
+    if len(bools) != 1:
+        return None
+    pairs, complete = bind_arguments(callee, call, skip_first)
+    if not complete or any(p == bools[0][0] for p, _ in pairs):
+        return None
+    return bools[0][1]
+
+
 def constant_defaults(func) -> tuple:
     """((parameter, "1" / "0" / ""), ...) of the parameters of `func` that have a default: "1" or
     "0" when it is a literal that is true or false, "" when it is something else."""

@@ -15,7 +15,8 @@ import ast
 
 from . import torchapi as api
 from .astutil import const_bool as _const_bool
-from .astutil import (all_nodes, bind_arguments, bool_binding, decorator_names, def_stub, dotted_name, is_property,
+from .astutil import (all_nodes, bind_arguments, bool_binding, decorator_names, def_stub, dotted_name, is_plain_method,
+                      is_property, left_bool_default,
                       local_names, parameter_names, record_fields)
 from .astutil import kwarg as _kwarg
 from .gradmode import context_effect, set_grad_call
@@ -578,9 +579,16 @@ class Evaluator:
         if not call.args or not named and type(func) is not ast.Name:
             return
         args = [*call.args, *(k.value for k in call.keywords)]
-        # A literal True (`set_requires_grad(D, True)`), or `unfreeze(m)`: it thaws what it is
-        # handed (what a freeze before it made of it is undone).
-        thaws = named and (thaw_named or any(type(a) is ast.Constant and a.value is True for a in args))
+        # A literal True (`set_requires_grad(D, True)`, or left to the function's default:
+        # `requires_grad(netG)` of `def requires_grad(model, flag=True)`), or `unfreeze(m)`: it
+        # thaws what it is handed (what a freeze before it made of it is undone).
+        flags = [a.value for a in args if type(a) is ast.Constant and type(a.value) is bool]
+        if named and not flags:
+            callee, skip = self.callee_def(call, state)
+            left = left_bool_default(callee, call, skip) if callee is not None else None
+            if left is not None:
+                flags = [left]
+        thaws = named and (thaw_named or True in flags)
         frozen_params = None if thaws else self.freezes_parameters(call, state)
         if frozen_params is None and not named:
             return
@@ -594,6 +602,34 @@ class Evaluator:
                 before = self.fact(e, state)
                 if before.kind == MODULE and before.frozen == thaws:
                     self._bind(e, self._changed_in_place(key, before, _frozen(before, not thaws), state), state)
+
+    def callee_def(self, call: ast.Call, state: State) -> tuple:
+        """(the def a call runs, whether its first parameter is the instance) for a function of
+        the file or of another module of the project (a def with its parameters), or a method of
+        a class of the file (`self.set_requires_grad(...)`, `helper.freeze(...)`) or of another
+        module's (its stub); (None, False) when not known."""
+        func = call.func
+        f = self.fact(func, state)
+        if f.kind == FUNCTION and f.node is not None:
+            node = f.node if isinstance(f.node, (ast.FunctionDef, ast.AsyncFunctionDef)) else getattr(f.node, "node", None)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and type(func) is ast.Name:
+                return node, False
+        if type(func) is not ast.Attribute:
+            return None, False
+        recv = self.fact(func.value, state)
+        owner = recv.node
+        if recv.kind not in (OBJECT, MODULE) or owner is None:
+            return None, False
+        if isinstance(owner, ast.ClassDef):
+            info = self.classes.get(id(owner))
+            method = info.method(func.attr)[0] if info is not None else None
+            if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                return method, is_plain_method(method)
+            return None, False
+        stub = owner.method_stub(func.attr) if hasattr(owner, "method_stub") else None
+        if stub is None:
+            return None, False
+        return stub, not owner.is_static(func.attr)
 
     def freezes_parameters(self, call: ast.Call, state: State):
         """The positions of the arguments a call of one of the file's functions freezes (None:
@@ -1195,7 +1231,10 @@ class Evaluator:
                 if isinstance(i, ast.Constant) and type(i.value) is int and -n <= i.value < n:
                     return base.items[i.value]
             if base.kind == TENSOR:
-                return base.but(leaf=False, tags=base.tags, items=None)
+                i = node.slice
+                if base.attrs is not None and type(i) is ast.Constant and i.value in base.attrs:
+                    return base.attrs[i.value]  # a field the model's forward computes without grad
+                return base.but(leaf=False, tags=base.tags, items=None, attrs=None)
             if base.kind == SEQ and base.element is not None:
                 if isinstance(node.slice, ast.Slice):
                     return base
@@ -1320,8 +1359,10 @@ class Evaluator:
                 return base.items[attr == "indices"]
             if attr in api.SAME_TENSOR_ATTRS:
                 return base.but(leaf=False)
+            if base.attrs is not None and attr in base.attrs:
+                return base.attrs[attr]  # a field the model's forward computes without grad
             # A field of a model output (outputs.logits, out.loss): same provenance.
-            return base.but(leaf=False)
+            return base.but(leaf=False, attrs=None)
         if kind == MODULE:
             if attr == "module" and _WRAPPER in base.tags:
                 return base.but(tags=base.tags - _WRAPPER_TAGS)  # `model.module` of nn.DataParallel(model)
@@ -1838,7 +1879,7 @@ class Evaluator:
             grad = arg_grad if not module.frozen else (Grad.YES if arg_grad is Grad.YES else Grad.UNKNOWN)
         else:
             grad = Grad.YES
-        items = None
+        items = fields = None
         if NO_GRAD_FORWARD in module.tags:
             grad = Grad.NO
         elif grad is not Grad.NO and module.node is not None:
@@ -1852,6 +1893,13 @@ class Evaluator:
                 items = tuple(i.kind in (TENSOR, UNKNOWN) and i.grad is Grad.NO for i in result.items)
                 if not any(items):
                     items = None
+            elif result is not None and result.kind in (MAPPING, OBJECT) and result.attrs:
+                # A dict or a NamedTuple / dataclass whose fields the forward computes without
+                # grad (`{"logits": h, "pred": h.argmax(-1)}`, `Output(h, h.detach())`).
+                fields = {k: f for k, f in result.attrs.items()
+                          if f.kind in (TENSOR, UNKNOWN) and f.grad is Grad.NO or f.kind == OTHER}
+                if fields:
+                    fields = {k: f if f.kind == OTHER else None for k, f in fields.items()}
         # Certain only when the module's parameters require grad on every path (a module's
         # `grad`), or when the result's grad comes from the inputs or a no-grad forward.
         if grad is Grad.YES and not (module.paramfree and not module.frozen):
@@ -1870,6 +1918,11 @@ class Evaluator:
         origins |= frozenset(t for t in module.tags if t.startswith("defined:") or t.startswith("callsite"))
         out = Fact(TENSOR, grad, dev, tags=_MODULE_OUTPUT | origins, by_flow=module.by_flow,
                    min_grad=None if must == grad else must, device_var=var)
+        if fields:
+            # Its fields, by key or attribute (`out["pred"]`, `o.feats`): those are known not to
+            # require grad (or not to be tensors); the others are outputs as above.
+            no = out.but(grad=Grad.NO, min_grad=None)
+            return out.but(attrs={k: no if f is None else f for k, f in fields.items()})
         if items is None:
             return out
         # A tuple whose positions the forward computes without grad: those are known not to

@@ -25,7 +25,8 @@ import os
 import re
 
 from . import torchapi as api
-from .astutil import all_nodes, bind_arguments, child_nodes, dotted_name, is_plain_method, parameter_names, walk
+from .astutil import (all_nodes, bind_arguments, child_nodes, dotted_name, is_plain_method, left_bool_default,
+                      parameter_names, walk)
 from .facts import CLASS, FUNCTION, TENSOR, Grad
 from .lazytree import unread_without
 from .names import D, G, configured_roles, may_have_both_roles, may_have_structure, words
@@ -1074,6 +1075,11 @@ class GanScope:
                 self.env[key] = self.env.get(key, EMPTY) | added
             return EMPTY
         if isinstance(func, ast.Attribute) and m in _CUTTING_METHODS:
+            if m == "detach_" and not info.no_grad:
+                # `fake.detach_()`: the name now holds a leaf without the generator's graph.
+                key = self._canon(gan_key(func.value))
+                if key is not None and key in self.env:
+                    self.env[key] = EMPTY
             return EMPTY
         if isinstance(func, ast.Name) and m in _NON_TENSOR_BUILTINS:
             return EMPTY
@@ -1446,6 +1452,11 @@ class GanScope:
         flags = [_const(a) for a in node.args if isinstance(_const(a), bool)]
         kwflag = [_const(kw.value) for kw in node.keywords if isinstance(_const(kw.value), bool)]
         flag = (flags or kwflag or [None])[0]
+        if flag is None:
+            # Left to the function's default (`self.set_requires_grad(self.netG)` of `def
+            # set_requires_grad(self, nets, requires_grad=False)`).
+            callee, skip = self.walker.callee_def(node, self.state)
+            flag = left_bool_default(callee, node, skip) if callee is not None else None
         if "unfreeze" in ws:
             frozen = False
         elif "freeze" in ws:
