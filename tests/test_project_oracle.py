@@ -2255,6 +2255,36 @@ for it in range(4):
     optimizer_G.zero_grad(set_to_none=True)
 ''',
     }),
+    # A generator function's body runs where the generator is iterated: made under no_grad and
+    # bound to a name, it may be iterated with grad on (the other module's call is no no-grad call).
+    ('TNS1', 'generator of another module made under no_grad and iterated with grad on', {
+        'utils.py': '''\
+model = nn.Linear(4, 2)
+def iter_preds(xs):
+    for x in xs:
+        yield model(x).numpy()
+''',
+        'main.py': '''\
+from utils import iter_preds
+with torch.no_grad():
+    gen = iter_preds([torch.randn(2, 4)])
+for p in gen:
+    pass
+''',
+    }),
+    ('TNS1', 'generator of another module made and consumed under no_grad', {
+        'utils.py': '''\
+model = nn.Linear(4, 2)
+def iter_preds(xs):
+    for x in xs:
+        yield model(x).numpy()
+''',
+        'main.py': '''\
+from utils import iter_preds
+with torch.no_grad():
+    preds = list(iter_preds([torch.randn(2, 4)]))
+''',
+    }),
 ]
 MARKED = [
     # The same without the `.data`: the buffer hands the fakes on, and the discriminator's backward
@@ -2814,7 +2844,7 @@ print(w0)
 # instance is, a public function's parameter (another module may pass anything), a base's
 # method that calls `self(x)` on a subclass whose `forward` is not what the base's module saw, a
 # method that every call of the project makes with grad off (a caller outside it may not).
-STRICT_MAY = {"init helper of another module applied by a no_grad method", "decorator of another module runs the function under no_grad", "frozen model built in other file", "module-level model in other file frozen via loop",
+STRICT_MAY = {"generator of another module made and consumed under no_grad", "init helper of another module applied by a no_grad method", "decorator of another module runs the function under no_grad", "frozen model built in other file", "module-level model in other file frozen via loop",
               "class with no_grad predict method in other file", "trainer in other file, model replaced by a frozen one",
               "helper only called under no_grad from other file", "helper param tensor detached by caller in other file",
               "base predict in other file, subclass forward argmax", "method only called under no_grad from other file",

@@ -617,6 +617,68 @@ def test_what_a_freeze_or_an_in_place_detach_leaves_to_the_discriminator(name):
         exec(compile(source, "<clean>", "exec"), {})
 
 
+def test_a_buffer_named_like_a_generator_runs_no_generator():
+    # labml-nn's CycleGAN: `gen_x_buffer = ReplayBuffer()`, whose `push_and_pop` detaches what it
+    # is given; its name says "gen", but an instance of a plain class of the file is no module,
+    # and what its method returns is what its summary says (a `torch.stack` of detached rows).
+    source = """\
+import random
+import torch
+from torch import nn
+
+
+class ReplayBuffer:
+    def __init__(self, max_size=50):
+        self.max_size = max_size
+        self.data = []
+
+    def push_and_pop(self, data):
+        data = data.detach()
+        res = []
+        for element in data:
+            if len(self.data) < self.max_size:
+                self.data.append(element)
+                res.append(element)
+            else:
+                i = random.randint(0, self.max_size - 1)
+                res.append(self.data[i].clone())
+                self.data[i] = element
+        return torch.stack(res)
+
+
+class Trainer:
+    def __init__(self):
+        self.generator = nn.Linear(4, 4)
+        self.discriminator = nn.Linear(4, 1)
+        self.generator_optimizer = torch.optim.Adam(self.generator.parameters())
+        self.discriminator_optimizer = torch.optim.Adam(self.discriminator.parameters())
+
+    def run(self):
+        gen_x_buffer = ReplayBuffer()
+        for _ in range(2):
+            gen_x = self.generator(torch.randn(4, 4))
+            loss = (self.discriminator(gen_x) - 1).pow(2).mean()
+            self.generator_optimizer.zero_grad()
+            loss.backward()
+            self.generator_optimizer.step()
+            self.generator_optimizer.zero_grad(set_to_none=True)
+            self.optimize_discriminator(gen_x_buffer.push_and_pop(gen_x))
+
+    def optimize_discriminator(self, gen_x):
+        loss = self.discriminator(gen_x).pow(2).mean()
+        self.discriminator_optimizer.zero_grad()
+        loss.backward()
+        self.discriminator_optimizer.step()
+        assert all(p.grad is None for p in self.generator.parameters()), "generator gradients"
+
+
+Trainer().run()
+"""
+    assert lint_text(source, RULES).violations == []
+    pytest.importorskip("torch")
+    exec(compile(source, "<clean>", "exec"), {})
+
+
 def test_generator_output_appended_to_a_list_is_followed():
     # `fakes.append(netG(z))`, then the discriminator step on `torch.cat(fakes)`: the list holds
     # the generator's output; the step's backward frees its graph, and the generator step fails.

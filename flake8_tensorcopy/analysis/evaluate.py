@@ -1803,8 +1803,11 @@ class Evaluator:
         if q.startswith("torch.") and (q.rsplit(".", 1)[-1].startswith("_") or q.startswith("torch.nn.init.calc")):
             return UNKNOWN_FACT  # private helpers and init arithmetic return ints and tuples, not tensors
         if q.startswith("torch."):
-            return self._values_indices(q[6:], self._join_args(node, state, q in api.FIRST_ARG_ONLY), node.args[1:],
-                                        node, state)
+            joined = self._join_args(node, state, q in api.FIRST_ARG_ONLY)
+            if joined.kind == UNKNOWN and q in api.TENSOR_FUNCS:
+                # (A tensor whatever it was given: `torch.stack([b[0] for b in batch])`.)
+                joined = Fact(TENSOR, joined.grad, joined.device, by_flow=True)
+            return self._values_indices(q[6:], joined, node.args[1:], node, state)
         last = q.rsplit(".", 1)[-1]
         if last == "from_pretrained":
             owner = q.rsplit(".", 2)[-2]

@@ -27,7 +27,7 @@ import re
 from . import torchapi as api
 from .astutil import (all_nodes, bind_arguments, child_nodes, dotted_name, is_plain_method, left_bool_default,
                       parameter_names, walk)
-from .facts import CLASS, FUNCTION, TENSOR, Grad
+from .facts import CLASS, FUNCTION, OBJECT, TENSOR, Grad
 from .lazytree import unread_without
 from .names import D, G, configured_roles, may_have_both_roles, may_have_structure, words
 from .names import D_WORDS as _D_WORDS
@@ -669,6 +669,19 @@ class GanScope:
             # `netD.main(x)`.
             r = self.role(func.value)
             if r is not None:
+                recv = self.walker.fact(func.value, self.state)
+                if recv.kind == OBJECT and recv.node is not None:
+                    # Not a module, whatever its name (`gen_x_buffer.push_and_pop(fake)`, a
+                    # replay buffer's): a method of a class of the file gives generator output
+                    # where its summary says it makes some.
+                    info_ = self.walker.classes.get(id(recv.node)) if isinstance(recv.node, ast.ClassDef) else None
+                    method, owner = info_.method(func.attr) if info_ is not None else (None, None)
+                    if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and method is not self.scope_node:
+                        summary = self.walker.summary(method, owner)
+                        part = summary.doms.get(GanDomain.key) if summary is not None else None
+                        if part is not None and part.returns_gen:
+                            return G, None
+                    return None, None
                 return r, self._canon(gan_key(func.value))
         return None, None
 

@@ -302,15 +302,19 @@ def no_grad_callees(tree: ast.Module, lines=None) -> frozenset:
 
 
 def call_modes(tree: ast.Module, lines=None) -> tuple:
-    """(sites, used, callees): the grad mode of every call in the module by the called name
-    ({name: [(with grad off?, the name of the function the call is in, or None)]}), the names
-    used otherwise (read, passed), and `no_grad_callees`.  Without `lines`, every body is
+    """(sites, used, callees, bound): the grad mode of every call in the module by the called
+    name ({name: [(with grad off?, the name of the function the call is in, or None)]}), the
+    names used otherwise (read, passed), `no_grad_callees`, and the names of the functions
+    whose result a call binds to a name (`gen = iter_preds(...)`: a generator made there may be
+    iterated elsewhere).  Without `lines`, every body is
     scanned (sites complete: what another module's calls of a name are, `Project.called_without_grad`)."""
     names = _module_imports(tree)
     qualname = _resolver(names)
     sites: dict[str, list] = {}
     used: set = set()
     defined: set = set()
+    generators: set = set()  # functions whose bodies may `yield`: they run where they are iterated
+    bound: set = set()  # names of functions whose call is bound to a name (`gen = iter_preds(...)`)
     unread: list = []  # (start, end, function, where its body runs) of bodies left unscanned
     text = lines.text if lines is not None else None
     if text is not None:
@@ -333,7 +337,7 @@ def call_modes(tree: ast.Module, lines=None) -> tuple:
     regions = [(tree, (False, None))]
     kept = _kept_contexts(tree, text, qualname, words if text is not None else ())
     _Name, _Attribute, _Call, _Constant, _Lambda = ast.Name, ast.Attribute, ast.Call, ast.Constant, ast.Lambda
-    _Assign = ast.Assign
+    _Assign, _Yield, _YieldFrom = ast.Assign, ast.Yield, ast.YieldFrom
     functions = (ast.FunctionDef, ast.AsyncFunctionDef)
     withs = (ast.With, ast.AsyncWith)
     used_add = used.add
@@ -382,6 +386,10 @@ def call_modes(tree: ast.Module, lines=None) -> tuple:
                     extend([k.value for k in n.keywords])
                 elif t is _Constant:
                     continue
+                elif t is _Yield or t is _YieldFrom:
+                    if where[1] is not None:
+                        generators.add(where[1])
+                    extend(child_nodes(n))
                 elif t in functions:
                     defined.add(n.name)
                     inner = any(decorator_turns_grad_off(d, qualname) for d in n.decorator_list)
@@ -391,6 +399,8 @@ def call_modes(tree: ast.Module, lines=None) -> tuple:
                     span = span_of(n) if text is not None and not inner else None
                     if span is not None and not any(text.find(w, *span) != -1 for w in words):
                         unread.append((span[0], span[1], n, body))
+                        if text.find("yield", *span) != -1:
+                            generators.add(n.name)  # (a scanned body says so by its `yield`, below)
                     else:
                         regions.extend([(b, body) for b in n.body])
                 elif t is _Lambda:
@@ -399,6 +409,9 @@ def call_modes(tree: ast.Module, lines=None) -> tuple:
                         and type(n.targets[0]) is _Name:
                     defined.add(n.targets[0].id)  # `pred = lambda x: ...`: a function of that name
                     push(n.value)
+                elif t is _Assign and type(n.value) is _Call and type(n.value.func) is _Name:
+                    bound.add(n.value.func.id)  # (a generator made here may be iterated elsewhere)
+                    extend(child_nodes(n))
                 elif t in withs:
                     inner = ng
                     for i in n.items:
@@ -419,8 +432,12 @@ def call_modes(tree: ast.Module, lines=None) -> tuple:
     # The names whose every call is made with grad off or in such a function: the greatest such
     # set, so that a function that calls itself (or one that calls it back) is in it when every
     # other call of it is.
+    # (A generator function's body runs where the generator is iterated, not where it is made:
+    # one that a call binds to a name, `gen = iter_preds(model, xs)` under `no_grad`, may be
+    # iterated with grad on.)
     kept_names = {name for name in sites
-                  if name in defined and name not in used and name != "forward" and not name.startswith("__")}
+                  if name in defined and name not in used and name != "forward" and not name.startswith("__")
+                  and not (name in generators and name in bound)}
     changed = True
     while changed:
         changed = False
@@ -437,7 +454,7 @@ def call_modes(tree: ast.Module, lines=None) -> tuple:
             if name not in result and any(ng or encl in result for ng, encl in sites[name]):
                 result.add(name)
                 changed = True
-    return sites, used, frozenset(result)
+    return sites, used, frozenset(result), frozenset(bound)
 
 
 def applied_names(text: str) -> frozenset:

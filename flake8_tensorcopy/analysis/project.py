@@ -458,11 +458,13 @@ class Project:
             self.touched[path] = self.digest_of(path)
         return found
 
-    def called_without_grad(self, name: str, current: str | None) -> bool:
+    def called_without_grad(self, name: str, current: str | None, generator: bool = False) -> bool:
         """Whether the other files of the project call `name` (a function or a method, by its
         name) at least once, and only with grad off (in a no-grad block, or in a function only
         called so there: gradmode.call_modes), and use the name in no other way (passed, kept).
-        A file whose text holds the name and does not parse counts as calling it with grad."""
+        A file whose text holds the name and does not parse counts as calling it with grad.  A
+        `generator` function's body runs where what it returns is iterated: a call bound to a
+        name (`gen = iter_preds(...)`) may be iterated with grad on."""
         files = self.files_mentioning(name)
         if not files:
             return False
@@ -474,8 +476,8 @@ class Project:
             modes = self._call_modes(path)
             if modes is None:
                 return False
-            sites, used, callees = modes
-            if name in used:
+            sites, used, callees, bound = modes
+            if name in used or generator and name in bound:
                 return False
             for no_grad, caller in sites.get(name, ()):
                 if not (no_grad or caller is not None and caller in callees):

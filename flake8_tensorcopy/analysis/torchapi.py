@@ -48,6 +48,23 @@ FIRST_ARG_ONLY = frozenset(
     ).split()
 )
 
+# torch functions that return a tensor whenever they return (they raise on anything else than
+# tensors where one is needed): what they make is a torch tensor even of arguments the analysis
+# does not know (`torch.stack([b[0] for b in batch])`), its grad state and device unknown.
+# (Not `torch.where`, whose one-argument form returns a tuple.)
+TENSOR_FUNCS = frozenset(
+    "torch." + n
+    for n in (
+        "stack cat concat concatenate hstack vstack dstack column_stack abs absolute exp exp2 expm1 log log2 "
+        "log10 log1p sqrt rsqrt sigmoid tanh relu softmax log_softmax sin cos tan asin acos atan atan2 sinh cosh "
+        "pow mul multiply add sub subtract div divide true_divide floor_divide neg negative reciprocal sign sgn "
+        "floor ceil round trunc frac clamp clip clamp_min clamp_max maximum minimum fmax fmin matmul mm bmm mv "
+        "dot outer einsum addmm baddbmm sum mean prod cumsum cumprod std var norm logsumexp square erf erfc lerp "
+        "flatten reshape squeeze unsqueeze transpose permute flip roll gather index_select masked_select "
+        "masked_fill take diag diagonal tril triu cross cdist dist nan_to_num softplus"
+    ).split()
+)
+
 # torch functions that do not return tensors at all.
 NON_TENSOR_FUNCS = frozenset(
     "torch." + n

@@ -932,7 +932,8 @@ class Walker(Summaries, Evaluator):
             return False  # (strict mode reports what another caller, with grad on, may meet)
         if not self._named_once(name):
             return False  # (named again in the file: called, passed or kept here)
-        return project.called_without_grad(name, project.path_of(self.module) if self.module else None)
+        return project.called_without_grad(name, project.path_of(self.module) if self.module else None,
+                                           "yield" in self.source_of(func))
 
     def _named_once(self, name: str) -> bool:
         """Whether the file's text names `name` once only (its `def`): a search of the text for
