@@ -15,6 +15,23 @@ from conftest import reported_lines
 
 HEAD = "import torch\nimport torch.nn as nn\nimport numpy as np\nimport functools\n"
 TNS1_PROGRAMS = [
+    ('a Sequential of a frozen module and a layer without parameters', '''\
+enc = nn.Linear(4, 4)
+enc.requires_grad_(False)
+net = nn.Sequential(enc, nn.ReLU())
+print(net(torch.randn(2, 4)).numpy())
+'''),
+    ('a Sequential of a frozen module and a trainable one', '''\
+enc = nn.Linear(4, 4)
+enc.requires_grad_(False)
+net = nn.Sequential(enc, nn.ReLU(), nn.Linear(4, 2))
+print(net(torch.randn(2, 4)).numpy())
+'''),
+    ('a Sequential of layers without parameters', '''\
+net = nn.Sequential(nn.ReLU(), nn.Tanh())
+print(net(torch.randn(2, 4)).numpy())
+print(net(torch.randn(2, 4, requires_grad=True)).numpy())
+'''),
     ('a NumPy reduction of what a torch function makes of an unknown value', '''\
 def f(pair):
     return np.mean(torch.abs(pair[0]))
@@ -2702,7 +2719,7 @@ STRICT_ONLY = {"partial of a function", "state_dict keep_vars", "store output in
 # what a class's `__getitem__` returns, which for another key requires grad), a value of a dict
 # after `update()`, after `**other`, or after a call statement that hands it to a function, or
 # read by a key in a variable.
-STRICT_MAY = {"a generator made and iterated under no_grad", "method under no_grad decorator", "decorator of the file runs the function under no_grad", "static method passed a frozen model",
+STRICT_MAY = {"a Sequential of a frozen module and a layer without parameters", "a generator made and iterated under no_grad", "method under no_grad decorator", "decorator of the file runs the function under no_grad", "static method passed a frozen model",
               "plain method called on the class with an instance", "partial of a no_grad function", "lambda to_np called with a detached output",
               "lambda computing output called only under no_grad", "dataclass field its method detaches", "a conversion to long is no move", "nested def sees the local frozen model, not the global", "class attr model in other method under no_grad",
               "method called only under no_grad", "frozen params loop", "frozen requires_grad_(False)",

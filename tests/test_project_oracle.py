@@ -2287,6 +2287,41 @@ with torch.no_grad():
     }),
 ]
 MARKED = [
+    ('TNS3', 'freeze helper inherited from a base class of another module, its default flag', {
+        'base_model.py': '''\
+class BaseModel:
+    def set_requires_grad(self, nets, requires_grad=False):
+        if not isinstance(nets, list):
+            nets = [nets]
+        for net in nets:
+            for p in net.parameters():
+                p.requires_grad = requires_grad
+''',
+        'model.py': '''\
+from base_model import BaseModel
+class GanModel(BaseModel):
+    def __init__(self):
+        self.netG = nn.Linear(2, 3)
+        self.netD = nn.Linear(3, 1)
+        self.optD = torch.optim.SGD(self.netD.parameters(), lr=0.1)
+    def d_step(self, z):
+        self.set_requires_grad(self.netG)
+        loss = self.netD(self.netG(z)).mean()
+        self.optD.zero_grad()
+        loss.backward()
+        self.optD.step()
+    def d_step_thawed(self, z):
+        self.set_requires_grad(self.netG, True)
+        loss = self.netD(self.netG(z)).mean()  # expect
+        self.optD.zero_grad()
+        loss.backward()
+        self.optD.step()
+''',
+        'main.py': '''\
+from model import GanModel
+GanModel().d_step(torch.randn(4, 2))
+''',
+    }),
     # The same without the `.data`: the buffer hands the fakes on, and the discriminator's backward
     # reaches the generator (the program's assertion fails).
     # A helper of another module whose body returns nothing, decorated by a wrapper that returns

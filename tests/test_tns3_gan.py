@@ -987,3 +987,39 @@ def test_a_discriminator_step_in_a_method_says_what_the_caller_then_does():
     fresh = bad.replace("g_loss = self.bce(self.netD(fake),", "g_loss = self.bce(self.netD(self.netG(z)),")
     (v,) = lint_text(fresh, options=Options()).violations
     assert v.message == "self.netD(fake) back-propagates into the generator; use self.netD(fake.detach())"
+
+
+_LOOP_FREEZE = """\
+import torch
+from torch import nn
+netG, netD = nn.Linear(8, 4), nn.Linear(4, 1)
+optG = torch.optim.Adam(netG.parameters())
+optD = torch.optim.Adam(netD.parameters())
+netG.requires_grad_(False)
+for step in range(2):
+    optG.zero_grad()
+    errD = netD(netG(torch.randn(8, 8))).mean()
+    optD.zero_grad()
+    errD.backward()
+    optD.step()
+    assert all(p.grad is None for p in netG.parameters()), 'generator gradients'
+{thaw}"""
+
+
+@pytest.mark.parametrize("refreeze", [False, True])
+def test_a_generator_thawed_in_the_loop_is_not_frozen_at_its_next_iteration(refreeze):
+    # Frozen before the loop, thawed by the generator step inside it: the second iteration's
+    # discriminator step runs the generator with gradients (a join keeps a freeze only where
+    # every path into the loop's head has it).  Frozen again before the iteration ends, it is not.
+    thaw = "    netG.requires_grad_(True)\n    (-netD(netG(torch.randn(8, 8))).mean()).backward()\n    optG.step()\n"
+    if refreeze:
+        thaw += "    netG.requires_grad_(False)\n"
+    source = _LOOP_FREEZE.format(thaw=thaw)
+    found = [v.line for v in lint_text(source, RULES).violations]
+    assert found == ([] if refreeze else [9]), found
+    pytest.importorskip("torch")
+    if refreeze:
+        exec(compile(source, "<clean>", "exec"), {})
+    else:
+        with pytest.raises(AssertionError, match="generator gradients"):
+            exec(compile(source, "<bad>", "exec"), {})

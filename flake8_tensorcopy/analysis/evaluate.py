@@ -625,6 +625,18 @@ class Evaluator:
             method = info.method(func.attr)[0] if info is not None else None
             if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 return method, is_plain_method(method)
+            # Inherited from a class of another module (`BaseModel.set_requires_grad`).
+            todo, seen = [info] if info is not None else [], set()
+            while todo:
+                c = todo.pop(0)
+                if id(c) in seen:
+                    continue
+                seen.add(id(c))
+                for base in c.project_bases:
+                    stub = base.method_stub(func.attr)
+                    if stub is not None:
+                        return stub, not base.is_static(func.attr)
+                todo.extend(c.bases)
             return None, False
         stub = owner.method_stub(func.attr) if hasattr(owner, "method_stub") else None
         if stub is None:
@@ -1783,8 +1795,17 @@ class Evaluator:
             # A module's `grad`: whether its parameters require grad (a new torch.nn layer's do).
             paramfree = q in api.PARAMFREE_MODULES
             saving = self._saves_result(q, node, state)
-            return Fact(MODULE, Grad.NO if paramfree else Grad.YES, Device.CPU, paramfree=paramfree, by_flow=True,
+            made = Fact(MODULE, Grad.NO if paramfree else Grad.YES, Device.CPU, paramfree=paramfree, by_flow=True,
                         tags=_RESULT_SAVING if saving else frozenset())
+            if q == "torch.nn.Sequential" and node.args and not node.keywords \
+                    and not any(isinstance(a, ast.Starred) for a in node.args):
+                # Of modules each frozen or without parameters (`nn.Sequential(frozen_encoder,
+                # nn.ReLU())`): so is the whole.
+                parts = [self.fact(a, state) for a in node.args]
+                if all(f.kind == MODULE and (f.frozen or f.paramfree) for f in parts):
+                    made = made.but(paramfree=True, grad=Grad.NO) if all(f.paramfree and not f.frozen for f in parts) \
+                        else _frozen(made, True)
+            return made
         if q in api.AUTOGRAD_GRAD:
             cg = _kwarg(node, "create_graph")
             g = tensor(Grad.NO if cg is None or _const_bool(cg) is False else Grad.UNKNOWN,

@@ -524,7 +524,9 @@ class GanState:
             env[k] = env.get(k, EMPTY) | v
         aliases = {k: r for k, r in self.aliases.items() if other.aliases.get(k, r) == r}
         aliases.update((k, r) for k, r in other.aliases.items() if k not in self.aliases)
-        return GanState(env, aliases, self.frozen | other.frozen, self.frozen_all_g or other.frozen_all_g)
+        # Frozen where frozen on every path (a generator thawed in the loop's body is not frozen
+        # at its head in the next iteration), as generator output is carried where it may be.
+        return GanState(env, aliases, self.frozen & other.frozen, self.frozen_all_g and other.frozen_all_g)
 
     def __eq__(self, other) -> bool:
         return (isinstance(other, GanState) and self.env == other.env and self.aliases == other.aliases

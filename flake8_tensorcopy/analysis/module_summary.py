@@ -209,7 +209,7 @@ class ProjectEntity:
         found = self._member_info(name)
         if found is None or found[0] != FUNCTION or not found[2]:
             return None
-        stub = def_stub(name, found[2], found[1])
+        stub = def_stub(name, found[2], found[1], found[3])
         if found[4]:  # (a static or class method: astutil.is_plain_method reads its decorator)
             stub.decorator_list = [ast.Name(id=found[4], ctx=ast.Load())]
         return stub
@@ -613,8 +613,9 @@ def _definitions(tree: ast.Module, lambdas: dict) -> tuple:
 
 def _info(node, top: bool) -> tuple:
     """(kind, line, parameter names, defaults, binding) of a definition, as its entity keeps
-    them.  The defaults only of a function at the module's top level: the calls of another
-    module whose literal arguments count are of those (walker.call_sinks).  The binding only of a
+    them.  The defaults of a function at the module's top level (the calls of another module
+    whose literal arguments count are of those: walker.call_sinks) or of a method (a freeze
+    helper's flag left to its default: `self.set_requires_grad(self.netG)`).  The binding only of a
     method: "staticmethod" or "classmethod" where it is one (a call binds its arguments from the
     first parameter, or from the second to the class), else ""."""
     if isinstance(node, ast.ClassDef):
@@ -627,7 +628,7 @@ def _info(node, top: bool) -> tuple:
             else ""
     return (FUNCTION, node.lineno, (tuple(x.arg for x in a.posonlyargs), tuple(x.arg for x in a.args),
                                     tuple(x.arg for x in a.kwonlyargs)),
-            constant_defaults(node) if top and (a.defaults or a.kw_defaults) else (), binding)
+            constant_defaults(node) if a.defaults or a.kw_defaults else (), binding)
 
 
 class ModuleSummary:
