@@ -2287,6 +2287,60 @@ with torch.no_grad():
     }),
 ]
 MARKED = [
+    ('TNS3', 'loss object of another module: its discriminator loss and step methods', {
+        'losses.py': '''\
+class GANLoss:
+    def __init__(self):
+        self.bce = nn.BCEWithLogitsLoss()
+    def d_loss(self, netD, real, fake):
+        return self.bce(netD(real), torch.ones(8, 1)) + self.bce(netD(fake), torch.zeros(8, 1))
+    def g_loss(self, netD, fake):
+        return self.bce(netD(fake), torch.ones(8, 1))
+    def d_step(self, netD, optD, real, fake):
+        loss = self.d_loss(netD, real, fake)
+        optD.zero_grad()
+        loss.backward()
+        optD.step()
+''',
+        'main.py': '''\
+from losses import GANLoss
+class Trainer:
+    def __init__(self):
+        self.netG, self.netD = nn.Linear(4, 4), nn.Linear(4, 1)
+        self.optD = torch.optim.Adam(self.netD.parameters())
+        self.optG = torch.optim.Adam(self.netG.parameters())
+        self.crit = GANLoss()
+    def g_step(self, fake):
+        loss_g = self.crit.g_loss(self.netD, fake)
+        self.optG.zero_grad()
+        loss_g.backward()
+        self.optG.step()
+    def train(self):
+        fake = self.netG(torch.randn(8, 4))
+        loss_d = self.crit.d_loss(self.netD, torch.randn(8, 4), fake)  # expect
+        self.optD.zero_grad()
+        loss_d.backward()
+        self.optD.step()
+        self.g_step(fake)
+    def train_detached(self):
+        fake = self.netG(torch.randn(8, 4))
+        loss_d = self.crit.d_loss(self.netD, torch.randn(8, 4), fake.detach())
+        self.optD.zero_grad()
+        loss_d.backward()
+        self.optD.step()
+        self.g_step(fake)
+    def train_steps(self):
+        crit = GANLoss()
+        fake = self.netG(torch.randn(8, 4))
+        crit.d_step(self.netD, self.optD, torch.randn(8, 4), fake)  # expect
+        self.g_step(fake)
+    def train_steps_detached(self):
+        crit = GANLoss()
+        fake = self.netG(torch.randn(8, 4))
+        crit.d_step(self.netD, self.optD, torch.randn(8, 4), fake.detach())
+        self.g_step(fake)
+''',
+    }),
     ('TNS3', 'freeze helper inherited from a base class of another module, its default flag', {
         'base_model.py': '''\
 class BaseModel:

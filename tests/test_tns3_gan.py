@@ -1023,3 +1023,62 @@ def test_a_generator_thawed_in_the_loop_is_not_frozen_at_its_next_iteration(refr
     else:
         with pytest.raises(AssertionError, match="generator gradients"):
             exec(compile(source, "<bad>", "exec"), {})
+
+
+LOSS_OBJECT = """\
+import torch
+from torch import nn
+
+
+class GANLoss:
+    def __init__(self):
+        self.bce = nn.BCEWithLogitsLoss()
+
+    def d_loss(self, netD, real, fake):
+        return self.bce(netD(real), torch.ones(8, 1)) + self.bce(netD(fake), torch.zeros(8, 1))
+
+    def g_loss(self, netD, fake):
+        return self.bce(netD(fake), torch.ones(8, 1))
+
+    def d_step(self, netD, optD, real, fake):
+        loss = self.d_loss(netD, real, fake)
+        optD.zero_grad()
+        loss.backward()
+        optD.step()
+
+
+netG, netD = nn.Linear(4, 4), nn.Linear(4, 1)
+optD = torch.optim.Adam(netD.parameters())
+optG = torch.optim.Adam(netG.parameters())
+crit = GANLoss()
+for _ in range(2):
+    fake = netG(torch.randn(8, 4))
+    D_STEP
+    loss_g = crit.g_loss(netD, fake)
+    optG.zero_grad()
+    loss_g.backward()
+    optG.step()
+"""
+
+_D_STEP = "loss_d = crit.d_loss(netD, torch.randn(8, 4), FAKE)\n    optD.zero_grad()\n    loss_d.backward()\n    optD.step()"
+
+
+@pytest.mark.parametrize("d_step,line", [
+    (_D_STEP.replace("FAKE", "fake"), 28),
+    (_D_STEP.replace("FAKE", "fake.detach()"), None),
+    # The method's own step: reported at its discriminator call (as a function's, inside).
+    ("crit.d_step(netD, optD, torch.randn(8, 4), fake)", 16),
+    ("crit.d_step(netD, optD, torch.randn(8, 4), fake.detach())", None),
+], ids=["loss", "loss on detached", "step", "step on detached"])
+def test_a_method_of_a_loss_object_on_generator_output(d_step, line):
+    # A plain object's method (`crit.d_loss(netD, real, fake)`, `crit` no module whatever its
+    # name) that returns what the discriminator makes of the fake, or steps it: as a function.
+    source = LOSS_OBJECT.replace("D_STEP", d_step)
+    found = [v.line for v in lint_text(source, RULES).violations]
+    assert found == ([line] if line else []), found
+    torch = pytest.importorskip("torch")
+    if line:
+        with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+            exec(compile(source, "<bad>", "exec"), {"torch": torch})
+    else:
+        exec(compile(source, "<clean>", "exec"), {"torch": torch})

@@ -27,7 +27,7 @@ import re
 from . import torchapi as api
 from .astutil import (all_nodes, bind_arguments, child_nodes, dotted_name, is_plain_method, left_bool_default,
                       parameter_names, walk)
-from .facts import CLASS, FUNCTION, OBJECT, TENSOR, Grad
+from .facts import CLASS, FUNCTION, MODULE, OBJECT, TENSOR, Grad
 from .lazytree import unread_without
 from .names import D, G, configured_roles, may_have_both_roles, may_have_structure, words
 from .names import D_WORDS as _D_WORDS
@@ -1055,12 +1055,12 @@ class GanScope:
             # A summary walk: a call of a parameter (`disc(fake)`, a module the callers pass) on
             # what another parameter carries.
             every |= self._param_discs(every - recv, m, node)
-        callee, first = self._file_callee(node) if not info.no_grad and (any(args) or any(kws.values())) \
-            else (None, 0)
+        callee, first, owner = self._file_callee(node) if not info.no_grad and (any(args) or any(kws.values())) \
+            else (None, 0, None)
         if callee is not None:
             # A function of the file that returns what a discriminator makes of one of its
             # parameters (`d_loss = d_loss_fn(netD, real, fake)`): a discriminator call here.
-            helper = self._helper_disc(node, callee, first)
+            helper = self._helper_disc(node, callee, first, owner)
             if helper is not None:
                 # Only an argument the analysis knows is a tensor that may carry a graph (as
                 # _note_passed): a helper's provenance is coarse (`patch, box = crop(fake)`
@@ -1081,7 +1081,7 @@ class GanScope:
         if callee is not None and not hasattr(callee, "gan_helper") and any(
                 self._has_gen(p) for p in (*args, *kws.values())):
             self._note_passed(node, callee, first)
-            self._file_helper_steps(node, callee, first)
+            self._file_helper_steps(node, callee, first, owner)
         if isinstance(func, ast.Attribute) and m in _ADDING_METHODS and node.args:
             # `fakes.append(netG(z))`, `self.pool.extend(batch)`: the list holds it now.
             added = args[-1]
@@ -1225,30 +1225,50 @@ class GanScope:
                          if type(a) is ParamMark and a.name != module)
 
     def _file_callee(self, node: ast.Call) -> tuple:
-        """(function of the file, skip_first) a call runs: `helper(...)` or
-        `self.method(...)`; (None, 0) when it is neither.  A function another module of the
-        project defines (`from losses import d_loss_fn`) is its `ProjectEntity`."""
+        """(function of the file, skip_first, the class info of a method) a call runs:
+        `helper(...)`, `self.method(...)` or `crit.method(...)` of an instance of a class of the
+        file; (None, 0, None) when it is none of these.  A function another module of the project
+        defines (`from losses import d_loss_fn`) is its `ProjectEntity`."""
         func = node.func
+        owner = None
         if isinstance(func, ast.Name):
             f = self.walker.fact(func, self.state)
             callee = f.node if f.kind == "function" else None
             first = 0
             if callee is not None and hasattr(callee, "gan_helper"):
-                return callee, 0  # a function of another module of the project
+                return callee, 0, None  # a function of another module of the project
         elif (isinstance(func, ast.Attribute) and self.cls_info is not None and self.self_name is not None
               and isinstance(func.value, ast.Name) and func.value.id == self.self_name):
             callee = self.cls_info.method(func.attr)[0]  # `self.discriminator_step(real, fake)`
             first = 1
             if callee is not None and not is_plain_method(callee):
-                return None, 0
-        elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
-            # `losses.d_loss_fn(...)`, with `from pkg import losses`: a function of another module.
-            return self._project_function(func), 0
+                return None, 0, None
+        elif isinstance(func, ast.Attribute) and isinstance(func.value, (ast.Name, ast.Attribute, ast.Call)):
+            f = self.walker.fact(func.value, self.state)
+            if isinstance(f.node, ast.ClassDef) and (f.kind == OBJECT or f.kind == MODULE and self.role(func.value) is None):
+                # `crit.d_loss(netD, real, fake)`, `self.crit.d_loss(...)`, `GANLoss().d_loss(...)`:
+                # a method of an instance of a class of the file.
+                info = self.walker.classes.get(id(f.node))
+                callee, owner = info.method(func.attr) if info is not None else (None, None)
+                first = 1
+                if not isinstance(callee, (ast.FunctionDef, ast.AsyncFunctionDef)) or not is_plain_method(callee):
+                    return None, 0, None
+            elif hasattr(f.node, "method_stub") and (f.kind == OBJECT or f.kind == MODULE and self.role(func.value) is None):
+                # `crit.d_loss(netD, real, fake)` of an instance of a class of another module.
+                stub = f.node.method_stub(func.attr)
+                if stub is None or f.node.is_static(func.attr):
+                    return None, 0, None
+                return _ProjectMethod(f.node, func.attr, stub), 0, None
+            elif type(func.value) is ast.Name:
+                # `losses.d_loss_fn(...)`, with `from pkg import losses`: a function of another module.
+                return self._project_function(func), 0, None
+            else:
+                return None, 0, None
         else:
-            return None, 0
+            return None, 0, None
         if not isinstance(callee, (ast.FunctionDef, ast.AsyncFunctionDef)) or callee is self.scope_node:
-            return None, 0
-        return callee, first
+            return None, 0, None
+        return callee, first, owner
 
     def _project_function(self, func):
         """The `ProjectEntity` of a function of another module of the project that `func` (a
@@ -1260,7 +1280,7 @@ class GanScope:
         f = self.walker.fact(func, self.state)
         return f.node if f.kind == "function" and hasattr(f.node, "gan_helper") else None
 
-    def _helper_disc(self, node: ast.Call, callee, first: int) -> list | None:
+    def _helper_disc(self, node: ast.Call, callee, first: int, owner=None) -> list | None:
         """For a call of `callee`, a function of the file (_file_callee), that returns what a
         discriminator makes of its parameters (its summary's `returns_disc`) and calls no
         backward itself: [(argument, line of the discriminator call in the function, whether
@@ -1278,9 +1298,9 @@ class GanScope:
             where = os.path.basename(summary.path) if summary is not None else callee.module
             returns_disc = {(param, module or None): f"{where}:{line}" for param, module, line, _ in said}
             penalized = {param for param, _, _, pen in said if pen}
-            bound = dict(bind_arguments(callee.node, node)[0])
+            bound = dict(bind_arguments(callee.node, node, skip_first=getattr(callee, "skip_first", False))[0])
         else:
-            part = self._callee_part(callee, first)
+            part = self._callee_part(callee, first, owner)
             if part is None or not part.returns_disc or any(e.kind == "backward" for e in part.events):
                 return None
             returns_disc = part.returns_disc
@@ -1314,7 +1334,7 @@ class GanScope:
         said = callee.gan_helper()
         if not said[2]:
             return
-        bound = dict(bind_arguments(callee.node, node)[0])
+        bound = dict(bind_arguments(callee.node, node, skip_first=getattr(callee, "skip_first", False))[0])
         summary = callee.summary
         where = os.path.basename(summary.path) if summary is not None else callee.module
         for param, module, line, retain, stepped in said[2]:
@@ -1345,21 +1365,21 @@ class GanScope:
         fact = self.walker.fact(expr, self.state)
         return fact.kind == TENSOR and fact.grad is not Grad.NO
 
-    def _callee_part(self, callee, first: int):
+    def _callee_part(self, callee, first: int, owner=None):
         """What this domain's part of the summary of `callee`, a function of the file (a method
-        when `first`), says, or None."""
-        cls = self.cls_info if first else None
+        of class `owner`, or of this scope's class, when `first`), says, or None."""
+        cls = (owner or self.cls_info) if first else None
         summary = self.walker.summary(callee, cls) if cls is not None else self.walker.summary(callee)
         return summary.doms.get(GanDomain.key) if summary is not None else None
 
-    def _file_helper_steps(self, node: ast.Call, callee, first: int) -> None:
+    def _file_helper_steps(self, node: ast.Call, callee, first: int, owner=None) -> None:
         """For a call of `callee`, a function of the file, that takes a discriminator step on
         generator output the call passes (its summary's backward of a discriminator call on a
         parameter: _steps_of): that backward, here, marked as the function's (Event.helper): it
         reports nothing here, but what follows it here (a generator step through the same output,
         whose graph it freed) is the consequence of the finding in the function
         (GanNames.after_calls)."""
-        part = self._callee_part(callee, first)
+        part = self._callee_part(callee, first, owner)
         if part is None:
             return
         bound = dict(bind_arguments(callee, node, skip_first=bool(first))[0])
@@ -1618,9 +1638,9 @@ class GanScope:
         return sorted(out, key=lambda s: (s.node.lineno, s.node.col_offset))
 
 
-def helper_of(walker, func) -> tuple:
-    """What function `func` of a project module, whose summary walker is `walker`, yields to the
-    files that call it: ("1" when it returns generator output it makes (`sample(netG, n)`),
+def helper_of(walker, func, method: str = "") -> tuple:
+    """What function `func` of a project module (method `method` of class `func`), whose summary
+    walker is `walker`, yields to the files that call it: ("1" when it returns generator output it makes (`sample(netG, n)`),
     else "", and for `GanScope._helper_disc` ((parameter, module parameter or "", line, "1"
     when a gradient penalty differentiates by it, else ""), ...) for each discriminator call on
     what a parameter carries whose output the function returns: none when the function calls a
@@ -1648,7 +1668,13 @@ def helper_of(walker, func) -> tuple:
                module=walker.module, module_is_package=walker.module_is_package)
     try:
         w.run_module()
-        summary = w.summary(func)
+        if method:
+            info = w.classes.get(id(func))
+            func, owner = info.method(method) if info is not None else (None, None)
+            summary = w.summary(func, owner) if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+                and is_plain_method(func) and _plain_decorators(func) else None
+        else:
+            summary = w.summary(func)
     except (Reparse, RecursionError):
         return ()
     finally:
@@ -1718,6 +1744,30 @@ def _plain_decorators(func) -> bool:
 
 
 _GRAD_MODE_DECORATORS = ("no_grad", "inference_mode", "enable_grad")
+
+
+class _ProjectMethod:
+    """Method `name` of a class of another module of the project (its `ProjectEntity`), called on
+    an instance (`crit.d_loss(netD, real, fake)`), as `GanScope._helper_disc` and `_helper_steps`
+    ask a function of another module: what the GAN domain finds it does (`gan_helper`), the
+    def whose parameters the call binds (`node`, past the instance: `skip_first`)."""
+
+    __slots__ = ("entity", "name", "node")
+    skip_first = True
+
+    def __init__(self, entity, name: str, stub) -> None:
+        self.entity, self.name, self.node = entity, name, stub
+
+    def gan_helper(self) -> tuple:
+        return self.entity.gan_helper(self.name)
+
+    @property
+    def summary(self):
+        return self.entity.summary
+
+    @property
+    def module(self):
+        return self.entity.module
 
 
 def _steps_of(func, part) -> tuple:

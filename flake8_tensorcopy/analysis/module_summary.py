@@ -143,21 +143,23 @@ class ProjectEntity:
         found = self._answer(("msinks", self.path, name, said), compute, many="plain")
         return found if found is not None else ()
 
-    def gan_helper(self) -> tuple:
-        """What the GAN domain finds this function does: returns generator output it makes,
-        returns a discriminator applied to its parameters, takes a discriminator step on them
-        (gan.helper_of: plain data); ("", (), ()) when nothing."""
+    def gan_helper(self, method: str = "") -> tuple:
+        """What the GAN domain finds this function (its method `method`, for a class) does:
+        returns generator output it makes, returns a discriminator applied to its parameters,
+        takes a discriminator step on them (gan.helper_of: plain data); ("", (), ()) when
+        nothing."""
         # Each answer is a fresh walk (gan.helper_of), which memoises nothing: a helper that
         # calls back into one being asked (through other modules) reads as nothing there, and
         # what is computed meanwhile depends on which was asked first (not kept).
-        key = (self.module, self.path)
+        key = (self.module, self.path, method) if method else (self.module, self.path)
         asking = self.project.asking
         if key in asking:
             self.project.taint()
             return ("", (), ())
         asking.add(key)
         try:
-            found = self._answer(("gan", self.path), _gan_helper, many="plain")
+            found = self._answer(("gan", self.path, method), lambda w, node: _gan_helper(w, node, method),
+                                 many="plain") if method else self._answer(("gan", self.path), _gan_helper, many="plain")
         finally:
             asking.discard(key)
         return found if type(found) is tuple and len(found) == 3 else ("", (), ())
@@ -544,10 +546,10 @@ def _snapshot_return(walker, node) -> tuple:
     return (snapshot_return(node) or ()) if type(node) is ast.FunctionDef else ()
 
 
-def _gan_helper(walker, node) -> tuple:
+def _gan_helper(walker, node, method: str = "") -> tuple:
     from .gan import helper_of  # (a domain: imported where a GAN file asks)
 
-    return helper_of(walker, node)
+    return helper_of(walker, node, method)
 
 
 def _gan_passes(walker, node, method: str) -> tuple:

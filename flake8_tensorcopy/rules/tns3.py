@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..fixes import receiver_text, replace_node
 from ..model import Fix
-from ..source import LazyPattern, or_holds, splice, top_level_functions
+from ..source import LazyPattern, class_methods, or_holds, splice, top_level_functions
 from .base import Invalid, Oracle, Rule, Valid, dedent
 
 # Shared by the examples: one tiny generator/discriminator pair, one step each.
@@ -43,12 +43,18 @@ _BACKWARD_CALL = LazyPattern(r"backward\s*\(")
 
 def _backward_functions(text: str) -> dict:
     """{name: {name}} of the module-level functions of a module's text that call a backward (by
-    their text): what a file that imports one may call to take a discriminator step there
-    (Rule.imported_triggers; gan.GanScope._helper_steps decides)."""
+    their text), and {class: {method, ...}} of the methods of its classes that do: what a file
+    that imports one may call to take a discriminator step there (`d_step(netD, real, fake,
+    optD)`, `crit.d_step(...)`; Rule.imported_triggers; gan.GanScope._helper_steps decides)."""
     if "backward" not in text:
         return {}
-    return {name: frozenset({name}) for name, segment in top_level_functions(text)
-            if _BACKWARD_CALL.search(segment) is not None}
+    found = {name: frozenset({name}) for name, segment in top_level_functions(text)
+             if _BACKWARD_CALL.search(segment) is not None}
+    if "class " in text:
+        for cls, _bases, method, segment in class_methods(text):
+            if _BACKWARD_CALL.search(segment) is not None:
+                found[cls] = found.get(cls, frozenset()) | {method}
+    return found
 
 class DiscriminatorThroughGenerator(Rule):
     code = "TNS301"
@@ -94,14 +100,15 @@ other methods through `self.<attr>` (`self.fake_B = self.netG(self.real_A)` in `
 into the file's functions it is passed to (`discriminator_step(real, netG(z))`: reported in
 `discriminator_step`, where the fix goes).  A function or method of the file that returns what
 a discriminator makes of one of its arguments (`d_loss = d_loss_fn(netD, real, fake)`, where
-`d_loss_fn` calls `netD(fake)` or the module it is handed; `self.d_loss(real, fake)`; a gradient
-penalty helper) is a discriminator call where it is called: reported at that call, with the line
+`d_loss_fn` calls `netD(fake)` or the module it is handed; `self.d_loss(real, fake)`; a method
+of a loss object, `crit.d_loss(netD, real, fake)`; a gradient penalty helper) is a discriminator
+call where it is called: reported at that call, with the line
 of the discriminator call inside.  Functions of other modules of the project count as the
 file's do: one that returns what a discriminator makes of its argument (`from losses import
 d_loss_fn`: `(its discriminator call, losses.py:9)`), one that returns generator output it makes
 (`fake = sample(netG, n)`), and one that takes a whole discriminator step on what it is passed
 (`d_step(netD, real, fake, optD)`, which runs `netD(fake)`, back-propagates and steps the
-optimizer the call hands it): reported at the call, also where the generator's step is such a
+optimizer the call hands it; a method of an instance of one of its classes, `crit.d_step(...)`): reported at the call, also where the generator's step is such a
 function too (`g_step(netD, fake, optG)`, whose step is the generator's optimizer's).
 
 Not reported: `netD(fake.detach())`, `fake = netG(z).detach()`, a generator called under
