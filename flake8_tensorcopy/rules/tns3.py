@@ -102,14 +102,15 @@ into the file's functions it is passed to (`discriminator_step(real, netG(z))`: 
 a discriminator makes of one of its arguments (`d_loss = d_loss_fn(netD, real, fake)`, where
 `d_loss_fn` calls `netD(fake)` or the module it is handed; `self.d_loss(real, fake)`; a method
 of a loss object, `crit.d_loss(netD, real, fake)`; a gradient penalty helper) is a discriminator
-call where it is called: reported at that call, with the line
-of the discriminator call inside.  Functions of other modules of the project count as the
-file's do: one that returns what a discriminator makes of its argument (`from losses import
-d_loss_fn`: `(its discriminator call, losses.py:9)`), one that returns generator output it makes
+call where it is called: reported at that call, with the line of the discriminator call
+inside.  Functions of other modules of the project count as the file's do: one that returns
+what a discriminator makes of its argument (`from losses import d_loss_fn`: `(its
+discriminator call, losses.py:9)`), one that returns generator output it makes
 (`fake = sample(netG, n)`), and one that takes a whole discriminator step on what it is passed
 (`d_step(netD, real, fake, optD)`, which runs `netD(fake)`, back-propagates and steps the
-optimizer the call hands it; a method of an instance of one of its classes, `crit.d_step(...)`): reported at the call, also where the generator's step is such a
-function too (`g_step(netD, fake, optG)`, whose step is the generator's optimizer's).
+optimizer the call hands it; a method of an instance of one of its classes, `crit.d_step(...)`):
+reported at the call, also where the generator's step is such a function too (`g_step(netD,
+fake, optG)`, whose step is the generator's optimizer's).
 
 Not reported: `netD(fake.detach())`, `fake = netG(z).detach()`, a generator called under
 `torch.no_grad()` (or in a `@torch.no_grad()` function), a frozen generator
