@@ -2172,6 +2172,40 @@ def test_random_facts_cross_as_plain_data_and_back():
         assert not well_formed(bad), bad
 
 
+def test_a_record_instance_crosses_with_the_fields_its_call_gave():
+    # An instance of a NamedTuple or a dataclass (Evaluator._record) keeps what its call gave its
+    # fields when it crosses modules, over its class's attributes (read when first asked).
+    import marshal
+
+    from flake8_tensorcopy.analysis.evaluate import LazyAttrs
+    from flake8_tensorcopy.analysis.facts import Device, Fact, Grad
+    from flake8_tensorcopy.analysis.portable import export_fact, import_fact, well_formed
+
+    class Ref:
+        def __init__(self, module, path):
+            self.module, self.path = module, path
+            self.asked = 0
+
+        def attrs(self):
+            self.asked += 1
+            return {"pred": Fact("tensor", Grad.YES, Device.CPU), "scale": Fact("other", Grad.NO, Device.CPU)}
+
+    owner = Ref("pkg.m", "Out")
+    given = {"pred": Fact("tensor", Grad.NO, Device.CPU)}
+    f = Fact("object", Grad.UNKNOWN, Device.UNKNOWN, attrs=LazyAttrs(lambda: {**owner.attrs(), **given}, owner,
+                                                                      lambda: given))
+    x = export_fact(f, lambda node: (node.module, node.path))
+    assert well_formed(x) and marshal.loads(marshal.dumps(x)) == x
+    owner.asked = 0
+    back = import_fact(x, lambda ref: owner if ref == ("pkg.m", "Out") else None)
+    assert owner.asked == 0
+    assert back.attrs["pred"].grad is Grad.NO and back.attrs["scale"].kind == "other" and owner.asked == 1
+    # Without a class to refer to, the fields alone; a record whose fields are no facts is refused.
+    alone = import_fact(export_fact(f, lambda node: None), lambda ref: None)
+    assert dict(alone.attrs.items()) == given
+    assert not well_formed(x[:7] + (("record", (("pkg.m", "Out"), (("pred", 1),))),) + x[8:])
+
+
 def test_what_a_module_answers_does_not_depend_on_which_files_asked_before(tmp_path, monkeypatch):
     # A project module's walker answers many files' questions, each with a fresh budget of walks:
     # with a budget of one walk a call, b.py finds the same after a.py as alone.

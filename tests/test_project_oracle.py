@@ -21,6 +21,64 @@ from flake8_tensorcopy.rules.base import Options
 HEAD = "import torch\nimport torch.nn as nn\nimport numpy as np\n"
 
 PROGRAMS = [
+    ('TNS1', 'NamedTuple output of a model of another module, a field computed without grad', {
+        'model.py': '''\
+from typing import NamedTuple
+class Out(NamedTuple):
+    logits: torch.Tensor
+    pred: torch.Tensor
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+    def forward(self, x):
+        h = self.fc(x)
+        return Out(h, h.argmax(-1))
+''',
+        'main.py': '''\
+from model import Net
+out = Net()(torch.randn(2, 4))
+print(out.pred.numpy())
+'''}),
+    ('TNS1', 'NamedTuple output of a model of another module, the field that requires grad', {
+        'model.py': '''\
+from typing import NamedTuple
+class Out(NamedTuple):
+    logits: torch.Tensor
+    pred: torch.Tensor
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+    def forward(self, x):
+        h = self.fc(x)
+        return Out(h, h.argmax(-1))
+''',
+        'main.py': '''\
+from model import Net
+out = Net()(torch.randn(2, 4))
+print(out.logits.numpy())
+'''}),
+    ('TNS1', 'dataclass output of a model of another module, a detached field', {
+        'model.py': '''\
+from dataclasses import dataclass
+@dataclass
+class Out:
+    logits: torch.Tensor
+    feats: torch.Tensor
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+    def forward(self, x):
+        h = self.fc(x)
+        return Out(logits=h, feats=h.detach())
+''',
+        'main.py': '''\
+from model import Net
+out = Net()(torch.randn(2, 4))
+print(np.asarray(out.feats))
+'''}),
     ('TNS401', 'hand-written optimizer re-exported by a package', {
         'pkg/__init__.py': '''\
 from .optim import MySGD

@@ -281,6 +281,13 @@ class LazyAttrs:
         """{attr: fact} an instance's constructor call gave its attributes, or None."""
         return self._given() if self._given is not None else None
 
+    @property
+    def record_given(self) -> dict | None:
+        """{field: fact} the call of a record class (a NamedTuple, a dataclass: Evaluator._record)
+        gave the instance, known without asking anything (it crosses modules with the class:
+        portable.export_fact); None for any other instance's attributes."""
+        return self._given() if self._given is not None and self._call is None else None
+
     def but(self, given: dict) -> "LazyAttrs":
         """These attributes, with `given` ({attr: fact}) as what the constructor call gave."""
         return LazyAttrs(lambda: {**self._get(), **given}, self.owner, lambda: given, self._call, self._sources)
@@ -1621,7 +1628,7 @@ class Evaluator:
             out.update(given)
             return out
 
-        return LazyAttrs(load, classdef)
+        return LazyAttrs(load, classdef, lambda: given)
 
     def _constructed_here(self, classdef: ast.ClassDef, attrs, call: ast.Call, state: State):
         """The attributes of the instance `call` makes of class `classdef` of the file: as

@@ -15,7 +15,9 @@ and `items` exported facts, `node` a reference `(module, path)` to a class or fu
 project (`path`: its name, dotted for a class nested in a class), for a class or a function and
 for an instance of such a class (whose `forward` and other methods the importing file asks, as
 of an instance it makes itself), and `attrs` either `("lazy", reference)` (the attributes of
-that class, asked of its module when first read) or `("dict", ((name, fact), ...))`.  A
+that class, asked of its module when first read), `("record", (reference or None, ((field,
+fact), ...)))` (an instance of a NamedTuple or a dataclass: the fields its call gave, over that
+class's attributes) or `("dict", ((name, fact), ...))`.  A
 definition that cannot be referred to that way (a class made inside a function) is left out:
 the importing file sees what it would see of any value it cannot look into.
 """
@@ -44,7 +46,13 @@ def export_fact(f: Fact | None, ref_of) -> tuple | None:
         ax = None
     elif type(attrs) is LazyAttrs:
         ref = ref_of(attrs.owner) if attrs.owner is not None else None
-        ax = ("lazy", ref) if ref is not None else None
+        given = attrs.record_given
+        if given:
+            # A record's fields as its call gave them (`Out(h, h.argmax(-1))` returned by a
+            # forward), over its class's attributes.
+            ax = ("record", (ref, tuple((k, export_fact(v, ref_of)) for k, v in given.items())))
+        else:
+            ax = ("lazy", ref) if ref is not None else None
     else:
         ax = ("dict", tuple((k, export_fact(v, ref_of)) for k, v in attrs.items()))
     node = f.node
@@ -74,6 +82,11 @@ def import_fact(x: tuple | None, entity) -> Fact | None:
                 attrs = LazyAttrs(owner.attrs, owner)
         elif how == "dict":
             attrs = {k: import_fact(v, entity) for k, v in what}
+        elif how == "record":
+            ref, fields = what
+            given = {k: import_fact(v, entity) for k, v in fields}
+            owner = entity(ref) if ref is not None else None
+            attrs = given if owner is None else LazyAttrs(_over(owner.attrs, given), owner, lambda: given)
         else:
             raise ValueError(how)
     return Fact(kind, _GRADS[grad], _DEVICES[device], leaf, qual, frozen, paramfree, attrs,
@@ -109,9 +122,22 @@ def well_formed(x) -> bool:
         if ax[0] == "lazy":
             if not _is_ref(ax[1]):
                 return False
-        elif ax[0] != "dict" or type(ax[1]) is not tuple or not all(
-                type(kv) is tuple and len(kv) == 2 and type(kv[0]) is str and well_formed(kv[1]) for kv in ax[1]):
+        elif ax[0] == "record":
+            if type(ax[1]) is not tuple or len(ax[1]) != 2 or not (ax[1][0] is None or _is_ref(ax[1][0])) \
+                    or not _fields(ax[1][1]):
+                return False
+        elif ax[0] != "dict" or not _fields(ax[1]):
             return False
     if items is not None and (type(items) is not tuple or not all(well_formed(i) for i in items)):
         return False
     return well_formed(element)
+
+
+def _fields(pairs) -> bool:
+    return type(pairs) is tuple and all(
+        type(kv) is tuple and len(kv) == 2 and type(kv[0]) is str and well_formed(kv[1]) for kv in pairs)
+
+
+def _over(load, given: dict):
+    """A loader of a class's attributes (`load()`) with a record's fields `given` over them."""
+    return lambda: {**(load() or {}), **given}
