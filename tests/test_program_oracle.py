@@ -95,6 +95,56 @@ class Net(nn.Module):
 o = Net()(torch.randn(2, 4))
 print(o.feats.numpy())
 '''),
+    ('a NamedTuple a model returns, unpacked and indexed', '''\
+from typing import NamedTuple
+class Output(NamedTuple):
+    logits: torch.Tensor
+    pred: torch.Tensor
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+    def forward(self, x):
+        h = self.fc(x)
+        return Output(h, h.argmax(-1))
+net = Net()
+logits, pred = net(torch.randn(2, 4))
+print(pred.numpy(), logits.detach().numpy())
+o = net(torch.randn(2, 4))
+print(o[1].numpy(), o.pred.numpy(), o[0].detach().numpy())
+'''),
+    ('the field of a NamedTuple a model returns that requires grad', '''\
+from typing import NamedTuple
+class Output(NamedTuple):
+    logits: torch.Tensor
+    pred: torch.Tensor
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+    def forward(self, x):
+        h = self.fc(x)
+        return Output(h, h.argmax(-1))
+o = Net()(torch.randn(2, 4))
+print(o.pred.numpy())
+print(o.logits.numpy())
+'''),
+    ('the position of a NamedTuple a model returns that requires grad', '''\
+from typing import NamedTuple
+class Output(NamedTuple):
+    logits: torch.Tensor
+    pred: torch.Tensor
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+    def forward(self, x):
+        h = self.fc(x)
+        return Output(h, h.argmax(-1))
+logits, pred = Net()(torch.randn(2, 4))
+print(pred.numpy())
+print(logits.numpy())
+'''),
     ('context manager of the file turns grad off', '''\
 import contextlib
 @contextlib.contextmanager

@@ -359,6 +359,15 @@ def record_fields(cls: ast.ClassDef) -> tuple | None:
     return result
 
 
+def named_tuple_fields(cls: ast.ClassDef) -> tuple | None:
+    """The fields, in order, of a `NamedTuple` class (its instances unpack and index by
+    position), else None."""
+    if len(cls.bases) != 1 or dotted_name(cls.bases[0]) not in _NAMED_TUPLES:
+        return None
+    fields = record_fields(cls)
+    return tuple(fields[0]) if fields is not None else None
+
+
 def _record_fields(cls: ast.ClassDef) -> tuple | None:
     decorators = cls.decorator_list
     names = {dotted_name(d.func if isinstance(d, ast.Call) else d) for d in decorators}

@@ -17,7 +17,7 @@ from . import torchapi as api
 from .astutil import const_bool as _const_bool
 from .astutil import (all_nodes, bind_arguments, bool_binding, decorator_names, def_stub, dotted_name, is_plain_method,
                       is_property, left_bool_default,
-                      local_names, parameter_names, record_fields)
+                      local_names, named_tuple_fields, parameter_names, record_fields)
 from .astutil import kwarg as _kwarg
 from .gradmode import context_effect, set_grad_call
 from .facts import (
@@ -1411,6 +1411,8 @@ class Evaluator:
             if f is None:
                 f = self._property(base, attr, node.value, state)
             return f if f is not None else UNKNOWN_FACT
+        if kind == SEQ and base.attrs is not None and attr in base.attrs:
+            return base.attrs[attr]  # a field of a NamedTuple a model's forward returns
         if kind == UNKNOWN and attr in ("data", "grad") and not (
                 isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
             # `p.data` of an unknown `p` (most likely a tensor); `self.data` of a dataset is not.
@@ -1953,7 +1955,13 @@ class Evaluator:
             # Its fields, by key or attribute (`out["pred"]`, `o.feats`): those are known not to
             # require grad (or not to be tensors); the others are outputs as above.
             no = out.but(grad=Grad.NO, min_grad=None)
-            return out.but(attrs={k: no if f is None else f for k, f in fields.items()})
+            attrs = {k: no if f is None else f for k, f in fields.items()}
+            order = named_tuple_fields(result.node) if type(result.node) is ast.ClassDef else None
+            if order is not None:
+                # A NamedTuple, also by position (`logits, pred = net(x)`, `out[1]`).
+                facts = tuple(attrs.get(k, out) for k in order)
+                return Fact(SEQ, grad, dev, element=join_all(facts), items=facts, attrs=dict(zip(order, facts)))
+            return out.but(attrs=attrs)
         if items is None:
             return out
         # A tuple whose positions the forward computes without grad: those are known not to
