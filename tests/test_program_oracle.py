@@ -95,6 +95,42 @@ class Net(nn.Module):
 o = Net()(torch.randn(2, 4))
 print(o.feats.numpy())
 '''),
+    ('a converter that detaches a tensor and asarrays anything else, given a layer output', '''\
+def to_numpy(x):
+    if isinstance(x, torch.Tensor):
+        return x.detach().numpy()
+    return np.asarray(x)
+net = nn.Linear(2, 2)
+print(to_numpy(net(torch.ones(2))))
+'''),
+    ('a module whose only state is buffers it makes', '''\
+class Norm(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("mean", torch.zeros(2))
+        self.register_buffer("std", torch.tensor([1.0, 2.0]))
+    def forward(self, x):
+        return (x - self.mean) / self.std
+print(Norm()(torch.ones(2)).numpy())
+'''),
+    ('a module whose buffer is what it is handed', '''\
+class Shift(nn.Module):
+    def __init__(self, shift):
+        super().__init__()
+        self.register_buffer("shift", shift)
+    def forward(self, x):
+        return x - self.shift
+print(Shift(torch.zeros(2, requires_grad=True))(torch.ones(2)).numpy())
+'''),
+    ('a module whose buffer requires grad', '''\
+class Shift(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("shift", torch.zeros(2, requires_grad=True))
+    def forward(self, x):
+        return x - self.shift
+print(Shift()(torch.ones(2)).numpy())
+'''),
     ('a NamedTuple a model returns, unpacked and indexed', '''\
 from typing import NamedTuple
 class Output(NamedTuple):
@@ -2769,7 +2805,7 @@ STRICT_ONLY = {"partial of a function", "state_dict keep_vars", "store output in
 # what a class's `__getitem__` returns, which for another key requires grad), a value of a dict
 # after `update()`, after `**other`, or after a call statement that hands it to a function, or
 # read by a key in a variable.
-STRICT_MAY = {"a Sequential of a frozen module and a layer without parameters", "a generator made and iterated under no_grad", "method under no_grad decorator", "decorator of the file runs the function under no_grad", "static method passed a frozen model",
+STRICT_MAY = {"a converter that detaches a tensor and asarrays anything else, given a layer output", "a Sequential of a frozen module and a layer without parameters", "a generator made and iterated under no_grad", "method under no_grad decorator", "decorator of the file runs the function under no_grad", "static method passed a frozen model",
               "plain method called on the class with an instance", "partial of a no_grad function", "lambda to_np called with a detached output",
               "lambda computing output called only under no_grad", "dataclass field its method detaches", "a conversion to long is no move", "nested def sees the local frozen model, not the global", "class attr model in other method under no_grad",
               "method called only under no_grad", "frozen params loop", "frozen requires_grad_(False)",

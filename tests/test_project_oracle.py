@@ -21,6 +21,56 @@ from flake8_tensorcopy.rules.base import Options
 HEAD = "import torch\nimport torch.nn as nn\nimport numpy as np\n"
 
 PROGRAMS = [
+    ('TNS1', 'modules of another module without parameters: only a forward, a kept literal, new buffers', {
+        'layers.py': '''\
+class Double(nn.Module):
+    def forward(self, x):
+        return x * 2
+class Scale(nn.Module):
+    def __init__(self, factor):
+        super().__init__()
+        self.factor = factor
+    def forward(self, x):
+        return x * self.factor
+class Norm(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("mean", torch.zeros(2))
+    def forward(self, x):
+        return x - self.mean
+''',
+        'main.py': '''\
+from layers import Double, Scale, Norm
+print(Double()(torch.ones(2)).numpy(), Scale(2.0)(torch.ones(2)).numpy(), Norm()(torch.ones(2)).numpy())
+'''}),
+    ('TNS1', 'module of another module that keeps what it is handed, handed a tensor that requires grad', {
+        'layers.py': '''\
+class Scale(nn.Module):
+    def __init__(self, factor):
+        super().__init__()
+        self.factor = factor
+    def forward(self, x):
+        return x * self.factor
+''',
+        'main.py': '''\
+from layers import Scale
+print(Scale(2.0)(torch.ones(2)).numpy())
+print(Scale(torch.ones(2, requires_grad=True))(torch.ones(2)).numpy())
+'''}),
+    ('TNS1', 'converter of another module that detaches a tensor and asarrays anything else', {
+        'utils.py': '''\
+def to_numpy(x):
+    if isinstance(x, torch.Tensor):
+        return x.detach().numpy()
+    if isinstance(x, dict):
+        return {k: to_numpy(v) for k, v in x.items()}
+    return np.asarray(x)
+''',
+        'main.py': '''\
+from utils import to_numpy
+net = nn.Linear(2, 2)
+print(to_numpy(net(torch.ones(2))), to_numpy({"out": net(torch.ones(2))}))
+'''}),
     ('TNS1', 'NamedTuple output of a model of another module, a field computed without grad', {
         'model.py': '''\
 from typing import NamedTuple
@@ -3020,7 +3070,8 @@ STRICT_MAY = {"generator of another module made and consumed under no_grad", "in
               # (a helper's parameter, which strict mode takes for unknown in its own file)
               "numpy helper called under no_grad by a helper of another file",
               "numpy helper called by a helper of another file, the call under no_grad",
-              "numpy helper that detaches, re-exported by its package"}
+              "numpy helper that detaches, re-exported by its package",
+              "converter of another module that detaches a tensor and asarrays anything else"}
 
 
 def _build(root, files: dict) -> None:

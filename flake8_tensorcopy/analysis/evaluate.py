@@ -1159,7 +1159,11 @@ class Evaluator:
     @staticmethod
     def _not_tensor(current: Fact) -> Fact:
         if current.kind == TENSOR and "module_output" in current.tags:
-            return current.but(by_flow=False)  # a tuple or dict of outputs
+            # A tuple or a dict of outputs, which may require grad (a module's own `forward`
+            # says what it returns, and that is no tensor there): not known, as where a helper
+            # converts what is not a tensor (`np.asarray(x)` after `if isinstance(x,
+            # torch.Tensor): return x.detach().numpy()`).
+            return current.but(by_flow=False, grad=Grad.UNKNOWN, min_grad=None)
         if current.kind in (TENSOR, UNKNOWN):
             return Fact(OTHER, Grad.NO, Device.CPU, tags=frozenset({"not_tensor"}))
         return current

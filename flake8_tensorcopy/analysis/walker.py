@@ -1957,17 +1957,31 @@ class Walker(Summaries, Evaluator):
         or attribute set by name, and every attribute its methods set is a plain value (not a
         module, a tensor, or what the analysis cannot tell).  What it computes then requires
         grad only where its inputs do."""
+        if not isinstance(classdef, ast.ClassDef):
+            # A class of another module of the project: what its module says.
+            ask = getattr(classdef, "paramfree_needs", None)
+            return ask is not None and ask() == ()
         return self._paramfree_needs(classdef) == frozenset()
 
     def instance_paramfree(self, classdef, call: ast.Call) -> bool:
         """Whether the instance `call` makes of torch module class `classdef` of the file
         certainly has no parameters: the class has none whatever it is given, or it keeps
         constructor parameters as they are (`self.k = k`) and the call gives each a literal
-        (`Scaled(k=2.0)`, or leaves it to a literal default)."""
-        needs = self._paramfree_needs(classdef)
-        if not needs:
-            return needs is not None
-        init = self.classes[id(classdef)].methods["__init__"]
+        (`Scaled(k=2.0)`, or leaves it to a literal default).  A class of another module of the
+        project: by what its module says of it, and its constructor's parameters."""
+        if not isinstance(classdef, ast.ClassDef):
+            ask = getattr(classdef, "paramfree_needs", None)
+            needs = ask() if ask is not None else None
+            if not needs:
+                return needs is not None
+            init = classdef.method_stub("__init__")
+            if init is None:
+                return False
+        else:
+            needs = self._paramfree_needs(classdef)
+            if not needs:
+                return needs is not None
+            init = self.classes[id(classdef)].methods["__init__"]
         pairs, complete = bind_arguments(init, call, skip_first=True)
         if not complete:
             return False
@@ -2017,6 +2031,8 @@ class Walker(Summaries, Evaluator):
         for item in info.node.body:
             source = self.source_of(item)
             if any(w in source for w in words):
+                return None
+            if "register_buffer" in source and not _new_buffers_only(source):
                 return None
             if "self." in source:
                 for m in _SELF_ASSIGNMENT.finditer(source):
@@ -2201,8 +2217,24 @@ def _is_literal(node) -> bool:
 
 # What the body of a module class without parameters never holds (Walker.class_paramfree): a
 # parameter, a layer of torch (`nn.Linear`), a module or attribute set by its name.
-_LAYER_WORDS = ("Parameter", "parameter(", "nn.", "add_module", "register_module", "register_buffer", "setattr",
-                "load_state_dict")
+_LAYER_WORDS = ("Parameter", "parameter(", "nn.", "add_module", "register_module", "setattr", "load_state_dict")
+# A buffer registered as a new tensor of torch's (`self.register_buffer("mean",
+# torch.zeros(3))`; `torch.tensor(x)` copies without grad), not one the class is handed: a
+# module with such buffers and no parameter has none that requires grad.
+_NEW_BUFFER = LazyPattern(r"register_buffer\(\s*(?:name\s*=\s*)?(?:'\w+'|\"\w+\")\s*,\s*(?:tensor\s*=\s*)?torch\."
+                          r"(?:zeros|ones|empty|full|eye|arange|linspace|tensor|randn|rand)\(")
+
+
+def _new_buffers_only(source: str) -> bool:
+    """Whether every `register_buffer(` of a method's text registers a new tensor (_NEW_BUFFER)
+    without grad (no `requires_grad` on its line)."""
+    found = 0
+    for m in _NEW_BUFFER.finditer(source):
+        end = source.find("\n", m.end())
+        if "requires_grad" in source[m.end():end if end != -1 else len(source)]:
+            return False
+        found += 1
+    return found == source.count("register_buffer")
 
 
 # `self.x = value` (also `self.x: T = value`), the value to the end of its line; and a line that
