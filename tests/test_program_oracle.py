@@ -131,6 +131,96 @@ class Shift(nn.Module):
         return x - self.shift
 print(Shift()(torch.ones(2)).numpy())
 '''),
+    ('a module whose constructor calls its own freezing method', '''\
+class Enc(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(2, 2)
+        self.freeze()
+    def freeze(self):
+        self.eval()
+        for p in self.parameters():
+            p.requires_grad = False
+    def forward(self, x):
+        return self.fc(x)
+print(Enc()(torch.ones(2)).numpy())
+'''),
+    ('a subclass adds a layer after its base constructor froze the rest', '''\
+class Enc(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(2, 2)
+        self.freeze()
+    def freeze(self):
+        for p in self.parameters():
+            p.requires_grad = False
+    def forward(self, x):
+        return self.fc(x)
+class Tuned(Enc):
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Linear(2, 2)
+    def forward(self, x):
+        return self.head(self.fc(x))
+print(Tuned()(torch.ones(2)).numpy())
+'''),
+    ('constructors of plain classes that freeze what they are handed', '''\
+class Probe:
+    def __init__(self, backbone):
+        backbone.requires_grad_(False)
+class LinearProbe:
+    def __init__(self, backbone, dim):
+        self.backbone = backbone
+        self.head = nn.Linear(dim, 2)
+        for p in self.backbone.parameters():
+            p.requires_grad = False
+net = nn.Linear(2, 2)
+Probe(net)
+print(net(torch.ones(2)).numpy())
+backbone = nn.Linear(4, 3)
+probe = LinearProbe(backbone, 3)
+print(backbone(torch.randn(2, 4)).numpy())
+'''),
+    ('a constructor that freezes its own head, not the backbone it is handed', '''\
+class LinearProbe:
+    def __init__(self, backbone, dim):
+        self.backbone = backbone
+        self.head = nn.Linear(dim, 2)
+        self.head.requires_grad_(False)
+backbone = nn.Linear(4, 3)
+probe = LinearProbe(backbone, 3)
+print(backbone(torch.randn(2, 4)).numpy())
+'''),
+    ('a function that returns a no-grad context', '''\
+def ctx():
+    return torch.no_grad()
+def inference_ctx():
+    return torch.inference_mode()
+net = nn.Linear(4, 2)
+w = torch.ones(2, requires_grad=True)
+with ctx():
+    w.numpy()
+with inference_ctx():
+    out = net(torch.randn(2, 4))
+print(out.numpy())
+'''),
+    ('a function that returns a grad-enabling context, inside no_grad', '''\
+def train_ctx():
+    return torch.enable_grad()
+net = nn.Linear(4, 2)
+with torch.no_grad():
+    with train_ctx():
+        out = net(torch.randn(2, 4))
+print(out.numpy())
+'''),
+    ('a context that may enable grad or turn it off', '''\
+def run(train):
+    net = nn.Linear(4, 2)
+    with torch.enable_grad() if train else torch.no_grad():
+        out = net(torch.randn(2, 4))
+    return out
+print(run(False).numpy())
+'''),
     ('a NamedTuple a model returns, unpacked and indexed', '''\
 from typing import NamedTuple
 class Output(NamedTuple):
@@ -2805,7 +2895,7 @@ STRICT_ONLY = {"partial of a function", "state_dict keep_vars", "store output in
 # what a class's `__getitem__` returns, which for another key requires grad), a value of a dict
 # after `update()`, after `**other`, or after a call statement that hands it to a function, or
 # read by a key in a variable.
-STRICT_MAY = {"a converter that detaches a tensor and asarrays anything else, given a layer output", "a Sequential of a frozen module and a layer without parameters", "a generator made and iterated under no_grad", "method under no_grad decorator", "decorator of the file runs the function under no_grad", "static method passed a frozen model",
+STRICT_MAY = {"a module whose constructor calls its own freezing method", "constructors of plain classes that freeze what they are handed", "a converter that detaches a tensor and asarrays anything else, given a layer output", "a Sequential of a frozen module and a layer without parameters", "a generator made and iterated under no_grad", "method under no_grad decorator", "decorator of the file runs the function under no_grad", "static method passed a frozen model",
               "plain method called on the class with an instance", "partial of a no_grad function", "lambda to_np called with a detached output",
               "lambda computing output called only under no_grad", "dataclass field its method detaches", "a conversion to long is no move", "nested def sees the local frozen model, not the global", "class attr model in other method under no_grad",
               "method called only under no_grad", "frozen params loop", "frozen requires_grad_(False)",

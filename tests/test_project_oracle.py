@@ -21,6 +21,51 @@ from flake8_tensorcopy.rules.base import Options
 HEAD = "import torch\nimport torch.nn as nn\nimport numpy as np\n"
 
 PROGRAMS = [
+    ('TNS1', 'constructors of another module that freeze what they are handed or themselves', {
+        'freezers.py': '''\
+class Probe:
+    def __init__(self, backbone):
+        backbone.requires_grad_(False)
+class LinearProbe:
+    def __init__(self, backbone, dim):
+        self.backbone = backbone
+        self.head = nn.Linear(dim, 2)
+        self.backbone.requires_grad_(False)
+class Frozen(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(4, 8)
+        self.freeze()
+    def freeze(self):
+        for param in self.parameters():
+            param.requires_grad = False
+    def forward(self, x):
+        return self.proj(x)
+''',
+        'main.py': '''\
+from freezers import Probe, LinearProbe, Frozen
+net = nn.Linear(2, 2)
+Probe(net)
+print(net(torch.ones(2)).numpy())
+backbone = nn.Linear(4, 3)
+probe = LinearProbe(backbone, 3)
+print(backbone(torch.randn(2, 4)).numpy())
+print(Frozen()(torch.randn(2, 4)).numpy())
+'''}),
+    ('TNS1', 'constructor of another module that freezes its own head, not the backbone', {
+        'freezers.py': '''\
+class LinearProbe:
+    def __init__(self, backbone, dim):
+        self.backbone = backbone
+        self.head = nn.Linear(dim, 2)
+        self.head.requires_grad_(False)
+''',
+        'main.py': '''\
+from freezers import LinearProbe
+backbone = nn.Linear(4, 3)
+probe = LinearProbe(backbone, 3)
+print(backbone(torch.randn(2, 4)).numpy())
+'''}),
     ('TNS1', 'modules of another module without parameters: only a forward, a kept literal, new buffers', {
         'layers.py': '''\
 class Double(nn.Module):
@@ -3071,7 +3116,8 @@ STRICT_MAY = {"generator of another module made and consumed under no_grad", "in
               "numpy helper called under no_grad by a helper of another file",
               "numpy helper called by a helper of another file, the call under no_grad",
               "numpy helper that detaches, re-exported by its package",
-              "converter of another module that detaches a tensor and asarrays anything else"}
+              "converter of another module that detaches a tensor and asarrays anything else",
+              "constructors of another module that freeze what they are handed or themselves"}
 
 
 def _build(root, files: dict) -> None:

@@ -508,6 +508,10 @@ class Evaluator:
             f = self.fact(stmt.value, state)
             for target in stmt.targets:
                 self._bind(target, f, state, stmt.value)
+            value = stmt.value
+            if type(value) is ast.Call and type(value.func) is ast.Name and value.args:
+                # `probe = LinearProbe(backbone)`, whose constructor freezes the backbone.
+                self._handed_to_freeze(value, state)
             if (f.kind == MAPPING or f.kind == SEQ) and self._container_aliases is not None:
                 # `alias = out`, `a = b = {}`: one list or dict under two names.
                 names = [n.id for n in (*stmt.targets, stmt.value) if type(n) is ast.Name]

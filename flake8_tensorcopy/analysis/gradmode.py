@@ -64,19 +64,22 @@ def context_effect(expr, qualname) -> bool | None:
             return None
         if name == "set_grad_enabled" and expr.args and const_bool(expr.args[0]) is True:
             return False
+    # (`torch.enable_grad() if train else torch.no_grad()`: may turn it off.)
+    on = None
     for n in all_nodes(expr):
         if isinstance(n, (ast.Name, ast.Attribute)):
             q = qualname(n)
             if q in api.NO_GRAD or q in api.SET_GRAD_ENABLED:
                 return True
             if q in api.ENABLE_GRAD:
-                return False
+                on = False
+                continue
             name = _name_of(n)
             if any(h in name for h in NO_GRAD_HINTS):
                 return True
             if name == "set_grad_enabled":
                 return True
-    return None
+    return on
 
 
 def decorator_turns_grad_off(dec, qualname) -> bool:

@@ -334,6 +334,15 @@ class ProjectEntity:
         (walker.freezes_self)."""
         return self._answer(("freezes", self.path), _constructor_freezes, many="plain") == "1"
 
+    def frozen_positions(self) -> frozenset:
+        """The positions of the positional arguments a call of this function (or of this class:
+        its constructor's, past `self`) freezes at the top level of its body (walker.
+        frozen_positions); empty where none, or not known."""
+        found = self._answer(("frozen_args", self.path), _frozen_positions, many="plain")
+        if type(found) is not str or not found:
+            return frozenset()
+        return frozenset(int(i) for i in found.split(",") if i.isdigit())
+
     def method_freezing(self, name: str) -> str:
         """Whether method `name` of the class (or of a base) freezes its instance
         (walker.method_freezing: "1", "0", or "" where no class defines it)."""
@@ -480,6 +489,24 @@ def _tested_parameters(walker, node) -> tuple:
 def _paramfree_needs(walker, node):
     needs = walker._paramfree_needs(node) if isinstance(node, ast.ClassDef) else None
     return tuple(sorted(needs)) if needs is not None else "-"
+
+
+def _frozen_positions(walker, node) -> str:
+    from .walker import frozen_positions
+
+    if isinstance(node, ast.ClassDef):
+        info = walker.classes.get(id(node))
+        init = info.method("__init__")[0] if info is not None else None
+        if not isinstance(init, (ast.FunctionDef, ast.AsyncFunctionDef)) or not is_plain_method(init):
+            return ""
+        node, skip = init, 1
+    elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        skip = 0
+    else:
+        return ""
+    if walker.lines is not None and "requires_grad" not in walker.source_of(node):
+        return ""
+    return ",".join(str(i) for i in sorted(frozen_positions(node, skip)))
 
 
 def _method_freezing(walker, node, name: str) -> str:

@@ -1329,9 +1329,10 @@ class Walker(Summaries, Evaluator):
                 flag = self.literal_flag(item.context_expr.args[0])
                 if flag is not None:
                     effect = not flag  # (`train = True`, then `with torch.set_grad_enabled(train):`)
-            if effect is None and type(item.context_expr) in (_Name, ast.Attribute):
-                # A context manager made earlier (`ctx = torch.no_grad() if c else nullcontext()`):
-                # one that turns grad off, or may, as one in place.
+            if effect is None and type(item.context_expr) in (_Name, ast.Attribute, ast.Call):
+                # A context manager made earlier (`ctx = torch.no_grad() if c else nullcontext()`),
+                # or by a function (`def ctx(): return torch.no_grad()`): one that turns grad off,
+                # or may, as one in place.
                 tags = self.fact(item.context_expr, state).tags
                 effect = True if GRAD_OFF_CONTEXT in tags else False if GRAD_ON_CONTEXT in tags else None
             if effect is None and type(item.context_expr) is ast.Call:
@@ -1871,18 +1872,29 @@ class Walker(Summaries, Evaluator):
         `*args`), the positions of its positional parameters that it freezes at the top level
         of its body (`for p in model.parameters(): p.requires_grad = False`, `model.requires_grad_(
         False)`), when there is one; None otherwise."""
-        if not self._grad_setters() or type(call.func) is not ast.Name \
-                or any(type(a) is ast.Starred for a in call.args):
+        if type(call.func) is not ast.Name or any(type(a) is ast.Starred for a in call.args):
+            return None
+        f = self.fact(call.func, state) if self._grad_setters() or self.project is not None else None
+        if f is not None and f.kind in (FUNCTION, CLASS) and hasattr(f.node, "frozen_positions"):
+            # A function or a class of another module of the project: what its module says.
+            found = {i for i in f.node.frozen_positions() if i < len(call.args)}
+            return found or None
+        if not self._grad_setters():
             return None  # (no function of the file mentions requires_grad)
-        f = self.fact(call.func, state)
         func = f.node if f.kind == FUNCTION else None
+        skip = 0
+        if f.kind == CLASS and isinstance(f.node, ast.ClassDef):
+            # `Probe(backbone)`: a constructor of the file that freezes what it is handed.
+            info = self.classes.get(id(f.node))
+            func = info.method("__init__")[0] if info is not None else None
+            skip = 1
+            if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or not is_plain_method(func):
+                return None
         if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or func.name not in self._grad_setters():
             return None
         found = self._frozen_params.get(id(func))
         if found is None:
-            params = [a.arg for a in [*func.args.posonlyargs, *func.args.args]]
-            found = self._frozen_params[id(func)] = frozenset(
-                i for i, p in enumerate(params) if any(_freezes(stmt, p) for stmt in func.body))
+            found = self._frozen_params[id(func)] = frozen_positions(func, skip)
         found = {i for i in found if i < len(call.args)}
         return found or None
 
@@ -1946,9 +1958,22 @@ class Walker(Summaries, Evaluator):
                 and len(info.project_bases) == 1:
             # The constructor of its one base, a class of another module of the project.
             return self.constructor_freezes(info.project_bases[0])
-        if init is None or self.lines is not None and not _may_freeze(self.source_of(init)):
+        if init is None:
             return False
-        return freezes_self(init)
+
+        def freezing_method(name: str) -> bool:
+            # `self.freeze()`: a method of the class that freezes the instance as a constructor
+            # would (not one of another module's base: what the constructor calls of those is
+            # not read).
+            method = info.method(name)[0]
+            return isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and method is not init \
+                and is_plain_method(method) and freezes_self(method)
+
+        if self.lines is not None:
+            source = self.source_of(init)
+            if not _may_freeze(source) and "freeze" not in source:
+                return False
+        return freezes_self(init, freezing_method)
 
     def class_paramfree(self, classdef) -> bool:
         """Whether torch module class `classdef` of the file certainly has no parameters (an
@@ -2305,11 +2330,12 @@ def _may_freeze(source: str) -> bool:
     return "requires_grad" in source or "detach_(" in source
 
 
-def freezes_self(init) -> bool:
+def freezes_self(init, freezing_method=None) -> bool:
     """Whether constructor `init` (a def) freezes every parameter of its instance at its top
     level (`self.requires_grad_(False)`, or `for p in self.parameters(): p.requires_grad = False`
-    / `p.requires_grad_(False)` / `p.detach_()`), with nothing after that may add one: only
-    calls of `self.eval()` and the like, and a bare `return`."""
+    / `p.requires_grad_(False)` / `p.detach_()`, or `self.freeze()` where `freezing_method(name)`
+    says that method does so), with nothing after that may add one: only calls of `self.eval()`
+    and the like, and a bare `return`."""
     a = init.args
     if not a.args or a.vararg is not None:
         return False
@@ -2317,7 +2343,7 @@ def freezes_self(init) -> bool:
     body = init.body
     last = None
     for i, stmt in enumerate(body):
-        if _freezes(stmt, me):
+        if _freezes(stmt, me) or freezing_method is not None and _calls_own_method(stmt, me, freezing_method):
             last = i
     if last is None:
         return False
@@ -2336,10 +2362,39 @@ def freezes_self(init) -> bool:
     return True
 
 
+def frozen_positions(func, skip: int = 0) -> frozenset:
+    """The positions (past the first `skip`) of the positional parameters of def `func` that it
+    freezes at the top level of its body (_freezes): by their names, or, past a first parameter
+    `self`, by the attribute it keeps them in (`self.backbone = backbone`, then
+    `self.backbone.requires_grad_(False)`)."""
+    params = [a.arg for a in [*func.args.posonlyargs, *func.args.args]]
+    names = {p: [p] for p in params[skip:]}
+    if skip and params:
+        me = params[0]
+        for stmt in func.body:
+            if type(stmt) is ast.Assign and len(stmt.targets) == 1 and type(stmt.value) is ast.Name \
+                    and stmt.value.id in names:
+                key = dotted_name(stmt.targets[0])
+                if key is not None and key.startswith(me + ".") and key.count(".") == 1:
+                    names[stmt.value.id].append(key)
+    return frozenset(i - skip for i, p in enumerate(params) if p in names
+                     and any(_freezes(stmt, n) for stmt in func.body for n in names[p]))
+
+
+def _calls_own_method(stmt, me: str, test) -> bool:
+    """`me.name()` as a statement, without arguments, for which `test(name)` holds."""
+    if type(stmt) is not ast.Expr:
+        return False
+    call = stmt.value
+    return type(call) is ast.Call and not call.args and not call.keywords and type(call.func) is ast.Attribute \
+        and type(call.func.value) is ast.Name and call.func.value.id == me and test(call.func.attr)
+
+
 def _freezes(stmt, me: str) -> bool:
     """`me.requires_grad_(False)` (`me.eval().requires_grad_(False)`), or a loop over
     `me.parameters()` whose body only sets what it gives `requires_grad = False` (or detaches
-    it in place, `p.detach_()`, which leaves it a leaf that does not require grad)."""
+    it in place, `p.detach_()`, which leaves it a leaf that does not require grad).  `me`: a
+    name, or a dotted one (`self.backbone`)."""
     t = type(stmt)
     if t is ast.Expr:
         call = stmt.value
@@ -2349,12 +2404,12 @@ def _freezes(stmt, me: str) -> bool:
         recv = call.func.value
         while type(recv) is ast.Call and type(recv.func) is ast.Attribute and recv.func.attr in _KEEPS_PARAMETERS:
             recv = recv.func.value
-        return type(recv) is ast.Name and recv.id == me
+        return dotted_name(recv) == me
     if t is not ast.For or stmt.orelse or type(stmt.target) is not ast.Name:
         return False
     it = stmt.iter
     if not (type(it) is ast.Call and type(it.func) is ast.Attribute and it.func.attr == "parameters"
-            and not it.args and not it.keywords and type(it.func.value) is ast.Name and it.func.value.id == me):
+            and not it.args and not it.keywords and dotted_name(it.func.value) == me):
         return False
     p = stmt.target.id
     for s in stmt.body:
