@@ -18,7 +18,7 @@ from .analysis.facts import PARAMS, SEQ, Grad, must_grad
 from .model import Options
 from .reach import runtime_imports
 from .rules.base import Context, all_rules
-from .source import class_lines, class_methods, identifier_end, top_level_functions
+from .source import LazyPattern, class_lines, class_methods, identifier_end, top_level_functions
 
 def sink_calls(text: str, project, module: str, path: str) -> frozenset:
     """What calls of the project's functions that may report through calls look like in the
@@ -52,7 +52,8 @@ def sink_calls(text: str, project, module: str, path: str) -> frozenset:
         elif name == "*":
             methods = ()
         elif sub is None:  # a class of the module (`own`: its methods that may report)
-            methods = own if own and local + "(" in text else ()
+            # (Constructed, or a base of a class of the file: `self.to_numpy(out)`.)
+            methods = own if own and (local + "(" in text or _subclassed(text, local)) else ()
             if own and not methods and local + "." in text:
                 # (Its static methods called on the class: `Init.zero(net)`.)
                 methods = own & _attribute_calls(text, local)
@@ -89,6 +90,16 @@ def sink_calls(text: str, project, module: str, path: str) -> frozenset:
             if attr and through.functions(sub):
                 found.add(local + ".")
     return frozenset(found)
+
+
+_CLASS_BASES = LazyPattern(r"(?m)^[ \t]*class[ \t]+\w+[ \t]*\(([^)]*)\)")
+
+
+def _subclassed(text: str, local: str) -> bool:
+    """Whether a class of the text names `local` among its bases (`class Runner(BaseRunner):`)."""
+    if "class " not in text:
+        return False
+    return any(local in (b.strip() for b in m.group(1).split(",")) for m in _CLASS_BASES.finditer(text))
 
 
 def _called(text: str, local: str) -> bool:
@@ -564,11 +575,12 @@ class Through:
         text = _module_text(self.project, where)
         return (text, tests) if text is not None else (None, ())
 
-    def check_method(self, walker, classdef, name: str, attrs: dict) -> list:
+    def check_method(self, walker, classdef, name: str, attrs: dict, args: dict | None = None) -> list:
         """What those rules find inside method `name` of class `classdef` of a project module
         (whose summary walker is `walker`) when the instance's attributes `attrs` ({attr: fact})
-        are what one constructor call passed, and not with the class's own: [(code, line), ...]
-        (walker.method_sinks)."""
+        are what one constructor call passed, and not with the class's own, or when a call
+        passes the method's parameters `args` ({parameter: fact}), and not without them:
+        [(code, line), ...] (walker.method_sinks, walker.call_sinks)."""
         info = walker.classes.get(id(classdef))
         method = info.method(name)[0] if info is not None else None
         positional = (method.args.posonlyargs + method.args.args) if method is not None else []
@@ -580,14 +592,18 @@ class Through:
             cls = w.classes.get(id(classdef))
             if cls is None or cls.self_fact is None:
                 return None, {}
-            if empty or not attrs:
+            if empty:
                 return cls, {}
-            own = cls.self_fact.attrs
-            merged = dict(own.items()) if own is not None else {}
-            merged.update(attrs)
-            return cls, {me: cls.self_fact.but(attrs=merged)}
+            out = dict(args) if args else {}
+            if attrs:
+                own = cls.self_fact.attrs
+                merged = dict(own.items()) if own is not None else {}
+                merged.update(attrs)
+                out[me] = cls.self_fact.but(attrs=merged)
+            return cls, out
 
-        return self._differ(walker, method, given, ("method", classdef.lineno, name), attrs.values())
+        return self._differ(walker, method, given, ("method", classdef.lineno, name),
+                            [*attrs.values(), *(args.values() if args else ())])
 
     def check(self, walker, func, given) -> list:
         """What those rules find inside function `func` of a project module (whose summary walker

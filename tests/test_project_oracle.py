@@ -21,6 +21,44 @@ from flake8_tensorcopy.rules.base import Options
 HEAD = "import torch\nimport torch.nn as nn\nimport numpy as np\n"
 
 PROGRAMS = [
+    ('TNS1', 'logger of another module converts the tensor a method call passes', {
+        'logs.py': '''\
+class Logger:
+    def log(self, t, scale=1):
+        return t.numpy() * scale
+''',
+        'main.py': '''\
+from logs import Logger
+lg = Logger()
+w = torch.ones(2, requires_grad=True)
+lg.log(w.detach())
+lg.log(w * 2)
+'''}),
+    ('TNS1', 'logger of another module that detaches what a method call passes', {
+        'logs.py': '''\
+class Logger:
+    def log(self, t):
+        return t.detach().numpy()
+''',
+        'main.py': '''\
+from logs import Logger
+print(Logger().log(torch.ones(2, requires_grad=True)))
+'''}),
+    ('TNS1', 'converter inherited from a base class of another module', {
+        'base.py': '''\
+class BaseRunner:
+    def to_numpy(self, t):
+        return t.cpu().numpy()
+''',
+        'main.py': '''\
+from base import BaseRunner
+class Runner(BaseRunner):
+    def __init__(self):
+        self.model = nn.Linear(4, 2)
+    def run(self, x):
+        return self.to_numpy(self.model(x))
+print(Runner().run(torch.randn(2, 4)))
+'''}),
     ('TNS1', 'constructors of another module that freeze what they are handed or themselves', {
         'freezers.py': '''\
 class Probe:
@@ -3117,7 +3155,9 @@ STRICT_MAY = {"generator of another module made and consumed under no_grad", "in
               "numpy helper called by a helper of another file, the call under no_grad",
               "numpy helper that detaches, re-exported by its package",
               "converter of another module that detaches a tensor and asarrays anything else",
-              "constructors of another module that freeze what they are handed or themselves"}
+              "constructors of another module that freeze what they are handed or themselves",
+              # (a method's parameter, of unknown device to it: .numpy() after .detach())
+              "logger of another module that detaches what a method call passes"}
 
 
 def _build(root, files: dict) -> None:

@@ -126,6 +126,25 @@ class ProjectEntity:
         found = self._answer(("sinks", self.path, said) + ((fixed,) if fixed else ()), compute, many="plain")
         return found if found is not None else ()
 
+    def method_args_sinks_for(self, name: str, args: dict, constants: dict | None = None) -> tuple:
+        """What the rules report inside method `name` of the class when a call passes it
+        arguments `args` ({parameter: fact}, tensors that require grad: `logger.log(out)`) and
+        not without them, the instance as the class makes it: ((code, line), ...), as strings
+        (through.Through.check_method); `constants` as `sinks_for`'s."""
+        said = tuple(sorted((p, export_fact(f, _no_ref)) for p, f in args.items()))
+        fixed = tuple(sorted((p, "1" if t else "0") for p, t in (constants or {}).items() if p not in args))
+
+        def compute(walker, node):
+            through = self.project.through
+            if through is None or not isinstance(node, ast.ClassDef):
+                return ()
+            given = {p: _passed(import_fact(x, self.project.entity)) for p, x in said}
+            given.update((p, UNKNOWN_FACT.but(tags=frozenset({SITE_CONSTANTS[t == "1"]}))) for p, t in fixed)
+            return tuple((code, str(line)) for code, line in through.check_method(walker, node, name, {}, given))
+
+        found = self._answer(("margs", self.path, name, said) + ((fixed,) if fixed else ()), compute, many="plain")
+        return found if found is not None else ()
+
     def method_sinks_for(self, name: str, attrs: dict) -> tuple:
         """What the rules report inside method `name` of the class when the instance's
         attributes `attrs` ({attr: fact}, torch modules and tensors that require grad) are what

@@ -478,8 +478,11 @@ class Walker(Summaries, Evaluator):
         entity = f.node
         static = None  # the class of a static method called on it (`Init.zero(net)`)
         if f.kind == UNKNOWN and type(func) is ast.Attribute:
-            owner = self.fact(func.value, state).node
+            recv = self.fact(func.value, state)
+            owner = recv.node
             if not (hasattr(owner, "is_static") and "." not in owner.path and owner.is_static(func.attr)):
+                if recv.kind == OBJECT or recv.kind == MODULE:
+                    return self._method_argument_sinks(call, recv, func.attr, through, state)
                 return []
             static = owner
             entity = self.project.entity((owner.module, f"{owner.path}.{func.attr}"))
@@ -503,6 +506,35 @@ class Walker(Summaries, Evaluator):
                 continue
             for code, line in entity.sinks_for({param: a}, constants):
                 out.append((expr, code, f"{self._file_of(entity)}:{line}"))
+        return out
+
+    def _method_argument_sinks(self, call: ast.Call, recv: Fact, name: str, through, state: State) -> list:
+        """call_sinks for `logger.log(out)`: a method of an instance of a class of another module
+        of the project (or inherited from one by a class of the file: `self.to_numpy(out)`),
+        for each tensor that requires grad (for certain) the call passes it."""
+        owner = recv.node
+        if isinstance(owner, ast.ClassDef):
+            info = self.classes.get(id(owner))
+            if info is None or info.method(name)[0] is not None:
+                return []  # (the file's own method: its walk sees what it is passed)
+            owner = next((b for b in project_bases(info) if b.method_stub(name) is not None), None)
+        if owner is None or not hasattr(owner, "method_args_sinks_for") or "." in owner.path:
+            return []
+        stub = owner.method_stub(name)
+        if stub is None or owner.is_static(name):
+            return []
+        where = self.project.path_of(owner.module)
+        if where is None or name not in through.methods(where, owner.path):
+            return []
+        out = []
+        pairs, complete = bind_arguments(stub, call, True)
+        constants = call_constants(stub, pairs, complete)
+        for param, expr in pairs:
+            a = self._sink_argument(self.fact(expr, state))
+            if a is None:
+                continue
+            for code, line in owner.method_args_sinks_for(name, {param: a}, constants):
+                out.append((expr, code, f"{self._file_of(owner)}:{line}"))
         return out
 
     def method_sinks(self, call: ast.Call, state: State) -> list:
