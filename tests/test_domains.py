@@ -36,6 +36,10 @@ def test_prefilters():
     assert not might_accumulate("h = ()\nfor x in y:\n    h += (x,)\n")
     assert not might_accumulate("c = 0\nfor x in y:\n    c += 1\n")
     assert not might_accumulate("total = 0\ntotal += loss\n")  # no loop
+    assert might_accumulate("running = {'loss': 0.0}\nfor x in y:\n    running['loss'] += loss\n")
+    assert might_accumulate("r = collections.defaultdict(float)\nwhile x:\n    r[\"l\"] = r[\"l\"] + loss\n")
+    assert not might_accumulate("r = f()\nfor x in y:\n    r['loss'] += loss\n")  # not a new dict
+    assert not might_accumulate("total = {}\nfor x in y:\n    total += loss\n")  # a dict is no zero
     assert might_alias_tensor("hist.append(w.detach().numpy())\n")
     assert might_alias_tensor("prev = w.detach()\n")
     assert not might_alias_tensor("w.data.normal_(0, 1)\nx = y.detach().clone()\n")

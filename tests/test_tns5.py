@@ -595,6 +595,51 @@ def test_tensor_snapshot_lookalikes_silent(body):
             running = running * 0.98 + nn.functional.mse_loss(model(x), y)
         print(float(running))
     """, [("TNS503", 3)], id="a decayed total, the factor after it"),
+    pytest.param("""
+        grad_norm = 0.0
+        for x, y in loader:
+            loss = nn.functional.mse_loss(model(x), y)
+            for p in model.parameters():
+                grad_norm += p.norm()
+        print(float(grad_norm))
+    """, [("TNS503", 5)], id="over the parameters, inside the loop over batches: carried across batches"),
+    # PyTorch's transfer-learning tutorial, with `loss` for `loss.item()`: in the train phase
+    # the loss is back-propagated, so it requires grad, and the total keeps each step's graph.
+    pytest.param("""
+        for phase in ["train", "val"]:
+            running_loss = 0.0
+            for x, y in loader:
+                with torch.set_grad_enabled(phase == "train"):
+                    loss = nn.functional.mse_loss(model(x), y)
+                    if phase == "train":
+                        opt.zero_grad()
+                        loss.backward()
+                        opt.step()
+                running_loss += loss * x.size(0)
+            print(phase, float(running_loss))
+            assert (running_loss.grad_fn is not None) == (phase == "train")
+    """, [("TNS503", 10)], id="set_grad_enabled(phase == 'train'), the loss back-propagated in the train phase"),
+    pytest.param("""
+        running = {"loss": 0.0, "n": 0}
+        for x, y in loader:
+            loss = nn.functional.mse_loss(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            running["loss"] += loss
+            running["n"] += 1
+        print(running["loss"] / running["n"])
+        assert running["loss"].grad_fn is not None
+    """, [("TNS503", 7)], id="a total in a dict entry"),
+    pytest.param("""
+        import collections
+        running = collections.defaultdict(float)
+        for x, y in loader:
+            loss = nn.functional.mse_loss(model(x), y)
+            running["loss"] = running["loss"] + loss
+        print(f"{running['loss'].item():.3f}")
+        assert running["loss"].grad_fn is not None
+    """, [("TNS503", 5)], id="a total in a defaultdict entry, total = total + loss"),
 ])
 def test_accumulators_reported(body, expected):
     code = program(body)
@@ -709,6 +754,75 @@ def test_accumulators_reported(body, expected):
             total += nn.functional.mse_loss(model(x), y)
             print(total.item())
     """, id="reset at the top of each iteration"),
+    # One pass over the parameters (for logging, a penalty): one small graph over the
+    # parameters, not a step's graph kept from each iteration; it goes when the total does.
+    pytest.param("""
+        total_norm = 0.0
+        for p in model.parameters():
+            total_norm += p.norm() ** 2
+        print("param norm", float(total_norm ** 0.5))
+    """, id="a norm over model.parameters()"),
+    pytest.param("""
+        for epoch in range(2):
+            train_one_epoch(model, opt)
+            norms = 0.0
+            for name, p in model.named_parameters():
+                if "bias" not in name:
+                    norms = norms + p.pow(2).sum()
+            for group in opt.param_groups:
+                l1 = 0
+                for p in group["params"]:
+                    l1 += p.abs().sum()
+                logger.info("epoch %d: %.3f %.3f", epoch, float(norms), float(l1))
+    """, id="named_parameters() and a param group's params, reset every epoch"),
+    pytest.param("""
+        import collections
+        stats = collections.defaultdict(float)
+        for x, y in loader:
+            stats["loss"] += nn.functional.mse_loss(model(x), y).item()
+        running = {"loss": 0.0}
+        for x, y in loader:
+            running["loss"] = 0.0
+            running["loss"] += nn.functional.mse_loss(model(x), y)
+            print(float(running["loss"]))
+        print(stats["loss"])
+    """, id="dict entries: .item(), and reset at the top of each iteration"),
+    pytest.param("""
+        def train(stats):
+            for x, y in loader:
+                stats["loss"] += nn.functional.mse_loss(model(x), y)
+
+        def keep():
+            running = {"loss": 0.0}
+            for x, y in loader:
+                running["loss"] += nn.functional.mse_loss(model(x), y)
+            return running
+
+        train({"loss": 0.0})
+        kept = keep()
+        kept["loss"].backward()
+    """, id="dict entries: the caller's dict, a dict returned"),
+    pytest.param("""
+        for phase in ["train", "val"]:
+            running_loss = 0.0
+            for x, y in loader:
+                with torch.set_grad_enabled(phase == "train"):
+                    loss = nn.functional.mse_loss(model(x), y)
+                    if phase == "train":
+                        opt.zero_grad()
+                        loss.backward()
+                        opt.step()
+                running_loss += loss.item() * x.size(0)
+                loss.detach_()
+            print(phase, running_loss)
+        smooth = 0.0
+        for x, y in loader:
+            loss = nn.functional.mse_loss(model(x), y)
+            loss.backward()
+            loss.detach_()
+            smooth = 0.9 * smooth + 0.1 * loss
+        print(float(smooth))
+    """, id="the transfer-learning tutorial as written (.item()); detached in place after the backward"),
 ])
 def test_accumulator_lookalikes_silent(body):
     code = program(body)

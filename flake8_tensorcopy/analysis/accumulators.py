@@ -3,10 +3,13 @@
 
 It follows `total += loss` and `total = total + loss` where `loss` may require grad (outside
 no-grad regions; a name back-propagated earlier in the same loop body requires grad for
-certain).  The state says, for each name, which accumulation statements' graphs its value may
-carry (the accumulator itself, and whatever is computed from it: `avg = total / n`).  An
-accumulation whose accumulator may already hold its own earlier result went around the loop:
-it keeps each iteration's graph (a candidate).  At every statement the domain looks at where
+certain); the total may be an entry of the function's own dict under a constant key
+(`running["loss"] += loss`, keyed "running['loss']").  The state says, for each name or entry,
+which accumulation statements' graphs its value may carry (the accumulator itself, and whatever
+is computed from it: `avg = total / n`).  An accumulation whose accumulator may already hold its
+own earlier result went around the loop: where that loop is one over batches or steps (not
+only one over the model's parameters, `norm += p.norm()`), it keeps each iteration's graph (a
+candidate).  At every statement the domain looks at where
 the carried values go: into a backward call (`total.backward()`, `torch.autograd.grad(total,
 ...)`, `scaler.scale(total).backward()`), out of the scope (returned, yielded, stored in an
 attribute or a container, passed to a function that is not a display or a conversion), or into
@@ -26,7 +29,7 @@ import re
 from ..model import REQUIRED, Record
 from .astutil import (bind_arguments, child_nodes, def_stub, dotted_name, is_plain_method, statements,
                       target_elements, walk)
-from .facts import OBJECT, TENSOR, UNKNOWN, Grad
+from .facts import NAMED_PARAMS, OBJECT, PARAMS, TENSOR, UNKNOWN, Grad
 from .summaries import project_bases
 from .walker import Domain, NameSets
 from ..source import LazyPattern
@@ -69,39 +72,141 @@ class AccumScope:
         self.findings: list = []  # [Accumulation]
 
 
-def _accumulation(stmt):
-    """(name, term) for `name += term` and `name = name + term` / `name = term + name`; also a
-    decayed total, `name = 0.9 * name + term` / `name = name * beta + term` (an exponential
-    moving average: each value holds the last, and its graph)."""
-    if isinstance(stmt, ast.AugAssign) and isinstance(stmt.op, ast.Add) and isinstance(stmt.target, ast.Name):
-        return stmt.target.id, stmt.value
-    if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
-            and isinstance(stmt.value, ast.BinOp) and isinstance(stmt.value.op, ast.Add)):
-        name = stmt.targets[0].id
-        left, right = stmt.value.left, stmt.value.right
-        if _is_total(left, name) and not _names(right, name):
-            return name, right
-        if _is_total(right, name) and not _names(left, name):
-            return name, left
+def _key(node) -> str | None:
+    """Where a total is kept: a name (`total`), or an entry of a name's dict under a constant
+    key (`running["loss"]`: "running['loss']"); else None."""
+    t = type(node)
+    if t is ast.Name:
+        return node.id
+    if t is ast.Subscript and type(node.value) is ast.Name and type(node.slice) is ast.Constant \
+            and type(node.slice.value) in (str, int):
+        return f"{node.value.id}[{node.slice.value!r}]"
     return None
 
 
-def _is_total(node, name: str) -> bool:
-    """`name`, or `name` scaled by a factor that does not read it (`0.9 * name`, `name * beta`)."""
-    if type(node) is ast.Name:
-        return node.id == name
+def _root(key: str) -> str:
+    """The name of a key (`running` of "running['loss']")."""
+    return key.split("[", 1)[0]
+
+
+def _accumulation(stmt):
+    """(key, term) for `name += term` and `name = name + term` / `name = term + name`; also a
+    decayed total, `name = 0.9 * name + term` / `name = name * beta + term` (an exponential
+    moving average: each value holds the last, and its graph); `name` may be a dict entry under
+    a constant key (`running["loss"] += loss`)."""
+    if isinstance(stmt, ast.AugAssign) and isinstance(stmt.op, ast.Add):
+        key = _key(stmt.target)
+        return (key, stmt.value) if key is not None else None
+    if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.value, ast.BinOp)
+            and isinstance(stmt.value.op, ast.Add)):
+        key = _key(stmt.targets[0])
+        if key is None:
+            return None
+        left, right = stmt.value.left, stmt.value.right
+        if _is_total(left, key) and not _names(right, key):
+            return key, right
+        if _is_total(right, key) and not _names(left, key):
+            return key, left
+    return None
+
+
+def _is_total(node, key: str) -> bool:
+    """`key`, or `key` scaled by a factor that does not read it (`0.9 * name`, `name * beta`)."""
     if type(node) is ast.BinOp and type(node.op) is ast.Mult:
         left, right = node.left, node.right
-        if type(left) is ast.Name and left.id == name:
-            return not _names(right, name)
-        if type(right) is ast.Name and right.id == name:
-            return not _names(left, name)
+        if _key(left) == key:
+            return not _names(right, key)
+        if _key(right) == key:
+            return not _names(left, key)
+        return False
+    return _key(node) == key
+
+
+def _names(node, key: str) -> bool:
+    """Whether an expression reads `key`."""
+    return any(type(n) in (ast.Name, ast.Subscript) and _key(n) == key for n in walk(node))
+
+
+# Methods of a module that iterate over its structure (`model.parameters()`).
+_STRUCTURE_METHODS = frozenset(
+    "parameters named_parameters buffers named_buffers modules named_modules children named_children".split())
+
+
+def _over_the_model(node) -> bool:
+    """Whether a loop's iterable is a model's structure, by its spelling: `m.parameters()`,
+    `m.named_parameters()`, `m.modules()`, ..., an optimizer's `param_groups`, a param group's
+    `group["params"]` (also through `list`, `enumerate`, `zip`, ...)."""
+    t = type(node)
+    if t is ast.Call:
+        func = node.func
+        if type(func) is ast.Attribute:
+            return func.attr in _STRUCTURE_METHODS
+        if type(func) is ast.Name and node.args:
+            if func.id == "zip":
+                return any(_over_the_model(a) for a in node.args)  # (as long as the shortest)
+            if func.id in ("list", "tuple", "reversed", "sorted", "enumerate", "iter"):
+                return _over_the_model(node.args[0])
+        return False
+    if t is ast.Attribute:
+        return node.attr == "param_groups"
+    if t is ast.Subscript:
+        return type(node.slice) is ast.Constant and node.slice.value == "params"
     return False
 
 
-def _names(node, name: str) -> bool:
-    """Whether an expression reads `name`."""
-    return any(type(n) is ast.Name and n.id == name for n in walk(node))
+def _carried_around(loops, key: str, stmt) -> list:
+    """The loops (innermost first) around which what `stmt` adds to `key` may come back to it:
+    from the innermost out, each until one whose body binds the total again before the statement
+    that holds `stmt` (`epoch_loss = 0` before the loop over batches: the loop over epochs does
+    not carry it, nor any loop around that one).  A binding under a condition, or after, is not
+    counted (the loop may carry the total)."""
+    out = []
+    inner = stmt
+    for loop in reversed(loops):
+        for s in loop.body:
+            if s is inner or _contains(s, inner):
+                break
+            if type(s) in (ast.Assign, ast.AnnAssign) and s.value is not None and _accumulation(s) is None and any(
+                    _key(el) == key for tg in (s.targets if type(s) is ast.Assign else [s.target])
+                    for el in target_elements(tg)):
+                return out
+        out.append(loop)
+        inner = loop
+    return out
+
+
+def _contains(outer, node) -> bool:
+    """Whether the statement `outer` spans the statement `node` (by their positions)."""
+    return (outer.lineno, outer.col_offset) <= (node.lineno, node.col_offset) and \
+        (node.end_lineno, node.end_col_offset) <= (outer.end_lineno, outer.end_col_offset)
+
+
+_DICT_MAKERS = frozenset({"dict", "defaultdict", "OrderedDict", "collections.defaultdict", "collections.OrderedDict"})
+
+
+def _fresh_dict(scope_node, name: str) -> bool:
+    """Whether every binding of `name` in the scope makes a new dict (`{"loss": 0.0}`,
+    `dict(...)`, `collections.defaultdict(float)`), and it is not a parameter: the scope's own
+    dict, whose entries are totals as names are (a dict it was given, or reads through an alias
+    of another, is the caller's: what is added to it leaves the scope)."""
+    if isinstance(scope_node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        args = scope_node.args
+        if name in {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg)
+                    if a is not None}:
+            return False
+    found = False
+    for s in statements(scope_node.body):
+        if isinstance(s, (ast.Global, ast.Nonlocal)) and name in s.names:
+            return False
+        for target, value in _flows(s):
+            if not any(type(el) is ast.Name and el.id == name for el in target_elements(target)):
+                continue
+            if type(target) is not ast.Name or not (
+                    type(value) in (ast.Dict, ast.DictComp)
+                    or type(value) is ast.Call and dotted_name(value.func) in _DICT_MAKERS):
+                return False
+            found = True
+    return found
 
 
 class AccumulatorDomain(Domain):
@@ -113,6 +218,7 @@ class AccumulatorDomain(Domain):
         self._meters: dict = {}  # (id(class), method name) -> _meter_at's answer, or ()
         self._meter_names: frozenset | None = None  # meter_methods of the file's text, and widen's
         self._imported: frozenset = frozenset()
+        self._fresh_dicts: dict = {}  # (id(scope node), name) -> _fresh_dict's answer
 
     def active(self, walker, frame) -> bool:
         node = frame.scope.node
@@ -148,12 +254,14 @@ class AccumulatorDomain(Domain):
             acc = self._meter_update(walker, stmt.value, state)
             if acc is not None:
                 acc, via = acc[:2], acc[2]
+        if acc is not None and "[" in acc[0] and not self._fresh(frame, _root(acc[0])):
+            acc = None  # (an entry of a dict of the caller's)
         if acc is not None:
             name, term = acc
             if not state.no_grad and self._requires_grad(walker, term, stmt, state, self._backprop):
                 aid = id(stmt)
                 held = st.holds.get(name, frozenset())
-                if aid in held and frame.loops and record:
+                if aid in held and frame.loops and record and self._steps(walker, frame.loops, name, stmt, state):
                     # What this statement added in an earlier iteration is still in `name`.
                     f = walker.fact(term, state)
                     rec.candidates.setdefault(aid, Accumulation(stmt, name, term, f.is_torch_tensor, via=via))
@@ -170,15 +278,22 @@ class AccumulatorDomain(Domain):
                 for el in target_elements(target):
                     if isinstance(el, ast.Name):
                         self._bind(st, rec, el.id, carried)
+                    elif type(el) is ast.Subscript:
+                        self._store(frame, st, rec, el, carried)
         elif t is ast.AugAssign:
-            if isinstance(stmt.target, ast.Name):
-                name = stmt.target.id
-                self._bind(st, rec, name, st.holds.get(name, frozenset()) | self._carried(stmt.value, st))
+            key = _key(stmt.target)
+            if key is not None:
+                carried = self._carried(stmt.value, st)
+                if "[" in key:
+                    self._store(frame, st, rec, stmt.target, carried, add=True)
+                else:
+                    self._bind(st, rec, key, st.holds.get(key, frozenset()) | carried)
         elif t is ast.Delete:
             for target in stmt.targets:
                 for el in target_elements(target):
-                    if isinstance(el, ast.Name):
-                        st.holds.pop(el.id, None)
+                    key = _key(el)
+                    if key is not None:
+                        self._bind(st, rec, key, frozenset())
 
     def test(self, walker, expr, state) -> None:
         st: AccumState = state.doms[self.key]
@@ -220,7 +335,7 @@ class AccumulatorDomain(Domain):
         for aid, acc in rec.candidates.items():
             if aid in rec.gone:
                 continue
-            names = frozenset(rec.holders.get(aid, ())) | {acc.name}
+            names = frozenset(_root(k) for k in rec.holders.get(aid, ())) | {_root(acc.name)}
             if names not in closures:
                 closures[names] = _leaves_by_name(frame.scope.node, names)
             if closures[names]:
@@ -268,6 +383,10 @@ class AccumulatorDomain(Domain):
 
     @staticmethod
     def _bind(st: AccumState, rec: AccumScope, name: str, carried: frozenset) -> None:
+        if "[" not in name:
+            prefix = name + "["  # a new value for the name: its dict's entries go with the old one
+            for k in [k for k in st.holds if k.startswith(prefix)]:
+                del st.holds[k]
         if carried:
             st.holds[name] = carried
             for aid in carried:
@@ -275,13 +394,53 @@ class AccumulatorDomain(Domain):
         else:
             st.holds.pop(name, None)
 
+    def _store(self, frame, st: AccumState, rec: AccumScope, target, carried: frozenset, add: bool = False) -> None:
+        """A store into a subscript (`running["loss"] = value`, `+=` with `add`): an entry of the
+        scope's own dict under a constant key holds what the value carries, as a name would;
+        anything else that receives carried graphs keeps them where we do not follow."""
+        key = _key(target)
+        if key is not None and self._fresh(frame, _root(key)):
+            self._bind(st, rec, key, (st.holds.get(key, frozenset()) if add else frozenset()) | carried)
+        elif carried:
+            rec.gone.update(carried)
+
+    def _fresh(self, frame, name: str) -> bool:
+        node = frame.scope.node
+        key = (id(node), name)
+        found = self._fresh_dicts.get(key)
+        if found is None:
+            found = self._fresh_dicts[key] = _fresh_dict(node, name)
+        return found
+
+    @staticmethod
+    def _steps(walker, loops, key: str, stmt, state) -> bool:
+        """Whether what `stmt` adds to `key` may come back to it around a loop that is not over
+        the model's structure (its parameters, modules, param groups): a loop over batches or
+        steps, each of whose graphs the total keeps.  One pass over the parameters (`norm +=
+        p.norm() ** 2` for logging) builds one graph over them, not a graph per step, and it
+        goes when the total does."""
+        around = _carried_around(loops, key, stmt)
+        if not around:
+            return True  # (the walk says it came around; trust it)
+        for loop in around:
+            if not isinstance(loop, (ast.For, ast.AsyncFor)):
+                return True
+            if not _over_the_model(loop.iter) and walker.fact(loop.iter, state).kind not in (PARAMS, NAMED_PARAMS):
+                return True
+        return False
+
     @staticmethod
     def _requires_grad(walker, term, stmt, state, cache: dict) -> bool:
+        """Whether `term` requires grad for certain: by its fact, or because it is (arithmetic
+        on) a name back-propagated earlier in the loop body.  That evidence holds even where the
+        fact says no: a value computed under `torch.set_grad_enabled(phase == "train")` counts
+        as computed without grad (grad may be off), but where the body back-propagates it, grad
+        was on (a backward of a tensor that does not require grad raises)."""
         f = walker.fact(term, state)
         if f.kind == TENSOR and f.grad is Grad.YES:
             return True
         loops = walker.frame.loops
-        if not (f.kind in (TENSOR, UNKNOWN) and f.grad is not Grad.NO and loops):
+        if not (f.kind in (TENSOR, UNKNOWN) and loops):
             return False
         key = (id(loops[-1]), id(stmt))
         if key not in cache:
@@ -291,10 +450,8 @@ class AccumulatorDomain(Domain):
     @staticmethod
     def _observe(node, parents, st: AccumState, rec: AccumScope) -> None:
         """Where the carried values read in `node` go."""
-        holds = st.holds
-        for occ, chain in _occurrences_in(node, holds, parents):
+        for occ, chain, ids in _reads(node, st.holds, parents):
             what, shown = _classify(occ, chain)
-            ids = holds[occ.id]
             if what in ("backward", "escape"):
                 rec.gone.update(ids)
             elif what == "return":
@@ -308,10 +465,10 @@ class AccumulatorDomain(Domain):
         out = frozenset()
         if not st.holds:
             return out
-        for occ, chain in _occurrences_in(value, st.holds, []):
+        for occ, chain, ids in _reads(value, st.holds, []):
             what, _ = _classify(occ, chain, flow=True)
             if what == "flow":
-                out |= st.holds[occ.id]
+                out |= ids
         return out
 
 
@@ -337,24 +494,41 @@ def _backward_root(call) -> ast.expr | None:
 
 
 def _backpropagated_before(loop, term, stmt) -> bool:
-    """Whether `term` (a name) is back-propagated earlier in the body of `loop` than `stmt`, and
-    not rebound in between: then it requires grad (a backward of a tensor that does not raises)."""
-    if not isinstance(term, ast.Name):
+    """Whether `term` (a name, or arithmetic on one: `loss * x.size(0)`) is back-propagated
+    earlier in the body of `loop` than `stmt`, and not rebound (nor detached in place) in
+    between: then it requires grad (a backward of a tensor that does not raises), and so does
+    arithmetic on it."""
+    names, stack = set(), [term]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow)):
+            stack.extend((e.left, e.right))
+        elif isinstance(e, ast.UnaryOp) and isinstance(e.op, (ast.USub, ast.UAdd)):
+            stack.append(e.operand)
+        elif isinstance(e, ast.Name):
+            names.add(e.id)
+    if not names:
         return False
-    name = term.id
-    calls, binds = [], []
-    for s in statements(loop.body):
-        for e in _own_exprs(s):
-            for n in walk(e):
-                root = _backward_root(n)
-                if isinstance(root, ast.Name) and root.id == name:
-                    calls.append(n.lineno)
-        for target, _value in _flows(s):
-            for el in target_elements(target):
-                if isinstance(el, ast.Name) and el.id == name:
-                    binds.append(s.lineno)
     line = stmt.lineno
-    return any(c < line and not any(c < b < line for b in binds) for c in calls)
+    for name in names:
+        calls, binds = [], []
+        for s in statements(loop.body):
+            for e in _own_exprs(s):
+                for n in walk(e):
+                    root = _backward_root(n)
+                    if isinstance(root, ast.Name) and root.id == name:
+                        calls.append(n.lineno)
+                    elif (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                          and n.func.attr in ("detach_", "requires_grad_") and isinstance(n.func.value, ast.Name)
+                          and n.func.value.id == name):
+                        binds.append(n.lineno)
+            for target, _value in _flows(s):
+                for el in target_elements(target):
+                    if isinstance(el, ast.Name) and el.id == name:
+                        binds.append(s.lineno)
+        if any(c < line and not any(c < b < line for b in binds) for c in calls):
+            return True
+    return False
 
 
 # --------------------------------------------------------------------------- where values go
@@ -394,6 +568,38 @@ def _occurrences_in(node, names, parents):
                 yield n, ps
             continue
         if isinstance(n, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        sub = ps + [n]
+        for c in child_nodes(n):
+            stack.append((c, sub))
+
+
+def _reads(node, holds: dict, parents):
+    """(a read of a name or dict entry that carries graphs, its ancestors innermost last, the
+    ids it carries) under `node`, not inside nested functions, lambdas or classes.  A read of a
+    dict whose entries carry graphs (`print(running)`, `return running`) carries all of them."""
+    entries: dict = {}  # name -> the ids its dict's entries carry
+    for k, ids in holds.items():
+        if "[" in k:
+            r = _root(k)
+            entries[r] = entries.get(r, frozenset()) | ids
+    stack = [(node, parents)]
+    while stack:
+        n, ps = stack.pop()
+        t = type(n)
+        if t is ast.Name:
+            if isinstance(n.ctx, ast.Load):
+                ids = holds.get(n.id, frozenset()) | entries.get(n.id, frozenset())
+                if ids:
+                    yield n, ps, ids
+            continue
+        if t is ast.Subscript and entries:
+            key = _key(n)
+            if key is not None and key in holds:
+                if isinstance(n.ctx, ast.Load):
+                    yield n, ps, holds[key] | holds.get(n.value.id, frozenset())
+                continue  # (a store into the entry reads nothing it holds)
+        if t in (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
             continue
         sub = ps + [n]
         for c in child_nodes(n):
@@ -469,7 +675,9 @@ def _classify(occ, parents, flow: bool = False):
                 if flow:
                     return "flow", False
                 targets = parent.targets if t is ast.Assign else [parent.target]
-                if all(isinstance(el, ast.Name) for tg in targets for el in target_elements(tg)):
+                if all(_key(el) is not None for tg in targets for el in target_elements(tg)):
+                    # Names, or constant-key entries of dicts (the domain's `_store` says whether
+                    # the dict is the scope's own).
                     return "local", False
                 return "escape", False  # into an attribute or a container
             return "cut", False  # a read in a target's index

@@ -158,9 +158,11 @@ def might_alias_tensor(text: str) -> bool:
 # `name += term` / `name = name + term` with a plain name and a term that is not a literal,
 # a tuple, a list or a string (`hidden_states += (h,)`, `count += 1`; a number that scales
 # something is not one: `0.1 * loss`); also a decayed total,
-# `name = 0.9 * name + term` / `name = name * beta + term` (accumulators._accumulation).
+# `name = 0.9 * name + term` / `name = name * beta + term` (accumulators._accumulation); `name`
+# may be a dict's entry under a constant key (`running["loss"] += loss`: group 2).
 _ACCUM_TEXT = LazyPattern(
-    r"(?m)^[ \t]*([A-Za-z_]\w*)[ \t]*(?:\+=|=[ \t]*(?:[\w.]+[ \t]*\*[ \t]*)?\1(?:[ \t]*\*[ \t]*[\w.]+)?[ \t]*\+(?!=))"
+    r"(?m)^[ \t]*([A-Za-z_]\w*)((?:[ \t]*\[[ \t]*(?:'\w+'|\"\w+\"|\d+)[ \t]*\])?)"
+    r"[ \t]*(?:\+=|=[ \t]*(?:[\w.]+[ \t]*\*[ \t]*)?\1\2(?:[ \t]*\*[ \t]*[\w.]+)?[ \t]*\+(?!=))"
     r"[ \t]*(?![\['\"\s\\])(?!\d(?![\d.eE_]*[ \t]*\*))")
 
 
@@ -173,7 +175,10 @@ def _loop_end(text: str) -> int:
 
 
 # The start of a right-hand side that is zero: `0`, `0.0`, `torch.zeros(...)`, `torch.tensor(...)`.
-_ZERO = LazyPattern(r"[ \t]*(?:0(?:\.0*)?(?![\w.(\[])|torch\.(?:zeros|tensor|scalar_tensor)\()")
+_ZERO_TEXT = r"[ \t]*(?:0(?:\.0*)?(?![\w.(\[])|torch\.(?:zeros|tensor|scalar_tensor)\("
+_ZERO = LazyPattern(_ZERO_TEXT + ")")
+# ... or a new dict, whose entries are totals: `{`, `dict(`, `defaultdict(`, `collections.OrderedDict(`.
+_DICT_START = LazyPattern(_ZERO_TEXT + r"|\{|dict\(|(?:collections\.)?(?:defaultdict|OrderedDict)\()")
 _TARGETS_BEFORE = LazyPattern(r"[ \t]*(?:[A-Za-z_]\w*[ \t]*,[ \t]*)*")
 _AFTER_TARGET = LazyPattern(r"[ \t]*(?:,[^=\n]*)?=(?!=)")
 
@@ -246,9 +251,10 @@ meter_methods = kept_for_the_last_text(_meter_methods)
 def might_accumulate(text: str, meters: frozenset = frozenset()) -> bool:
     """Whether a source text may hold an accumulation the rule looks at: `name += term` or
     `name = name + term` after a `for` / `while`, where `name` starts from zero on a line of its
-    own (`total = 0`, `0.0`, `torch.zeros(...)`, `torch.tensor(...)`, or a tuple of them); or a
-    call of one of `meters` (`meter_methods`) after a loop.  A text test only (the analysis
-    decides)."""
+    own (`total = 0`, `0.0`, `torch.zeros(...)`, `torch.tensor(...)`, or a tuple of them), or,
+    for a dict's entry (`running["loss"] += loss`), where the dict starts so or as a new dict
+    (`running = {"loss": 0.0}`, `dict(...)`, `defaultdict(float)`); or a call of one of `meters`
+    (`meter_methods`) after a loop.  A text test only (the analysis decides)."""
     if meters and any("." + m + "(" in text for m in meters) and _loop_end(text) != -1:
         return True
     if "+" not in text:
@@ -267,14 +273,15 @@ def might_accumulate(text: str, meters: frozenset = frozenset()) -> bool:
             last_line = line
             a = _ACCUM_TEXT.match(text, line)
             if a is not None:
-                names.add(a.group(1))
+                names.add((a.group(1), bool(a.group(2))))
         pos += 1
-    return any(_starts_from_zero(name, text) for name in names)
+    return any(_starts_from_zero(name, text, _DICT_START if entry else _ZERO) for name, entry in names)
 
 
-def _starts_from_zero(name: str, text: str) -> bool:
+def _starts_from_zero(name: str, text: str, _ZERO=_ZERO) -> bool:
     """`name = 0` (or `0.0`, `torch.zeros(...)`, `torch.tensor(...)`) on a line of its own, or
-    `a, name = x, 0` (some element of the tuple is a zero)."""
+    `a, name = x, 0` (some element of the tuple is a zero); with `_DICT_START` for `_ZERO`, also
+    a new dict."""
     # Each occurrence of the name, then `_AFTER_TARGET` after it: what `name[ \t]*(?:,[^=\n]*)?=(?!=)`
     # finds, and a few more (where its matches would overlap), without a pattern compiled for
     # each name (which cost as much as the searches).

@@ -865,10 +865,20 @@ The total starts from zero (`total = 0`, `0.0`, `torch.zeros(...)`, `torch.tenso
 in a loop, `total += loss` or `total = total + loss` (or a decayed total, an exponentially smoothed
 loss: `total = 0.9 * total + 0.1 * loss`, `total = total * beta + loss`), a tensor that may
 require grad (a loss, a
-model output; or a name back-propagated earlier in the same loop body, which requires grad for
-certain), outside a no-grad region; what it added in an earlier iteration is still in it; and
+model output; or a name back-propagated earlier in the same loop body, or arithmetic on one,
+`loss * x.size(0)`, which requires grad for certain, also where it was computed under
+`torch.set_grad_enabled(phase == "train")`), outside a no-grad region; what it added in an
+earlier iteration of a loop over batches or steps is still in it; and
 the total (and everything computed from it) never reaches `backward()` or
 `torch.autograd.grad` and never leaves the function.
+A total may be an entry of a dict the function makes (`running = {"loss": 0.0}` or
+`collections.defaultdict(float)`, then `running["loss"] += loss`); reading the dict whole
+(`return running`) reads its entries.  A dict the function was given is the caller's: not
+reported.
+A loop over the model's structure (`model.parameters()`, `named_parameters()`, `modules()`, an
+optimizer's `param_groups` and a group's `params`) is not a step: `norm += p.norm() ** 2` in
+one builds one graph over the parameters, which goes with the total; it is reported only where
+a loop over batches around it carries the total too.
 A meter is a total too: an instance of a class of the file, or of a module of the project it
 imports (`AverageMeter` in `utils.py`, also re-exported by a package's `__init__.py`), made
 before the loop, whose method (its own or one it inherits from a class of the same module) adds
@@ -1111,5 +1121,8 @@ breaks) and synchronises with an accelerator at every iteration.
             if not atom:
                 shown = f"({shown})"
             term_text, fixed = f"`{shown}`", f"`{shown}.detach()` (or `.item()`)"
-        ctx.report(self, acc.stmt, fix, acc=acc.name, term=term_text, fixed=fixed,
+        name = acc.name
+        if "[" in name:  # a dict's entry: as the code spells it (`running["loss"]`)
+            name = _short(ctx, acc.stmt.target if isinstance(acc.stmt, ast.AugAssign) else acc.stmt.targets[0], 40)
+        ctx.report(self, acc.stmt, fix, acc=name, term=term_text, fixed=fixed,
                    where=f" ({'; '.join(where)})" if where else "")
