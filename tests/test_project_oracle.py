@@ -21,6 +21,20 @@ from flake8_tensorcopy.rules.base import Options
 HEAD = "import torch\nimport torch.nn as nn\nimport numpy as np\n"
 
 PROGRAMS = [
+    # (A package's `__init__.py` is written without the imports: a module that does not import
+    # torch, whose method's parameter only the call shows is a tensor.)
+    ('TNS1', 'predictor of another module keeps the model it is handed in eval mode', {
+        'predictor/__init__.py': '''\
+class Predictor:
+    def __init__(self, model):
+        self.model = model.eval()
+    def predict(self, x):
+        return self.model(x).numpy()
+''',
+        'main.py': '''\
+from predictor import Predictor
+Predictor(nn.Linear(2, 2)).predict(torch.ones(2))
+'''}),
     ('TNS1', 'logger of another module converts the tensor a method call passes', {
         'logs.py': '''\
 class Logger:

@@ -1876,6 +1876,7 @@ class Walker(Summaries, Evaluator):
                                            node.value):
                     if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == me:
                         assigned[t.attr] = assigned.get(t.attr, 0) + 1
+                        v = _without_mode(v)  # (`model.eval()` is the model)
                         if plain and isinstance(v, ast.Name) and uses.get(v.id) == 1:
                             found.setdefault(t.attr, v.id)
                         elif plain and (moved := moved_name(v)) is not None and uses.get(moved.id) == 1:
@@ -2411,6 +2412,15 @@ def frozen_positions(func, skip: int = 0) -> frozenset:
                     names[stmt.value.id].append(key)
     return frozenset(i - skip for i, p in enumerate(params) if p in names
                      and any(_freezes(stmt, n) for stmt in func.body for n in names[p]))
+
+
+def _without_mode(v):
+    """`v` without the `.eval()` / `.train()` / `.train(False)` calls at its end: what they are
+    called on, which they return."""
+    while type(v) is ast.Call and type(v.func) is ast.Attribute and v.func.attr in ("eval", "train") \
+            and not v.keywords and (not v.args or len(v.args) == 1 and type(v.args[0]) is ast.Constant):
+        v = v.func.value
+    return v
 
 
 def _calls_own_method(stmt, me: str, test) -> bool:
