@@ -21,6 +21,19 @@ from flake8_tensorcopy.rules.base import Options
 HEAD = "import torch\nimport torch.nn as nn\nimport numpy as np\n"
 
 PROGRAMS = [
+    # (The meta device stands for an accelerator: `.numpy()` raises the same TypeError.)
+    ('TNS1', 'converter of another module given a tensor on an accelerator', {
+        'utils.py': '''\
+def to_numpy(t):
+    return t.detach().numpy()
+''',
+        'main.py': '''\
+from utils import to_numpy
+print(to_numpy(torch.ones(2)))
+x = torch.ones(2, device="meta")
+with torch.no_grad():
+    print(to_numpy(x * 2))
+'''}),
     # (A package's `__init__.py` is written without the imports: a module that does not import
     # torch, whose method's parameter only the call shows is a tensor.)
     ('TNS1', 'predictor of another module keeps the model it is handed in eval mode', {

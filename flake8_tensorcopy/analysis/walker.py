@@ -579,6 +579,10 @@ class Walker(Summaries, Evaluator):
                 or (a.kind == PARAMS or a.kind == SEQ) and el is not None and el.kind == TENSOR
                 and el.grad is Grad.YES):
             return a
+        if a.kind == TENSOR and a.device is Device.ACCEL and a.node is None and a.attrs is None:
+            # A tensor on an accelerator (`to_numpy(x.cuda())`: TNS102 inside), asked as one
+            # that does not require grad: what it adds is the device alone.
+            return a.but(grad=Grad.NO, min_grad=None)
         return None
 
     @staticmethod

@@ -194,7 +194,8 @@ class _NumpyMethodRule(_Tns1Rule):
 
     def visit_Call(self, node: ast.Call, ctx) -> None:
         if not _numpy_call(node):
-            if self.through_calls and ctx.sink_names and not ctx.no_grad:
+            # (A tensor on an accelerator raises whatever the grad mode.)
+            if self.through_calls and ctx.sink_names and (not ctx.no_grad or not self.grad):
                 self._through_call(node, ctx)
             return
         recv = node.func.value
@@ -232,11 +233,21 @@ class _NumpyMethodRule(_Tns1Rule):
         found = ctx.call_sink(self, node)
         if found is not None:
             arg, callee, where = found
+            if not self.grad:
+                # TNS102: a tensor on an accelerator (walker._sink_argument) that the function
+                # converts without `.cpu()`.
+                expr = _display(ctx, arg, "the tensor")
+                ctx.report(self, arg, None, expr=expr, origin=f" ({callee}() calls .numpy() on it, {where})",
+                           hazard="is on an accelerator", error="TypeError",
+                           use=_shown(ctx, _parenthesized(ctx, arg) + ".cpu()", "t.cpu()"))
+                return
             expr, use, several = _passed(ctx, arg, "the tensor")
             ctx.report(self, arg, None, expr=expr,
                        origin=f" ({callee}() calls .numpy() on {'them' if several else 'it'}, {where})",
                        hazard="require grad" if several else "requires grad", error="RuntimeError", use=use)
             return
+        if not self.grad:
+            return  # (what an instance's constructor was passed: TNS101's alone)
         found = ctx.method_sink(self, node)
         if found is not None:
             recv, attr, callee, where = found
@@ -829,6 +840,8 @@ without autograd noticing.  Copy it (`.copy()`) before writing into it in place.
     ]
 
 class NumpyOnAcceleratorTensor(_NumpyMethodRule):
+    through_calls = True
+    through_needles = (".numpy(",)
     code = "TNS102"
     name = "numpy-on-accelerator-tensor"
     message = "{expr}{origin} {hazard}, so .numpy() raises {error}; use {use}"
@@ -853,6 +866,11 @@ tensor whose device nothing in the code names (a function parameter, the result 
 call) is reported only in strict mode.  A variable that the code moves to the host under a
 device test (`if device != "cpu": spec = spec.cpu()`) is trusted: the analysis cannot tell
 that the test and the earlier `.to(device)` are about the same device.
+
+A tensor certainly on an accelerator passed to a function of another module of the project that
+calls `.numpy()` on it without `.cpu()` is reported at the argument, where the call is: `x
+(to_numpy() calls .numpy() on it, utils.py:2) is on an accelerator` (no fix: what the function
+does with the tensor besides is its own).
 
 ## Why is this bad?
 NumPy arrays live in host memory, so `numpy()` refuses any other device: `TypeError: can't
