@@ -221,6 +221,26 @@ def run(train):
     return out
 print(run(False).numpy())
 '''),
+    ('a function decorated enable_grad called under no_grad', '''\
+@torch.enable_grad()
+def attack(model, x):
+    x = x.clone().requires_grad_(True)
+    return model(x).sum()
+net = nn.Linear(2, 2)
+with torch.no_grad():
+    loss = attack(net, torch.ones(2))
+print(loss.numpy())
+'''),
+    ('a function decorated enable_grad, its result detached', '''\
+@torch.enable_grad()
+def attack(model, x):
+    x = x.clone().requires_grad_(True)
+    return model(x).sum().detach()
+net = nn.Linear(2, 2)
+with torch.no_grad():
+    loss = attack(net, torch.ones(2))
+print(loss.numpy())
+'''),
     ('a NamedTuple a model returns, unpacked and indexed', '''\
 from typing import NamedTuple
 class Output(NamedTuple):

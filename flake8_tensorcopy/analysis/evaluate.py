@@ -19,7 +19,7 @@ from .astutil import (all_nodes, bind_arguments, bool_binding, decorator_names, 
                       is_property, left_bool_default,
                       local_names, named_tuple_fields, parameter_names, record_fields)
 from .astutil import kwarg as _kwarg
-from .gradmode import context_effect, set_grad_call
+from .gradmode import context_effect, enables_grad, set_grad_call
 from .facts import (
     ARRAY_FACT,
     CALL_CONSTANTS,
@@ -1200,7 +1200,7 @@ class Evaluator:
         if cached is not None and cached[0] is state.env:
             return cached[1]
         f = self._eval(node, state)
-        if state.no_grad and f.grad is not Grad.NO and not f.leaf:
+        if state.no_grad and f.grad is not Grad.NO and not f.leaf and not self._runs_with_grad(node, state):
             # What a no-grad region computes does not require grad.  Arithmetic always computes
             # (whatever its operands are); a call or an index of something not known to be a
             # tensor may hand back a stored value (`params[0]`, `self.get_weight()`).
@@ -1209,6 +1209,15 @@ class Evaluator:
                 f = f.but(grad=Grad.NO, items=f.items and tuple(i.but(grad=Grad.NO) for i in f.items))
         self._cache[key] = (state.env, f)
         return f
+
+    def _runs_with_grad(self, node, state: State) -> bool:
+        """Whether `node` calls a function of the file decorated `@torch.enable_grad()` (an
+        attack's or a meta-learning step's): it computes with grad on whatever the caller's mode."""
+        if type(node) is not ast.Call or type(node.func) is not _Name:
+            return False
+        f = state.lookup(node.func.id)
+        func = f.node if f is not None and f.kind == FUNCTION else None
+        return isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) and enables_grad(func, lambda n: self.qualname(n, state))
 
     def _eval(self, node, state: State) -> Fact:
         t = type(node)

@@ -82,6 +82,12 @@ def context_effect(expr, qualname) -> bool | None:
     return on
 
 
+def enables_grad(func, qualname) -> bool:
+    """Whether def `func` is decorated `@torch.enable_grad()` (or `@torch.set_grad_enabled(True)`):
+    its body runs with grad on whatever its caller's mode."""
+    return any(context_effect(d, qualname) is False for d in func.decorator_list)
+
+
 def decorator_turns_grad_off(dec, qualname) -> bool:
     """`@torch.no_grad()`, `@torch.no_grad`, `@torch.inference_mode()`, `@ng()` with `ng`
     an alias, or a project decorator named after one."""

@@ -85,6 +85,7 @@ from .gradmode import (
     applied_names,
     context_effect,
     decorator_turns_grad_off,
+    enables_grad,
     no_grad_callees,
     no_grad_statements,
     with_turns_grad_off,
@@ -833,6 +834,8 @@ class Walker(Summaries, Evaluator):
         outer = self._closure(parent)
         no_grad = (no_grad or self._decorated_no_grad(func, outer) or self._only_called_without_grad(func)
                    or (cls is not None and cls.lightning and func.name in EVAL_HOOKS))
+        if no_grad and func.decorator_list and enables_grad(func, lambda n: self.qualname(n, State(outer or {}, False))):
+            no_grad = False  # (`@torch.enable_grad()`: on, whatever its callers' mode)
         state = State({}, no_grad, outer)
         probe = State(outer or {}, False)
         args = func.args
