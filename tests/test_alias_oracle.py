@@ -57,6 +57,8 @@ def _misjudged(case: tuple, reported: bool, must: bool, changed: bool) -> list:
 SNAPSHOTS = [
     ("model.weight.detach()", True), ("model.weight.data", True), ("model.weight.detach().numpy()", True),
     ("model.weight.detach().cpu()", True), ("model.weight.detach().cpu().numpy()", True),
+    ("model.weight.detach().to('cpu')", True), ("model.weight.detach().to('cpu').numpy()", True),
+    ("model.weight.detach().to('cpu', copy=True)", False),
     ("model.weight.clone()", False), ("model.weight.detach().clone()", False), ("model.weight.tolist()", False),
     ("model.weight.detach().numpy().copy()", False), ("copy.deepcopy(model.weight)", False),
     ("model.weight.data.clone()", False), ("np.array(model.weight.detach())", False),
@@ -75,11 +77,19 @@ UPDATES = ["opt.zero_grad(); model(torch.randn(2, 3)).sum().backward(); opt.step
            "model.load_state_dict({'weight': torch.ones(2, 3), 'bias': torch.ones(2)})"]
 
 
-def test_tns502_reports_snapshots_that_change_with_the_update():
+@pytest.mark.parametrize("alias", [None, "w"], ids=["the parameter", "a local alias of the parameter"])
+def test_tns502_reports_snapshots_that_change_with_the_update(alias):
+    # With an alias (`w = model.weight`, then `snap = w.detach()`): the snapshot is of the
+    # parameter, which the updates of `model` reach, and so do the updates through `w`.
     torch = pytest.importorskip("torch")
     np = pytest.importorskip("numpy")
-    cases = [(s, must, u) for s, must in SNAPSHOTS for u in UPDATES]
+    snapshots, updates = SNAPSHOTS, UPDATES
     head = "    model = torch.nn.Linear(3, 2)\n    opt = torch.optim.SGD(model.parameters(), lr=1.0)\n"
+    if alias is not None:
+        head += f"    {alias} = model.weight\n"
+        snapshots = [(s.replace("model.weight", alias), must) for s, must in SNAPSHOTS]
+        updates = UPDATES + [f"{alias}.data.add_(1.0)", f"with torch.no_grad():\n        {alias}.mul_(2.0)"]
+    cases = [(s, must, u) for s, must in snapshots for u in updates]
     code = "import copy\nimport numpy as np\nimport torch\n\n" + "".join(
         f"def case{i}():\n{head}    snap = {s}\n    {u}\n    print(snap)\n\n" for i, (s, _, u) in enumerate(cases))
     lines = [n for n, text in enumerate(code.splitlines(), 1) if text.startswith("    snap = ")]
@@ -111,6 +121,17 @@ STATE_SNAPSHOTS = [
     ("model.state_dict(keep_vars=True)", True), ("model.state_dict(keep_vars=False)", True),
     ("{k: v.numpy() for k, v in model.state_dict().items()}", True),
     ("{k: v.numpy().copy() for k, v in model.state_dict().items()}", False),
+    # On the CPU, `.cpu()` and `.to("cpu")` return the tensor itself; a copy or a conversion copies
+    # (and so does `.to("cpu:0")`, measured).
+    ("{k: v.cpu() for k, v in model.state_dict().items()}", True),
+    ("{k: v.to('cpu') for k, v in model.state_dict().items()}", True),
+    ("{k: v.to(device='cpu') for k, v in model.state_dict().items()}", True),
+    ("{k: v.to(torch.device('cpu')) for k, v in model.state_dict().items()}", True),
+    ("{k: v.to('cpu', non_blocking=True) for k, v in model.state_dict().items()}", True),
+    ("{k: v.to('cpu', copy=True) for k, v in model.state_dict().items()}", False),
+    ("{k: v.to('cpu', torch.float64) for k, v in model.state_dict().items()}", False),
+    ("{k: v.to(torch.float64) for k, v in model.state_dict().items()}", False),
+    ("{k: v.to('cpu:0') for k, v in model.state_dict().items()}", False),
 ]
 
 

@@ -484,6 +484,14 @@ def test_a_called_parameters_state_dict_restores_nothing_on_real_torch():
             snaps[step] = model.weight.detach()
         torch.save(snaps, "s.pt")
     """, [("TNS502", 4)], id="stored in a dict"),
+    pytest.param("""
+        w = model.weight
+        snaps = []
+        for step in range(3):
+            snaps.append(w.detach())
+            train_one_epoch(model, opt)
+        print(torch.stack(snaps))
+    """, [("TNS502", 4)], id="through a local alias of the parameter"),
 ])
 def test_tensor_snapshots_reported(body, expected):
     code = program(body)
@@ -499,6 +507,7 @@ def test_tensor_snapshots_reported(body, expected):
         for step in range(2):
             train_one_epoch(model, opt)
             hist.append(model.weight.detach().cpu().numpy())
+            hist.append(model.weight.detach().to("cpu").numpy())
         print(hist)
     """, id=".cpu() copies from an accelerator: not reported where the device is unknown"),
     pytest.param("""
@@ -1223,3 +1232,38 @@ def test_a_function_that_steps_the_modules_optimizer_is_the_one_called():
     rules = select_rules(["TNS501"])
     assert [v.line for v in lint_text(called, rules, Options()).violations] == [14]
     assert lint_text(shadowed, rules, Options()).violations == []
+
+
+_STEPS_WHAT_IT_IS_HANDED = """
+    def fit_once(m, o):
+        for x, y in loader:
+            o.zero_grad()
+            nn.functional.mse_loss(m(x), y).backward()
+            o.step()
+
+    first = model.weight.detach().clone()
+    init = model.state_dict()
+    before = model.bias.detach()
+    fit_once(model, {opt})
+    moved = (model.bias - before).abs().sum().item()
+    model.load_state_dict(init)
+    restored = model.weight.detach().clone()
+"""
+
+
+def test_a_function_that_steps_an_optimizer_it_is_handed_under_any_name():
+    # `fit_once(m, o)` steps its parameter `o`, whose name says nothing: the call hands it `opt`,
+    # an optimizer of `model`, so the call updates `model` (the state dict restores nothing,
+    # the "before" tensor moved with the bias).  Handed an optimizer of another module, the
+    # call leaves `model` alone.
+    code = program(_STEPS_WHAT_IT_IS_HANDED.format(opt="opt"))
+    assert findings(code) == [("TNS501", 8), ("TNS502", 9)]
+    ns = run(code)
+    torch = ns["torch"]
+    assert ns["moved"] == 0.0 and torch.equal(ns["restored"], ns["model"].weight)
+    assert not torch.equal(ns["first"], ns["restored"])
+    other = "other = nn.Linear(4, 1)\nother_opt = torch.optim.SGD(other.parameters(), lr=0.1)\n"
+    code = program(other + textwrap.dedent(_STEPS_WHAT_IT_IS_HANDED).format(opt="other_opt"))
+    assert findings(code) == []
+    ns = run(code)
+    assert ns["torch"].equal(ns["first"], ns["restored"])

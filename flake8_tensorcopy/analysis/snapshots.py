@@ -9,13 +9,15 @@ value is a token (where it was made, what it aliases); the walker joins the toke
 and iterates them around loops with the rest of the state.  In-place updates of the source mark
 the tokens that alias it as stale, with the update's line: an optimizer step (for parameters and
 state dicts; an optimizer the file builds on other modules' parameters does not count), a call
-of a function of the file that steps one and is handed the source, `load_state_dict`,
+of a function of the file that steps one and is handed the source (or steps a parameter the
+call hands an optimizer of the source, whatever the parameter's name), `load_state_dict`,
 `reset_parameters`, `nn.init.*_`, in-place methods, subscript and augmented assignment on the
-tensor.  Rebinding the source (`model = Net()`, `x = x - lr * g`) cuts the tokens loose: later
-updates do not reach them.  A read of a stale token's value (passing it to a call, returning
-it, indexing it, arithmetic; not `len()`, `is None`, `.append()` into the container) is a use,
-recorded in the walker's recording pass with its order (`frame.seq`); each token made in the
-scope and used stale is a finding (`.findings`).
+tensor.  A view made through another name of a tensor (`w = model.weight`, then `w.detach()`) is
+one of that tensor (SnapState.aliases).  Rebinding the source (`model = Net()`, `x = x - lr *
+g`) cuts the tokens loose: later updates do not reach them.  A read of a stale token's value
+(passing it to a call, returning it, indexing it, arithmetic; not `len()`, `is None`,
+`.append()` into the container) is a use, recorded in the walker's recording pass with its
+order (`frame.seq`); each token made in the scope and used stale is a finding (`.findings`).
 """
 
 from __future__ import annotations
@@ -196,6 +198,9 @@ def _returned_snapshot(expr) -> tuple | None:
               and not node.args and not node.keywords):
             steps.append(node.func.attr)
             node = node.func.value
+        elif t is ast.Call and _to_the_cpu(node):
+            steps.append("cpu")  # (`.to("cpu")` is `.cpu()`)
+            node = node.func.value
         else:
             break
     if steps and type(node) is ast.Name:
@@ -289,9 +294,40 @@ class SnapFinding(Record):
 
 
 class SnapState(NameSets):
-    """The domain's part of the program state: the tokens each name (or dotted name) may hold."""
+    """The domain's part of the program state: the tokens each name (or dotted name) may hold,
+    and `aliases`, the tensors a plain name may be another name of (`w = model.weight`: {"w":
+    {"model.weight"}}): a view made through the name is of that tensor, which an update of its
+    module reaches (and rebinding the name does not cut it loose)."""
 
-    __slots__ = ()
+    __slots__ = ("aliases",)
+
+    def __init__(self, holds=None, aliases=None) -> None:
+        super().__init__(holds)
+        self.aliases: dict[str, frozenset] = aliases if aliases is not None else {}
+
+    def copy(self):
+        return SnapState(dict(self.holds), dict(self.aliases))
+
+    def join(self, other):
+        out = super().join(other)
+        if not other.aliases:
+            out.aliases = dict(self.aliases)
+            return out
+        aliases = dict(self.aliases)
+        for k, v in other.aliases.items():
+            aliases[k] = aliases[k] | v if k in aliases else v
+        out.aliases = aliases
+        return out
+
+    def __eq__(self, other) -> bool:
+        return type(other) is type(self) and self.holds == other.holds and self.aliases == other.aliases
+
+    __hash__ = None
+
+    def resolved(self, key: str) -> str:
+        """The tensor `key` is another name of, where it is one tensor's (else `key`)."""
+        targets = self.aliases.get(key)
+        return next(iter(targets)) if targets is not None and len(targets) == 1 else key
 
 
 class SnapScope:
@@ -653,6 +689,10 @@ class SnapshotDomain(Domain):
                 handed |= self._global_steps(walker, n, state)
                 if handed:
                     stale(lambda tok, h=frozenset(handed): tok.param and _related(tok.source, h), n)
+                continue
+            roots = self._handed_optimizer_roots(walker, n, state)
+            if roots:
+                stale(lambda tok, h=roots: tok.param and _related(tok.source, h), n)
 
     def _tensor_write(self, walker, target, state, st: SnapState, stale, shown) -> None:
         """An in-place write into `target` (a tensor, a view of one, its `.data` or `.detach()`)."""
@@ -674,10 +714,11 @@ class SnapshotDomain(Domain):
         if f.kind != TENSOR:
             return
         owners = [tag[9:] for tag in f.tags if tag.startswith("param_of:")]
+        keys = {key, st.resolved(key)}  # (a write through `w` of `w = model.weight` is one to it)
 
         def hit(tok) -> bool:
             src = tok.source
-            if src == key or key.startswith(src + "."):
+            if any(src == k or k.startswith(src + ".") for k in keys):
                 return True
             return any(_related(src, (o,)) for o in owners)
 
@@ -777,6 +818,45 @@ class SnapshotDomain(Domain):
             return False
         return found is not None and steps_optimizer(walker, found, self._stepping)
 
+    def _handed_optimizer_roots(self, walker, call: ast.Call, state) -> frozenset:
+        """What `call` updates when it calls a function of the file, or a method of an instance
+        of a class of the file, that steps one of its parameters whose name says nothing
+        (`def train_one_epoch(m, o): ... o.step()`) and hands that parameter an optimizer
+        (`train_one_epoch(model, opt)`, `opt` built on `model.parameters()`, or named one): the
+        modules that optimizer updates, or where the file does not say (`opt` a parameter of
+        the caller), what the call hands it.  (The name of the parameter, when it says
+        optimizer, made the function one that steps: _calls_stepping.)"""
+        func = call.func
+        skip_first = False
+        if type(func) is ast.Name:
+            callee = walker.fact(func, state).node
+        elif type(func) is ast.Attribute:
+            recv = walker.fact(func.value, state)
+            info = walker.classes.get(id(recv.node)) if recv.node is not None and recv.kind != "class" else None
+            callee = info.method(func.attr)[0] if info is not None else None
+            skip_first = True
+        else:
+            return frozenset()
+        if not isinstance(callee, (ast.FunctionDef, ast.AsyncFunctionDef)) or (skip_first and not is_plain_method(
+                callee)):
+            return frozenset()
+        stepped = self._stepping.get(("params", id(callee)))
+        if stepped is None:
+            stepped = self._stepping["params", id(callee)] = _stepped_parameters(walker, callee)
+        if not stepped:
+            return frozenset()
+        out = frozenset()
+        for param, arg in bind_arguments(callee, call, skip_first)[0]:
+            key = dotted_name(arg) if param in stepped else None
+            if key is None or not self._is_optimizer(walker, key):
+                continue
+            roots = self._optimizer_roots(walker).get(key)
+            if roots is None:
+                roots = frozenset(k for a in [*call.args, *(k.value for k in call.keywords)]
+                                  if (k := dotted_name(a.value if type(a) is ast.Starred else a)) is not None)
+            out |= roots
+        return out
+
     def _global_steps(self, walker, call: ast.Call, state) -> set:
         """The modules whose parameters a module-level function of the file that `call` calls by
         its name updates through an optimizer of the module's own, a global it neither is
@@ -832,8 +912,13 @@ class SnapshotDomain(Domain):
                         key = dotted_name(el.value)
                         if key is not None:
                             _cut_loose(st, key)
+                            _cut_loose(st, st.resolved(key))  # (`w.data = new` of `w = model.weight`)
                         continue
+                    alias = _alias_of(walker, st, value, state) if el is target and type(el) is ast.Name \
+                        and len(targets) == 1 else None
                     key = self._rebind(st, el)
+                    if alias is not None and alias != key:
+                        st.aliases[key] = alias
                     if key is not None and toks:
                         # (`p = p.detach()`: the name now holds the alias itself, and what is
                         # written through it is written to the alias it reads after; the old
@@ -875,6 +960,10 @@ class SnapshotDomain(Domain):
         for k in [k for k in st.holds if k == key or k.startswith(prefix)]:
             del st.holds[k]
         _cut_loose(st, key)
+        if st.aliases:  # (`w` is another name no more; nor of `model.weight` once `model` is rebound)
+            for k in [k for k, targets in st.aliases.items() if k == key or k.startswith(prefix) or any(
+                    t == key or t.startswith(prefix) for t in targets)]:
+                del st.aliases[k]
         return key
 
     def _iter_tokens(self, it, st: SnapState) -> frozenset:
@@ -962,7 +1051,7 @@ class SnapshotDomain(Domain):
             array = _array_view(node)
         if id(node) not in rec.anchors:
             rec.anchors[id(node)] = Anchor(node, TENSOR_ALIAS, source, None, via.replace("{}", source), array)
-        return Token(id(node), _parameter_key(source, f), TENSOR_ALIAS, param)
+        return Token(id(node), _parameter_key(state.doms[self.key].resolved(source), f), TENSOR_ALIAS, param)
 
     def _comprehension(self, walker, node, state, st: SnapState, rec: SnapScope) -> frozenset:
         """The tokens a comprehension of views holds: of a state dict, `{k: v.cpu() for k, v in
@@ -1013,7 +1102,13 @@ class SnapshotDomain(Domain):
                 return frozenset()
             source, inner, via = found
             if id(node) not in rec.anchors:
-                why = " (on the CPU, `.cpu()` returns the tensor itself)" if "cpu" in steps else ""
+                why = ""
+                if "cpu" in steps:
+                    to = next((n for n in walk(value) if type(n) is ast.Call and _to_the_cpu(n)), None)
+                    # (`.to("cpu")` as written, after its receiver)
+                    shown = ".cpu()" if to is None else \
+                        walker.ctx.text(to)[len(walker.ctx.text(to.func.value)):]
+                    why = f" (on the CPU, `{shown}` returns the tensor itself)"
                 rec.anchors[id(node)] = Anchor(node, STATE, source, inner, via or why, array, value)
             return frozenset({Token(id(node), source, STATE, True)})
         if not steps:
@@ -1088,6 +1183,22 @@ def _stepping_calls(walker, func, memo: dict) -> tuple:
     return found
 
 
+def _stepped_parameters(walker, func) -> frozenset:
+    """The parameters of function `func` whose `.step()` it calls itself (`o.step()` in `def
+    train_one_epoch(m, o)`), that it never rebinds."""
+    a = func.args
+    params = {x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs)}
+    stepped = {m.group(1) for m in _STEP_TEXT.finditer(walker.source_of(func))} & params
+    if stepped:
+        for n in walk(func):
+            t = type(n)
+            if t is ast.Name and type(n.ctx) is not ast.Load:
+                stepped.discard(n.id)
+            elif t is ast.Global or t is ast.Nonlocal:
+                stepped.difference_update(n.names)
+    return frozenset(stepped)
+
+
 def _bound_names(func) -> set:
     """The names function `func` binds: its parameters and every name it assigns (its nested
     functions' too, which can only leave out more)."""
@@ -1112,6 +1223,17 @@ def _parameter_key(source: str, f) -> str:
         if len(owners) == 1:
             return f"{owners[0]}.[{source}]"
     return source
+
+
+def _alias_of(walker, st: SnapState, value, state) -> frozenset | None:
+    """The tensors a name bound to `value` is another name of: of `w = model.weight` (a dotted
+    name that holds a tensor), {"model.weight"}; of `v = w`, what `w` is one of."""
+    if type(value) is not ast.Name and type(value) is not ast.Attribute:
+        return None
+    key = dotted_name(value)
+    if key is None or walker.fact(value, state).kind != TENSOR:
+        return None
+    return st.aliases.get(key, frozenset({key}))
 
 
 def _cut_loose(st: SnapState, key: str) -> None:
@@ -1354,7 +1476,7 @@ def _tensor_alias(node, walker, state):
                 and f.device is not Device.ACCEL:
             return inner
         return None
-    if m == "cpu" and not node.args and not node.keywords:
+    if (m == "cpu" and not node.args and not node.keywords) or _to_the_cpu(node):
         base = _tensor_alias(inner, walker, state)
         if base is not None and walker.fact(base, state).device is Device.CPU:
             return base
@@ -1364,6 +1486,31 @@ def _tensor_alias(node, walker, state):
         # parameters are contiguous.)
         return _tensor_alias(inner, walker, state)
     return None
+
+
+def _to_the_cpu(call) -> bool:
+    """Whether `call` is `.to("cpu")`, which as `.cpu()` returns the tensor itself when it is on
+    the CPU: the device "cpu" or `torch.device("cpu")`, by position or `device=`, with nothing
+    else but `non_blocking` and `copy=False`.  (`.to("cpu", copy=True)` copies, a dtype may
+    convert, and so does `.to("cpu:0")`, measured on torch 2.13.)"""
+    func = call.func
+    if type(func) is not ast.Attribute or func.attr != "to":
+        return False
+    device = None
+    for k in call.keywords:
+        if k.arg == "device" and not call.args:
+            device = k.value
+        elif not (k.arg == "non_blocking" or (k.arg == "copy" and type(k.value) is ast.Constant
+                                               and k.value.value is False)):
+            return False
+    if call.args:
+        if len(call.args) != 1:
+            return False
+        device = call.args[0]
+    if type(device) is ast.Call and not device.keywords and len(device.args) == 1 and dotted_name(device.func) in (
+            "torch.device", "device"):
+        device = device.args[0]
+    return type(device) is ast.Constant and device.value == "cpu"
 
 
 # Tensor methods that return a view of the tensor (_tensor_alias); of a NumPy array too, those

@@ -17,9 +17,10 @@ STATE, TENSOR_ALIAS = "state", "tensor"
 
 # A `.detach()` / `.data` / NumPy view that ends an expression (kept: bound, appended, stored,
 # a comprehension's element), also through views of it (`.flatten()`, `.view(-1)`, `[0]`, `.T`:
-# snapshots._VIEW_METHODS), not one that a call continues (`w.data.normal_(...)`).
+# snapshots._VIEW_METHODS), not one that a call continues (`w.data.normal_(...)`).  (`.cpu()` or
+# `.to(...)`, which snapshots._to_the_cpu reads as `.cpu()` where it says "cpu".)
 _KEPT_ALIAS = LazyPattern(
-    r"(?m)(?:\.detach\(\)|\.data|\.numpy\(\))(?:\.cpu\(\))?(?:\.numpy\(\))?"
+    r"(?m)(?:\.detach\(\)|\.data|\.numpy\(\))(?:\.cpu\(\)|\.to\((?:[^()\n]|\([^()\n]*\))*\))?(?:\.numpy\(\))?"
     r"(?:\.(?:view|view_as|flatten|reshape|t|transpose|permute|squeeze|unsqueeze|expand|expand_as|narrow|unflatten"
     r"|movedim)\([^()\n]*\)|\[[^\]\n]*\]|\.m?T\b)*[ \t]*(?:[,)\]}#]|\r?$|for[ \t])")
 _STATE_DICT_CALL = LazyPattern(r"\.state_dict\(")

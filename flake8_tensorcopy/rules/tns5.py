@@ -120,9 +120,10 @@ The snapshot is `best_state = model.state_dict()`, a checkpoint dict or list tha
 a shallow copy of one (`.copy()`, `dict(...)`, `OrderedDict(...)`), a comprehension over its
 `.items()` or `.values()` that copies no tensor (`{k: v for k, v in sd.items()}`, `v.detach()`,
 `v.data`, `v.numpy()`, which runs only on the CPU and shares the tensor's memory there, and for
-the state dict of a module certainly on the CPU `v.cpu()`, which there returns the tensor
-itself), `state_dict(keep_vars=True)` (the parameters themselves), or what a function of the file or of another module of the project
-returns when it returns the state dict of the module it is handed (`best = snapshot(model)`
+the state dict of a module certainly on the CPU `v.cpu()` or `v.to("cpu")`, which there return
+the tensor itself; `.to("cpu", copy=True)` or a dtype copies), `state_dict(keep_vars=True)`
+(the parameters themselves), or what a function of the file or of another module of the
+project returns when it returns the state dict of the module it is handed (`best = snapshot(model)`
 with `def snapshot(m): return m.state_dict()`, or `state = m.state_dict()` then `return state`,
 the local named nowhere else: every `return` of the function returns one of that parameter,
 which it never rebinds; the message says where the function is), or what a
@@ -143,7 +144,9 @@ file that steps an optimizer (itself or through the file's functions it calls) a
 the module (`train_one_epoch(model, ...)`, `self.train_epoch()` for `self.model`, or handed
 nothing but stepping an optimizer of the module's own on it: `train_epoch()` with
 `def train_epoch(): ... opt.step()` and `opt = torch.optim.SGD(model.parameters())`,
-`trainer.step(x, y)` for `trainer.model`: a method named `step` that is no optimizer's; also
+`trainer.step(x, y)` for `trainer.model`: a method named `step` that is no optimizer's; or
+stepping a parameter whose name says nothing, `def train_one_epoch(m, o): ... o.step()`, that
+the call hands an optimizer of the module, `train_one_epoch(model, opt)`; also
 a function of another module of the project, `loops.train_one_epoch(model, opt, data)`, or a
 method of a class of one),
 `model.load_state_dict(...)` (not of the snapshot itself, which copies each tensor onto
@@ -566,9 +569,11 @@ in-place update of that tensor.
 
 The snapshot is bound to a name, appended to a history list or stored in a container.  The
 views are `t.detach()`, `t.data`, `t.detach().numpy()`, `t.numpy()` (where grad is off or `t`
-does not require grad) and `t.detach().cpu().numpy()` when `t` is certainly on the CPU (from an
-accelerator, `.cpu()` copies), of a tensor with a name (`model.fc.weight`, `w`, a loop variable
-over `model.parameters()`), and what a function of the file or of another module of the project
+does not require grad) and `t.detach().cpu().numpy()` (or `.to("cpu")`) when `t` is certainly
+on the CPU (from an accelerator, `.cpu()` copies), of a tensor with a name (`model.fc.weight`,
+`w`, a loop variable over `model.parameters()`; a view through another name of a parameter,
+`w = model.weight` then `w.detach()`, is one of the parameter, which updates of its module
+reach), and what a function of the file or of another module of the project
 returns when it returns such a view of the tensor it is handed (`to_numpy(model.fc.weight)` with
 `def to_numpy(t): return t.detach().cpu().numpy()`, or a local bound to such a view and
 returned, named nowhere else: every `return` of the function returns the same view of that
@@ -583,7 +588,8 @@ The updates are optimizer steps (for parameters and other leaves that require gr
 optimizer the file builds on other tensors does not count), calls of a function of the file,
 or of another module of the project, that steps an optimizer and is handed the tensor or its
 module (or a method of a class whose instance was: `t.fit(x)` with `t = Trainer(model)`,
-`Trainer` in `trainer.py`), `load_state_dict` of its
+`Trainer` in `trainer.py`; or one of the file that steps a parameter the call hands an
+optimizer of the module, `train_one_epoch(model, opt)` with `o.step()`), `load_state_dict` of its
 module, `nn.init.*_`, in-place methods (`t.add_(...)`, `t.data.copy_(...)`), `t[i] = v` and
 `t -= lr * g` on the tensor.  The use is a read of the snapshot's values after the update on
 some path (passing it to a call, returning it, indexing it, arithmetic, iterating a history
