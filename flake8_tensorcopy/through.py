@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from .analysis import Walker, make_domains
 from .analysis.astutil import Reparse, is_plain_method
-from .analysis.facts import PARAMS, SEQ, Grad, must_grad
+from .analysis.facts import MAPPING, OTHER_FACT, PARAMS, SEQ, UNKNOWN, Grad, must_grad
 from .model import Options
-from .reach import runtime_imports
+from .reach import runtime_imports, torch_through_project
 from .rules.base import Context, all_rules
 from .source import LazyPattern, class_lines, class_methods, identifier_end, top_level_functions
 
@@ -183,6 +183,7 @@ class Through:
         self._trigger_plans: dict = {}  # rules -> {(module, name) of an import -> _trigger_plan}
         self._reexports: dict = {}  # path of a package's __init__.py -> {name: (module, name)} it imports
         self._baselines: dict = {}
+        self._with_torch: dict = {}  # path -> (_checked_with_torch, {path: digest} it read)
         self._records: dict = {}  # path -> _record
         self._unsaved: set = set()  # the paths whose record has parts the summary cache lacks
         self._needles: dict = {}  # path -> _needles_of
@@ -602,22 +603,39 @@ class Through:
                 out[me] = cls.self_fact.but(attrs=merged)
             return cls, out
 
+        def opaque(w):
+            # (What the call gives, none of it a torch value: _differ's baseline where the module
+            # gets no torch rule of its own.)
+            cls, out = given(w, False)
+            if attrs and me in out:
+                out[me] = out[me].but(attrs={**out[me].attrs, **dict.fromkeys(attrs, OTHER_FACT)})
+            return cls, {p: OTHER_FACT if args and p in args else f for p, f in out.items()}
+
         return self._differ(walker, method, given, ("method", classdef.lineno, name),
-                            [*attrs.values(), *(args.values() if args else ())])
+                            [*attrs.values(), *(args.values() if args else ())], opaque)
 
     def check(self, walker, func, given) -> list:
         """What those rules find inside function `func` of a project module (whose summary walker
         is `walker`) for the call's arguments `given`, and not with its parameters unknown:
         [(code, line), ...]."""
+        # (The parameters the call gives a literal are unknown facts with its truth: kept.)
         return self._differ(walker, func, lambda w, empty: (None, {} if empty else given), (func.col_offset,),
-                            given.values())
+                            given.values(),
+                            lambda w: (None, {p: f if f.kind == UNKNOWN else OTHER_FACT for p, f in given.items()}))
 
-    def _differ(self, walker, func, given, key: tuple, facts) -> list:
+    def _differ(self, walker, func, given, key: tuple, facts, opaque) -> list:
         """The findings in `func` with the parameters `given(w, False)` gives ((class of a method or
         None, {name: fact}), in the fresh walker `w`) and not with those of `given(w, True)`,
         walked by a fresh walker of the module's tree with those rules on, in default mode (only
         what is certain crosses).  `facts`: the facts given (how certainly they require grad);
-        `key`: the walk's own key among those of `func`'s line (the baseline is kept)."""
+        `key`: the walk's own key among those of `func`'s line (the baseline is kept).
+
+        That baseline, the parameters unknown, is what the module's own check reports (where a
+        parameter reads as a module: `for p in net.parameters(): p.clamp_(-c, c)`).  A module
+        that gets no torch rule of its own (it neither mentions torch nor imports a module of
+        the project that does: engine.lint_text) reports none of it: there the baseline is the
+        walk with what the call gives replaced by values that are no torch value (`opaque(w)`),
+        what the call's torch values add being the findings."""
         lines = walker.lines
         if lines is None:
             return []
@@ -637,7 +655,7 @@ class Through:
             options = options.replace(strict=False)
         floor = min((_must_grad(f) for f in facts), default=Grad.YES)
 
-        def found(empty: bool) -> set:
+        def found(empty) -> set:
             ctx = Context(lines, options)
             ctx.through_call = floor
             if relay:
@@ -647,7 +665,7 @@ class Through:
                        module=walker.module, module_is_package=walker.module_is_package)
             try:
                 w.run_module()
-                cls, args = given(w, empty)
+                cls, args = given(w, empty) if empty is not None else opaque(w)
                 w.check_function(func, args, cls)
             except (Reparse, RecursionError):
                 return set()
@@ -655,10 +673,30 @@ class Through:
                 w.release()
             return {(v.code, v.line) for v in ctx.violations if func.lineno <= v.line <= func.end_lineno}
 
+        if not self._checked_with_torch(walker):
+            return sorted(found(False) - found(None))  # (its baseline is this call's)
         key = (walker.module, func.lineno, *key, floor)
         if key not in self._baselines:
             self._baselines[key] = found(True)
         return sorted(found(False) - self._baselines[key])
+
+    def _checked_with_torch(self, walker) -> bool:
+        """Whether the project module of `walker` gets the rules that need torch when it is
+        checked itself (engine.lint_text): it imports torch, or a module of its project that
+        does (reach.torch_through_project, whose files the answer depends on)."""
+        if walker.saw_torch:
+            return True
+        project = self.project
+        where = project.path_of(walker.module)
+        if where is None or walker.lines is None:
+            return True
+        found = self._with_torch.get(where)
+        if found is None:
+            looked: list = []
+            found = self._with_torch[where] = (torch_through_project(walker.lines.text, where, project.root, looked),
+                                               {p: project.digest_of(p) for p in looked})
+        project._touch_deps(found[1])
+        return found[0]
 
 
 def _names(x) -> frozenset:
@@ -722,7 +760,11 @@ def _str(x) -> str:
 
 def _must_grad(f) -> Grad:
     """Whether a call's argument requires grad on every path; for an iterable of tensors
-    (`model.parameters()`), each of them."""
+    (`model.parameters()`), each of them; for an optimizer's groups of them (`param_groups`),
+    each of those."""
     if (f.kind == PARAMS or f.kind == SEQ) and f.element is not None:
-        return must_grad(f.element)
+        el = f.element
+        if el.kind == MAPPING and el.attrs and "params" in el.attrs:
+            return _must_grad(el.attrs["params"])
+        return must_grad(el)
     return must_grad(f)

@@ -19,6 +19,9 @@ from flake8_tensorcopy.engine import lint_text, select_rules
 from flake8_tensorcopy.rules.base import Options
 
 HEAD = "import torch\nimport torch.nn as nn\nimport numpy as np\n"
+# The first line of a module that gets no HEAD (it imports no torch: a helper that only calls
+# methods of what it is handed).
+PLAIN = "# (imports nothing)\n"
 
 PROGRAMS = [
     # (The meta device stands for an accelerator: `.numpy()` raises the same TypeError.)
@@ -402,6 +405,125 @@ class Net(Base):
 from models import Net
 net = Net()
 net.reset()
+'''}),
+    ('TNS401', 'weight clipping helper of a module that imports no torch, handed a module', {
+        'utils.py': PLAIN + '''\
+def clip_weights(net, c):
+    for p in net.parameters():
+        p.clamp_(-c, c)
+''',
+        'main.py': '''\
+from utils import clip_weights
+netD = nn.Linear(4, 1)
+clip_weights(netD, 0.01)
+'''}),
+    ('TNS401', 'weight clipping helper of a module that imports no torch, under no_grad or frozen', {
+        'utils.py': PLAIN + '''\
+def clip_weights(net, c):
+    for p in net.parameters():
+        p.clamp_(-c, c)
+''',
+        'main.py': '''\
+from utils import clip_weights
+netD = nn.Linear(4, 1)
+with torch.no_grad():
+    clip_weights(netD, 0.01)
+clip_weights(nn.Linear(4, 1).requires_grad_(False), 0.01)
+'''}),
+    ('TNS401', 'weight clipping class of a module that imports no torch, handed a module', {
+        'utils.py': PLAIN + '''\
+class Clipper:
+    def __init__(self, net, c=0.01):
+        self.net = net
+        self.c = c
+    def clip(self):
+        for p in self.net.parameters():
+            p.clamp_(-self.c, self.c)
+''',
+        'main.py': '''\
+from utils import Clipper
+netD = nn.Linear(4, 1)
+Clipper(netD).clip()
+'''}),
+    ('TNS401', 'weight clipping class of a module that imports no torch, under no_grad or frozen', {
+        'utils.py': PLAIN + '''\
+class Clipper:
+    def __init__(self, net, c=0.01):
+        self.net = net
+        self.c = c
+    def clip(self):
+        for p in self.net.parameters():
+            p.clamp_(-self.c, self.c)
+''',
+        'main.py': '''\
+from utils import Clipper
+netD = nn.Linear(4, 1)
+with torch.no_grad():
+    Clipper(netD).clip()
+Clipper(nn.Linear(4, 1).requires_grad_(False)).clip()
+'''}),
+    ('TNS401', 'Optimizer subclass of another module whose step writes outside no_grad', {
+        'optim.py': '''\
+class PlainSGD(torch.optim.Optimizer):
+    def __init__(self, params, lr=0.1):
+        super().__init__(params, dict(lr=lr))
+    def step(self, closure=None):
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is not None:
+                    p.add_(p.grad, alpha=-group["lr"])
+''',
+        'main.py': '''\
+from optim import PlainSGD
+model = nn.Linear(4, 1)
+opt = PlainSGD(model.parameters(), 0.1)
+model(torch.randn(8, 4)).sum().backward()
+opt.step()
+'''}),
+    ('TNS401', 'Optimizer subclass of another module: a no_grad step, a frozen model, a step under no_grad', {
+        'optim.py': '''\
+from torch.optim import Optimizer
+class NoGradSGD(Optimizer):
+    def __init__(self, params, lr=0.1):
+        super().__init__(params, dict(lr=lr))
+    @torch.no_grad()
+    def step(self, closure=None):
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is not None:
+                    p.add_(p.grad, alpha=-group["lr"])
+class PlainSGD(Optimizer):
+    def __init__(self, params, lr=0.1):
+        super().__init__(params, dict(lr=lr))
+    def step(self, closure=None):
+        for group in self.param_groups:
+            for p in group["params"]:
+                p.add_(torch.ones_like(p), alpha=-group["lr"])
+''',
+        'main.py': '''\
+from optim import NoGradSGD, PlainSGD
+model = nn.Linear(4, 1)
+opt = NoGradSGD(model.parameters(), 0.1)
+model(torch.randn(8, 4)).sum().backward()
+opt.step()
+frozen = nn.Linear(4, 1).requires_grad_(False)
+PlainSGD(frozen.parameters()).step()
+with torch.no_grad():
+    PlainSGD(model.parameters()).step()
+'''}),
+    ('TNS401', 'Optimizer subclass in the file whose step writes outside no_grad', {
+        'main.py': '''\
+class PlainSGD(torch.optim.Optimizer):
+    def __init__(self, params, lr=0.1):
+        super().__init__(params, dict(lr=lr))
+    def step(self, closure=None):
+        for group in self.param_groups:
+            for p in group["params"]:
+                p.add_(p.grad, alpha=-group["lr"])
+model = nn.Linear(4, 1)
+opt = PlainSGD(model.parameters(), 0.1)
+model(torch.randn(8, 4)).sum().backward()
+opt.step()
 '''}),
     ('TNS401', 'init helper of another module applied by a no_grad method', {
         'utils.py': '''\
@@ -3194,7 +3316,7 @@ def _build(root, files: dict) -> None:
         path = os.path.join(root, name)
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "w") as f:
-            f.write(body if name.endswith("__init__.py") else HEAD + body)
+            f.write(body if name.endswith("__init__.py") or body.startswith(PLAIN) else HEAD + body)
 
 
 def _run(root) -> set:

@@ -177,6 +177,9 @@ MOVED = ">moved"
 # ... or one of its parameters copied into a list (`self.params = list(params)`: the parameters a
 # hand-written optimizer is given).
 LISTED = ">listed"
+# ... or the `params` a subclass of torch.optim.Optimizer hands its base's constructor
+# (`super().__init__(params, defaults)`), which makes `self.param_groups` of them (param_groups).
+GROUPED = ">grouped"
 _MOVES = frozenset({"to", "cuda", "cpu"})
 
 
@@ -237,11 +240,27 @@ def given_moved(given: dict, param: str) -> Fact | None:
         if f.kind in (PARAMS, SEQ) and f.element is not None:
             return Fact(SEQ, f.grad, f.device, element=f.element)
         return UNKNOWN_FACT
+    if marked + how == GROUPED:
+        return param_groups(f)
     if f.kind == MODULE:
         return f.but(device=Device.UNKNOWN, device_var=None)
     if f.kind == TENSOR:
         return f.but(device=Device.UNKNOWN, device_var=None, leaf=False)
     return UNKNOWN_FACT
+
+
+def param_groups(f: Fact) -> Fact:
+    """`self.param_groups` of an optimizer whose constructor torch.optim.Optimizer's was handed
+    `f` as `params`: a list of one dict whose "params" is a list of the tensors `f` yields
+    (`model.parameters()`, a list of tensors), its other keys the defaults; unknown where `f`
+    may yield groups (dicts) instead."""
+    el = f.element if f.kind == PARAMS or f.kind == SEQ else None
+    if el is None or el.kind != TENSOR:
+        return UNKNOWN_FACT
+    params = Fact(SEQ, el.grad, el.device, element=el)
+    rest = join(params, UNKNOWN_FACT)  # (`group["lr"]`)
+    group = Fact(MAPPING, rest.grad, rest.device, element=rest, attrs={"params": params})
+    return Fact(SEQ, group.grad, group.device, element=group)
 
 
 class LazyAttrs:

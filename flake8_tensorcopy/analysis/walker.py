@@ -43,6 +43,7 @@ from .evaluate import (
     GENERATOR_TAG,
     GRAD_OFF_CONTEXT,
     GRAD_ON_CONTEXT,
+    GROUPED,
     LISTED,
     MODULE_CLASS_TAG,
     MODULE_EVIDENCE,
@@ -55,12 +56,14 @@ from .evaluate import (
     join_states,
     listed_name,
     moved_name,
+    param_groups,
     param_of,
 )
 from .facts import (
     CLASS,
     FUNCTION,
     IMPORT,
+    MAPPING,
     MODULE,
     NONE_DEFAULT_FACT,
     OBJECT,
@@ -571,10 +574,14 @@ class Walker(Summaries, Evaluator):
         """What of a value passed to another module's function or constructor is asked there
         (call_sinks, method_sinks): a torch module as a plain one (`evaluate(net, x)`, where
         `evaluate` calls `.numpy()` on what it computes), a tensor that requires grad, an
-        iterable of them (`model.parameters()`, a list); else None."""
+        iterable of them (`model.parameters()`, a list), an optimizer's groups of them
+        (`param_groups`, evaluate.param_groups); else None."""
         if a.kind == MODULE:
             return self._plain_module(a)
         el = a.element
+        if a.kind == SEQ and el is not None and el.kind == MAPPING and el.attrs:
+            params = el.attrs.get("params")
+            return a if params is not None and self._sink_argument(params) is params else None
         if a.node is None and a.attrs is None and (
                 a.kind == TENSOR and a.grad is Grad.YES
                 or (a.kind == PARAMS or a.kind == SEQ) and el is not None and el.kind == TENSOR
@@ -1795,6 +1802,8 @@ class Walker(Summaries, Evaluator):
         (`self.model = model`), for the arguments of `call` (`super().__init__(model)` in the
         constructor of `cls`): only those the base sets nowhere else, and that the methods of
         `cls` do not set (what they do set is theirs)."""
+        if self._optimizer_class(cls, local):
+            return self._optimizer_groups(cls, call, local)
         info = self.classes.get(id(cls))
         ctor = self._base_constructor(info) if info is not None else None
         if ctor is None:
@@ -1808,6 +1817,27 @@ class Walker(Summaries, Evaluator):
             if f is not None and f.kind != UNKNOWN and attr not in own:
                 out[attr] = f
         return out
+
+    def _optimizer_groups(self, cls: ast.ClassDef, call: ast.Call, local: State) -> dict:
+        """{"param_groups": fact} for `super().__init__(params, defaults)` in the constructor of a
+        subclass of torch.optim.Optimizer (evaluate.param_groups), where it names `params`;
+        {} where the class sets it itself."""
+        expr = _optimizer_params(call)
+        if expr is None or "param_groups" in _attributes_set(cls, self.source_of if self.lines is not None else None):
+            return {}
+        f = param_groups(self.fact(expr, local))
+        return {"param_groups": f} if f.kind != UNKNOWN else {}
+
+    def _optimizer_class(self, cls: ast.ClassDef, state: State | None = None) -> bool:
+        """Whether `cls` has one base, torch.optim.Optimizer."""
+        if len(cls.bases) != 1:
+            return False
+        if state is None:
+            frame = getattr(self, "module_frame", None)
+            if frame is None:
+                return False
+            state = frame.state
+        return self.qualname(cls.bases[0], state) in _OPTIMIZER_BASES
 
     def _base_constructor(self, info: ClassInfo):
         """(a def with the parameters of the constructor of the one base of the class, ((attr,
@@ -1876,6 +1906,7 @@ class Walker(Summaries, Evaluator):
                 uses[n.id] = uses.get(n.id, 0) + 1
         found: dict = {}
         assigned: dict = {}  # attr -> times the constructor assigns it
+        optimizer = None  # whether the class is an optimizer's (asked at a `super().__init__`)
         for node in _statements_and_calls(init.body):
             if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
                 plain = isinstance(node, ast.Assign) and len(node.targets) == 1
@@ -1890,6 +1921,13 @@ class Walker(Summaries, Evaluator):
                             found.setdefault(t.attr, moved.id + MOVED)  # `model.to(device)`
                         elif plain and (listed := listed_name(v)) is not None and uses.get(listed.id) == 1:
                             found.setdefault(t.attr, listed.id + LISTED)  # `list(params)`
+            elif optimizer is None and _is_super_init(node):
+                # `super().__init__(params, defaults)` of a subclass of torch.optim.Optimizer.
+                optimizer = self._optimizer_class(info.node)
+                given = _optimizer_params(node) if optimizer else None
+                if type(given) is ast.Name and uses.get(given.id) == 1:
+                    assigned["param_groups"] = assigned.get("param_groups", 0) + 1
+                    found.setdefault("param_groups", given.id + GROUPED)
         # (An attribute assigned twice in the constructor is changed: only one assignment names
         # the parameter once.)
         found = {a: p for a, p in found.items() if assigned[a] == 1}
@@ -2351,6 +2389,16 @@ def _single_assignments(func) -> dict:
         elif t is _Assign and len(node.targets) == 1 and type(node.targets[0]) is _Name:
             values[node.targets[0].id] = node.value
     return {name: value for name, value in values.items() if bound.get(name) == 1}
+
+
+# torch.optim.Optimizer, and a stand-in def of its constructor's parameters (_optimizer_groups).
+_OPTIMIZER_BASES = frozenset({"torch.optim.Optimizer", "torch.optim.optimizer.Optimizer"})
+_OPTIMIZER_INIT = ast.parse("def __init__(self, params, defaults): pass").body[0]
+
+
+def _optimizer_params(call: ast.Call):
+    """The expression `super().__init__(...)` passes torch.optim.Optimizer as `params`, or None."""
+    return dict(bind_arguments(_OPTIMIZER_INIT, call, skip_first=True)[0]).get("params")
 
 
 def _is_super_init(node) -> bool:

@@ -9,7 +9,7 @@ from bisect import bisect_left
 from itertools import repeat
 
 from ..analysis.astutil import contains, suspends, target_elements, walk
-from ..analysis.facts import MODULE, TENSOR, Grad, must_grad
+from ..analysis.facts import MAPPING, MODULE, TENSOR, Grad, must_grad
 from ..analysis.saved import strip_views
 from ..analysis.summaries import CallSites
 from ..analysis.storage import Alias, _calls_backward, is_inplace_method
@@ -196,7 +196,8 @@ def _leaf_aliases(text: str, bindings: tuple | None = None) -> frozenset:
     """Names `text` binds, by an assignment or an unpacking (`w, b = lin.weight, lin.bias`), to
     a value that mentions a weight, a bias or a parameter (`bindings`: `_bindings(text)`, if
     read already), or a loop to the elements of an attribute that does (`for p in
-    self.params:`, what a hand-written optimizer was given)."""
+    self.params:`, what a hand-written optimizer was given), or of what such a loop's element
+    holds under such a name (`for p in group["params"]:`)."""
     if not _leaf_word(text):
         return frozenset()
     out = set()
@@ -212,6 +213,10 @@ def _leaf_aliases(text: str, bindings: tuple | None = None) -> frozenset:
         for m in _FOR_LINE.finditer(text):
             iterable = m.group(2).strip()
             if iterable.startswith("self.") and _leaf_word(iterable) and iterable[5:].isidentifier():
+                out.update(_NAME.findall(m.group(1)))
+            elif _leaf_word(iterable) and (first := _NAME.match(iterable)) is not None and first.group(0) in out:
+                # A loop over what an earlier one's element holds (`for group in
+                # self.param_groups:` then `for p in group["params"]:`).
                 out.update(_NAME.findall(m.group(1)))
     return frozenset(out)
 
@@ -1111,7 +1116,8 @@ _INPLACE_ON = LazyPattern(r"(?<!\w)(\w+%s)(?:\.\w+)*(?:\[[^\]\n]*\])?\.(?:" % PO
 def _writes_to_a_parameter(segment: str) -> bool:
     """Whether a function's text calls one of TNS401's initialising in-place methods on one of its
     parameters, on an attribute of one (`m.weight.fill_(0.5)`), or on a loop variable over one
-    (a text test: `def zero_init(params): for p in params: p.fill_(0.0)`)."""
+    or over an attribute of the instance (a text test: `def zero_init(params): for p in params:
+    p.fill_(0.0)`)."""
     header = _HEADER_PARAMS.search(segment)
     if header is None:
         return False
@@ -1119,7 +1125,9 @@ def _writes_to_a_parameter(segment: str) -> bool:
     names.discard("")
     names.discard("self")
     for m in _LOOP_OVER.finditer(segment):
-        if m.group(2) in names:
+        # (A method's loop over what an attribute holds, `for p in self.net.parameters():`, a
+        # module a constructor call handed it: the instance's, walker.method_sinks.)
+        if m.group(2) in names or m.group(2) == "self":
             names.add(m.group(1))
     return any(name in names for name in _inplace_receivers(segment))
 
@@ -1861,6 +1869,8 @@ exactly (a form feed that starts a line at module level).
             held = given.get(attr) if given else None
             kind = held.kind if held is not None else None
             each = "" if kind == TENSOR else "the parameters of " if kind == MODULE else "each of "
+            if held is not None and held.element is not None and held.element.kind == MAPPING:
+                each = "the parameters in "  # (an optimizer's `param_groups`)
             ctx.report(self, node, None, leaf=f"{each}{ctx.short(recv, 30)}.{attr} (in {callee}(), {where})",
                        advice=f"wrap it in `with {self._no_grad_spelling(ctx) or 'torch.no_grad()'}:`")
 
