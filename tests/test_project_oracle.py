@@ -24,6 +24,32 @@ HEAD = "import torch\nimport torch.nn as nn\nimport numpy as np\n"
 PLAIN = "# (imports nothing)\n"
 
 PROGRAMS = [
+    ('TNS1', 'EMA of another module keeps a deep copy of the model', {
+        'ema.py': '''\
+from copy import deepcopy
+class EMA:
+    def __init__(self, model):
+        self.module = deepcopy(model)
+''',
+        'main.py': '''\
+from ema import EMA
+net = nn.Linear(2, 2)
+ema = EMA(net)
+net.requires_grad_(False)
+print(ema.module(torch.ones(2)).numpy())
+'''}),
+    ('TNS1', 'EMA of another module keeps a deep copy of a frozen model', {
+        'ema.py': '''\
+from copy import deepcopy
+class EMA:
+    def __init__(self, model):
+        self.module = deepcopy(model)
+''',
+        'main.py': '''\
+from ema import EMA
+net = nn.Linear(2, 2).requires_grad_(False)
+print(EMA(net).module(torch.ones(2)).numpy())
+'''}),
     # (The meta device stands for an accelerator: `.numpy()` raises the same TypeError.)
     ('TNS1', 'converter of another module given a tensor on an accelerator', {
         'utils.py': '''\
@@ -3306,7 +3332,8 @@ STRICT_MAY = {"generator of another module made and consumed under no_grad", "in
               "converter of another module that detaches a tensor and asarrays anything else",
               "constructors of another module that freeze what they are handed or themselves",
               # (a method's parameter, of unknown device to it: .numpy() after .detach())
-              "logger of another module that detaches what a method call passes"}
+              "logger of another module that detaches what a method call passes",
+              "EMA of another module keeps a deep copy of a frozen model"}
 
 
 def _build(root, files: dict) -> None:

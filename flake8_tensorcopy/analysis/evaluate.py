@@ -177,6 +177,9 @@ MOVED = ">moved"
 # ... or one of its parameters copied into a list (`self.params = list(params)`: the parameters a
 # hand-written optimizer is given).
 LISTED = ">listed"
+# ... or a deep copy of one (`self.module = deepcopy(model)`, timm's ModelEmaV2): a module whose
+# parameters are as the original's were, and which a later change of the original leaves alone.
+COPIED = ">copied"
 # ... or the `params` a subclass of torch.optim.Optimizer hands its base's constructor
 # (`super().__init__(params, defaults)`), which makes `self.param_groups` of them (param_groups).
 GROUPED = ">grouped"
@@ -186,6 +189,14 @@ _MOVES = frozenset({"to", "cuda", "cpu"})
 def param_of(said: str) -> str:
     """The parameter's name in what walker._constructor_attrs says an attribute holds."""
     return said.partition(">")[0]
+
+
+def copied_name(v):
+    """The name `v` deep-copies (`deepcopy(model)`, `copy.deepcopy(model)`), else None."""
+    if type(v) is ast.Call and len(v.args) == 1 and not v.keywords and type(v.args[0]) is _Name \
+            and dotted_name(v.func) in ("deepcopy", "copy.deepcopy"):
+        return v.args[0]
+    return None
 
 
 def listed_name(v):
@@ -242,6 +253,8 @@ def given_moved(given: dict, param: str) -> Fact | None:
         return UNKNOWN_FACT
     if marked + how == GROUPED:
         return param_groups(f)
+    if marked + how == COPIED:
+        return f if f.kind in (MODULE, TENSOR) else UNKNOWN_FACT
     if f.kind == MODULE:
         return f.but(device=Device.UNKNOWN, device_var=None)
     if f.kind == TENSOR:
@@ -1708,7 +1721,7 @@ class Evaluator:
                     if f is not None and f.kind != UNKNOWN:
                         bound[attr] = f
                         passed = dotted_name(pairs[param_of(p)])
-                        if passed is not None and f.kind == MODULE:
+                        if passed is not None and f.kind == MODULE and not p.endswith(COPIED):
                             sources[attr] = (passed, p.endswith(MOVED))
             memo.extend((bound, sources))
 

@@ -40,6 +40,7 @@ from .astutil import (BLOCKS, all_nodes, bind_arguments, call_constants, child_n
                       dotted_name, expressions, first_body_line, is_plain_method, local_names, parameter_names,
                       record_fields, walk, yields)
 from .evaluate import (
+    COPIED,
     GENERATOR_TAG,
     GRAD_OFF_CONTEXT,
     GRAD_ON_CONTEXT,
@@ -52,6 +53,7 @@ from .evaluate import (
     Evaluator,
     LazyAttrs,
     State,
+    copied_name,
     given_moved,
     join_states,
     listed_name,
@@ -1921,6 +1923,8 @@ class Walker(Summaries, Evaluator):
                             found.setdefault(t.attr, moved.id + MOVED)  # `model.to(device)`
                         elif plain and (listed := listed_name(v)) is not None and uses.get(listed.id) == 1:
                             found.setdefault(t.attr, listed.id + LISTED)  # `list(params)`
+                        elif plain and (copied := copied_name(v)) is not None and uses.get(copied.id) == 1:
+                            found.setdefault(t.attr, copied.id + COPIED)  # `deepcopy(model)`
             elif optimizer is None and _is_super_init(node):
                 # `super().__init__(params, defaults)` of a subclass of torch.optim.Optimizer.
                 optimizer = self._optimizer_class(info.node)
