@@ -1638,23 +1638,18 @@ class GanScope:
         return sorted(out, key=lambda s: (s.node.lineno, s.node.col_offset))
 
 
-def helper_of(walker, func, method: str = "") -> tuple:
-    """What function `func` of a project module (method `method` of class `func`), whose summary
-    walker is `walker`, yields to the files that call it: ("1" when it returns generator output it makes (`sample(netG, n)`),
-    else "", and for `GanScope._helper_disc` ((parameter, module parameter or "", line, "1"
-    when a gradient penalty differentiates by it, else ""), ...) for each discriminator call on
-    what a parameter carries whose output the function returns: none when the function calls a
-    backward itself; and for `GanScope._helper_steps` the discriminator steps it takes on what
-    its parameters carry, _steps_of).  Walked by a fresh walker of the module's tree
-    with this domain alone (the module's own walker carries none), active whatever names the
-    module holds: a loss module may name only the discriminator, and the file that asks names
-    both."""
+def _summary_walk(walker, node, method: str):
+    """(the summary of function `node` of a project module, or of method `method` of class
+    `node`, by a fresh walker of the module's tree with this domain alone (the module's own
+    walker carries none), active whatever names the module holds: a loss module may name only
+    the discriminator, and the file that asks names both; the def) or None where it is not
+    known."""
     from .lazytree import Reparse
     from .walker import Walker
 
     lines = walker.lines
     if lines is None:
-        return ()
+        return None
     ctx = walker.ctx
     options = ctx.options
     if options is None:  # (a project made without options: the defaults)
@@ -1666,19 +1661,36 @@ def helper_of(walker, func, method: str = "") -> tuple:
     domain.names.active = True
     w = Walker(walker.tree, [], type(ctx)(lines, options), None, [domain], project=walker.project,
                module=walker.module, module_is_package=walker.module_is_package)
+    func = node
     try:
         w.run_module()
         if method:
-            info = w.classes.get(id(func))
+            info = w.classes.get(id(node))
             func, owner = info.method(method) if info is not None else (None, None)
-            summary = w.summary(func, owner) if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) \
-                and is_plain_method(func) and _plain_decorators(func) else None
+            summary = w.summary(func, owner) if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
         else:
-            summary = w.summary(func)
+            summary = w.summary(node) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
     except (Reparse, RecursionError):
-        return ()
+        return None
     finally:
         w.release()
+    return summary, func
+
+
+def helper_of(walker, func, method: str = "") -> tuple:
+    """What function `func` of a project module (method `method` of class `func`), whose summary
+    walker is `walker`, yields to the files that call it: ("1" when it returns generator output
+    it makes (`sample(netG, n)`), else "", and for `GanScope._helper_disc` ((parameter, module
+    parameter or "", line, "1" when a gradient penalty differentiates by it, else ""), ...) for
+    each discriminator call on what a parameter carries whose output the function returns: none
+    when the function calls a backward itself; and for `GanScope._helper_steps` the
+    discriminator steps it takes on what its parameters carry, _steps_of), by _summary_walk."""
+    found = _summary_walk(walker, func, method)
+    if found is None:
+        return ()
+    summary, func = found
+    if method and summary is not None and not (is_plain_method(func) and _plain_decorators(func)):
+        summary = None  # (a method called on an instance: a plain one, its body what it returns)
     part = summary.doms.get(GanDomain.key) if summary is not None else None
     if part is None:
         return ("", (), ())
@@ -1694,40 +1706,14 @@ def helper_of(walker, func, method: str = "") -> tuple:
 
 def passes_of(walker, node, method: str) -> tuple:
     """("1", the parameters whose values reach what it returns, ...) of function `node` of a
-    project module, or of method `method` of class `node` (GanScope.returns_params), from a walk
-    of the module with this domain alone (as helper_of); () when that is not known."""
-    from .lazytree import Reparse
-    from .walker import Walker
-
-    lines = walker.lines
-    if lines is None:
+    project module, or of method `method` of class `node` (GanScope.returns_params), by
+    _summary_walk; () when that is not known."""
+    found = _summary_walk(walker, node, method)
+    if found is None:
         return ()
-    ctx = walker.ctx
-    options = ctx.options
-    if options is None:  # (a project made without options: the defaults)
-        from ..model import Options
-
-        options = Options()
-    domain = GanDomain(options, screened=True)
-    domain.names = GanNames(walker.tree, options.generator_names, options.discriminator_names, lines.text, True)
-    domain.names.active = True
-    w = Walker(walker.tree, [], type(ctx)(lines, options), None, [domain], project=walker.project,
-               module=walker.module, module_is_package=walker.module_is_package)
-    func = None
-    try:
-        w.run_module()
-        if method:
-            info = w.classes.get(id(node))
-            func, owner = info.method(method) if info is not None else (None, None)
-            summary = w.summary(func, owner) if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
-        else:
-            summary = w.summary(node) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
-    except (Reparse, RecursionError):
-        return ()
-    finally:
-        w.release()
+    summary, func = found
     part = summary.doms.get(GanDomain.key) if summary is not None else None
-    if part is None or not _plain_decorators(func if method else node):
+    if part is None or func is None or not _plain_decorators(func):
         return ()
     return ("1", *sorted(part.returns_params))
 

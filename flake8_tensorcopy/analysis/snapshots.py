@@ -1436,6 +1436,19 @@ def _is_dict_constructor(func, walker, state) -> bool:
     return walker.qualname(func, state) in ("collections.OrderedDict", "typing.OrderedDict")
 
 
+def _host_memory(expr, walker, state):
+    """What the NumPy array of `expr` (`expr.numpy()`, `np.asarray(expr)`) shares its memory
+    with: a view's tensor (_tensor_alias), or `expr` itself where it is a named tensor that
+    converts as it is (no grad, not on an accelerator); else None."""
+    base = _tensor_alias(expr, walker, state)
+    if base is not None:
+        return base
+    f = walker.fact(expr, state)
+    if f.kind == TENSOR and dotted_name(expr) and (f.grad is Grad.NO or state.no_grad) and f.device is not Device.ACCEL:
+        return expr
+    return None
+
+
 def _tensor_alias(node, walker, state):
     """The named tensor whose storage `node` shares without copying, or None: `t.detach()`,
     `t.data`, `t.detach().numpy()`, `t.numpy()` (allowed only where grad is off or not
@@ -1454,28 +1467,14 @@ def _tensor_alias(node, walker, state):
     if type(node.func) is not ast.Attribute or walker.qualname(node.func, state) == "numpy.asarray":
         if len(node.args) == 1 and not node.keywords and walker.qualname(node.func, state) == "numpy.asarray":
             # `np.asarray(w.detach())`: the tensor's `.numpy()`, its memory (a tensor only).
-            arg = node.args[0]
-            base = _tensor_alias(arg, walker, state)
-            if base is not None:
-                return base
-            f = walker.fact(arg, state)
-            if f.kind == TENSOR and dotted_name(arg) and (f.grad is Grad.NO or state.no_grad) \
-                    and f.device is not Device.ACCEL:
-                return arg
+            return _host_memory(node.args[0], walker, state)
         return None
     m = node.func.attr
     inner = node.func.value
     if m == "detach" and not node.args and not node.keywords:
         return inner if walker.fact(inner, state).kind == TENSOR and dotted_name(inner) else None
     if m == "numpy" and not node.args and not any(k.arg == "force" for k in node.keywords):
-        base = _tensor_alias(inner, walker, state)
-        if base is not None:
-            return base
-        f = walker.fact(inner, state)
-        if f.kind == TENSOR and dotted_name(inner) and (f.grad is Grad.NO or state.no_grad) \
-                and f.device is not Device.ACCEL:
-            return inner
-        return None
+        return _host_memory(inner, walker, state)
     if (m == "cpu" and not node.args and not node.keywords) or _to_the_cpu(node):
         base = _tensor_alias(inner, walker, state)
         if base is not None and walker.fact(base, state).device is Device.CPU:
