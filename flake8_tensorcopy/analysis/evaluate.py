@@ -632,6 +632,10 @@ class Evaluator:
             if left is not None:
                 flags = [left]
         thaws = named and (thaw_named or True in flags)
+        if not named and not any(
+                self.fact(e, state).kind == MODULE for a in call.args
+                for e in (a.elts if type(a) in (ast.List, ast.Tuple) else (a,)) if dotted_name(e) is not None):
+            return  # (no torch module handed by name: nothing to freeze, and the callee not asked)
         frozen_params = None if thaws else self.freezes_parameters(call, state)
         if frozen_params is None and not named:
             return
