@@ -229,6 +229,26 @@ from model import Net
 out = Net()(torch.randn(2, 4))
 print(out.pred.numpy())
 '''}),
+    ('TNS1', 'NamedTuple output of a model of another module, unpacked and indexed', {
+        'model.py': '''\
+from typing import NamedTuple
+class Out(NamedTuple):
+    logits: torch.Tensor
+    pred: torch.Tensor
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+    def forward(self, x):
+        h = self.fc(x)
+        return Out(pred=h.argmax(-1), logits=h)
+''',
+        'main.py': '''\
+from model import Net
+net = Net()
+logits, pred = net(torch.randn(2, 4))
+print(pred.numpy(), net(torch.randn(2, 4))[1].numpy(), logits.detach().numpy())
+'''}),
     ('TNS1', 'NamedTuple output of a model of another module, the field that requires grad', {
         'model.py': '''\
 from typing import NamedTuple

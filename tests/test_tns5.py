@@ -772,6 +772,13 @@ def test_accumulators_reported(body, expected):
         print("param norm", float(total_norm ** 0.5))
     """, id="a norm over model.parameters()"),
     pytest.param("""
+        params = list(model.parameters())
+        total_norm = 0.0
+        for p in params:
+            total_norm += p.norm() ** 2
+        print("param norm", float(total_norm ** 0.5))
+    """, id="a norm over a list of the parameters"),
+    pytest.param("""
         for epoch in range(2):
             train_one_epoch(model, opt)
             norms = 0.0

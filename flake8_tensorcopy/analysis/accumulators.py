@@ -29,7 +29,7 @@ import re
 from ..model import REQUIRED, Record
 from .astutil import (bind_arguments, child_nodes, def_stub, dotted_name, is_plain_method, statements,
                       target_elements, walk)
-from .facts import NAMED_PARAMS, OBJECT, PARAMS, TENSOR, UNKNOWN, Grad
+from .facts import NAMED_PARAMS, OBJECT, PARAMS, SEQ, TENSOR, UNKNOWN, Grad
 from .summaries import project_bases
 from .walker import Domain, NameSets
 from ..source import LazyPattern
@@ -152,6 +152,15 @@ def _over_the_model(node) -> bool:
     if t is ast.Subscript:
         return type(node.slice) is ast.Constant and node.slice.value == "params"
     return False
+
+
+def _parameters(f) -> bool:
+    """Whether a loop over a value of fact `f` goes over a model's parameters: `model.parameters()`
+    and the like, or a list of them (`params = list(model.parameters())`)."""
+    if f.kind in (PARAMS, NAMED_PARAMS):
+        return True
+    el = f.element
+    return f.kind == SEQ and el is not None and el.kind == TENSOR and el.leaf and "parameter" in el.tags
 
 
 def _carried_around(loops, key: str, stmt) -> list:
@@ -425,7 +434,7 @@ class AccumulatorDomain(Domain):
         for loop in around:
             if not isinstance(loop, (ast.For, ast.AsyncFor)):
                 return True
-            if not _over_the_model(loop.iter) and walker.fact(loop.iter, state).kind not in (PARAMS, NAMED_PARAMS):
+            if not _over_the_model(loop.iter) and not _parameters(walker.fact(loop.iter, state)):
                 return True
         return False
 

@@ -2009,7 +2009,9 @@ class Evaluator:
             # require grad (or not to be tensors); the others are outputs as above.
             no = out.but(grad=Grad.NO, min_grad=None)
             attrs = {k: no if f is None else f for k, f in fields.items()}
-            order = named_tuple_fields(result.node) if type(result.node) is ast.ClassDef else None
+            node = result.node
+            order = named_tuple_fields(node) if type(node) is ast.ClassDef else \
+                node.named_tuple_fields() if hasattr(node, "named_tuple_fields") else None
             if order is not None:
                 # A NamedTuple, also by position (`logits, pred = net(x)`, `out[1]`).
                 facts = tuple(attrs.get(k, out) for k in order)

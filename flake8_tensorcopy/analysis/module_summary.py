@@ -18,7 +18,8 @@ from contextlib import contextmanager
 
 from . import lazytree
 from .gradmode import with_turns_grad_off, wraps_without_grad
-from .astutil import constant_defaults, decorator_names, def_stub, is_plain_method, is_property, own_nodes
+from .astutil import (constant_defaults, decorator_names, def_stub, is_plain_method, is_property,
+                      named_tuple_fields, own_nodes)
 from .facts import CALLED, CLASS, FUNCTION, MODULE, OBJECT, SITE_CONSTANTS, UNKNOWN_FACT, Fact
 from .evaluate import LazyAttrs
 from .portable import export_fact, import_fact, well_formed
@@ -353,6 +354,12 @@ class ProjectEntity:
         (walker.freezes_self)."""
         return self._answer(("freezes", self.path), _constructor_freezes, many="plain") == "1"
 
+    def named_tuple_fields(self) -> tuple | None:
+        """The fields, in order, of this class where it is a `NamedTuple` (astutil.
+        named_tuple_fields), else None."""
+        found = self._answer(("ntfields", self.path), _named_tuple_fields, many="plain")
+        return tuple(found.split(",")) if type(found) is str and found and found != "-" else None
+
     def frozen_positions(self) -> frozenset:
         """The positions of the positional arguments a call of this function (or of this class:
         its constructor's, past `self`) freezes at the top level of its body (walker.
@@ -508,6 +515,11 @@ def _tested_parameters(walker, node) -> tuple:
 def _paramfree_needs(walker, node):
     needs = walker._paramfree_needs(node) if isinstance(node, ast.ClassDef) else None
     return tuple(sorted(needs)) if needs is not None else "-"
+
+
+def _named_tuple_fields(walker, node) -> str:
+    fields = named_tuple_fields(node) if isinstance(node, ast.ClassDef) else None
+    return ",".join(fields) if fields else "-"
 
 
 def _frozen_positions(walker, node) -> str:

@@ -590,8 +590,8 @@ class Walker(Summaries, Evaluator):
                 and el.grad is Grad.YES):
             return a
         if a.kind == TENSOR and a.device is Device.ACCEL and a.node is None and a.attrs is None:
-            # A tensor on an accelerator (`to_numpy(x.cuda())`: TNS102 inside), asked as one
-            # that does not require grad: what it adds is the device alone.
+            # A tensor that may live on an accelerator as TNS102 reads one (`to_numpy(x.cuda())`),
+            # asked as one that does not require grad: what it adds is the device alone.
             return a.but(grad=Grad.NO, min_grad=None)
         return None
 

@@ -238,7 +238,7 @@ class _NumpyMethodRule(_Tns1Rule):
                 # converts without `.cpu()`.
                 expr = _display(ctx, arg, "the tensor")
                 ctx.report(self, arg, None, expr=expr, origin=f" ({callee}() calls .numpy() on it, {where})",
-                           hazard="is on an accelerator", error="TypeError",
+                           hazard="may be on an accelerator", error="TypeError",
                            use=_shown(ctx, _parenthesized(ctx, arg) + ".cpu()", "t.cpu()"))
                 return
             expr, use, several = _passed(ctx, arg, "the tensor")
@@ -867,10 +867,10 @@ call) is reported only in strict mode.  A variable that the code moves to the ho
 device test (`if device != "cpu": spec = spec.cpu()`) is trusted: the analysis cannot tell
 that the test and the earlier `.to(device)` are about the same device.
 
-A tensor certainly on an accelerator passed to a function of another module of the project that
-calls `.numpy()` on it without `.cpu()` is reported at the argument, where the call is: `x
-(to_numpy() calls .numpy() on it, utils.py:2) is on an accelerator` (no fix: what the function
-does with the tensor besides is its own).
+A tensor that may live on an accelerator, as above, passed to a function of another module of
+the project that calls `.numpy()` on it without `.cpu()` is reported at the argument, where the
+call is: `x (to_numpy() calls .numpy() on it, utils.py:2) may be on an accelerator` (no fix:
+what the function does with the tensor besides is its own).
 
 ## Why is this bad?
 NumPy arrays live in host memory, so `numpy()` refuses any other device: `TypeError: can't
