@@ -146,6 +146,24 @@ probe = LinearProbe(backbone, 3)
 print(backbone(torch.randn(2, 4)).numpy())
 print(Frozen()(torch.randn(2, 4)).numpy())
 '''}),
+    ('TNS1', 'constructors of another module that freeze what they are handed by keyword or in a chain', {
+        'freezers.py': '''\
+class Probe:
+    def __init__(self, net):
+        net.requires_grad_(False)
+class Keeper:
+    def __init__(self, net):
+        self.net = net.eval().requires_grad_(False)
+''',
+        'main.py': '''\
+from freezers import Probe, Keeper
+net = nn.Linear(3, 2)
+Probe(net=net)
+print(net(torch.randn(4, 3)).numpy())
+other = nn.Linear(3, 2)
+k = Keeper(other)
+print(other(torch.randn(4, 3)).numpy())
+'''}),
     ('TNS1', 'constructor of another module that freezes its own head, not the backbone', {
         'freezers.py': '''\
 class LinearProbe:
@@ -3353,7 +3371,8 @@ STRICT_MAY = {"generator of another module made and consumed under no_grad", "in
               "constructors of another module that freeze what they are handed or themselves",
               # (a method's parameter, of unknown device to it: .numpy() after .detach())
               "logger of another module that detaches what a method call passes",
-              "EMA of another module keeps a deep copy of a frozen model"}
+              "EMA of another module keeps a deep copy of a frozen model",
+              "constructors of another module that freeze what they are handed by keyword or in a chain"}
 
 
 def _build(root, files: dict) -> None:

@@ -541,7 +541,7 @@ class Evaluator:
             for target in stmt.targets:
                 self._bind(target, f, state, stmt.value)
             value = stmt.value
-            if type(value) is ast.Call and type(value.func) is ast.Name and value.args:
+            if type(value) is ast.Call and type(value.func) is ast.Name and (value.args or value.keywords):
                 # `probe = LinearProbe(backbone)`, whose constructor freezes the backbone.
                 self._handed_to_freeze(value, state)
             if (f.kind == MAPPING or f.kind == SEQ) and self._container_aliases is not None:
@@ -619,7 +619,7 @@ class Evaluator:
         # (Whole freezes by their names; not `freeze_bn`, `freeze_backbone(model)`: a part.)
         thaw_named = low in _THAW_NAMES
         named = thaw_named or low in _FREEZE_NAMES or low.endswith("requires_grad")
-        if not call.args or not named and type(func) is not ast.Name:
+        if not call.args and (named or not call.keywords) or not named and type(func) is not ast.Name:
             return
         args = [*call.args, *(k.value for k in call.keywords)]
         # A literal True (`set_requires_grad(D, True)`, or left to the function's default:
@@ -633,13 +633,16 @@ class Evaluator:
                 flags = [left]
         thaws = named and (thaw_named or True in flags)
         if not named and not any(
-                self.fact(e, state).kind == MODULE for a in call.args
+                self.fact(e, state).kind == MODULE for a in (*call.args, *(kw.value for kw in call.keywords))
                 for e in (a.elts if type(a) in (ast.List, ast.Tuple) else (a,)) if dotted_name(e) is not None):
             return  # (no torch module handed by name: nothing to freeze, and the callee not asked)
         frozen_params = None if thaws else self.freezes_parameters(call, state)
         if frozen_params is None and not named:
             return
-        for i, a in enumerate(call.args):
+        handed = list(enumerate(call.args))
+        if frozen_params is not None:
+            handed += [(kw.arg, kw.value) for kw in call.keywords if kw.arg in frozen_params]
+        for i, a in handed:
             if frozen_params is not None and i not in frozen_params:
                 continue
             for e in (a.elts if type(a) in (ast.List, ast.Tuple) else (a,)):

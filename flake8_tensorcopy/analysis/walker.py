@@ -1953,14 +1953,18 @@ class Walker(Summaries, Evaluator):
         """Evaluator.freezes_parameters: for a call of a function of the file (by name, no
         `*args`), the positions of its positional parameters that it freezes at the top level
         of its body (`for p in model.parameters(): p.requires_grad = False`, `model.requires_grad_(
-        False)`), when there is one; None otherwise."""
+        False)`), and the names of those the call passes by keyword (`Probe(net=net)`), when there
+        is one; None otherwise."""
         if type(call.func) is not ast.Name or any(type(a) is ast.Starred for a in call.args):
             return None
         f = self.fact(call.func, state) if self._grad_setters() or self.project is not None else None
         if f is not None and f.kind in (FUNCTION, CLASS) and hasattr(f.node, "frozen_positions"):
             # A function or a class of another module of the project: what its module says.
-            found = {i for i in f.node.frozen_positions() if i < len(call.args)}
-            return found or None
+            positions = f.node.frozen_positions()
+            if not positions:
+                return None
+            stub = f.node.method_stub("__init__") if f.kind == CLASS else f.node.node
+            return _frozen_arguments(positions, stub, 1 if f.kind == CLASS else 0, call) or None
         if not self._grad_setters():
             return None  # (no function of the file mentions requires_grad)
         func = f.node if f.kind == FUNCTION else None
@@ -1977,8 +1981,7 @@ class Walker(Summaries, Evaluator):
         found = self._frozen_params.get(id(func))
         if found is None:
             found = self._frozen_params[id(func)] = frozen_positions(func, skip)
-        found = {i for i in found if i < len(call.args)}
-        return found or None
+        return _frozen_arguments(found, func, skip, call) or None
 
     def _sets_grad(self, name: str) -> bool:
         """Whether a function called `name` may change whether what it is given requires grad:
@@ -2454,6 +2457,17 @@ def freezes_self(init, freezing_method=None) -> bool:
     return True
 
 
+def _frozen_arguments(positions, func, skip: int, call: ast.Call) -> set:
+    """Of the parameters at `positions` (past the first `skip`) of def `func` (None: not known),
+    the positions `call` passes positionally and the names it passes by keyword."""
+    out: set = {i for i in positions if i < len(call.args)}
+    if call.keywords and func is not None:
+        params = [a.arg for a in [*func.args.posonlyargs, *func.args.args]][skip:]
+        named = {params[i] for i in positions if i < len(params)}
+        out |= {kw.arg for kw in call.keywords if kw.arg in named}
+    return out
+
+
 def frozen_positions(func, skip: int = 0) -> frozenset:
     """The positions (past the first `skip`) of the positional parameters of def `func` that it
     freezes at the top level of its body (_freezes): by their names, or, past a first parameter
@@ -2497,7 +2511,8 @@ def _freezes(stmt, me: str) -> bool:
     it in place, `p.detach_()`, which leaves it a leaf that does not require grad).  `me`: a
     name, or a dotted one (`self.backbone`)."""
     t = type(stmt)
-    if t is ast.Expr:
+    if t is ast.Expr or t is ast.Assign:
+        # (`self.net = net.eval().requires_grad_(False)`: what it returns is what it froze.)
         call = stmt.value
         if type(call) is not ast.Call or type(call.func) is not ast.Attribute or call.func.attr != "requires_grad_" \
                 or not _false_argument(call):
