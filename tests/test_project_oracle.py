@@ -24,6 +24,19 @@ HEAD = "import torch\nimport torch.nn as nn\nimport numpy as np\n"
 PLAIN = "# (imports nothing)\n"
 
 PROGRAMS = [
+    ('TNS1', 'attack helper of another module decorated enable_grad, called under no_grad', {
+        'attacks.py': '''\
+@torch.enable_grad()
+def attack(net, x):
+    return net(x.clone().requires_grad_(True)).sum()
+''',
+        'main.py': '''\
+from attacks import attack
+net = nn.Linear(3, 2)
+with torch.no_grad():
+    out = attack(net, torch.randn(4, 3))
+print(out.numpy())
+'''}),
     ('TNS1', 'EMA of another module keeps a deep copy of the model', {
         'ema.py': '''\
 from copy import deepcopy

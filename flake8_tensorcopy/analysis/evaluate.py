@@ -1250,12 +1250,17 @@ class Evaluator:
         return f
 
     def _runs_with_grad(self, node, state: State) -> bool:
-        """Whether `node` calls a function of the file decorated `@torch.enable_grad()` (an
-        attack's or a meta-learning step's): it computes with grad on whatever the caller's mode."""
+        """Whether `node` calls a function of the file, or of another module of the project,
+        decorated `@torch.enable_grad()` (an attack's or a meta-learning step's): it computes
+        with grad on whatever the caller's mode."""
         if type(node) is not ast.Call or type(node.func) is not _Name:
             return False
         f = state.lookup(node.func.id)
+        if f is not None and f.kind == IMPORT:
+            f = self.fact(node.func, state)  # (`from utils import attack`)
         func = f.node if f is not None and f.kind == FUNCTION else None
+        if hasattr(func, "enables_grad"):
+            return func.enables_grad()  # (a function of another module of the project)
         return isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) and enables_grad(func, lambda n: self.qualname(n, state))
 
     def _eval(self, node, state: State) -> Fact:

@@ -354,6 +354,11 @@ class ProjectEntity:
         (walker.freezes_self)."""
         return self._answer(("freezes", self.path), _constructor_freezes, many="plain") == "1"
 
+    def enables_grad(self) -> bool:
+        """Whether this function is decorated `@torch.enable_grad()` (gradmode.enables_grad): a
+        call of it computes with grad on whatever the caller's mode."""
+        return self._answer(("egrad", self.path), _enables_grad, many="plain") == "1"
+
     def named_tuple_fields(self) -> tuple | None:
         """The fields, in order, of this class where it is a `NamedTuple` (astutil.
         named_tuple_fields), else None."""
@@ -515,6 +520,15 @@ def _tested_parameters(walker, node) -> tuple:
 def _paramfree_needs(walker, node):
     needs = walker._paramfree_needs(node) if isinstance(node, ast.ClassDef) else None
     return tuple(sorted(needs)) if needs is not None else "-"
+
+
+def _enables_grad(walker, node) -> str:
+    from .gradmode import enables_grad
+
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or not node.decorator_list:
+        return ""
+    state = walker.module_frame.state if getattr(walker, "module_frame", None) is not None else None
+    return "1" if enables_grad(node, lambda n: walker.qualname(n, state)) else ""
 
 
 def _named_tuple_fields(walker, node) -> str:
