@@ -24,6 +24,24 @@ HEAD = "import torch\nimport torch.nn as nn\nimport numpy as np\n"
 PLAIN = "# (imports nothing)\n"
 
 PROGRAMS = [
+    ('TNS1', 'constructor calls the freezing method it inherits from a base of another module', {
+        'frozen_base.py': '''\
+class Frozen(nn.Module):
+    def freeze(self):
+        for p in self.parameters():
+            p.requires_grad_(False)
+''',
+        'main.py': '''\
+from frozen_base import Frozen
+class Enc(Frozen):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(3, 2)
+        self.freeze()
+    def forward(self, x):
+        return self.lin(x)
+print(Enc()(torch.randn(2, 3)).numpy())
+'''}),
     ('TNS1', 'attack helper of another module decorated enable_grad, called under no_grad', {
         'attacks.py': '''\
 @torch.enable_grad()
@@ -3385,7 +3403,8 @@ STRICT_MAY = {"generator of another module made and consumed under no_grad", "in
               # (a method's parameter, of unknown device to it: .numpy() after .detach())
               "logger of another module that detaches what a method call passes",
               "EMA of another module keeps a deep copy of a frozen model",
-              "constructors of another module that freeze what they are handed by keyword or in a chain"}
+              "constructors of another module that freeze what they are handed by keyword or in a chain",
+              "constructor calls the freezing method it inherits from a base of another module"}
 
 
 def _build(root, files: dict) -> None:

@@ -2048,9 +2048,11 @@ class Walker(Summaries, Evaluator):
 
         def freezing_method(name: str) -> bool:
             # `self.freeze()`: a method of the class that freezes the instance as a constructor
-            # would (not one of another module's base: what the constructor calls of those is
-            # not read).
+            # would, or one it inherits from a base of another module that does (its module's
+            # answer: method_freezing).
             method = info.method(name)[0]
+            if method is None:
+                return any(base.method_freezing(name) == "1" for base in project_bases(info))
             return isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and method is not init \
                 and is_plain_method(method) and freezes_self(method)
 
