@@ -20,6 +20,7 @@ from .astutil import (all_nodes, bind_arguments, bool_binding, decorator_names, 
                       local_names, named_tuple_fields, parameter_names, record_fields)
 from .astutil import kwarg as _kwarg
 from .gradmode import context_effect, enables_grad, set_grad_call
+from .summaries import project_bases
 from .facts import (
     ARRAY_FACT,
     CALL_CONSTANTS,
@@ -676,17 +677,10 @@ class Evaluator:
             if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 return method, is_plain_method(method)
             # Inherited from a class of another module (`BaseModel.set_requires_grad`).
-            todo, seen = [info] if info is not None else [], set()
-            while todo:
-                c = todo.pop(0)
-                if id(c) in seen:
-                    continue
-                seen.add(id(c))
-                for base in c.project_bases:
-                    stub = base.method_stub(func.attr)
-                    if stub is not None:
-                        return stub, not base.is_static(func.attr)
-                todo.extend(c.bases)
+            for base in project_bases(info) if info is not None else ():
+                stub = base.method_stub(func.attr)
+                if stub is not None:
+                    return stub, not base.is_static(func.attr)
             return None, False
         stub = owner.method_stub(func.attr) if hasattr(owner, "method_stub") else None
         if stub is None:

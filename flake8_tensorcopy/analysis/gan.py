@@ -1245,7 +1245,9 @@ class GanScope:
                 return None, 0, None
         elif isinstance(func, ast.Attribute) and isinstance(func.value, (ast.Name, ast.Attribute, ast.Call)):
             f = self.walker.fact(func.value, self.state)
-            if isinstance(f.node, ast.ClassDef) and (f.kind == OBJECT or f.kind == MODULE and self.role(func.value) is None):
+            # (A plain object's method whatever its name; a module's where its name plays no role.)
+            instance = f.kind == OBJECT or f.kind == MODULE and self.role(func.value) is None
+            if isinstance(f.node, ast.ClassDef) and instance:
                 # `crit.d_loss(netD, real, fake)`, `self.crit.d_loss(...)`, `GANLoss().d_loss(...)`:
                 # a method of an instance of a class of the file.
                 info = self.walker.classes.get(id(f.node))
@@ -1253,7 +1255,7 @@ class GanScope:
                 first = 1
                 if not isinstance(callee, (ast.FunctionDef, ast.AsyncFunctionDef)) or not is_plain_method(callee):
                     return None, 0, None
-            elif hasattr(f.node, "method_stub") and (f.kind == OBJECT or f.kind == MODULE and self.role(func.value) is None):
+            elif hasattr(f.node, "method_stub") and instance:
                 # `crit.d_loss(netD, real, fake)` of an instance of a class of another module.
                 stub = f.node.method_stub(func.attr)
                 if stub is None or f.node.is_static(func.attr):

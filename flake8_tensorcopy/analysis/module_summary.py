@@ -168,38 +168,33 @@ class ProjectEntity:
         returns generator output it makes, returns a discriminator applied to its parameters,
         takes a discriminator step on them (gan.helper_of: plain data); ("", (), ()) when
         nothing."""
-        # Each answer is a fresh walk (gan.helper_of), which memoises nothing: a helper that
-        # calls back into one being asked (through other modules) reads as nothing there, and
-        # what is computed meanwhile depends on which was asked first (not kept).
-        key = (self.module, self.path, method) if method else (self.module, self.path)
-        asking = self.project.asking
-        if key in asking:
-            self.project.taint()
-            return ("", (), ())
-        asking.add(key)
-        try:
-            found = self._answer(("gan", self.path, method), lambda w, node: _gan_helper(w, node, method),
-                                 many="plain") if method else self._answer(("gan", self.path), _gan_helper, many="plain")
-        finally:
-            asking.discard(key)
+        question = ("gan", self.path, method) if method else ("gan", self.path)
+        found = self._fresh_walk(question, lambda w, node: _gan_helper(w, node, method))
         return found if type(found) is tuple and len(found) == 3 else ("", (), ())
 
     def gan_passes(self, method: str = "") -> tuple | None:
         """The parameters of this function (of its method `method`, for a class) whose values
         reach what it returns, as the GAN domain follows generator output (gan.passes_of): a
         tuple of names; None when that is not known."""
-        key = (self.module, self.path, method)
+        found = self._fresh_walk(("gan_passes", self.path, method), lambda w, node: _gan_passes(w, node, method))
+        return found[1:] if type(found) is tuple and found[:1] == ("1",) else None
+
+    def _fresh_walk(self, question: tuple, compute):
+        """The answer to `question`, computed by a fresh walk of the module (`compute`), or None
+        while the same question is being asked (through other modules)."""
+        # Each such answer is a fresh walk (gan.helper_of), which memoises nothing: a helper that
+        # calls back into one being asked (through other modules) reads as nothing there, and
+        # what is computed meanwhile depends on which was asked first (not kept).
+        key = (self.module, *question)
         asking = self.project.asking
         if key in asking:
             self.project.taint()
             return None
         asking.add(key)
         try:
-            found = self._answer(("gan_passes", self.path, method), lambda w, node: _gan_passes(w, node, method),
-                                 many="plain")
+            return self._answer(question, compute, many="plain")
         finally:
             asking.discard(key)
-        return found[1:] if type(found) is tuple and found[:1] == ("1",) else None
 
     # classes
     def method_where(self, name: str) -> str | None:

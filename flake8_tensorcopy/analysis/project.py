@@ -85,7 +85,7 @@ class Project:
         self._import_lists: dict = {}  # path -> (digest, reach.imports of its text, or None): caller_facts
         self.scanned = False  # files_mentioning() was asked (see there)
         self.scanned_words: set = set()  # the words it was asked for the current file
-        self.asking: set = set()  # (module, path) of the GAN helpers being asked (module_summary.py)
+        self.asking: set = set()  # (module, question) of the fresh walks being asked (module_summary.py)
         # What the rules that report through calls (`to_numpy(out)`) need of the project's
         # modules: through.Through, set by the engine (the layer that has the rules); asked by
         # module_summary.ProjectEntity.sinks_for and walker.call_sinks.
