@@ -118,12 +118,13 @@ class _Probe:
 
         given_result = summaries.Summaries.given_result
 
-        def _given_result(w, func, cls, args, generic):
-            key = (id(func), id(cls), tuple(sorted((p, f, id(f.node)) for p, f in args.items())))
-            fresh = (key not in w._call_results and w._call_budget > 0
+        def _given_result(w, func, cls, args, generic, key=(), parent=None):
+            full = (id(func), id(cls), tuple(sorted((p, f, id(f.node)) for p, f in args.items())),
+                    key, parent is None)
+            fresh = (full not in w._call_results and w._call_budget > 0
                      and func.end_lineno - func.lineno <= summaries._CALL_MAX_LINES)
             start = time.perf_counter()
-            result = given_result(w, func, cls, args, generic)
+            result = given_result(w, func, cls, args, generic, key, parent)
             spent = time.perf_counter() - start
             if fresh:
                 plain = generic()
