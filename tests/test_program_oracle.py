@@ -291,6 +291,30 @@ logits, pred = Net()(torch.randn(2, 4))
 print(pred.numpy())
 print(logits.numpy())
 '''),
+    ('the indices of max, topk and sort in what a model returns', '''\
+from typing import NamedTuple
+class Output(NamedTuple):
+    logits: torch.Tensor
+    pred: torch.Tensor
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+    def forward(self, x):
+        h = self.fc(x)
+        return Output(h, h.max(1)[1])
+class Top(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+    def forward(self, x):
+        h = self.fc(x)
+        _, order = h.sort(dim=1)
+        return h, torch.topk(h, 2)[1], order
+print(Net()(torch.randn(2, 4)).pred.numpy())
+_, top, order = Top()(torch.randn(2, 4))
+print(top.numpy(), order.numpy())
+'''),
     ('context manager of the file turns grad off', '''\
 import contextlib
 @contextlib.contextmanager

@@ -410,7 +410,9 @@ _SAMPLES = frozenset({"sample", "sample_n", "enumerate_support"})
 
 # Text that a function must contain for its result not to require grad when its module's does.
 _NO_GRAD_RESULT_HINTS = ("sample(", "detach(", "no_grad", "inference_mode", "set_grad_enabled", "argmax",
-                         "argmin", ".item(", "tolist(", "requires_grad", ".data", ".long(", ".bool(")
+                         "argmin", ".item(", "tolist(", "requires_grad", ".data", ".long(", ".bool(",
+                         # (the indices of `logits.max(1)[1]`, `torch.topk(x, 5)[1]`, `x.sort()`)
+                         ".max(", ".min(", "topk(", "sort(")
 
 # A value of unknown kind that a tensor-only method (`.detach()`, `.cpu()`, `.data`) made.
 _TENSORISH = "tensorish"
