@@ -113,7 +113,8 @@ def test_tns502_reports_snapshots_that_change_with_the_update(alias):
 # (state-dict snapshot, whether TNS501 must report it when an update follows)
 STATE_SNAPSHOTS = [
     ("model.state_dict()", True), ("model.state_dict().copy()", True), ("dict(model.state_dict())", True),
-    ("collections.OrderedDict(model.state_dict())", True),
+    ("collections.OrderedDict(model.state_dict())", True), ("copy.copy(model.state_dict())", True),
+    ("copy.copy(copy.deepcopy(model.state_dict()))", False),
     ("copy.deepcopy(model.state_dict())", False), ("{k: v.clone() for k, v in model.state_dict().items()}", False),
     ("{k: v.cpu().clone() for k, v in model.state_dict().items()}", False),
     ("copy.deepcopy(model).state_dict()", False),

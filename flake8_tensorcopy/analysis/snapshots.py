@@ -181,7 +181,8 @@ def _returned_snapshot(expr) -> tuple | None:
         f = inner.func
         if type(f) is ast.Attribute and f.attr == "copy" and not inner.args:
             inner = f.value
-        elif len(inner.args) == 1 and dotted_name(f) in ("dict", "OrderedDict", "collections.OrderedDict"):
+        elif len(inner.args) == 1 and dotted_name(f) in ("dict", "OrderedDict", "collections.OrderedDict",
+                                                         "copy.copy"):
             inner = inner.args[0]
     if (type(inner) is ast.Call and type(inner.func) is ast.Attribute and inner.func.attr == "state_dict"
             and not inner.args and not inner.keywords):
@@ -1010,8 +1011,8 @@ class SnapshotDomain(Domain):
         if t is ast.Call:
             func = node.func
             if (isinstance(func, ast.Name) and func.id in ("dict", "list", "tuple", "OrderedDict")
-                    and len(node.args) == 1):
-                return self._tokens(walker, node.args[0], state, st, rec)
+                    or walker.qualname(func, state) == "copy.copy") and len(node.args) == 1:
+                return self._tokens(walker, node.args[0], state, st, rec)  # (shallow copies)
             if isinstance(func, ast.Attribute):
                 inner = self._tokens(walker, func.value, state, st, rec) if func.attr in (
                     "copy", "items", "values", "detach", "numpy") else frozenset()
@@ -1357,7 +1358,8 @@ def _called(text: str, key: str) -> bool:
 
 def _state_dict_alias(node, walker, state, dom=None):
     """(the module's dotted name, the `.state_dict()` call, how) when `node` is `m.state_dict()`,
-    a shallow copy of one (`m.state_dict().copy()`, `dict(m.state_dict())`, `OrderedDict(...)`),
+    a shallow copy of one (`m.state_dict().copy()`, `dict(m.state_dict())`, `OrderedDict(...)`,
+    `copy.copy(...)`),
     or a call of a function that returns one of a module it is handed (`snapshot(m)`;
     snapshot_return: "how" then says so, else "")."""
     inner = None
@@ -1430,10 +1432,11 @@ def _helper_argument(call, walker, state, dom, kind: str):
 
 
 def _is_dict_constructor(func, walker, state) -> bool:
-    """`dict` (the builtin) or `collections.OrderedDict`: a shallow copy of a mapping."""
+    """`dict` (the builtin), `collections.OrderedDict` or `copy.copy`: a shallow copy of a
+    mapping."""
     if isinstance(func, ast.Name) and func.id == "dict" and state.lookup("dict") is None:
         return True
-    return walker.qualname(func, state) in ("collections.OrderedDict", "typing.OrderedDict")
+    return walker.qualname(func, state) in ("collections.OrderedDict", "typing.OrderedDict", "copy.copy")
 
 
 def _host_memory(expr, walker, state):

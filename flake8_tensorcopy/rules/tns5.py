@@ -117,8 +117,8 @@ Checks for a module's `state_dict()` kept as a snapshot and used after an in-pla
 the module's parameters.
 
 The snapshot is `best_state = model.state_dict()`, a checkpoint dict or list that holds one,
-a shallow copy of one (`.copy()`, `dict(...)`, `OrderedDict(...)`), a comprehension over its
-`.items()` or `.values()` that copies no tensor (`{k: v for k, v in sd.items()}`, `v.detach()`,
+a shallow copy of one (`.copy()`, `dict(...)`, `OrderedDict(...)`, `copy.copy(...)`), a
+comprehension over its `.items()` or `.values()` that copies no tensor (`{k: v for k, v in sd.items()}`, `v.detach()`,
 `v.data`, `v.numpy()`, which runs only on the CPU and shares the tensor's memory there, and for
 the state dict of a module certainly on the CPU `v.cpu()` or `v.to("cpu")`, which there return
 the tensor itself; `.to("cpu", copy=True)` or a dtype copies), `state_dict(keep_vars=True)`
