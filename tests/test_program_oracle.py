@@ -315,6 +315,57 @@ print(Net()(torch.randn(2, 4)).pred.numpy())
 _, top, order = Top()(torch.randn(2, 4))
 print(top.numpy(), order.numpy())
 '''),
+    ('a logger method keeps what its calls pass, another converts it', '''\
+class Logger:
+    def __init__(self):
+        self.last = None
+    def log(self, v):
+        self.last = v
+    def dump(self):
+        return self.last.numpy()
+def main():
+    net = nn.Linear(2, 1)
+    logger = Logger()
+    for _ in range(2):
+        loss = net(torch.ones(1, 2)).sum()
+        loss.backward()
+        logger.log(loss)
+    print(logger.dump())
+main()
+'''),
+    ('a meter method appends what its calls pass, np.mean of the list', '''\
+class Meter:
+    def __init__(self):
+        self.vals = []
+    def update(self, v):
+        self.vals.append(v)
+    def avg(self):
+        return np.mean(self.vals)
+net = nn.Linear(2, 1)
+meter = Meter()
+for _ in range(2):
+    loss = net(torch.ones(1, 2)).sum()
+    meter.update(loss)
+print(meter.avg())
+'''),
+    ('a logger method keeps what its calls pass, detached or under no_grad', '''\
+class Logger:
+    def __init__(self):
+        self.vals = []
+        self.last = None
+    def log(self, v):
+        self.last = v
+        self.vals.append(v)
+    def dump(self):
+        return self.last.numpy(), np.mean(self.vals)
+net = nn.Linear(2, 1)
+logger = Logger()
+loss = net(torch.ones(1, 2)).sum()
+logger.log(loss.detach())
+with torch.no_grad():
+    logger.log(net(torch.ones(1, 2)).sum())
+print(logger.dump())
+'''),
     ('context manager of the file turns grad off', '''\
 import contextlib
 @contextlib.contextmanager
@@ -2965,7 +3016,8 @@ STRICT_MAY = {"a module whose constructor calls its own freezing method", "const
               "trainer handed the model, then the freeze helper", "freeze helper of the file, its result kept",
               "toggle_grad helper of the file, D frozen", "set_requires_grad(model, bool) helper, D frozen",
               "freeze helper of the file, model of a function",
-              "freeze helper of the file on an attribute in the constructor"}
+              "freeze helper of the file on an attribute in the constructor",
+              "a logger method keeps what its calls pass, detached or under no_grad"}
 
 
 def _run(torch, code: str):

@@ -2149,7 +2149,12 @@ class Evaluator:
                 return recv
             return UNKNOWN_FACT
         if kind == OBJECT:
-            f = recv.attrs.get(m) if recv.attrs is not None else None
+            # (A method the class of the file defines is not an attribute its methods set: its
+            # attributes are not loaded for it, so that the calls of a method that keeps what it
+            # is given, `logger.log(loss)`, are seen before they are: Walker._class_attr_facts.)
+            info = self.classes.get(id(recv.node)) if recv.node is not None else None
+            f = recv.attrs.get(m) if recv.attrs is not None and (
+                info is None or info.method(m)[0] is None) else None
             if f is None and recv.node is not None:
                 f = self._property(recv, m, node.func.value if type(node.func) is _Attribute else None,
                                    state)  # `trainer.head(x)`, `head` a property

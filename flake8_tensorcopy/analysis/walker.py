@@ -1698,14 +1698,17 @@ class Walker(Summaries, Evaluator):
                 # the name reads in the method's own walk (evaluate.py).
                 if name in local.env and name != self_name:
                     local.env[name] = _EVIDENT_MODULE
-            if item.name == "__init__":
-                # What the constructor calls of the file pass (`Trainer(model=Net())`).
-                info = self.classes.get(id(cls))
-                if info is not None:
-                    local.env.update(self.parameter_facts(item, info))
             if self.lines is not None and not may_set_attributes(self.source_of(item), self_name, direct=True,
                                                                  init=item.name == "__init__"):
                 continue  # (its body may not be parsed yet: lazytree.py)
+            if item.name == "__init__" or len(params) > 1 and is_plain_method(item) \
+                    and _keeps_parameter(item, self_name):
+                # What the constructor calls of the file pass (`Trainer(model=Net())`), or the
+                # file's calls of a method that keeps one of its parameters (`logger.log(loss)`,
+                # `self.last = v`; the calls the walk has seen so far).
+                info = self.classes.get(id(cls))
+                if info is not None:
+                    local.env.update(self.parameter_facts(item, info))
             statement = None
             for node in _statements_and_calls(item.body):
                 if isinstance(node, ast.stmt):
@@ -2309,6 +2312,23 @@ class Walker(Summaries, Evaluator):
                 continue  # nothing known: the list's facts stay as they were
             el = join(seq.element, new) if seq.element is not None else new
             parts[attr].append(Fact(SEQ, max(seq.grad, el.grad), max(seq.device, el.device), element=el))
+
+
+def _keeps_parameter(method, self_name: str) -> bool:
+    """Whether `method` sets an attribute of `self_name` to one of its other parameters, or adds
+    one to a list it keeps (`self.last = v`, `self.vals.append(v)`), as written."""
+    params = {a.arg for a in (*method.args.posonlyargs, *method.args.args, *method.args.kwonlyargs)} - {self_name}
+    for node in _statements_and_calls(method.body):
+        t = type(node)
+        if t is ast.Assign:
+            if type(node.value) is ast.Name and node.value.id in params and any(
+                    type(x) is ast.Attribute and type(x.value) is ast.Name and x.value.id == self_name
+                    for x in node.targets):
+                return True
+        elif t is ast.Call and type(node.func) is ast.Attribute and node.func.attr == "append" \
+                and len(node.args) == 1 and type(node.args[0]) is ast.Name and node.args[0].id in params:
+            return True
+    return False
 
 
 def _literal_defaults(args: ast.arguments) -> list:
