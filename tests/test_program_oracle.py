@@ -366,6 +366,35 @@ with torch.no_grad():
     logger.log(net(torch.ones(1, 2)).sum())
 print(logger.dump())
 '''),
+    ('a constructor freezes what it is handed behind its flag', '''\
+class Probe(nn.Module):
+    def __init__(self, backbone, freeze=False):
+        super().__init__()
+        self.backbone = backbone
+        if freeze:
+            for p in self.backbone.parameters():
+                p.requires_grad = False
+class Holder:
+    def __init__(self, net, freeze=True):
+        self.net = net
+        if freeze:
+            self.net.requires_grad_(False)
+a = nn.Linear(4, 4)
+probe = Probe(a, freeze=True)
+b = nn.Linear(4, 4)
+Holder(b)
+print(a(torch.ones(1, 4)).numpy(), b(torch.ones(1, 4)).numpy())
+'''),
+    ('a constructor freezes what it is handed behind its flag, left false', '''\
+class Holder:
+    def __init__(self, net, freeze=True):
+        self.net = net
+        if freeze:
+            self.net.requires_grad_(False)
+a = nn.Linear(4, 4)
+Holder(a, False)
+print(a(torch.ones(1, 4)).numpy())
+'''),
     ('context manager of the file turns grad off', '''\
 import contextlib
 @contextlib.contextmanager
@@ -3017,7 +3046,8 @@ STRICT_MAY = {"a module whose constructor calls its own freezing method", "const
               "toggle_grad helper of the file, D frozen", "set_requires_grad(model, bool) helper, D frozen",
               "freeze helper of the file, model of a function",
               "freeze helper of the file on an attribute in the constructor",
-              "a logger method keeps what its calls pass, detached or under no_grad"}
+              "a logger method keeps what its calls pass, detached or under no_grad",
+              "a constructor freezes what it is handed behind its flag"}
 
 
 def _run(torch, code: str):

@@ -24,6 +24,49 @@ HEAD = "import torch\nimport torch.nn as nn\nimport numpy as np\n"
 PLAIN = "# (imports nothing)\n"
 
 PROGRAMS = [
+    ('TNS1', 'constructor of another module freezes what it is handed behind its flag, left false', {
+        'probing.py': '''\
+class Probe(nn.Module):
+    def __init__(self, backbone, freeze=False):
+        super().__init__()
+        self.backbone = backbone
+        if freeze:
+            for p in self.backbone.parameters():
+                p.requires_grad = False
+def wrap(net, freeze=True):
+    if freeze:
+        net.requires_grad_(False)
+    return net
+''',
+        'main.py': '''\
+from probing import Probe, wrap
+a = nn.Linear(4, 4)
+wrap(a, freeze=False)
+b = nn.Linear(4, 4)
+Probe(b)
+print(b(torch.ones(1, 4)).numpy() if a(torch.ones(1, 4)).requires_grad else None)
+'''}),
+    ('TNS1', 'constructor of another module freezes what it is handed behind its flag', {
+        'probing.py': '''\
+class Probe(nn.Module):
+    def __init__(self, backbone, freeze=False):
+        super().__init__()
+        self.backbone = backbone
+        if freeze:
+            self.backbone.requires_grad_(False)
+def wrap(net, freeze=True):
+    if freeze:
+        net.requires_grad_(False)
+    return net
+''',
+        'main.py': '''\
+from probing import Probe, wrap
+a = nn.Linear(4, 4)
+probe = Probe(a, freeze=True)
+b = nn.Linear(4, 4)
+wrap(b)
+print(a(torch.ones(1, 4)).numpy(), b(torch.ones(1, 4)).numpy())
+'''}),
     ('TNS1', 'constructor calls the freezing method it inherits from a base of another module', {
         'frozen_base.py': '''\
 class Frozen(nn.Module):
@@ -3402,6 +3445,7 @@ STRICT_MAY = {"generator of another module made and consumed under no_grad", "in
               "constructors of another module that freeze what they are handed or themselves",
               # (a method's parameter, of unknown device to it: .numpy() after .detach())
               "logger of another module that detaches what a method call passes",
+              "constructor of another module freezes what it is handed behind its flag",
               "EMA of another module keeps a deep copy of a frozen model",
               "constructors of another module that freeze what they are handed by keyword or in a chain",
               "constructor calls the freezing method it inherits from a base of another module"}

@@ -362,12 +362,17 @@ class ProjectEntity:
 
     def frozen_positions(self) -> frozenset:
         """The positions of the positional arguments a call of this function (or of this class:
-        its constructor's, past `self`) freezes at the top level of its body (walker.
-        frozen_positions); empty where none, or not known."""
+        its constructor's, past `self`) freezes at the top level of its body, or (position,
+        flag) under a flag (walker.frozen_positions); empty where none, or not known."""
         found = self._answer(("frozen_args", self.path), _frozen_positions, many="plain")
         if type(found) is not str or not found:
             return frozenset()
-        return frozenset(int(i) for i in found.split(",") if i.isdigit())
+        out = set()
+        for item in found.split(","):
+            at, _, flag = item.partition(":")  # ("1:freeze": frozen under that flag)
+            if at.isdigit():
+                out.add((int(at), flag) if flag else int(at))
+        return frozenset(out)
 
     def method_freezing(self, name: str) -> str:
         """Whether method `name` of the class (or of a base) freezes its instance
@@ -546,7 +551,7 @@ def _frozen_positions(walker, node) -> str:
         return ""
     if walker.lines is not None and "requires_grad" not in walker.source_of(node):
         return ""
-    return ",".join(str(i) for i in sorted(frozen_positions(node, skip)))
+    return ",".join(sorted(f"{i[0]}:{i[1]}" if type(i) is tuple else str(i) for i in frozen_positions(node, skip)))
 
 
 def _method_freezing(walker, node, name: str) -> str:

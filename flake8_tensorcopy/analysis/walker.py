@@ -2481,20 +2481,50 @@ def freezes_self(init, freezing_method=None) -> bool:
 
 def _frozen_arguments(positions, func, skip: int, call: ast.Call) -> set:
     """Of the parameters at `positions` (past the first `skip`) of def `func` (None: not known),
-    the positions `call` passes positionally and the names it passes by keyword."""
-    out: set = {i for i in positions if i < len(call.args)}
+    the positions `call` passes positionally and the names it passes by keyword.  A position
+    frozen under a flag of the function (`(1, "freeze")`: frozen_positions) counts unless the
+    call leaves that flag false, by a literal or by a literal default (`Probe(net,
+    freeze=False)`); where the call passes something else, the module may be frozen, which is
+    as much as a freeze ever says (a layer may be thawed since)."""
+    plain = set()
+    for i in positions:
+        if type(i) is tuple:
+            i, flag = i
+            if func is None or _flag_left_false(func, skip, call, flag):
+                continue
+        plain.add(i)
+    out: set = {i for i in plain if i < len(call.args)}
     if call.keywords and func is not None:
         params = [a.arg for a in [*func.args.posonlyargs, *func.args.args]][skip:]
-        named = {params[i] for i in positions if i < len(params)}
+        named = {params[i] for i in plain if i < len(params)}
         out |= {kw.arg for kw in call.keywords if kw.arg in named}
     return out
+
+
+def _flag_left_false(func, skip: int, call: ast.Call, flag: str) -> bool:
+    """Whether `call` of def `func` (its first `skip` parameters bound by Python) leaves its
+    parameter `flag` false: a literal false passed, or nothing passed and a literal false
+    default."""
+    pairs, complete = bind_arguments(func, call, bool(skip))
+    for p, e in pairs:
+        if p == flag:
+            return type(e) is ast.Constant and not e.value
+    if not complete:
+        return False
+    a = func.args
+    positional = [*a.posonlyargs, *a.args]
+    for p, d in (*zip(positional[len(positional) - len(a.defaults):], a.defaults), *zip(a.kwonlyargs, a.kw_defaults)):
+        if p.arg == flag:
+            return type(d) is ast.Constant and not d.value
+    return False
 
 
 def frozen_positions(func, skip: int = 0) -> frozenset:
     """The positions (past the first `skip`) of the positional parameters of def `func` that it
     freezes at the top level of its body (_freezes): by their names, or, past a first parameter
     `self`, by the attribute it keeps them in (`self.backbone = backbone`, then
-    `self.backbone.requires_grad_(False)`)."""
+    `self.backbone.requires_grad_(False)`); or, as (position, flag), under `if flag:` there, a
+    parameter of `func`."""
     params = [a.arg for a in [*func.args.posonlyargs, *func.args.args]]
     names = {p: [p] for p in params[skip:]}
     if skip and params:
@@ -2505,8 +2535,17 @@ def frozen_positions(func, skip: int = 0) -> frozenset:
                 key = dotted_name(stmt.targets[0])
                 if key is not None and key.startswith(me + ".") and key.count(".") == 1:
                     names[stmt.value.id].append(key)
-    return frozenset(i - skip for i, p in enumerate(params) if p in names
-                     and any(_freezes(stmt, n) for stmt in func.body for n in names[p]))
+    out = {i - skip for i, p in enumerate(params) if p in names
+           and any(_freezes(stmt, n) for stmt in func.body for n in names[p])}
+    # Under a flag of the function, `if freeze: backbone.requires_grad_(False)`: frozen where the
+    # call's flag is not false ((position, flag): _frozen_arguments).
+    for stmt in func.body:
+        if type(stmt) is ast.If and not stmt.orelse and type(stmt.test) is ast.Name and stmt.test.id in params:
+            for i, p in enumerate(params):
+                if p in names and i - skip not in out and any(
+                        _freezes(s, n) for s in stmt.body for n in names[p]):
+                    out.add((i - skip, stmt.test.id))
+    return frozenset(out)
 
 
 def _without_mode(v):
