@@ -2765,6 +2765,293 @@ with torch.no_grad():
     }),
 ]
 MARKED = [
+    ('TNS3', 'loss object of another module: methods its class inherits from a base of a third module', {
+        'gan_base.py': '''\
+class BaseGANLoss:
+    def __init__(self):
+        self.bce = nn.BCEWithLogitsLoss()
+    def d_loss(self, netD, real, fake):
+        loss = self.bce(netD(real), torch.ones(8, 1)) + self.bce(netD(fake), torch.zeros(8, 1))
+        loss.backward()
+        return loss
+    def d_value(self, netD, real, fake):
+        return self.bce(netD(real), torch.ones(8, 1)) + self.bce(netD(fake), torch.zeros(8, 1))
+''',
+        'gan_losses.py': '''\
+from gan_base import BaseGANLoss
+class MyLoss(BaseGANLoss):
+    def g_loss(self, netD, fake):
+        return self.bce(netD(fake), torch.ones(8, 1))
+class Middle(MyLoss):
+    pass
+''',
+        'main.py': '''\
+netG, netD = nn.Linear(4, 4), nn.Linear(4, 1)
+optD = torch.optim.Adam(netD.parameters())
+optG = torch.optim.Adam(netG.parameters())
+bce = nn.BCEWithLogitsLoss()
+def g_step(fake):
+    optG.zero_grad()
+    bce(netD(fake), torch.ones(8, 1)).backward()
+    optG.step()
+from gan_losses import MyLoss, Middle
+from gan_base import BaseGANLoss
+class LocalLoss(BaseGANLoss):
+    pass
+def bad_step():
+    crit = MyLoss()
+    fake = netG(torch.randn(8, 4))
+    optD.zero_grad()
+    crit.d_loss(netD, torch.randn(8, 4), fake)  # expect
+    optD.step()
+    g_step(fake)
+def good_step():
+    crit = MyLoss()
+    fake = netG(torch.randn(8, 4))
+    optD.zero_grad()
+    crit.d_loss(netD, torch.randn(8, 4), fake.detach())
+    optD.step()
+    g_step(fake)
+def bad_value():
+    crit = Middle()
+    fake = netG(torch.randn(8, 4))
+    optD.zero_grad()
+    loss_d = crit.d_value(netD, torch.randn(8, 4), fake)  # expect
+    loss_d.backward()
+    optD.step()
+    g_step(fake)
+def good_value():
+    crit = Middle()
+    fake = netG(torch.randn(8, 4))
+    optD.zero_grad()
+    loss_d = crit.d_value(netD, torch.randn(8, 4), fake.detach())
+    loss_d.backward()
+    optD.step()
+    g_step(fake)
+def bad_local():
+    crit = LocalLoss()
+    fake = netG(torch.randn(8, 4))
+    optD.zero_grad()
+    crit.d_loss(netD, torch.randn(8, 4), fake)  # expect
+    optD.step()
+    g_step(fake)
+def good_local():
+    crit = LocalLoss()
+    fake = netG(torch.randn(8, 4))
+    optD.zero_grad()
+    crit.d_loss(netD, torch.randn(8, 4), fake.detach())
+    optD.step()
+    g_step(fake)
+''',
+    }),
+    ('TNS3', 'loss object of another module: its __call__, one that detaches', {
+        'gan_losses.py': '''\
+class DLoss:
+    def __init__(self):
+        self.bce = nn.BCEWithLogitsLoss()
+    def __call__(self, netD, real, fake):
+        loss = self.bce(netD(real), torch.ones(8, 1)) + self.bce(netD(fake), torch.zeros(8, 1))
+        loss.backward()
+        return loss
+class HingeValue:
+    def __call__(self, netD, real, fake):
+        bce = nn.BCEWithLogitsLoss()
+        return bce(netD(real), torch.ones(8, 1)) + bce(netD(fake), torch.zeros(8, 1))
+class Detaching:
+    def __call__(self, netD, real, fake):
+        bce = nn.BCEWithLogitsLoss()
+        loss = bce(netD(real), torch.ones(8, 1)) + bce(netD(fake.detach()), torch.zeros(8, 1))
+        loss.backward()
+        return loss
+''',
+        'main.py': '''\
+netG, netD = nn.Linear(4, 4), nn.Linear(4, 1)
+optD = torch.optim.Adam(netD.parameters())
+optG = torch.optim.Adam(netG.parameters())
+bce = nn.BCEWithLogitsLoss()
+def g_step(fake):
+    optG.zero_grad()
+    bce(netD(fake), torch.ones(8, 1)).backward()
+    optG.step()
+from gan_losses import DLoss, HingeValue, Detaching
+def bad_step():
+    crit = DLoss()
+    fake = netG(torch.randn(8, 4))
+    optD.zero_grad()
+    crit(netD, torch.randn(8, 4), fake)  # expect
+    optD.step()
+    g_step(fake)
+def good_step():
+    crit = DLoss()
+    fake = netG(torch.randn(8, 4))
+    optD.zero_grad()
+    crit(netD, torch.randn(8, 4), fake.detach())
+    optD.step()
+    g_step(fake)
+def bad_value():
+    crit = HingeValue()
+    fake = netG(torch.randn(8, 4))
+    optD.zero_grad()
+    loss_d = crit(netD, torch.randn(8, 4), fake)  # expect
+    loss_d.backward()
+    optD.step()
+    g_step(fake)
+def good_value():
+    crit = HingeValue()
+    fake = netG(torch.randn(8, 4))
+    optD.zero_grad()
+    loss_d = crit(netD, torch.randn(8, 4), fake.detach())
+    loss_d.backward()
+    optD.step()
+    g_step(fake)
+def good_detaching():
+    crit = Detaching()
+    fake = netG(torch.randn(8, 4))
+    optD.zero_grad()
+    crit(netD, torch.randn(8, 4), fake)
+    optD.step()
+    g_step(fake)
+''',
+    }),
+    ('TNS3', 'loss class of another module: static and class methods, a gradient penalty, a generator loss', {
+        'gan_losses.py': '''\
+class Losses:
+    @staticmethod
+    def d_step(netD, real, fake):
+        bce = nn.BCEWithLogitsLoss()
+        loss = bce(netD(real), torch.ones(8, 1)) + bce(netD(fake), torch.zeros(8, 1))
+        loss.backward()
+    @staticmethod
+    def d_value(netD, real, fake):
+        bce = nn.BCEWithLogitsLoss()
+        return bce(netD(real), torch.ones(8, 1)) + bce(netD(fake), torch.zeros(8, 1))
+    @classmethod
+    def d_cls(cls, netD, real, fake):
+        bce = nn.BCEWithLogitsLoss()
+        return bce(netD(real), torch.ones(8, 1)) + bce(netD(fake), torch.zeros(8, 1))
+    @staticmethod
+    def gradient_penalty(netD, real, fake):
+        alpha = torch.rand(8, 1)
+        interp = (alpha * real + (1 - alpha) * fake).requires_grad_(True)
+        grad = torch.autograd.grad(netD(interp).sum(), interp, create_graph=True)[0]
+        return ((grad.norm(2, dim=1) - 1) ** 2).mean()
+    @staticmethod
+    def g_value(netD, fake):
+        return nn.functional.binary_cross_entropy_with_logits(netD(fake), torch.ones(8, 1))
+''',
+        'main.py': '''\
+netG, netD = nn.Linear(4, 4), nn.Linear(4, 1)
+optD = torch.optim.Adam(netD.parameters())
+optG = torch.optim.Adam(netG.parameters())
+bce = nn.BCEWithLogitsLoss()
+def g_step(fake):
+    optG.zero_grad()
+    bce(netD(fake), torch.ones(8, 1)).backward()
+    optG.step()
+from gan_losses import Losses
+def bad_class():
+    fake = netG(torch.randn(8, 4))
+    optD.zero_grad()
+    Losses.d_step(netD, torch.randn(8, 4), fake)  # expect
+    optD.step()
+    g_step(fake)
+def good_class():
+    fake = netG(torch.randn(8, 4))
+    optD.zero_grad()
+    Losses.d_step(netD, torch.randn(8, 4), fake.detach())
+    optD.step()
+    g_step(fake)
+def bad_instance():
+    losses = Losses()
+    fake = netG(torch.randn(8, 4))
+    optD.zero_grad()
+    loss_d = losses.d_value(netD, torch.randn(8, 4), fake)  # expect
+    loss_d.backward()
+    optD.step()
+    g_step(fake)
+def good_instance():
+    losses = Losses()
+    fake = netG(torch.randn(8, 4))
+    optD.zero_grad()
+    loss_d = losses.d_value(netD, torch.randn(8, 4), fake.detach())
+    loss_d.backward()
+    optD.step()
+    g_step(fake)
+def bad_classmethod():
+    fake = netG(torch.randn(8, 4))
+    optD.zero_grad()
+    loss_d = Losses.d_cls(netD, torch.randn(8, 4), fake)  # expect
+    loss_d.backward()
+    optD.step()
+    g_step(fake)
+def good_penalty():
+    fake = netG(torch.randn(8, 4))
+    real = torch.randn(8, 4)
+    optD.zero_grad()
+    gp = Losses.gradient_penalty(netD, real, fake.detach())
+    loss_d = netD(fake.detach()).mean() - netD(real).mean() + 10 * gp
+    loss_d.backward()
+    optD.step()
+    g_step(fake)
+def good_generator_loss():
+    fake = netG(torch.randn(8, 4))
+    optD.zero_grad()
+    loss_d = Losses.d_value(netD, torch.randn(8, 4), fake.detach())
+    loss_d.backward()
+    optD.step()
+    optG.zero_grad()
+    loss_g = Losses.g_value(netD, fake)
+    loss_g.backward()
+    optG.step()
+''',
+    }),
+    ('TNS3', 'helpers of another module that unpack the fake from a tuple argument', {
+        'gan_losses.py': '''\
+def d_loss(netD, batch):
+    real, fake = batch
+    bce = nn.BCEWithLogitsLoss()
+    return bce(netD(real), torch.ones(8, 1)) + bce(netD(fake), torch.zeros(8, 1))
+def d_step(netD, optD, batch):
+    real, fake = batch
+    bce = nn.BCEWithLogitsLoss()
+    optD.zero_grad()
+    (bce(netD(real), torch.ones(8, 1)) + bce(netD(fake), torch.zeros(8, 1))).backward()
+    optD.step()
+''',
+        'main.py': '''\
+netG, netD = nn.Linear(4, 4), nn.Linear(4, 1)
+optD = torch.optim.Adam(netD.parameters())
+optG = torch.optim.Adam(netG.parameters())
+bce = nn.BCEWithLogitsLoss()
+def g_step(fake):
+    optG.zero_grad()
+    bce(netD(fake), torch.ones(8, 1)).backward()
+    optG.step()
+from gan_losses import d_loss, d_step
+def bad_loss():
+    fake = netG(torch.randn(8, 4))
+    optD.zero_grad()
+    loss_d = d_loss(netD, (torch.randn(8, 4), fake))  # expect
+    loss_d.backward()
+    optD.step()
+    g_step(fake)
+def good_loss():
+    fake = netG(torch.randn(8, 4))
+    optD.zero_grad()
+    loss_d = d_loss(netD, (torch.randn(8, 4), fake.detach()))
+    loss_d.backward()
+    optD.step()
+    g_step(fake)
+def bad_step():
+    fake = netG(torch.randn(8, 4))
+    d_step(netD, optD, [torch.randn(8, 4), fake])  # expect
+    g_step(fake)
+def good_step():
+    fake = netG(torch.randn(8, 4))
+    d_step(netD, optD, [torch.randn(8, 4), fake.detach()])
+    g_step(fake)
+''',
+    }),
     ('TNS3', 'loss object of another module: its discriminator loss and step methods', {
         'losses.py': '''\
 class GANLoss:

@@ -1082,3 +1082,77 @@ def test_a_method_of_a_loss_object_on_generator_output(d_step, line):
             exec(compile(source, "<bad>", "exec"), {"torch": torch})
     else:
         exec(compile(source, "<clean>", "exec"), {"torch": torch})
+
+
+LOSS_CALLS = """\
+import torch
+from torch import nn
+
+
+class DLoss:
+    def __init__(self):
+        self.bce = nn.BCEWithLogitsLoss()
+
+    def __call__(self, netD, real, fake):
+        loss = self.bce(netD(real), torch.ones(8, 1)) + self.bce(netD(fake), torch.zeros(8, 1))
+        loss.backward()
+        return loss
+
+
+class Losses:
+    @staticmethod
+    def d_step(netD, real, fake):
+        bce = nn.BCEWithLogitsLoss()
+        loss = bce(netD(real), torch.ones(8, 1)) + bce(netD(fake), torch.zeros(8, 1))
+        loss.backward()
+
+    def run(self, netD, real, fake):
+        self.d_step(netD, real, fake)
+
+
+def d_loss(netD, batch):
+    real, fake = batch
+    bce = nn.BCEWithLogitsLoss()
+    return bce(netD(real), torch.ones(8, 1)) + bce(netD(fake), torch.zeros(8, 1))
+
+
+netG, netD = nn.Linear(4, 4), nn.Linear(4, 1)
+optD = torch.optim.Adam(netD.parameters())
+optG = torch.optim.Adam(netG.parameters())
+crit = DLoss()
+bce = nn.BCEWithLogitsLoss()
+for _ in range(2):
+    fake = netG(torch.randn(8, 4))
+    optD.zero_grad()
+    D_STEP
+    optD.step()
+    optG.zero_grad()
+    loss_g = bce(netD(fake), torch.ones(8, 1))
+    loss_g.backward()
+    optG.step()
+"""
+
+
+@pytest.mark.parametrize("d_step,line", [
+    # A loss object's call: its `__call__` (reported there, as a method's step is).
+    ("crit(netD, torch.randn(8, 4), FAKE)", 10),
+    # A static method, called on its class, on an instance, or through `self` in another method.
+    ("Losses.d_step(netD, torch.randn(8, 4), FAKE)", 19),
+    ("Losses().d_step(netD, torch.randn(8, 4), FAKE)", 19),
+    ("Losses().run(netD, torch.randn(8, 4), FAKE)", 19),
+    # The fake in a tuple the helper unpacks: reported at the call (inside, `real` would be too).
+    ("d_loss(netD, (torch.randn(8, 4), FAKE)).backward()", 40),
+], ids=["__call__", "static on class", "static on instance", "static through self", "tuple"])
+@pytest.mark.parametrize("detached", [False, True], ids=["fake", "detached"])
+def test_a_loss_object_call_a_static_method_and_a_tuple_on_generator_output(d_step, line, detached):
+    # Each runs the discriminator's backward through the generator (its gradients are set by
+    # the D step), and the G step that reuses `fake` then fails; with `fake.detach()` it runs clean.
+    source = LOSS_CALLS.replace("D_STEP", d_step.replace("FAKE", "fake.detach()" if detached else "fake"))
+    found = [v.line for v in lint_text(source, RULES).violations]
+    assert found == ([] if detached else [line]), found
+    torch = pytest.importorskip("torch")
+    if detached:
+        exec(compile(source, "<clean>", "exec"), {"torch": torch})
+    else:
+        with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+            exec(compile(source, "<bad>", "exec"), {"torch": torch})

@@ -25,13 +25,14 @@ import os
 import re
 
 from . import torchapi as api
-from .astutil import (all_nodes, bind_arguments, child_nodes, dotted_name, is_plain_method, left_bool_default,
-                      parameter_names, walk)
+from .astutil import (all_nodes, bind_arguments, child_nodes, decorator_names, dotted_name, is_plain_method,
+                      left_bool_default, parameter_names, walk)
 from .facts import CLASS, FUNCTION, MODULE, OBJECT, TENSOR, Grad
 from .lazytree import unread_without
 from .names import D, G, configured_roles, may_have_both_roles, may_have_structure, words
 from .names import D_WORDS as _D_WORDS
 from .names import G_WORDS as _G_WORDS
+from .summaries import project_bases
 from .walker import Domain, compatible
 from ..source import BEFORE_FIRST_LETTER, POSSESSIVE, LazyPattern
 
@@ -82,6 +83,8 @@ _NEW_VALUE_FUNCS = frozenset(
     for n in "tensor zeros_like ones_like empty_like full_like rand_like randn_like randint_like multinomial "
              "bernoulli poisson autograd.Variable autograd.variable.Variable".split()
 )
+# What GanScope._file_callee answers for a call that runs no helper it reads.
+_NO_CALLEE = (None, 0, None)
 _CONCAT = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.hstack", "torch.vstack"})
 
 
@@ -1055,8 +1058,11 @@ class GanScope:
             # A summary walk: a call of a parameter (`disc(fake)`, a module the callers pass) on
             # what another parameter carries.
             every |= self._param_discs(every - recv, m, node)
-        callee, first, owner = self._file_callee(node) if not info.no_grad and (any(args) or any(kws.values())) \
-            else (None, 0, None)
+        gen = self._has_gen(every)
+        # (Read once: the helper questions ask it where the arguments carry something, _given_back
+        # where anything does.)
+        resolved = self._file_callee(node, gen) if not info.no_grad and every else _NO_CALLEE
+        callee, first, owner = resolved if any(args) or any(kws.values()) else _NO_CALLEE
         if callee is not None:
             # A function of the file that returns what a discriminator makes of one of its
             # parameters (`d_loss = d_loss_fn(netD, real, fake)`): a discriminator call here.
@@ -1065,8 +1071,7 @@ class GanScope:
                 # Only an argument the analysis knows is a tensor that may carry a graph (as
                 # _note_passed): a helper's provenance is coarse (`patch, box = crop(fake)`
                 # gives the box the fake's too).
-                carrying = [h for h in helper if h[3] is None and self._has_gen(self._prov.get(id(h[0]), EMPTY))
-                            and self._may_carry_graph(h[0])]
+                carrying = [h for h in helper if h[3] is None and self._carries_gen(h[0])]
                 for e, _, _, outer in helper:
                     every |= self._param_discs(self._prov.get(id(e), EMPTY), outer, node)
                 if carrying and not any(isinstance(a, DiscCall) for a in every):
@@ -1115,7 +1120,7 @@ class GanScope:
         if info.no_grad:
             return EMPTY
         if every:
-            given = self._given_back(node, func, m, recv, every, self._has_gen(every))
+            given = self._given_back(node, resolved, recv, every, gen)
             if given is not None:
                 every = given
         if every and self._has_gen(every) and self.walker.fact(node, self.state).grad is Grad.NO:
@@ -1125,74 +1130,33 @@ class GanScope:
             return EMPTY
         return every
 
-    def _given_back(self, node: ast.Call, func, m: str, recv: frozenset, every: frozenset,
+    def _given_back(self, node: ast.Call, resolved: tuple, recv: frozenset, every: frozenset,
                     gen: bool) -> frozenset | None:
-        """What a call of a function or method of the project gives back of what its arguments
-        carry (`every`, with what a helper's discriminator calls add), by the summary of it that
-        this domain walked (GanScope.returns_params): less what only arguments that reach no
-        `return` carry (the receiver's, and an argument's that goes to no named parameter,
-        stay); None where the callee or its summary is not known.  (`gen`: the arguments carry generator
-        output; a function of another module is asked only then, its answer a walk of its
-        module.)"""
-        t = type(func)
-        callee = owner = passes = None
-        first = False
-        own = True  # a def of the file (else its module's answer, `passes`)
-        if t is ast.Name:
-            f = self.walker.fact(func, self.state)
-            if f.kind != FUNCTION or f.node is None:
-                return None
-            if hasattr(f.node, "gan_passes"):  # a function of another module of the project
-                if not gen:
-                    return None
-                passes, callee, own = f.node.gan_passes(), f.node.node, False
-            else:
-                callee = f.node
-        elif t is ast.Attribute:
-            value = func.value
-            if type(value) is ast.Name and value.id == self.self_name and self.cls_info is not None:
-                callee, owner = self.cls_info.method(m)
-            else:
-                f = self.walker.fact(value, self.state)
-                node_ = f.node
-                if f.kind in (FUNCTION, CLASS) or node_ is None:
-                    entity = self._project_function(func) if gen else None  # `utils.helper(fake)`
-                    if entity is None:
-                        return None
-                    passes, callee, own = entity.gan_passes(), entity.node, False
-                elif isinstance(node_, ast.ClassDef):  # an instance of a class of the file
-                    info = self.walker.classes.get(id(node_))
-                    if info is None:
-                        return None
-                    callee, owner = info.method(m)
-                elif hasattr(node_, "method_stub") and gen:
-                    # An instance of a class of another module (`pool.query(fake)`).
-                    callee = node_.method_stub(m)
-                    if callee is None:
-                        return None
-                    passes, own = node_.gan_passes(m), False
-                    first = not node_.is_static(m)
-                else:
-                    return None
-            if owner is not None:
-                if not isinstance(callee, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    return None
-                first = is_plain_method(callee) or any(
-                    dotted_name(d) == "classmethod" for d in callee.decorator_list)
-        else:
+        """What a call of a function or method of the project (`resolved`: _file_callee) gives
+        back of what its arguments carry (`every`, with what a helper's discriminator calls add),
+        by the summary of it that this domain walked (GanScope.returns_params): less what only
+        arguments that reach no `return` carry (the receiver's, and an argument's that goes to
+        no named parameter, stay); None where the callee or its summary is not known.  (`gen`:
+        the arguments carry generator output; a function of another module is asked only then,
+        its answer a walk of its module.)"""
+        callee, first, owner = resolved
+        if callee is None:
             return None
-        if own:
-            if not isinstance(callee, (ast.FunctionDef, ast.AsyncFunctionDef)) or callee is self.scope_node \
-                    or not _plain_decorators(callee):
+        if hasattr(callee, "gan_passes"):  # a function or method of another module of the project
+            if not gen:
                 return None
-            summary = self.walker.summary(callee, owner) if owner is not None else self.walker.summary(callee)
-            part = summary.doms.get(GanDomain.key) if summary is not None else None
+            passes, first = callee.gan_passes(), getattr(callee, "skip_first", False)
+            callee = callee.node
+        else:
+            if not _plain_decorators(callee):
+                return None
+            part = self._callee_part(callee, first, owner)
             if part is None:
                 return None
             passes = part.returns_params
         if passes is None or callee is None:
             return None
-        dropped = {id(e) for param, e in bind_arguments(callee, node, skip_first=first)[0] if param not in passes}
+        dropped = {id(e) for param, e in bind_arguments(callee, node, skip_first=bool(first))[0] if param not in passes}
         if not dropped:
             return None
         prov = self._prov
@@ -1224,53 +1188,106 @@ class GanScope:
         return frozenset(ParamDisc(a.name, module, node.lineno) for a in prov
                          if type(a) is ParamMark and a.name != module)
 
-    def _file_callee(self, node: ast.Call) -> tuple:
-        """(function of the file, skip_first, the class info of a method) a call runs:
-        `helper(...)`, `self.method(...)` or `crit.method(...)` of an instance of a class of the
-        file; (None, 0, None) when it is none of these.  A function another module of the project
-        defines (`from losses import d_loss_fn`) is its `ProjectEntity`."""
+    def _file_callee(self, node: ast.Call, gen: bool = False) -> tuple:
+        """(callee, skip_first, the class info of a method of the file) of what a call runs: a def
+        of the file (`helper(...)`, `self.method(...)`, `crit.method(...)` of an instance of a
+        class of the file, `Losses.d_step(...)` of a static or class method), a function another
+        module of the project defines (`from losses import d_loss_fn`: its `ProjectEntity`), or
+        a method of a class of another module (a `_ProjectMethod`: of an instance of that class,
+        of the class itself, or that a class of the file inherits); (None, 0, None) when it is
+        none of these.  `gen`: the call passes generator output; only then is a call of an
+        instance read as its `__call__` (`crit(netD, real, fake)`) and another module asked
+        which of a class's bases defines a method (ProjectEntity.method_owner).  (One reading
+        for the helper questions and for what a call gives back: _given_back.)"""
         func = node.func
-        owner = None
-        if isinstance(func, ast.Name):
+        t = type(func)
+        if t is ast.Name:
             f = self.walker.fact(func, self.state)
-            callee = f.node if f.kind == "function" else None
-            first = 0
-            if callee is not None and hasattr(callee, "gan_helper"):
-                return callee, 0, None  # a function of another module of the project
-        elif (isinstance(func, ast.Attribute) and self.cls_info is not None and self.self_name is not None
-              and isinstance(func.value, ast.Name) and func.value.id == self.self_name):
-            callee = self.cls_info.method(func.attr)[0]  # `self.discriminator_step(real, fake)`
-            first = 1
-            if callee is not None and not is_plain_method(callee):
-                return None, 0, None
-        elif isinstance(func, ast.Attribute) and isinstance(func.value, (ast.Name, ast.Attribute, ast.Call)):
-            f = self.walker.fact(func.value, self.state)
-            # (A plain object's method whatever its name; a module's where its name plays no role.)
-            instance = f.kind == OBJECT or f.kind == MODULE and self.role(func.value) is None
-            if isinstance(f.node, ast.ClassDef) and instance:
-                # `crit.d_loss(netD, real, fake)`, `self.crit.d_loss(...)`, `GANLoss().d_loss(...)`:
-                # a method of an instance of a class of the file.
-                info = self.walker.classes.get(id(f.node))
-                callee, owner = info.method(func.attr) if info is not None else (None, None)
-                first = 1
-                if not isinstance(callee, (ast.FunctionDef, ast.AsyncFunctionDef)) or not is_plain_method(callee):
-                    return None, 0, None
-            elif hasattr(f.node, "method_stub") and instance:
-                # `crit.d_loss(netD, real, fake)` of an instance of a class of another module.
-                stub = f.node.method_stub(func.attr)
-                if stub is None or f.node.is_static(func.attr):
-                    return None, 0, None
-                return _ProjectMethod(f.node, func.attr, stub), 0, None
-            elif type(func.value) is ast.Name:
-                # `losses.d_loss_fn(...)`, with `from pkg import losses`: a function of another module.
-                return self._project_function(func), 0, None
-            else:
-                return None, 0, None
-        else:
-            return None, 0, None
-        if not isinstance(callee, (ast.FunctionDef, ast.AsyncFunctionDef)) or callee is self.scope_node:
-            return None, 0, None
-        return callee, first, owner
+            if f.kind == FUNCTION:
+                callee = f.node
+                if callee is not None and hasattr(callee, "gan_helper"):
+                    return callee, 0, None  # a function of another module of the project
+                if not isinstance(callee, (ast.FunctionDef, ast.AsyncFunctionDef)) or callee is self.scope_node:
+                    return _NO_CALLEE
+                return callee, 0, None
+            return self._called_instance(func, f, gen)
+        if t is not ast.Attribute:
+            return _NO_CALLEE
+        value = func.value
+        if self.cls_info is not None and self.self_name is not None and type(value) is ast.Name \
+                and value.id == self.self_name:
+            # `self.discriminator_step(real, fake)`; `self.crit(netD, real, fake)`, an attribute.
+            found = self._class_method(self.cls_info, func.attr, False, gen)
+            return found if found[0] is not None or not gen else self._called_instance(func, None, gen)
+        if not isinstance(value, (ast.Name, ast.Attribute, ast.Call)):
+            return _NO_CALLEE
+        f = self.walker.fact(value, self.state)
+        if self._instance(f, value):
+            # `crit.d_loss(netD, real, fake)`, `self.crit.d_loss(...)`, `GANLoss().d_loss(...)`: a
+            # method of an instance of a class of the file or of another module.
+            found = self._class_method(f.node, func.attr, False, gen)
+            return found if found[0] is not None or not gen else self._called_instance(func, None, gen)
+        if f.kind == CLASS:
+            # `Losses.d_step(netD, real, fake)`: a static or class method, called on its class.
+            return self._class_method(f.node, func.attr, True, gen)
+        # `losses.d_loss_fn(...)`, with `from pkg import losses`: a function of another module.
+        return self._project_function(func), 0, None
+
+    def _instance(self, f, expr) -> bool:
+        """`f` (the fact of `expr`) is an instance of a class of the file or of another module of
+        the project whose methods may be helpers: a plain object's whatever its name, a module's
+        where its name plays no role."""
+        return (f.kind == OBJECT or f.kind == MODULE and self.role(expr) is None) and (
+            isinstance(f.node, ast.ClassDef) or hasattr(f.node, "method_stub"))
+
+    def _called_instance(self, func, f, gen: bool) -> tuple:
+        """A call of an instance itself (`crit(netD, real, fake)`, `self.crit(...)`), where it
+        passes generator output: a plain object's class's `__call__`.  (Not a torch module's
+        `forward`: a module of no role called on generator output is a feature extractor or a
+        loss module of torch far more often than a helper that steps a discriminator.)"""
+        if not gen:
+            return _NO_CALLEE
+        if f is None:
+            f = self.walker.fact(func, self.state)
+        if f.kind != OBJECT or not self._instance(f, func):
+            return _NO_CALLEE
+        return self._class_method(f.node, "__call__", False, gen)
+
+    def _class_method(self, cls, name: str, on_class: bool, gen: bool) -> tuple:
+        """(callee, skip_first, class info) of method `name` of `cls` (a class of the file, its
+        def or its info, or of another module, its `ProjectEntity`), called on an instance, or on
+        the class itself where `on_class` (a static or class method only): as _file_callee says
+        them.  A static method binds the call's arguments from its first parameter, a class
+        method from its second.  Where a class of the file inherits the method from another
+        module, or a class of another module from a base (it does not define it itself), which
+        class defines it is asked only where the call passes generator output (`gen`): an answer
+        of another module (ProjectEntity.method_owner, kept with its module's answers)."""
+        if isinstance(cls, ast.ClassDef):
+            cls = self.walker.classes.get(id(cls))
+            if cls is None:
+                return _NO_CALLEE
+        if not hasattr(cls, "method_stub"):  # (the info of a class of the file)
+            callee, owner = cls.method(name)
+            if callee is not None:
+                if not isinstance(callee, (ast.FunctionDef, ast.AsyncFunctionDef)) or callee is self.scope_node:
+                    return _NO_CALLEE
+                if on_class and is_plain_method(callee):
+                    return _NO_CALLEE  # (`Cls.method(obj, ...)`: not read)
+                return callee, 0 if "staticmethod" in decorator_names(callee) else 1, owner
+            if not gen:
+                return _NO_CALLEE
+            cls = next((o for o in (b.method_owner(name) for b in project_bases(cls)) if o is not None), None)
+            if cls is None:
+                return _NO_CALLEE
+        stub = cls.method_stub(name)
+        if stub is None:
+            cls = cls.method_owner(name) if gen else None
+            stub = cls.method_stub(name) if cls is not None else None
+            if stub is None:
+                return _NO_CALLEE
+        if on_class and is_plain_method(stub):
+            return _NO_CALLEE
+        return _ProjectMethod(cls, name, stub, not cls.is_static(name)), 0, None
 
     def _project_function(self, func):
         """The `ProjectEntity` of a function of another module of the project that `func` (a
@@ -1341,7 +1358,7 @@ class GanScope:
         where = os.path.basename(summary.path) if summary is not None else callee.module
         for param, module, line, retain, stepped in said[2]:
             expr = bound.get(param)
-            if expr is None or not (self._has_gen(self._prov.get(id(expr), EMPTY)) and self._may_carry_graph(expr)):
+            if expr is None or not self._carries_gen(expr):
                 continue
             if module and (module not in bound or self.role(bound[module]) != D):
                 continue  # (a module parameter the call does not pass a discriminator in)
@@ -1367,10 +1384,20 @@ class GanScope:
         fact = self.walker.fact(expr, self.state)
         return fact.kind == TENSOR and fact.grad is not Grad.NO
 
+    def _carries_gen(self, expr) -> bool:
+        """An argument a helper's discriminator call gets generator output through: a tensor that
+        may carry a graph and carries generator output, or a tuple or list literal with one
+        (`d_loss(netD, (real, fake))`, whose helper unpacks `real, fake = batch`).  (Only where
+        the finding is at the call: the helper's own walk would take each part of the tuple for
+        generator output, `real` too.)"""
+        if type(expr) in (ast.Tuple, ast.List):
+            return any(self._carries_gen(e) for e in expr.elts)
+        return self._has_gen(self._prov.get(id(expr), EMPTY)) and self._may_carry_graph(expr)
+
     def _callee_part(self, callee, first: int, owner=None):
         """What this domain's part of the summary of `callee`, a function of the file (a method
         of class `owner`, or of this scope's class, when `first`), says, or None."""
-        cls = (owner or self.cls_info) if first else None
+        cls = owner if owner is not None else self.cls_info if first else None
         summary = self.walker.summary(callee, cls) if cls is not None else self.walker.summary(callee)
         return summary.doms.get(GanDomain.key) if summary is not None else None
 
@@ -1552,6 +1579,10 @@ class GanScope:
         if b.name_role is not None:
             return b.name_role
         scope_name = getattr(self.scope_node, "name", "")
+        if scope_name == "__call__" and self.cls is not None:
+            # A loss object's call (`class DLoss: def __call__(self, netD, real, fake)`): its
+            # class's name says what it is for.
+            scope_name = self.cls.name
         return name_role(scope_name, verbs_ok=True)
 
     def conclude(self) -> list[Finding]:
@@ -1691,8 +1722,8 @@ def helper_of(walker, func, method: str = "") -> tuple:
     if found is None:
         return ()
     summary, func = found
-    if method and summary is not None and not (is_plain_method(func) and _plain_decorators(func)):
-        summary = None  # (a method called on an instance: a plain one, its body what it returns)
+    if method and summary is not None and not _plain_decorators(func):
+        summary = None  # (a method whose decorators leave what a call returns to its body)
     part = summary.doms.get(GanDomain.key) if summary is not None else None
     if part is None:
         return ("", (), ())
@@ -1735,19 +1766,23 @@ _GRAD_MODE_DECORATORS = ("no_grad", "inference_mode", "enable_grad")
 
 
 class _ProjectMethod:
-    """Method `name` of a class of another module of the project (its `ProjectEntity`), called on
-    an instance (`crit.d_loss(netD, real, fake)`), as `GanScope._helper_disc` and `_helper_steps`
-    ask a function of another module: what the GAN domain finds it does (`gan_helper`), the
-    def whose parameters the call binds (`node`, past the instance: `skip_first`)."""
+    """Method `name` of a class of another module of the project (its `ProjectEntity`: the class
+    that defines it), called on an instance (`crit.d_loss(netD, real, fake)`) or, a static or
+    class method, on the class, as `GanScope._helper_disc` and `_helper_steps` ask a function of
+    another module: what the GAN domain finds it does (`gan_helper`), which parameters reach what
+    it returns (`gan_passes`), the def whose parameters the call binds (`node`, past the
+    instance or the class unless it is a static method: `skip_first`)."""
 
-    __slots__ = ("entity", "name", "node")
-    skip_first = True
+    __slots__ = ("entity", "name", "node", "skip_first")
 
-    def __init__(self, entity, name: str, stub) -> None:
-        self.entity, self.name, self.node = entity, name, stub
+    def __init__(self, entity, name: str, stub, skip_first: bool = True) -> None:
+        self.entity, self.name, self.node, self.skip_first = entity, name, stub, skip_first
 
     def gan_helper(self) -> tuple:
         return self.entity.gan_helper(self.name)
+
+    def gan_passes(self) -> tuple | None:
+        return self.entity.gan_passes(self.name)
 
     @property
     def summary(self):

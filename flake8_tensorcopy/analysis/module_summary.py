@@ -23,6 +23,7 @@ from .astutil import (constant_defaults, decorator_names, def_stub, is_plain_met
 from .facts import CALLED, CLASS, FUNCTION, MODULE, OBJECT, SITE_CONSTANTS, UNKNOWN_FACT, Fact
 from .evaluate import LazyAttrs
 from .portable import export_fact, import_fact, well_formed
+from .summaries import project_bases
 from ..source import LazyPattern
 
 TYPE_CHECKING = False
@@ -230,6 +231,33 @@ class ProjectEntity:
         if found[4]:  # (a static or class method: astutil.is_plain_method reads its decorator)
             stub.decorator_list = [ast.Name(id=found[4], ctx=ast.Load())]
         return stub
+
+    def method_owner(self, name: str) -> ProjectEntity | None:
+        """The class of the project whose method `name` an instance of this class runs: itself
+        where it defines `name`, else the nearest of its bases that does, of its module or of
+        another (`class MyLoss(BaseGANLoss)` that inherits `d_loss` from base.py); None where none
+        does.  Asked of the class's module only where the class does not define it itself (and
+        kept with the module's answers), as a reference ((module, path): portable)."""
+        found = self._member_info(name)
+        if found is not None:
+            return self if found[0] == FUNCTION else None
+        ref = self._answer(("mowner", self.path, name), lambda w, node: self._method_owner(w, node, name),
+                           many="plain")
+        return self.project.entity(ref) if type(ref) is tuple and len(ref) == 2 else None
+
+    def _method_owner(self, walker, node, name: str) -> tuple:
+        info = walker.classes.get(id(node)) if isinstance(node, ast.ClassDef) else None
+        if info is None:
+            return ()
+        func, owner = info.method(name)
+        if func is not None:
+            ref = self.summary._ref(owner.node) if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+            return ref if ref is not None else ()
+        for base in project_bases(info):
+            found = base.method_owner(name)
+            if found is not None:
+                return (found.module, found.path)
+        return ()
 
     def is_static(self, name: str) -> bool:
         """Whether the class itself defines `name` as a static method (`@staticmethod`)."""

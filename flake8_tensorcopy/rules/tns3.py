@@ -77,7 +77,10 @@ class DiscriminatorThroughGenerator(Rule):
     @classmethod
     def scope_test_imported(cls, text: str, names: frozenset):
         test = cls.might_match_scope
-        return or_holds(test, tuple(n + "(" for n in names)) if names else test
+        # (A loss object's `__call__` that calls a backward runs under any name, `crit(netD, real,
+        # fake)`: a function that steps an optimizer after it may be a discriminator step.)
+        return or_holds(test, tuple(".step(" if n == "__call__" else n + "(" for n in sorted(names))) if names \
+            else test
     docs = """
 ## What it does
 Checks for a discriminator call on generator output that was not detached, in a discriminator
@@ -110,7 +113,11 @@ discriminator call, losses.py:9)`), one that returns generator output it makes
 (`d_step(netD, real, fake, optD)`, which runs `netD(fake)`, back-propagates and steps the
 optimizer the call hands it; a method of an instance of one of its classes, `crit.d_step(...)`):
 reported at the call, also where the generator's step is such a function too (`g_step(netD,
-fake, optG)`, whose step is the generator's optimizer's).
+fake, optG)`, whose step is the generator's optimizer's).  Methods count wherever they are
+defined: inherited from a base class of another module (`class MyLoss(BaseGANLoss)`), a loss
+object's `__call__` (`crit(netD, real, fake)`), a static or class method (`Losses.d_step(netD,
+real, fake)`); and so does generator output inside a tuple or list the call passes
+(`d_loss(netD, (real, fake))`, whose helper unpacks `real, fake = batch`: reported at the call).
 
 Not reported: `netD(fake.detach())`, `fake = netG(z).detach()`, a generator called under
 `torch.no_grad()` (or in a `@torch.no_grad()` function), a frozen generator
