@@ -1227,7 +1227,7 @@ class GanScope:
             # method of an instance of a class of the file or of another module.
             found = self._class_method(f.node, func.attr, False, gen)
             return found if found[0] is not None or not gen else self._called_instance(func, None, gen)
-        if f.kind == CLASS:
+        if f.kind == CLASS and f.node is not None:
             # `Losses.d_step(netD, real, fake)`: a static or class method, called on its class.
             return self._class_method(f.node, func.attr, True, gen)
         # `losses.d_loss_fn(...)`, with `from pkg import losses`: a function of another module.
