@@ -4089,3 +4089,42 @@ def test_a_dict_another_module_returns_is_followed_key_by_key(tmp_path, capsys, 
 
     with pytest.raises(RuntimeError, match="requires grad"):
         module.run()
+
+
+def test_a_file_outside_the_root_with_a_decorator_of_a_package_out_of_sight(tmp_path, capsys):
+    """A file checked with a project whose root does not hold it (`--project-root` elsewhere, or
+    the current directory of a tree without a marker file): a method decorated by a name its
+    relative import leaves unknown is asked whether it runs without grad before its walk begins,
+    and is then walked and reported as in any file (it was an internal error)."""
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "pyproject.toml").write_text("")
+    sub = tmp_path / "out" / "pkg" / "sub"
+    sub.mkdir(parents=True)
+    path = sub / "mod.py"
+    path.write_text(textwrap.dedent("""\
+        import torch
+        from torch import nn
+
+        from ..utils import auto_docstring
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(2, 2)
+
+            @auto_docstring
+            def forward(self, x):
+                return self.fc(x).numpy()
+        """))
+    project = Project(str(root), Options())
+    project.begin()
+    from flake8_tensorcopy.engine import select_rules
+
+    result = lint_text(path.read_text(), select_rules(["TNS1"]), Options(), project=project, path=str(path))
+    assert result.error is None
+    assert [(v.code, v.line) for v in result.violations] == [("TNS101", 14)]
+    out = tc(capsys, "check", "--no-cache", "--isolated", "--project-root", str(root), str(path))
+    assert out.returncode == 1 and "internal error" not in out.stdout + out.stderr, out.stdout + out.stderr
+    assert "mod.py:14:" in out.stdout

@@ -1269,7 +1269,9 @@ class Evaluator:
                 pf = self.project_fact(f.qual)
                 if pf is not None:
                     return pf
-            if f.kind == UNKNOWN and node.id in self.frame.scope.module_names:
+            if f.kind == UNKNOWN and self.frame is not None and node.id in self.frame.scope.module_names:
+                # (A name the scope's code uses as a module.  No frame: a decorator asked before
+                # its function's walk begins, `@auto_docstring` of a package out of sight.)
                 return Fact(MODULE, Grad.UNKNOWN, Device.UNKNOWN)
             return f
         if t is ast.Attribute:
