@@ -40,6 +40,18 @@ def test_prefilters():
     assert might_accumulate("r = collections.defaultdict(float)\nwhile x:\n    r[\"l\"] = r[\"l\"] + loss\n")
     assert not might_accumulate("r = f()\nfor x in y:\n    r['loss'] += loss\n")  # not a new dict
     assert not might_accumulate("total = {}\nfor x in y:\n    total += loss\n")  # a dict is no zero
+    # Kept in place: a new empty list's append, a zero tensor's add_ (no `+` in the text).
+    assert might_accumulate("losses = []\nfor x in y:\n    losses.append(loss)\n")
+    assert might_accumulate("a, losses = [], list()\nfor x in y:\n    if x: losses.append(f(x, y.detach()))\n")
+    assert might_accumulate("losses: list = []\nfor x in y:\n    losses.append(x * y.detach())\n")
+    assert might_accumulate("t = torch.zeros(())\nwhile t:\n    t.add_(loss)\n")
+    assert might_accumulate("r = {'l': torch.tensor(0.0)}\nfor x in y:\n    r['l'].add_(loss, alpha=2)\n")
+    assert not might_accumulate("losses = []\nfor x in y:\n    losses.append(loss.item())\n")  # no graph
+    assert not might_accumulate("h = []\nfor x in y:\n    h.append(model(x).detach())\n")
+    assert not might_accumulate("self.h = []\nfor x in y:\n    self.h.append(loss)\n")  # not a name
+    assert not might_accumulate("losses = f()\nfor x in y:\n    losses.append(loss)\n")  # not a new list
+    assert not might_accumulate("t = f()\nfor x in y:\n    t.add_(loss)\n")  # no start from zero
+    assert not might_accumulate("losses = []\nlosses.append(loss)\n")  # no loop
     assert might_alias_tensor("hist.append(w.detach().numpy())\n")
     assert might_alias_tensor("prev = w.detach()\n")
     assert not might_alias_tensor("w.data.normal_(0, 1)\nx = y.detach().clone()\n")

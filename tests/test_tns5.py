@@ -112,6 +112,48 @@ def test_copies_that_are_not_copies_on_real_torch():
     assert isinstance(ns["total_item"], float)
 
 
+def test_a_list_of_losses_and_an_in_place_total_keep_every_graph_on_real_torch():
+    """The two forms TNS503 follows besides `+=`: `losses.append(loss)` keeps each loss's graph
+    (and, where the loss is not back-propagated, the activations it saved); `total.add_(loss)`
+    on a zero tensor that does not require grad makes it require grad and chains the graphs, as
+    `total += loss` does.  `.detach()` keeps the values without any of it."""
+    ns = run(program("""
+        import gc
+        import weakref
+
+        net = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 1))
+
+        def keep(how, backward):
+            kept, saved, total = [], [], torch.zeros(())
+            for x, y in loader:
+                h = net[1](net[0](x))  # saved by the last Linear for its weight's gradient
+                saved.append(weakref.ref(h))
+                loss = nn.functional.mse_loss(net[2](h), y)
+                if backward:
+                    loss.backward()
+                kept.append(how(loss))
+                total.add_(how(loss))
+                del h, loss
+            gc.collect()
+            return kept, total, sum(r() is not None for r in saved)
+
+        kept, total, alive = keep(lambda t: t, backward=False)
+        kept_bw, _, alive_bw = keep(lambda t: t, backward=True)
+        detached, total_detached, alive_detached = keep(lambda t: t.detach(), backward=False)
+    """))
+    assert all(t.grad_fn is not None for t in ns["kept"]) and ns["alive"] == len(ns["loader"])
+    # Back-propagated each step: the saved activations are freed, the graph's nodes are not.
+    assert all(t.grad_fn is not None for t in ns["kept_bw"]) and ns["alive_bw"] == 0
+    total = ns["total"]
+    assert total.requires_grad and not total.is_leaf and total.grad_fn.name() == "AddBackward0"
+    assert total.grad_fn.next_functions[0][0].name() == "AddBackward0"  # the earlier iterations' graph
+    assert not any(t.requires_grad for t in ns["detached"]) and ns["alive_detached"] == 0
+    assert ns["total_detached"].is_leaf and not ns["total_detached"].requires_grad
+    torch = ns["torch"]
+    assert torch.equal(torch.stack(ns["kept"]).detach(), torch.stack(ns["detached"]))
+    assert torch.equal(total.detach(), ns["total_detached"])
+
+
 def test_checker_fixture_runs_on_real_torch():
     """fixtures/TNS5.py is real code: every function runs (and the look-alikes work)."""
     with open(os.path.join(FIXTURES, "TNS5.py"), encoding="utf-8") as f:
@@ -699,13 +741,13 @@ def test_accumulators_reported(body, expected):
             return {"loss": total}
     """, id="returned (Lightning's training_step)"),
     pytest.param("""
-        def collect(batch):
-            losses, total = [], 0
+        def collect(batch, losses):
+            total = 0
             for x, y in batch:
                 total += nn.functional.mse_loss(model(x), y)
                 losses.append(total)
             return len(losses)
-    """, id="stored in a container"),
+    """, id="stored in a container (the caller's list)"),
     pytest.param("""
         def gen(batch):
             total = 0
@@ -844,6 +886,241 @@ def test_accumulator_lookalikes_silent(body):
     code = program(body)
     assert findings(code) == []
     run(code)
+
+
+# --------------------------------------------------------------------------- TNS503: lists, add_
+
+
+@pytest.mark.parametrize("body,expected", [
+    pytest.param("""
+        losses = []
+        for x, y in loader:
+            loss = nn.functional.mse_loss(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            losses.append(loss)
+        print(f"{np.mean([l.item() for l in losses]):.4f}", len(losses))
+        assert all(l.grad_fn is not None for l in losses)
+    """, [("TNS503", 7)], id="a list of the step's losses, read for their values"),
+    pytest.param("""
+        def evaluate_without_no_grad(net):
+            net.eval()
+            outputs: list = []
+            for x, y in loader:
+                outputs.append(net(x))
+            preds = torch.cat(outputs)
+            return float(preds.mean())
+
+        assert evaluate_without_no_grad(model) == evaluate_without_no_grad(model)
+    """, [("TNS503", 5)], id="an evaluation without no_grad keeps each output's graph"),
+    pytest.param("""
+        train_losses, seen = [], 0
+        for epoch in range(2):
+            for x, y in loader:
+                train_losses.append(nn.functional.mse_loss(model(x), y) * x.size(0))
+                seen += x.size(0)
+            logger.info("epoch %d: %.4f", epoch, sum(l.item() for l in train_losses) / seen)
+        assert train_losses[0].grad_fn is not None
+    """, [("TNS503", 4)], id="in a tuple assignment, carried across epochs"),
+    pytest.param("""
+        def collect(batch):
+            losses, total = [], 0
+            for x, y in batch:
+                total += nn.functional.mse_loss(model(x), y)
+                losses.append(total)
+            return len(losses)
+
+        assert collect(loader) == 3
+    """, [("TNS503", 5)], id="a list the function makes keeps the totals it is given"),
+    pytest.param("""
+        losses = []
+        for i, (x, y) in enumerate(loader):
+            losses.append(nn.functional.mse_loss(model(x), y))
+            if i % 2 == 1:
+                print(torch.stack(losses).mean().item())
+                losses.clear()
+        assert losses and losses[0].grad_fn is not None
+    """, [("TNS503", 3)], id="emptied only every other iteration"),
+    pytest.param("""
+        total = torch.zeros(())
+        for x, y in loader:
+            loss = nn.functional.mse_loss(model(x), y)
+            total.add_(loss)
+        print(total.item() / len(loader))
+        assert total.requires_grad and total.grad_fn.name() == "AddBackward0"
+    """, [("TNS503", 4)], id="total.add_(loss)"),
+    pytest.param("""
+        running = {"loss": torch.tensor(0.0)}
+        for x, y in loader:
+            running["loss"].add_(nn.functional.mse_loss(model(x), y), alpha=x.size(0))
+        print(float(running["loss"]))
+        assert running["loss"].grad_fn is not None
+    """, [("TNS503", 3)], id="a dict entry's add_, with alpha"),
+])
+def test_kept_in_place_reported(body, expected):
+    code = program(body)
+    assert findings(code) == expected
+    run(code)
+
+
+@pytest.mark.parametrize("body", [
+    pytest.param("""
+        losses = []
+        for x, y in loader:
+            losses.append(nn.functional.mse_loss(model(x), y))
+        opt.zero_grad()
+        torch.stack(losses).mean().backward()
+        opt.step()
+        grads = []
+        for x, y in loader:
+            grads.append(nn.functional.mse_loss(model(x), y))
+            if len(grads) == 3:
+                sum(grads).backward()
+                grads = []
+        outs = []
+        for x, y in loader:
+            outs.append(model(x).sum())
+        for o in outs:
+            o.backward()
+    """, id="back-propagated: stacked, summed, each element"),
+    pytest.param("""
+        losses, shown = [], []
+        with torch.no_grad():
+            for x, y in loader:
+                losses.append(nn.functional.mse_loss(model(x), y))
+        for x, y in loader:
+            shown.append(nn.functional.mse_loss(model(x), y).item())
+            shown.append(nn.functional.mse_loss(model(x), y).detach())
+        print(losses, shown)
+    """, id="under no_grad, .item() and .detach()"),
+    pytest.param("""
+        norms = []
+        for p in model.parameters():
+            norms.append(p.norm())
+        print(sum(n.item() for n in norms))
+    """, id="over model.parameters(): not a step"),
+    pytest.param("""
+        def fill(losses):
+            for x, y in loader:
+                losses.append(nn.functional.mse_loss(model(x), y))
+
+        def made_here():
+            losses = []
+            for x, y in loader:
+                losses.append(nn.functional.mse_loss(model(x), y))
+            return losses
+
+        def gen():
+            losses = []
+            for x, y in loader:
+                losses.append(nn.functional.mse_loss(model(x), y))
+                yield losses
+
+        class Trainer:
+            def run(self, sink):
+                losses, kept = [], []
+                for x, y in loader:
+                    losses.append(nn.functional.mse_loss(model(x), y))
+                    kept.append(nn.functional.mse_loss(model(x), y))
+                self.losses = losses
+                sink(torch.stack(kept))
+
+        fill([])
+        made_here()[0].backward()
+        list(gen())
+        Trainer().run(print)
+    """, id="the caller's list; returned, yielded, stored, passed on"),
+    pytest.param("""
+        for x, y in loader:
+            losses = []
+            losses.append(nn.functional.mse_loss(model(x), y))
+            print(losses[0].item())
+        kept = []
+        for x, y in loader:
+            kept.clear()
+            kept.append(nn.functional.mse_loss(model(x), y))
+            print(kept[-1].item())
+        held = []
+        for x, y in loader:
+            held.append(nn.functional.mse_loss(model(x), y))
+            print(held[-1].item())
+            del held[:]
+    """, id="emptied in each iteration"),
+    pytest.param("""
+        total = torch.zeros(())
+        for x, y in loader:
+            total.add_(nn.functional.mse_loss(model(x), y).detach())
+        acc = torch.zeros(())
+        for x, y in loader:
+            acc.add_(nn.functional.mse_loss(model(x), y))
+        acc.backward()
+        with torch.no_grad():
+            ema = torch.zeros(())
+            for x, y in loader:
+                ema.add_(nn.functional.mse_loss(model(x), y), alpha=0.1)
+        print(total.item(), ema.item())
+    """, id="add_: detached, back-propagated, under no_grad"),
+])
+def test_kept_in_place_lookalikes_silent(body):
+    code = program(body)
+    assert findings(code) == []
+    run(code)
+
+
+def test_a_file_without_a_plus_is_examined_for_appends_and_add_():
+    """The pre-filter admits a file whose only accumulations are `.append(` and `.add_(`."""
+    code = program("""
+        losses = []
+        total = torch.zeros(())
+        for x, y in loader:
+            loss = nn.functional.mse_loss(model(x), y)
+            losses.append(loss)
+            total.add_(loss)
+        print(len(losses), total.item())
+    """).replace("+", "")  # (HEAD has none, but to be sure)
+    assert "+" not in code
+    assert findings(code) == [("TNS503", 5), ("TNS503", 6)]
+
+
+def test_fix_of_a_list_keeps_what_the_program_computes():
+    code = program("""
+        def _epoch():
+            losses = []
+            for x, y in loader:
+                loss = nn.functional.mse_loss(model(x), y)
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                losses.append(loss)
+            return sum(losses) / len(losses)
+
+        avg = _epoch()
+        print(f"{avg:.5f}")
+        result = (avg.item(), type(avg).__name__)
+    """)
+    (v,) = lint_text(code, TNS5).violations
+    assert v.fix.safety == "safe"
+    assert "(the calls of _epoch() only display what it returns, line" in v.message
+    assert v.message.startswith("`losses` keeps `loss` with its graph in every iteration")
+    fixed = fix_text(code, TNS5)
+    assert "losses.append(loss.detach())" in fixed.text and not fixed.remaining
+    before, after = run(code), run(fixed.text)
+    assert before["result"] == after["result"] and before["__stdout__"] == after["__stdout__"]
+    assert before["avg"].grad_fn is not None and after["avg"].grad_fn is None
+
+
+def test_fix_of_a_list_is_unsafe_where_an_element_is_shown():
+    code = program("""
+        losses = []
+        for x, y in loader:
+            losses.append(nn.functional.mse_loss(model(x), y))
+        print(losses[-1])
+    """)
+    (v,) = lint_text(code, TNS5).violations
+    assert v.fix.safety == "unsafe" and "(or `.item()`)" not in v.message
+    before, after = run(code), run(fix_text(code, TNS5, unsafe=True).text)
+    assert "grad_fn" in before["__stdout__"] and "grad_fn" not in after["__stdout__"]
 
 
 # --------------------------------------------------------------------------- TNS503 fix safety

@@ -4,7 +4,10 @@
 It follows `total += loss` and `total = total + loss` where `loss` may require grad (outside
 no-grad regions; a name back-propagated earlier in the same loop body requires grad for
 certain); the total may be an entry of the function's own dict under a constant key
-(`running["loss"] += loss`, keyed "running['loss']").  The state says, for each name or entry,
+(`running["loss"] += loss`, keyed "running['loss']"); `total.add_(loss)` on a tensor total adds
+as `+=` does (in place, recorded in the graph).  A list the function makes (`losses = []`) that is
+given `losses.append(loss)` is followed as a total is: it holds each appended value and its graph
+(`losses.clear()`, `del losses[:]` empty it).  The state says, for each name or entry,
 which accumulation statements' graphs its value may carry (the accumulator itself, and whatever
 is computed from it: `avg = total / n`).  An accumulation whose accumulator may already hold its
 own earlier result went around the loop: where that loop is one over batches or steps (not
@@ -13,7 +16,8 @@ candidate).  At every statement the domain looks at where
 the carried values go: into a backward call (`total.backward()`, `torch.autograd.grad(total,
 ...)`, `scaler.scale(total).backward()`), out of the scope (returned, yielded, stored in an
 attribute or a container, passed to a function that is not a display or a conversion), or into
-something harmless (`.item()`, `float()`, f-strings, `print`, comparisons, loggers).  `finish`
+something harmless (`.item()`, `float()`, f-strings, `print`, comparisons, loggers; a comprehension
+that reads only such of the elements of a list, `[l.item() for l in losses]`).  `finish`
 keeps the candidates whose graphs never reach a backward call and never leave the scope, nor
 are read by a nested function or declared global / nonlocal (`.findings`).  Placing the events
 in the walk (and its loop fixpoints and joins) makes this flow-sensitive: returning the total
@@ -50,6 +54,9 @@ class Accumulation(Record):
         # method of a class of the project that adds what it is given to an attribute
         # (`self.sum += val * n`); None for a plain total.
         ("via", None),
+        # "add" for a total (`+=`, `total = total + loss`, `total.add_(loss)`, a meter); "append"
+        # for a list the function made that keeps each term (`losses.append(loss)`).
+        ("kind", "add"),
     )
     __slots__ = tuple(n for n, _ in _FIELDS)
 
@@ -84,6 +91,14 @@ def _key(node) -> str | None:
     return None
 
 
+def _emptied(node) -> str | None:
+    """The name of `name[:]` (a slice of all of it), else None."""
+    if type(node) is ast.Subscript and type(node.value) is ast.Name and type(node.slice) is ast.Slice \
+            and node.slice.lower is None and node.slice.upper is None and node.slice.step is None:
+        return node.value.id
+    return None
+
+
 def _root(key: str) -> str:
     """The name of a key (`running` of "running['loss']")."""
     return key.split("[", 1)[0]
@@ -107,6 +122,24 @@ def _accumulation(stmt):
             return key, right
         if _is_total(right, key) and not _names(left, key):
             return key, left
+    return None
+
+
+def _in_place(call):
+    """(key, term, kind) for a call that keeps what it is given in a name's value: `total.add_(term)`
+    (kind "add": the tensor's in-place addition, which records it in the graph as `+=` on a tensor
+    does; `alpha=` may scale it), `name.append(term)` (kind "append"); `total` may be a dict entry
+    under a constant key, a list only a name.  Else None."""
+    func = call.func
+    if type(func) is not ast.Attribute or len(call.args) != 1 or type(call.args[0]) is ast.Starred:
+        return None
+    if func.attr == "add_":
+        if any(k.arg != "alpha" for k in call.keywords):
+            return None
+        key = _key(func.value)
+        return (key, call.args[0], "add") if key is not None else None
+    if func.attr == "append" and not call.keywords and type(func.value) is ast.Name:
+        return func.value.id, call.args[0], "append"
     return None
 
 
@@ -190,6 +223,39 @@ def _contains(outer, node) -> bool:
         (node.end_lineno, node.end_col_offset) <= (outer.end_lineno, outer.end_col_offset)
 
 
+def _fresh_list(scope_node, name: str) -> bool:
+    """Whether every binding of `name` in the scope makes a new empty list (`[]`, `list()`, also
+    an element of a tuple assignment: `train_losses, val_losses = [], []`), and it is not a
+    parameter: the scope's own list, which keeps what is appended to it as long as it lives (a
+    list it was given, or binds to another value, is someone else's: what is appended leaves the
+    scope)."""
+    if isinstance(scope_node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        args = scope_node.args
+        if name in {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg)
+                    if a is not None}:
+            return False
+    found = False
+    for s in statements(scope_node.body):
+        if isinstance(s, (ast.Global, ast.Nonlocal)) and name in s.names:
+            return False
+        for target, value in _flows(s):
+            if not any(type(el) is ast.Name and el.id == name for el in target_elements(target)):
+                continue
+            if type(target) is not ast.Name:
+                # `a, losses = [], []`: the element of the value the name's element gets.
+                if not (type(target) in (ast.Tuple, ast.List) and type(value) in (ast.Tuple, ast.List)
+                        and len(target.elts) == len(value.elts)):
+                    return False
+                value = next((v for t, v in zip(target.elts, value.elts) if type(t) is ast.Name and t.id == name),
+                             None)
+            if not (type(value) is ast.List and not value.elts
+                    or type(value) is ast.Call and type(value.func) is ast.Name and value.func.id == "list"
+                    and not value.args and not value.keywords):
+                return False
+            found = True
+    return found
+
+
 _DICT_MAKERS = frozenset({"dict", "defaultdict", "OrderedDict", "collections.defaultdict", "collections.OrderedDict"})
 
 
@@ -227,7 +293,7 @@ class AccumulatorDomain(Domain):
         self._meters: dict = {}  # (id(class), method name) -> _meter_at's answer, or ()
         self._meter_names: frozenset | None = None  # meter_methods of the file's text, and widen's
         self._imported: frozenset = frozenset()
-        self._fresh_dicts: dict = {}  # (id(scope node), name) -> _fresh_dict's answer
+        self._fresh_dicts: dict = {}  # (id(scope node), name, test) -> _fresh_dict's (_fresh_list's) answer
 
     def active(self, walker, frame) -> bool:
         node = frame.scope.node
@@ -258,11 +324,18 @@ class AccumulatorDomain(Domain):
         if st.holds and record:
             self._observe(stmt, [], st, rec)
         acc = _accumulation(stmt)
-        via = None
+        via, kind = None, "add"
         if acc is None and type(stmt) is ast.Expr and type(stmt.value) is ast.Call:
-            acc = self._meter_update(walker, stmt.value, state)
-            if acc is not None:
-                acc, via = acc[:2], acc[2]
+            found = _in_place(stmt.value)
+            # (Only the function's own list, not one of the caller's; `add_` only of a tensor: a
+            # meter of the project may name its method so.)
+            if found is not None and (self._fresh(frame, found[0], _fresh_list) if found[2] == "append"
+                                      else walker.fact(stmt.value.func.value, state).kind == TENSOR):
+                acc, kind = found[:2], found[2]
+            else:
+                acc = self._meter_update(walker, stmt.value, state)
+                if acc is not None:
+                    acc, via = acc[:2], acc[2]
         if acc is not None and "[" in acc[0] and not self._fresh(frame, _root(acc[0])):
             acc = None  # (an entry of a dict of the caller's)
         if acc is not None:
@@ -271,9 +344,10 @@ class AccumulatorDomain(Domain):
                 aid = id(stmt)
                 held = st.holds.get(name, frozenset())
                 if aid in held and frame.loops and record and self._steps(walker, frame.loops, name, stmt, state):
-                    # What this statement added in an earlier iteration is still in `name`.
+                    # What this statement added (appended) in an earlier iteration is still in `name`.
                     f = walker.fact(term, state)
-                    rec.candidates.setdefault(aid, Accumulation(stmt, name, term, f.is_torch_tensor, via=via))
+                    rec.candidates.setdefault(aid, Accumulation(stmt, name, term, f.is_torch_tensor, via=via,
+                                                                kind=kind))
                 st.holds[name] = held | {aid}
                 rec.holders.setdefault(aid, set()).add(name)
                 return
@@ -300,9 +374,15 @@ class AccumulatorDomain(Domain):
         elif t is ast.Delete:
             for target in stmt.targets:
                 for el in target_elements(target):
-                    key = _key(el)
+                    key = _key(el) or _emptied(el)  # (`del losses[:]` empties the list)
                     if key is not None:
                         self._bind(st, rec, key, frozenset())
+        elif t is ast.Expr and st.holds:
+            # `losses.clear()`: the list no longer holds what was appended.
+            call = stmt.value
+            if (type(call) is ast.Call and type(call.func) is ast.Attribute and call.func.attr == "clear"
+                    and not call.args and type(call.func.value) is ast.Name):
+                self._bind(st, rec, call.func.value.id, frozenset())
 
     def test(self, walker, expr, state) -> None:
         st: AccumState = state.doms[self.key]
@@ -359,7 +439,7 @@ class AccumulatorDomain(Domain):
                 shown = shown or callers_shown
                 returned = (frame.scope.node.name, line, private)
             rec.findings.append(
-                Accumulation(acc.stmt, acc.name, acc.term, acc.term_is_tensor, shown, returned, acc.via))
+                Accumulation(acc.stmt, acc.name, acc.term, acc.term_is_tensor, shown, returned, acc.via, acc.kind))
         rec.findings.sort(key=lambda a: (a.stmt.lineno, a.stmt.col_offset))
 
     # ------------------------------------------------------------------ meters
@@ -413,12 +493,13 @@ class AccumulatorDomain(Domain):
         elif carried:
             rec.gone.update(carried)
 
-    def _fresh(self, frame, name: str) -> bool:
+    def _fresh(self, frame, name: str, test=_fresh_dict) -> bool:
+        """`test` (`_fresh_dict`, or `_fresh_list`) of the name in the frame's scope, asked once."""
         node = frame.scope.node
-        key = (id(node), name)
+        key = (id(node), name, test)
         found = self._fresh_dicts.get(key)
         if found is None:
-            found = self._fresh_dicts[key] = _fresh_dict(node, name)
+            found = self._fresh_dicts[key] = test(node, name)
         return found
 
     @staticmethod
@@ -550,8 +631,10 @@ _CUT_METHODS = frozenset({"item", "tolist", "detach", "numpy", "__format__", "si
 _CUT_FUNCS = frozenset({"float", "int", "round", "bool", "len", "str", "repr", "format", "print", "isinstance",
                         "type", "id", "hash", "any", "all"})
 _SHOWN_FUNCS = frozenset({"str", "repr", "format", "print"})
-# Functions whose result is computed from their arguments (and stays in the scope).
-_PRESERVING_FUNCS = frozenset({"abs", "min", "max", "sum", "pow", "divmod"})
+# Functions whose result is computed from their arguments, or holds them (and stays in the
+# scope): also the iterations over a list (`for i, l in enumerate(losses)`).
+_PRESERVING_FUNCS = frozenset({"abs", "min", "max", "sum", "pow", "divmod", "list", "tuple", "reversed", "sorted",
+                               "enumerate", "zip", "iter"})
 _PRESERVING_OWNERS = frozenset({"torch", "F", "torch.nn.functional", "nn.functional"})
 # Methods of loggers, progress bars and summary writers: they display a value, never differentiate it.
 _DISPLAY_METHODS = frozenset(
@@ -621,8 +704,15 @@ def _classify(occ, parents, flow: bool = False):
     computed (only asked with `flow`, for the value of an assignment); "return": what the
     function returns (it leaves the scope to its callers)."""
     child = occ
-    for parent in reversed(parents):
+    for i in range(len(parents) - 1, -1, -1):
+        parent = parents[i]
         t = type(parent)
+        if t is ast.comprehension and child is parent.iter and i:
+            # What is iterated (`l.item() for l in losses`): its elements go where the
+            # comprehension's reads of its target go.
+            found = _elements_use(parents[i - 1], parent)
+            if found is not None:
+                return found
         if t is ast.Call:
             func = parent.func
             if child is func:
@@ -698,6 +788,43 @@ def _classify(occ, parents, flow: bool = False):
             return "escape", False
         child = parent
     return ("flow" if flow else "local"), False
+
+
+def _elements_use(comp, gen):
+    """What the comprehension `comp` does with the elements its generator `gen` iterates over,
+    where that is all it does with them: ("cut", shown) when every read of the target is cut
+    (`[l.item() for l in losses]`, also in a condition), ("backward" | "escape", False) when one
+    reaches a backward call or leaves; None when one may be (part of) the comprehension's value,
+    or the comprehension holds a function (which may keep them): it carries them."""
+    names = {el.id for el in target_elements(gen.target) if type(el) is ast.Name}
+    if not names or type(gen.target) not in (ast.Name, ast.Tuple, ast.List):
+        return None
+    t = type(comp)
+    if t is ast.DictComp:
+        values = [comp.key, comp.value]
+    elif t in (ast.ListComp, ast.SetComp, ast.GeneratorExp):
+        values = [comp.elt]
+    else:
+        return None
+    after = comp.generators[comp.generators.index(gen) + 1:] if gen in comp.generators else None
+    if after is None:
+        return None
+    tests = [c for g in comp.generators for c in g.ifs]
+    # (A later generator's iterable may iterate over an element: `v for l in losses for v in l`.)
+    values += [g.iter for g in after]
+    if any(type(n) in (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+           for part in values + tests for n in walk(part)):
+        return None
+    shown = False
+    for part, is_test in [(v, False) for v in values] + [(c, True) for c in tests]:
+        for occ, chain in _occurrences_in(part, names, []):
+            what, seen = _classify(occ, chain)
+            if what in ("backward", "escape"):
+                return what, False
+            if what != "cut" and not is_test:
+                return None
+            shown = shown or seen
+    return "cut", shown
 
 
 # --------------------------------------------------------------------------- meters

@@ -254,15 +254,20 @@ def might_accumulate(text: str, meters: frozenset = frozenset()) -> bool:
     `name = name + term` after a `for` / `while`, where `name` starts from zero on a line of its
     own (`total = 0`, `0.0`, `torch.zeros(...)`, `torch.tensor(...)`, or a tuple of them), or,
     for a dict's entry (`running["loss"] += loss`), where the dict starts so or as a new dict
-    (`running = {"loss": 0.0}`, `dict(...)`, `defaultdict(float)`); or a call of one of `meters`
-    (`meter_methods`) after a loop.  A text test only (the analysis decides)."""
+    (`running = {"loss": 0.0}`, `dict(...)`, `defaultdict(float)`); `name.add_(term)` so
+    (`_might_keep`); `name.append(term)` after a loop where `name` is bound to a new empty list;
+    or a call of one of `meters` (`meter_methods`) after a loop.  A text test only (the analysis
+    decides)."""
     if meters and any("." + m + "(" in text for m in meters) and _loop_end(text) != -1:
         return True
-    if "+" not in text:
+    plus = "+" in text
+    if not plus and ".append(" not in text and ".add_(" not in text:
         return False
     loop = _loop_end(text)
     if loop == -1:
         return False
+    if not plus:
+        return _might_keep(text, loop)
     names = set()
     pos, last_line = loop, -1
     while True:
@@ -276,7 +281,64 @@ def might_accumulate(text: str, meters: frozenset = frozenset()) -> bool:
             if a is not None:
                 names.add((a.group(1), bool(a.group(2))))
         pos += 1
-    return any(_starts_from_zero(name, text, _DICT_START if entry else _ZERO) for name, entry in names)
+    return any(_starts_from_zero(name, text, _DICT_START if entry else _ZERO) for name, entry in names) or \
+        _might_keep(text, loop)
+
+
+# A new empty list after a binding's `=` (`losses = []`, `a, losses = [], []`, `losses: list = list()`).
+_EMPTY_LIST = LazyPattern(r"\[[ \t]*\]|\blist\([ \t]*\)")
+
+
+# An argument that is a value without graph, the whole of it: a chain of names, calls and indexes
+# that ends in `.item()`, `.detach()` or `.tolist()` (`losses.append(loss.item())`, the most
+# common append of a training loop), then the call's `)`.
+_CUT_ARGUMENT = LazyPattern(r"[\w.]+(?:\([^()\n]*\)|\[[^\[\]\n]*\]|\.\w+)*\.(?:item|detach|tolist)\(\)\)")
+
+
+def _might_keep(text: str, loop: int) -> bool:
+    """Whether `text` may keep terms in place after the offset `loop` (a loop's start): a call
+    `name.append(` where the text binds `name` to a new empty list on a line (accumulators.
+    _fresh_list: any binding of it, annotated or in a tuple), or `name.add_(` / `name["k"].add_(`
+    where `name` starts from zero (or as a new dict), as for `+=`.  The name is the one right
+    before the call, not an attribute's (`self.losses.append(`: not the function's own list)."""
+    seen = set()
+    for needle in (".append(", ".add_("):
+        at = text.find(needle, loop)
+        while at != -1:
+            end, entry = at, False
+            if needle == ".add_(" and text[at - 1] == "]":  # `running["loss"].add_(`
+                end, entry = text.rfind("[", text.rfind("\n", 0, at) + 1, at), True
+            start = end
+            while start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_"):
+                start -= 1
+            if start < end and text[start - 1] != "." and (needle, text[start:end], entry) not in seen \
+                    and _CUT_ARGUMENT.match(text, at + len(needle)) is None:
+                name = text[start:end]
+                seen.add((needle, name, entry))
+                if needle == ".add_(":
+                    if _starts_from_zero(name, text, _DICT_START if entry else _ZERO):
+                        return True
+                elif _bound_to_empty_list(name, text):
+                    return True
+            at = text.find(needle, at + 1)
+    return False
+
+
+def _bound_to_empty_list(name: str, text: str) -> bool:
+    """Whether a line of `text` holds the name (not an attribute, not part of a longer name),
+    then `=`, then a new empty list (`[]`, `list()`)."""
+    at = text.find(name)
+    size = len(name)
+    while at != -1:
+        before = text[at - 1] if at else " "
+        after = text[at + size] if at + size < len(text) else " "
+        if not (before.isalnum() or before in "_.") and not (after.isalnum() or after == "_"):
+            end = text.find("\n", at)
+            eq = text.find("=", at + size, end if end >= 0 else len(text))
+            if eq != -1 and _EMPTY_LIST.search(text, eq, end if end >= 0 else len(text)) is not None:
+                return True
+        at = text.find(name, at + 1)
+    return False
 
 
 def _starts_from_zero(name: str, text: str, _ZERO=_ZERO) -> bool:

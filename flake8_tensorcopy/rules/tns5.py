@@ -855,12 +855,12 @@ class LossAccumulatedWithGraph(Rule):
     code = "TNS503"
     name = "loss-accumulated-with-graph"
     message = (
-        "`{acc}` adds {term} with its graph in every iteration and is never back-propagated{where}: every "
+        "`{acc}` {adds} {term} with its graph in every iteration and is never back-propagated{where}: every "
         "graph stays alive; use {fixed}"
     )
     fix_title = "Accumulate the value without its graph (`.detach()`)"
     fix_safety = "safe"
-    prefilter = ("+",)
+    prefilter = ("+", ".add_(", ".append(")
     domains = ("accumulators",)
     docs = """
 ## What it does
@@ -869,7 +869,9 @@ loop) and is never back-propagated.
 
 The total starts from zero (`total = 0`, `0.0`, `torch.zeros(...)`, `torch.tensor(0.0)`) and adds,
 in a loop, `total += loss` or `total = total + loss` (or a decayed total, an exponentially smoothed
-loss: `total = 0.9 * total + 0.1 * loss`, `total = total * beta + loss`), a tensor that may
+loss: `total = 0.9 * total + 0.1 * loss`, `total = total * beta + loss`; or, on a tensor total,
+`total.add_(loss)`, which records the addition as `+=` does: the zero tensor then requires grad),
+a tensor that may
 require grad (a loss, a
 model output; or a name back-propagated earlier in the same loop body, or arithmetic on one,
 `loss * x.size(0)`, which requires grad for certain, also where it was computed under
@@ -880,6 +882,13 @@ the total (and everything computed from it) never reaches `backward()` or
 A total may be an entry of a dict the function makes (`running = {"loss": 0.0}` or
 `collections.defaultdict(float)`, then `running["loss"] += loss`); reading the dict whole
 (`return running`) reads its entries.  A dict the function was given is the caller's: not
+reported.
+A list the function makes (`losses = []`, `list()`) that keeps what it is given in such a loop
+(`losses.append(loss)`) is one too: each element keeps its graph; reading the elements for their
+values (`sum(l.item() for l in losses)`, `np.mean([l.item() for l in losses])`, `len(losses)`)
+is harmless, and `torch.stack(losses).mean().backward()` back-propagates them.  A list the
+function was given is the caller's, and one emptied before the append in each iteration
+(`losses = []`, `losses.clear()`, `del losses[:]`) keeps no graph across iterations: neither is
 reported.
 A loop over the model's structure (`model.parameters()`, `named_parameters()`, `modules()`, an
 optimizer's `param_groups` and a group's `params`) is not a step: `norm += p.norm() ** 2` in
@@ -892,7 +901,8 @@ what it is given to an attribute (`losses.update(loss, n)`, where `update` does 
 * n`; not where the method binds the parameter again first, `val = val.item()`), in a class
 that never back-propagates anything; the message names the method.
 The total leaves the function when it (or a value computed from it) is returned or yielded,
-stored in an attribute or a container (`self.total = total`, `losses.append(total)`), passed to
+stored in an attribute or a container (`self.total = total`, `history.append(total)`: a list
+the function makes is then followed itself, as above), passed to
 a function that is not a display or conversion (`print`, `float`, `str`, f-strings, `logger.*`,
 `writer.add_scalar`, `.item()`, `.detach()`, ...), read by a nested function or lambda, or
 declared `global` / `nonlocal`: such totals may be back-propagated elsewhere (Lightning's
@@ -911,8 +921,9 @@ carry a graph across iterations and is not reported.
 
 ## Why is this bad?
 Adding a tensor that requires grad records the addition in the autograd graph: the total then
-requires grad (`AddBackward0`) and references the graph of every loss added to it.  Nothing
-frees those graphs until the total is rebound, so memory grows with every iteration, until the
+requires grad (`AddBackward0`) and references the graph of every loss added to it; a list of
+the losses references each one's graph through its `grad_fn`.  Nothing
+frees those graphs until the total is rebound (the list emptied), so memory grows with every iteration, until the
 end of the epoch or an out-of-memory error; where `backward()` is not called on the losses (an
 evaluation loop without `torch.no_grad()`), each graph keeps all its activations.  PyTorch's FAQ
 names it: "Don't accumulate history across your training loop".
@@ -938,14 +949,18 @@ for x, y in loader:
 print(total_loss / len(loader))
 ```
 Accumulating a loss on purpose to back-propagate it later (`meta_loss += task_loss`, then
-`meta_loss.backward()`) is correct and not reported.
+`meta_loss.backward()`) is correct and not reported.  For a list, `losses.append(loss.detach())`
+(or `loss.item()`, where the code only needs numbers).
 
 ## Fix safety
-The fix appends `.detach()` to what is added (wrapping it in parentheses when needed), so the
-total stays a tensor with the same values, without the graph.  It is safe when what is added is
+The fix appends `.detach()` to what is added (or appended to a list: the list then holds tensors
+with the same values, without the graph; the message does not offer `.item()` for a list, whose
+elements may be a model's outputs, of which `.item()` raises), wrapping it in parentheses when
+needed, so the total stays a tensor with the same values, without the graph.  It is safe when what is added is
 a torch tensor by the flow of the code and the total's printed form and autograd attributes
-(`print(total)`, `str(total)`, `f"{total}"`, logging calls, `total.requires_grad`, `total.grad_fn`)
-are never observed: those would now show no `grad_fn`; and, for a total returned to the
+(`print(total)`, `str(total)`, `f"{total}"`, logging calls, `total.requires_grad`, `total.grad_fn`;
+for a list, the same of the list, of its elements or of what is computed from them) are never
+observed: those would now show no `grad_fn`; and, for a total returned to the
 file's calls, when the function's name is private (`_train_epoch`) or it is nested in another:
 another module could call a public one and back-propagate what it returns.  Otherwise the fix
 is unsafe.  `.item()`
@@ -966,6 +981,16 @@ breaks) and synchronises with an accelerator at every iteration.
             opt.step()
             total += {term}
         mean_loss = total.item() / 3
+        """)
+    _LOSSES = _SETUP + dedent("""
+        losses = []
+        for step in range(3):
+            loss = nn.functional.mse_loss(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            losses.append({term})
+        mean_loss = sum(l.item() for l in losses) / len(losses)
         """)
 
     VALID = [
@@ -1042,6 +1067,18 @@ breaks) and synchronises with an accelerator at every iteration.
                     total += nn.functional.mse_loss(model(x), y)
             print(total)
             """), runs=True),
+        # A list of losses kept to back-propagate their mean; one of plain numbers for display.
+        Valid(_SETUP + dedent("""
+            losses, shown = [], []
+            for chunk in range(3):
+                loss = nn.functional.mse_loss(model(x + chunk), y)
+                losses.append(loss)
+                shown.append(loss.item())
+            opt.zero_grad()
+            torch.stack(losses).mean().backward()
+            opt.step()
+            print(sum(shown) / len(shown))
+            """), runs=True),
     ]
     INVALID = [
         Invalid(
@@ -1076,6 +1113,36 @@ breaks) and synchronises with an accelerator at every iteration.
             unsafe=True,
             oracle=Oracle(check_bad="running.requires_grad and running.grad_fn.name() == 'AddBackward0'",
                           check_fixed="not running.requires_grad", same=("running",)),
+        ),
+        Invalid(
+            # A list that keeps each step's loss, read only for its values.
+            _LOSSES.format(term="loss"),
+            line=13,
+            col=4,
+            fixed=_LOSSES.format(term="loss.detach()"),
+            oracle=Oracle(check_bad="all(l.grad_fn is not None for l in losses)",
+                          check_fixed="not any(l.requires_grad for l in losses)", same=("losses", "mean_loss")),
+        ),
+        Invalid(
+            # The in-place addition records it in the graph as `+=` does: the zero tensor now
+            # requires grad.
+            _SETUP + dedent("""
+                total = torch.zeros(())
+                for step in range(3):
+                    total.add_(nn.functional.mse_loss(model(x), y))
+                mean_loss = total.item() / 3
+                """),
+            line=9,
+            col=4,
+            fixed=_SETUP + dedent("""
+                total = torch.zeros(())
+                for step in range(3):
+                    total.add_(nn.functional.mse_loss(model(x), y).detach())
+                mean_loss = total.item() / 3
+                """),
+            oracle=Oracle(check_bad="total.grad_fn.name() == 'AddBackward0' and "
+                                    "total.grad_fn.next_functions[0][0].name() == 'AddBackward0'",
+                          check_fixed="total.is_leaf and not total.requires_grad", same=("total", "mean_loss")),
         ),
     ]
 
@@ -1121,14 +1188,19 @@ breaks) and synchronises with an accelerator at every iteration.
                 safety = "unsafe"  # another module may call it, and differentiate what it returns
         fix = Fix(self.fix_title, safety, edits)
         shown = _short(ctx, term, 40)
+        # (A list may keep model outputs, of which `.item()` raises: it is offered for totals.)
+        item = "" if acc.kind == "append" else " (or `.item()`)"
         if shown == "<expr>":
-            term_text, fixed = "a tensor that requires grad", "`.detach()` (or `.item()`) on what is added"
+            term_text, fixed = "a tensor that requires grad", f"`.detach()`{item} on what is added"
         else:
             if not atom:
                 shown = f"({shown})"
-            term_text, fixed = f"`{shown}`", f"`{shown}.detach()` (or `.item()`)"
+            term_text, fixed = f"`{shown}`", f"`{shown}.detach()`{item}"
         name = acc.name
         if "[" in name:  # a dict's entry: as the code spells it (`running["loss"]`)
-            name = _short(ctx, acc.stmt.target if isinstance(acc.stmt, ast.AugAssign) else acc.stmt.targets[0], 40)
-        ctx.report(self, acc.stmt, fix, acc=name, term=term_text, fixed=fixed,
-                   where=f" ({'; '.join(where)})" if where else "")
+            stmt = acc.stmt
+            target = stmt.target if isinstance(stmt, ast.AugAssign) else stmt.value.func.value \
+                if isinstance(stmt, ast.Expr) else stmt.targets[0]  # (`running["loss"].add_(loss)`)
+            name = _short(ctx, target, 40)
+        ctx.report(self, acc.stmt, fix, acc=name, adds="keeps" if acc.kind == "append" else "adds", term=term_text,
+                   fixed=fixed, where=f" ({'; '.join(where)})" if where else "")
