@@ -52,6 +52,11 @@ def test_prefilters():
     assert not might_accumulate("losses = f()\nfor x in y:\n    losses.append(loss)\n")  # not a new list
     assert not might_accumulate("t = f()\nfor x in y:\n    t.add_(loss)\n")  # no start from zero
     assert not might_accumulate("losses = []\nlosses.append(loss)\n")  # no loop
+    # A list of losses by its spelling: "loss" in its name or in what is appended.
+    assert might_accumulate("history = []\nfor x in y:\n    history.append(train_loss)\n")
+    assert might_accumulate("h = []\nfor x in y:\n    h.append(crit(\n        out, self.loss_w))\n")
+    assert not might_accumulate("outputs = []\nfor x in y:\n    outputs.append(net(x))\n")
+    assert not might_accumulate("all_hidden = []\nfor layer in self.layers:\n    all_hidden.append(h)\n")
     assert might_alias_tensor("hist.append(w.detach().numpy())\n")
     assert might_alias_tensor("prev = w.detach()\n")
     assert not might_alias_tensor("w.data.normal_(0, 1)\nx = y.detach().clone()\n")

@@ -138,9 +138,26 @@ def _in_place(call):
             return None
         key = _key(func.value)
         return (key, call.args[0], "add") if key is not None else None
-    if func.attr == "append" and not call.keywords and type(func.value) is ast.Name:
+    if func.attr == "append" and not call.keywords and type(func.value) is ast.Name \
+            and _loss_list(func.value.id, call.args[0]):
         return func.value.id, call.args[0], "append"
     return None
+
+
+def _loss_list(name: str, term) -> bool:
+    """Whether a list that `name.append(term)` adds to is one of losses by its spelling: "loss"
+    in the list's name or in a name or attribute of the term (`losses.append(loss)`,
+    `history.append(train_loss)`, `val_losses.append(crit(out, y))`).  (Functions that append
+    anything after a loop are a third of a model library's; the lists of one, a forward's
+    hidden states, are returned, where a training loop's losses are the list kept: the text
+    test, text_tests._might_keep, says the same.)"""
+    if "loss" in name.lower():
+        return True
+    for n in walk(term):
+        t = type(n)
+        if t is ast.Name and "loss" in n.id.lower() or t is ast.Attribute and "loss" in n.attr.lower():
+            return True
+    return False
 
 
 def _is_total(node, key: str) -> bool:
@@ -544,6 +561,11 @@ class AccumulatorDomain(Domain):
             what, shown = _classify(occ, chain)
             if what in ("backward", "escape"):
                 rec.gone.update(ids)
+            elif what == "cut" and _numpy_argument(occ, chain):
+                # `np.mean(losses)`: NumPy converts each element, which raises where one
+                # requires grad (TNS103's finding, the same bug); a list whose elements do not
+                # keeps no graph.
+                rec.gone.update(i for i in ids if i in rec.candidates and rec.candidates[i].kind == "append")
             elif what == "return":
                 rec.returned.update(ids)
             if shown:
@@ -696,6 +718,17 @@ def _reads(node, holds: dict, parents):
         sub = ps + [n]
         for c in child_nodes(n):
             stack.append((c, sub))
+
+
+def _numpy_argument(occ, parents) -> bool:
+    """Whether the value read at `occ` is itself an argument of a call of NumPy's (`np.mean(x)`,
+    `numpy.array(x)`)."""
+    parent = parents[-1] if parents else None
+    if type(parent) is not ast.Call or occ not in parent.args:
+        return False
+    func = parent.func
+    owner = dotted_name(func.value) if isinstance(func, ast.Attribute) else None
+    return owner is not None and owner.split(".", 1)[0] in ("np", "numpy")
 
 
 def _classify(occ, parents, flow: bool = False):

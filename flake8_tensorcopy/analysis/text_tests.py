@@ -318,10 +318,31 @@ def _might_keep(text: str, loop: int) -> bool:
                 if needle == ".add_(":
                     if _starts_from_zero(name, text, _DICT_START if entry else _ZERO):
                         return True
-                elif _bound_to_empty_list(name, text):
+                elif _names_loss(name, text, at + len(needle)) and _bound_to_empty_list(name, text):
                     return True
             at = text.find(needle, at + 1)
     return False
+
+
+def _names_loss(name: str, text: str, start: int) -> bool:
+    """Whether "loss" is in the list's name or in the text of the argument that starts at
+    `start`, up to its closing parenthesis (accumulators._loss_list: a list of losses by its
+    spelling); where that parenthesis is not found soon, whether it may be."""
+    if "loss" in name.lower():
+        return True
+    depth = 1
+    i = start
+    end = min(len(text), start + 2000)
+    while i < end:
+        c = text[i]
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if not depth:
+                return "loss" in text[start:i].lower()
+        i += 1
+    return True
 
 
 def _bound_to_empty_list(name: str, text: str) -> bool:

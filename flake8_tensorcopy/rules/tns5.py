@@ -883,10 +883,14 @@ A total may be an entry of a dict the function makes (`running = {"loss": 0.0}` 
 `collections.defaultdict(float)`, then `running["loss"] += loss`); reading the dict whole
 (`return running`) reads its entries.  A dict the function was given is the caller's: not
 reported.
-A list the function makes (`losses = []`, `list()`) that keeps what it is given in such a loop
-(`losses.append(loss)`) is one too: each element keeps its graph; reading the elements for their
-values (`sum(l.item() for l in losses)`, `np.mean([l.item() for l in losses])`, `len(losses)`)
-is harmless, and `torch.stack(losses).mean().backward()` back-propagates them.  A list the
+A list of losses the function makes (`losses = []`, `list()`) that keeps what it is given in
+such a loop (`losses.append(loss)`) is one too: each element keeps its graph; reading the elements
+for their values (`sum(l.item() for l in losses)`, `np.mean([l.item() for l in losses])`,
+`len(losses)`) is harmless, and `torch.stack(losses).mean().backward()` back-propagates them.
+A list of losses by its spelling: "loss" in its name or in what is appended
+(`val_losses.append(crit(out, y))`, `history.append(loss)`); other lists (a forward's hidden
+states, which it returns) are not followed.  `np.mean(losses)` on the list itself raises where
+an element requires grad (TNS103 reports it there) and is not reported here.  A list the
 function was given is the caller's, and one emptied before the append in each iteration
 (`losses = []`, `losses.clear()`, `del losses[:]`) keeps no graph across iterations: neither is
 reported.
