@@ -1701,11 +1701,14 @@ class Walker(Summaries, Evaluator):
             if self.lines is not None and not may_set_attributes(self.source_of(item), self_name, direct=True,
                                                                  init=item.name == "__init__"):
                 continue  # (its body may not be parsed yet: lazytree.py)
-            if item.name == "__init__" or len(params) > 1 and is_plain_method(item) \
-                    and _keeps_parameter(item, self_name):
+            if item.name == "__init__" or len(params) > 1 and is_plain_method(item) and self.lines is not None \
+                    and _converted_in(self.source_of(cls), _keeps_parameter(item, self_name)):
                 # What the constructor calls of the file pass (`Trainer(model=Net())`), or the
                 # file's calls of a method that keeps one of its parameters (`logger.log(loss)`,
-                # `self.last = v`; the calls the walk has seen so far).
+                # `self.last = v`; the calls the walk has seen so far) in an attribute the class
+                # converts to NumPy (`self.last.numpy()`, `np.mean(self.vals)`: what the calls
+                # pass matters there; a survey of the calls of every setter of a model library
+                # cost 4% of its check with the project).
                 info = self.classes.get(id(cls))
                 if info is not None:
                     local.env.update(self.parameter_facts(item, info))
@@ -2314,20 +2317,38 @@ class Walker(Summaries, Evaluator):
             parts[attr].append(Fact(SEQ, max(seq.grad, el.grad), max(seq.device, el.device), element=el))
 
 
-def _keeps_parameter(method, self_name: str) -> bool:
-    """Whether `method` sets an attribute of `self_name` to one of its other parameters, or adds
-    one to a list it keeps (`self.last = v`, `self.vals.append(v)`), as written."""
+def _keeps_parameter(method, self_name: str) -> set:
+    """The attributes of `self_name` that `method` sets to one of its other parameters, or that
+    it adds one to (a list it keeps), as written (`self.last = v`, `self.vals.append(v)`)."""
     params = {a.arg for a in (*method.args.posonlyargs, *method.args.args, *method.args.kwonlyargs)} - {self_name}
+    out = set()
     for node in _statements_and_calls(method.body):
         t = type(node)
         if t is ast.Assign:
-            if type(node.value) is ast.Name and node.value.id in params and any(
-                    type(x) is ast.Attribute and type(x.value) is ast.Name and x.value.id == self_name
-                    for x in node.targets):
-                return True
+            if type(node.value) is ast.Name and node.value.id in params:
+                out.update(x.attr for x in node.targets
+                           if type(x) is ast.Attribute and type(x.value) is ast.Name and x.value.id == self_name)
         elif t is ast.Call and type(node.func) is ast.Attribute and node.func.attr == "append" \
                 and len(node.args) == 1 and type(node.args[0]) is ast.Name and node.args[0].id in params:
-            return True
+            f = node.func.value
+            if type(f) is ast.Attribute and type(f.value) is ast.Name and f.value.id == self_name:
+                out.add(f.attr)
+    return out
+
+
+def _converted_in(source: str, attrs: set) -> bool:
+    """Whether the text of a class may convert one of `attrs` of the instance to NumPy: a line
+    that names `.<attr>` and `numpy` or `np.` (`self.last.numpy()`, `np.mean(self.vals)`)."""
+    for attr in attrs:
+        needle = "." + attr
+        at = source.find(needle)
+        while at != -1:
+            end = at + len(needle)
+            if end >= len(source) or not (source[end].isalnum() or source[end] == "_"):
+                line = source[source.rfind("\n", 0, at) + 1:source.find("\n", end) % (len(source) + 1)]
+                if "numpy" in line or "np." in line:
+                    return True
+            at = source.find(needle, end)
     return False
 
 
