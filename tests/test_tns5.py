@@ -1550,3 +1550,231 @@ def test_a_function_that_steps_an_optimizer_it_is_handed_under_any_name():
     assert findings(code) == []
     ns = run(code)
     assert ns["torch"].equal(ns["first"], ns["restored"])
+
+
+# --------------------------------------------------------------------------- TNS503: attributes of an instance
+
+TRAINER = """
+    class Trainer:
+        def __init__(self, net):
+            self.net = net
+            self.opt = torch.optim.SGD(net.parameters(), lr=0.1)
+            self.running_loss = 0
+            self.losses = []
+
+        def train_step(self, x, y):
+            loss = nn.functional.mse_loss(self.net(x), y)
+            self.opt.zero_grad()
+            loss.backward()
+            self.opt.step()
+            {step}
+"""
+
+
+def trainer_program(step: str, body: str, extra: str = "") -> str:
+    trainer = textwrap.dedent(TRAINER).replace("{step}", step.replace("\n", "\n        "))
+    methods = textwrap.indent(textwrap.dedent(extra), "    ")
+    return program(trainer + methods + "\n\n" + textwrap.dedent(body).strip("\n"))
+
+
+def test_an_attribute_total_of_a_trainer_keeps_every_graph_on_real_torch():
+    """`self.running_loss += loss` in a step method called once per batch: the attribute requires
+    grad, its AddBackward0 nodes chain every step's graph; without a backward (an evaluation
+    step), the activations each graph saved stay alive too.  `.item()` / `.detach()` keep none."""
+    ns = run(program("""
+        import gc
+        import weakref
+
+        class Stepper:
+            def __init__(self, how, backward):
+                torch.manual_seed(0)
+                self.net = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 1))
+                self.running_loss, self.losses, self.saved = 0, [], []
+                self.how, self.backward = how, backward
+
+            def train_step(self, x, y):
+                h = self.net[1](self.net[0](x))  # saved by the last Linear for its weight's gradient
+                self.saved.append(weakref.ref(h))
+                loss = nn.functional.mse_loss(self.net[2](h), y)
+                if self.backward:
+                    loss.backward()
+                self.running_loss += self.how(loss)
+                self.losses.append(self.how(loss))
+
+        def steps(how, backward):
+            s = Stepper(how, backward)
+            for x, y in loader:
+                s.train_step(x, y)
+            gc.collect()
+            chain, fn = 0, getattr(s.running_loss, "grad_fn", None)
+            while fn is not None and fn.name() == "AddBackward0":
+                chain, fn = chain + 1, fn.next_functions[0][0]
+            return s, chain, sum(r() is not None for r in s.saved)
+
+        kept, chain, alive = steps(lambda t: t, backward=False)
+        kept_bw, chain_bw, alive_bw = steps(lambda t: t, backward=True)
+        detached, chain_detached, alive_detached = steps(lambda t: t.detach(), backward=False)
+        items, _, alive_items = steps(lambda t: t.item(), backward=False)
+    """))
+    n = len(ns["loader"])
+    assert ns["kept"].running_loss.requires_grad and ns["chain"] >= n and ns["alive"] == n
+    assert all(t.grad_fn is not None for t in ns["kept"].losses)
+    # Back-propagated each step: the saved activations are freed, the chain of nodes is not.
+    assert ns["chain_bw"] >= n and ns["alive_bw"] == 0
+    assert not ns["detached"].running_loss.requires_grad and ns["chain_detached"] == 0
+    assert ns["alive_detached"] == 0 and not any(t.requires_grad for t in ns["detached"].losses)
+    assert isinstance(ns["items"].running_loss, float) and ns["alive_items"] == 0
+    torch = ns["torch"]
+    assert torch.equal(ns["kept"].running_loss.detach(), ns["detached"].running_loss)
+
+
+LOOP = """
+    trainer = Trainer(model)
+    for x, y in loader:
+        trainer.train_step(x, y)
+    print(f"loss {trainer.running_loss / len(loader):.4f}", len(trainer.losses))
+"""
+
+
+@pytest.mark.parametrize("step,body,extra,expected", [
+    pytest.param("self.running_loss += loss", LOOP, "", [("TNS503", 13)], id="+= in a step called in a loop"),
+    pytest.param("self.running_loss = self.running_loss + loss", LOOP, "", [("TNS503", 13)],
+                 id="spelled out"),
+    pytest.param("self.losses.append(loss)", LOOP, "", [("TNS503", 13)], id="a list of losses"),
+    pytest.param("self.running_loss += loss\nself.losses.append(loss)", """
+        def main():
+            trainer = Trainer(model)
+            for epoch in range(2):
+                trainer.reset()
+                for x, y in loader:
+                    trainer.train_step(x, y)
+                logger.info("epoch %d: %.4f", epoch, trainer.running_loss.item() / len(loader))
+
+        main()
+    """, """
+            def reset(self):
+                self.running_loss = 0
+                self.losses = []
+    """, [("TNS503", 13), ("TNS503", 14)], id="reset every epoch by a method, carried across batches"),
+    pytest.param("self.running_loss += loss", """
+        trainer = Trainer(model)
+        trainer.fit(loader)
+    """, """
+            def fit(self, batches):
+                for i, (x, y) in enumerate(batches):
+                    self.train_step(x, y)
+                    if i % 2 == 1:
+                        print(self.running_loss.item() / 2)
+                        self.running_loss = 0
+    """, [("TNS503", 13)], id="called in a loop of another method, reset under a condition"),
+    pytest.param("self.running_loss += loss", """
+        trainer = Trainer(model)
+        trainer.train_epoch(loader)
+    """, """
+            def train_epoch(self, batches):
+                self.running_loss = 0
+                for x, y in batches:
+                    loss = nn.functional.mse_loss(self.net(x), y)
+                    loss.backward()
+                    self.running_loss += loss
+                print(self.running_loss.item() / len(batches))
+    """, [("TNS503", 20)], id="a loop of the method itself"),
+])
+def test_attribute_totals_reported(step, body, extra, expected):
+    code = trainer_program(step, body, extra)
+    assert findings(code) == expected
+    run(code)  # (real code)
+
+
+@pytest.mark.parametrize("step,body,extra", [
+    pytest.param("self.running_loss += loss.item()", LOOP, "", id=".item()"),
+    pytest.param("self.losses.append(loss.detach())", LOOP, "", id=".detach()"),
+    pytest.param("self.running_loss = 0\nself.running_loss += loss", LOOP, "", id="reset at the top of the step"),
+    pytest.param("self.running_loss += loss", """
+        trainer = Trainer(model)
+        for x, y in loader:
+            trainer.running_loss = 0
+            trainer.train_step(x, y)
+            print(trainer.running_loss.item())
+    """, "", id="reset by the caller's loop"),
+    pytest.param("self.running_loss += loss", """
+        trainer = Trainer(model)
+        for x, y in loader:
+            trainer.train_step(x, y)
+        avg = trainer.running_loss / len(loader)
+        avg.backward()  # (raises: each step's graph was freed by its backward)
+    """, "", id="back-propagated through the instance"),
+    pytest.param("self.running_loss += loss", """
+        trainer = Trainer(model)
+        for x, y in loader:
+            trainer.train_step(x, y)
+        print(trainer.result())
+    """, """
+            def result(self):
+                return self.running_loss / len(loader)
+    """, id="handed out by a method"),
+    pytest.param("self.running_loss += loss", """
+        trainer = Trainer(model)
+        for x, y in loader:
+            trainer.train_step(x, y)
+        history = []
+        history.append(trainer.running_loss)
+    """, "", id="stored"),
+    pytest.param("self.running_loss += loss", """
+        trainer = Trainer(model)
+        trainer.train_step(*loader[0])
+        print(trainer.running_loss.item())
+    """, "", id="not called in a loop"),
+    pytest.param("self.running_loss += loss", """
+        for x, y in loader:
+            trainer = Trainer(model)
+            trainer.train_step(x, y)
+            print(trainer.running_loss.item())
+    """, "", id="a new instance in each iteration"),
+    pytest.param("self.running_loss += loss", """
+        trainer = Trainer(model)
+        for x, y in loader:
+            trainer.train_step(x, y)
+        print(getattr(trainer, "running_loss").item())
+    """, "", id="its name in a string"),
+    pytest.param("self.running_loss += loss", """
+        def go(t):
+            for x, y in loader:
+                t.train_step(x, y)
+
+        go(Trainer(model))
+    """, "", id="an instance the analysis cannot name"),
+    pytest.param("self.running_loss += loss", """
+        trainer = Trainer(model)
+        for x, y in loader:
+            with torch.no_grad():
+                trainer.train_step(x, y)  # (raises: nothing to back-propagate)
+    """, "", id="called without grad"),
+])
+def test_attribute_total_lookalikes_silent(step, body, extra):
+    code = trainer_program(step, body, extra)
+    if "(raises" not in body:
+        run(code)
+    assert findings(code) == []
+
+
+def test_an_attribute_totals_message_and_fix():
+    code = trainer_program("self.running_loss += loss", LOOP)
+    result = lint_text(code, TNS5)
+    (v,) = result.violations
+    call = code.splitlines().index("    trainer.train_step(x, y)") + 1
+    assert v.message == (f"`self.running_loss` adds `loss` with its graph in every iteration and is never "
+                         f"back-propagated (Trainer.train_step() is called in a loop, line {call}): every graph "
+                         "stays alive; use `loss.detach()` (or `.item()`)")
+    assert v.fix.safety == "unsafe"  # (a public attribute: another module may read it)
+    fixed = fix_text(code, TNS5, unsafe=True).text
+    assert "self.running_loss += loss.detach()" in fixed and findings(fixed) == []
+    ns = run(fixed)
+    assert not ns["trainer"].running_loss.requires_grad
+    assert torch_equal(ns["trainer"].running_loss, run(code)["trainer"].running_loss.detach())
+
+
+def torch_equal(a, b) -> bool:
+    import torch
+
+    return torch.equal(a, b)

@@ -37,7 +37,7 @@ from .facts import NAMED_PARAMS, OBJECT, PARAMS, SEQ, TENSOR, UNKNOWN, Grad
 from .summaries import project_bases
 from .walker import Domain, NameSets
 from ..source import LazyPattern
-from .text_tests import meter_methods, might_accumulate
+from .text_tests import attribute_totals, meter_methods, might_accumulate
 
 class Accumulation(Record):
     _FIELDS = (
@@ -57,6 +57,10 @@ class Accumulation(Record):
         # "add" for a total (`+=`, `total = total + loss`, `total.add_(loss)`, a meter); "append"
         # for a list the function made that keeps each term (`losses.append(loss)`).
         ("kind", "add"),
+        # An attribute of the instance (`self.running_loss += loss` in a method): (class, method,
+        # "line 30", the first call of the method in a loop, or None where a loop of the method
+        # itself carries it).
+        ("steps", None),
     )
     __slots__ = tuple(n for n, _ in _FIELDS)
 
@@ -68,7 +72,7 @@ class AccumState(NameSets):
 
 
 class AccumScope:
-    __slots__ = ("candidates", "gone", "returned", "shown", "holders", "findings")
+    __slots__ = ("candidates", "gone", "returned", "shown", "holders", "findings", "attrs")
 
     def __init__(self) -> None:
         self.candidates: dict = {}  # id(stmt) -> Accumulation
@@ -77,6 +81,7 @@ class AccumScope:
         self.shown: set = set()  # ids whose carriers are printed or asked for autograd state
         self.holders: dict = {}  # id -> names that carried it
         self.findings: list = []  # [Accumulation]
+        self.attrs: list = []  # (stmt, attribute, term, term is a tensor, kind, loops around it)
 
 
 def _key(node) -> str | None:
@@ -311,6 +316,7 @@ class AccumulatorDomain(Domain):
         self._meter_names: frozenset | None = None  # meter_methods of the file's text, and widen's
         self._imported: frozenset = frozenset()
         self._fresh_dicts: dict = {}  # (id(scope node), name, test) -> _fresh_dict's (_fresh_list's) answer
+        self._attr_names: frozenset | None = None  # attribute_totals of the file's text
 
     def active(self, walker, frame) -> bool:
         node = frame.scope.node
@@ -320,7 +326,8 @@ class AccumulatorDomain(Domain):
             return True
         if self._meter_names is None:
             self._meter_names = meter_methods(walker.lines.text) | self._imported
-        return might_accumulate(text, self._meter_names)
+            self._attr_names = attribute_totals(walker.lines.text)
+        return might_accumulate(text, self._meter_names, self._attr_names)
 
     def widen(self, names: frozenset) -> None:
         self._imported = self._imported | names  # a meter class of another module
@@ -340,6 +347,8 @@ class AccumulatorDomain(Domain):
         record = frame.recording and not frame.expects_error
         if st.holds and record:
             self._observe(stmt, [], st, rec)
+        if frame.scope.cls is not None and record and self._attr_names:
+            self._attribute(walker, stmt, state, rec)
         acc = _accumulation(stmt)
         via, kind = None, "add"
         if acc is None and type(stmt) is ast.Expr and type(stmt.value) is ast.Call:
@@ -434,7 +443,14 @@ class AccumulatorDomain(Domain):
         if not frame.dispatch:
             return
         rec: AccumScope = frame.doms[self.key]
+        for stmt, attr, term, is_tensor, kind, loops in rec.attrs:
+            found = attribute_total(walker, frame.scope.cls, frame.scope.node, stmt, attr, kind, loops)
+            if found is not None:
+                steps, shown = found
+                rec.findings.append(Accumulation(stmt, f"self.{attr}", term, is_tensor, shown, kind=kind,
+                                                 steps=steps))
         if not rec.candidates:
+            rec.findings.sort(key=lambda a: (a.stmt.lineno, a.stmt.col_offset))
             return
         closures: dict = {}
         uses = []  # what the file's calls do with what the function returns (asked once)
@@ -458,6 +474,31 @@ class AccumulatorDomain(Domain):
             rec.findings.append(
                 Accumulation(acc.stmt, acc.name, acc.term, acc.term_is_tensor, shown, returned, acc.via, acc.kind))
         rec.findings.sort(key=lambda a: (a.stmt.lineno, a.stmt.col_offset))
+
+    # ------------------------------------------------------------------ attributes
+
+    def _attribute(self, walker, stmt, state, rec: AccumScope) -> None:
+        """`self.running_loss += loss` (or `self.total = self.total + loss`, `self.losses.append(loss)`)
+        in a method, of an attribute the text test names (`attribute_totals`), on a line of its
+        own, where `loss` requires grad for certain: a candidate, which `attribute_total` decides
+        at the end of the method's walk.  Not what a parameter is (arithmetic on one: `self.sum
+        += val * n`), added: a meter's method, reported at its calls (`_meter_update`)."""
+        found = _attribute_accumulation(stmt)
+        if found is None or found[0] not in self._attr_names or state.no_grad:
+            return
+        attr, term, kind = found
+        func = walker.frame.scope.node
+        if walker.lines is None or walker.lines.line(stmt.lineno).encode("utf-8")[:stmt.col_offset].strip():
+            return  # (not at the start of its line, where the text test looks: `if c: self.t += loss`)
+        if "loss" not in attr.lower() and not _loss_list(attr, term):
+            return
+        if kind == "add" and _from_parameter(term, func):
+            return
+        if not self._requires_grad(walker, term, stmt, state, self._backprop) and not (
+                isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) and walker.fact(term, state).kind in (
+                TENSOR, UNKNOWN) and _backpropagated_before(func, term, stmt)):
+            return
+        rec.attrs.append((stmt, attr, term, walker.fact(term, state).is_torch_tensor, kind, walker.frame.loops))
 
     # ------------------------------------------------------------------ meters
 
@@ -1255,3 +1296,288 @@ def _nested(s):
         for n in walk(e):
             if isinstance(n, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 yield n
+
+
+# --------------------------------------------------------------------------- attributes of an instance
+
+
+def _self_attr(node) -> str | None:
+    """`X` of `self.X`, else None."""
+    if type(node) is ast.Attribute and type(node.value) is ast.Name and node.value.id == "self":
+        return node.attr
+    return None
+
+
+def _attribute_accumulation(stmt):
+    """(attribute, term, kind) for `self.X += term`, `self.X = self.X + term` (kind "add") and
+    `self.X.append(term)` (kind "append"), what the text test looks for (text_tests._ATTR_ADD);
+    else None."""
+    t = type(stmt)
+    if t is ast.AugAssign:
+        attr = _self_attr(stmt.target)
+        return (attr, stmt.value, "add") if attr is not None and type(stmt.op) is ast.Add else None
+    if t is ast.Assign:
+        if len(stmt.targets) != 1 or type(stmt.value) is not ast.BinOp or type(stmt.value.op) is not ast.Add:
+            return None
+        attr = _self_attr(stmt.targets[0])
+        if attr is None or _self_attr(stmt.value.left) != attr:
+            return None
+        term = stmt.value.right
+        if any(type(n) is ast.Attribute and n.attr == attr for n in walk(term)):
+            return None
+        return attr, term, "add"
+    if t is ast.Expr and type(stmt.value) is ast.Call:
+        call = stmt.value
+        func = call.func
+        if type(func) is ast.Attribute and func.attr == "append" and len(call.args) == 1 and not call.keywords \
+                and type(call.args[0]) is not ast.Starred:
+            attr = _self_attr(func.value)
+            if attr is not None:
+                return attr, call.args[0], "append"
+    return None
+
+
+def _from_parameter(term, func) -> bool:
+    """Whether `term` is a parameter of `func`, or arithmetic on one (`val * n`): what a meter's
+    method adds, whose calls `_meter_update` follows."""
+    if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    args = func.args
+    params = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
+    stack = [term]
+    while stack:
+        e = stack.pop()
+        if type(e) is ast.BinOp:
+            stack.extend((e.left, e.right))
+        elif type(e) is ast.UnaryOp:
+            stack.append(e.operand)
+        elif type(e) is ast.Name and e.id in params:
+            return True
+    return False
+
+
+_TENSOR_ZEROS = frozenset({"torch.zeros", "torch.tensor", "torch.scalar_tensor"})
+
+
+def _plain_start(value, kind: str) -> bool:
+    """A zero for a total (`0`, `0.0`, `torch.zeros(())`, `torch.tensor(0.0)`), a new empty list
+    for a list of losses (`[]`, `list()`): what holds no graph."""
+    t = type(value)
+    if kind == "append":
+        return t is ast.List and not value.elts or t is ast.Call and type(value.func) is ast.Name \
+            and value.func.id == "list" and not value.args and not value.keywords
+    if t is ast.Constant:
+        return type(value.value) in (int, float) and value.value == 0
+    if t is ast.Call and dotted_name(value.func) in _TENSOR_ZEROS:
+        if any(k.arg == "requires_grad" for k in value.keywords):
+            return False
+        return dotted_name(value.func) != "torch.tensor" or (
+            len(value.args) == 1 and type(value.args[0]) is ast.Constant and value.args[0].value == 0)
+    return False
+
+
+def _attribute_occurrences(tree, attr: str):
+    """(the function or module whose body holds it, `<anything>.attr`, its ancestors innermost
+    last) for each attribute `attr` of the file; the owner is None inside a lambda or a class
+    body (which may run or keep it where we do not see)."""
+    stack = [(tree, [], tree)]
+    while stack:
+        n, ps, owner = stack.pop()
+        t = type(n)
+        if t is ast.Attribute and n.attr == attr:
+            yield owner, n, ps
+        if t in (ast.FunctionDef, ast.AsyncFunctionDef):
+            inner = n
+        elif t in (ast.Lambda, ast.ClassDef):
+            inner = None
+        else:
+            inner = owner
+        sub = ps + [n]
+        for c in child_nodes(n):
+            if t in (ast.FunctionDef, ast.AsyncFunctionDef) and c in n.decorator_list:
+                stack.append((c, sub, owner))
+            else:
+                stack.append((c, sub, inner))
+
+
+_NO_GRAD_CONTEXTS = ("no_grad", "inference_mode", "set_grad_enabled")
+
+
+def attribute_total(walker, info, func, stmt, attr: str, kind: str, loops):
+    """Whether `stmt` (`self.running_loss += loss` in method `func` of the file's class `info`)
+    keeps each step's graph in the instance's attribute, for certain: ((class, method, "line
+    30" or None), shown) when
+      - every binding of the attribute in the file is in a method of the class and a zero (an
+        empty list for a list), `self.running_loss = 0` in `__init__` or a reset method, or an
+        accumulation (`_attribute_accumulation`); no string in the file spells the attribute
+        (`getattr(self, "running_loss")`, a checkpoint's keys) and no other file of the project
+        mentions it;
+      - every other read of `.running_loss` (on any object) in the file displays or converts it
+        (`print(self.running_loss / n)`, `.item()`, a logger; through local names, as for a
+        returned total: `_displayed`): none back-propagates it, returns it, passes it on or
+        stores it;
+      - a loop of the method carries it (no binding of it at the top level of the loop's body),
+        one not over the model's structure; or (the statement in no such loop) the method binds
+        it at the top level of its body neither directly nor by a reset method, and the file
+        calls it in a loop, with grad not turned off around the call, on the same instance in
+        every iteration (`self.train_step(...)` in a method of the class, or `t.train_step(...)`
+        where every binding of `t` in the scope is `Trainer(...)`, outside the loop) whose body
+        binds it at its top level neither (`t.running_loss = 0`, `t.reset()`): the line of the
+        first such call.
+    Else None."""
+    if info is None or walker.lines is None or not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    cls, tree, text = info.node, walker.tree, walker.lines.text
+    if func not in cls.body or not is_plain_method(func) or not func.args.args or func.args.args[0].arg != "self":
+        return None
+    if re.search(r"""['"]%s['"]""" % re.escape(attr), text):
+        return None
+    project = walker.project
+    if project is not None and walker.module is not None:
+        mentioning = project.files_mentioning(attr)
+        own = project.path_of(walker.module)
+        if mentioning is None or any(p != own for p in mentioning):
+            return None
+    methods = {m.name: m for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    resets: dict = {}  # id(method) -> [reset statements]
+    shown = False
+    for owner, occ, chain in _attribute_occurrences(tree, attr):
+        if owner is None:
+            return None
+        parent = chain[-1]
+        if isinstance(occ.ctx, ast.Store):
+            if type(parent) is ast.Assign and all(_self_attr(tg) is not None for tg in parent.targets) \
+                    and owner in methods.values() and occ in parent.targets:
+                if _attribute_accumulation(parent) is not None and _attribute_accumulation(parent)[0] == attr:
+                    continue
+                if not _plain_start(parent.value, kind):
+                    return None
+                resets.setdefault(id(owner), []).append(parent)
+                continue
+            if type(parent) is ast.AugAssign and owner in methods.values():
+                found = _attribute_accumulation(parent)
+                if found is not None and found[0] == attr and found[2] == kind:
+                    continue
+            return None
+        if not isinstance(occ.ctx, ast.Load):
+            return None  # `del self.running_loss`
+        found = None
+        if type(parent) is ast.BinOp and parent.left is occ and len(chain) > 1:
+            found = _attribute_accumulation(chain[-2])  # `self.total = self.total + loss`
+        elif type(parent) is ast.Attribute and parent.attr == "append" and len(chain) > 2:
+            found = _attribute_accumulation(chain[-3])  # `self.losses.append(loss)`
+        if found is not None and found[0] == attr and _self_attr(occ) == attr:
+            if found[2] != kind:
+                return None
+            continue
+        if kind == "append" and _numpy_argument(occ, chain):
+            return None  # (`np.mean(self.losses)`: NumPy raises where one requires grad: TNS103's)
+        uses = _displayed(owner, [(occ, chain)])
+        if uses is None:
+            return None  # back-propagated, handed out, passed on, stored
+        shown = shown or uses[1]
+    if not resets:
+        return None
+    # A loop of the method that carries it (from the innermost out).
+    for loop in reversed(loops):
+        if not isinstance(loop, (ast.For, ast.AsyncFor, ast.While)):
+            continue
+        if isinstance(loop, (ast.For, ast.AsyncFor)) and _over_the_model(loop.iter):
+            continue
+        if _resets_in(loop.body, "self", attr, methods, resets):
+            break
+        return (cls.name, func.name, None), shown
+    if loops or _resets_in(func.body, "self", attr, methods, resets):
+        return None  # (in a loop that does not carry it: a loop around the call may not either)
+    first = _called_in_a_loop(walker, cls, func.name, attr, methods, resets)
+    return ((cls.name, func.name, f"line {first}"), shown) if first is not None else None
+
+
+def _resets_in(body, recv: str, attr: str, methods: dict, resets: dict) -> bool:
+    """Whether a statement at the top level of `body` binds `<recv>.attr` (`t.running_loss = 0`,
+    not an accumulation) or calls a method of the class that does (`t.reset()`)."""
+    for s in body:
+        if type(s) in (ast.Assign, ast.AnnAssign, ast.AugAssign):
+            targets = s.targets if type(s) is ast.Assign else [s.target]
+            if type(s) is not ast.AugAssign and _attribute_accumulation(s) is None and any(
+                    type(el) is ast.Attribute and el.attr == attr and type(el.value) is ast.Name and el.value.id == recv
+                    for tg in targets for el in target_elements(tg)):
+                return True
+        elif type(s) is ast.Expr and type(s.value) is ast.Call:
+            f = s.value.func
+            if type(f) is ast.Attribute and type(f.value) is ast.Name and f.value.id == recv and f.attr in methods \
+                    and id(methods[f.attr]) in resets:
+                return True
+    return False
+
+
+def _called_in_a_loop(walker, cls, name: str, attr: str, methods: dict, resets: dict) -> int | None:
+    """The line of the first call of method `name` of class `cls` in a loop of the file on the same
+    instance in every iteration, with grad on, in a loop that does not bind the attribute again
+    (attribute_total); else None."""
+    tree = walker.tree
+    first = None
+    owners = [tree] + [n for n in walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    for owner in owners:
+        if isinstance(owner, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+                (dotted_name(d.func if isinstance(d, ast.Call) else d) or "").endswith(_NO_GRAD_CONTEXTS)
+                for d in owner.decorator_list):
+            continue
+        for call, chain in _calls_in(owner.body, name):
+            f = call.func
+            if type(f) is not ast.Attribute or type(f.value) is not ast.Name:
+                continue
+            recv = f.value.id
+            if recv == "self":
+                if owner not in methods.values() or owner.args.args[0].arg != "self":
+                    continue
+            elif not _instance_of(owner, recv, cls, tree):
+                continue
+            loop = next((p for p in reversed(chain) if isinstance(p, (ast.For, ast.AsyncFor, ast.While))), None)
+            if loop is None or any(isinstance(p, (ast.With, ast.AsyncWith)) and any(
+                    (dotted_name(i.context_expr.func if isinstance(i.context_expr, ast.Call) else i.context_expr)
+                     or "").endswith(_NO_GRAD_CONTEXTS) for i in p.items) for p in chain):
+                continue
+            if isinstance(loop, (ast.For, ast.AsyncFor)) and _over_the_model(loop.iter):
+                continue
+            if _resets_in(loop.body, recv, attr, methods, resets):
+                continue
+            if recv != "self" and any(_binds(s, recv) for s in statements(loop.body)) or \
+                    recv != "self" and isinstance(loop, (ast.For, ast.AsyncFor)) and any(
+                    type(el) is ast.Name and el.id == recv for el in target_elements(loop.target)):
+                continue  # a new instance in each iteration
+            first = call.lineno if first is None else min(first, call.lineno)
+    return first
+
+
+def _binds(s, name: str) -> bool:
+    return any(type(el) is ast.Name and el.id == name for target, _ in _flows(s) for el in target_elements(target))
+
+
+def _instance_of(owner, name: str, cls, tree) -> bool:
+    """Whether every binding of `name` in `owner` (a function, or the module) makes an instance of
+    `cls`, a class at the top of the module (`t = Trainer(model)`), and it is not a parameter, a
+    global or a nonlocal."""
+    if cls not in tree.body:
+        return False
+    if isinstance(owner, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        args = owner.args
+        if name in {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg)
+                    if a is not None}:
+            return False
+    found = False
+    for s in statements(owner.body):
+        if isinstance(s, (ast.Global, ast.Nonlocal)) and name in s.names:
+            return False
+        if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and s.name == name:
+            return False
+        for target, value in _flows(s):
+            if not any(type(el) is ast.Name and el.id == name for el in target_elements(target)):
+                continue
+            if not (type(target) is ast.Name and type(s) is ast.Assign and type(value) is ast.Call
+                    and type(value.func) is ast.Name and value.func.id == cls.name):
+                return False
+            found = True
+    # (The class's name bound to something else in the module: not the class.)
+    return found and sum(1 for s in statements(tree.body) for target, _ in _flows(s) for el in target_elements(target)
+                         if type(el) is ast.Name and el.id == cls.name) == 0

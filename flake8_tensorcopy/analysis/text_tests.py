@@ -249,15 +249,85 @@ def _meter_methods(text: str) -> frozenset:
 meter_methods = kept_for_the_last_text(_meter_methods)
 
 
-def might_accumulate(text: str, meters: frozenset = frozenset()) -> bool:
+# A line that adds to an attribute of the instance: `self.running_loss += ...`, `self.total_loss =
+# self.total_loss + ...`, `self.losses.append(...)` (accumulators._attribute_accumulation); group 1
+# the attribute, group 2 the rest of the line.
+_ATTR_ADD = LazyPattern(r"[ \t]*self\.(\w+)[ \t]*(?:\+=|=[ \t]*self\.\1[ \t]*\+(?!=)|\.append\()([^\r\n]*)")
+# After `self.X =` (and more chained targets, `self.val = self.sum = 0`): a zero or a new empty list.
+_ATTR_START = LazyPattern(r"[ \t]*=(?!=)[ \t]*(?:self\.\w+[ \t]*=(?!=)[ \t]*)*(?:" + _ZERO_TEXT[len(r"[ \t]*(?:"):]
+                          + r"|\[[ \t]*\]|list\([ \t]*\))")
+
+
+def _attribute_adds(text: str, at: int, attrs=None) -> str | None:
+    """The attribute the line of `text` that holds offset `at` adds to (`_ATTR_ADD`), one of
+    `attrs` when given, where it is one of losses by its spelling: "loss" in the attribute's
+    name or in the rest of the line (or the line may go on: an open bracket, a backslash);
+    else None."""
+    m = _ATTR_ADD.match(text, text.rfind("\n", 0, at) + 1)
+    if m is None or attrs is not None and m.group(1) not in attrs:
+        return None
+    name, rest = m.group(1), m.group(2)
+    if "loss" in name.lower() or "loss" in rest.lower() or rest.rstrip().endswith("\\") \
+            or sum(map(rest.count, "([{")) > sum(map(rest.count, ")]}")):
+        return name
+    return None
+
+
+@kept_for_the_last_text
+def attribute_totals(text: str) -> frozenset:
+    """Attributes of an instance that a file's text may keep losses in across calls
+    (accumulators.attribute_total): `self.X += ...`, `self.X = self.X + ...` or
+    `self.X.append(...)` on a line (`_attribute_adds`: a loss by its spelling), where a line
+    binds `self.X` to a zero or a new empty list, in a text that holds a loop.  A text test only."""
+    if "self." not in text or _loop_end(text) == -1:
+        return frozenset()
+    found = set()
+    for needle in ("+", ".append("):
+        at = text.find(needle)
+        while at != -1:
+            name = _attribute_adds(text, at)
+            if name is not None:
+                found.add(name)
+            end = text.find("\n", at)
+            at = text.find(needle, end + 1) if end != -1 else -1
+    out = set()
+    for name in found:
+        needle = "self." + name
+        at = text.find(needle)
+        while at != -1:
+            after = at + len(needle)
+            if (after >= len(text) or not (text[after].isalnum() or text[after] == "_")) \
+                    and _ATTR_START.match(text, after) is not None:
+                out.add(name)
+                break
+            at = text.find(needle, after)
+    return frozenset(out)
+
+
+def _adds_to_attributes(text: str, attrs: frozenset) -> bool:
+    """Whether a line of `text` adds to one of `attrs` (`_attribute_adds`)."""
+    for name in attrs:
+        needle = "self." + name
+        at = text.find(needle)
+        while at != -1:
+            if _attribute_adds(text, at, attrs) is not None:
+                return True
+            at = text.find(needle, at + 1)
+    return False
+
+
+def might_accumulate(text: str, meters: frozenset = frozenset(), attrs: frozenset = frozenset()) -> bool:
     """Whether a source text may hold an accumulation the rule looks at: `name += term` or
     `name = name + term` after a `for` / `while`, where `name` starts from zero on a line of its
     own (`total = 0`, `0.0`, `torch.zeros(...)`, `torch.tensor(...)`, or a tuple of them), or,
     for a dict's entry (`running["loss"] += loss`), where the dict starts so or as a new dict
     (`running = {"loss": 0.0}`, `dict(...)`, `defaultdict(float)`); `name.add_(term)` so
     (`_might_keep`); `name.append(term)` after a loop where `name` is bound to a new empty list;
-    or a call of one of `meters` (`meter_methods`) after a loop.  A text test only (the analysis
-    decides)."""
+    or a call of one of `meters` (`meter_methods`) after a loop; or an addition to one of `attrs`
+    (`attribute_totals` of the file's text: a method called in a loop elsewhere may hold it).  A
+    text test only (the analysis decides)."""
+    if attrs and _adds_to_attributes(text, attrs):
+        return True
     if meters and any("." + m + "(" in text for m in meters) and _loop_end(text) != -1:
         return True
     plus = "+" in text

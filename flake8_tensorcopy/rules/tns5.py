@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import ast
 
-from ..analysis.text_tests import (METER_BYTES, STATE, STEPS_BYTES, EitherNeedle, may_update, meter_methods,
-                                   meter_methods_by_class, might_accumulate, might_alias_tensor, might_keep_state_dict,
-                                   snapshot_needles, snapshot_triggers)
+from ..analysis.text_tests import (METER_BYTES, STATE, STEPS_BYTES, EitherNeedle, attribute_totals, may_update,
+                                   meter_methods, meter_methods_by_class, might_accumulate, might_alias_tensor,
+                                   might_keep_state_dict, snapshot_needles, snapshot_triggers)
 from ..model import Edit, Fix
 from ..source import LazyPattern, OnLinesWith, or_holds
 from .base import Invalid, Oracle, Rule, Valid, dedent
@@ -922,6 +922,20 @@ it) means no finding.  A
 function called where the project does not show (`forward`, dunders, a function also used as a
 value, one nothing calls) is not followed.  A total that is rebound to a plain value at the top of each iteration does not
 carry a graph across iterations and is not reported.
+A total may be an attribute of the instance, in a method of a class of the file:
+`self.running_loss += loss`, `self.total_loss = self.total_loss + loss`, or `self.losses.append(loss)`
+(a loss by its spelling, as for a list), on a line of its own, where the attribute is bound only
+to a zero (an empty list) in `__init__` or a reset method, and adds in a loop of the method, or in
+a method the file calls in a loop over batches on one instance (`trainer.train_step(x, y)` in `for
+x, y in loader:`, where every binding of `trainer` is `Trainer(...)`; `self.train_step(x, y)` in
+another method), with grad on.  Not where the attribute is bound again at the top of the step
+method or of the caller's loop (`self.running_loss = 0`, `trainer.reset()`); not where any read of
+the attribute (by any object, anywhere in the file) does more than display or convert it
+(`print(self.running_loss / n)`, `.item()`, a logger): `return self.running_loss`,
+`trainer.running_loss.backward()`, passing it on; not where a string spells its name
+(`getattr`), another class binds it, or another file of the project mentions it.  Not what a
+parameter is added (a meter's `update`: reported at its call, above).  The message names the call
+in a loop.  A Lightning `training_step`, called by the framework, is not followed.
 
 ## Why is this bad?
 Adding a tensor that requires grad records the addition in the autograd graph: the total then
@@ -966,8 +980,8 @@ a torch tensor by the flow of the code and the total's printed form and autograd
 for a list, the same of the list, of its elements or of what is computed from them) are never
 observed: those would now show no `grad_fn`; and, for a total returned to the
 file's calls, when the function's name is private (`_train_epoch`) or it is nested in another:
-another module could call a public one and back-propagate what it returns.  Otherwise the fix
-is unsafe.  `.item()`
+another module could call a public one and back-propagate what it returns; for an attribute,
+when its name is private (`self._running_loss`).  Otherwise the fix is unsafe.  `.item()`
 would also work but turns the total into a Python float (code that calls `total.item()` later
 breaks) and synchronises with an accelerator at every iteration.
 
@@ -997,8 +1011,30 @@ breaks) and synchronises with an accelerator at every iteration.
         mean_loss = sum(l.item() for l in losses) / len(losses)
         """)
 
+    _TRAINER = _SETUP + dedent("""
+        class Trainer:
+            def __init__(self, net):
+                self.net = net
+                self.running_loss = 0
+
+            def train_step(self, x, y):
+                loss = nn.functional.mse_loss(self.net(x), y)
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                self.running_loss += {term}
+
+
+        trainer = Trainer(model)
+        for step in range(3):
+            trainer.train_step(x, y)
+        mean_loss = float(trainer.running_loss) / 3
+        """)
+
     VALID = [
         Valid(_TOTAL.format(term="loss.detach()"), runs=True),
+        # An attribute of a trainer, of the value only.
+        Valid(_TRAINER.format(term="loss.item()"), runs=True),
         Valid(_SETUP + dedent("""
             total = 0.0
             for step in range(3):
@@ -1148,11 +1184,22 @@ breaks) and synchronises with an accelerator at every iteration.
                                     "total.grad_fn.next_functions[0][0].name() == 'AddBackward0'",
                           check_fixed="total.is_leaf and not total.requires_grad", same=("total", "mean_loss")),
         ),
+        Invalid(
+            # An attribute of the instance that a step method, called once per batch, adds to.
+            _TRAINER.format(term="loss"),
+            line=17,
+            col=8,
+            fixed=_TRAINER.format(term="loss.detach()"),
+            unsafe=True,  # (a public attribute: another module may read it)
+            oracle=Oracle(check_bad="trainer.running_loss.grad_fn.name() == 'AddBackward0' and "
+                                    "trainer.running_loss.grad_fn.next_functions[0][0].name() == 'AddBackward0'",
+                          check_fixed="not trainer.running_loss.requires_grad", same=("mean_loss",)),
+        ),
     ]
 
     @classmethod
     def might_match(cls, text: str) -> bool:
-        return might_accumulate(text, meter_methods(text))
+        return might_accumulate(text, meter_methods(text), attribute_totals(text))
 
     # `losses.update(loss)` with `class AverageMeter` in utils.py.
     imported_triggers = staticmethod(meter_methods_by_class)
@@ -1163,7 +1210,8 @@ breaks) and synchronises with an accelerator at every iteration.
         # `losses.update(loss)` after a loop, with `def update` elsewhere in the file or in a module
         # it imports.
         meters = meter_methods(text) | names
-        return lambda segment: might_accumulate(segment, meters)
+        attrs = attribute_totals(text)  # (`self.running_loss = 0` in `__init__`, a loop elsewhere)
+        return lambda segment: might_accumulate(segment, meters, attrs)
 
     def leave_scope(self, scope, ctx) -> None:
         accs = ctx.domain("accumulators")
@@ -1185,6 +1233,12 @@ breaks) and synchronises with an accelerator at every iteration.
         if acc.via is not None:
             cls, method, attr, line = acc.via
             where.append(f"{cls}.{method}() adds it to self.{attr}, {line}")
+        if acc.steps is not None:
+            cls, method, line = acc.steps
+            if line is not None:
+                where.append(f"{cls}.{method}() is called in a loop, {line}")
+            if not acc.name[len("self."):].startswith("_"):
+                safety = "unsafe"  # another module may read a public attribute of the instance
         if acc.returned is not None:
             func, line, private = acc.returned
             where.append(f"the calls of {func}() only display what it returns, {line}")
