@@ -1386,12 +1386,9 @@ class GanScope:
 
     def _carries_gen(self, expr) -> bool:
         """An argument a helper's discriminator call gets generator output through: a tensor that
-        may carry a graph and carries generator output, or a tuple or list literal with one
-        (`d_loss(netD, (real, fake))`, whose helper unpacks `real, fake = batch`).  (Only where
-        the finding is at the call: the helper's own walk would take each part of the tuple for
-        generator output, `real` too.)"""
-        if type(expr) in (ast.Tuple, ast.List):
-            return any(self._carries_gen(e) for e in expr.elts)
+        may carry a graph and carries generator output.  (Not a tuple or a list literal with
+        one, `d_loss(netD, (real, fake))`: which of its parts the helper hands its discriminator
+        is not known, and a helper that hands it only `real` is no step through the generator.)"""
         return self._has_gen(self._prov.get(id(expr), EMPTY)) and self._may_carry_graph(expr)
 
     def _callee_part(self, callee, first: int, owner=None):

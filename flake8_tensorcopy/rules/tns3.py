@@ -116,8 +116,8 @@ reported at the call, also where the generator's step is such a function too (`g
 fake, optG)`, whose step is the generator's optimizer's).  Methods count wherever they are
 defined: inherited from a base class of another module (`class MyLoss(BaseGANLoss)`), a loss
 object's `__call__` (`crit(netD, real, fake)`), a static or class method (`Losses.d_step(netD,
-real, fake)`); and so does generator output inside a tuple or list the call passes
-(`d_loss(netD, (real, fake))`, whose helper unpacks `real, fake = batch`: reported at the call).
+real, fake)`).  Generator output inside a tuple or list a call passes (`d_loss(netD, (real,
+fake))`) is not followed into the helper: which part it hands its discriminator is not known.
 
 Not reported: `netD(fake.detach())`, `fake = netG(z).detach()`, a generator called under
 `torch.no_grad()` (or in a `@torch.no_grad()` function), a frozen generator
