@@ -1778,3 +1778,29 @@ def torch_equal(a, b) -> bool:
     import torch
 
     return torch.equal(a, b)
+
+
+def test_a_helper_returning_copy_copy_of_a_class_of_its_own_module_is_a_copy():
+    # `copy` here is the module's own class whose `copy` clones each tensor: `snap(m)` is a real
+    # copy (torch: the weights are restored), where `copy.copy` of the standard library is not.
+    code = textwrap.dedent("""\
+        import torch
+        import torch.nn as nn
+        class copy:
+            @staticmethod
+            def copy(sd):
+                return {k: v.detach().clone() for k, v in sd.items()}
+        def snap(model):
+            return copy.copy(model.state_dict())
+        m = nn.Linear(2, 2)
+        opt = torch.optim.SGD(m.parameters(), lr=0.1)
+        w0 = m.weight.detach().clone()
+        best = snap(m)
+        m(torch.randn(3, 2)).sum().backward()
+        opt.step()
+        m.load_state_dict(best)
+        assert torch.equal(m.weight, w0)
+        """)
+    assert [v.code for v in lint_text(code, TNS5, Options()).violations] == []
+    torch = pytest.importorskip("torch")
+    exec(compile(code, "<clean>", "exec"), {"torch": torch})

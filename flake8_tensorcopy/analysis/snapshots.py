@@ -181,8 +181,8 @@ def _returned_snapshot(expr) -> tuple | None:
         f = inner.func
         if type(f) is ast.Attribute and f.attr == "copy" and not inner.args:
             inner = f.value
-        elif len(inner.args) == 1 and dotted_name(f) in ("dict", "OrderedDict", "collections.OrderedDict",
-                                                         "copy.copy"):
+        elif len(inner.args) == 1 and dotted_name(f) in ("dict", "OrderedDict", "collections.OrderedDict"):
+            # (Not `copy.copy(...)` by its spelling: a helper's module may name its own `copy`.)
             inner = inner.args[0]
     if (type(inner) is ast.Call and type(inner.func) is ast.Attribute and inner.func.attr == "state_dict"
             and not inner.args and not inner.keywords):
