@@ -395,6 +395,35 @@ a = nn.Linear(4, 4)
 Holder(a, False)
 print(a(torch.ones(1, 4)).numpy())
 '''),
+    ('a model returns the values and indices of max, sort or topk whole', '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+    def forward(self, x):
+        h = self.fc(x)
+        return h.max(1)
+class Sorter(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+    def forward(self, x):
+        return self.fc(x).sort(dim=1)
+v, i = Net()(torch.randn(2, 4))
+s = Sorter()(torch.randn(2, 4))
+print(i.numpy(), s.indices.numpy(), Net()(torch.randn(2, 4)).indices.numpy())
+'''),
+    ('the values of max a model returns whole', '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+    def forward(self, x):
+        h = self.fc(x)
+        return h.max(1)
+v, i = Net()(torch.randn(2, 4))
+print(v.numpy())
+'''),
     ('context manager of the file turns grad off', '''\
 import contextlib
 @contextlib.contextmanager

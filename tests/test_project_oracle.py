@@ -24,6 +24,30 @@ HEAD = "import torch\nimport torch.nn as nn\nimport numpy as np\n"
 PLAIN = "# (imports nothing)\n"
 
 PROGRAMS = [
+    ('TNS1', 'models of another module return the values and indices of max and topk whole', {
+        'topmodels.py': '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+    def forward(self, x):
+        h = self.fc(x)
+        return h.max(1)
+class Top(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+    def forward(self, x):
+        return self.fc(x).topk(2, dim=1)
+''',
+        'main.py': '''\
+from topmodels import Net, Top
+out = Net()(torch.randn(2, 4))
+print(out.indices.numpy())
+v, i = Top()(torch.randn(2, 4))
+print(i.numpy())
+print(v.numpy())
+'''}),
     ('TNS1', 'constructor of another module freezes what it is handed behind its flag, left false', {
         'probing.py': '''\
 class Probe(nn.Module):

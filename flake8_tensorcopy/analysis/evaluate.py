@@ -1971,7 +1971,7 @@ class Evaluator:
             grad = arg_grad if not module.frozen else (Grad.YES if arg_grad is Grad.YES else Grad.UNKNOWN)
         else:
             grad = Grad.YES
-        items = fields = None
+        items = fields = pair = None
         if NO_GRAD_FORWARD in module.tags:
             grad = Grad.NO
         elif grad is not Grad.NO and module.node is not None:
@@ -1981,6 +1981,10 @@ class Evaluator:
             result = self.method_result(module.node, "forward", hint=_NO_GRAD_RESULT_HINTS)
             if result is not None and result.kind == TENSOR and result.grad is Grad.NO:
                 grad = Grad.NO
+            elif result is not None and result.kind == TENSOR and result.items is not None and len(result.items) == 2:
+                # A (values, indices) pair (`return h.max(1)`, `h.sort()`, `h.topk(2)`): unpacked
+                # or by attribute (`v, i = net(x)`, `out.indices`), its indices do not require grad.
+                pair = tuple(i.kind in (TENSOR, UNKNOWN) and i.grad is Grad.NO for i in result.items)
             elif result is not None and result.kind == SEQ and result.items is not None:
                 items = tuple(i.kind in (TENSOR, UNKNOWN) and i.grad is Grad.NO for i in result.items)
                 if not any(items):
@@ -2023,6 +2027,8 @@ class Evaluator:
                 facts = tuple(attrs.get(k, out) for k in order)
                 return Fact(SEQ, grad, dev, element=join_all(facts), items=facts, attrs=dict(zip(order, facts)))
             return out.but(attrs=attrs)
+        if pair is not None and any(pair):
+            return out.but(items=tuple(out.but(grad=Grad.NO, min_grad=None) if no else out for no in pair))
         if items is None:
             return out
         # A tuple whose positions the forward computes without grad: those are known not to
