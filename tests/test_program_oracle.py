@@ -424,6 +424,69 @@ class Net(nn.Module):
 v, i = Net()(torch.randn(2, 4))
 print(v.numpy())
 '''),
+    ('a kept parameter replaced before another method converts it', '''\
+class Logger:
+    def __init__(self):
+        self.last = None
+    def log(self, v):
+        self.last = v
+    def reset(self):
+        self.last = torch.zeros(())
+    def dump(self):
+        return self.last.numpy()
+class Meter:
+    def __init__(self):
+        self.vals = []
+    def update(self, v):
+        self.vals.append(v)
+    def clear(self):
+        self.vals = []
+    def avg(self):
+        return np.mean(self.vals)
+net = nn.Linear(2, 1)
+loss = net(torch.ones(1, 2)).sum()
+logger, meter = Logger(), Meter()
+logger.log(loss)
+logger.reset()
+meter.update(loss)
+meter.clear()
+print(logger.dump(), meter.avg())
+'''),
+    ('a kept parameter of two instances, or kept under a condition, or set from outside', '''\
+class Logger:
+    def __init__(self):
+        self.last = torch.zeros(())
+    def log(self, v):
+        self.last = v
+    def dump(self):
+        return self.last.numpy()
+class Guarded:
+    def __init__(self):
+        self.last = torch.zeros(())
+    def log(self, v):
+        if not v.requires_grad:
+            self.last = v
+    def dump(self):
+        return self.last.numpy()
+class Held:
+    def __init__(self):
+        self.value = None
+    def keep(self, v):
+        self.value = v
+    def show(self):
+        return self.value.numpy()
+net = nn.Linear(2, 1)
+loss = net(torch.ones(1, 2)).sum()
+a, b = Logger(), Logger()
+a.log(loss)
+b.log(loss.detach())
+g = Guarded()
+g.log(loss)
+h = Held()
+h.keep(loss)
+h.value = h.value.detach()
+print(b.dump(), g.dump(), h.show())
+'''),
     ('context manager of the file turns grad off', '''\
 import contextlib
 @contextlib.contextmanager
@@ -3076,7 +3139,11 @@ STRICT_MAY = {"a module whose constructor calls its own freezing method", "const
               "freeze helper of the file, model of a function",
               "freeze helper of the file on an attribute in the constructor",
               "a logger method keeps what its calls pass, detached or under no_grad",
-              "a constructor freezes what it is handed behind its flag"}
+              "a constructor freezes what it is handed behind its flag",
+              # (an attribute a method keeps from its parameter: what it holds when converted
+              # is a question of order)
+              "a kept parameter replaced before another method converts it",
+              "a kept parameter of two instances, or kept under a condition, or set from outside"}
 
 
 def _run(torch, code: str):

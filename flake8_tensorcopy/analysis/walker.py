@@ -33,6 +33,7 @@ from collections import Counter
 import ast
 import heapq
 import os
+import re
 from bisect import bisect_left, bisect_right
 
 from . import torchapi as api
@@ -1702,13 +1703,10 @@ class Walker(Summaries, Evaluator):
                                                                  init=item.name == "__init__"):
                 continue  # (its body may not be parsed yet: lazytree.py)
             if item.name == "__init__" or len(params) > 1 and is_plain_method(item) and self.lines is not None \
-                    and _converted_in(self.source_of(cls), _keeps_parameter(item, self_name)):
+                    and self._kept_for_calls(cls, item, self_name):
                 # What the constructor calls of the file pass (`Trainer(model=Net())`), or the
-                # file's calls of a method that keeps one of its parameters (`logger.log(loss)`,
-                # `self.last = v`; the calls the walk has seen so far) in an attribute the class
-                # converts to NumPy (`self.last.numpy()`, `np.mean(self.vals)`: what the calls
-                # pass matters there; a survey of the calls of every setter of a model library
-                # cost 4% of its check with the project).
+                # file's one call of a method that keeps one of its parameters (`logger.log(loss)`,
+                # `self.last = v`; the calls the walk has seen so far): _kept_for_calls.
                 info = self.classes.get(id(cls))
                 if info is not None:
                     local.env.update(self.parameter_facts(item, info))
@@ -1803,6 +1801,31 @@ class Walker(Summaries, Evaluator):
             self._list_elements(cls, parts, appends, single_assignments, no_grad_ids)
         self._cache.clear()
         return {name: join_all(fs) for name, fs in parts.items()}
+
+    def _kept_for_calls(self, cls: ast.ClassDef, method, self_name: str) -> bool:
+        """Whether the attributes `method` keeps a parameter in (`self.last = v`,
+        `self.vals.append(v)`, at the top level of its body) take what the file's call of it
+        passes: where the class converts one of them to NumPy (`self.last.numpy()`,
+        `np.mean(self.vals)`: there it matters; a survey of the calls of every setter of a model
+        library cost 4% of its check with the project), the file calls the method once (two
+        calls may be on two instances, and a later one may keep another value), and nothing
+        else binds the attribute: no other method of the class than `__init__` (a reset), no
+        code of the file outside the class (`logger.last = ...`).  Which value the attribute
+        holds when it is converted is a question of order the class's attributes, one fact for
+        every method, do not answer."""
+        kept = _keeps_parameter(method, self_name)
+        source = self.source_of(cls)
+        if not kept or not _converted_in(source, kept) or len(self.call_positions(method.name)) != 1:
+            return False
+        for other in cls.body:
+            if isinstance(other, (ast.FunctionDef, ast.AsyncFunctionDef)) and other is not method \
+                    and other.name != "__init__" and kept & _attributes_set_by(other):
+                return False
+        text = self.lines.text
+        start, end = self.lines.node_span(cls)
+        outside = text[:start] + text[end:]
+        return not any(re.search(r"\.%s\s*(?:[-+*/]?=(?!=)|\.(?:append|extend|clear)\()" % re.escape(a), outside)
+                       for a in kept)
 
     def _super_init_attrs(self, cls: ast.ClassDef, call: ast.Call, local: State) -> dict:
         """{attr: fact} of the attributes that the constructor of the one base of `cls` (a class
@@ -2319,20 +2342,27 @@ class Walker(Summaries, Evaluator):
 
 def _keeps_parameter(method, self_name: str) -> set:
     """The attributes of `self_name` that `method` sets to one of its other parameters, or that
-    it adds one to (a list it keeps), as written (`self.last = v`, `self.vals.append(v)`)."""
+    it adds one to (a list it keeps), as written (`self.last = v`, `self.vals.append(v)`), by a
+    statement at the top level of its body, before any `return`."""
     params = {a.arg for a in (*method.args.posonlyargs, *method.args.args, *method.args.kwonlyargs)} - {self_name}
     out = set()
-    for node in _statements_and_calls(method.body):
+    for node in method.body:  # (at the top level, before any return: what every call does)
         t = type(node)
+        if t is ast.Return or t is ast.Raise:
+            break
         if t is ast.Assign:
             if type(node.value) is ast.Name and node.value.id in params:
                 out.update(x.attr for x in node.targets
                            if type(x) is ast.Attribute and type(x.value) is ast.Name and x.value.id == self_name)
-        elif t is ast.Call and type(node.func) is ast.Attribute and node.func.attr == "append" \
-                and len(node.args) == 1 and type(node.args[0]) is ast.Name and node.args[0].id in params:
-            f = node.func.value
-            if type(f) is ast.Attribute and type(f.value) is ast.Name and f.value.id == self_name:
-                out.add(f.attr)
+            else:
+                params -= {x.id for x in node.targets if type(x) is ast.Name}  # (rebound: another value)
+        elif t is ast.Expr and type(node.value) is ast.Call:
+            call = node.value
+            if type(call.func) is ast.Attribute and call.func.attr == "append" and len(call.args) == 1 \
+                    and type(call.args[0]) is ast.Name and call.args[0].id in params:
+                f = call.func.value
+                if type(f) is ast.Attribute and type(f.value) is ast.Name and f.value.id == self_name:
+                    out.add(f.attr)
     return out
 
 
