@@ -487,6 +487,27 @@ h.keep(loss)
 h.value = h.value.detach()
 print(b.dump(), g.dump(), h.show())
 '''),
+    ('functions called after grad is switched off by a statement', '''\
+net = nn.Linear(2, 2)
+def evaluate():
+    return net(torch.ones(2)).numpy()
+def main():
+    print(evaluate())
+def predict():
+    return net(torch.ones(2)).numpy()
+torch.set_grad_enabled(False)
+print(predict())
+if __name__ == "__main__":
+    main()
+'''),
+    ('a function called after grad is switched off and on again', '''\
+net = nn.Linear(2, 2)
+def evaluate():
+    return net(torch.ones(2)).numpy()
+torch.set_grad_enabled(False)
+torch.set_grad_enabled(True)
+print(evaluate())
+'''),
     ('context manager of the file turns grad off', '''\
 import contextlib
 @contextlib.contextmanager

@@ -1804,3 +1804,24 @@ def test_a_helper_returning_copy_copy_of_a_class_of_its_own_module_is_a_copy():
     assert [v.code for v in lint_text(code, TNS5, Options()).violations] == []
     torch = pytest.importorskip("torch")
     exec(compile(code, "<clean>", "exec"), {"torch": torch})
+
+
+def test_totals_and_lists_of_a_function_called_after_grad_is_switched_off():
+    # `torch.set_grad_enabled(False)` as a statement before the call: the function runs with
+    # grad off, so its losses keep no graph (torch: `requires_grad` False).
+    code = program("""
+        def evaluate():
+            losses, total = [], 0
+            for x, y in loader:
+                loss = nn.functional.mse_loss(model(x), y)
+                losses.append(loss)
+                total += loss
+            return len(losses), losses[0].requires_grad, float(total)
+
+        torch.set_grad_enabled(False)
+        kept = evaluate()
+        torch.set_grad_enabled(True)
+        assert kept[1] is False
+        """)
+    assert findings(code) == []
+    run(code)

@@ -195,6 +195,14 @@ def _without_docstring(body: list) -> list:
     return list(body)
 
 
+# The fields of the statements that hold expressions and statement lists, in the order they run
+# (call_modes reads a statement list of one that switches grad mode in order).
+_BLOCKS = {ast.Module: ("body",), ast.If: ("test", "body", "orelse"), ast.For: ("target", "iter", "body", "orelse"),
+           ast.AsyncFor: ("target", "iter", "body", "orelse"), ast.While: ("test", "body", "orelse"),
+           ast.Try: ("body", "handlers", "orelse", "finalbody")}
+_STATEMENT_FIELDS = ("body", "orelse", "finalbody")
+
+
 def set_grad_call(call: ast.Call, qualname) -> bool | None:
     """The no-grad state after a statement `torch.set_grad_enabled(flag)` (True: off, or may
     be), or None when `call` is not one."""
@@ -411,7 +419,7 @@ def call_modes(tree: ast.Module, lines=None) -> tuple:
                         if text.find("yield", *span) != -1:
                             generators.add(n.name)  # (a scanned body says so by its `yield`, below)
                     else:
-                        regions.extend([(b, body) for b in n.body])
+                        regions.extend(switched(n.body, body))
                 elif t is _Lambda:
                     regions.append((n.body, (False, None)))  # runs whenever it is called
                 elif t is _Assign and type(n.value) is _Lambda and len(n.targets) == 1 \
@@ -431,9 +439,37 @@ def call_modes(tree: ast.Module, lines=None) -> tuple:
                             inner = effect
                     extend(n.items)
                     body = where if inner == ng else (inner, where[1])
-                    regions.extend([(b, body) for b in n.body])
+                    regions.extend(switched(n.body, body))
+                elif t in _BLOCKS and switches(n):
+                    # Statements after `torch.set_grad_enabled(False)` in a block run with grad
+                    # off (`if __name__ == "__main__": torch.set_grad_enabled(False); main()`).
+                    for field in _BLOCKS[t]:
+                        part = getattr(n, field)
+                        if field in _STATEMENT_FIELDS:
+                            regions.extend(switched(part, where))
+                        elif type(part) is list:
+                            extend(part)
+                        elif part is not None:
+                            push(part)
                 else:
                     extend(child_nodes(n))
+
+    def switches(n) -> bool:
+        """Whether a statement list of `n` holds a `torch.set_grad_enabled(...)` statement."""
+        return any(type(st) is ast.Expr and type(st.value) is _Call and set_grad_call(st.value, qualname) is not None
+                   for field in _STATEMENT_FIELDS for st in getattr(n, field, ()) or ())
+
+    def switched(body: list, where: tuple) -> list:
+        """(statement, where it runs) of a statement list: after `torch.set_grad_enabled(flag)`
+        the mode is the flag's (off, or may be: `set_grad_call`)."""
+        out = []
+        for st in body:
+            out.append((st, where))
+            if type(st) is ast.Expr and type(st.value) is _Call:
+                mode = set_grad_call(st.value, qualname)
+                if mode is not None:
+                    where = (mode, where[1])
+        return out
 
     scan()
     if unread:
