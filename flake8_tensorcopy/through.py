@@ -133,7 +133,7 @@ def _methods_constructed(text: str, local: str, where: str, through) -> set:
     calls through the name `local` it gives the module (`T.Trainer(`)."""
     out: set = set()
     for name in _attribute_calls(text, local):
-        out |= through.methods(where, name)
+        out |= through.methods(where, name) | through.keepers(where, name)
     return out
 
 
@@ -175,10 +175,12 @@ class Through:
         self.trigger_rules = [cls for cls in all_rules() if cls.imported_triggers is not None]
         self._functions: dict = {}  # path -> frozenset of names
         self._methods: dict = {}  # (path, class) -> frozenset of method names (methods())
+        self._keepers: dict = {}  # (path, class) -> frozenset of method names (keepers())
         self._texts: dict = {}  # path -> _text(path)
         self._class_lines: dict = {}  # path -> source.class_lines of its text (_find_methods)
         self._triggers: dict = {}  # (path, rules) -> ({name: method names}, ...) (imported_triggers)
         self.names: set = set()  # every name in those sets (what a call must be named to ask)
+        self.kept: set = set()  # the names of the keepers found (keepers: `logger.log(loss)` is asked)
         self._plans: dict = {}  # (module, name) of an import -> _plan
         self._trigger_plans: dict = {}  # rules -> {(module, name) of an import -> _trigger_plan}
         self._reexports: dict = {}  # path of a package's __init__.py -> {name: (module, name)} it imports
@@ -212,14 +214,14 @@ class Through:
         if name is not None and name != "*":
             if where.endswith("__init__.py"):
                 sub = project.path_of(f"{target}.{name}")
-            own = self.methods(where, name)
+            own = self.methods(where, name) | self.keepers(where, name)
             if not own and sub is None and where.endswith("__init__.py"):
                 # A class the package re-exports (`from .optim import MySGD` there): its methods
                 # where it is defined.
                 module, imported = self._reexports_of(where, target).get(name, (None, None))
                 real = project.path_of(module) if module is not None and module != target else None
                 if real is not None:
-                    own = self.methods(real, imported)
+                    own = self.methods(real, imported) | self.keepers(real, imported)
                     deps[real] = project.digest_of(real)
         return where, deps, names, sub, own or ()
 
@@ -420,20 +422,46 @@ class Through:
             if not self._needles_of(where)[0]:
                 known = frozenset()
             else:
-                kept = self._record(where)["methods"]
-                known = kept.get(cls)
+                record = self._record(where)
+                known = record["methods"].get(cls)
                 if known is None:
-                    known = kept[cls] = self._find_methods(where, cls)
+                    known, record["keepers"][cls] = self._find_methods(where, cls, True)
+                    record["methods"][cls] = known
                     self._unsaved.add(where)
             self._methods[key] = known
         project.touched[where] = project.digest_of(where)
         return known
 
-    def _find_methods(self, where: str, cls: str) -> frozenset:
+    def keepers(self, where: str, cls: str) -> frozenset:
+        """The names of the methods of class `cls` of the module at `where` (its bases' of that
+        module included) that keep one of their parameters in an attribute of the instance
+        (`self.last = v`, `self.vals.append(v)`) which a method that `methods` names reads
+        (`return self.last.numpy()`), by their text: a call of one hands its argument to that
+        method (walker.kept_sinks).  Found with `methods`, and kept with them."""
+        key = (where, cls)
+        known = self._keepers.get(key)
+        if known is None:
+            if not self._needles_of(where)[0]:
+                known = frozenset()
+            else:
+                record = self._record(where)
+                known = record["keepers"].get(cls)
+                if known is None:  # (a record of before keepers were kept too)
+                    record["methods"][cls], known = self._find_methods(where, cls, True)
+                    record["keepers"][cls] = known
+                    self._unsaved.add(where)
+            self._keepers[key] = known
+            self.kept.update(known)
+        self.project.touched[where] = self.project.digest_of(where)
+        return known
+
+    def _find_methods(self, where: str, cls: str, keepers: bool = False):
+        """`methods` of class `cls`; with `keepers`, (that, `keepers` of it)."""
         text, tests = self._text(where)
         if text is None:
-            return frozenset()
+            return (frozenset(), frozenset()) if keepers else frozenset()
         found: set = set()
+        others = []  # (name, text) of its methods, for `keepers`
         lines = self._class_lines.get(where)
         if lines is None:
             lines = self._class_lines[where] = class_lines(text)
@@ -445,9 +473,25 @@ class Through:
             seen.add(c)
             for _cls, bases, name, segment in class_methods(text, c, lines):
                 todo.extend(bases)
-                if not name.startswith("__") and any(admits(segment) for admits in tests):
+                if name.startswith("__"):
+                    continue
+                if any(admits(segment) for admits in tests):
                     found.add(name)
-        return frozenset(found)
+                if keepers:
+                    others.append((name, segment))
+        if not keepers:
+            return frozenset(found)
+        kept: set = set()
+        if found:
+            readers = [(name, segment) for name, segment in others if name in found]
+            for name, segment in others:
+                for m in _KEEPS.finditer(segment):
+                    attr = m.group(1)
+                    if any(other != name and _reads(s, attr) for other, s in readers):
+                        kept.add(name)
+                        break
+        # (Each record of the module keeps both, so that neither is searched for again.)
+        return frozenset(found), frozenset(kept)
 
     def triggers(self, where: str, rules: tuple) -> tuple:
         """({name: method names} the `imported_triggers` of each of `rules` finds in the module
@@ -518,7 +562,8 @@ class Through:
         digests are a map (`_needles_of`)."""
         found = self._records.get(where)
         if found is None:
-            found = self._records[where] = {"needles": None, "functions": None, "methods": {}, "triggers": {}}
+            found = self._records[where] = {"needles": None, "functions": None, "methods": {}, "keepers": {},
+                                             "triggers": {}}
             project = self.project
             store = project.cache()
             digest = project.digest_of(where) if store is not None else None
@@ -527,7 +572,8 @@ class Through:
                 try:
                     _read_record(entry, found)
                 except (KeyError, TypeError, ValueError, AttributeError):
-                    found.update(needles=None, functions=None, methods={}, triggers={})  # (not an entry we wrote)
+                    # (not an entry we wrote)
+                    found.update(needles=None, functions=None, methods={}, keepers={}, triggers={})
         return found
 
     def flush(self, store) -> None:
@@ -548,6 +594,7 @@ class Through:
                 "needles": None if needles is None else [sorted(needles[0]), sorted(needles[1])],
                 "functions": None if functions is None else sorted(functions),
                 "methods": {c: sorted(names) for c, names in record["methods"].items()},
+                "keepers": {c: sorted(names) for c, names in record["keepers"].items()},
                 "triggers": {code: {name: sorted(m) for name, m in by_name.items()}
                              for code, by_name in record["triggers"].items()},
             }, ".text")
@@ -699,6 +746,24 @@ class Through:
         return found[0]
 
 
+# A statement of a method that keeps a name in an attribute of what the method is called on, or
+# adds it to a list there (`self.last = v`, `self.vals.append(v)`): Through.keepers' text test
+# (module_summary.kept_parameters tells which parameter, and whether the method keeps it surely).
+_KEEPS = LazyPattern(r"(?m)^[ \t]+\w+\.(\w+)[ \t]*(?:=[ \t]*\w+|\.append\([ \t]*\w+[ \t]*\))[ \t]*(?:#[^\n]*)?$")
+
+
+def _reads(segment: str, attr: str) -> bool:
+    """Whether a method's text names attribute `attr` of something (`.last`, not `.last_step`)."""
+    needle = "." + attr
+    i = segment.find(needle)
+    while i != -1:
+        end = i + len(needle)
+        if end == len(segment) or not (segment[end].isalnum() or segment[end] == "_"):
+            return True
+        i = segment.find(needle, end)
+    return False
+
+
 def _names(x) -> frozenset:
     if type(x) is not list or not all(type(n) is str for n in x):
         raise ValueError("not a record we wrote")
@@ -748,6 +813,8 @@ def _read_record(entry: dict, record: dict) -> None:
     record["needles"] = None if needles is None else (_names(needles[0]), _names(needles[1]))
     record["functions"] = None if functions is None else _names(functions)
     record["methods"] = {_str(c): _names(names) for c, names in methods.items()}
+    # (An entry of before keepers were kept has none: they are found again, with the methods.)
+    record["keepers"] = {_str(c): _names(names) for c, names in entry.get("keepers", {}).items()}
     record["triggers"] = {_str(code): {_str(name): _names(m) for name, m in by_name.items()}
                           for code, by_name in triggers.items()}
 

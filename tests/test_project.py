@@ -1737,10 +1737,86 @@ OWN_CALL_FINDINGS = [("TNS101", 15, "Raw()(torch.randn(2, 4)) (Raw: an nn.Module
                                     ".numpy() raises RuntimeError; use Raw()(torch.randn(2, 4)).detach().numpy()")]
 
 
+# A method of another module's class that keeps what a call passes (`self.last = v`,
+# `self.vals.append(v)`), which another converts (through.Through.keepers, walker.kept_sinks).
+KEPT = {
+    "pyproject.toml": "",
+    "PKG/__init__.py": "",
+    "PKG/meters.py": """
+        import numpy as np
+
+
+        class Logger:
+            def __init__(self):
+                self.last = None
+                self.vals = []
+
+            def log(self, v):
+                self.last = v
+
+            def update(self, v):
+                self.vals.append(v)
+
+            def dump(self):
+                return self.last.numpy()
+
+            def avg(self):
+                return np.mean(self.vals)
+    """,
+    "PKG/train.py": """
+        import torch
+
+        from .meters import Logger
+
+
+        def train():
+            net = torch.nn.Linear(2, 1)
+            logger, other = Logger(), Logger()
+            loss = net(torch.ones(1, 2)).sum()
+            logger.log(loss)
+            logger.update(loss)
+            other.log(loss)
+            other.update(loss.detach())
+            return logger.dump(), logger.avg(), other.avg()
+    """,
+}
+KEPT_FINDINGS = [
+    ("TNS101", 10, "loss (logger.log() keeps it, logger.dump() calls .numpy() on it, meters.py:16) requires grad, so "
+                   ".numpy() raises RuntimeError; use loss.detach()"),
+    ("TNS103", 11, "logger.update() on loss, which requires grad (kept, then a NumPy call in logger.avg() converts "
+                   "it, meters.py:19) raises RuntimeError; use loss.detach()"),
+]
+
+
+def test_what_a_method_of_another_modules_class_keeps_is_converted_by_another(tmp_path):
+    # `other.log(loss)`: `other.dump()` is never called; `other.update(loss.detach())`: detached.
+    train = make(tmp_path, files=KEPT, package="pkg")
+    assert _lint(train, Project(str(tmp_path))) == KEPT_FINDINGS
+
+
+def test_what_a_method_keeps_is_read_by_its_body_itself():
+    import ast
+
+    from flake8_tensorcopy.analysis.module_summary import kept_parameters
+
+    def kept(src):
+        return kept_parameters(ast.parse(textwrap.dedent(src)).body[0])
+
+    assert kept("def log(self, v, w):\n    self.last = v\n    self.vals.append(w)\n") == (
+        ("v", "last", "set"), ("w", "vals", "append"))
+    assert kept("def log(self, v):\n    if v is not None:\n        self.last = v\n") == ()  # (a branch)
+    assert kept("def log(self, v):\n    v = v.detach()\n    self.last = v\n") == ()  # (bound again)
+    assert kept("def log(self, v):\n    self.last = v\n    self.last = self.last.detach()\n") == ()
+    assert kept("def log(self, v):\n    if v is None:\n        return\n    self.last = v\n") == ()
+    assert kept("def log(self, v):\n    self.step = self.step + 1\n    self.last = v\n") == (("v", "last", "set"),)
+    assert kept("def log(self, v):\n    self.last = self\n") == ()
+
+
 @pytest.mark.parametrize("files", [FILES, CROSSING, PER_CALL, GENERATORS, CONSTRUCTORS, SINKS, UPDATES, MODULE_ARGS,
-                                   MADE_ELSEWHERE, LOCAL_CLASSES, ALIAS_WRITERS, OWN_CALLS],
+                                   MADE_ELSEWHERE, LOCAL_CLASSES, ALIAS_WRITERS, OWN_CALLS, KEPT],
                          ids=["imports", "late", "per-call", "generators", "constructors", "sinks", "updates",
-                              "module arguments", "made elsewhere", "local classes", "alias writers", "own calls"])
+                              "module arguments", "made elsewhere", "local classes", "alias writers", "own calls",
+                              "kept"])
 def test_summaries_from_the_cache_give_what_a_walk_gives(tmp_path, monkeypatch, files):
     from flake8_tensorcopy.rules import all_rules
     from flake8_tensorcopy.through import Through
@@ -1766,7 +1842,7 @@ def test_summaries_from_the_cache_give_what_a_walk_gives(tmp_path, monkeypatch, 
     # `.numpy(`, `.grad`, `+=` in a method, an in-place call; the others' texts are not searched.)
     assert any(kind == "bytes" for kind, _ in searched)
     assert any(kind != "bytes" for kind, _ in searched) == any(
-        files is f for f in (CROSSING, SINKS, UPDATES, MODULE_ARGS, MADE_ELSEWHERE, ALIAS_WRITERS))
+        files is f for f in (CROSSING, SINKS, UPDATES, MODULE_ARGS, MADE_ELSEWHERE, ALIAS_WRITERS, KEPT))
     searched.clear()
     written = sorted(p.name for p in (cache / __version__ / "summaries-test").iterdir())
     assert written and all(n.endswith(".marshal") for n in written)

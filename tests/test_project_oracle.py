@@ -198,6 +198,95 @@ class Logger:
 from logs import Logger
 print(Logger().log(torch.ones(2, requires_grad=True)))
 '''}),
+    # Look-alikes of a method of another module's class that keeps what it is passed, which another
+    # of its methods converts (the MARKED entries): what it keeps is detached, a float, made under
+    # no_grad, converted detached, kept behind a flag or rebound first, never converted, or
+    # replaced by what a later call under no_grad passes before it is converted.
+    ('TNS1', 'logger of another module keeps what method calls pass: detached, no_grad, never dumped', {
+        'logkeep.py': '''\
+class Logger:
+    def __init__(self):
+        self.last = None
+    def log(self, v):
+        self.last = v
+    def dump(self):
+        return self.last.numpy()
+class SafeLogger:
+    def __init__(self):
+        self.last = None
+    def log(self, v):
+        self.last = v
+    def dump(self):
+        return self.last.detach().numpy()
+class FlagLogger:
+    def __init__(self):
+        self.last = torch.zeros(())
+    def log(self, v, keep=False):
+        if keep:
+            self.last = v
+    def dump(self):
+        return self.last.numpy()
+class DetachingLogger:
+    def __init__(self):
+        self.last = None
+    def log(self, v):
+        v = v.detach()
+        self.last = v
+    def dump(self):
+        return self.last.numpy()
+''',
+        'main.py': '''\
+from logkeep import Logger, SafeLogger, FlagLogger, DetachingLogger
+net = nn.Linear(2, 1)
+loss = net(torch.ones(1, 2)).sum()
+a = Logger()
+a.log(loss.detach())
+print(a.dump())
+b = SafeLogger()
+b.log(loss)
+print(b.dump())
+c = Logger()
+with torch.no_grad():
+    c.log(net(torch.ones(1, 2)).sum())
+print(c.dump())
+d = Logger()
+d.log(loss)
+e = Logger()
+e.log(loss.detach())
+print(e.dump())
+f = FlagLogger()
+f.log(loss)
+print(f.dump())
+g = DetachingLogger()
+g.log(loss)
+print(g.dump())
+h = Logger()
+h.log(loss)
+with torch.no_grad():
+    h.log(net(torch.ones(1, 2)).sum())
+print(h.dump())
+'''}),
+    ('TNS1', 'meter of another module appends what method calls pass: items, detached, never averaged', {
+        'meterkeep.py': '''\
+class Meter:
+    def __init__(self):
+        self.vals = []
+    def update(self, v):
+        self.vals.append(v)
+    def avg(self):
+        return np.mean(self.vals)
+''',
+        'main.py': '''\
+from meterkeep import Meter
+net = nn.Linear(2, 1)
+items, detached, never = Meter(), Meter(), Meter()
+for _ in range(2):
+    loss = net(torch.ones(1, 2)).sum()
+    items.update(loss.item())
+    detached.update(loss.detach())
+    never.update(loss)
+print(items.avg(), detached.avg())
+'''}),
     ('TNS1', 'converter inherited from a base class of another module', {
         'base.py': '''\
 class BaseRunner:
@@ -2789,6 +2878,75 @@ with torch.no_grad():
     }),
 ]
 MARKED = [
+    # A method of another module's class keeps what a call passes (`self.last = v`,
+    # `self.vals.append(v)`), another converts it: torch raises in that other method, which the
+    # file calls on the same instance; reported at the argument that hands the tensor over.
+    ('TNS1', 'logger of another module keeps what a method call passes, another of its methods converts it', {
+        'logkeep.py': '''\
+class Logger:
+    def __init__(self):
+        self.last = None
+    def log(self, v):
+        self.last = v
+    def dump(self):
+        return self.last.numpy()  # may
+''',
+        'main.py': '''\
+from logkeep import Logger
+net = nn.Linear(2, 1)
+logger = Logger()
+for _ in range(2):
+    loss = net(torch.ones(1, 2)).sum()
+    loss.backward()
+    logger.log(loss)  # expect
+print(logger.dump())
+'''}),
+    ('TNS1', 'meter of another module appends what a method call passes, another gives the list to np.mean', {
+        'meterkeep.py': '''\
+class Meter:
+    def __init__(self):
+        self.vals = []
+    def update(self, v):
+        self.vals.append(v)
+    def avg(self):
+        return np.mean(self.vals)
+''',
+        'main.py': '''\
+from meterkeep import Meter
+def main():
+    net = nn.Linear(2, 1)
+    meter = Meter()
+    for _ in range(2):
+        loss = net(torch.ones(1, 2)).sum()
+        meter.update(loss)  # expect
+    print(meter.avg())
+main()
+'''}),
+    ('TNS1', 'trainer of the file holds a logger of another module that keeps a loss, another method dumps it', {
+        'logkeep.py': '''\
+class Logger:
+    def __init__(self):
+        self.last = None
+    def log(self, v):
+        self.last = v
+    def dump(self):
+        return self.last.numpy()  # may
+''',
+        'main.py': '''\
+from logkeep import Logger
+class Trainer:
+    def __init__(self):
+        self.net = nn.Linear(2, 1)
+        self.logger = Logger()
+    def step(self):
+        loss = self.net(torch.ones(1, 2)).sum()
+        self.logger.log(loss)  # expect
+    def report(self):
+        return self.logger.dump()
+t = Trainer()
+t.step()
+print(t.report())
+'''}),
     ('TNS3', 'loss object of another module: methods its class inherits from a base of a third module', {
         'gan_base.py': '''\
 class BaseGANLoss:
@@ -3750,7 +3908,9 @@ STRICT_MAY = {"generator of another module made and consumed under no_grad", "in
               "constructor of another module freezes what it is handed behind its flag",
               "EMA of another module keeps a deep copy of a frozen model",
               "constructors of another module that freeze what they are handed by keyword or in a chain",
-              "constructor calls the freezing method it inherits from a base of another module"}
+              "constructor calls the freezing method it inherits from a base of another module",
+              # (a method's attribute, of unknown origin to it: `self.last.numpy()`)
+              "logger of another module keeps what method calls pass: detached, no_grad, never dumped"}
 
 
 def _build(root, files: dict) -> None:
@@ -3814,13 +3974,23 @@ def test_project_programs_are_reported_where_torch_fails(tmp_path, rule, title, 
 @pytest.mark.parametrize("rule,title,files", MARKED, ids=[p[1] for p in MARKED])
 def test_project_programs_are_reported_where_marked(tmp_path, rule, title, files):
     """Snapshots, totals and GAN steps over files (TNS3, TNS5), whose hazard is no exception at
-    the line: reported exactly at the lines marked `# expect`, by default and in strict mode."""
+    the line, and tensors a method of another module's class keeps, which torch refuses to
+    convert in another of its methods (TNS1: the program raises, and the call that hands the
+    tensor over is no frame of it): reported exactly at the lines marked `# expect`, by default
+    and in strict mode, and in strict mode also at those marked `# may`."""
     root = tmp_path / "prj"
     root.mkdir()
     _build(root, files)
-    marked = set()
+    marked, may = set(), set()
     for name in files:
         with open(os.path.join(root, name)) as f:
-            marked |= {(name, i) for i, line in enumerate(f, 1) if "# expect" in line}
+            for i, line in enumerate(f, 1):
+                if "# expect" in line:
+                    marked.add((name, i))
+                elif "# may" in line:
+                    may.add((name, i))
+    if rule.startswith("TNS1"):
+        pytest.importorskip("torch")
+        assert _run(root), "raises on torch"
     assert _reported(root, files, rule, False) == marked
-    assert _reported(root, files, rule, True) == marked
+    assert _reported(root, files, rule, True) == marked | may

@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from . import lazytree
 from .gradmode import with_turns_grad_off, wraps_without_grad
 from .astutil import (constant_defaults, decorator_names, def_stub, is_plain_method, is_property,
-                      named_tuple_fields, own_nodes)
+                      named_tuple_fields, own_nodes, walk)
 from .facts import CALLED, CLASS, FUNCTION, MODULE, OBJECT, SITE_CONSTANTS, UNKNOWN_FACT, Fact
 from .evaluate import LazyAttrs
 from .portable import export_fact, import_fact, well_formed
@@ -146,6 +146,15 @@ class ProjectEntity:
 
         found = self._answer(("margs", self.path, name, said) + ((fixed,) if fixed else ()), compute, many="plain")
         return found if found is not None else ()
+
+    def kept_parameters(self, name: str) -> tuple:
+        """What method `name` of the class keeps of its parameters in the instance's attributes,
+        surely (kept_parameters): ((parameter, attribute, "set" or "append"), ...), as strings
+        (`def log(self, v): self.last = v`: (("v", "last", "set"),)).  Kept with the module's
+        answers."""
+        found = self._answer(("kept", self.path, name), lambda w, node: _kept_parameters_of(w, node, name),
+                             many="plain")
+        return found if type(found) is tuple else ()
 
     def method_sinks_for(self, name: str, attrs: dict) -> tuple:
         """What the rules report inside method `name` of the class when the instance's
@@ -523,6 +532,52 @@ def _factory(node, name: str) -> str:
     made = returns and all(type(r.value) is ast.Call and type(r.value.func) is ast.Name and r.value.func.id in makers
                            for r in returns)
     return "1" if made else "0"
+
+
+def _kept_parameters_of(walker, node, name: str) -> tuple:
+    info = walker.classes.get(id(node)) if isinstance(node, ast.ClassDef) else None
+    method = info.method(name)[0] if info is not None else None
+    if type(method) is not ast.FunctionDef or not is_plain_method(method):
+        return ()
+    return kept_parameters(method)
+
+
+def kept_parameters(method) -> tuple:
+    """((parameter, attribute, "set" or "append"), ...) of what a plain method keeps of its
+    parameters in attributes of the instance on every call that returns: a statement of its body
+    itself (in no branch, loop or `with`), after no `return` or `raise`, that sets the attribute
+    to the parameter or appends the parameter to it (`self.last = v`, `self.vals.append(v)`),
+    the parameter never bound again and the attribute named nowhere else in the method (not
+    `self.last = self.last.detach()` after, nor a list it rebuilds)."""
+    positional = [*method.args.posonlyargs, *method.args.args]
+    if not positional:
+        return ()
+    me = positional[0].arg
+    params = {a.arg for a in (*positional[1:], *method.args.kwonlyargs)}
+    rebound, named = set(), {}
+    for n in walk(method):
+        t = type(n)
+        if t is ast.Name and type(n.ctx) is not ast.Load:
+            rebound.add(n.id)
+        elif t is ast.Attribute and type(n.value) is ast.Name and n.value.id == me:
+            named[n.attr] = named.get(n.attr, 0) + 1
+    params -= rebound
+    out = []
+    for stmt in method.body:
+        t = type(stmt)
+        if t is ast.Assign and len(stmt.targets) == 1:
+            target, value, how = stmt.targets[0], stmt.value, "set"
+        elif t is ast.Expr and type(stmt.value) is ast.Call and type(stmt.value.func) is ast.Attribute \
+                and stmt.value.func.attr == "append" and len(stmt.value.args) == 1 and not stmt.value.keywords:
+            target, value, how = stmt.value.func.value, stmt.value.args[0], "append"
+        else:
+            if any(type(n) is ast.Return or type(n) is ast.Raise for n in own_nodes([stmt])):
+                break  # (what comes after may not run)
+            continue
+        if type(target) is ast.Attribute and type(target.value) is ast.Name and target.value.id == me \
+                and type(value) is ast.Name and value.id in params and named.get(target.attr) == 1:
+            out.append((value.id, target.attr, how))
+    return tuple(out)
 
 
 def _relays(walker, node) -> str:

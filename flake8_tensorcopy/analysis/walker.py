@@ -544,6 +544,79 @@ class Walker(Summaries, Evaluator):
                 out.append((expr, code, f"{self._file_of(owner)}:{line}"))
         return out
 
+    def kept_sinks(self, call: ast.Call, state: State) -> list:
+        """What a call of a method of an instance of a class of another module of the project
+        that keeps one of its parameters in an attribute (`logger.log(loss)`, with `def log(self,
+        v): self.last = v` in utils.py: through.Through.keepers) makes the rules report in
+        another method of the class that reads the attribute (`def dump(self): return
+        self.last.numpy()`), for each tensor that requires grad (for certain) the call passes
+        for it, where the file calls that method on the same instance (`logger.dump()`, in the
+        function of the call): [(argument expression, code, "file.py:line", method), ...]."""
+        through = self.project.through if self.project is not None else None
+        func = call.func
+        if through is None or type(func) is not ast.Attribute or func.attr not in through.kept or self._surveying \
+                or self.lines is None:
+            return []
+        key = dotted_name(func.value)
+        recv = self.fact(func.value, state) if key is not None else None
+        if recv is None or recv.kind != OBJECT:
+            return []
+        name = func.attr
+        owner, own = recv.node, None
+        if isinstance(owner, ast.ClassDef):
+            own = self.classes.get(id(owner))
+            if own is None or own.method(name)[0] is not None:
+                return []  # (the file's own method: Walker._class_attr_facts)
+            owner = next((b for b in project_bases(own) if b.method_stub(name) is not None), None)
+        if owner is None or not hasattr(owner, "kept_parameters") or "." in owner.path:
+            return []
+        where = self.project.path_of(owner.module)
+        if where is None or name not in through.keepers(where, owner.path):
+            return []
+        # (What the call keeps is converted where the file calls the converting method on the
+        # same instance, and only there; the text first, before the module is asked anything.)
+        readers = [m for m in sorted(through.methods(where, owner.path))
+                   if m != name and (own is None or own.method(m)[0] is None) and self._calls_on(key, m, func.value)]
+        stub = owner.method_stub(name) if readers else None
+        if stub is None or owner.is_static(name):
+            return []
+        passed = []  # (parameter, argument, its fact): the tensors that require grad it passes
+        for param, expr in bind_arguments(stub, call, True)[0]:
+            a = self._sink_argument(self.fact(expr, state))
+            if a is not None and (a.kind == TENSOR and a.grad is Grad.YES or a.kind == SEQ and a.element is not None):
+                passed.append((param, expr, a))  # (not a torch module, nor a tensor on an accelerator)
+        kept = owner.kept_parameters(name) if passed else ()
+        out = []
+        for param, expr, a in passed:
+            for attr, how in [(attr, how) for p, attr, how in kept if p == param]:
+                if how == "append":
+                    if a.kind != TENSOR:
+                        continue
+                    held = Fact(SEQ, a.grad, a.device, element=a)  # (the list it adds to: this call's)
+                elif self._calls_on(key, name, func.value) > 1:
+                    continue  # (another call may set it last: `logger.log(val_loss)` under no_grad)
+                else:
+                    held = a
+                for m in readers:
+                    for code, line in owner.method_sinks_for(m, {attr: held}):
+                        out.append((expr, code, f"{self._file_of(owner)}:{line}", m))
+        return out
+
+    def _calls_on(self, key: str, method: str, recv) -> int:
+        """How many times the code calls `method` on `key` (`logger.dump(`), by its text: the
+        function being walked's where `key` is a plain name there, else the file's."""
+        scope = self.frame.scope if self.frame is not None else None
+        text = self.source_of(scope.node) if type(recv) is ast.Name and scope is not None \
+            and scope.kind == "function" else self.lines.text
+        needle = f"{key}.{method}("
+        found = 0
+        i = text.find(needle)
+        while i != -1:
+            if i == 0 or not (text[i - 1].isalnum() or text[i - 1] in "_."):
+                found += 1
+            i = text.find(needle, i + len(needle))
+        return found
+
     def method_sinks(self, call: ast.Call, state: State) -> list:
         """What a call of a method of an instance of a class of another module of the project
         (`t.predict(x)`, `t = Trainer(net)`) makes the rules report inside that method, for each

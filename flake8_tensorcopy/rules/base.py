@@ -360,6 +360,18 @@ class Context:
         callee = self.text(call.func)
         return callee if len(callee) <= 30 and "\n" not in callee else fallback
 
+    def kept_sink(self, rule, call):
+        """(argument, the callee's text, the text of the method that converts it, "file.py:line")
+        for `logger.log(loss)`, where a method of another module's class keeps what it is passed
+        and `rule` reports in another of its methods that the file calls on the same instance
+        (`logger.dump()`: walker.kept_sinks), or None."""
+        for arg, code, where, method in self.walker.kept_sinks(call, self.walker.frame.state):
+            if code == rule.code:
+                recv = self.text(call.func.value)
+                reader = f"{recv}.{method}" if len(recv) + len(method) < 30 and "\n" not in recv else "the method"
+                return arg, self._callee(call, "the method"), reader, where
+        return None
+
     def method_sink(self, rule, call):
         """(the receiver, its attribute, the method's text, "file.py:line") for `t.predict(x)`,
         where `rule` reports inside method `predict` of another module's class for what the

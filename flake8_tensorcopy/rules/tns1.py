@@ -248,6 +248,17 @@ class _NumpyMethodRule(_Tns1Rule):
             return
         if not self.grad:
             return  # (what an instance's constructor was passed: TNS101's alone)
+        found = ctx.kept_sink(self, node)
+        if found is not None:
+            # `logger.log(loss)`, where `log` keeps it (`self.last = v`) and `logger.dump()`
+            # converts it: reported at the argument, as a helper's.
+            arg, callee, reader, where = found
+            expr, use, several = _passed(ctx, arg, "the tensor")
+            them = "them" if several else "it"
+            ctx.report(self, arg, None, expr=expr, origin=f" ({callee}() keeps {them}, {reader}() calls .numpy() on "
+                                                          f"{them}, {where})",
+                       hazard="require grad" if several else "requires grad", error="RuntimeError", use=use)
+            return
         found = ctx.method_sink(self, node)
         if found is not None:
             recv, attr, callee, where = found
@@ -360,7 +371,14 @@ is reported at its call the same way, for what the instance's constructor call p
 (`h = Holder(net)`, then `h.show(x)`, where `show` calls `.numpy()` on `self.model(x)`: `what
 h.model computes (h.show() calls .numpy() on it, holders.py:9) requires grad`), where the class
 keeps that parameter as an attribute and sets it nowhere else, and the file has not bound the
-attribute again since.
+attribute again since.  So is a tensor a call hands to a method of another module's class that
+keeps it (`logger.log(loss)`, with `def log(self, v): self.last = v`), where another method of
+the class converts what it keeps (`def dump(self): return self.last.numpy()`) and the file calls
+that method on the same instance (`logger.dump()`, in the same function where the instance is a
+local name): reported at the argument, `loss (logger.log() keeps it, logger.dump() calls .numpy()
+on it, utils.py:7) requires grad`.  Only where the method keeps the parameter on every call, as
+passed (a statement of its body itself, the parameter never bound again, the attribute named
+nowhere else in it).
 
 ## Why is this bad?
 It raises `RuntimeError: Can't call numpy() on Tensor that requires grad. Use
@@ -1319,7 +1337,12 @@ reported at the argument, where the call is, without a fix, as TNS101 reports on
 function calls `.numpy()` on; so is a list of such tensors (`mean_of(losses)`, with
 `np.mean(values)` inside), a torch module whose output the function gives to NumPy, and
 a method of another module's class that gives to NumPy what the instance's constructor call
-passed (`h = Holder(net)`, then `h.convert(x)`), reported at the method's call.
+passed (`h = Holder(net)`, then `h.convert(x)`), reported at the method's call.  So is a tensor
+a call hands to a method of another module's class that keeps it (`meter.update(loss)`, with
+`def update(self, v): self.vals.append(v)`), where another method gives what it keeps to NumPy
+(`def avg(self): return np.mean(self.vals)`) and the file calls that method on the same instance
+(`meter.avg()`): reported at the argument, as TNS101 reports one (`meter.update() on loss, which
+requires grad (kept, then a NumPy call in meter.avg() converts it, utils.py:7)`).
 
 ## Why is this bad?
 NumPy converts a tensor through `Tensor.__array__`, which calls `Tensor.numpy()`: `RuntimeError:
@@ -1576,6 +1599,17 @@ path (the original certainly raised), and unsafe otherwise.
                 ctx.report(self, arg, None, func=callee,
                            what=f"{what}, which {'require' if several else 'requires'} grad",
                            origin=f" (a NumPy call in it converts {'them' if several else 'it'}, {where})",
+                           error="RuntimeError", use=use)
+                return
+            # `meter.update(loss)`, where `update` keeps it (`self.vals.append(v)`) and
+            # `meter.avg()` gives it to NumPy (`np.mean(self.vals)`): as TNS101's.
+            found = ctx.kept_sink(self, node) if ctx.sink_names else None
+            if found is not None:
+                arg, callee, reader, where = found
+                what, use, several = _passed(ctx, arg, "a tensor")
+                them, require = ("them", "require") if several else ("it", "requires")
+                ctx.report(self, arg, None, func=callee, what=f"{what}, which {require} grad",
+                           origin=f" (kept, then a NumPy call in {reader}() converts {them}, {where})",
                            error="RuntimeError", use=use)
                 return
             found = ctx.method_sink(self, node) if ctx.sink_names else None
