@@ -24,6 +24,47 @@ HEAD = "import torch\nimport torch.nn as nn\nimport numpy as np\n"
 PLAIN = "# (imports nothing)\n"
 
 PROGRAMS = [
+    ('TNS1', 'keepers of another module whose attribute another method resets, or the file sets', {
+        'resetting.py': '''\
+class Logger:
+    def __init__(self):
+        self.last = None
+    def log(self, v):
+        self.last = v
+    def reset(self):
+        self.last = torch.zeros(())
+    def dump(self):
+        return self.last.numpy()
+class Meter:
+    def __init__(self):
+        self.vals = []
+    def update(self, v):
+        self.vals.append(v)
+    def clear(self):
+        self.vals.clear()
+    def avg(self):
+        return np.mean(self.vals)
+class Plain:
+    def __init__(self):
+        self.last = None
+    def log(self, v):
+        self.last = v
+    def dump(self):
+        return self.last.numpy()
+''',
+        'main.py': '''\
+from resetting import Logger, Meter, Plain
+net = nn.Linear(2, 1)
+loss = net(torch.ones(1, 2)).sum()
+logger, meter, plain = Logger(), Meter(), Plain()
+logger.log(loss)
+logger.reset()
+meter.update(loss)
+meter.clear()
+plain.log(loss)
+plain.last = plain.last.detach()
+print(logger.dump(), meter.avg(), plain.dump())
+'''}),
     ('TNS1', 'models of another module return the values and indices of max and topk whole', {
         'topmodels.py': '''\
 class Net(nn.Module):
@@ -3906,6 +3947,7 @@ STRICT_MAY = {"generator of another module made and consumed under no_grad", "in
               # (a method's parameter, of unknown device to it: .numpy() after .detach())
               "logger of another module that detaches what a method call passes",
               "constructor of another module freezes what it is handed behind its flag",
+              "keepers of another module whose attribute another method resets, or the file sets",
               "EMA of another module keeps a deep copy of a frozen model",
               "constructors of another module that freeze what they are handed by keyword or in a chain",
               "constructor calls the freezing method it inherits from a base of another module",

@@ -539,7 +539,45 @@ def _kept_parameters_of(walker, node, name: str) -> tuple:
     method = info.method(name)[0] if info is not None else None
     if type(method) is not ast.FunctionDef or not is_plain_method(method):
         return ()
-    return kept_parameters(method)
+    kept = kept_parameters(method)
+    if not kept:
+        return ()
+    # (An attribute another method of the class binds or empties, `reset()`, `clear()`, may
+    # hold something else when it is converted.)
+    changed = set()
+    todo, seen = [info], set()
+    while todo:
+        cls = todo.pop()
+        if id(cls) in seen:
+            continue
+        seen.add(id(cls))
+        todo.extend(cls.bases)
+        for other in cls.node.body:
+            if isinstance(other, (ast.FunctionDef, ast.AsyncFunctionDef)) and other is not method \
+                    and other.name != "__init__":
+                changed |= _attributes_changed(other)
+    return tuple(k for k in kept if k[1] not in changed)
+
+
+def _attributes_changed(method) -> set:
+    """The attributes of its first parameter that `method` binds, deletes or empties
+    (`self.last = ...`, `del self.vals`, `self.vals.clear()`, `self.vals.pop()`)."""
+    if not method.args.args:
+        return set()
+    me = method.args.args[0].arg
+    out = set()
+    for n in walk(method):
+        t = type(n)
+        if t is ast.Attribute and type(n.value) is ast.Name and n.value.id == me and type(n.ctx) is not ast.Load:
+            out.add(n.attr)
+        elif t is ast.Call and type(n.func) is ast.Attribute and n.func.attr in ("clear", "pop", "remove", "popleft") \
+                and type(n.func.value) is ast.Attribute and type(n.func.value.value) is ast.Name \
+                and n.func.value.value.id == me:
+            out.add(n.func.value.attr)
+        elif t is ast.Subscript and type(n.ctx) is not ast.Load and type(n.value) is ast.Attribute \
+                and type(n.value.value) is ast.Name and n.value.value.id == me:
+            out.add(n.value.attr)  # `self.vals[:] = []`, `del self.vals[:]`
+    return out
 
 
 def kept_parameters(method) -> tuple:

@@ -589,6 +589,8 @@ class Walker(Summaries, Evaluator):
         out = []
         for param, expr, a in passed:
             for attr, how in [(attr, how) for p, attr, how in kept if p == param]:
+                if re.search(r"\.%s\s*(?:[-+*/]?=(?!=)|\.(?:append|extend|clear|pop)\()" % re.escape(attr), self.lines.text):
+                    continue  # (the file binds or changes it itself: `logger.last = None`)
                 if how == "append":
                     if a.kind != TENSOR:
                         continue
