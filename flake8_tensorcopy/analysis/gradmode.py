@@ -440,7 +440,7 @@ def call_modes(tree: ast.Module, lines=None) -> tuple:
                     extend(n.items)
                     body = where if inner == ng else (inner, where[1])
                     regions.extend(switched(n.body, body))
-                elif t in _BLOCKS and switches(n):
+                elif t in _BLOCKS and may_switch and switches(n):
                     # Statements after `torch.set_grad_enabled(False)` in a block run with grad
                     # off (`if __name__ == "__main__": torch.set_grad_enabled(False); main()`).
                     for field in _BLOCKS[t]:
@@ -453,6 +453,10 @@ def call_modes(tree: ast.Module, lines=None) -> tuple:
                             push(part)
                 else:
                     extend(child_nodes(n))
+
+    # (Only a text that spells `set_grad_enabled`, or a name it is imported as, may switch.)
+    may_switch = text is None or "set_grad_enabled" in text or any(
+        full in api.SET_GRAD_ENABLED and local in text for local, full in names.items())
 
     def switches(n) -> bool:
         """Whether a statement list of `n` holds a `torch.set_grad_enabled(...)` statement."""
