@@ -18,7 +18,7 @@ from .analysis.facts import MAPPING, OTHER_FACT, PARAMS, SEQ, UNKNOWN, Grad, mus
 from .model import Options
 from .reach import runtime_imports, torch_through_project
 from .rules.base import Context, all_rules
-from .source import LazyPattern, class_lines, class_methods, identifier_end, top_level_functions
+from .source import _CLASS_HEADER, LazyPattern, class_lines, class_methods, identifier_end, top_level_functions
 
 def sink_calls(text: str, project, module: str, path: str) -> frozenset:
     """What calls of the project's functions that may report through calls look like in the
@@ -202,6 +202,7 @@ class Through:
         self._plans: dict = {}  # (module, name) of an import -> _plan
         self._trigger_plans: dict = {}  # rules -> {(module, name) of an import -> _trigger_plan}
         self._reexports: dict = {}  # path of a package's __init__.py -> {name: (module, name)} it imports
+        self._bases: dict = {}  # path -> _project_bases
         self._baselines: dict = {}
         self._with_torch: dict = {}  # path -> (_checked_with_torch, {path: digest} it read)
         self._records: dict = {}  # path -> _record
@@ -276,6 +277,21 @@ class Through:
             if names:
                 brought.append((cls, names))
         deps = {where: project.digest_of(where)}
+        if depth <= 4:
+            # A class that inherits from a class of another module of the project (`class
+            # LossMeter(AverageMeter)`, `AverageMeter` imported from base_meters.py, where
+            # `update` adds to `self.sum`; `class Trainer(BaseTrainer)`, `fit` stepping there):
+            # what its bases bring too (any class's, for the module imported whole).
+            bases = self._project_bases(where, target)
+            for module, imported in (bases.get(name, ()) if name is not None and name != "*"
+                                     else {b for found in bases.values() for b in found}):
+                more, inherited = self._trigger_plan(module, imported, rules, depth + 1)
+                deps.update(more)
+                if inherited:
+                    merged = dict(brought)
+                    for cls, names in inherited:
+                        merged[cls] = merged.get(cls, frozenset()) | names
+                    brought = list(merged.items())
         # (At most five packages deep: packages may re-export from one another in a cycle.)
         if not brought and name is not None and name != "*" and where.endswith("__init__.py") and depth <= 4:
             if project.path_of(f"{target}.{name}") is not None:
@@ -288,6 +304,48 @@ class Through:
                 more, brought = self._trigger_plan(module, imported, rules, depth + 1)
                 deps.update(more)
         return deps, tuple(brought)
+
+    def _project_bases(self, where: str, target: str) -> dict:
+        """{class: ((module, name), ...)} of the classes at the margin of the module at `where`
+        that name as a base a name the module imports from another module of the project
+        (`from base_meters import AverageMeter`, `class LossMeter(AverageMeter):`), by its text;
+        once a process.  The bytes are searched first for a class header with a base: most
+        modules' text is not decoded for it."""
+        found = self._bases.get(where)
+        if found is not None:
+            return found
+        self._needles_of(where)  # (a module the summary cache says holds no needle has no such class)
+        project = self.project
+        digest = project.digest_of(where)
+        if digest is None or self._plain and self._plain.get(where) == digest:
+            found = self._bases[where] = {}
+            return found
+        record = self._record(where)
+        found = record.get("bases")
+        if found is None:
+            found = {}
+            data = project.contents(where)
+            if data is not None and _BASED_CLASS_BYTES.search(data) is not None:
+                text = _module_text(project, where)
+                imported = {}
+                if text is not None:
+                    imported = {local: (module, name) for module, name, local in
+                                runtime_imports(text, target, where.endswith("__init__.py"))
+                                if name is not None and name != "*" and module != target
+                                and self.project.path_of(module) is not None}
+                if imported:
+                    for at in class_lines(text):
+                        header = _CLASS_HEADER.match(text, at)
+                        if header is None or not header.group(2):
+                            continue
+                        bases = tuple(imported[b.strip()] for b in header.group(2).split(",")
+                                      if b.strip() in imported)
+                        if bases:
+                            found[header.group(1)] = bases
+            record["bases"] = found
+            self._unsaved.add(where)
+        self._bases[where] = found
+        return found
 
     def functions(self, where: str) -> frozenset:
         """The names of the top-level functions of the module at `where` whose text holds a
@@ -561,7 +619,9 @@ class Through:
                     else:
                         codes = (frozenset(cls.code for cls in self.rules if cls.through_bytes(data)),
                                  frozenset(cls.code for cls in self.trigger_rules if cls.imported_needle.search(data)))
-                        if codes[0] or codes[1]:
+                        # (A class that names a base may inherit a needle from another module:
+                        # _project_bases, whose answer the module's record keeps.)
+                        if codes[0] or codes[1] or _BASED_CLASS_BYTES.search(data) is not None:
                             record["needles"] = codes
                             self._unsaved.add(where)
                         elif self._plain and where not in project.restamped:
@@ -581,7 +641,7 @@ class Through:
         found = self._records.get(where)
         if found is None:
             found = self._records[where] = {"needles": None, "functions": None, "methods": {}, "keepers": {},
-                                             "triggers": {}}
+                                             "triggers": {}, "bases": None}
             project = self.project
             store = project.cache()
             digest = project.digest_of(where) if store is not None else None
@@ -591,7 +651,7 @@ class Through:
                     _read_record(entry, found)
                 except (KeyError, TypeError, ValueError, AttributeError):
                     # (not an entry we wrote)
-                    found.update(needles=None, functions=None, methods={}, keepers={}, triggers={})
+                    found.update(needles=None, functions=None, methods={}, keepers={}, triggers={}, bases=None)
         return found
 
     def flush(self, store) -> None:
@@ -615,6 +675,8 @@ class Through:
                 "keepers": {c: sorted(names) for c, names in record["keepers"].items()},
                 "triggers": {code: {name: sorted(m) for name, m in by_name.items()}
                              for code, by_name in record["triggers"].items()},
+                "bases": None if record["bases"] is None else {c: [list(b) for b in bases]
+                                                               for c, bases in record["bases"].items()},
             }, ".text")
         self._unsaved.clear()
 
@@ -788,6 +850,10 @@ def _names(x) -> frozenset:
     return frozenset(x)
 
 
+# A class header at the margin that names a base (`class LossMeter(AverageMeter):`).
+_BASED_CLASS_BYTES = LazyPattern(rb"(?m)^class[ \t]+\w+[ \t]*\([ \t]*\w")
+
+
 def _module_text(project, where: str) -> str | None:
     """The decoded text of the project module at `where`, or None where it cannot be read or
     decoded."""
@@ -835,6 +901,9 @@ def _read_record(entry: dict, record: dict) -> None:
     record["keepers"] = {_str(c): _names(names) for c, names in entry.get("keepers", {}).items()}
     record["triggers"] = {_str(code): {_str(name): _names(m) for name, m in by_name.items()}
                           for code, by_name in triggers.items()}
+    bases = entry.get("bases")
+    record["bases"] = None if bases is None else {
+        _str(c): tuple((_str(m), _str(n)) for m, n in found) for c, found in bases.items()}
 
 
 def _str(x) -> str:

@@ -1923,8 +1923,41 @@ METERED = {
 }
 
 
-@pytest.mark.parametrize("files", [FILES, CROSSING, SINKS, MODULE_ARGS, RELAYED, METERED],
-                         ids=["imports", "late", "sinks", "module arguments", "relays", "re-exported meter"])
+# A meter class whose `update` is inherited from a class of a third module (through.Through.
+# _project_bases: the module's record keeps its classes' bases).
+INHERITED_METER = {
+    "pyproject.toml": "",
+    "PKG/__init__.py": "",
+    "PKG/base_meters.py": """
+        class AverageMeter:
+            def __init__(self):
+                self.total = 0
+            def update(self, value):
+                self.total += value
+        """,
+    "PKG/meters.py": """
+        from PKG.base_meters import AverageMeter
+        class LossMeter(AverageMeter):
+            pass
+        """,
+    "PKG/train.py": """
+        import torch
+        from torch import nn
+        from PKG.meters import LossMeter
+        model = nn.Linear(3, 1)
+        meter = LossMeter()
+        for _ in range(3):
+            loss = model(torch.randn(4, 3)).pow(2).mean()
+            loss.backward()
+            meter.update(loss)
+        print(float(meter.total))
+        """,
+}
+
+
+@pytest.mark.parametrize("files", [FILES, CROSSING, SINKS, MODULE_ARGS, RELAYED, METERED, INHERITED_METER],
+                         ids=["imports", "late", "sinks", "module arguments", "relays", "re-exported meter",
+                              "inherited meter"])
 def test_a_warm_run_reads_no_settled_module_it_imports(tmp_path, monkeypatch, files):
     # A module left alone since it was read is known by its stamp (size, inode, times) in the
     # summary cache: a warm run neither reads nor hashes it, and finds what a run without the

@@ -3905,6 +3905,119 @@ train_one_epoch(model, opt, torch.randn(4, 3))
 print(w0)
 ''',
     }),
+    ('TNS5', 'meter of another module inherits update from a base of a third module', {
+        'base_meters.py': '''\
+class AverageMeter:
+    def __init__(self):
+        self.sum = 0
+    def update(self, val, n=1):
+        self.sum += val * n
+class AccumulatingMeter:
+    def __init__(self):
+        self.sum = 0
+    def update(self, val):
+        self.sum += val
+    def backward(self):
+        self.sum.backward()
+''',
+        'meters.py': '''\
+from base_meters import AccumulatingMeter, AverageMeter
+class LossMeter(AverageMeter):
+    pass
+class GradMeter(AccumulatingMeter):
+    pass
+''',
+        'main.py': '''\
+from meters import GradMeter, LossMeter
+model = nn.Linear(3, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+meter, values, accum = LossMeter(), LossMeter(), GradMeter()
+for _ in range(3):
+    loss = model(torch.randn(4, 3)).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    meter.update(loss)  # expect
+    values.update(loss.item())
+    accum.update(model(torch.randn(4, 3)).pow(2).mean())
+accum.backward()
+print(float(meter.sum), values.sum)
+''',
+    }),
+    ('TNS5', 'trainer of another module inherits a stepping method from a base of a third module', {
+        'base_trainer.py': '''\
+class BaseTrainer:
+    def __init__(self, model):
+        self.model = model
+        self.opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    def fit(self, x):
+        self.opt.zero_grad()
+        self.model(x).sum().backward()
+        self.opt.step()
+''',
+        'trainers.py': '''\
+from base_trainer import BaseTrainer
+class Trainer(BaseTrainer):
+    def describe(self):
+        return "trainer"
+''',
+        'main.py': '''\
+import copy
+from trainers import Trainer
+model = nn.Linear(3, 1)
+trainer = Trainer(model)
+best = model.state_dict()  # expect
+w0 = model.weight.detach()  # expect
+kept = copy.deepcopy(model.state_dict())
+w1 = model.weight.detach().clone()
+trainer.fit(torch.randn(4, 3))
+late = model.state_dict()
+print(late["weight"], w0, w1)
+model.load_state_dict(best)
+model.load_state_dict(kept)
+''',
+    }),
+    ('TNS501', 'early stopper of another module restores the state dict it keeps in its own method', {
+        'stopping.py': '''\
+# (imports nothing)
+import copy
+class EarlyStopper:
+    def __init__(self):
+        self.best, self.best_state = float("inf"), None
+    def step(self, val_loss, model):
+        if val_loss < self.best:
+            self.best = val_loss
+            self.best_state = model.state_dict()
+        return False
+    def restore(self, model):
+        if self.best_state is not None:
+            model.load_state_dict(self.best_state)
+class CopyingStopper:
+    def __init__(self):
+        self.best_state = None
+    def step(self, val_loss, model):
+        self.best_state = copy.deepcopy(model.state_dict())
+    def restore(self, model):
+        model.load_state_dict(self.best_state)
+''',
+        'main.py': '''\
+from stopping import CopyingStopper, EarlyStopper
+model = nn.Linear(3, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+stopper, copying, late = EarlyStopper(), CopyingStopper(), EarlyStopper()
+for val_loss in (2.0, 1.0, 3.0):
+    opt.zero_grad()
+    model(torch.randn(4, 3)).sum().backward()
+    opt.step()
+    if stopper.step(val_loss, model):  # expect
+        break
+    copying.step(val_loss, model)
+late.step(0.0, model)
+stopper.restore(model)
+copying.restore(model)
+late.restore(model)
+''',
+    }),
 ]
 
 # Programs that run clean but that --strict reports as "may": the output of a frozen model (a

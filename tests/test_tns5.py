@@ -198,6 +198,30 @@ EARLY_STOPPING = """
 """
 
 
+# An early stopper that keeps the state dict and restores it in a method of its own.
+STOPPER_RESTORES = """
+    class EarlyStopper:
+        def __init__(self):
+            self.best = float("inf")
+            self.best_state = None
+
+        def step(self, val_loss, net):
+            if val_loss < self.best:
+                self.best = val_loss
+                self.best_state = net.state_dict()
+
+        def restore(self, net):
+            if self.best_state is not None:
+                net.load_state_dict(self.best_state)
+
+    stopper = EarlyStopper()
+    for val_loss in (2.0, 1.0, 3.0):
+        train_one_epoch(model, opt)
+        stopper.step(val_loss, model)
+    stopper.restore(model)
+"""
+
+
 # `Trainer.step` is no optimizer's step: the method steps one over the trainer's model.
 TRAINER_STEP = """
     class Trainer:
@@ -297,6 +321,7 @@ def test_a_trainers_step_changes_a_state_dict_snapshot_on_real_torch():
     """, [("TNS501", 1)], id="in-place writes to the module's parameters"),
     pytest.param(EARLY_STOPPING, [("TNS501", 11)], id="a parameter that is called and has a state dict is a module"),
     pytest.param(TRAINER_STEP, [("TNS501", 12)], id="a method named step of a class of the file steps its model"),
+    pytest.param(STOPPER_RESTORES, [("TNS501", 18)], id="an early stopper restores what it keeps in a method of its own"),
 ])
 def test_state_dict_snapshots_reported(body, expected):
     assert findings(program(body)) == expected
@@ -474,6 +499,14 @@ def test_a_function_steps_an_optimizer_two_calls_down_whatever_was_asked_first(o
         assert torch.equal(frozen["weight"], ref["weight"])
         net.backbone.load_state_dict(frozen)
     """, id="a frozen submodule's state dict: a step leaves what gets no gradient alone"),
+    pytest.param(STOPPER_RESTORES.replace("net.state_dict()", "copy.deepcopy(net.state_dict())"),
+                 id="an early stopper that restores a deep copy"),
+    pytest.param(STOPPER_RESTORES.replace("        train_one_epoch(model, opt)\n", "").replace(
+        "stopper = EarlyStopper()", "stopper = EarlyStopper()\n    train_one_epoch(model, opt)"),
+                 id="an early stopper that keeps and restores after the last step"),
+    pytest.param(STOPPER_RESTORES.replace("if self.best_state is not None:", "if not self.best_state:").replace(
+        "net.load_state_dict(self.best_state)", "self.best_state = {}\n            net.load_state_dict(self.best_state, strict=False)"),
+                 id="an early stopper whose restore binds what it loads"),
 ])
 def test_state_dict_lookalikes_silent(body):
     code = program(body)
@@ -489,6 +522,18 @@ def test_a_called_parameters_state_dict_restores_nothing_on_real_torch():
     torch = ns["torch"]
     assert torch.equal(ns["best"]["weight"], ns["model"].weight)
     assert not torch.equal(ns["initial"], ns["model"].weight)
+
+
+def test_an_early_stoppers_restore_restores_the_last_weights_on_real_torch():
+    # The reported stopper above, run: `restore()` loads the last weights back, not the best
+    # epoch's (the second of three).
+    ns = run(program(STOPPER_RESTORES))
+    torch = ns["torch"]
+    assert ns["stopper"].best == 1.0
+    assert ns["stopper"].best_state["weight"].data_ptr() == ns["model"].weight.data_ptr()
+    assert torch.equal(ns["stopper"].best_state["weight"], ns["model"].weight)
+    ns = run(program(STOPPER_RESTORES.replace("net.state_dict()", "copy.deepcopy(net.state_dict())")))
+    assert ns["stopper"].best_state["weight"].data_ptr() != ns["model"].weight.data_ptr()
 
 
 # --------------------------------------------------------------------------- TNS502

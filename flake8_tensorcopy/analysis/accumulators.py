@@ -934,13 +934,17 @@ def _meter_at(walker, cls, name: str):
                     return found
             return None
         return (found[0], found[1], cls.name, "line ") if found is not None else None
-    ask = getattr(cls, "added_parameters", None)  # a ProjectEntity
-    answer = ask(name) if ask is not None else ()
+    if not hasattr(cls, "method_owner"):  # (not a ProjectEntity)
+        return None
+    # The class that defines the method: itself, or the base it inherits it from, of its module
+    # or of another (`class LossMeter(AverageMeter)` in meters.py, `update` in base_meters.py).
+    owner = cls.method_owner(name)
+    answer = owner.added_parameters(name) if owner is not None else ()
     if not answer:
         return None
     params, added = answer
-    where = cls.where.rsplit(":", 1)[0] + ":"
-    return def_stub(name, params), {p: (a, int(line)) for p, a, line in added}, cls.name, where
+    where = owner.where.rsplit(":", 1)[0] + ":"
+    return def_stub(name, params), {p: (a, int(line)) for p, a, line in added}, owner.name, where
 
 
 def _added_parameters(method) -> dict:

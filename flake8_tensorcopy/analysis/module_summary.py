@@ -337,8 +337,12 @@ class ProjectEntity:
 
     def method_steps(self, name: str) -> bool:
         """Whether method `name` of the class steps an optimizer (snapshots.steps_optimizer: by
-        its text, and the methods and functions of its module it calls)."""
-        return self._answer(("steps", self.path, name), lambda w, node: _steps(w, node, name), many="plain") == "1"
+        its text, and the methods and functions of its module it calls): asked of the class that
+        defines it, itself or the base it inherits it from, of its module or of another (`class
+        Trainer(BaseTrainer)` in trainers.py, `fit` in base_trainer.py: method_owner)."""
+        owner = self.method_owner(name)
+        return owner is not None and owner._answer(
+            ("steps", owner.path, name), lambda w, node: _steps(w, node, name), many="plain") == "1"
 
     def steps(self) -> bool:
         """Whether the function steps an optimizer (snapshots.steps_optimizer: by its text, and
@@ -374,6 +378,16 @@ class ProjectEntity:
         nothing."""
         found = self._answer(("keeps", self.path, name), lambda w, node: _keeps(w, node, name), many="plain")
         return found if type(found) is tuple and len(found) == 2 else ()
+
+    def method_reads(self, name: str) -> tuple:
+        """The attributes of the instance whose values method `name` of the class reads as a
+        snapshot's use does (snapshots.read_attributes: `model.load_state_dict(self.best_state)`
+        in an early stopper's `restore(model)`), asked of the class that defines it (itself or a
+        base: method_owner); () when none.  Kept with the module's answers."""
+        owner = self.method_owner(name)
+        found = owner._answer(("reads", owner.path, name), lambda w, node: _reads(w, node, name), many="plain") \
+            if owner is not None else None
+        return found if type(found) is tuple else ()
 
     def inplace_parameters(self) -> tuple:
         """((parameter, how), ...) the function writes into in place whenever it is called
@@ -731,6 +745,14 @@ def _keeps(walker, node, name: str) -> tuple:
     a = method.args
     names = tuple(tuple(x.arg for x in group) for group in (a.posonlyargs, a.args, a.kwonlyargs))
     return names, tuple((param, attr, str(line)) for param, attr, line in kept)
+
+
+def _reads(walker, node, name: str) -> tuple:
+    from .snapshots import read_attributes  # (a domain: imported where a file asks)
+
+    info = walker.classes.get(id(node))
+    method = info.method(name)[0] if info is not None else None
+    return read_attributes(method) if method is not None else ()
 
 
 def _snapshot_return(walker, node) -> tuple:

@@ -60,6 +60,43 @@ _STEP_TEXT = LazyPattern(r"(?<![\w.])%s([A-Za-z_][\w.]*)\.step\(" % BEFORE_FIRST
 _CALLED = LazyPattern(r"(?<![\w.])(self\.)?([A-Za-z_]\w*)\s*\(")
 
 
+def read_attributes(method) -> tuple:
+    """The attributes of the instance whose values method `method` (a plain method) reads as a
+    snapshot's use reads them: loads one (`model.load_state_dict(self.best_state)`, an early
+    stopper's `restore(model)`), saves one (`torch.save(self.best_state, path)`), deep-copies,
+    indexes or returns one; in a branch too (`if self.best_state is not None:`), not in a nested
+    function, and not an attribute the method binds, deletes or empties anywhere (what it reads
+    may then be what it set).  Sorted names."""
+    if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or not is_plain_method(method):
+        return ()
+    positional = [*method.args.posonlyargs, *method.args.args]
+    if not positional:
+        return ()
+    me = positional[0].arg
+
+    def attr(e):
+        return e.attr if type(e) is ast.Attribute and type(e.value) is ast.Name and e.value.id == me else None
+
+    found, changed = set(), False
+    for n in own_nodes(method.body):
+        t = type(n)
+        if (t is ast.Name and n.id == me and type(n.ctx) is not ast.Load) or t is ast.Global or t is ast.Nonlocal:
+            changed = True
+        elif t is ast.Call:
+            name = n.func.attr if type(n.func) is ast.Attribute else n.func.id if type(n.func) is ast.Name else ""
+            if name in ("load_state_dict", "save", "deepcopy") and n.args and attr(n.args[0]) is not None:
+                found.add(attr(n.args[0]))
+        elif t is ast.Subscript and type(n.ctx) is ast.Load and attr(n.value) is not None:
+            found.add(attr(n.value))
+        elif t is ast.Return and n.value is not None and attr(n.value) is not None:
+            found.add(attr(n.value))
+    if changed:
+        return ()  # (the instance's name bound again: `self` may be another object)
+    from .module_summary import _attributes_changed  # (where the keepers' attributes are told)
+
+    return tuple(sorted(found - _attributes_changed(method)))
+
+
 def kept_state_dicts(method) -> tuple:
     """((parameter, attribute, line), ...) for each attribute of the instance that method
     `method` (a plain method: its first parameter is the instance) may set to the state dict of
@@ -356,6 +393,7 @@ class SnapshotDomain(Domain):
         self._imported: frozenset = frozenset()
         self._helper_returns: dict = {}  # id(def) -> snapshot_return(def)
         self._kept: dict = {}  # id(method) -> what it keeps (kept_state_dicts), with where and the def
+        self._reads: dict = {}  # id(method) -> read_attributes(method)
 
     # ------------------------------------------------------------------ activity
 
@@ -577,6 +615,13 @@ class SnapshotDomain(Domain):
             if t is ast.Call:
                 func = n.func
                 if isinstance(func, ast.Attribute):
+                    if type(func.value) is ast.Name and any(k.startswith(func.value.id + ".") for k in holds):
+                        # `stopper.restore(model)`, whose method loads `self.best_state`: a read
+                        # of `stopper.best_state`.
+                        for attr in self._method_reads(walker, func):
+                            key = f"{func.value.id}.{attr}"
+                            if key in holds:
+                                self._use_tokens(walker, key, n, holds[key], rec)
                     if func.attr in _CONTAINER_WRITES or func.attr == "keys":
                         pass  # `history.append(x)`: writes into the container
                     else:
@@ -602,6 +647,25 @@ class SnapshotDomain(Domain):
                     stack.append(p)
                 continue
             stack.extend(child_nodes(n))
+
+    def _method_reads(self, walker, func: ast.Attribute) -> tuple:
+        """read_attributes of the method `func` calls on an instance of a class of the file (its
+        own method or one it inherits), or of another module of the project (its module
+        answers: ProjectEntity.method_reads); () for anything else."""
+        f = walker.fact(func.value, walker.frame.state)
+        node = f.node
+        if node is None or f.kind == "class":
+            return ()
+        if hasattr(node, "method_reads"):  # a class of another module of the project
+            return node.method_reads(func.attr)
+        info = walker.classes.get(id(node))
+        method = info.method(func.attr)[0] if info is not None else None
+        if method is None:
+            return ()
+        memo = self._reads
+        if id(method) not in memo:
+            memo[id(method)] = read_attributes(method)
+        return memo[id(method)]
 
     def _use_tokens(self, walker, key: str, node, toks, rec: SnapScope) -> None:
         frame = walker.frame

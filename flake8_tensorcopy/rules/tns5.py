@@ -130,7 +130,9 @@ which it never rebinds; the message says where the function is), or what a
 method of a class of the file or of another module of the project keeps in an attribute of the
 instance (`stopper.step(val_loss, model)`, or `stopper(val_loss, model)`, with
 `self.best_state = model.state_dict()` in the method, an early-stopping helper:
-`stopper.best_state` is the snapshot; or `self.validate()` with `self.best_state =
+`stopper.best_state` is the snapshot, used also by a call of a method of the instance that loads,
+saves, deep-copies, indexes or returns that attribute, `stopper.restore(model)` with
+`model.load_state_dict(self.best_state)`, where the method never binds it; or `self.validate()` with `self.best_state =
 self.model.state_dict()` in the method, a trainer's; reported at the call, without a fix, since
 the copy goes in the method).  The module is a torch module by the flow of the
 code, or a name with module methods in the code (`model.train()`, `model.parameters()`) or that
@@ -148,7 +150,7 @@ nothing but stepping an optimizer of the module's own on it: `train_epoch()` wit
 stepping a parameter whose name says nothing, `def train_one_epoch(m, o): ... o.step()`, that
 the call hands an optimizer of the module, `train_one_epoch(model, opt)`; also
 a function of another module of the project, `loops.train_one_epoch(model, opt, data)`, or a
-method of a class of one),
+method of a class of one, its own or one it inherits from a class of a third module),
 `model.load_state_dict(...)` (not of the snapshot itself, which copies each tensor onto
 itself), `model.reset_parameters()`, `nn.init.*_` and in-place writes to its parameters.  A
 step does not update a submodule that is frozen there (`model.backbone.requires_grad_(False)`:
@@ -900,7 +902,8 @@ one builds one graph over the parameters, which goes with the total; it is repor
 a loop over batches around it carries the total too.
 A meter is a total too: an instance of a class of the file, or of a module of the project it
 imports (`AverageMeter` in `utils.py`, also re-exported by a package's `__init__.py`), made
-before the loop, whose method (its own or one it inherits from a class of the same module) adds
+before the loop, whose method (its own or one it inherits, from a class of the same module or of
+another module of the project: `class LossMeter(AverageMeter)` in meters.py, `update` in base_meters.py) adds
 what it is given to an attribute (`losses.update(loss, n)`, where `update` does `self.sum += val
 * n`; not where the method binds the parameter again first, `val = val.item()`), in a class
 that never back-propagates anything; the message names the method.
