@@ -31,19 +31,9 @@ def sink_calls(text: str, project, module: str, path: str) -> frozenset:
     touched = project.touched
     plans = through._plans
     no_def = "def " not in text
-    bases = None  # (the names the file's classes name as bases, read where asked)
     for target, name, local in runtime_imports(text, module, path.endswith("__init__.py")):
         if name == "*" and no_def:
             continue  # (`from .modeling import *` in a package's `__init__.py`: no call to report at)
-        if name != "*" and local + "(" not in text and local + "." not in text and local not in (
-                bases if bases is not None else (bases := _class_bases(text))):
-            # (Neither called, nor read for an attribute, nor a base of a class of the file: an
-            # annotation, a decorator, a value passed on.  Nothing of it is called here; the
-            # file depends on its module all the same.  A third of a model library's imports.)
-            where = project.path_of(target)
-            if where is not None:
-                touched[where] = project.digest_of(where)
-            continue
         # What the import names, and what those modules hold, once a process (Through._plan);
         # the file depends on the module it imports from all the same.
         plan = plans.get((target, name))
@@ -103,14 +93,6 @@ def sink_calls(text: str, project, module: str, path: str) -> frozenset:
 
 
 _CLASS_BASES = LazyPattern(r"(?m)^[ \t]*class[ \t]+\w+[ \t]*\(([^)]*)\)")
-
-
-def _class_bases(text: str) -> frozenset:
-    """What the classes of the text name as bases (`class Runner(BaseRunner, Mixin):`), as
-    written (_subclassed's reading)."""
-    if "class " not in text:
-        return frozenset()
-    return frozenset(b.strip() for m in _CLASS_BASES.finditer(text) for b in m.group(1).split(","))
 
 
 def _subclassed(text: str, local: str) -> bool:
