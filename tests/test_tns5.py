@@ -1870,3 +1870,73 @@ def test_totals_and_lists_of_a_function_called_after_grad_is_switched_off():
         """)
     assert findings(code) == []
     run(code)
+
+
+@pytest.mark.parametrize("use", [
+    # Summed in a loop, then back-propagated (the safe `.detach()` fix would make it raise).
+    ["total = 0", "for l in losses:", "    total = total + l", "total.backward()"],
+    ["total = 0", "for i, l in enumerate(losses):", "    total += l * (i + 1)", "total.backward()"],
+], ids=["for", "enumerate"])
+def test_a_list_of_losses_iterated_by_a_loop_is_not_followed(use):
+    body = "".join("    " + line + "\n" for line in use)
+    code = HEAD + "\n\ndef train():\n    losses = []\n    for x, y in loader:\n" \
+        "        losses.append(nn.functional.mse_loss(model(x), y))\n" + body + "\n\ntrain()\n"
+    assert lint_text(code, TNS5, Options()).violations == []
+    run(code)
+
+
+def test_a_window_of_losses_kept_short_and_the_message_of_a_list():
+    # `recent.pop(0)` keeps one loss (torch: the others are freed); without it, every appended
+    # loss keeps its graph, back-propagated or not: the message does not say "never
+    # back-propagated" of a list.
+    window = program("""
+        def train():
+            recent_losses = []
+            for x, y in loader:
+                loss = nn.functional.mse_loss(model(x), y)
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                recent_losses.append(loss)
+                if len(recent_losses) > 1:
+                    recent_losses.pop(0)
+            assert len(recent_losses) == 1
+
+        train()
+        """)
+    assert findings(window) == []
+    run(window)
+    kept = window.replace("        if len(recent_losses) > 1:\n            recent_losses.pop(0)\n", "")
+    kept = kept.replace("assert len(recent_losses) == 1", "assert all(l.grad_fn is not None for l in recent_losses)")
+    assert kept != window and "pop(0)" not in kept
+    found = lint_text(kept, TNS5, Options()).violations
+    assert [v.code for v in found] == ["TNS503"]
+    assert found[0].message.startswith("`recent_losses` keeps `loss` with its graph in every iteration: every graph")
+    run(kept)
+
+
+def test_an_attribute_total_the_code_reads_by_a_name_it_builds_is_not_followed():
+    # `getattr(trainer, "running" + "_loss").backward()`: the total is back-propagated (the
+    # unsafe `.detach()` fix would make it raise), by a name no text spells.
+    code = program("""
+        class Trainer:
+            def __init__(self):
+                self.running_loss = 0.0
+
+            def train_step(self, x, y):
+                loss = nn.functional.mse_loss(model(x), y)
+                self.running_loss += loss
+
+        trainer = Trainer()
+        for x, y in loader:
+            trainer.train_step(x, y)
+        name = "running" + "_loss"
+        opt.zero_grad()
+        getattr(trainer, name).backward()
+        opt.step()
+        """)
+    assert findings(code) == []
+    run(code)
+    assert findings(code.replace("getattr(trainer, name)", "trainer.running_loss")) == []
+    assert findings(code.replace("getattr(trainer, name).backward()", "print(trainer.running_loss)")) == [
+        ("TNS503", 7)]

@@ -602,10 +602,12 @@ class AccumulatorDomain(Domain):
             what, shown = _classify(occ, chain)
             if what in ("backward", "escape"):
                 rec.gone.update(ids)
-            elif what == "cut" and _numpy_argument(occ, chain):
+            elif what == "cut" and _numpy_argument(occ, chain) or _list_elements_leave(occ, chain):
                 # `np.mean(losses)`: NumPy converts each element, which raises where one
                 # requires grad (TNS103's finding, the same bug); a list whose elements do not
-                # keeps no graph.
+                # keeps no graph.  `for l in losses:` hands its elements to the loop's body
+                # (`total = total + l`, then `total.backward()`), which is not followed; and
+                # `losses.pop(0)` keeps it from growing (a window of the last losses).
                 rec.gone.update(i for i in ids if i in rec.candidates and rec.candidates[i].kind == "append")
             elif what == "return":
                 rec.returned.update(ids)
@@ -759,6 +761,29 @@ def _reads(node, holds: dict, parents):
         sub = ps + [n]
         for c in child_nodes(n):
             stack.append((c, sub))
+
+
+_SHRINKING = frozenset({"pop", "remove", "popleft"})
+
+
+def _list_elements_leave(occ, parents) -> bool:
+    """Whether the list read at `occ` is iterated by a `for` statement (also through `enumerate`,
+    `zip`, `reversed`, ...: `for i, l in enumerate(losses)`), or shrinks (`losses.pop(0)`,
+    `del losses[0]`)."""
+    child = occ
+    for i in range(len(parents) - 1, -1, -1):
+        parent = parents[i]
+        t = type(parent)
+        if t is ast.Attribute and child is occ:
+            return parent.attr in _SHRINKING
+        if t is ast.Subscript and child is parent.value and type(parent.ctx) is ast.Del:
+            return True
+        if t is ast.Call and type(parent.func) is ast.Name and parent.func.id in _PRESERVING_FUNCS \
+                and child is not parent.func:
+            child = parent
+            continue
+        return t in (ast.For, ast.AsyncFor) and child is parent.iter
+    return False
 
 
 def _numpy_argument(occ, parents) -> bool:
@@ -1434,8 +1459,9 @@ def attribute_total(walker, info, func, stmt, attr: str, kind: str, loops):
     cls, tree, text = info.node, walker.tree, walker.lines.text
     if func not in cls.body or not is_plain_method(func) or not func.args.args or func.args.args[0].arg != "self":
         return None
-    if re.search(r"""['"]%s['"]""" % re.escape(attr), text):
-        return None
+    if re.search(r"""['"]%s['"]""" % re.escape(attr), text) or any(
+            w in text for w in ("getattr(", "vars(", "__dict__", "__getattribute__")):
+        return None  # (an attribute read by a name the code builds: `getattr(t, "running" + "_loss")`)
     project = walker.project
     if project is not None and walker.module is not None:
         mentioning = project.files_mentioning(attr)

@@ -857,8 +857,8 @@ class LossAccumulatedWithGraph(Rule):
     code = "TNS503"
     name = "loss-accumulated-with-graph"
     message = (
-        "`{acc}` {adds} {term} with its graph in every iteration and is never back-propagated{where}: every "
-        "graph stays alive; use {fixed}"
+        "`{acc}` {adds} {term} with its graph in every iteration{unused}{where}: every graph stays alive; use "
+        "{fixed}"
     )
     fix_title = "Accumulate the value without its graph (`.detach()`)"
     fix_safety = "safe"
@@ -1263,5 +1263,8 @@ breaks) and synchronises with an accelerator at every iteration.
             target = stmt.target if isinstance(stmt, ast.AugAssign) else stmt.value.func.value \
                 if isinstance(stmt, ast.Expr) else stmt.targets[0]  # (`running["loss"].add_(loss)`)
             name = _short(ctx, target, 40)
+        # (A list's elements may each have been back-propagated before they were appended: their
+        # graphs stay all the same.)
         ctx.report(self, acc.stmt, fix, acc=name, adds="keeps" if acc.kind == "append" else "adds", term=term_text,
-                   fixed=fixed, where=f" ({'; '.join(where)})" if where else "")
+                   unused="" if acc.kind == "append" else " and is never back-propagated", fixed=fixed,
+                   where=f" ({'; '.join(where)})" if where else "")
