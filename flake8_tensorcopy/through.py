@@ -265,9 +265,17 @@ class Through:
             # `update` adds to `self.sum`; `class Trainer(BaseTrainer)`, `fit` stepping there):
             # what its bases bring too (any class's, for the module imported whole).
             bases = self._project_bases(where, target)
+            memo = self._trigger_plans.setdefault(rules, {})
             for module, imported in (bases.get(name, ()) if name is not None and name != "*"
                                      else {b for found in bases.values() for b in found}):
-                more, inherited = self._trigger_plan(module, imported, rules, depth + 1)
+                # (Once a process, as imported_triggers keeps its plans: a base class many
+                # modules' classes name, `PreTrainedModel`, is planned once; one being planned
+                # further up, an import cycle, brings nothing.)
+                found = memo.get((module, imported))
+                if found is None:
+                    memo[(module, imported)] = ({}, ())
+                    found = memo[(module, imported)] = self._trigger_plan(module, imported, rules, depth + 1)
+                more, inherited = found
                 deps.update(more)
                 if inherited:
                     merged = dict(brought)
