@@ -24,6 +24,35 @@ HEAD = "import torch\nimport torch.nn as nn\nimport numpy as np\n"
 PLAIN = "# (imports nothing)\n"
 
 PROGRAMS = [
+    ('TNS1', 'keepers of another module whose converting method runs with grad off', {
+        'nogradkeep.py': '''\
+class Logger:
+    def __init__(self):
+        self.last = None
+    def log(self, v):
+        self.last = v
+    def dump(self):
+        return self.last.numpy()
+class Meter:
+    def __init__(self):
+        self.vals = []
+    def update(self, v):
+        self.vals.append(v)
+    def avg(self):
+        return np.mean(self.vals)
+''',
+        'main.py': '''\
+from nogradkeep import Logger, Meter
+net = nn.Linear(2, 1)
+loss = net(torch.ones(1, 2)).sum()
+logger, meter = Logger(), Meter()
+logger.log(loss)
+meter.update(loss)
+with torch.no_grad():
+    print(logger.dump())
+torch.set_grad_enabled(False)
+print(meter.avg())
+'''}),
     ('TNS1', 'keepers of another module whose attribute another method resets, or the file sets', {
         'resetting.py': '''\
 class Logger:
@@ -4061,6 +4090,7 @@ STRICT_MAY = {"generator of another module made and consumed under no_grad", "in
               "logger of another module that detaches what a method call passes",
               "constructor of another module freezes what it is handed behind its flag",
               "keepers of another module whose attribute another method resets, or the file sets",
+              "keepers of another module whose converting method runs with grad off",
               "EMA of another module keeps a deep copy of a frozen model",
               "constructors of another module that freeze what they are handed by keyword or in a chain",
               "constructor calls the freezing method it inherits from a base of another module",
@@ -4080,10 +4110,14 @@ def _build(root, files: dict) -> None:
 
 def _run(root) -> set:
     """The (file, line) frames in the project of what `main.py` raised; empty where it ran clean."""
+    import torch
+
     before = set(sys.modules)
     sys.path.insert(0, str(root))
     try:
-        with warnings.catch_warnings():
+        # (A program that switches grad off, `torch.set_grad_enabled(False)`, switches it off for
+        # the process: the next program starts as a fresh one would.)
+        with warnings.catch_warnings(), torch.enable_grad():
             warnings.simplefilter("ignore")
             runpy.run_path(os.path.join(root, "main.py"), run_name="__main__")
     except Exception as e:  # noqa: BLE001 - the program's own failure is the verdict
@@ -4092,7 +4126,12 @@ def _run(root) -> set:
     finally:
         sys.path.remove(str(root))
         for name in set(sys.modules) - before:  # (the next program has modules of the same names)
-            del sys.modules[name]
+            # (Only the program's own: torch imports some of its modules on first use, the
+            # optimizers' on the first optimizer made, and a later program needs them whole.)
+            module = sys.modules[name]
+            places = [getattr(module, "__file__", None) or "", *(getattr(module, "__path__", None) or ())]
+            if any(str(p).startswith(str(root)) for p in places):
+                del sys.modules[name]
     return set()
 
 

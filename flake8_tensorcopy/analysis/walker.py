@@ -89,6 +89,7 @@ from .gradmode import (
     EVAL_HOOKS,
     LIGHTNING_BASES,
     applied_names,
+    call_modes,
     context_effect,
     decorator_turns_grad_off,
     enables_grad,
@@ -409,6 +410,7 @@ class Walker(Summaries, Evaluator):
         self._setters: set | None = None  # names of the file's functions that set requires_grad
         self._word_counts: Counter | None = None  # word -> how often the text names it (_named_once)
         self._words_asked = 0
+        self._all_call_modes = None  # gradmode.call_modes(tree)[0], of every body (_only_without_grad)
         self._frozen_params: dict = {}  # id(def) -> positions of the parameters it freezes (freezes_parameters)
         self._inplace: dict = {}  # id(def) -> storage.inplace_parameters
         handlers: dict[type, list] = {}
@@ -576,7 +578,8 @@ class Walker(Summaries, Evaluator):
         # (What the call keeps is converted where the file calls the converting method on the
         # same instance, and only there; the text first, before the module is asked anything.)
         readers = [m for m in sorted(through.methods(where, owner.path))
-                   if m != name and (own is None or own.method(m)[0] is None) and self._calls_on(key, m, func.value)]
+                   if m != name and (own is None or own.method(m)[0] is None) and self._calls_on(key, m, func.value)
+                   and not self._only_without_grad(m)]
         stub = owner.method_stub(name) if readers else None
         if stub is None or owner.is_static(name):
             return []
@@ -603,6 +606,15 @@ class Walker(Summaries, Evaluator):
                     for code, line in owner.method_sinks_for(m, {attr: held}):
                         out.append((expr, code, f"{self._file_of(owner)}:{line}", m))
         return out
+
+    def _only_without_grad(self, name: str) -> bool:
+        """Whether every call the file makes by the name `name` (`logger.dump()`) runs with grad
+        off (under `torch.no_grad()`, after `torch.set_grad_enabled(False)`: gradmode.call_modes
+        of every body, read once a file where asked), where `.numpy()` raises for no tensor."""
+        if self._all_call_modes is None:
+            self._all_call_modes = call_modes(self.tree)[0]
+        modes = self._all_call_modes.get(name)
+        return bool(modes) and all(off for off, _ in modes)
 
     def _calls_on(self, key: str, method: str, recv) -> int:
         """How many times the code calls `method` on `key` (`logger.dump(`), by its text: the
