@@ -508,6 +508,38 @@ torch.set_grad_enabled(False)
 torch.set_grad_enabled(True)
 print(evaluate())
 '''),
+    ('the indices of a pair a model returns by a negative index, in a tuple, or of kthvalue', '''\
+class Top(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+    def forward(self, x):
+        return self.fc(x).topk(2, dim=1)
+class Both(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+    def forward(self, x):
+        h = self.fc(x)
+        return h, h.max(1)
+class Kth(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+    def forward(self, x):
+        return torch.kthvalue(self.fc(x), 2, dim=1)
+out = Top()(torch.randn(2, 4))
+h, (v, i) = Both()(torch.randn(2, 4))
+k = Kth()(torch.randn(2, 4))
+print(out[-1].numpy(), i.numpy(), k.indices.numpy())
+'''),
+    ('functions called after grad is switched off by keyword', '''\
+net = nn.Linear(2, 2)
+def infer():
+    return net(torch.ones(2)).numpy()
+torch.set_grad_enabled(mode=False)
+print(infer(), net(torch.ones(2)).numpy())
+'''),
     ('context manager of the file turns grad off', '''\
 import contextlib
 @contextlib.contextmanager
@@ -3171,7 +3203,9 @@ def _run(torch, code: str):
     """(the line of `code` whose call raised, the exception), or (None, None) where it ran."""
     env = {"__name__": "__main__"}
     try:
-        with warnings.catch_warnings():
+        # (A program that switches grad off, `torch.set_grad_enabled(False)`, switches it off for
+        # the process: the next program starts as a fresh one would.)
+        with warnings.catch_warnings(), torch.enable_grad():
             warnings.simplefilter("ignore")
             exec(compile(code, "<program>", "exec"), env)
     except Exception as e:  # noqa: BLE001 - the program's own failure is the verdict

@@ -412,7 +412,7 @@ _SAMPLES = frozenset({"sample", "sample_n", "enumerate_support"})
 _NO_GRAD_RESULT_HINTS = ("sample(", "detach(", "no_grad", "inference_mode", "set_grad_enabled", "argmax",
                          "argmin", ".item(", "tolist(", "requires_grad", ".data", ".long(", ".bool(",
                          # (the indices of `logits.max(1)[1]`, `torch.topk(x, 5)[1]`, `x.sort()`)
-                         ".max(", ".min(", "topk(", "sort(")
+                         ".max(", ".min(", "topk(", "sort(", "kthvalue(", "median(", "cummax(", "cummin(")
 
 # A value of unknown kind that a tensor-only method (`.detach()`, `.cpu()`, `.data`) made.
 _TENSORISH = "tensorish"
@@ -718,7 +718,8 @@ class Evaluator:
         switch = set_grad_call(node, lambda n: self.qualname(n, state))
         if switch is not None:
             if switch:
-                flag = self.literal_flag(node.args[0])
+                arg = node.args[0] if node.args else next(k.value for k in node.keywords if k.arg == "mode")
+                flag = self.literal_flag(arg)
                 if flag is not None:
                     switch = not flag  # (`train = True`, then `torch.set_grad_enabled(train)`)
             state.no_grad = switch
@@ -1306,8 +1307,11 @@ class Evaluator:
             base = self.fact(node.value, state)
             if base.items is not None:
                 i, n = node.slice, len(base.items)
-                if isinstance(i, ast.Constant) and type(i.value) is int and -n <= i.value < n:
-                    return base.items[i.value]
+                at = -i.operand.value if type(i) is ast.UnaryOp and type(i.op) is ast.USub \
+                    and type(i.operand) is ast.Constant and type(i.operand.value) is int else \
+                    i.value if type(i) is ast.Constant and type(i.value) is int else None  # (`out[-1]`)
+                if at is not None and -n <= at < n:
+                    return base.items[at]
             if base.kind == TENSOR:
                 i = node.slice
                 if base.attrs is not None and type(i) is ast.Constant and i.value in base.attrs:
@@ -1971,7 +1975,7 @@ class Evaluator:
             grad = arg_grad if not module.frozen else (Grad.YES if arg_grad is Grad.YES else Grad.UNKNOWN)
         else:
             grad = Grad.YES
-        items = fields = pair = None
+        items = fields = pair = pairs = None
         if NO_GRAD_FORWARD in module.tags:
             grad = Grad.NO
         elif grad is not Grad.NO and module.node is not None:
@@ -1987,7 +1991,11 @@ class Evaluator:
                 pair = tuple(i.kind in (TENSOR, UNKNOWN) and i.grad is Grad.NO for i in result.items)
             elif result is not None and result.kind == SEQ and result.items is not None:
                 items = tuple(i.kind in (TENSOR, UNKNOWN) and i.grad is Grad.NO for i in result.items)
-                if not any(items):
+                # (A (values, indices) pair among them: `return h, h.max(1)`.)
+                pairs = tuple(tuple(j.kind in (TENSOR, UNKNOWN) and j.grad is Grad.NO for j in i.items)
+                              if i.kind == TENSOR and i.items is not None and len(i.items) == 2 else None
+                              for i in result.items)
+                if not any(items) and not any(p is not None and any(p) for p in pairs):
                     items = None
             elif result is not None and result.kind in (MAPPING, OBJECT) and result.attrs:
                 # A dict or a NamedTuple / dataclass whose fields the forward computes without
@@ -2033,7 +2041,9 @@ class Evaluator:
             return out
         # A tuple whose positions the forward computes without grad: those are known not to
         # require it; the others are outputs as above.
-        facts = tuple(out.but(grad=Grad.NO, min_grad=None) if no else out for no in items)
+        no_grad = out.but(grad=Grad.NO, min_grad=None)
+        facts = tuple(no_grad if no else out.but(items=tuple(no_grad if n else out for n in p))
+                      if p is not None and any(p) else out for no, p in zip(items, pairs or (None,) * len(items)))
         return Fact(SEQ, grad, dev, element=join_all(facts), items=facts)
 
     def _method(self, recv: Fact, m: str, node: ast.Call, state: State) -> Fact:

@@ -206,9 +206,12 @@ _STATEMENT_FIELDS = ("body", "orelse", "finalbody")
 def set_grad_call(call: ast.Call, qualname) -> bool | None:
     """The no-grad state after a statement `torch.set_grad_enabled(flag)` (True: off, or may
     be), or None when `call` is not one."""
-    if qualname(call.func) not in api.SET_GRAD_ENABLED or not call.args:
+    if qualname(call.func) not in api.SET_GRAD_ENABLED:
         return None
-    flag = const_bool(call.args[0])
+    arg = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "mode"), None)
+    if arg is None:
+        return None
+    flag = const_bool(arg)  # (`torch.set_grad_enabled(mode=False)` too)
     return True if flag is None else not flag
 
 
