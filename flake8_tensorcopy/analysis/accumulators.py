@@ -245,12 +245,10 @@ def _contains(outer, node) -> bool:
         (node.end_lineno, node.end_col_offset) <= (outer.end_lineno, outer.end_col_offset)
 
 
-def _fresh_list(scope_node, name: str) -> bool:
-    """Whether every binding of `name` in the scope makes a new empty list (`[]`, `list()`, also
-    an element of a tuple assignment: `train_losses, val_losses = [], []`), and it is not a
-    parameter: the scope's own list, which keeps what is appended to it as long as it lives (a
-    list it was given, or binds to another value, is someone else's: what is appended leaves the
-    scope)."""
+def _bound_only_so(scope_node, name: str, made) -> bool:
+    """Whether `name` is bound in the scope, and `made(target, value)` holds of every binding
+    of it (its target, and the expression bound), and it is not a parameter of the scope, nor
+    declared global or nonlocal there: the scope's own value."""
     if isinstance(scope_node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         args = scope_node.args
         if name in {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg)
@@ -260,22 +258,35 @@ def _fresh_list(scope_node, name: str) -> bool:
     for s in statements(scope_node.body):
         if isinstance(s, (ast.Global, ast.Nonlocal)) and name in s.names:
             return False
+        if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and s.name == name:
+            return False
         for target, value in _flows(s):
             if not any(type(el) is ast.Name and el.id == name for el in target_elements(target)):
                 continue
-            if type(target) is not ast.Name:
-                # `a, losses = [], []`: the element of the value the name's element gets.
-                if not (type(target) in (ast.Tuple, ast.List) and type(value) in (ast.Tuple, ast.List)
-                        and len(target.elts) == len(value.elts)):
-                    return False
-                value = next((v for t, v in zip(target.elts, value.elts) if type(t) is ast.Name and t.id == name),
-                             None)
-            if not (type(value) is ast.List and not value.elts
-                    or type(value) is ast.Call and type(value.func) is ast.Name and value.func.id == "list"
-                    and not value.args and not value.keywords):
+            if not made(target, value, name):
                 return False
             found = True
     return found
+
+
+def _fresh_list(scope_node, name: str) -> bool:
+    """Whether every binding of `name` in the scope makes a new empty list (`[]`, `list()`, also
+    an element of a tuple assignment: `train_losses, val_losses = [], []`), and it is not a
+    parameter: the scope's own list, which keeps what is appended to it as long as it lives (a
+    list it was given, or binds to another value, is someone else's: what is appended leaves the
+    scope)."""
+    return _bound_only_so(scope_node, name, _new_list)
+
+
+def _new_list(target, value, name: str) -> bool:
+    if type(target) is not ast.Name:
+        # `a, losses = [], []`: the element of the value the name's element gets.
+        if not (type(target) in (ast.Tuple, ast.List) and type(value) in (ast.Tuple, ast.List)
+                and len(target.elts) == len(value.elts)):
+            return False
+        value = next((v for t, v in zip(target.elts, value.elts) if type(t) is ast.Name and t.id == name), None)
+    return type(value) is ast.List and not value.elts or type(value) is ast.Call and type(value.func) is ast.Name \
+        and value.func.id == "list" and not value.args and not value.keywords
 
 
 _DICT_MAKERS = frozenset({"dict", "defaultdict", "OrderedDict", "collections.defaultdict", "collections.OrderedDict"})
@@ -286,24 +297,12 @@ def _fresh_dict(scope_node, name: str) -> bool:
     `dict(...)`, `collections.defaultdict(float)`), and it is not a parameter: the scope's own
     dict, whose entries are totals as names are (a dict it was given, or reads through an alias
     of another, is the caller's: what is added to it leaves the scope)."""
-    if isinstance(scope_node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        args = scope_node.args
-        if name in {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg)
-                    if a is not None}:
-            return False
-    found = False
-    for s in statements(scope_node.body):
-        if isinstance(s, (ast.Global, ast.Nonlocal)) and name in s.names:
-            return False
-        for target, value in _flows(s):
-            if not any(type(el) is ast.Name and el.id == name for el in target_elements(target)):
-                continue
-            if type(target) is not ast.Name or not (
-                    type(value) in (ast.Dict, ast.DictComp)
-                    or type(value) is ast.Call and dotted_name(value.func) in _DICT_MAKERS):
-                return False
-            found = True
-    return found
+    return _bound_only_so(scope_node, name, _new_dict)
+
+
+def _new_dict(target, value, _name: str) -> bool:
+    return type(target) is ast.Name and (type(value) in (ast.Dict, ast.DictComp) or type(value) is ast.Call
+                                         and dotted_name(value.func) in _DICT_MAKERS)
 
 
 class AccumulatorDomain(Domain):
@@ -1590,24 +1589,8 @@ def _instance_of(owner, name: str, cls, tree) -> bool:
     global or a nonlocal."""
     if cls not in tree.body:
         return False
-    if isinstance(owner, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        args = owner.args
-        if name in {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg)
-                    if a is not None}:
-            return False
-    found = False
-    for s in statements(owner.body):
-        if isinstance(s, (ast.Global, ast.Nonlocal)) and name in s.names:
-            return False
-        if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and s.name == name:
-            return False
-        for target, value in _flows(s):
-            if not any(type(el) is ast.Name and el.id == name for el in target_elements(target)):
-                continue
-            if not (type(target) is ast.Name and type(s) is ast.Assign and type(value) is ast.Call
-                    and type(value.func) is ast.Name and value.func.id == cls.name):
-                return False
-            found = True
+    found = _bound_only_so(owner, name, lambda target, value, _name: type(target) is ast.Name and type(
+        value) is ast.Call and type(value.func) is ast.Name and value.func.id == cls.name)
     # (The class's name bound to something else in the module: not the class.)
     return found and sum(1 for s in statements(tree.body) for target, _ in _flows(s) for el in target_elements(target)
                          if type(el) is ast.Name and el.id == cls.name) == 0
