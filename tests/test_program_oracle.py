@@ -540,6 +540,22 @@ def infer():
 torch.set_grad_enabled(mode=False)
 print(infer(), net(torch.ones(2)).numpy())
 '''),
+    ('a kept parameter converted by a subclass that detaches it', '''\
+class Logger:
+    def __init__(self):
+        self.last = None
+    def log(self, v):
+        self.last = v
+    def dump(self):
+        return self.last.numpy()
+class Safe(Logger):
+    def dump(self):
+        return self.last.detach().numpy()
+net = nn.Linear(2, 1)
+logger = Safe()
+logger.log(net(torch.ones(1, 2)).sum())
+print(logger.dump())
+'''),
     ('context manager of the file turns grad off', '''\
 import contextlib
 @contextlib.contextmanager
@@ -3196,7 +3212,8 @@ STRICT_MAY = {"a module whose constructor calls its own freezing method", "const
               # (an attribute a method keeps from its parameter: what it holds when converted
               # is a question of order)
               "a kept parameter replaced before another method converts it",
-              "a kept parameter of two instances, or kept under a condition, or set from outside"}
+              "a kept parameter of two instances, or kept under a condition, or set from outside",
+              "a kept parameter converted by a subclass that detaches it"}
 
 
 def _run(torch, code: str):

@@ -1897,13 +1897,17 @@ class Walker(Summaries, Evaluator):
         library cost 4% of its check with the project), the file calls the method once (two
         calls may be on two instances, and a later one may keep another value), and nothing
         else binds the attribute: no other method of the class than `__init__` (a reset), no
-        code of the file outside the class (`logger.last = ...`).  Which value the attribute
+        code of the file outside the class (`logger.last = ...`); and no class of the file
+        derives from it (`class Safe(Logger)` whose `dump` detaches).  Which value the attribute
         holds when it is converted is a question of order the class's attributes, one fact for
         every method, do not answer."""
         kept = _keeps_parameter(method, self_name)
         source = self.source_of(cls)
         if not kept or not _converted_in(source, kept) or len(self.call_positions(method.name)) != 1:
             return False
+        info = self.classes.get(id(cls))
+        if info is None or any(info in other.bases for other in self.classes.values()):
+            return False  # (a subclass of the file may convert it otherwise: its instance is not this class's)
         for other in cls.body:
             if isinstance(other, (ast.FunctionDef, ast.AsyncFunctionDef)) and other is not method \
                     and other.name != "__init__" and kept & _attributes_set_by(other):
