@@ -560,3 +560,24 @@ for _name, _fields in (("TryStar", ("body", "handlers", "orelse", "finalbody")),
                        ("match_case", ("body",))):
     if hasattr(ast, _name):
         BLOCKS[getattr(ast, _name)] = _fields
+
+
+def attributes_changed(method) -> set:
+    """The attributes of its first parameter that `method` binds, deletes or empties
+    (`self.last = ...`, `del self.vals`, `self.vals.clear()`, `self.vals.pop()`)."""
+    if not method.args.args:
+        return set()
+    me = method.args.args[0].arg
+    out = set()
+    for n in walk(method):
+        t = type(n)
+        if t is ast.Attribute and type(n.value) is ast.Name and n.value.id == me and type(n.ctx) is not ast.Load:
+            out.add(n.attr)
+        elif t is ast.Call and type(n.func) is ast.Attribute and n.func.attr in ("clear", "pop", "remove", "popleft") \
+                and type(n.func.value) is ast.Attribute and type(n.func.value.value) is ast.Name \
+                and n.func.value.value.id == me:
+            out.add(n.func.value.attr)
+        elif t is ast.Subscript and type(n.ctx) is not ast.Load and type(n.value) is ast.Attribute \
+                and type(n.value.value) is ast.Name and n.value.value.id == me:
+            out.add(n.value.attr)  # `self.vals[:] = []`, `del self.vals[:]`
+    return out

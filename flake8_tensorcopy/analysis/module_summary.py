@@ -18,8 +18,8 @@ from contextlib import contextmanager
 
 from . import lazytree
 from .gradmode import with_turns_grad_off, wraps_without_grad
-from .astutil import (constant_defaults, decorator_names, def_stub, is_plain_method, is_property,
-                      named_tuple_fields, own_nodes, walk)
+from .astutil import (attributes_changed, constant_defaults, decorator_names, def_stub, is_plain_method,
+                      is_property, named_tuple_fields, own_nodes, walk)
 from .facts import CALLED, CLASS, FUNCTION, MODULE, OBJECT, SITE_CONSTANTS, UNKNOWN_FACT, Fact
 from .evaluate import LazyAttrs
 from .portable import export_fact, import_fact, well_formed
@@ -569,29 +569,8 @@ def _kept_parameters_of(walker, node, name: str) -> tuple:
         for other in cls.node.body:
             if isinstance(other, (ast.FunctionDef, ast.AsyncFunctionDef)) and other is not method \
                     and other.name != "__init__":
-                changed |= _attributes_changed(other)
+                changed |= attributes_changed(other)
     return tuple(k for k in kept if k[1] not in changed)
-
-
-def _attributes_changed(method) -> set:
-    """The attributes of its first parameter that `method` binds, deletes or empties
-    (`self.last = ...`, `del self.vals`, `self.vals.clear()`, `self.vals.pop()`)."""
-    if not method.args.args:
-        return set()
-    me = method.args.args[0].arg
-    out = set()
-    for n in walk(method):
-        t = type(n)
-        if t is ast.Attribute and type(n.value) is ast.Name and n.value.id == me and type(n.ctx) is not ast.Load:
-            out.add(n.attr)
-        elif t is ast.Call and type(n.func) is ast.Attribute and n.func.attr in ("clear", "pop", "remove", "popleft") \
-                and type(n.func.value) is ast.Attribute and type(n.func.value.value) is ast.Name \
-                and n.func.value.value.id == me:
-            out.add(n.func.value.attr)
-        elif t is ast.Subscript and type(n.ctx) is not ast.Load and type(n.value) is ast.Attribute \
-                and type(n.value.value) is ast.Name and n.value.value.id == me:
-            out.add(n.value.attr)  # `self.vals[:] = []`, `del self.vals[:]`
-    return out
 
 
 def kept_parameters(method) -> tuple:

@@ -26,8 +26,8 @@ import ast
 from collections import namedtuple
 
 from ..model import REQUIRED, Record
-from .astutil import (bind_arguments, child_nodes, def_stub, dotted_name, expressions, is_plain_method,
-                      own_nodes, target_elements, walk)
+from .astutil import (attributes_changed, bind_arguments, child_nodes, def_stub, dotted_name, expressions,
+                      is_plain_method, own_nodes, target_elements, walk)
 from .facts import FUNCTION, MODULE, OTHER, TENSOR, UNKNOWN, Device, Grad
 from .names import words
 from .storage import is_inplace_method
@@ -92,9 +92,7 @@ def read_attributes(method) -> tuple:
             found.add(attr(n.value))
     if changed:
         return ()  # (the instance's name bound again: `self` may be another object)
-    from .module_summary import _attributes_changed  # (where the keepers' attributes are told)
-
-    return tuple(sorted(found - _attributes_changed(method)))
+    return tuple(sorted(found - attributes_changed(method)))
 
 
 def kept_state_dicts(method) -> tuple:
