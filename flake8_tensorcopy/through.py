@@ -259,7 +259,7 @@ class Through:
             if names:
                 brought.append((cls, names))
         deps = {where: project.digest_of(where)}
-        if depth <= 4 and (name is None or name == "*" or name in self._based(where)):
+        if depth <= 4:
             # A class that inherits from a class of another module of the project (`class
             # LossMeter(AverageMeter)`, `AverageMeter` imported from base_meters.py, where
             # `update` adds to `self.sum`; `class Trainer(BaseTrainer)`, `fit` stepping there):
@@ -294,24 +294,6 @@ class Through:
                 more, brought = self._trigger_plan(module, imported, rules, depth + 1)
                 deps.update(more)
         return deps, tuple(brought)
-
-    def _based(self, where: str) -> frozenset:
-        """The names of the classes at the margin of the module at `where` that name a base
-        (`class LossMeter(AverageMeter):`), by its bytes; once a process, and kept in its record
-        in the summary cache.  A name imported from a module that is not one of these (a
-        function, a constant: most imports of a model library) does not make the module's text
-        decoded and its imports read for _project_bases."""
-        found = self._bases.get(where)
-        if found is not None:
-            return frozenset(found)  # (its classes with bases of the project: enough to ask)
-        record = self._record(where)
-        based = record.get("based")
-        if based is None:
-            data = self.project.contents(where)
-            based = record["based"] = frozenset(m.group(1).decode("ascii", "replace")
-                                                for m in _BASED_CLASS_NAMES.finditer(data)) if data else frozenset()
-            self._unsaved.add(where)
-        return based
 
     def _project_bases(self, where: str, target: str) -> dict:
         """{class: ((module, name), ...)} of the classes at the margin of the module at `where`
@@ -649,7 +631,7 @@ class Through:
         found = self._records.get(where)
         if found is None:
             found = self._records[where] = {"needles": None, "functions": None, "methods": {}, "keepers": {},
-                                             "triggers": {}, "bases": None, "based": None}
+                                             "triggers": {}, "bases": None}
             project = self.project
             store = project.cache()
             digest = project.digest_of(where) if store is not None else None
@@ -659,8 +641,7 @@ class Through:
                     _read_record(entry, found)
                 except (KeyError, TypeError, ValueError, AttributeError):
                     # (not an entry we wrote)
-                    found.update(needles=None, functions=None, methods={}, keepers={}, triggers={}, bases=None,
-                                 based=None)
+                    found.update(needles=None, functions=None, methods={}, keepers={}, triggers={}, bases=None)
         return found
 
     def flush(self, store) -> None:
@@ -686,7 +667,6 @@ class Through:
                              for code, by_name in record["triggers"].items()},
                 "bases": None if record["bases"] is None else {c: [list(b) for b in bases]
                                                                for c, bases in record["bases"].items()},
-                "based": None if record["based"] is None else sorted(record["based"]),
             }, ".text")
         self._unsaved.clear()
 
@@ -862,7 +842,6 @@ def _names(x) -> frozenset:
 
 # A class header at the margin that names a base (`class LossMeter(AverageMeter):`).
 _BASED_CLASS_BYTES = LazyPattern(rb"(?m)^class[ \t]+\w+[ \t]*\([ \t]*\w")
-_BASED_CLASS_NAMES = LazyPattern(rb"(?m)^class[ \t]+(\w+)[ \t]*\([ \t]*\w")
 
 
 def _module_text(project, where: str) -> str | None:
@@ -915,8 +894,6 @@ def _read_record(entry: dict, record: dict) -> None:
     bases = entry.get("bases")
     record["bases"] = None if bases is None else {
         _str(c): tuple((_str(m), _str(n)) for m, n in found) for c, found in bases.items()}
-    based = entry.get("based")  # (an entry of before it was kept has none: read again where asked)
-    record["based"] = None if based is None else _names(based)
 
 
 def _str(x) -> str:
