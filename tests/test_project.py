@@ -1797,7 +1797,7 @@ def test_what_a_method_of_another_modules_class_keeps_is_converted_by_another(tm
 def test_what_a_method_keeps_is_read_by_its_body_itself():
     import ast
 
-    from flake8_tensorcopy.analysis.module_summary import kept_parameters
+    from flake8_tensorcopy.analysis.astutil import kept_parameters
 
     def kept(src):
         return kept_parameters(ast.parse(textwrap.dedent(src)).body[0])

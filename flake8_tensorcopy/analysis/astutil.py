@@ -581,3 +581,41 @@ def attributes_changed(method) -> set:
                 and type(n.value.value) is ast.Name and n.value.value.id == me:
             out.add(n.value.attr)  # `self.vals[:] = []`, `del self.vals[:]`
     return out
+
+
+def kept_parameters(method) -> tuple:
+    """((parameter, attribute, "set" or "append"), ...) of what a plain method keeps of its
+    parameters in attributes of the instance on every call that returns: a statement of its body
+    itself (in no branch, loop or `with`), after no `return` or `raise`, that sets the attribute
+    to the parameter or appends the parameter to it (`self.last = v`, `self.vals.append(v)`),
+    the parameter never bound again and the attribute named nowhere else in the method (not
+    `self.last = self.last.detach()` after, nor a list it rebuilds)."""
+    positional = [*method.args.posonlyargs, *method.args.args]
+    if not positional:
+        return ()
+    me = positional[0].arg
+    params = {a.arg for a in (*positional[1:], *method.args.kwonlyargs)}
+    rebound, named = set(), {}
+    for n in walk(method):
+        t = type(n)
+        if t is ast.Name and type(n.ctx) is not ast.Load:
+            rebound.add(n.id)
+        elif t is ast.Attribute and type(n.value) is ast.Name and n.value.id == me:
+            named[n.attr] = named.get(n.attr, 0) + 1
+    params -= rebound
+    out = []
+    for stmt in method.body:
+        t = type(stmt)
+        if t is ast.Assign and len(stmt.targets) == 1:
+            target, value, how = stmt.targets[0], stmt.value, "set"
+        elif t is ast.Expr and type(stmt.value) is ast.Call and type(stmt.value.func) is ast.Attribute \
+                and stmt.value.func.attr == "append" and len(stmt.value.args) == 1 and not stmt.value.keywords:
+            target, value, how = stmt.value.func.value, stmt.value.args[0], "append"
+        else:
+            if any(type(n) is ast.Return or type(n) is ast.Raise for n in own_nodes([stmt])):
+                break  # (what comes after may not run)
+            continue
+        if type(target) is ast.Attribute and type(target.value) is ast.Name and target.value.id == me \
+                and type(value) is ast.Name and value.id in params and named.get(target.attr) == 1:
+            out.append((value.id, target.attr, how))
+    return tuple(out)

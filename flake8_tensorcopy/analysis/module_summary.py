@@ -18,8 +18,8 @@ from contextlib import contextmanager
 
 from . import lazytree
 from .gradmode import with_turns_grad_off, wraps_without_grad
-from .astutil import (attributes_changed, constant_defaults, decorator_names, def_stub, is_plain_method,
-                      is_property, named_tuple_fields, own_nodes, walk)
+from .astutil import (constant_defaults, decorator_names, def_stub, is_plain_method, is_property,
+                      named_tuple_fields, own_nodes)
 from .facts import CALLED, CLASS, FUNCTION, MODULE, OBJECT, SITE_CONSTANTS, UNKNOWN_FACT, Fact
 from .evaluate import LazyAttrs
 from .portable import export_fact, import_fact, well_formed
@@ -549,66 +549,11 @@ def _factory(node, name: str) -> str:
 
 
 def _kept_parameters_of(walker, node, name: str) -> tuple:
+    from .walker import surely_kept
+
     info = walker.classes.get(id(node)) if isinstance(node, ast.ClassDef) else None
     method = info.method(name)[0] if info is not None else None
-    if type(method) is not ast.FunctionDef or not is_plain_method(method):
-        return ()
-    kept = kept_parameters(method)
-    if not kept:
-        return ()
-    # (An attribute another method of the class binds or empties, `reset()`, `clear()`, may
-    # hold something else when it is converted.)
-    changed = set()
-    todo, seen = [info], set()
-    while todo:
-        cls = todo.pop()
-        if id(cls) in seen:
-            continue
-        seen.add(id(cls))
-        todo.extend(cls.bases)
-        for other in cls.node.body:
-            if isinstance(other, (ast.FunctionDef, ast.AsyncFunctionDef)) and other is not method \
-                    and other.name != "__init__":
-                changed |= attributes_changed(other)
-    return tuple(k for k in kept if k[1] not in changed)
-
-
-def kept_parameters(method) -> tuple:
-    """((parameter, attribute, "set" or "append"), ...) of what a plain method keeps of its
-    parameters in attributes of the instance on every call that returns: a statement of its body
-    itself (in no branch, loop or `with`), after no `return` or `raise`, that sets the attribute
-    to the parameter or appends the parameter to it (`self.last = v`, `self.vals.append(v)`),
-    the parameter never bound again and the attribute named nowhere else in the method (not
-    `self.last = self.last.detach()` after, nor a list it rebuilds)."""
-    positional = [*method.args.posonlyargs, *method.args.args]
-    if not positional:
-        return ()
-    me = positional[0].arg
-    params = {a.arg for a in (*positional[1:], *method.args.kwonlyargs)}
-    rebound, named = set(), {}
-    for n in walk(method):
-        t = type(n)
-        if t is ast.Name and type(n.ctx) is not ast.Load:
-            rebound.add(n.id)
-        elif t is ast.Attribute and type(n.value) is ast.Name and n.value.id == me:
-            named[n.attr] = named.get(n.attr, 0) + 1
-    params -= rebound
-    out = []
-    for stmt in method.body:
-        t = type(stmt)
-        if t is ast.Assign and len(stmt.targets) == 1:
-            target, value, how = stmt.targets[0], stmt.value, "set"
-        elif t is ast.Expr and type(stmt.value) is ast.Call and type(stmt.value.func) is ast.Attribute \
-                and stmt.value.func.attr == "append" and len(stmt.value.args) == 1 and not stmt.value.keywords:
-            target, value, how = stmt.value.func.value, stmt.value.args[0], "append"
-        else:
-            if any(type(n) is ast.Return or type(n) is ast.Raise for n in own_nodes([stmt])):
-                break  # (what comes after may not run)
-            continue
-        if type(target) is ast.Attribute and type(target.value) is ast.Name and target.value.id == me \
-                and type(value) is ast.Name and value.id in params and named.get(target.attr) == 1:
-            out.append((value.id, target.attr, how))
-    return tuple(out)
+    return surely_kept(info, method) if method is not None else ()
 
 
 def _relays(walker, node) -> str:

@@ -37,9 +37,9 @@ import re
 from bisect import bisect_left, bisect_right
 
 from . import torchapi as api
-from .astutil import (BLOCKS, all_nodes, bind_arguments, call_constants, child_nodes, const_bool, decorator_names,
-                      dotted_name, expressions, first_body_line, is_plain_method, local_names, parameter_names,
-                      record_fields, walk, yields)
+from .astutil import (BLOCKS, all_nodes, attributes_changed, bind_arguments, call_constants, child_nodes, const_bool,
+                      constant_defaults, decorator_names, dotted_name, expressions, first_body_line, is_plain_method,
+                      kept_parameters, local_names, parameter_names, record_fields, walk, yields)
 from .evaluate import (
     COPIED,
     GENERATOR_TAG,
@@ -521,13 +521,8 @@ class Walker(Summaries, Evaluator):
         """call_sinks for `logger.log(out)`: a method of an instance of a class of another module
         of the project (or inherited from one by a class of the file: `self.to_numpy(out)`),
         for each tensor that requires grad (for certain) the call passes it."""
-        owner = recv.node
-        if isinstance(owner, ast.ClassDef):
-            info = self.classes.get(id(owner))
-            if info is None or info.method(name)[0] is not None:
-                return []  # (the file's own method: its walk sees what it is passed)
-            owner = next((b for b in project_bases(info) if b.method_stub(name) is not None), None)
-        if owner is None or not hasattr(owner, "method_args_sinks_for") or "." in owner.path:
+        owner, _own = self._project_method_owner(recv.node, name)
+        if owner is None:
             return []
         stub = owner.method_stub(name)
         if stub is None or owner.is_static(name):
@@ -545,6 +540,22 @@ class Walker(Summaries, Evaluator):
             for code, line in owner.method_args_sinks_for(name, {param: a}, constants):
                 out.append((expr, code, f"{self._file_of(owner)}:{line}"))
         return out
+
+    def _project_method_owner(self, owner, name: str) -> tuple:
+        """(the class of another module of the project whose method `name` an instance of
+        `owner` runs, its `ProjectEntity`: `owner` itself, or for a class of the file the base of
+        another module it inherits the method from; the file's class info, or None), with None
+        for the first where the class of the file defines the method (its own walk sees what it
+        is passed) or where it is no top-level class of another module."""
+        own = None
+        if isinstance(owner, ast.ClassDef):
+            own = self.classes.get(id(owner))
+            if own is None or own.method(name)[0] is not None:
+                return None, own
+            owner = next((b for b in project_bases(own) if b.method_stub(name) is not None), None)
+        if owner is None or not hasattr(owner, "method_stub") or "." in owner.path:
+            return None, own
+        return owner, own
 
     def kept_sinks(self, call: ast.Call, state: State) -> list:
         """What a call of a method of an instance of a class of another module of the project
@@ -564,13 +575,8 @@ class Walker(Summaries, Evaluator):
         if recv is None or recv.kind != OBJECT:
             return []
         name = func.attr
-        owner, own = recv.node, None
-        if isinstance(owner, ast.ClassDef):
-            own = self.classes.get(id(owner))
-            if own is None or own.method(name)[0] is not None:
-                return []  # (the file's own method: Walker._class_attr_facts)
-            owner = next((b for b in project_bases(own) if b.method_stub(name) is not None), None)
-        if owner is None or not hasattr(owner, "kept_parameters") or "." in owner.path:
+        owner, own = self._project_method_owner(recv.node, name)
+        if owner is None:
             return []
         where = self.project.path_of(owner.module)
         if where is None or name not in through.keepers(where, owner.path):
@@ -592,7 +598,7 @@ class Walker(Summaries, Evaluator):
         out = []
         for param, expr, a in passed:
             for attr, how in [(attr, how) for p, attr, how in kept if p == param]:
-                if re.search(r"\.%s\s*(?:[-+*/]?=(?!=)|\.(?:append|extend|clear|pop)\()" % re.escape(attr), self.lines.text):
+                if _changes_attribute(self.lines.text, attr):
                     continue  # (the file binds or changes it itself: `logger.last = None`)
                 if how == "append":
                     if a.kind != TENSOR:
@@ -1890,33 +1896,26 @@ class Walker(Summaries, Evaluator):
         return {name: join_all(fs) for name, fs in parts.items()}
 
     def _kept_for_calls(self, cls: ast.ClassDef, method, self_name: str) -> bool:
-        """Whether the attributes `method` keeps a parameter in (`self.last = v`,
-        `self.vals.append(v)`, at the top level of its body) take what the file's call of it
-        passes: where the class converts one of them to NumPy (`self.last.numpy()`,
+        """Whether the attributes `method` keeps a parameter in for certain (surely_kept: `self.last
+        = v`, `self.vals.append(v)`, that no other method binds or empties) take what the file's
+        call of it passes: where the class converts one of them to NumPy (`self.last.numpy()`,
         `np.mean(self.vals)`: there it matters; a survey of the calls of every setter of a model
         library cost 4% of its check with the project), the file calls the method once (two
-        calls may be on two instances, and a later one may keep another value), and nothing
-        else binds the attribute: no other method of the class than `__init__` (a reset), no
-        code of the file outside the class (`logger.last = ...`); and no class of the file
-        derives from it (`class Safe(Logger)` whose `dump` detaches).  Which value the attribute
-        holds when it is converted is a question of order the class's attributes, one fact for
-        every method, do not answer."""
-        kept = _keeps_parameter(method, self_name)
-        source = self.source_of(cls)
-        if not kept or not _converted_in(source, kept) or len(self.call_positions(method.name)) != 1:
-            return False
+        calls may be on two instances, and a later one may keep another value), no code of the
+        file outside the class binds or changes the attribute (`logger.last = ...`), and no
+        class of the file derives from it (`class Safe(Logger)` whose `dump` detaches).  Which
+        value the attribute holds when it is converted is a question of order the class's
+        attributes, one fact for every method, do not answer."""
         info = self.classes.get(id(cls))
-        if info is None or any(info in other.bases for other in self.classes.values()):
+        kept = {attr for _, attr, _ in surely_kept(info, method)} if info is not None else set()
+        if not kept or not _converted_in(self.source_of(cls), kept) or len(self.call_positions(method.name)) != 1:
+            return False
+        if any(info in other.bases for other in self.classes.values()):
             return False  # (a subclass of the file may convert it otherwise: its instance is not this class's)
-        for other in cls.body:
-            if isinstance(other, (ast.FunctionDef, ast.AsyncFunctionDef)) and other is not method \
-                    and other.name != "__init__" and kept & _attributes_set_by(other):
-                return False
         text = self.lines.text
         start, end = self.lines.node_span(cls)
         outside = text[:start] + text[end:]
-        return not any(re.search(r"\.%s\s*(?:[-+*/]?=(?!=)|\.(?:append|extend|clear)\()" % re.escape(a), outside)
-                       for a in kept)
+        return not any(_changes_attribute(outside, a) for a in kept)
 
     def _super_init_attrs(self, cls: ast.ClassDef, call: ast.Call, local: State) -> dict:
         """{attr: fact} of the attributes that the constructor of the one base of `cls` (a class
@@ -2431,30 +2430,35 @@ class Walker(Summaries, Evaluator):
             parts[attr].append(Fact(SEQ, max(seq.grad, el.grad), max(seq.device, el.device), element=el))
 
 
-def _keeps_parameter(method, self_name: str) -> set:
-    """The attributes of `self_name` that `method` sets to one of its other parameters, or that
-    it adds one to (a list it keeps), as written (`self.last = v`, `self.vals.append(v)`), by a
-    statement at the top level of its body, before any `return`."""
-    params = {a.arg for a in (*method.args.posonlyargs, *method.args.args, *method.args.kwonlyargs)} - {self_name}
-    out = set()
-    for node in method.body:  # (at the top level, before any return: what every call does)
-        t = type(node)
-        if t is ast.Return or t is ast.Raise:
-            break
-        if t is ast.Assign:
-            if type(node.value) is ast.Name and node.value.id in params:
-                out.update(x.attr for x in node.targets
-                           if type(x) is ast.Attribute and type(x.value) is ast.Name and x.value.id == self_name)
-            else:
-                params -= {x.id for x in node.targets if type(x) is ast.Name}  # (rebound: another value)
-        elif t is ast.Expr and type(node.value) is ast.Call:
-            call = node.value
-            if type(call.func) is ast.Attribute and call.func.attr == "append" and len(call.args) == 1 \
-                    and type(call.args[0]) is ast.Name and call.args[0].id in params:
-                f = call.func.value
-                if type(f) is ast.Attribute and type(f.value) is ast.Name and f.value.id == self_name:
-                    out.add(f.attr)
-    return out
+def surely_kept(info, method) -> tuple:
+    """astutil.kept_parameters of method `method` of the class `info` (a ClassInfo), less the
+    attributes another method of the class or of its bases of the module binds, deletes or
+    empties (a `reset()`, a `clear()`: the attribute may hold something else when it is read);
+    `__init__` aside."""
+    if type(method) is not ast.FunctionDef or not is_plain_method(method):
+        return ()
+    kept = kept_parameters(method)
+    if not kept:
+        return ()
+    changed: set = set()
+    todo, seen = [info], set()
+    while todo:
+        cls = todo.pop()
+        if id(cls) in seen:
+            continue
+        seen.add(id(cls))
+        todo.extend(cls.bases)
+        for other in cls.node.body:
+            if isinstance(other, (ast.FunctionDef, ast.AsyncFunctionDef)) and other is not method \
+                    and other.name != "__init__":
+                changed |= attributes_changed(other)
+    return tuple(k for k in kept if k[1] not in changed)
+
+
+def _changes_attribute(text: str, attr: str) -> bool:
+    """Whether `text` binds, adds to or empties an attribute `attr` of anything (`.last = `,
+    `.last += `, `.vals.append(`, `.vals.clear()`), by its text."""
+    return re.search(r"\.%s\s*(?:[-+*/]?=(?!=)|\.(?:append|extend|clear|pop)\()" % re.escape(attr), text) is not None
 
 
 def _converted_in(source: str, attrs: set) -> bool:
@@ -2466,7 +2470,8 @@ def _converted_in(source: str, attrs: set) -> bool:
         while at != -1:
             end = at + len(needle)
             if end >= len(source) or not (source[end].isalnum() or source[end] == "_"):
-                line = source[source.rfind("\n", 0, at) + 1:source.find("\n", end) % (len(source) + 1)]
+                stop = source.find("\n", end)
+                line = source[source.rfind("\n", 0, at) + 1:stop if stop != -1 else len(source)]
                 if "numpy" in line or "np." in line:
                     return True
             at = source.find(needle, end)
@@ -2651,14 +2656,7 @@ def _flag_left_false(func, skip: int, call: ast.Call, flag: str) -> bool:
     for p, e in pairs:
         if p == flag:
             return type(e) is ast.Constant and not e.value
-    if not complete:
-        return False
-    a = func.args
-    positional = [*a.posonlyargs, *a.args]
-    for p, d in (*zip(positional[len(positional) - len(a.defaults):], a.defaults), *zip(a.kwonlyargs, a.kw_defaults)):
-        if p.arg == flag:
-            return type(d) is ast.Constant and not d.value
-    return False
+    return complete and (flag, "0") in constant_defaults(func)
 
 
 def frozen_positions(func, skip: int = 0) -> frozenset:
