@@ -132,7 +132,7 @@ def top_level_functions(text: str):
         yield segment[at:identifier_end(segment, at)], segment
 
 
-_CLASS_HEADER = LazyPattern(r"class[ \t]+(\w+)[ \t]*(?:\(([^)]*)\))?")
+CLASS_HEADER = LazyPattern(r"class[ \t]+(\w+)[ \t]*(?:\(([^)]*)\))?")
 
 
 def class_lines(text: str) -> list:
@@ -149,7 +149,7 @@ def with_inherited(text: str, by_class: dict) -> dict:
         return by_class
     bases = {}
     for at in class_lines(text):
-        header = _CLASS_HEADER.match(text, at)
+        header = CLASS_HEADER.match(text, at)
         if header is not None and header.group(2):
             bases[header.group(1)] = [b.strip() for b in header.group(2).split(",") if b.strip().isidentifier()]
     out = dict(by_class)
@@ -171,7 +171,7 @@ def class_methods(text: str, name: str | None = None, lines: list | None = None)
     class (a statement of the class body after it included: a method's text too long, never cut
     short).  `lines`: `class_lines(text)`, where the text is asked of class after class."""
     margin = _MARGIN.search
-    header_at = _CLASS_HEADER.match
+    header_at = CLASS_HEADER.match
     opening = "class " + (name or "")
     starts = _line_starts(text, opening) if lines is None else [at for at in lines if text.startswith(opening, at)]
     for start in starts:

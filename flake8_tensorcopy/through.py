@@ -18,7 +18,7 @@ from .analysis.facts import MAPPING, OTHER_FACT, PARAMS, SEQ, UNKNOWN, Grad, mus
 from .model import Options
 from .reach import runtime_imports, torch_through_project
 from .rules.base import Context, all_rules
-from .source import _CLASS_HEADER, LazyPattern, class_lines, class_methods, identifier_end, top_level_functions
+from .source import CLASS_HEADER, LazyPattern, class_lines, class_methods, identifier_end, top_level_functions
 
 def sink_calls(text: str, project, module: str, path: str) -> frozenset:
     """What calls of the project's functions that may report through calls look like in the
@@ -325,7 +325,7 @@ class Through:
                                 and self.project.path_of(module) is not None}
                 if imported:
                     for at in class_lines(text):
-                        header = _CLASS_HEADER.match(text, at)
+                        header = CLASS_HEADER.match(text, at)
                         if header is None or not header.group(2):
                             continue
                         bases = tuple(imported[b.strip()] for b in header.group(2).split(",")

@@ -718,7 +718,7 @@ class Evaluator:
         switch = set_grad_call(node, lambda n: self.qualname(n, state))
         if switch is not None:
             if switch:
-                arg = node.args[0] if node.args else next(k.value for k in node.keywords if k.arg == "mode")
+                arg = node.args[0] if node.args else _kwarg(node, "mode")
                 flag = self.literal_flag(arg)
                 if flag is not None:
                     switch = not flag  # (`train = True`, then `torch.set_grad_enabled(train)`)

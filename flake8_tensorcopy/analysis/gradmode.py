@@ -208,7 +208,7 @@ def set_grad_call(call: ast.Call, qualname) -> bool | None:
     be), or None when `call` is not one."""
     if qualname(call.func) not in api.SET_GRAD_ENABLED:
         return None
-    arg = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "mode"), None)
+    arg = call.args[0] if call.args else kwarg(call, "mode")
     if arg is None:
         return None
     flag = const_bool(arg)  # (`torch.set_grad_enabled(mode=False)` too)
