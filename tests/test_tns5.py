@@ -1001,6 +1001,30 @@ def test_accumulator_lookalikes_silent(body):
         print(float(running["loss"]))
         assert running["loss"].grad_fn is not None
     """, [("TNS503", 3)], id="a dict entry's add_, with alpha"),
+    pytest.param("""
+        losses = []
+        for x, y in loader:
+            loss = nn.functional.mse_loss(model(x), y)
+            losses += [loss]
+        print(sum(l.item() for l in losses))
+        assert all(l.grad_fn is not None for l in losses)
+    """, [("TNS503", 4)], id="losses += [loss]"),
+    pytest.param("""
+        losses = []
+        for x, y in loader:
+            loss = nn.functional.mse_loss(model(x), y)
+            losses.append((loss, x.size(0)))
+        print(sum(l.item() * n for l, n in losses))
+        assert all(l.grad_fn is not None for l, _ in losses)
+    """, [("TNS503", 4)], id="a tuple of the loss and a count appended"),
+    pytest.param("""
+        ema = torch.zeros(())
+        for x, y in loader:
+            loss = nn.functional.mse_loss(model(x), y)
+            ema.mul_(0.9).add_(loss)
+        print(ema.item())
+        assert ema.grad_fn is not None and ema.grad_fn.next_functions[0][0].name() == "MulBackward0"
+    """, [("TNS503", 4)], id="ema.mul_(0.9).add_(loss)"),
 ])
 def test_kept_in_place_reported(body, expected):
     code = program(body)
@@ -1105,6 +1129,70 @@ def test_kept_in_place_reported(body, expected):
                 ema.add_(nn.functional.mse_loss(model(x), y), alpha=0.1)
         print(total.item(), ema.item())
     """, id="add_: detached, back-propagated, under no_grad"),
+    pytest.param("""
+        def shown():
+            losses = []
+            for x, y in loader:
+                losses += [nn.functional.mse_loss(model(x), y).item()]
+            return sum(losses)
+
+        def stepped():
+            losses = []
+            for x, y in loader:
+                losses += [nn.functional.mse_loss(model(x), y)]
+            opt.zero_grad()
+            sum(losses).backward()
+            opt.step()
+
+        def callers(losses):
+            for x, y in loader:
+                losses += [nn.functional.mse_loss(model(x), y)]
+
+        def without_grad():
+            losses = []
+            with torch.no_grad():
+                for x, y in loader:
+                    losses += [nn.functional.mse_loss(model(x), y)]
+            return len(losses)
+
+        print(shown(), without_grad())
+        stepped()
+        callers([])
+    """, id="+= [...]: .item(), back-propagated, the caller's list, under no_grad"),
+    pytest.param("""
+        def weighted():
+            losses = []
+            for x, y in loader:
+                loss = nn.functional.mse_loss(model(x), y)
+                losses.append((loss, x.size(0)))
+            sum(l * n for l, n in losses).backward()
+
+        def stacked():
+            losses = []
+            for x, y in loader:
+                loss = nn.functional.mse_loss(model(x), y)
+                losses.append((loss, x.size(0)))
+            torch.stack([l for l, _ in losses]).mean().backward()
+
+        def numbers():
+            losses = []
+            for x, y in loader:
+                loss = nn.functional.mse_loss(model(x), y)
+                losses.append((loss.item(), x.size(0)))
+            print(losses)
+
+        weighted(); stacked(); numbers()
+    """, id="tuples: back-propagated by their elements, numbers"),
+    pytest.param("""
+        ema = torch.zeros(())
+        for x, y in loader:
+            ema.mul_(0.9).add_(nn.functional.mse_loss(model(x), y).detach())
+        acc = torch.zeros(())
+        for x, y in loader:
+            acc.mul_(0.5).add_(nn.functional.mse_loss(model(x), y))
+        acc.backward()
+        print(ema.item())
+    """, id="mul_(...).add_: detached, back-propagated"),
 ])
 def test_kept_in_place_lookalikes_silent(body):
     code = program(body)

@@ -141,12 +141,44 @@ def _in_place(call):
     if func.attr == "add_":
         if any(k.arg != "alpha" for k in call.keywords):
             return None
-        key = _key(func.value)
+        recv = func.value
+        if type(recv) is ast.Call and type(recv.func) is ast.Attribute and recv.func.attr in ("mul_", "div_") \
+                and len(recv.args) == 1 and not recv.keywords and type(recv.args[0]) is not ast.Starred:
+            recv = recv.func.value  # `ema.mul_(0.9).add_(loss)`: the same tensor, scaled in place first
+        key = _key(recv)
         return (key, call.args[0], "add") if key is not None else None
     if func.attr == "append" and not call.keywords and type(func.value) is ast.Name \
             and _loss_list(func.value.id, call.args[0]):
         return func.value.id, call.args[0], "append"
     return None
+
+
+def _list_extension(stmt):
+    """(name, element) for `name += [element]`, which appends to the list in place as
+    `name.append(element)` does, where the list is one of losses by its spelling (`_loss_list`);
+    else None."""
+    if type(stmt) is not ast.AugAssign or type(stmt.op) is not ast.Add or type(stmt.target) is not ast.Name:
+        return None
+    value = stmt.value
+    if type(value) is not ast.List or len(value.elts) != 1 or type(value.elts[0]) is ast.Starred:
+        return None
+    name, element = stmt.target.id, value.elts[0]
+    return (name, element) if _loss_list(name, element) else None
+
+
+def _kept_part(walker, term, state):
+    """What of an appended `term` keeps a graph: `term` itself, or of a tuple display
+    (`losses.append((loss, x.size(0)))`) its one element that requires grad (for certain, by
+    its fact), where the others are known not to; else None (which part, if any, is not told)."""
+    if type(term) is not ast.Tuple:
+        return term
+    grads = [walker.fact(e, state) for e in term.elts]
+    if any(type(e) is ast.Starred for e in term.elts):
+        return None
+    kept = [e for e, f in zip(term.elts, grads) if f.kind == TENSOR and f.grad is Grad.YES]
+    if len(kept) != 1 or any(f.grad is not Grad.NO for e, f in zip(term.elts, grads) if e is not kept[0]):
+        return None
+    return kept[0]
 
 
 def _loss_list(name: str, term) -> bool:
@@ -263,6 +295,9 @@ def _bound_only_so(scope_node, name: str, made) -> bool:
         for target, value in _flows(s):
             if not any(type(el) is ast.Name and el.id == name for el in target_elements(target)):
                 continue
+            if made is _new_list and target is getattr(s, "target", None) and type(s) is ast.AugAssign \
+                    and type(s.op) is ast.Add and type(value) is ast.List:
+                continue  # (`losses += [loss]`: the same list, extended in place)
             if not made(target, value, name):
                 return False
             found = True
@@ -350,7 +385,12 @@ class AccumulatorDomain(Domain):
             self._attribute(walker, stmt, state, rec)
         acc = _accumulation(stmt)
         via, kind = None, "add"
-        if acc is None and type(stmt) is ast.Expr and type(stmt.value) is ast.Call:
+        extended = _list_extension(stmt) if acc is not None else None
+        if extended is not None:
+            # `losses += [loss]`: an append (the list's own, as for `.append(`); a list a name
+            # holds is no total of `+=`'s whatever it is added.
+            acc, kind = (extended if self._fresh(frame, extended[0], _fresh_list) else None), "append"
+        elif acc is None and type(stmt) is ast.Expr and type(stmt.value) is ast.Call:
             found = _in_place(stmt.value)
             # (Only the function's own list, not one of the caller's; `add_` only of a tensor: a
             # meter of the project may name its method so.)
@@ -363,6 +403,10 @@ class AccumulatorDomain(Domain):
                     acc, via = acc[:2], acc[2]
         if acc is not None and "[" in acc[0] and not self._fresh(frame, _root(acc[0])):
             acc = None  # (an entry of a dict of the caller's)
+        if acc is not None and kind == "append":
+            # (Of a tuple appended, `losses.append((loss, n))`, the element that keeps a graph.)
+            term = _kept_part(walker, acc[1], state)
+            acc = (acc[0], term) if term is not None else None
         if acc is not None:
             name, term = acc
             if not state.no_grad and self._requires_grad(walker, term, stmt, state, self._backprop):

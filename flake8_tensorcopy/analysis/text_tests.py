@@ -378,6 +378,10 @@ def _might_keep(text: str, loop: int) -> bool:
             end, entry = at, False
             if needle == ".add_(" and text[at - 1] == "]":  # `running["loss"].add_(`
                 end, entry = text.rfind("[", text.rfind("\n", 0, at) + 1, at), True
+            elif needle == ".add_(" and text[at - 1] == ")":  # `ema.mul_(0.9).add_(`
+                line = text.rfind("\n", 0, at) + 1
+                m = _SCALED_IN_PLACE.fullmatch(text, line, at)
+                end = m.end(1) if m is not None else at
             start = end
             while start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_"):
                 start -= 1
@@ -391,23 +395,48 @@ def _might_keep(text: str, loop: int) -> bool:
                 elif _names_loss(name, text, at + len(needle)) and _bound_to_empty_list(name, text):
                     return True
             at = text.find(needle, at + 1)
+    # `losses += [loss]`, an append as `.append(` is.
+    at = text.find("+=", loop)
+    while at != -1:
+        after = at + 2
+        while after < len(text) and text[after] in " \t":
+            after += 1
+        if after < len(text) and text[after] == "[":
+            end = at
+            while end > 0 and text[end - 1] in " \t":
+                end -= 1
+            start = end
+            while start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_"):
+                start -= 1
+            name = text[start:end]
+            if start < end and text[start - 1] != "." and ("+=", name, False) not in seen:
+                seen.add(("+=", name, False))
+                if _names_loss(name, text, after + 1, "[]") and _bound_to_empty_list(name, text):
+                    return True
+        at = text.find("+=", after)
     return False
 
 
-def _names_loss(name: str, text: str, start: int) -> bool:
+# A line's start up to a call of an in-place scaling of a name (`ema.mul_(0.9)`, group 1 the name).
+_SCALED_IN_PLACE = LazyPattern(r"[ \t]*([A-Za-z_]\w*)\.(?:mul_|div_)\([^()\n]*\)")
+
+
+def _names_loss(name: str, text: str, start: int, brackets: str = "()") -> bool:
     """Whether "loss" is in the list's name or in the text of the argument that starts at
-    `start`, up to its closing parenthesis (accumulators._loss_list: a list of losses by its
-    spelling); where that parenthesis is not found soon, whether it may be."""
+    `start`, up to its closing parenthesis (`brackets`: "[]" for a list display's, `+= [`)
+    (accumulators._loss_list: a list of losses by its spelling); where that parenthesis is not
+    found soon, whether it may be."""
     if "loss" in name.lower():
         return True
     depth = 1
     i = start
     end = min(len(text), start + 2000)
+    opening, closing = brackets
     while i < end:
         c = text[i]
-        if c == "(":
+        if c == opening:
             depth += 1
-        elif c == ")":
+        elif c == closing:
             depth -= 1
             if not depth:
                 return "loss" in text[start:i].lower()

@@ -872,7 +872,8 @@ loop) and is never back-propagated.
 The total starts from zero (`total = 0`, `0.0`, `torch.zeros(...)`, `torch.tensor(0.0)`) and adds,
 in a loop, `total += loss` or `total = total + loss` (or a decayed total, an exponentially smoothed
 loss: `total = 0.9 * total + 0.1 * loss`, `total = total * beta + loss`; or, on a tensor total,
-`total.add_(loss)`, which records the addition as `+=` does: the zero tensor then requires grad),
+`total.add_(loss)`, which records the addition as `+=` does: the zero tensor then requires grad,
+also after an in-place scaling, `ema.mul_(0.9).add_(loss)`),
 a tensor that may
 require grad (a loss, a
 model output; or a name back-propagated earlier in the same loop body, or arithmetic on one,
@@ -886,7 +887,8 @@ A total may be an entry of a dict the function makes (`running = {"loss": 0.0}` 
 (`return running`) reads its entries.  A dict the function was given is the caller's: not
 reported.
 A list of losses the function makes (`losses = []`, `list()`) that keeps what it is given in
-such a loop (`losses.append(loss)`) is one too: each element keeps its graph; reading the elements
+such a loop (`losses.append(loss)`, `losses += [loss]`, or a tuple of the loss and values that
+require no grad, `losses.append((loss, x.size(0)))`) is one too: each element keeps its graph; reading the elements
 for their values (`sum(l.item() for l in losses)`, `np.mean([l.item() for l in losses])`,
 `len(losses)`) is harmless, and `torch.stack(losses).mean().backward()` back-propagates them.
 A list of losses by its spelling: "loss" in its name or in what is appended
