@@ -24,6 +24,8 @@ from .summaries import project_bases
 from .facts import (
     ARRAY_FACT,
     CALL_CONSTANTS,
+    MPL_AXES_FACT,
+    MPL_FIGURE_FACT,
     CALLED,
     CLASS,
     DEVICE,
@@ -405,6 +407,15 @@ _PARTIAL = "partial"  # a FUNCTION fact of `functools.partial(f, ...)`: its call
 _PARTIAL_TAGS = frozenset({_PARTIAL})
 _DISTRIBUTION = "distribution"
 _DISTRIBUTION_TAGS = frozenset({_DISTRIBUTION})
+# What pyplot's functions that make Axes and Figures return (`fig, ax = plt.subplots()`: the
+# Figure and the Axes, or an array of Axes); a Figure's methods that make Axes.
+_PYPLOT_RESULTS = {
+    "subplots": Fact(SEQ, Grad.NO, Device.CPU, items=(MPL_FIGURE_FACT, MPL_AXES_FACT)),
+    "gca": MPL_AXES_FACT, "subplot": MPL_AXES_FACT, "axes": MPL_AXES_FACT,
+    "figure": MPL_FIGURE_FACT, "gcf": MPL_FIGURE_FACT,
+}
+_MPL_FIGURE = next(iter(MPL_FIGURE_FACT.tags))
+_FIGURE_AXES_METHODS = frozenset({"add_subplot", "gca", "add_axes", "subplots"})
 # The sampling methods of torch.distributions that run without grad (not `rsample`).
 _SAMPLES = frozenset({"sample", "sample_n", "enumerate_support"})
 
@@ -1861,6 +1872,8 @@ class Evaluator:
             return tensor(Grad.NO, self._device_of_args(node, state))
         if q.startswith("numpy."):
             return ARRAY_FACT
+        if q.startswith("matplotlib.pyplot.") and q[18:] in _PYPLOT_RESULTS:
+            return _PYPLOT_RESULTS[q[18:]]
         if q.split(".", 1)[0] in api.FOREIGN_FRAMEWORKS:
             return FOREIGN_FACT  # another framework's value is not a torch tensor
         if q.startswith("torch.nn.") and q[9:10].isupper() or q.startswith("torch.nn.modules."):
@@ -2048,6 +2061,9 @@ class Evaluator:
 
     def _method(self, recv: Fact, m: str, node: ast.Call, state: State) -> Fact:
         kind = recv.kind
+        if kind == OTHER and _MPL_FIGURE in recv.tags:
+            # `fig.add_subplot(111)`, `fig.gca()`, `fig.subplots(2)`: Axes (an array of them).
+            return MPL_AXES_FACT if m in _FIGURE_AXES_METHODS else UNKNOWN_FACT
         if kind == TENSOR:
             if m == "numpy":
                 return ARRAY_FACT

@@ -206,6 +206,11 @@ NONE_FACT = Fact(OTHER, Grad.NO, Device.CPU, tags=frozenset({"none"}))
 ARRAY_FACT = Fact(OTHER, Grad.NO, Device.CPU, tags=frozenset({"ndarray"}))
 # A value made by another framework (TensorFlow, JAX, pandas, ...): not a torch tensor.
 FOREIGN_FACT = Fact(OTHER, Grad.NO, Device.CPU, tags=frozenset({"foreign"}))
+# Matplotlib's Axes (or an array of them, `plt.subplots(2, 2)`'s), whose plotting methods convert
+# what they are given with NumPy (TNS106), and a Figure, whose `add_subplot()` makes one.
+MPL_AXES = "mpl_axes"
+MPL_AXES_FACT = Fact(OTHER, Grad.NO, Device.CPU, tags=frozenset({MPL_AXES}))
+MPL_FIGURE_FACT = Fact(OTHER, Grad.NO, Device.CPU, tags=frozenset({"mpl_figure"}))
 
 
 def tensor(grad: Grad = Grad.NO, device: Device = Device.CPU, leaf: bool = False, tags=frozenset(),

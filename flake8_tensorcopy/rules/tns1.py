@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import re
 
-from ..analysis.facts import DEVICE, MODULE, OTHER, SEQ, TENSOR, UNKNOWN, Device, Grad, must_grad
+from ..analysis.facts import DEVICE, MODULE, MPL_AXES, OTHER, SEQ, TENSOR, UNKNOWN, Device, Grad, must_grad
 from ..fixes import attr_name_span, needs_parens
 from ..model import Edit, Fix
 from ..reach import imports
@@ -1179,35 +1179,8 @@ class _NumpyFunctionRule(_Tns1Rule):
         argument, or an element of a list or tuple written in the call); `held`: lists of tensors
         held in a variable (changed where they are filled); `facts`: the facts that made the
         hazard."""
-        hazard = None
-        fixable, held, facts = [], [], []
         keywords = [kw.value for kw in node.keywords if kw.arg is not None and kw.arg not in _NUMPY_NON_DATA_KW]
-        for arg in [*node.args, *keywords]:
-            starred = isinstance(arg, ast.Starred)
-            value = arg.value if starred else arg
-            f = ctx.fact(value)
-            level = level_of(f, value)
-            if level and not starred:
-                hazard = _worse(hazard, level)
-                fixable.append(arg)
-                facts.append(f)
-                continue
-            if f.kind != SEQ or f.element is None:
-                continue
-            level = level_of(f.element, None)
-            if not level:
-                continue
-            hazard = _worse(hazard, level)
-            facts.append(f.element)
-            if isinstance(value, (ast.List, ast.Tuple)) and not starred:
-                for el in value.elts:
-                    if isinstance(el, ast.Starred):
-                        held.append(el.value)
-                    elif level_of(ctx.fact(el), el):
-                        fixable.append(el)
-            else:
-                held.append(value)
-        return hazard, fixable, held, facts
+        return _data_arguments([*node.args, *keywords], ctx, level_of)
 
     @staticmethod
     def _convert(expr, ctx, force: bool):
@@ -1677,15 +1650,9 @@ path (the original certainly raised), and unsafe otherwise.
         return any(f.must_require_grad for f in facts)
 
     def _grad(self, f, ctx) -> str | None:
-        if f is None:
-            return None
-        if ctx.through_call is not None:  # (as TNS101's `_grad_hazard`)
+        if f is not None and ctx.through_call is not None:  # (as TNS101's `_grad_hazard`)
             return "yes" if f.may_require_grad and must_grad(f) >= ctx.through_call else None
-        if f.may_require_grad:
-            return "yes"
-        if ctx.options.strict and f.kind == TENSOR and f.grad is Grad.UNKNOWN:
-            return "may"
-        return None
+        return _grad_level(f, ctx)
 
 
 _MOVES = frozenset(("to", "cuda", "xpu", "mps"))
@@ -2090,3 +2057,273 @@ in strict mode, a model's output (a NumPy array or a tuple has no `.detach()`).
         method = {"amax": "max", "amin": "min"}.get(short, short)
         ctx.report(self, node, fix, func=_display(ctx, node.func, "the NumPy function"), method=method,
                    use=self._use(node, [first], ctx, force))
+
+
+# Matplotlib's plotting functions, pyplot's and the same methods of an Axes, which convert each
+# data argument with NumPy (`np.asarray`, through `Tensor.__array__`: `Tensor.numpy()`) when they
+# are called: each raises on a tensor that requires grad (matplotlib 3.11, torch 2.13).
+_PLOTTERS = frozenset((
+    "plot scatter bar barh semilogy semilogx loglog fill_between fill_betweenx fill errorbar step stem stackplot "
+    "imshow matshow pcolormesh pcolor contour contourf spy hist boxplot violinplot pie stairs ecdf hist2d hexbin"
+).split())
+# The keywords of those calls that are data too (`plt.scatter(x, y, c=t)`, `s=t`); the others are
+# labels and styles.
+_PLOT_DATA_KEYWORDS = frozenset(("c", "s"))
+
+
+def _is_axes(recv, ctx) -> bool:
+    """Whether `recv` is Matplotlib's Axes (`ax` of `fig, ax = plt.subplots()`, `plt.gca()`,
+    `fig.add_subplot(111)`), also one of an array of them (`axes[0, 1]`)."""
+    while type(recv) is ast.Subscript:
+        recv = recv.value
+    return MPL_AXES in ctx.fact(recv).tags
+
+
+class PlotOfGradTensor(_Tns1Rule):
+    code = "TNS106"
+    name = "plot-of-grad-tensor"
+    message = "{func}() on {what}{origin} raises {error} (Matplotlib converts it with NumPy); use {use}"
+    fix_title = "Pass `t.detach().cpu().numpy()` to the plotting call"
+    force_title = "Pass `t.numpy(force=True)` to the plotting call"
+    fix_safety = "safe"
+    prefilter = ("matplotlib",)
+
+    @classmethod
+    def might_match_scope(cls, text: str) -> bool:
+        return "(" in text and any(name + "(" in text for name in _PLOTTERS)
+
+    docs = """
+## What it does
+Checks for Matplotlib plotting calls given a tensor that may require grad, outside a no-grad
+region: `plt.plot(x, model(x))`, `ax.scatter(x, preds)`, `plt.imshow(fake[0, 0])`,
+`plt.plot(losses)` with a list of losses.
+
+The calls are pyplot's `plot`, `scatter`, `bar`, `barh`, `semilogx`, `semilogy`, `loglog`,
+`step`, `stem`, `stairs`, `errorbar`, `fill`, `fill_between`, `fill_betweenx`, `stackplot`,
+`hist`, `hist2d`, `hexbin`, `ecdf`, `boxplot`, `violinplot`, `pie`, `imshow`, `matshow`, `spy`,
+`pcolor`, `pcolormesh`, `contour` and `contourf` (pyplot imported under any name, or the
+function itself: `from matplotlib.pyplot import plot`), and the same methods of an Axes made by
+`plt.subplots()` (also an element of the array it makes for several: `axes[0, 1].plot(...)`),
+`plt.subplot()`, `plt.gca()`, `plt.axes()`, or a Figure's `add_subplot()`, `add_axes()`,
+`gca()` and `subplots()`.  The data are the positional arguments and `c=` and `s=`.  Tensors of
+unknown origin are reported only in strict mode.
+
+## Why is this bad?
+Matplotlib converts what it plots with NumPy, which calls `Tensor.__array__`, that is
+`Tensor.numpy()`, and that refuses a tensor that requires grad: `RuntimeError: Can't call numpy()
+on Tensor that requires grad. Use tensor.detach().numpy() instead.`  The plotting call raises
+at once; plotting a model's predictions against its inputs after training is the classic way
+to meet it.  On an accelerator the error is a TypeError first.
+
+## Example
+```python
+import matplotlib.pyplot as plt
+
+plt.plot(x, model(x))
+```
+
+## Use instead
+```python
+plt.plot(x, model(x).detach().cpu().numpy())
+```
+or compute the predictions inside `with torch.no_grad():`.
+
+## Fix safety
+Safe when the argument is a torch tensor by the flow of the code: Matplotlib plots the array
+`t.detach().cpu().numpy()` as it plots the tensor where the call worked (a tensor that did not
+require grad, on the CPU).  Unsafe where it is a tensor only by an annotation, or a model's
+output (which may be a tuple or a dict, which have no `.detach()`).  No fix for a list of
+tensors held in a variable: convert each where the list is filled (`losses.append(loss.item())`).
+
+## References
+- https://matplotlib.org/stable/api/_as_gen/matplotlib.pyplot.plot.html
+- https://pytorch.org/docs/stable/generated/torch.Tensor.numpy.html
+- https://pytorch.org/docs/stable/generated/torch.Tensor.detach.html
+"""
+
+    VALID = [
+        Valid(dedent("""
+            import torch
+            import torch.nn as nn
+            import matplotlib
+            matplotlib.use("Agg")
+            import matplotlib.pyplot as plt
+
+            model = nn.Linear(1, 1)
+            x = torch.linspace(0, 1, 10).unsqueeze(1)
+            with torch.no_grad():
+                y = model(x)
+            plt.plot(x, y)
+            plt.plot(x, model(x).detach().numpy())
+            fig, ax = plt.subplots()
+            ax.scatter(x.squeeze(1), torch.rand(10))
+            losses = [model(x).pow(2).mean().item() for _ in range(3)]
+            plt.plot(losses)
+            plt.close("all")
+            """), runs=True),
+        Valid(dedent("""
+            import torch
+            import matplotlib.pyplot as plt
+
+            def show(t):
+                plt.plot(t)
+            """)),
+    ]
+    INVALID = [
+        Invalid(
+            dedent("""
+                import torch
+                import torch.nn as nn
+                import matplotlib
+                matplotlib.use("Agg")
+                import matplotlib.pyplot as plt
+
+                model = nn.Linear(1, 1)
+                x = torch.linspace(0, 1, 10).unsqueeze(1)
+                pred = model(x).squeeze(1)
+                plt.plot(x.squeeze(1), pred)
+                """),
+            line=10,
+            col=0,
+            fixed=dedent("""
+                import torch
+                import torch.nn as nn
+                import matplotlib
+                matplotlib.use("Agg")
+                import matplotlib.pyplot as plt
+
+                model = nn.Linear(1, 1)
+                x = torch.linspace(0, 1, 10).unsqueeze(1)
+                pred = model(x).squeeze(1)
+                plt.plot(x.squeeze(1), pred.detach().cpu().numpy())
+                """),
+            oracle=Oracle(raises=_RAISES_GRAD, check_fixed="len(plt.gca().lines) == 1"),
+        ),
+        Invalid(
+            dedent("""
+                import torch
+                import matplotlib
+                matplotlib.use("Agg")
+                import matplotlib.pyplot as plt
+
+                w = torch.randn(4, 4, requires_grad=True)
+                fig, axes = plt.subplots(1, 2)
+                axes[0].imshow(w * 2)
+                """),
+            line=8,
+            col=0,
+            fixed=dedent("""
+                import torch
+                import matplotlib
+                matplotlib.use("Agg")
+                import matplotlib.pyplot as plt
+
+                w = torch.randn(4, 4, requires_grad=True)
+                fig, axes = plt.subplots(1, 2)
+                axes[0].imshow((w * 2).detach().cpu().numpy())
+                """),
+            oracle=Oracle(raises=_RAISES_GRAD, check_fixed="len(axes[0].images) == 1"),
+        ),
+        Invalid(
+            dedent("""
+                import torch
+                import torch.nn as nn
+                import matplotlib
+                matplotlib.use("Agg")
+                import matplotlib.pyplot as plt
+
+                model = nn.Linear(4, 1)
+                losses = []
+                for step in range(3):
+                    losses.append(model(torch.randn(8, 4)).pow(2).mean())
+                plt.plot(losses)
+                """),
+            line=11,
+            col=0,
+            oracle=Oracle(raises=_RAISES_GRAD),
+        ),
+    ]
+
+    def visit_Call(self, node: ast.Call, ctx) -> None:
+        if ctx.no_grad:
+            return
+        func = node.func
+        t = type(func)
+        name = func.attr if t is ast.Attribute else func.id if t is ast.Name else None
+        if name not in _PLOTTERS:
+            return
+        if ctx.qualname(func) != "matplotlib.pyplot." + name and not (t is ast.Attribute and _is_axes(func.value, ctx)):
+            return
+        data = [*node.args, *(k.value for k in node.keywords if k.arg in _PLOT_DATA_KEYWORDS)]
+        hazard, fixable, held, facts = _data_arguments(data, ctx, lambda f, _expr: _grad_level(f, ctx))
+        if hazard is None:
+            return
+        force = _force(ctx)
+        edits = []
+        if not held:
+            for expr in fixable:
+                e = _NumpyFunctionRule._convert(expr, ctx, force)
+                if e is None:
+                    edits = []
+                    break
+                edits.extend(e)
+        certain = all(f.is_torch_tensor for f in (ctx.fact(e) for e in fixable))
+        fix = Fix(self.force_title if force else self.fix_title, self.fix_safety if certain else "unsafe",
+                  tuple(edits)) if edits else None
+        maybe = "" if hazard == "yes" else "may "
+        unknown = "" if hazard == "yes" else " (origin unknown)"
+        error = "TypeError or RuntimeError" if any(f.may_be_on_accelerator for f in facts) else "RuntimeError"
+        if held:
+            what = f"a list of tensors that {maybe}require grad{unknown}"
+            use = _fill_advice(ctx, held[0], "t.item()")
+        else:
+            what = _what(node, fixable, f"{'may require' if maybe else 'requires'} grad{unknown}")
+            use = _NumpyFunctionRule._use(node, fixable, ctx, force)
+        origin = ctx.origin(held[0] if held else fixable[0]) if held or fixable else ""
+        ctx.report(self, node, fix, func=_display(ctx, func, "the plotting function"), what=what, origin=origin,
+                   error=error, use=use)
+
+
+def _grad_level(f, ctx) -> str | None:
+    """"yes" when a tensor of fact `f` requires grad (TNS103's test, outside a call of another
+    module's function), "may" for one of unknown grad in strict mode, else None."""
+    if f is None:
+        return None
+    if f.may_require_grad:
+        return "yes"
+    if ctx.options.strict and f.kind == TENSOR and f.grad is Grad.UNKNOWN:
+        return "may"
+    return None
+
+
+def _data_arguments(args: list, ctx, level_of) -> tuple:
+    """`_NumpyFunctionRule._tensor_arguments` of the data arguments `args` of a call (a NumPy
+    call's, a plotting call's)."""
+    hazard = None
+    fixable, held, facts = [], [], []
+    for arg in args:
+        starred = isinstance(arg, ast.Starred)
+        value = arg.value if starred else arg
+        f = ctx.fact(value)
+        level = level_of(f, value)
+        if level and not starred:
+            hazard = _worse(hazard, level)
+            fixable.append(arg)
+            facts.append(f)
+            continue
+        if f.kind != SEQ or f.element is None:
+            continue
+        level = level_of(f.element, None)
+        if not level:
+            continue
+        hazard = _worse(hazard, level)
+        facts.append(f.element)
+        if isinstance(value, (ast.List, ast.Tuple)) and not starred:
+            for el in value.elts:
+                if isinstance(el, ast.Starred):
+                    held.append(el.value)
+                elif level_of(ctx.fact(el), el):
+                    fixable.append(el)
+        else:
+            held.append(value)
+    return hazard, fixable, held, facts
