@@ -1209,6 +1209,20 @@ class _NumpyFunctionRule(_Tns1Rule):
         return [Edit(e, e, ".detach().cpu().numpy()")]
 
     @staticmethod
+    def _converted(fixable: list, held: list, ctx, force: bool) -> list:
+        """The edits that convert each of `fixable` (`_convert`), or none: where a list of tensors
+        is held in a variable (converted where it is filled), or one cannot be converted."""
+        edits = []
+        if held:
+            return edits
+        for expr in fixable:
+            e = _NumpyFunctionRule._convert(expr, ctx, force)
+            if e is None:
+                return []
+            edits.extend(e)
+        return edits
+
+    @staticmethod
     def _use(node, fixable, ctx, force) -> str:
         """What to write instead, for the message: the call with its tensor converted."""
         def converted(expr, text):
@@ -1598,14 +1612,7 @@ path (the original certainly raised), and unsafe otherwise.
         # Some converted tensor may be on an accelerator: TypeError first.
         accelerator = any(f.may_be_on_accelerator for f in facts)
         force = _force(ctx)
-        edits = []
-        if not held:
-            for expr in fixable:
-                e = self._convert(expr, ctx, force)
-                if e is None:
-                    edits = []
-                    break
-                edits.extend(e)
+        edits = self._converted(fixable, held, ctx, force)
         safety = self.fix_safety if self._fix_is_safe(short, node, fixable, ctx) else "unsafe"
         fix = Fix(self.force_title if force else self.fix_title, safety, tuple(edits)) if edits else None
         func = _display(ctx, node.func, "the NumPy function")
@@ -2259,14 +2266,7 @@ tensors held in a variable: convert each where the list is filled (`losses.appen
         if hazard is None:
             return
         force = _force(ctx)
-        edits = []
-        if not held:
-            for expr in fixable:
-                e = _NumpyFunctionRule._convert(expr, ctx, force)
-                if e is None:
-                    edits = []
-                    break
-                edits.extend(e)
+        edits = _NumpyFunctionRule._converted(fixable, held, ctx, force)
         certain = all(f.is_torch_tensor for f in (ctx.fact(e) for e in fixable))
         fix = Fix(self.force_title if force else self.fix_title, self.fix_safety if certain else "unsafe",
                   tuple(edits)) if edits else None
