@@ -625,6 +625,36 @@ def predict(x):
     return net(x).numpy()
 print(predict(torch.randn(2, 4)))
 '''),
+    ('decorator of the file sets eval mode, then runs the function under no_grad', '''\
+def evaluation_mode(fn):
+    @functools.wraps(fn)
+    def wrapper(model, *args, **kwargs):
+        was_training = model.training
+        model.eval()
+        with torch.no_grad():
+            out = fn(model, *args, **kwargs)
+        model.train(was_training)
+        return out
+    return wrapper
+@evaluation_mode
+def predict(model, x):
+    return model(x).numpy()
+print(predict(nn.Linear(4, 2), torch.randn(2, 4)))
+'''),
+    ('decorator of the file calls the function under no_grad and once more outside it', '''\
+def twice(fn):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        with torch.no_grad():
+            fn(*args, **kwargs)
+        return fn(*args, **kwargs)
+    return wrapper
+net = nn.Linear(4, 2)
+@twice
+def predict(x):
+    return net(x).numpy()
+print(predict(torch.randn(2, 4)))
+'''),
     ('decorator of the file passes the call on', '''\
 def timed(fn):
     @functools.wraps(fn)
@@ -3180,7 +3210,7 @@ STRICT_ONLY = {"partial of a function", "state_dict keep_vars", "store output in
 # what a class's `__getitem__` returns, which for another key requires grad), a value of a dict
 # after `update()`, after `**other`, or after a call statement that hands it to a function, or
 # read by a key in a variable.
-STRICT_MAY = {"a module whose constructor calls its own freezing method", "constructors of plain classes that freeze what they are handed", "a converter that detaches a tensor and asarrays anything else, given a layer output", "a Sequential of a frozen module and a layer without parameters", "a generator made and iterated under no_grad", "method under no_grad decorator", "decorator of the file runs the function under no_grad", "static method passed a frozen model",
+STRICT_MAY = {"a module whose constructor calls its own freezing method", "decorator of the file sets eval mode, then runs the function under no_grad", "constructors of plain classes that freeze what they are handed", "a converter that detaches a tensor and asarrays anything else, given a layer output", "a Sequential of a frozen module and a layer without parameters", "a generator made and iterated under no_grad", "method under no_grad decorator", "decorator of the file runs the function under no_grad", "static method passed a frozen model",
               "plain method called on the class with an instance", "partial of a no_grad function", "lambda to_np called with a detached output",
               "lambda computing output called only under no_grad", "dataclass field its method detaches", "a conversion to long is no move", "nested def sees the local frozen model, not the global", "class attr model in other method under no_grad",
               "method called only under no_grad", "frozen params loop", "frozen requires_grad_(False)",

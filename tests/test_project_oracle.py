@@ -680,6 +680,24 @@ def predict(x):
     return net(x).numpy()
 print(predict(torch.randn(2, 4)))
 '''}),
+    ('TNS1', 'decorator of another module sets eval mode, then runs the function under no_grad', {
+        'utils.py': '''\
+import functools
+def evaluation_mode(fn):
+    @functools.wraps(fn)
+    def wrapper(model, *args, **kwargs):
+        model.eval()
+        with torch.no_grad():
+            return fn(model, *args, **kwargs)
+    return wrapper
+''',
+        'main.py': '''\
+from utils import evaluation_mode
+@evaluation_mode
+def predict(model, x):
+    return model(x).numpy()
+print(predict(nn.Linear(4, 2), torch.randn(2, 4)))
+'''}),
     ('TNS401', 'leaf attribute of a class of another module written in place', {
         'models.py': '''\
 class Net(nn.Module):
@@ -4054,7 +4072,7 @@ late.restore(model)
 # instance is, a public function's parameter (another module may pass anything), a base's
 # method that calls `self(x)` on a subclass whose `forward` is not what the base's module saw, a
 # method that every call of the project makes with grad off (a caller outside it may not).
-STRICT_MAY = {"generator of another module made and consumed under no_grad", "init helper of another module applied by a no_grad method", "decorator of another module runs the function under no_grad", "frozen model built in other file", "module-level model in other file frozen via loop",
+STRICT_MAY = {"generator of another module made and consumed under no_grad", "decorator of another module sets eval mode, then runs the function under no_grad", "init helper of another module applied by a no_grad method", "decorator of another module runs the function under no_grad", "frozen model built in other file", "module-level model in other file frozen via loop",
               "class with no_grad predict method in other file", "trainer in other file, model replaced by a frozen one",
               "helper only called under no_grad from other file", "helper param tensor detached by caller in other file",
               "base predict in other file, subclass forward argmax", "method only called under no_grad from other file",

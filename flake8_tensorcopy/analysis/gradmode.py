@@ -106,7 +106,8 @@ def wraps_without_grad(deco, qualname) -> bool:
     """Whether `deco`, the def of a decorator, makes what it decorates run with grad off, for
     certain: `return torch.no_grad()(fn)`, or a wrapper it returns whose body calls the function
     it is given only inside a no-grad `with` (`def wrapper(*args, **kwargs): with
-    torch.no_grad(): return fn(*args, **kwargs)`, `@functools.wraps(fn)` or not)."""
+    torch.no_grad(): return fn(*args, **kwargs)`, `@functools.wraps(fn)` or not, other
+    statements before or after it that do not use the function: `model.eval()`)."""
     if not isinstance(deco, (ast.FunctionDef, ast.AsyncFunctionDef)) or deco.decorator_list:
         return False
     positional = [*deco.args.posonlyargs, *deco.args.args]
@@ -124,13 +125,22 @@ def wraps_without_grad(deco, qualname) -> bool:
     if not isinstance(wrapper, (ast.FunctionDef, ast.AsyncFunctionDef)) or wrapper.name != body[1].value.id \
             or not all(_wraps(d, fn) for d in wrapper.decorator_list):
         return False
-    inner = _without_docstring(wrapper.body)
-    if len(inner) != 1 or type(inner[0]) not in (ast.With, ast.AsyncWith) \
-            or not any(_certainly_off(i.context_expr, qualname) for i in inner[0].items) \
-            or any(context_effect(i.context_expr, qualname) is False for i in inner[0].items):
-        return False
-    # (Every use of the function given is in that block.)
-    return any(type(n) is ast.Name and n.id == fn for s in inner[0].body for n in ast.walk(s))
+    # Every use of the function given is in such a block of the wrapper's (other statements
+    # around it, `model.eval()` before, `model.train()` after, use it not).
+    guarded = False
+    for st in _without_docstring(wrapper.body):
+        if type(st) in (ast.With, ast.AsyncWith) and any(_certainly_off(i.context_expr, qualname) for i in st.items) \
+                and not any(context_effect(i.context_expr, qualname) is False for i in st.items) \
+                and not _names(fn, st.items):
+            guarded = guarded or _names(fn, st.body)
+        elif _names(fn, [st]):
+            return False
+    return guarded
+
+
+def _names(name: str, nodes) -> bool:
+    """Whether `name` is read in any of `nodes` (or below them)."""
+    return any(type(n) is ast.Name and n.id == name for node in nodes for n in ast.walk(node))
 
 
 def with_turns_grad_off(node, qualname) -> bool:
