@@ -15,6 +15,37 @@ from conftest import reported_lines
 
 HEAD = "import torch\nimport torch.nn as nn\nimport numpy as np\nimport functools\n"
 TNS1_PROGRAMS = [
+    ('an embedding made from pretrained vectors, frozen by default', '''\
+emb = nn.Embedding.from_pretrained(torch.randn(10, 3))
+print(emb(torch.tensor([1, 2, 3])).numpy())
+bag = nn.EmbeddingBag.from_pretrained(torch.randn(10, 3), True)
+print(bag(torch.tensor([[1, 2]])).numpy())
+'''),
+    ('an embedding made from pretrained vectors, not frozen', '''\
+emb = nn.Embedding.from_pretrained(torch.randn(10, 3), freeze=False)
+print(emb(torch.tensor([1, 2])).numpy())
+'''),
+    ('an embedding made from pretrained vectors, frozen by an unknown flag', '''\
+def build(freeze):
+    return nn.Embedding.from_pretrained(torch.randn(10, 3), freeze=freeze)
+emb = build(True)
+print(emb(torch.tensor([1, 2])).numpy())
+'''),
+    ('the parameters of a model as one vector', '''\
+from torch.nn.utils import parameters_to_vector
+model = nn.Linear(4, 2)
+frozen = nn.Linear(4, 2).requires_grad_(False)
+print(parameters_to_vector(frozen.parameters()).numpy())
+print(parameters_to_vector(model.parameters()).numpy())
+'''),
+    ('an averaged model keeps a copy of the trainable model', '''\
+from torch.optim.swa_utils import AveragedModel
+model = nn.Linear(4, 2)
+ema = AveragedModel(nn.Linear(4, 2).requires_grad_(False))
+print(ema(torch.randn(2, 4)).numpy())
+swa = AveragedModel(model)
+print(swa(torch.randn(2, 4)).numpy())
+'''),
     ('a Sequential of a frozen module and a layer without parameters', '''\
 enc = nn.Linear(4, 4)
 enc.requires_grad_(False)
@@ -3210,7 +3241,7 @@ STRICT_ONLY = {"partial of a function", "state_dict keep_vars", "store output in
 # what a class's `__getitem__` returns, which for another key requires grad), a value of a dict
 # after `update()`, after `**other`, or after a call statement that hands it to a function, or
 # read by a key in a variable.
-STRICT_MAY = {"a module whose constructor calls its own freezing method", "decorator of the file sets eval mode, then runs the function under no_grad", "constructors of plain classes that freeze what they are handed", "a converter that detaches a tensor and asarrays anything else, given a layer output", "a Sequential of a frozen module and a layer without parameters", "a generator made and iterated under no_grad", "method under no_grad decorator", "decorator of the file runs the function under no_grad", "static method passed a frozen model",
+STRICT_MAY = {"a module whose constructor calls its own freezing method", "an embedding made from pretrained vectors, frozen by an unknown flag", "an embedding made from pretrained vectors, frozen by default", "decorator of the file sets eval mode, then runs the function under no_grad", "constructors of plain classes that freeze what they are handed", "a converter that detaches a tensor and asarrays anything else, given a layer output", "a Sequential of a frozen module and a layer without parameters", "a generator made and iterated under no_grad", "method under no_grad decorator", "decorator of the file runs the function under no_grad", "static method passed a frozen model",
               "plain method called on the class with an instance", "partial of a no_grad function", "lambda to_np called with a detached output",
               "lambda computing output called only under no_grad", "dataclass field its method detaches", "a conversion to long is no move", "nested def sees the local frozen model, not the global", "class attr model in other method under no_grad",
               "method called only under no_grad", "frozen params loop", "frozen requires_grad_(False)",

@@ -1890,7 +1890,19 @@ class Evaluator:
                 if all(f.kind == MODULE and (f.frozen or f.paramfree) for f in parts):
                     made = made.but(paramfree=True, grad=Grad.NO) if all(f.paramfree and not f.frozen for f in parts) \
                         else _frozen(made, True)
+            elif q in api.FROM_PRETRAINED_FROZEN:
+                freeze = _kwarg(node, "freeze")
+                if freeze is None and len(node.args) > 1 and type(node.args[1]) is not ast.Starred:
+                    freeze = node.args[1]
+                flag = True if freeze is None else _const_bool(freeze)
+                if flag is not False:  # (frozen, or may be: its output may not require grad)
+                    made = _frozen(made, True) if flag else made.but(frozen=True, grad=Grad.UNKNOWN, min_grad=None)
             return made
+        if q in api.PARAMETERS_TO_VECTOR and node.args and type(node.args[0]) is not ast.Starred:
+            given = self.fact(node.args[0], state)
+            el = given.element if given.kind in (PARAMS, SEQ) else None
+            if el is not None and el.kind == TENSOR:
+                return tensor(el.grad, el.device, by_flow=el.by_flow)
         if q in api.AUTOGRAD_GRAD:
             cg = _kwarg(node, "create_graph")
             g = tensor(Grad.NO if cg is None or _const_bool(cg) is False else Grad.UNKNOWN,

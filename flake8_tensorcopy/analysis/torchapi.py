@@ -195,7 +195,18 @@ MODULE_WRAPPERS = frozenset({
     "torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.data_parallel.DataParallel",
     "torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel",
     "torch.compile", "torch.jit.script", "torch.jit.trace",
+    # (A deep copy of the module, its parameters as the module's: an EMA or SWA model.)
+    "torch.optim.swa_utils.AveragedModel",
 })
+
+# `nn.Embedding.from_pretrained(weights, freeze=True)`: a module whose weight is frozen unless
+# `freeze` (the second parameter) is false.
+FROM_PRETRAINED_FROZEN = frozenset({"torch.nn.Embedding.from_pretrained", "torch.nn.EmbeddingBag.from_pretrained"})
+
+# `parameters_to_vector(params)`: one tensor of the parameters it is given (`torch.cat` of their
+# views), which requires grad where they do.
+PARAMETERS_TO_VECTOR = frozenset({"torch.nn.utils.parameters_to_vector",
+                                  "torch.nn.utils.convert_parameters.parameters_to_vector"})
 
 # Top-level packages of other frameworks: what their calls return is not a torch tensor (some
 # have `.numpy()`, `.clone()` or `.detach()` of their own, with other semantics).
