@@ -3013,6 +3013,65 @@ opt.step()
 ]
 
 TNS5_PROGRAMS = [
+    ('snapshots of a teacher, a distillation step handed an optimizer of the student', '''\
+def distill(student, teacher, opt):
+    with torch.no_grad():
+        t = teacher(torch.ones(1, 2))
+    running = 0.0
+    opt.zero_grad(); loss = (student(torch.ones(1, 2)) - t).pow(2).sum(); loss.backward(); opt.step()
+    running += loss.item()
+    return running
+teacher, student = nn.Linear(2, 1), nn.Linear(2, 1)
+opt = torch.optim.SGD(student.parameters(), lr=0.1)
+w0 = teacher.weight.detach().clone()
+teacher_state = teacher.state_dict()
+t_ref = teacher.weight.detach()
+distill(student, teacher, opt)
+assert torch.equal(teacher_state["weight"], w0) and torch.equal(t_ref, w0)
+'''),
+    ('snapshot of a backbone, an epoch handed an optimizer of the head', '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.backbone, self.head = nn.Linear(2, 2), nn.Linear(2, 1)
+    def forward(self, x):
+        return self.head(self.backbone(x))
+def train_one_epoch(model, opt):
+    opt.zero_grad(); model(torch.randn(4, 2)).sum().backward(); opt.step()
+model = Net()
+opt = torch.optim.SGD(model.head.parameters(), lr=0.1)
+w0 = model.backbone.weight.detach().clone()
+backbone_state = model.backbone.state_dict()
+train_one_epoch(model, opt)
+assert torch.equal(backbone_state["weight"], w0)
+'''),
+    ('snapshot of a head, an epoch handed an optimizer of the head', '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.backbone, self.head = nn.Linear(2, 2), nn.Linear(2, 1)
+    def forward(self, x):
+        return self.head(self.backbone(x))
+def train_one_epoch(model, opt):
+    opt.zero_grad(); model(torch.randn(4, 2)).sum().backward(); opt.step()
+model = Net()
+opt = torch.optim.SGD(model.head.parameters(), lr=0.1)
+h0 = model.head.weight.detach().clone()
+head_state = model.head.state_dict()
+train_one_epoch(model, opt)
+assert torch.equal(head_state["weight"], h0), "snapshot changed"
+'''),
+    ('snapshot of a teacher, a distillation step that also copies the student into it', '''\
+def distill(student, teacher, opt):
+    opt.zero_grad(); student(torch.ones(1, 2)).sum().backward(); opt.step()
+    teacher.load_state_dict(student.state_dict())
+teacher, student = nn.Linear(2, 1), nn.Linear(2, 1)
+opt = torch.optim.SGD(student.parameters(), lr=0.1)
+w0 = teacher.weight.detach().clone()
+teacher_state = teacher.state_dict()
+distill(student, teacher, opt)
+assert torch.equal(teacher_state["weight"], w0), "snapshot changed"
+'''),
     ('best state_dict snapshot aliasing', '''\
 model = nn.Linear(3, 2)
 opt = torch.optim.SGD(model.parameters(), lr=0.1)

@@ -58,6 +58,10 @@ _MODULE_MOVES = frozenset("to cuda cpu xpu mps half float double bfloat16 type t
 # characters read to the run's end again, quadratic in a long name (gan._CALLEE).)
 _STEP_TEXT = LazyPattern(r"(?<![\w.])%s([A-Za-z_][\w.]*)\.step\(" % BEFORE_FIRST_LETTER)
 _CALLED = LazyPattern(r"(?<![\w.])(self\.)?([A-Za-z_]\w*)\s*\(")
+# What may change a tensor in place besides a step: an in-place method, `load_state_dict(`,
+# `.data`, a subscript assignment, an augmented assignment to an attribute (`model.w += d`; to a
+# name, `total += loss.item()`, binds the name).
+_CHANGES_IN_PLACE = LazyPattern(r"[A-Za-z0-9]_\(|load_state_dict\(|\.data\b|\]\s*=[^=]|\.\w+\s*[-+*/]=")
 
 
 def read_attributes(method) -> tuple:
@@ -750,6 +754,12 @@ class SnapshotDomain(Domain):
                 # What it steps without being handed: an optimizer of the module's own
                 # (`def train_epoch(): opt.step()` with `opt = SGD(model.parameters())` at the top).
                 handed |= self._global_steps(walker, n, state)
+                narrowed = self._stepped_roots(walker, n, state)
+                if narrowed is not None:
+                    # (It steps only the optimizers it is handed, each built on known modules,
+                    # and changes nothing else in place: `distill(student, teacher, opt)` with
+                    # `opt` over the student's parameters leaves the teacher as it was.)
+                    handed = narrowed
                 if handed:
                     stale(lambda tok, h=frozenset(handed): tok.param and _related(tok.source, h), n)
                 continue
@@ -919,6 +929,35 @@ class SnapshotDomain(Domain):
                                   if (k := dotted_name(a.value if type(a) is ast.Starred else a)) is not None)
             out |= roots
         return out
+
+    def _stepped_roots(self, walker, call: ast.Call, state) -> frozenset | None:
+        """What a call of a function of the file by its name updates, where that is told by the
+        optimizers the call hands it: every `.step()` of its text is of one of its parameters
+        (_stepped_parameters), each handed an optimizer the file builds on known modules or
+        tensors (`opt = SGD(student.parameters())`), and its text changes nothing in place
+        otherwise (no in-place method but `zero_grad()` and `requires_grad_()`, no
+        `load_state_dict(`, no `.data`): those modules.  None where it is not so told."""
+        func = call.func
+        callee = walker.fact(func, state).node if type(func) is ast.Name else None
+        if not isinstance(callee, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        text = walker.source_of(callee)
+        stepped = self._stepping.get(("params", id(callee)))
+        if stepped is None:
+            stepped = self._stepping["params", id(callee)] = _stepped_parameters(walker, callee)
+        if not stepped or {m.group(1) for m in _STEP_TEXT.finditer(text)} != stepped \
+                or _CHANGES_IN_PLACE.search(text.replace("zero_grad(", "").replace("requires_grad_(", "")):
+            return None
+        known = self._optimizer_roots(walker)
+        out, bound = frozenset(), set()
+        for param, arg in bind_arguments(callee, call, False)[0]:
+            if param in stepped:
+                roots = known.get(dotted_name(arg) or "")
+                if roots is None:
+                    return None
+                out |= roots
+                bound.add(param)
+        return out if bound == stepped else None
 
     def _global_steps(self, walker, call: ast.Call, state) -> set:
         """The modules whose parameters a module-level function of the file that `call` calls by
