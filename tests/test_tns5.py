@@ -1431,6 +1431,10 @@ EPOCH = """
             epoch_total, n = train_epoch(loader)
             logger.info("%d batches, mean %.4f", n, epoch_total / n)
     """, "unsafe", id="a tuple unpacked by the caller"),
+    pytest.param("train_epoch", "total / len(batches)", """
+        total = train_epoch(loader)
+        print(f"{total:.3f}")
+    """, "unsafe", id="bound by the caller to the name the function's own total has"),
 ])
 def test_a_total_returned_to_calls_that_only_display_it(name, returned, caller, safety):
     # train_epoch() returns its total to calls that only display it: every batch's graph stays
@@ -1482,6 +1486,22 @@ def test_a_total_returned_to_calls_that_only_display_it(name, returned, caller, 
     pytest.param("""
         pass
     """, id="never called in the file"),
+    pytest.param("""
+        history = []
+
+        def keep():
+            history.append(total)
+
+        total = train_epoch(loader)
+        keep()
+    """, id="kept by a function that reads the caller's name"),
+    pytest.param("""
+        def keep():
+            return [total for total in [total]]
+
+        total = train_epoch(loader)
+        kept = keep()
+    """, id="read by a function whose comprehension has a target of that name"),
 ])
 def test_a_total_returned_to_a_caller_that_may_keep_it_is_silent(caller):
     code = program(textwrap.dedent(EPOCH.format(name="train_epoch", returned="total / len(batches)")) + "\n\n"
