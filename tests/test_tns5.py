@@ -1200,6 +1200,55 @@ def test_kept_in_place_lookalikes_silent(body):
     run(code)
 
 
+@pytest.mark.parametrize("line", [
+    "smooth = loss if smooth is None else 0.9 * smooth + 0.1 * loss",
+    "smooth = 0.98 * smooth + 0.02 * loss if smooth is not None else loss",
+])
+def test_a_smoothed_loss_that_starts_from_the_first_loss_keeps_every_graph(line):
+    """`smooth = loss if smooth is None else 0.9 * smooth + 0.1 * loss`: each value holds the last
+    and the new loss's graph, on real torch; reported, and the fix detaches both terms, which
+    keeps the values and no graph."""
+    code = program(f"""
+        smooth = None
+        for x, y in loader:
+            loss = nn.functional.mse_loss(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            {line}
+        print(round(float(smooth), 6))
+    """)
+    (v,) = lint_text(code, TNS5).violations
+    assert (v.code, v.line - HEAD.count("\n") - 2) == ("TNS503", 7)
+    assert "and `loss.detach()`" in v.message
+    smooth = run(code)["smooth"]
+    assert smooth.requires_grad and smooth.grad_fn.name() == "AddBackward0"
+    fixed = fix_text(code, TNS5, unsafe=True)
+    assert fixed.error is None and not lint_text(fixed.text, TNS5).violations
+    ns = run(fixed.text)
+    assert not ns["smooth"].requires_grad and ns["__stdout__"] == run(code)["__stdout__"]
+
+
+@pytest.mark.parametrize("line", [
+    "smooth = loss.item() if smooth is None else 0.9 * smooth + 0.1 * loss.item()",
+    "smooth = loss.detach() if smooth is None else 0.9 * smooth + 0.1 * loss.detach()",
+    "smooth = loss if smooth is None else loss",
+])
+def test_a_smoothed_loss_without_graphs_is_silent(line):
+    code = program(f"""
+        smooth = None
+        for x, y in loader:
+            loss = nn.functional.mse_loss(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            {line}
+        print(float(smooth))
+    """)
+    assert findings(code) == []
+    run(code)
+
+
 def test_a_file_without_a_plus_is_examined_for_appends_and_add_():
     """The pre-filter admits a file whose only accumulations are `.append(` and `.add_(`."""
     code = program("""

@@ -117,17 +117,56 @@ def _accumulation(stmt):
     if isinstance(stmt, ast.AugAssign) and isinstance(stmt.op, ast.Add):
         key = _key(stmt.target)
         return (key, stmt.value) if key is not None else None
-    if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.value, ast.BinOp)
-            and isinstance(stmt.value.op, ast.Add)):
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
         key = _key(stmt.targets[0])
         if key is None:
             return None
-        left, right = stmt.value.left, stmt.value.right
-        if _is_total(left, key) and not _names(right, key):
-            return key, right
-        if _is_total(right, key) and not _names(left, key):
-            return key, left
+        value = stmt.value
+        if type(value) is ast.IfExp:
+            # `smooth = loss if smooth is None else 0.9 * smooth + 0.1 * loss` (or the branches the
+            # other way round under `is not None`): a total that starts from its first term.
+            first, then = _none_branches(value, key)
+            if first is None or _names(first, key):
+                return None
+            value = then
+        term = _added_to(value, key)
+        return (key, term) if term is not None else None
     return None
+
+
+def _added_to(value, key: str):
+    """The term of `key + term` / `term + key` (`key` maybe scaled: _is_total), else None."""
+    if type(value) is not ast.BinOp or type(value.op) is not ast.Add:
+        return None
+    left, right = value.left, value.right
+    if _is_total(left, key) and not _names(right, key):
+        return right
+    if _is_total(right, key) and not _names(left, key):
+        return left
+    return None
+
+
+def first_term(stmt):
+    """The term a total that starts from its first term takes where it is None (`loss` of
+    `smooth = loss if smooth is None else 0.9 * smooth + 0.1 * loss`), else None: it keeps its
+    graph, which what is added later joins."""
+    if type(stmt) is not ast.Assign or len(stmt.targets) != 1 or type(stmt.value) is not ast.IfExp:
+        return None
+    key = _key(stmt.targets[0])
+    return _none_branches(stmt.value, key)[0] if key is not None else None
+
+
+def _none_branches(value: ast.IfExp, key: str) -> tuple:
+    """(the branch taken where `key` is None, the other) of `a if key is None else b` (or `b if
+    key is not None else a`), else (None, None)."""
+    test = value.test
+    if type(test) is ast.Compare and len(test.ops) == 1 and _key(test.left) == key \
+            and type(test.comparators[0]) is ast.Constant and test.comparators[0].value is None:
+        if type(test.ops[0]) is ast.Is:
+            return value.body, value.orelse
+        if type(test.ops[0]) is ast.IsNot:
+            return value.orelse, value.body
+    return None, None
 
 
 def _in_place(call):

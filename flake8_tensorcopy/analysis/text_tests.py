@@ -352,7 +352,24 @@ def might_accumulate(text: str, meters: frozenset = frozenset(), attrs: frozense
                 names.add((a.group(1), bool(a.group(2))))
         pos += 1
     return any(_starts_from_zero(name, text, _DICT_START if entry else _ZERO) for name, entry in names) or \
-        _might_keep(text, loop)
+        _might_keep(text, loop) or _starts_from_none(text, loop)
+
+
+# `smooth = loss if smooth is None else 0.9 * smooth + 0.1 * loss` (accumulators._none_branches),
+# from the line's start up to the test.
+_FROM_NONE = LazyPattern(r"[ \t]*([A-Za-z_]\w*)[ \t]*=(?!=)[^\n]*?\bif[ \t]+\1[ \t]+is[ \t]+(?:not[ \t]+)?None[ \t]+else\b")
+
+
+def _starts_from_none(text: str, loop: int) -> bool:
+    """Whether a line of `text` after the offset `loop` binds a name to a total of itself that
+    starts from its first term where it is None (`_FROM_NONE`)."""
+    for needle in (" is None else ", " is not None else "):
+        at = text.find(needle, loop)
+        while at != -1:
+            if _FROM_NONE.match(text, text.rfind("\n", 0, at) + 1) is not None:
+                return True
+            at = text.find(needle, at + len(needle))
+    return False
 
 
 # A new empty list after a binding's `=` (`losses = []`, `a, losses = [], []`, `losses: list = list()`).

@@ -853,6 +853,18 @@ view and `.clone()` to a tensor view (in a comprehension, to its element).
 # --------------------------------------------------------------------------- TNS503
 
 
+def _atom(node) -> bool:
+    return isinstance(node, (ast.Name, ast.Attribute, ast.Call, ast.Subscript))
+
+
+def _detached(node, ctx) -> tuple:
+    """The edits that append `.detach()` to expression `node` (in parentheses where it needs them)."""
+    start, end = ctx.span(node)
+    if _atom(node):
+        return (Edit(end, end, ".detach()"),)
+    return (Edit(start, start, "("), Edit(end, end, ").detach()"))
+
+
 class LossAccumulatedWithGraph(Rule):
     code = "TNS503"
     name = "loss-accumulated-with-graph"
@@ -873,7 +885,9 @@ The total starts from zero (`total = 0`, `0.0`, `torch.zeros(...)`, `torch.tenso
 in a loop, `total += loss` or `total = total + loss` (or a decayed total, an exponentially smoothed
 loss: `total = 0.9 * total + 0.1 * loss`, `total = total * beta + loss`; or, on a tensor total,
 `total.add_(loss)`, which records the addition as `+=` does: the zero tensor then requires grad,
-also after an in-place scaling, `ema.mul_(0.9).add_(loss)`),
+also after an in-place scaling, `ema.mul_(0.9).add_(loss)`; or a smoothed loss that starts from
+the first loss, `smooth = loss if smooth is None else 0.9 * smooth + 0.1 * loss`, whose fix
+detaches both terms),
 a tensor that may
 require grad (a loss, a
 model output; or a name back-propagated earlier in the same loop body, or arithmetic on one,
@@ -1226,13 +1240,16 @@ breaks) and synchronises with an accelerator at every iteration.
             self.found(acc, ctx)
 
     def found(self, acc: Accumulation, ctx) -> None:
+        from ..analysis.accumulators import first_term
+
         term = acc.term
-        start, end = ctx.span(term)
-        atom = isinstance(term, (ast.Name, ast.Attribute, ast.Call, ast.Subscript))
-        if atom:
-            edits = (Edit(end, end, ".detach()"),)
-        else:
-            edits = (Edit(start, start, "("), Edit(end, end, ").detach()"))
+        atom = _atom(term)
+        edits = _detached(term, ctx)
+        # `smooth = loss if smooth is None else 0.9 * smooth + 0.1 * loss`: the first term's graph
+        # stays in the total too, and every later one joins it.
+        first = first_term(acc.stmt)
+        if first is not None:
+            edits = _detached(first, ctx) + edits
         safety = "safe" if acc.term_is_tensor and not acc.shown else "unsafe"
         where = []
         if acc.via is not None:
@@ -1259,6 +1276,10 @@ breaks) and synchronises with an accelerator at every iteration.
             if not atom:
                 shown = f"({shown})"
             term_text, fixed = f"`{shown}`", f"`{shown}.detach()`{item}"
+            start_shown = _short(ctx, first, 40) if first is not None else "<expr>"
+            if start_shown != "<expr>":
+                start_shown = start_shown if _atom(first) else f"({start_shown})"
+                fixed = f"`{shown}.detach()` and `{start_shown}.detach()`{item}"
         name = acc.name
         if "[" in name:  # a dict's entry: as the code spells it (`running["loss"]`)
             stmt = acc.stmt
