@@ -2615,6 +2615,34 @@ y = torch.tensor(DS()[0])
 ]
 
 TNS4_PROGRAMS = [
+    ('a trainer steps its model by hand in one method and zeroes its gradients in another', '''\
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+    def sgd(self):
+        for p in self.model.parameters():
+            p.sub_(0.1 * p.grad)
+    def fit(self, x):
+        self.model.zero_grad()
+        self.model(x).pow(2).mean().backward()
+        torch.nn.utils.clip_grad_norm_(self.model.parameters(), 1.0)
+        self.sgd()
+Trainer(nn.Linear(4, 2)).fit(torch.randn(3, 4))
+'''),
+    ('a trainer steps its model by hand, another method freezes it first', '''\
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+    def sgd(self):
+        for p in self.model.parameters():
+            p.sub_(0.1 * p.grad if p.grad is not None else p)
+    def freeze(self):
+        self.model.requires_grad_(False)
+    def fit(self, x):
+        self.freeze()
+        self.sgd()
+Trainer(nn.Linear(4, 2)).fit(torch.randn(3, 4))
+'''),
     ('init helper applied under no_grad', '''\
 def init_weights(m):
     if isinstance(m, nn.Linear):

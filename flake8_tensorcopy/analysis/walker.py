@@ -2107,7 +2107,7 @@ class Walker(Summaries, Evaluator):
         its name says so (`freeze`, `set_requires_grad`), or a def of that name in the file
         mentions `requires_grad`."""
         low = name.lower()
-        return "grad" in low or "freez" in low or name in self._grad_setters()
+        return "grad" in low and name not in _KEEP_REQUIRES_GRAD or "freez" in low or name in self._grad_setters()
 
     def _grad_setters(self) -> set:
         """Names of the file's functions whose source mentions `requires_grad` (each occurrence
@@ -2748,6 +2748,12 @@ def _false_argument(call: ast.Call) -> bool:
     """`f(False)` or `f(requires_grad=False)`: the one argument a literal False."""
     args = [*call.args, *(k.value for k in call.keywords if k.arg == "requires_grad")]
     return len(args) == 1 and len(call.args) + len(call.keywords) == 1 and const_bool(args[0]) is False
+
+
+# Names with "grad" in them of torch's functions and methods that leave whether what they are given
+# requires grad as it was (`self.model.zero_grad()`, `clip_grad_norm_(self.model.parameters(), 1)`).
+_KEEP_REQUIRES_GRAD = frozenset({"zero_grad", "clip_grad_norm_", "clip_grad_value_", "clip_grad_norm", "grad",
+                                 "no_grad", "set_grad_enabled", "is_grad_enabled"})
 
 
 def _grad_changes(method, sets_grad) -> set:
