@@ -926,6 +926,28 @@ def test_accumulators_reported(body, expected):
             smooth = 0.9 * smooth + 0.1 * loss
         print(float(smooth))
     """, id="the transfer-learning tutorial as written (.item()); detached in place after the backward"),
+    pytest.param("""
+        class Pretraining(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 1)
+                self.parts = ("a", "b")
+
+            def forward(self, x, labels=None):
+                out = self.fc(x)
+                total_loss = None if labels is None else torch.zeros(())
+                if labels is not None:
+                    part_total = torch.zeros(())
+                    for key in self.parts:
+                        part_loss = nn.functional.mse_loss(out, labels)
+                        part_total += part_loss
+                    total_loss += part_total
+                return total_loss, out
+
+        net = Pretraining()
+        loss, _ = net(torch.randn(8, 4), torch.randn(8, 1))
+        loss.backward()
+    """, id="a total of the parts added to the loss a forward returns"),
 ])
 def test_accumulator_lookalikes_silent(body):
     code = program(body)

@@ -456,8 +456,12 @@ class AccumulatorDomain(Domain):
                     f = walker.fact(term, state)
                     rec.candidates.setdefault(aid, Accumulation(stmt, name, term, f.is_torch_tensor, via=via,
                                                                 kind=kind))
-                st.holds[name] = held | {aid}
-                rec.holders.setdefault(aid, set()).add(name)
+                # (What the term itself carries goes into the total too: `total_loss +=
+                # visual_total` after a loop that adds to `visual_total`, then `return total_loss`.)
+                carried = self._carried(term, st)
+                st.holds[name] = held | {aid} | carried
+                for i in (aid, *carried):
+                    rec.holders.setdefault(i, set()).add(name)
                 return
         t = type(stmt)
         if t is ast.Assign or t is ast.AnnAssign:
