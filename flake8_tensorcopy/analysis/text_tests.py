@@ -366,8 +366,15 @@ def _starts_from_none(text: str, loop: int) -> bool:
     for needle in (" is None else ", " is not None else "):
         at = text.find(needle, loop)
         while at != -1:
-            if _FROM_NONE.match(text, text.rfind("\n", 0, at) + 1) is not None:
-                return True
+            start = text.rfind("\n", 0, at) + 1
+            m = _FROM_NONE.match(text, start)
+            if m is not None:
+                # (An addition to the name on the line, besides its binding and its test: not
+                # `return_dict = return_dict if return_dict is not None else self.config.return_dict`.)
+                end = text.find("\n", at)
+                line = text[start:end if end != -1 else len(text)]
+                if "+" in line and len(word_positions(line, m.group(1))) >= 3:
+                    return True
             at = text.find(needle, at + len(needle))
     return False
 
