@@ -3041,6 +3041,31 @@ opt.step()
 ]
 
 TNS5_PROGRAMS = [
+    ('a trainer keeps the model it is handed and an optimizer of its parameters', '''\
+class Trainer:
+    def __init__(self, net):
+        self.model = net
+        self.optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+    def fit(self, x):
+        prev = self.model.weight.data
+        w0 = self.model.weight.detach().clone()
+        self.optimizer.zero_grad(); self.model(x).pow(2).mean().backward(); self.optimizer.step()
+        assert torch.equal(prev, w0), "snapshot changed"
+Trainer(nn.Linear(2, 1)).fit(torch.randn(8, 2))
+'''),
+    ('a trainer keeps the model it is handed and an optimizer of another one', '''\
+class Trainer:
+    def __init__(self, net, head):
+        self.model = net
+        self.head = head
+        self.optimizer = torch.optim.SGD(head.parameters(), lr=0.1)
+    def fit(self, x):
+        prev = self.model.weight.data
+        w0 = self.model.weight.detach().clone()
+        self.optimizer.zero_grad(); self.head(self.model(x)).pow(2).mean().backward(); self.optimizer.step()
+        assert torch.equal(prev, w0), "kept"
+Trainer(nn.Linear(2, 2), nn.Linear(2, 1)).fit(torch.randn(8, 2))
+'''),
     ('snapshots of a teacher, a distillation step handed an optimizer of the student', '''\
 def distill(student, teacher, opt):
     with torch.no_grad():

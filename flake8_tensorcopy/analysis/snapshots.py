@@ -825,6 +825,7 @@ class SnapshotDomain(Domain):
                 for t in node.targets:
                     if type(t) is ast.Name:
                         once[t.id] = node.value if t.id not in once else None
+            attributes_of = _attributes_kept(walker.tree)
             for node in assigns:
                 if not isinstance(node.value, ast.Call):
                     continue
@@ -849,6 +850,11 @@ class SnapshotDomain(Domain):
                     params = call.args[0] if call.args else next(
                         (k.value for k in call.keywords if k.arg == "params"), None)
                     roots = _param_roots(params, once) if params is not None else None
+                kept = attributes_of.get(id(node))
+                if roots and kept:
+                    # `self.model = net` and `self.opt = SGD(net.parameters())` in one method:
+                    # what the attribute holds is what the optimizer updates.
+                    roots = roots | {a for r in roots for a in kept.get(r, ())}
                 for t in node.targets:
                     k = dotted_name(t)
                     if k is None:
@@ -1283,6 +1289,28 @@ def _stepping_calls(walker, func, memo: dict) -> tuple:
                     called.append(target)
         found = memo[key] = (steps, called)
     return found
+
+
+def _attributes_kept(tree) -> dict:
+    """{id(assignment): {name: {"self.attr", ...}}} for the assignments of each method that binds
+    attributes of its first parameter to plain names (`self.model = net`): the attributes that
+    hold what those names do, in that method."""
+    out: dict = {}
+    for func in walk(tree):
+        if type(func) not in (ast.FunctionDef, ast.AsyncFunctionDef) or not func.args.args:
+            continue
+        me = func.args.args[0].arg
+        kept: dict = {}
+        assigns = [n for n in walk(func) if type(n) is ast.Assign]
+        for n in assigns:
+            if type(n.value) is ast.Name:
+                for t in n.targets:
+                    if type(t) is ast.Attribute and type(t.value) is ast.Name and t.value.id == me:
+                        kept.setdefault(n.value.id, set()).add(f"{me}.{t.attr}")
+        if kept:
+            for n in assigns:
+                out[id(n)] = kept
+    return out
 
 
 def _stepped_parameters(walker, func) -> frozenset:
