@@ -130,6 +130,39 @@ def test_a_fake_from_another_method_may_crash_or_waste():
     assert "use self.netD(torch.cat((self.real_A, self.fake_B.detach()), 1))" in msg
 
 
+def test_a_fake_a_subclass_sets_reaches_the_discriminator_step_of_its_base_class():
+    """pix2pix's layout split in two classes: `backward_D` of a base class reads `self.fake_B`,
+    which the subclass's `optimize` sets to the generator's output; on torch the D step gives the
+    generator gradients.  A subclass that overrides `backward_D` does not run the base's."""
+    body = """\
+        class Base:
+            def backward_D(self):
+                pred = self.netD(self.fake_B)
+                self.loss_D = pred.mean()
+                self.loss_D.backward()
+
+        class GAN(Base):
+            def __init__(self):
+                self.netG, self.netD = nn.Linear(4, 4), nn.Linear(4, 1)
+                self.optimizer_D = torch.optim.Adam(self.netD.parameters())
+
+            def optimize(self, a):
+                self.fake_B = self.netG(a)
+                self.optimizer_D.zero_grad()
+                self.backward_D()
+                self.optimizer_D.step()
+        """
+    line, msg, fix = only(body)
+    assert line == 3 and "use self.netD(self.fake_B.detach())" in msg
+    ns: dict = {}
+    exec(compile(HEAD + textwrap.dedent(body) + "m = GAN()\nm.optimize(torch.randn(2, 4))\n", "<gan>", "exec"), ns)
+    assert ns["m"].netG.weight.grad is not None
+    overridden = body.replace("        def optimize(self, a):", "        def backward_D(self):\n"
+                              "                self.netD(self.fake_B.detach()).mean().backward()\n\n"
+                              "            def optimize(self, a):")
+    assert findings(overridden) == []
+
+
 # ------------------------------------------------------------------ tracking
 
 

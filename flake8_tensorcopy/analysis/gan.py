@@ -712,11 +712,24 @@ class GanScope:
         return bool(part is not None and part.returns_gen)
 
     def _attr_source(self, attr: str) -> ast.Call | None:
-        """A generator call another method of the class stores in `self.<attr>`."""
+        """A generator call another method of the class stores in `self.<attr>`, or a method of
+        a subclass of it in the file (`backward_D` of a base class reads `self.fake_B`, which
+        the subclass's `forward` sets: the instance is the subclass's)."""
         for name in self.cls_info.methods:
             part = self._method_summary(name)
             if part is not None and attr in part.self_attrs:
                 return part.self_attrs[attr]
+        here = getattr(self.scope_node, "name", None)
+        for info in self.walker.classes.values():
+            if info is self.cls_info or not _derives(info, self.cls_info) or here in info.methods:
+                continue  # (one that overrides this method does not run it)
+            for func in info.methods.values():
+                if func is self.scope_node:
+                    continue
+                summary = self.walker.summary(func, info)
+                part = summary.doms.get(GanDomain.key) if summary is not None else None
+                if part is not None and attr in part.self_attrs:
+                    return part.self_attrs[attr]
         return None
 
     # ------------------------------------------------------------------ statements
@@ -1816,6 +1829,19 @@ def _steps_of(func, part) -> tuple:
             if type(a) is ParamDisc and a.name in params:
                 out.add((a.name, a.module or "", str(a.line), retain, stepped))
     return tuple(sorted(out))
+
+
+def _derives(info, base) -> bool:
+    """Whether the class `info` of the file derives from the class `base` of the file."""
+    todo, seen = list(info.bases), set()
+    while todo:
+        b = todo.pop()
+        if b is base:
+            return True
+        if id(b) not in seen:
+            seen.add(id(b))
+            todo.extend(b.bases)
+    return False
 
 
 class GanDomain(Domain):
