@@ -30,10 +30,12 @@ def sink_calls(text: str, project, module: str, path: str) -> frozenset:
     found = set()
     touched = project.touched
     plans = through._plans
-    no_def = "def " not in text
+    # (A package's `__init__.py` that star-imports its modules and defines nothing calls nothing
+    # of them to report at; a script that star-imports a module may call its functions.)
+    no_def = "def " not in text and path.endswith("__init__.py")
     for target, name, local in runtime_imports(text, module, path.endswith("__init__.py")):
         if name == "*" and no_def:
-            continue  # (`from .modeling import *` in a package's `__init__.py`: no call to report at)
+            continue  # (`from .modeling import *` in a package's `__init__.py`)
         # What the import names, and what those modules hold, once a process (Through._plan);
         # the file depends on the module it imports from all the same.
         plan = plans.get((target, name))

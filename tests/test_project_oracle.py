@@ -24,6 +24,16 @@ HEAD = "import torch\nimport torch.nn as nn\nimport numpy as np\n"
 PLAIN = "# (imports nothing)\n"
 
 PROGRAMS = [
+    ('TNS1', 'helper of another module star-imported by a script that defines no function', {
+        'utils.py': '''\
+def to_numpy(t):
+    return t.cpu().numpy()
+''',
+        'main.py': '''\
+from utils import *
+model = nn.Linear(4, 2)
+preds = to_numpy(model(torch.randn(8, 4)))
+'''}),
     ('TNS1', 'keepers of another module whose converting method runs with grad off', {
         'nogradkeep.py': '''\
 class Logger:
