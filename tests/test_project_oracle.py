@@ -24,6 +24,25 @@ HEAD = "import torch\nimport torch.nn as nn\nimport numpy as np\n"
 PLAIN = "# (imports nothing)\n"
 
 PROGRAMS = [
+    ('TNS1', 'plotting helper of another module given a model output', {
+        'viz.py': '''\
+import matplotlib
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+def plot_predictions(x, y):
+    fig, ax = plt.subplots()
+    ax.plot(x, y)
+    plt.close(fig)
+''',
+        'main.py': '''\
+from viz import plot_predictions
+model = nn.Linear(4, 1)
+x = torch.randn(20, 4)
+with torch.no_grad():
+    plot_predictions(x[:, 0], model(x)[:, 0])
+plot_predictions(x[:, 0], model(x)[:, 0].detach())
+plot_predictions(x[:, 0], model(x)[:, 0])
+'''}),
     ('TNS1', 'helper of another module star-imported by a script that defines no function', {
         'utils.py': '''\
 def to_numpy(t):

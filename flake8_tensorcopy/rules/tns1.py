@@ -2094,10 +2094,19 @@ class PlotOfGradTensor(_Tns1Rule):
     force_title = "Pass `t.numpy(force=True)` to the plotting call"
     fix_safety = "safe"
     prefilter = ("matplotlib",)
+    # A helper of another module that plots what it is given (`def show(x, y): ax.plot(x, y)` in
+    # viz.py): reported at the argument of its call, as TNS103's.  Only a module that imports
+    # Matplotlib holds one.
+    through_calls = True
+    through_needles = ("matplotlib",)
 
     @classmethod
     def might_match_scope(cls, text: str) -> bool:
         return "(" in text and any(name + "(" in text for name in _PLOTTERS)
+
+    @classmethod
+    def through_admits(cls, segment: str) -> bool:
+        return cls.might_match_scope(segment)
 
     docs = """
 ## What it does
@@ -2113,7 +2122,9 @@ function itself: `from matplotlib.pyplot import plot`), and the same methods of 
 `plt.subplots()` (also an element of the array it makes for several: `axes[0, 1].plot(...)`),
 `plt.subplot()`, `plt.gca()`, `plt.axes()`, or a Figure's `add_subplot()`, `add_axes()`,
 `gca()` and `subplots()`.  The data are the positional arguments and `c=` and `s=`.  Tensors of
-unknown origin are reported only in strict mode.
+unknown origin are reported only in strict mode.  A tensor that requires grad passed to a
+function of another module of the project that plots it (`plot_predictions(x, model(x))`, with
+`ax.plot(x, y)` inside) is reported at the argument, where the call is, without a fix.
 
 ## Why is this bad?
 Matplotlib converts what it plots with NumPy, which calls `Tensor.__array__`, that is
@@ -2258,6 +2269,16 @@ tensors held in a variable: convert each where the list is filled (`losses.appen
         t = type(func)
         name = func.attr if t is ast.Attribute else func.id if t is ast.Name else None
         if name not in _PLOTTERS:
+            # `plot_predictions(x, out)`, where a function of another module of the project plots
+            # `out`: reported at the argument, no fix (as TNS103's).
+            found = ctx.call_sink(self, node) if ctx.sink_names else None
+            if found is not None:
+                arg, callee, where = found
+                what, use, several = _passed(ctx, arg, "a tensor")
+                ctx.report(self, arg, None, func=callee,
+                           what=f"{what}, which {'require' if several else 'requires'} grad",
+                           origin=f" (a plotting call in it converts {'them' if several else 'it'}, {where})",
+                           error="RuntimeError", use=use)
             return
         if ctx.qualname(func) != "matplotlib.pyplot." + name and not (t is ast.Attribute and _is_axes(func.value, ctx)):
             return
