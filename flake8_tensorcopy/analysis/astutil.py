@@ -595,15 +595,7 @@ def kept_parameters(method) -> tuple:
         return ()
     me = positional[0].arg
     params = {a.arg for a in (*positional[1:], *method.args.kwonlyargs)}
-    rebound, named = set(), {}
-    for n in walk(method):
-        t = type(n)
-        if t is ast.Name and type(n.ctx) is not ast.Load:
-            rebound.add(n.id)
-        elif t is ast.Attribute and type(n.value) is ast.Name and n.value.id == me:
-            named[n.attr] = named.get(n.attr, 0) + 1
-    params -= rebound
-    out = []
+    found = []  # the statements that may keep one, before the whole method is read
     for stmt in method.body:
         t = type(stmt)
         if t is ast.Assign and len(stmt.targets) == 1:
@@ -616,6 +608,15 @@ def kept_parameters(method) -> tuple:
                 break  # (what comes after may not run)
             continue
         if type(target) is ast.Attribute and type(target.value) is ast.Name and target.value.id == me \
-                and type(value) is ast.Name and value.id in params and named.get(target.attr) == 1:
-            out.append((value.id, target.attr, how))
-    return tuple(out)
+                and type(value) is ast.Name and value.id in params:
+            found.append((value.id, target.attr, how))
+    if not found:
+        return ()
+    rebound, named = set(), {}
+    for n in walk(method):
+        t = type(n)
+        if t is ast.Name and type(n.ctx) is not ast.Load:
+            rebound.add(n.id)
+        elif t is ast.Attribute and type(n.value) is ast.Name and n.value.id == me:
+            named[n.attr] = named.get(n.attr, 0) + 1
+    return tuple(k for k in found if k[0] not in rebound and named.get(k[1]) == 1)

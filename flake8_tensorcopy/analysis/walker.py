@@ -1907,8 +1907,16 @@ class Walker(Summaries, Evaluator):
         value the attribute holds when it is converted is a question of order the class's
         attributes, one fact for every method, do not answer."""
         info = self.classes.get(id(cls))
-        kept = {attr for _, attr, _ in surely_kept(info, method)} if info is not None else set()
-        if not kept or not _converted_in(self.source_of(cls), kept) or len(self.call_positions(method.name)) != 1:
+        if info is None or type(method) is not ast.FunctionDef or not is_plain_method(method):
+            return False
+        # (What it may keep and whether the class converts any of that, first: the other methods
+        # of the class are read for what they bind only where it does.)
+        source = self.source_of(cls)
+        kept = {attr for _, attr, _ in kept_parameters(method)}
+        if not kept or not _converted_in(source, kept) or len(self.call_positions(method.name)) != 1:
+            return False
+        kept = {attr for _, attr, _ in surely_kept(info, method)}
+        if not kept or not _converted_in(source, kept):
             return False
         if any(info in other.bases for other in self.classes.values()):
             return False  # (a subclass of the file may convert it otherwise: its instance is not this class's)
