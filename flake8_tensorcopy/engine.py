@@ -157,6 +157,7 @@ def _lint(text: str, rule_classes, options: Options, tree, honor_noqa: bool, pro
         sink_calls = _sink_calls(text, project, module, path)
     else:
         sink_calls = frozenset()
+    prefiltered = frozenset(active)
     if sink_calls:
         active = [cls for cls in rule_classes if cls in active or cls in through]
     # Rules whose trigger a module the file imports may define (Rule.imported_triggers).
@@ -184,7 +185,9 @@ def _lint(text: str, rule_classes, options: Options, tree, honor_noqa: bool, pro
     # say no is not walked.  A file of which no rule may admit any function, nor the code outside
     # them (Rule.scope_any), is not parsed either: a fifth of a large model tree's files that pass
     # the pre-filter.
-    tests = [cls.scope_test(text) for cls in active]
+    # (A rule the file's text does not pass the pre-filter of, active for the calls it makes of
+    # the project's functions in which the rule may report: it may report nowhere else.)
+    tests = [cls.scope_test(text) if cls in prefiltered else _admits_nothing for cls in active]
     if triggers:
         tests = [cls.scope_test_imported(text, by_rule.get(cls, frozenset())) if cls in widened else test
                  for cls, test in zip(active, tests)]
@@ -350,6 +353,10 @@ def _lint(text: str, rule_classes, options: Options, tree, honor_noqa: bool, pro
 
 _SUBSUMES = {cls.code: cls.subsumes for cls in all_rules() if cls.subsumes}
 _PLAIN_PREFILTER = Rule.might_match.__func__
+
+
+def _admits_nothing(segment: str) -> bool:
+    return False
 
 
 def _prefiltered(rule_classes, text: str) -> list:
