@@ -12,7 +12,7 @@ from conftest import ROOT, tc, tool
 from flake8_tensorcopy import __version__
 from flake8_tensorcopy.analysis.project import Project
 from flake8_tensorcopy.reach import find_root
-from flake8_tensorcopy.engine import lint_text
+from flake8_tensorcopy.engine import lint_text, select_rules
 from flake8_tensorcopy.rules.base import Options
 
 FILES = {
@@ -4237,3 +4237,39 @@ def test_a_file_outside_the_root_with_a_decorator_of_a_package_out_of_sight(tmp_
     out = tc(capsys, "check", "--no-cache", "--isolated", "--project-root", str(root), str(path))
     assert out.returncode == 1 and "internal error" not in out.stdout + out.stderr, out.stdout + out.stderr
     assert "mod.py:14:" in out.stdout
+
+
+def test_a_rule_active_only_for_calls_of_the_projects_functions_walks_no_function_of_its_own(tmp_path, monkeypatch):
+    # main.py never names matplotlib (TNS106's pre-filter) but calls a plotting helper of viz.py:
+    # TNS106 is asked of the function that calls it, not of one whose text its own scope test
+    # would admit (`masked_fill(` holds `fill(`, a plotting name), which TNS106 cannot report in.
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "viz.py").write_text(
+        "import matplotlib.pyplot as plt\n\n\ndef show(y):\n    plt.plot(y)\n")
+    main = tmp_path / "main.py"
+    main.write_text(textwrap.dedent("""\
+        import torch
+        from viz import show
+
+
+        def masked(x, m):
+            return x.masked_fill(m, 0.0)
+
+
+        def report(model, x):
+            show(model(x))
+        """))
+    from flake8_tensorcopy.analysis.walker import Walker
+
+    walked = []
+    real = Walker._run_function
+
+    def spy(self, func, *args, **kwargs):
+        walked.append(func.name)
+        return real(self, func, *args, **kwargs)
+
+    monkeypatch.setattr(Walker, "_run_function", spy)
+    project = Project(str(tmp_path))
+    result = lint_text(main.read_text(), select_rules(["TNS106"]), Options(), project=project, path=str(main))
+    assert result.error is None
+    assert "report" in walked and "masked" not in walked
