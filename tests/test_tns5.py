@@ -2119,3 +2119,19 @@ def test_an_attribute_total_the_code_reads_by_a_name_it_builds_is_not_followed()
     assert findings(code.replace("getattr(trainer, name)", "trainer.running_loss")) == []
     assert findings(code.replace("getattr(trainer, name).backward()", "print(trainer.running_loss)")) == [
         ("TNS503", 7)]
+
+
+def test_a_long_update_call_is_shown_by_its_callee_and_first_argument():
+    code = program("""
+        def train_step(net, optimizer, x, y):
+            optimizer.zero_grad()
+            nn.functional.mse_loss(net(x), y).backward()
+            optimizer.step()
+
+        w_old = model.weight.detach()
+        train_step(model, opt, torch.randn(8, 4), torch.randn(8, 1) * torch.randn(8, 1))
+        assert torch.equal(w_old, model.weight)
+    """)
+    (v,) = lint_text(code, TNS5).violations
+    assert v.code == "TNS502" and "`train_step(model, ...)` (line " in v.message and "<expr>" not in v.message
+    run(code)

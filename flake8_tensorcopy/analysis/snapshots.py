@@ -690,7 +690,7 @@ class SnapshotDomain(Domain):
 
         def stale(pred, node) -> None:
             if self._stale(st, line, pred) and line not in rec.updates:
-                rec.updates[line] = walker.ctx.short(node, 40)
+                rec.updates[line] = _update_shown(walker.ctx, node)
 
         # Writes by statement shape: `w[0] = v`, `w += d` on a tensor.
         targets = []
@@ -1295,6 +1295,19 @@ def _stepping_calls(walker, func, memo: dict) -> tuple:
                     called.append(target)
         found = memo[key] = (steps, called)
     return found
+
+
+def _update_shown(ctx, node) -> str:
+    """The update `node` for a message: its source, or of a long call its callee and what it is
+    given, shortened (`train_step(model, ...)`), where the source is long."""
+    shown = ctx.short(node, 40)
+    if shown == "<expr>" and type(node) is ast.Call:
+        callee = ctx.short(node.func, 30)
+        if callee != "<expr>":
+            first = ctx.short(node.args[0], 20) if node.args else ""
+            more = ", ..." if len(node.args) + len(node.keywords) > (1 if node.args else 0) else ""
+            shown = f"{callee}({'...' if first == '<expr>' else first}{more if first != '<expr>' else ''})"
+    return shown
 
 
 def _attributes_kept(tree) -> dict:
