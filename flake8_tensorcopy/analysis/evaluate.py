@@ -24,8 +24,6 @@ from .summaries import project_bases
 from .facts import (
     ARRAY_FACT,
     CALL_CONSTANTS,
-    MPL_AXES_FACT,
-    MPL_FIGURE_FACT,
     CALLED,
     CLASS,
     DEVICE,
@@ -36,6 +34,8 @@ from .facts import (
     LOADER,
     MAPPING,
     MODULE,
+    MPL_AXES_FACT,
+    MPL_FIGURE_FACT,
     NAMED_PARAMS,
     NONE_DEFAULT,
     OTHER,
