@@ -3041,31 +3041,6 @@ opt.step()
 ]
 
 TNS5_PROGRAMS = [
-    ('a callback keeps a checkpoint dict that holds the state dict', '''\
-class Best:
-    def update(self, model, epoch):
-        self.ckpt = {"model": model.state_dict(), "epoch": epoch}
-model = nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-cb = Best()
-cb.update(model, 0)
-w0 = model.weight.detach().clone()
-opt.zero_grad(); model(torch.randn(4, 2)).sum().backward(); opt.step()
-assert torch.equal(cb.ckpt["model"]["weight"], w0), "snapshot changed"
-'''),
-    ('a callback keeps a checkpoint dict that holds a copy of the state dict', '''\
-import copy
-class Best:
-    def update(self, model, epoch):
-        self.ckpt = {"model": copy.deepcopy(model.state_dict()), "epoch": epoch}
-model = nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-cb = Best()
-cb.update(model, 0)
-w0 = model.weight.detach().clone()
-opt.zero_grad(); model(torch.randn(4, 2)).sum().backward(); opt.step()
-assert torch.equal(cb.ckpt["model"]["weight"], w0), "kept"
-'''),
     ('a trainer keeps the model it is handed and an optimizer of its parameters', '''\
 class Trainer:
     def __init__(self, net):

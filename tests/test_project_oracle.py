@@ -3515,25 +3515,6 @@ for i in range(3):
     meter.update(loss)  # expect
 print(float(meter.total))
 '''}),
-    ('TNS501', 'callback of another module keeps a checkpoint dict that holds the state dict', {
-        'callbacks.py': '''\
-class Best:
-    def update(self, model, epoch):
-        self.ckpt = {"model": model.state_dict(), "epoch": epoch}
-    def restore(self, model):
-        model.load_state_dict(self.ckpt["model"])
-''',
-        'main.py': '''\
-from callbacks import Best
-model = nn.Linear(2, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-cb = Best()
-for epoch in range(3):
-    opt.zero_grad(); model(torch.randn(4, 2)).sum().backward(); opt.step()
-    if epoch == 0:
-        cb.update(model, epoch)  # expect
-cb.restore(model)
-'''}),
     ('TNS501', 'early stopper of another module called on the model', {
         'utils.py': '''\
 class EarlyStopping:

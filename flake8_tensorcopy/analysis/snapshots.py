@@ -126,12 +126,6 @@ def kept_state_dicts(method) -> tuple:
                     if (type(el) is ast.Attribute and type(el.value) is ast.Name and el.value.id == self_name):
                         got = _returned_snapshot(n.value) if t is not ast.AugAssign and n.value is not None and \
                             len(targets) == 1 and el is target else None
-                        if got is None and type(n.value) is ast.Dict and len(targets) == 1 and el is target:
-                            # A checkpoint that holds one (`self.ckpt = {"model": model.state_dict(),
-                            # "epoch": epoch}`): what it holds under that key is.
-                            held = [g for v in n.value.values if v is not None
-                                    and (g := _returned_snapshot(v)) is not None and g[0] == STATE]
-                            got = held[0] if len(held) == 1 else None
                         param = got[1] if got is not None and got[0] == STATE else None
                         assigned.setdefault(el.attr, []).append((param, n.lineno))
         elif t is ast.Name and type(n.ctx) is not ast.Load:

@@ -129,8 +129,7 @@ the local named nowhere else: every `return` of the function returns one of that
 which it never rebinds; the message says where the function is), or what a
 method of a class of the file or of another module of the project keeps in an attribute of the
 instance (`stopper.step(val_loss, model)`, or `stopper(val_loss, model)`, with
-`self.best_state = model.state_dict()` in the method, an early-stopping helper, or a checkpoint
-dict that holds it, `self.ckpt = {"model": model.state_dict(), "epoch": epoch}`:
+`self.best_state = model.state_dict()` in the method, an early-stopping helper:
 `stopper.best_state` is the snapshot, used also by a call of a method of the instance that loads,
 saves, deep-copies, indexes or returns that attribute, `stopper.restore(model)` with
 `model.load_state_dict(self.best_state)`, where the method never binds it; or `self.validate()` with `self.best_state =
