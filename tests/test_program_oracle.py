@@ -15,6 +15,21 @@ from conftest import reported_lines
 
 HEAD = "import torch\nimport torch.nn as nn\nimport numpy as np\nimport functools\n"
 TNS1_PROGRAMS = [
+    ('an output detached by an assignment expression in a test', '''\
+model = nn.Linear(4, 1)
+y = model(torch.randn(3, 4))
+if (y := y.detach()) is not None:
+    print(y.numpy())
+z = model(torch.randn(3, 4))
+while (z := z.detach()) is None:
+    pass
+print(z.numpy())
+'''),
+    ('an output bound by an assignment expression in a test, not detached', '''\
+model = nn.Linear(4, 1)
+if (y := model(torch.randn(3, 4))) is not None:
+    print(y.numpy())
+'''),
     ('an embedding made from pretrained vectors, frozen by default', '''\
 emb = nn.Embedding.from_pretrained(torch.randn(10, 3))
 print(emb(torch.tensor([1, 2, 3])).numpy())

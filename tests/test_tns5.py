@@ -1040,6 +1040,17 @@ def test_accumulator_lookalikes_silent(body):
         assert all(l.grad_fn is not None for l, _ in losses)
     """, [("TNS503", 4)], id="a tuple of the loss and a count appended"),
     pytest.param("""
+        def evaluate(batches):
+            losses = []
+            for x, y in batches:
+                loss = nn.functional.mse_loss(model(x), y)
+                losses.append((loss, x.size(0), len(y)))
+            print(sum(l.item() * n for l, n, _ in losses))
+            assert all(l.grad_fn is not None for l, _, _ in losses)
+
+        evaluate(loader)
+    """, [("TNS503", 5)], id="a tuple of the loss and sizes of a batch handed to the function"),
+    pytest.param("""
         ema = torch.zeros(())
         for x, y in loader:
             loss = nn.functional.mse_loss(model(x), y)
@@ -1181,6 +1192,17 @@ def test_kept_in_place_reported(body, expected):
         stepped()
         callers([])
     """, id="+= [...]: .item(), back-propagated, the caller's list, under no_grad"),
+    pytest.param("""
+        losses = []
+        for x, y in loader:
+            losses[:] = []
+            loss = nn.functional.mse_loss(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            losses += [loss]
+        print(len(losses), sum(l.item() for l in losses))
+    """, id="+= [...] to a list emptied by a slice assignment in each iteration"),
     pytest.param("""
         def weighted():
             losses = []

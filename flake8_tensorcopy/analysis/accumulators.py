@@ -208,16 +208,32 @@ def _list_extension(stmt):
 def _kept_part(walker, term, state):
     """What of an appended `term` keeps a graph: `term` itself, or of a tuple display
     (`losses.append((loss, x.size(0)))`) its one element that requires grad (for certain, by
-    its fact), where the others are known not to; else None (which part, if any, is not told)."""
+    its fact), where the others are known not to (a number: a size, a length, a constant); else
+    None (which part, if any, is not told)."""
     if type(term) is not ast.Tuple:
         return term
-    grads = [walker.fact(e, state) for e in term.elts]
     if any(type(e) is ast.Starred for e in term.elts):
         return None
+    grads = [walker.fact(e, state) for e in term.elts]
     kept = [e for e, f in zip(term.elts, grads) if f.kind == TENSOR and f.grad is Grad.YES]
-    if len(kept) != 1 or any(f.grad is not Grad.NO for e, f in zip(term.elts, grads) if e is not kept[0]):
+    if len(kept) != 1 or any(f.grad is not Grad.NO and not _a_number(e)
+                             for e, f in zip(term.elts, grads) if e is not kept[0]):
         return None
     return kept[0]
+
+
+def _a_number(expr) -> bool:
+    """Whether `expr` is a number whatever its operands are: a constant, `x.size(0)`,
+    `x.numel()`, `x.dim()`, `len(x)`, `int(...)`, `float(...)`, `x.shape[0]`."""
+    t = type(expr)
+    if t is ast.Constant:
+        return type(expr.value) in (int, float)
+    if t is ast.Call:
+        f = expr.func
+        if type(f) is ast.Attribute:
+            return f.attr in ("size", "numel", "dim", "nelement", "item") and (f.attr == "size" or not expr.args)
+        return type(f) is ast.Name and f.id in ("len", "int", "float")
+    return t is ast.Subscript and type(expr.value) is ast.Attribute and expr.value.attr == "shape"
 
 
 def _loss_list(name: str, term) -> bool:
@@ -473,6 +489,9 @@ class AccumulatorDomain(Domain):
                 for el in target_elements(target):
                     if isinstance(el, ast.Name):
                         self._bind(st, rec, el.id, carried)
+                    elif type(el) is ast.Subscript and _emptied(el) is not None:
+                        # `losses[:] = new`: the list holds what the value carries, not what it held.
+                        self._bind(st, rec, _emptied(el), carried)
                     elif type(el) is ast.Subscript:
                         self._store(frame, st, rec, el, carried)
         elif t is ast.AugAssign:

@@ -1336,6 +1336,9 @@ class Walker(Summaries, Evaluator):
         frame = self.frame
         frame.state = state
         self._cache.clear()
+        if any(type(n) is ast.NamedExpr for n in walk(expr)):
+            self.fact(expr, state)  # (`if (y := y.detach()) is not None:` binds `y` for what follows)
+            self._cache.clear()
         if frame.dispatch:
             self._visit(expr, state)
         if domains and frame.doms:
