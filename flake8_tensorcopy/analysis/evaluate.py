@@ -415,6 +415,7 @@ _PYPLOT_RESULTS = {
     "figure": MPL_FIGURE_FACT, "gcf": MPL_FIGURE_FACT,
 }
 _MPL_FIGURE = next(iter(MPL_FIGURE_FACT.tags))
+_MPL_AXES = next(iter(MPL_AXES_FACT.tags))
 _FIGURE_AXES_METHODS = frozenset({"add_subplot", "gca", "add_axes", "subplots"})
 # The sampling methods of torch.distributions that run without grad (not `rsample`).
 _SAMPLES = frozenset({"sample", "sample_n", "enumerate_support"})
@@ -2455,5 +2456,7 @@ class Evaluator:
             return OTHER_FACT  # its keys
         if kind == MODULE:
             return Fact(MODULE, Grad.UNKNOWN, f.device, frozen=f.frozen, by_flow=f.by_flow)
+        if kind == OTHER and _MPL_AXES in f.tags:
+            return f  # (an array of Axes: `fig, (a1, a2) = plt.subplots(1, 2)`, `for ax in axes`)
         return UNKNOWN_FACT
 

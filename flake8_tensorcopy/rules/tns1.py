@@ -2119,7 +2119,8 @@ The calls are pyplot's `plot`, `scatter`, `bar`, `barh`, `semilogx`, `semilogy`,
 `hist`, `hist2d`, `hexbin`, `ecdf`, `boxplot`, `violinplot`, `pie`, `imshow`, `matshow`, `spy`,
 `pcolor`, `pcolormesh`, `contour` and `contourf` (pyplot imported under any name, or the
 function itself: `from matplotlib.pyplot import plot`), and the same methods of an Axes made by
-`plt.subplots()` (also an element of the array it makes for several: `axes[0, 1].plot(...)`),
+`plt.subplots()` (also an element of the array it makes for several: `axes[0, 1].plot(...)`,
+`fig, (a1, a2) = plt.subplots(1, 2)`, `for ax in axes`),
 `plt.subplot()`, `plt.gca()`, `plt.axes()`, or a Figure's `add_subplot()`, `add_axes()`,
 `gca()` and `subplots()`.  The data are the positional arguments and `c=` and `s=`.  Tensors of
 unknown origin are reported only in strict mode.  A tensor that requires grad passed to a
