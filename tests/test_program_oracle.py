@@ -3056,6 +3056,18 @@ opt.step()
 ]
 
 TNS5_PROGRAMS = [
+    ('snapshot of a teacher, a distillation step handed an optimizer of a list that grows to hold it', '''\
+def distill(student, teacher, opt):
+    opt.zero_grad(); (student(torch.ones(1, 2)) + teacher(torch.ones(1, 2))).pow(2).sum().backward(); opt.step()
+teacher, student = nn.Linear(2, 1), nn.Linear(2, 1)
+params = list(student.parameters())
+params += list(teacher.parameters())
+opt = torch.optim.SGD(params, lr=0.1)
+w0 = teacher.weight.detach().clone()
+teacher_state = teacher.state_dict()
+distill(student, teacher, opt)
+assert torch.equal(teacher_state["weight"], w0), "snapshot changed"
+'''),
     ('a trainer keeps the model it is handed and an optimizer of its parameters', '''\
 class Trainer:
     def __init__(self, net):

@@ -825,6 +825,18 @@ class SnapshotDomain(Domain):
                 for t in node.targets:
                     if type(t) is ast.Name:
                         once[t.id] = node.value if t.id not in once else None
+            # (A list of parameters added to after, `params += list(teacher.parameters())`, or an
+            # optimizer given another group, `opt.add_param_group(...)`: what it holds is not told.)
+            grown = set()
+            for node in walk(walker.tree):
+                t = type(node)
+                if t is ast.AugAssign and type(node.target) is ast.Name:
+                    grown.add(node.target.id)
+                elif t is ast.Call and type(node.func) is ast.Attribute and type(node.func.value) is ast.Name \
+                        and node.func.attr in ("extend", "append", "insert", "add_param_group"):
+                    grown.add(node.func.value.id)
+            for name in grown:
+                once[name] = None
             attributes_of = _attributes_kept(walker.tree)
             for node in assigns:
                 if not isinstance(node.value, ast.Call):
@@ -859,6 +871,8 @@ class SnapshotDomain(Domain):
                     k = dotted_name(t)
                     if k is None:
                         continue
+                    if k in grown:
+                        roots = None  # (`opt.add_param_group({"params": teacher.parameters()})`)
                     if k in found and (found[k] is None or roots is None):
                         found[k] = None
                     else:
