@@ -122,20 +122,73 @@ def wraps_without_grad(deco, qualname) -> bool:
     if len(body) != 2 or type(body[1]) is not ast.Return or type(body[1].value) is not ast.Name:
         return False
     wrapper = body[0]
-    if not isinstance(wrapper, (ast.FunctionDef, ast.AsyncFunctionDef)) or wrapper.name != body[1].value.id \
-            or not all(_wraps(d, fn) for d in wrapper.decorator_list):
+    if not isinstance(wrapper, (ast.FunctionDef, ast.AsyncFunctionDef)) or wrapper.name != body[1].value.id:
         return False
+    off = False  # (`@torch.no_grad()` on the wrapper: its whole body runs without grad)
+    for d in wrapper.decorator_list:
+        if decorator_turns_grad_off(d, qualname) and _certainly_off(d, qualname):
+            off = True
+        elif not _wraps(d, fn):
+            return False
+    inner = _without_docstring(wrapper.body)
+    if off:
+        return _names(fn, inner) and _called_there(fn, inner, qualname)
     # Every use of the function given is in such a block of the wrapper's (other statements
-    # around it, `model.eval()` before, `model.train()` after, use it not).
-    guarded = False
-    for st in _without_docstring(wrapper.body):
+    # around it, `model.eval()` before, `model.train()` after, a `try` around it, use it not).
+    return _guarded_in(fn, inner, qualname) is True
+
+
+def _guarded_in(fn: str, statements: list, qualname) -> bool | None:
+    """True where `fn` is used in `statements` and only in no-grad `with` blocks of them (or of
+    the bodies of `try` statements of them) that run it there (_called_there); None where it
+    is not used; False where it is used elsewhere."""
+    guarded = None
+    for st in statements:
         if type(st) in (ast.With, ast.AsyncWith) and any(_certainly_off(i.context_expr, qualname) for i in st.items) \
                 and not any(context_effect(i.context_expr, qualname) is False for i in st.items) \
                 and not _names(fn, st.items):
-            guarded = guarded or _names(fn, st.body)
+            if not _called_there(fn, st.body, qualname):
+                return False
+            guarded = guarded or (True if _names(fn, st.body) else None)
+        elif type(st) in _TRIES:
+            if _names(fn, [*st.handlers, *st.orelse, *st.finalbody]):
+                return False
+            inside = _guarded_in(fn, st.body, qualname)
+            if inside is False:
+                return False
+            guarded = guarded or inside
         elif _names(fn, [st]):
             return False
     return guarded
+
+
+_TRIES = (ast.Try,) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ())
+
+
+_GRAD_MODE_NAMES = frozenset({"no_grad", "enable_grad", "set_grad_enabled", "inference_mode"})
+
+
+def _called_there(fn: str, body: list, qualname) -> bool:
+    """Whether each use of `fn` in the statements `body` of a no-grad block runs in that block:
+    none in a function, lambda or class defined there (which may run after it), nor in a `with`
+    of it that may turn grad on again (`enable_grad()`, `inference_mode(False)`,
+    `set_grad_enabled(flag)`)."""
+    stack = list(body)
+    while stack:
+        n = stack.pop()
+        t = type(n)
+        if t in (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef):
+            if _names(fn, [n]):
+                return False
+            continue
+        if t in (ast.With, ast.AsyncWith) and any(
+                not _certainly_off(i.context_expr, qualname) and (
+                    context_effect(i.context_expr, qualname) is not None
+                    or type(i.context_expr) is ast.Call and _name_of(i.context_expr.func) in _GRAD_MODE_NAMES)
+                for i in n.items) and _names(fn, n.body):
+            return False
+        stack.extend(child_nodes(n))
+    return True
 
 
 def _names(name: str, nodes) -> bool:
