@@ -372,6 +372,9 @@ class Walker(Summaries, Evaluator):
         # scope_filter(function_source) -> bool: False means no enabled rule can report in
         # that function, which is then not walked at all (the engine's per-function pre-filter).
         self._scope_filter = scope_filter
+        # Whether the module's text may hold an assignment expression (`:=`): most hold none.
+        lines = getattr(context, "lines", None)
+        self._walrus = lines is None or ":=" in lines.text
         self.ctx = context
         context.walker = self
         self.lines = getattr(context, "lines", None)
@@ -1336,7 +1339,7 @@ class Walker(Summaries, Evaluator):
         frame = self.frame
         frame.state = state
         self._cache.clear()
-        if any(type(n) is ast.NamedExpr for n in walk(expr)):
+        if self._walrus and any(type(n) is ast.NamedExpr for n in walk(expr)):
             self.fact(expr, state)  # (`if (y := y.detach()) is not None:` binds `y` for what follows)
             self._cache.clear()
         if frame.dispatch:
