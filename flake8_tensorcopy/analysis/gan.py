@@ -32,7 +32,7 @@ from .lazytree import unread_without
 from .names import D, G, configured_roles, may_have_both_roles, may_have_structure, words
 from .names import D_WORDS as _D_WORDS
 from .names import G_WORDS as _G_WORDS
-from .summaries import project_bases
+from .summaries import inherits_from, project_bases
 from .walker import Domain, compatible
 from ..source import BEFORE_FIRST_LETTER, POSSESSIVE, LazyPattern
 
@@ -721,7 +721,7 @@ class GanScope:
                 return part.self_attrs[attr]
         here = getattr(self.scope_node, "name", None)
         for info in self.walker.classes.values():
-            if info is self.cls_info or not _derives(info, self.cls_info) or here in info.methods:
+            if info is self.cls_info or not inherits_from(info, self.cls_info) or here in info.methods:
                 continue  # (one that overrides this method does not run it)
             for func in info.methods.values():
                 if func is self.scope_node:
@@ -1829,19 +1829,6 @@ def _steps_of(func, part) -> tuple:
             if type(a) is ParamDisc and a.name in params:
                 out.add((a.name, a.module or "", str(a.line), retain, stepped))
     return tuple(sorted(out))
-
-
-def _derives(info, base) -> bool:
-    """Whether the class `info` of the file derives from the class `base` of the file."""
-    todo, seen = list(info.bases), set()
-    while todo:
-        b = todo.pop()
-        if b is base:
-            return True
-        if id(b) not in seen:
-            seen.add(id(b))
-            todo.extend(b.bases)
-    return False
 
 
 class GanDomain(Domain):

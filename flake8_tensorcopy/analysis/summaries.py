@@ -597,7 +597,7 @@ class Summaries:
         positions = list(self.call_positions(cls.node.name))
         spans = []  # the subclasses' own constructors
         for info in self.classes.values():
-            if info is cls or not _inherits_from(info, cls):
+            if info is cls or not inherits_from(info, cls):
                 continue
             own = info.method("__init__")[0]
             if own is init:
@@ -914,7 +914,7 @@ def _defines(text: str, start: int) -> bool:
     return False
 
 
-def _inherits_from(info, base) -> bool:
+def inherits_from(info, base) -> bool:
     """Whether the file's class `info` has the file's class `base` among its bases, at any depth."""
     seen: set = set()
     todo = list(info.bases)

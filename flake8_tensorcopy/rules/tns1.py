@@ -1579,14 +1579,7 @@ path (the original certainly raised), and unsafe otherwise.
         if short is None:
             # `to_array(out)`, where `to_array` of another module of the project gives `out`
             # to NumPy (`np.asarray(t)`): reported at the argument, no fix (as TNS101's).
-            found = ctx.call_sink(self, node) if ctx.sink_names else None
-            if found is not None:
-                arg, callee, where = found
-                what, use, several = _passed(ctx, arg, "a tensor")
-                ctx.report(self, arg, None, func=callee,
-                           what=f"{what}, which {'require' if several else 'requires'} grad",
-                           origin=f" (a NumPy call in it converts {'them' if several else 'it'}, {where})",
-                           error="RuntimeError", use=use)
+            if _reported_at_call(self, node, ctx, "a NumPy call"):
                 return
             # `meter.update(loss)`, where `update` keeps it (`self.vals.append(v)`) and
             # `meter.avg()` gives it to NumPy (`np.mean(self.vals)`): as TNS101's.
@@ -2272,14 +2265,7 @@ tensors held in a variable: convert each where the list is filled (`losses.appen
         if name not in _PLOTTERS:
             # `plot_predictions(x, out)`, where a function of another module of the project plots
             # `out`: reported at the argument, no fix (as TNS103's).
-            found = ctx.call_sink(self, node) if ctx.sink_names else None
-            if found is not None:
-                arg, callee, where = found
-                what, use, several = _passed(ctx, arg, "a tensor")
-                ctx.report(self, arg, None, func=callee,
-                           what=f"{what}, which {'require' if several else 'requires'} grad",
-                           origin=f" (a plotting call in it converts {'them' if several else 'it'}, {where})",
-                           error="RuntimeError", use=use)
+            _reported_at_call(self, node, ctx, "a plotting call")
             return
         if ctx.qualname(func) != "matplotlib.pyplot." + name and not (t is ast.Attribute and _is_axes(func.value, ctx)):
             return
@@ -2304,6 +2290,21 @@ tensors held in a variable: convert each where the list is filled (`losses.appen
         origin = ctx.origin(held[0] if held else fixable[0]) if held or fixable else ""
         ctx.report(self, node, fix, func=_display(ctx, func, "the plotting function"), what=what, origin=origin,
                    error=error, use=use)
+
+
+def _reported_at_call(rule, node: ast.Call, ctx, converter: str) -> bool:
+    """Report, at the argument, a call of a function of another module of the project that
+    converts what it is given (`converter`: "a NumPy call", "a plotting call") where that
+    requires grad (Context.call_sink); whether it did."""
+    found = ctx.call_sink(rule, node) if ctx.sink_names else None
+    if found is None:
+        return False
+    arg, callee, where = found
+    what, use, several = _passed(ctx, arg, "a tensor")
+    ctx.report(rule, arg, None, func=callee, what=f"{what}, which {'require' if several else 'requires'} grad",
+               origin=f" ({converter} in it converts {'them' if several else 'it'}, {where})", error="RuntimeError",
+               use=use)
+    return True
 
 
 def _grad_level(f, ctx) -> str | None:
