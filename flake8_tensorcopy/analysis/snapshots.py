@@ -818,26 +818,27 @@ class SnapshotDomain(Domain):
         name: the modules and tensors whose parameters they update (None: unknown)."""
         if self._optimizers is None:
             found: dict = {}
-            assigns = [node for node in walk(walker.tree) if isinstance(node, ast.Assign)]
+            # (A list of parameters added to after, `params += list(teacher.parameters())`, or an
+            # optimizer given another group, `opt.add_param_group(...)`: what it holds is not told.)
+            assigns, grown = [], set()
+            for node in walk(walker.tree):
+                t = type(node)
+                if t is ast.Assign:
+                    assigns.append(node)
+                elif t is ast.AugAssign and type(node.target) is ast.Name:
+                    grown.add(node.target.id)
+                elif t is ast.Call and type(node.func) is ast.Attribute and type(node.func.value) is ast.Name \
+                        and node.func.attr in ("extend", "append", "insert", "add_param_group"):
+                    grown.add(node.func.value.id)
             # Names bound once in the file, to what (`params = list(student.parameters())`).
             once: dict = {}
             for node in assigns:
                 for t in node.targets:
                     if type(t) is ast.Name:
                         once[t.id] = node.value if t.id not in once else None
-            # (A list of parameters added to after, `params += list(teacher.parameters())`, or an
-            # optimizer given another group, `opt.add_param_group(...)`: what it holds is not told.)
-            grown = set()
-            for node in walk(walker.tree):
-                t = type(node)
-                if t is ast.AugAssign and type(node.target) is ast.Name:
-                    grown.add(node.target.id)
-                elif t is ast.Call and type(node.func) is ast.Attribute and type(node.func.value) is ast.Name \
-                        and node.func.attr in ("extend", "append", "insert", "add_param_group"):
-                    grown.add(node.func.value.id)
             for name in grown:
                 once[name] = None
-            attributes_of = _attributes_kept(walker.tree)
+            attributes_of = None  # (_attributes_kept, read where an optimizer is found)
             for node in assigns:
                 if not isinstance(node.value, ast.Call):
                     continue
@@ -862,7 +863,9 @@ class SnapshotDomain(Domain):
                     params = call.args[0] if call.args else next(
                         (k.value for k in call.keywords if k.arg == "params"), None)
                     roots = _param_roots(params, once) if params is not None else None
-                kept = attributes_of.get(id(node))
+                if roots and attributes_of is None:
+                    attributes_of = _attributes_kept(walker.tree)
+                kept = attributes_of.get(id(node)) if roots else None
                 if roots and kept:
                     # `self.model = net` and `self.opt = SGD(net.parameters())` in one method:
                     # what the attribute holds is what the optimizer updates.
