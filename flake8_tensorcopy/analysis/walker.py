@@ -372,9 +372,10 @@ class Walker(Summaries, Evaluator):
         # scope_filter(function_source) -> bool: False means no enabled rule can report in
         # that function, which is then not walked at all (the engine's per-function pre-filter).
         self._scope_filter = scope_filter
-        # Whether the module's text may hold an assignment expression (`:=`): most hold none.
+        # The lines of the module's text that may hold an assignment expression (`:=`; None:
+        # any line may, the text is not known): most hold none.
         lines = getattr(context, "lines", None)
-        self._walrus = lines is None or ":=" in lines.text
+        self._walrus = _walrus_lines(lines.text) if lines is not None else None
         self.ctx = context
         context.walker = self
         self.lines = getattr(context, "lines", None)
@@ -1339,7 +1340,9 @@ class Walker(Summaries, Evaluator):
         frame = self.frame
         frame.state = state
         self._cache.clear()
-        if self._walrus and any(type(n) is ast.NamedExpr for n in walk(expr)):
+        walrus = self._walrus
+        if (walrus is None or walrus and not walrus.isdisjoint(range(expr.lineno, expr.end_lineno + 1))) \
+                and any(type(n) is ast.NamedExpr for n in walk(expr)):
             self.fact(expr, state)  # (`if (y := y.detach()) is not None:` binds `y` for what follows)
             self._cache.clear()
         if frame.dispatch:
@@ -2762,6 +2765,16 @@ def _false_argument(call: ast.Call) -> bool:
     """`f(False)` or `f(requires_grad=False)`: the one argument a literal False."""
     args = [*call.args, *(k.value for k in call.keywords if k.arg == "requires_grad")]
     return len(args) == 1 and len(call.args) + len(call.keywords) == 1 and const_bool(args[0]) is False
+
+
+def _walrus_lines(text: str) -> frozenset:
+    """The numbers of the lines of `text` that hold `:=` (most texts hold none)."""
+    out = set()
+    at = text.find(":=")
+    while at != -1:
+        out.add(text.count("\n", 0, at) + 1)
+        at = text.find(":=", at + 2)
+    return frozenset(out)
 
 
 # Names with "grad" in them of torch's functions and methods that leave whether what they are given
