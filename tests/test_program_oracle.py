@@ -3118,6 +3118,37 @@ opt.step()
 ]
 
 TNS5_PROGRAMS = [
+    ('a keeper takes a snapshot after each epoch, saved before the next', '''\
+class Keeper:
+    def step(self, model):
+        self.state = model.state_dict()
+model = nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+keeper = Keeper()
+for epoch in range(3):
+    opt.zero_grad(); model(torch.randn(4, 2)).sum().backward(); opt.step()
+    keeper.step(model)
+    assert torch.equal(keeper.state["weight"], model.weight.detach()), "kept"
+'''),
+    ('a keeper takes a snapshot when the loss improves, used after later epochs', '''\
+class Keeper:
+    def __init__(self):
+        self.best = float("inf")
+    def step(self, loss, model):
+        if loss < self.best:
+            self.best = loss
+            self.state = model.state_dict()
+model = nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+keeper = Keeper()
+w0 = None
+for epoch in range(3):
+    opt.zero_grad(); model(torch.randn(4, 2)).sum().backward(); opt.step()
+    keeper.step(1.0 / (epoch + 1) if epoch == 0 else 5.0, model)
+    if w0 is None:
+        w0 = model.weight.detach().clone()
+assert torch.equal(keeper.state["weight"], w0), "snapshot changed"
+'''),
     ('snapshot of a teacher, a distillation step handed an optimizer of a list that grows to hold it', '''\
 def distill(student, teacher, opt):
     opt.zero_grad(); (student(torch.ones(1, 2)) + teacher(torch.ones(1, 2))).pow(2).sum().backward(); opt.step()

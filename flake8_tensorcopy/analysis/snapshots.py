@@ -530,7 +530,15 @@ class SnapshotDomain(Domain):
                     rec.anchors[id(n)] = Anchor(
                         n, STATE, source, None, f" (kept in {holder} by {cls_name}.{name}(), {where})",
                         kept=(f"{source}.state_dict()", f"copy.deepcopy({shown})` in `{cls_name}.{name}()"))
-                st.holds[holder] = st.holds.get(holder, frozenset()) | {Token(id(n), source, STATE, True)}
+                token = Token(id(n), source, STATE, True)
+                if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and method.body \
+                        and _always_sets(method, attr):
+                    # (A method that sets it on every call, `def step(self, m): self.state =
+                    # m.state_dict()`: what it held before is gone; one that sets it when the loss
+                    # improves may keep the older snapshot.)
+                    st.holds[holder] = frozenset({token})
+                else:
+                    st.holds[holder] = st.holds.get(holder, frozenset()) | {token}
 
     def loop_target(self, walker, stmt, state) -> None:
         st: SnapState = state.doms[self.key]
@@ -1319,6 +1327,24 @@ def _update_shown(ctx, node) -> str:
             more = ", ..." if len(node.args) + len(node.keywords) > (1 if node.args else 0) else ""
             shown = f"{callee}({'...' if first == '<expr>' else first}{more if first != '<expr>' else ''})"
     return shown
+
+
+def _always_sets(method, attr: str) -> bool:
+    """Whether `method` (a plain method) sets attribute `attr` of its instance on every call: by
+    an assignment that is a statement of its body itself, before any statement that may return,
+    raise or yield."""
+    positional = [*method.args.posonlyargs, *method.args.args]
+    if not positional:
+        return False
+    me = positional[0].arg
+    for stmt in method.body:
+        if type(stmt) is ast.Assign and any(
+                type(t) is ast.Attribute and type(t.value) is ast.Name and t.value.id == me and t.attr == attr
+                for t in stmt.targets):
+            return True
+        if any(type(n) in (ast.Return, ast.Raise, ast.Yield, ast.YieldFrom) for n in own_nodes([stmt])):
+            return False
+    return False
 
 
 def _attributes_kept(tree) -> dict:
