@@ -31,8 +31,8 @@ import os
 import re
 
 from ..model import REQUIRED, Record
-from .astutil import (bind_arguments, child_nodes, def_stub, dotted_name, is_plain_method, statements,
-                      target_elements, walk)
+from .astutil import (bind_arguments, child_nodes, def_stub, dotted_name, is_plain_method, local_names,
+                      statements, target_elements, walk)
 from .facts import NAMED_PARAMS, OBJECT, PARAMS, SEQ, TENSOR, UNKNOWN, Grad
 from .summaries import project_bases
 from .walker import Domain, NameSets
@@ -1369,58 +1369,21 @@ def _calls_in(body, name):
 def _leaves_by_name(scope_node, names) -> bool:
     """Whether one of `names` is declared global / nonlocal in the scope, read by a function,
     lambda or class nested in it, or (at module level) read by any function of the file (not
-    one that has a local of that name: _local_to)."""
+    one that has a local of that name, astutil.local_names: `total += loss` in `train`, `total =
+    train(...)` at the top)."""
     for s in statements(scope_node.body):
         if isinstance(s, (ast.Global, ast.Nonlocal)) and names & set(s.names):
             return True
         for n in _nested(s):
             if any(isinstance(x, ast.Name) and x.id in names and not (
-                    type(n) is not ast.ClassDef and _local_to(n, x.id)) for x in walk(n)):
+                    type(n) is not ast.ClassDef and x.id in local_names(n)) for x in walk(n)):
                 return True
     if isinstance(scope_node, ast.Module):
         for n in walk(scope_node):
             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and any(
-                    isinstance(x, ast.Name) and x.id in names and not _local_to(n, x.id) for x in walk(n)):
+                    isinstance(x, ast.Name) and x.id in names and x.id not in local_names(n) for x in walk(n)):
                 return True
     return False
-
-
-_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
-
-
-def _local_to(func, name: str) -> bool:
-    """Whether `name` is a local of function (or lambda) `func`: a parameter, or bound in its own
-    body (not in a function nested in it) and not declared global or nonlocal there.  Then every
-    read of it in `func` (and in the functions nested in it) is of that local, not of the module's
-    name (`total = train(...)` at the top, `total += loss` in `train`)."""
-    a = func.args
-    if name in {x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg) if x is not None}:
-        return True
-    if type(func) is ast.Lambda:
-        return False
-    bound = False
-    stack = list(func.body)
-    while stack:
-        n = stack.pop()
-        t = type(n)
-        if t is ast.Global or t is ast.Nonlocal:
-            if name in n.names:
-                return False
-            continue
-        if t in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
-            bound = bound or n.name == name
-            stack.extend(n.decorator_list)  # (evaluated here; the body is another scope)
-            continue
-        if t is ast.Lambda or t in _COMPREHENSIONS:
-            continue  # (a scope of its own: its targets are not the function's)
-        if t is ast.Name and n.id == name and type(n.ctx) is not ast.Load:
-            bound = True
-        elif t is ast.ExceptHandler and n.name == name:
-            bound = True
-        elif t is ast.alias and (n.asname or n.name.split(".")[0]) == name:
-            bound = True
-        stack.extend(child_nodes(n))
-    return bound
 
 
 def _own_exprs(s) -> list:
