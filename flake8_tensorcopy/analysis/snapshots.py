@@ -1317,16 +1317,11 @@ def _stepping_calls(walker, func, memo: dict) -> tuple:
 
 
 def _update_shown(ctx, node) -> str:
-    """The update `node` for a message: its source, or of a long call its callee and what it is
-    given, shortened (`train_step(model, ...)`), where the source is long."""
-    shown = ctx.short(node, 40)
-    if shown == "<expr>" and type(node) is ast.Call:
-        callee = ctx.short(node.func, 30)
-        if callee != "<expr>":
-            first = ctx.short(node.args[0], 20) if node.args else ""
-            more = ", ..." if len(node.args) + len(node.keywords) > (1 if node.args else 0) else ""
-            shown = f"{callee}({'...' if first == '<expr>' else first}{more if first != '<expr>' else ''})"
-    return shown
+    """The update `node` for a message: the rule context's `shortened` form (a long call by its
+    callee and first argument, `train_step(model, ...)`); `short`'s in a summary walk's context,
+    which has no other."""
+    shortened = getattr(ctx, "shortened", None)
+    return shortened(node, 40) if shortened is not None else ctx.short(node, 40)
 
 
 def _always_sets(method, attr: str) -> bool:
