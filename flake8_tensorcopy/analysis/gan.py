@@ -573,6 +573,11 @@ class GanScope:
         # ParamMark each carries: an argument for any other parameter is not what a call gives
         # back (`pool.query(fake)` returning `torch.cat` of `image.data`s).
         self.returns_params: set = set()
+        # In a summary walk: a `return` gives a tensor that carries nothing of the parameters
+        # nor of a generator (`torch.cat` of `image.data`s): where another returns a parameter as it came (an image pool's
+        # `if self.pool_size == 0: return images`), which one a call takes depends on the
+        # callee's state (_given_back).
+        self.returns_cut = False
 
     # the current state's parts
     @property
@@ -763,6 +768,8 @@ class GanScope:
                         self.returns_disc.setdefault((a.name, a.module), a.line)
                     elif type(a) is ParamMark:
                         self.returns_params.add(a.name)
+                if not v and not self.returns_cut and self.walker.fact(st.value, self.state).kind == TENSOR:
+                    self.returns_cut = True
         elif t is ast.Expr:
             self._statement_call = st.value
             self.eval(st.value)
@@ -1160,15 +1167,23 @@ class GanScope:
                 return None
             passes, first = callee.gan_passes(), getattr(callee, "skip_first", False)
             callee = callee.node
+            cut = passes is not None and _CUT in passes
         else:
             if not _plain_decorators(callee):
                 return None
             part = self._callee_part(callee, first, owner)
             if part is None:
                 return None
-            passes = part.returns_params
+            passes, cut = part.returns_params, part.returns_cut
         if passes is None or callee is None:
             return None
+        # A callee that gives back an argument on one path and on another a tensor that
+        # carries none of them (an image pool's `query`, which returns what it is given only when
+        # the pool is off: `if self.pool_size == 0: return images`): which one a call takes
+        # depends on the callee's state, which we do not follow; by default the arguments do not
+        # go on (`--strict`: they may).
+        if cut and not self.walker.ctx.options.strict:
+            passes = ()
         dropped = {id(e) for param, e in bind_arguments(callee, node, skip_first=bool(first))[0] if param not in passes}
         if not dropped:
             return None
@@ -1758,7 +1773,12 @@ def passes_of(walker, node, method: str) -> tuple:
     part = summary.doms.get(GanDomain.key) if summary is not None else None
     if part is None or func is None or not _plain_decorators(func):
         return ()
-    return ("1", *sorted(part.returns_params))
+    return ("1", *sorted(part.returns_params), *((_CUT,) if part.returns_cut else ()))
+
+
+# In what passes_of gives: a `return` of the function gives a tensor that carries nothing of the
+# parameters (GanScope.returns_cut); never a parameter's name.
+_CUT = "-cut"
 
 
 def _plain_decorators(func) -> bool:
