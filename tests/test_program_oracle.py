@@ -3218,6 +3218,41 @@ backbone_state = model.backbone.state_dict()
 train_one_epoch(model, opt)
 assert torch.equal(backbone_state["weight"], w0)
 '''),
+    ('snapshot of a frozen backbone, an epoch handed an optimizer of what requires grad', '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.backbone, self.head = nn.Linear(2, 2), nn.Linear(2, 1)
+    def forward(self, x):
+        return self.head(self.backbone(x))
+def train_one_epoch(model, opt):
+    opt.zero_grad(); model(torch.randn(4, 2)).sum().backward(); opt.step()
+model = Net()
+model.backbone.requires_grad_(False)
+opt = torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=0.1)
+w0 = model.backbone.weight.detach().clone()
+backbone_state = model.backbone.state_dict()
+train_one_epoch(model, opt)
+assert torch.equal(backbone_state["weight"], w0)
+'''),
+    ('snapshot of a frozen backbone, an epoch that thaws the model', '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.backbone, self.head = nn.Linear(2, 2), nn.Linear(2, 1)
+    def forward(self, x):
+        return self.head(self.backbone(x))
+def train_one_epoch(model, opt):
+    model.requires_grad_(True)
+    opt.zero_grad(); model(torch.randn(4, 2)).sum().backward(); opt.step()
+model = Net()
+model.backbone.requires_grad_(False)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+w0 = model.backbone.weight.detach().clone()
+backbone_state = model.backbone.state_dict()
+train_one_epoch(model, opt)
+assert torch.equal(backbone_state["weight"], w0), "snapshot changed"
+'''),
     ('snapshot of a head, an epoch handed an optimizer of the head', '''\
 class Net(nn.Module):
     def __init__(self):

@@ -3548,6 +3548,46 @@ opt.step()
 model.load_state_dict(best)
 print(w)
 '''}),
+    # An epoch of another module that steps only the optimizer it is handed: a snapshot of a
+    # part the optimizer does not hold, or of a frozen part, is left as it was; one of the part
+    # it holds changes (the program asserts each).
+    ('TNS5', 'epoch of another module handed an optimizer of the head, or of what requires grad', {
+        'engine.py': '''\
+def train_one_epoch(model, loader, optimizer):
+    model.train()
+    for x in loader:
+        optimizer.zero_grad()
+        model(x).pow(2).mean().backward()
+        optimizer.step()
+''',
+        'main.py': '''\
+import engine
+from engine import train_one_epoch
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1, self.fc2 = nn.Linear(4, 8), nn.Linear(8, 2)
+    def forward(self, x):
+        return self.fc2(torch.relu(self.fc1(x)))
+loader = [torch.randn(8, 4) for _ in range(2)]
+model = Net()
+fc1_state = model.fc1.state_dict()
+fc1_w = model.fc1.weight.detach()
+fc2_state = model.fc2.state_dict()  # expect
+ref1, ref2 = fc1_w.clone(), fc2_state["weight"].clone()
+opt = torch.optim.SGD(model.fc2.parameters(), lr=0.5)
+train_one_epoch(model, loader, opt)
+assert torch.equal(fc1_state["weight"], ref1) and torch.equal(fc1_w, ref1)
+assert not torch.equal(fc2_state["weight"], ref2)
+other = Net()
+other.fc1.requires_grad_(False)
+frozen_state = other.fc1.state_dict()
+ref3 = frozen_state["weight"].clone()
+opt2 = torch.optim.SGD([p for p in other.parameters() if p.requires_grad], lr=0.5)
+engine.train_one_epoch(other, loader, opt2)
+assert torch.equal(frozen_state["weight"], ref3)
+print(fc1_state, fc1_w, fc2_state, frozen_state)
+'''}),
     ('TNS5', 'meter of the file inherits update from a base of another module', {
         'base.py': '''\
 class BaseMeter:

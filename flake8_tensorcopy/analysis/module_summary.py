@@ -349,6 +349,15 @@ class ProjectEntity:
         the functions and methods of its module it calls)."""
         return self._answer(("fsteps", self.path), _function_steps, many="plain") == "1"
 
+    def steps_only(self) -> tuple:
+        """(the parameters whose optimizers the function steps, where it steps no other and
+        changes nothing else in place, else empty; whether it names `requires_grad`)
+        (snapshots.stepped_only)."""
+        found = self._answer(("fstepsonly", self.path), _steps_only, many="plain")
+        if type(found) is not tuple or len(found) != 2:
+            return frozenset(), True
+        return frozenset(found[0]), found[1] == "1"
+
     def wraps_without_grad(self) -> bool:
         """Whether the function is a decorator that runs what it decorates with grad off
         (gradmode.wraps_without_grad)."""
@@ -646,6 +655,15 @@ def _function_steps(walker, node) -> str:
 
     return "1" if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and steps_optimizer(walker, node, {}) \
         else ""
+
+
+def _steps_only(walker, node) -> tuple:
+    from .snapshots import stepped_only  # (a domain: imported where a file asks)
+
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or walker.lines is None:
+        return (), ""
+    stepped, thaws = stepped_only(walker, node)
+    return tuple(sorted(stepped)), "1" if thaws else ""
 
 
 def _grad_off_answer(test):

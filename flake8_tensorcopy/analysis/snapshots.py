@@ -762,13 +762,18 @@ class SnapshotDomain(Domain):
                 # What it steps without being handed: an optimizer of the module's own
                 # (`def train_epoch(): opt.step()` with `opt = SGD(model.parameters())` at the top).
                 handed |= self._global_steps(walker, n, state)
-                narrowed = self._stepped_roots(walker, n, state)
+                narrowed, only = self._stepped_roots(walker, n, state)
                 if narrowed is not None:
                     # (It steps only the optimizers it is handed, each built on known modules,
                     # and changes nothing else in place: `distill(student, teacher, opt)` with
                     # `opt` over the student's parameters leaves the teacher as it was.)
                     handed = narrowed
-                if handed:
+                if handed and only:
+                    # (Nor what is frozen here, as at a step of the file's own: it gets no
+                    # gradient, and the function thaws nothing.)
+                    stale(lambda tok, h=frozenset(handed): tok.param and _related(tok.source, h)
+                          and not _frozen(walker, tok.source, state), n)
+                elif handed:
                     stale(lambda tok, h=frozenset(handed): tok.param and _related(tok.source, h), n)
                 continue
             roots = self._handed_optimizer_roots(walker, n, state)
@@ -961,34 +966,41 @@ class SnapshotDomain(Domain):
             out |= roots
         return out
 
-    def _stepped_roots(self, walker, call: ast.Call, state) -> frozenset | None:
-        """What a call of a function of the file by its name updates, where that is told by the
-        optimizers the call hands it: every `.step()` of its text is of one of its parameters
-        (_stepped_parameters), each handed an optimizer the file builds on known modules or
-        tensors (`opt = SGD(student.parameters())`), and its text changes nothing in place
-        otherwise (no in-place method but `zero_grad()` and `requires_grad_()`, no
-        `load_state_dict(`, no `.data`): those modules.  None where it is not so told."""
+    def _stepped_roots(self, walker, call: ast.Call, state) -> tuple:
+        """What a call of a function of the file by its name, or of another module of the
+        project, updates, where that is told by the optimizers the call hands it: the function
+        steps only optimizers it is handed and changes nothing else in place (stepped_only), and
+        each is handed an optimizer the file builds on known modules or tensors (`opt =
+        SGD(student.parameters())`): those modules.  None where it is not so told.  And whether
+        the function steps only optimizers it is handed, changes nothing else in place and sets
+        no `requires_grad` (what is frozen at the call stays as it was)."""
         func = call.func
-        callee = walker.fact(func, state).node if type(func) is ast.Name else None
-        if not isinstance(callee, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            return None
-        text = walker.source_of(callee)
-        stepped = self._stepping.get(("params", id(callee)))
-        if stepped is None:
-            stepped = self._stepping["params", id(callee)] = _stepped_parameters(walker, callee)
-        if not stepped or {m.group(1) for m in _STEP_TEXT.finditer(text)} != stepped \
-                or _CHANGES_IN_PLACE.search(text.replace("zero_grad(", "").replace("requires_grad_(", "")):
-            return None
+        # (By its name, or a module's attribute: `engine.train_one_epoch(...)`.)
+        f = walker.fact(func, state) if type(func) is ast.Name or (
+            type(func) is ast.Attribute and walker.qualname(func, state) is not None) else None
+        callee = f.node if f is not None and f.kind == FUNCTION else None
+        if hasattr(callee, "steps_only"):  # a function of another module of the project: its module answers
+            stepped, thaws = callee.steps_only()
+            callee = callee.node
+        elif isinstance(callee, (ast.FunctionDef, ast.AsyncFunctionDef)) and type(func) is ast.Name:
+            found = self._stepping.get(("params", id(callee)))
+            if found is None:
+                found = self._stepping["params", id(callee)] = stepped_only(walker, callee)
+            stepped, thaws = found
+        else:
+            return None, False
+        if not stepped:
+            return None, False
         known = self._optimizer_roots(walker)
         out, bound = frozenset(), set()
         for param, arg in bind_arguments(callee, call, False)[0]:
             if param in stepped:
                 roots = known.get(dotted_name(arg) or "")
                 if roots is None:
-                    return None
+                    return None, not thaws
                 out |= roots
                 bound.add(param)
-        return out if bound == stepped else None
+        return out if bound == stepped else None, not thaws
 
     def _global_steps(self, walker, call: ast.Call, state) -> set:
         """The modules whose parameters a module-level function of the file that `call` calls by
@@ -1362,6 +1374,21 @@ def _attributes_kept(tree) -> dict:
             for n in assigns:
                 out[id(n)] = kept
     return out
+
+
+def stepped_only(walker, func) -> tuple:
+    """(the parameters of function `func` whose optimizers it steps, where every `.step()` of its
+    text is of one of them (_stepped_parameters) and its text changes nothing in place otherwise
+    (no in-place method but `zero_grad()` and `requires_grad_()`, no `load_state_dict(`, no
+    `.data`), else empty; whether its text names `requires_grad`, which may thaw a module)."""
+    stepped = _stepped_parameters(walker, func)
+    if not stepped:
+        return stepped, False
+    text = walker.source_of(func)
+    if {m.group(1) for m in _STEP_TEXT.finditer(text)} != stepped \
+            or _CHANGES_IN_PLACE.search(text.replace("zero_grad(", "").replace("requires_grad_(", "")):
+        return frozenset(), False
+    return stepped, "requires_grad" in text
 
 
 def _stepped_parameters(walker, func) -> frozenset:
