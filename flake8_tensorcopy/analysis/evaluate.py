@@ -1926,6 +1926,9 @@ class Evaluator:
             if joined.kind == UNKNOWN and q in api.TENSOR_FUNCS:
                 # (A tensor whatever it was given: `torch.stack([b[0] for b in batch])`.)
                 joined = Fact(TENSOR, joined.grad, joined.device, by_flow=True)
+            elif "module_output" in joined.tags and (q in api.TENSOR_FUNCS or q in api.FUNCTIONAL_TENSOR_FUNCS):
+                # (One tensor, of a model's output that may be a tuple: `torch.softmax(net(x), 1)`.)
+                joined = joined.but(tags=joined.tags - _MODULE_OUTPUT)
             return self._values_indices(q[6:], joined, node.args[1:], node, state)
         last = q.rsplit(".", 1)[-1]
         if last == "from_pretrained":
@@ -2080,6 +2083,8 @@ class Evaluator:
         if kind == TENSOR:
             if m == "numpy":
                 return ARRAY_FACT
+            if m in api.TENSOR_ONLY_METHODS and "module_output" in recv.tags:
+                recv = recv.but(tags=recv.tags - _MODULE_OUTPUT)  # (a tensor, not a tuple of them)
             if m in api.NON_TENSOR_METHODS:
                 return OTHER_FACT
             if m in _SAMPLES:

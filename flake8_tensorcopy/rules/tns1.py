@@ -1918,7 +1918,8 @@ by the flow of the code (made by a torch function, a tensor method, `.detach()`,
 its grad state and device.  A tensor that may also require grad outside a no-grad region is TNS103's (same fix); a list of
 tensors (`np.mean(losses)`) is converted, not dispatched, and is not reported here.  A tensor
 known only by an annotation, and a model's output (which may be a tuple or a dict of
-tensors), are reported only in strict mode.
+tensors), are reported only in strict mode; what a torch function or a tensor-only method
+makes of a model's output (`torch.softmax(model(x), 1)`, `model(x).detach()`) is one tensor.
 
 ## Why is this bad?
 Given anything but an ndarray, these NumPy functions call the object's own method with NumPy's
@@ -1991,6 +1992,31 @@ in strict mode, a model's output (a NumPy array or a tuple has no `.detach()`).
                 """),
             oracle=Oracle(raises=("TypeError", "max(): argument 'dim' must be int, not NoneType"),
                           check_fixed="best == scores.max().item()"),
+        ),
+        Invalid(
+            # A torch function of a model's output is one tensor (the output itself may be a
+            # tuple, which NumPy converts: strict mode alone reports `np.max(model(x))`).
+            dedent("""
+                import torch
+                import numpy as np
+
+                model = torch.nn.Linear(4, 3)
+                with torch.no_grad():
+                    probs = torch.softmax(model(torch.randn(5, 4)), dim=1)
+                conf = np.max(probs, axis=1)
+                """),
+            line=7,
+            col=7,
+            fixed=dedent("""
+                import torch
+                import numpy as np
+
+                model = torch.nn.Linear(4, 3)
+                with torch.no_grad():
+                    probs = torch.softmax(model(torch.randn(5, 4)), dim=1)
+                conf = np.max(probs.detach().cpu().numpy(), axis=1)
+                """),
+            oracle=Oracle(raises=("TypeError", "unexpected keyword argument 'axis'"), check_fixed="conf.shape == (5,)"),
         ),
         Invalid(
             dedent("""
