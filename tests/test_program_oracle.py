@@ -3306,6 +3306,36 @@ for _ in range(3):
     total += loss
 assert not total.requires_grad, "total keeps graph"
 '''),
+    ('epoch loss total appended to a history list', '''\
+model = nn.Linear(3, 2)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+def train_epoch():
+    epoch_loss = 0.0
+    for _ in range(3):
+        opt.zero_grad()
+        loss = model(torch.randn(4, 3)).pow(2).mean()
+        loss.backward()
+        opt.step()
+        epoch_loss += loss
+    return epoch_loss / 3
+history = []
+for epoch in range(2):
+    history.append(train_epoch())
+print("best", min(history))
+assert not history[0].requires_grad, "total keeps graph"
+'''),
+    ('epoch loss totals appended to a list, then back-propagated', '''\
+model = nn.Linear(3, 2)
+def epoch():
+    total = 0.0
+    for _ in range(3):
+        total += model(torch.randn(4, 3)).pow(2).mean()
+    return total
+history = []
+for _ in range(2):
+    history.append(epoch())
+torch.stack(history).sum().backward()
+'''),
     ('loss total item', '''\
 model = nn.Linear(3, 2)
 total = 0

@@ -3588,6 +3588,29 @@ engine.train_one_epoch(other, loader, opt2)
 assert torch.equal(frozen_state["weight"], ref3)
 print(fc1_state, fc1_w, fc2_state, frozen_state)
 '''}),
+    # An evaluation of another module returns its total with every batch's graph, kept in a
+    # dict of lists of the script's that is only displayed (the graphs stay alive with it).
+    ('TNS5', 'total of another module kept in a history dict that is only displayed', {
+        'evaluate.py': '''\
+def evaluate(model, loader):
+    model.eval()
+    total = 0.0
+    for x in loader:
+        total += model(x).pow(2).mean()  # expect
+    return total / len(loader)
+''',
+        'main.py': '''\
+from evaluate import evaluate
+model = nn.Linear(4, 1)
+log = {"val_loss": []}
+best = float("inf")
+for epoch in range(2):
+    val = evaluate(model, [torch.randn(3, 4)])
+    log["val_loss"].append(val)
+    if val < best:
+        best = val
+print("best", float(best), log)
+'''}),
     ('TNS5', 'meter of the file inherits update from a base of another module', {
         'base.py': '''\
 class BaseMeter:

@@ -1528,6 +1528,18 @@ EPOCH = """
         total = train_epoch(loader)
         print(f"{total:.3f}")
     """, "unsafe", id="bound by the caller to the name the function's own total has"),
+    pytest.param("train_epoch", "total / len(batches)", """
+        history = []
+        for epoch in range(2):
+            avg = train_epoch(loader)
+            history.append(avg)
+    """, "unsafe", id="kept by the caller in a list it never reads"),
+    pytest.param("train_epoch", "total / len(batches)", """
+        log = {"loss": []}
+        for epoch in range(2):
+            log["loss"].append(train_epoch(loader))
+        print("best", float(min(log["loss"])))
+    """, "unsafe", id="kept by the caller in a dict of lists it displays"),
 ])
 def test_a_total_returned_to_calls_that_only_display_it(name, returned, caller, safety):
     # train_epoch() returns its total to calls that only display it: every batch's graph stays
@@ -1559,7 +1571,17 @@ def test_a_total_returned_to_calls_that_only_display_it(name, returned, caller, 
         for epoch in range(2):
             avg = train_epoch(loader)
             history.append(avg)
-    """, id="kept by the caller"),
+        torch.stack(history).mean().backward()
+    """, id="kept by the caller in a list it back-propagates"),
+    pytest.param("""
+        def keep_all(values):
+            return list(values)
+
+        history = []
+        for epoch in range(2):
+            history.append(train_epoch(loader))
+        keep_all(history)
+    """, id="kept by the caller in a list it hands to a function"),
     pytest.param("""
         def run_all():
             return train_epoch(loader)
@@ -1571,7 +1593,8 @@ def test_a_total_returned_to_calls_that_only_display_it(name, returned, caller, 
         avg = train_epoch(loader)
         best = avg
         history.append(best)
-    """, id="bound to another name that is kept"),
+        model.history = history
+    """, id="bound to another name that is kept in a list stored in an attribute"),
     pytest.param("""
         schedule = [train_epoch]
         print(f"{train_epoch(loader):.3f}")
@@ -1965,6 +1988,7 @@ def test_attribute_totals_reported(step, body, extra, expected):
             trainer.train_step(x, y)
         history = []
         history.append(trainer.running_loss)
+        trainer.history = history
     """, "", id="stored"),
     pytest.param("self.running_loss += loss", """
         trainer = Trainer(model)

@@ -1186,11 +1186,13 @@ def _displayed(owner, calls) -> tuple | None:
     first, shown = None, False
     for call, chain in calls:
         what, seen = _classify(call, chain)
-        if what == "local":
-            # Bound to names (`avg = train_epoch(x)`), and from them to others (`best = avg`):
-            # every read of each must display or convert it.
+        listed = _appended_to(call, chain) if what == "escape" else None
+        if what == "local" or listed is not None:
+            # Bound to names (`avg = train_epoch(x)`), and from them to others (`best = avg`),
+            # or appended to a list (`history.append(train_epoch(x))`, `log["loss"].append(avg)`):
+            # every read of each (of the list) must display or convert it.
             body = ast.Module(body=owner.body, type_ignores=[])
-            names = _bound_names(chain)
+            names = {listed} if listed is not None else _bound_names(chain)
             todo, bound = list(names or ()), set(names or ())
             if not names:
                 return None
@@ -1199,8 +1201,9 @@ def _displayed(owner, calls) -> tuple | None:
                     return None
                 for occ, occ_chain in _occurrences_in(body, {todo.pop()}, []):
                     what, more = _classify(occ, occ_chain[1:])
-                    if what == "local":
-                        more_names = _bound_names(occ_chain)
+                    listed = _appended_to(occ, occ_chain) if what == "escape" else None
+                    if what == "local" or listed is not None:
+                        more_names = {listed} if listed is not None else _bound_names(occ_chain)
                         if not more_names:
                             return None
                         todo.extend(more_names - bound)
@@ -1325,6 +1328,24 @@ def _displayed_in(tree, name: str, funcs: set, modules: set) -> tuple | None:
 
 
 _MAX_BOUND = 8  # names a returned total may pass through in its caller (`avg`, `best`, ...)
+
+
+def _appended_to(node, chain) -> str | None:
+    """The name of the list, or of the dict whose entry is the list, that the statement
+    `history.append(node)` or `log["loss"].append(node)` appends `node` to (`chain`: its
+    ancestors, innermost last); else None."""
+    if len(chain) < 2 or type(chain[-2]) is not ast.Expr:
+        return None
+    call = chain[-1]
+    if type(call) is not ast.Call or len(call.args) != 1 or call.args[0] is not node or call.keywords:
+        return None
+    func = call.func
+    if type(func) is not ast.Attribute or func.attr != "append":
+        return None
+    target = func.value
+    if type(target) is ast.Subscript and type(target.slice) is ast.Constant:
+        target = target.value
+    return target.id if type(target) is ast.Name else None
 
 
 def _bound_names(chain) -> set | None:

@@ -931,9 +931,10 @@ a function that is not a display or conversion (`print`, `float`, `str`, f-strin
 declared `global` / `nonlocal`: such totals may be back-propagated elsewhere (Lightning's
 `training_step` returns its loss) and are not reported.  Except a return to the file's own
 calls of the function when each only displays or converts what it gets, itself or through the
-names it is bound to (`avg = train_epoch(loader)`, `best = avg`, and then only
-`print(f"{avg:.4f}")`, `avg < best`, `logger.info(..., best)`): the message then names the
-first call.  For a public function at the top of a module of a project, the calls in the
+names it is bound to and the lists it is appended to (`avg = train_epoch(loader)`, `best =
+avg`, `history.append(avg)`, `log["loss"].append(avg)`, and then only `print(f"{avg:.4f}")`,
+`avg < best`, `logger.info(..., best)`, `min(history)`): the message then names the first
+call.  A history of epoch totals keeps every epoch's graphs alive.  For a public function at the top of a module of a project, the calls in the
 project's other files count too (`from .trainer import train_epoch`, `import pkg.trainer as T`,
 `from pkg import trainer`: `(..., train.py:11)`); a file that reaches it some other way (a
 package imported whole, a star import, the function passed as a value, a notebook that names
