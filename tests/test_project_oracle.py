@@ -1470,6 +1470,33 @@ net = nn.Linear(3, 2)
 init_weights(net)
 ''',
     }),
+    ('TNS4', 'weight loader of a torch-free module copies into each named parameter', {
+        'loading.py': '''\
+# (imports nothing)
+def load_pretrained(model, state):
+    for name, param in model.named_parameters():
+        if name in state and state[name].shape == param.shape:
+            param.copy_(state[name])
+''',
+        'main.py': '''\
+from loading import load_pretrained
+src, net = nn.Linear(3, 2), nn.Linear(3, 2)
+load_pretrained(net, {k: v.clone() for k, v in src.state_dict().items()})
+''',
+    }),
+    ('TNS4', 'weight loader of a torch-free module copies into the parameters zipped with their sources', {
+        'loading.py': '''\
+# (imports nothing)
+def load_pretrained(model, state):
+    for (param, src) in zip(model.parameters(), state.values()):
+        param.copy_(src)
+''',
+        'main.py': '''\
+from loading import load_pretrained
+src, net = nn.Linear(3, 2), nn.Linear(3, 2)
+load_pretrained(net, src.state_dict())
+''',
+    }),
     ('TNS4', 'init helper in other file under no_grad', {
         'init_utils.py': '''\
 @torch.no_grad()

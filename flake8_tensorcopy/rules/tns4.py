@@ -1105,7 +1105,9 @@ _INITIALISING = ("fill_", "zero_", "copy_", "uniform_", "normal_", "mul_", "add_
 _INPLACE_CALLS = tuple(f".{m}(" for m in _INITIALISING)
 _THROUGH_BYTES = LazyPattern(rb"\.(?:grad|(?:" + "|".join(m[:-1] for m in _INITIALISING).encode() + rb")_\()")
 _HEADER_PARAMS = LazyPattern(r"def\s+\w+\s*\(([^)]*)\)")
-_LOOP_OVER = LazyPattern(r"for\s+(\w+)\s+in\s+(?:\w+\()?(\w+)")
+# (Also the names of a tuple target: `for name, p in m.named_parameters()`, `for p, src in
+# zip(params, sources)`.)
+_LOOP_OVER = LazyPattern(r"for\s+\(?\s*(\w+(?:\s*,\s*\w+)*)\s*,?\s*\)?\s+in\s+(?:\w+\()?(\w+)")
 # (Tried once a run of word characters, from its start: a later start finds the same end of the
 # run, and nothing else can follow it.)
 # The receiver's first name: `m.weight.fill_(0)` writes into what parameter `m` holds.
@@ -1128,7 +1130,7 @@ def _writes_to_a_parameter(segment: str) -> bool:
         # (A method's loop over what an attribute holds, `for p in self.net.parameters():`, a
         # module a constructor call handed it: the instance's, walker.method_sinks.)
         if m.group(2) in names or m.group(2) == "self":
-            names.add(m.group(1))
+            names.update(n.strip() for n in m.group(1).split(","))
     return any(name in names for name in _inplace_receivers(segment))
 
 
