@@ -3218,6 +3218,27 @@ backbone_state = model.backbone.state_dict()
 train_one_epoch(model, opt)
 assert torch.equal(backbone_state["weight"], w0)
 '''),
+    ('snapshot, then weights swapped in by a helper that loads them', '''\
+def evaluate_with(model, state):
+    model.load_state_dict(state)
+    return model(torch.ones(1, 2)).item()
+model = nn.Linear(2, 1)
+avg_state = {k: v * 0.5 for k, v in model.state_dict().items()}
+w0 = model.weight.detach().clone()
+orig_state = model.state_dict()
+evaluate_with(model, avg_state)
+model.load_state_dict(orig_state)
+assert torch.equal(model.weight, w0), "snapshot changed"
+'''),
+    ('snapshot loaded back by a helper', '''\
+def restore(model, state):
+    model.load_state_dict(state)
+model = nn.Linear(2, 1)
+w0 = model.weight.detach().clone()
+orig_state = model.state_dict()
+restore(model, orig_state)
+assert torch.equal(orig_state["weight"], w0)
+'''),
     ('snapshot of a frozen backbone, an epoch handed an optimizer of what requires grad', '''\
 class Net(nn.Module):
     def __init__(self):

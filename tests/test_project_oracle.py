@@ -3638,6 +3638,33 @@ for epoch in range(2):
         best = val
 print("best", float(best), log)
 '''}),
+    # SWA's evaluation with averaged weights, by a helper of a torch-free module that loads them
+    # into the model: the state dict taken to restore the weights after is the model's own
+    # tensors, overwritten by the load (the restore loads them onto themselves).
+    ('TNS5', 'weights swapped in by a helper of another module that loads a state dict', {
+        'swa_utils.py': '''\
+# (imports nothing)
+def evaluate_with_weights(model, state, eval_fn):
+    model.load_state_dict(state)
+    return eval_fn(model)
+def restore(model, state):
+    model.load_state_dict(state)
+''',
+        'main.py': '''\
+import swa_utils
+from swa_utils import evaluate_with_weights, restore
+model = nn.Linear(3, 1)
+avg_state = {k: v * 0.5 for k, v in model.state_dict().items()}
+orig_state = model.state_dict()  # expect
+w0 = model.weight.detach().clone()
+score = evaluate_with_weights(model, avg_state, lambda m: m(torch.ones(1, 3)).item())
+model.load_state_dict(orig_state)
+assert not torch.equal(model.weight, w0)
+kept = model.state_dict()
+restore(model, kept)
+swa_utils.restore(model, kept)
+print(kept)
+'''}),
     ('TNS5', 'meter of the file inherits update from a base of another module', {
         'base.py': '''\
 class BaseMeter:

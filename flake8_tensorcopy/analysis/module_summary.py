@@ -349,6 +349,14 @@ class ProjectEntity:
         the functions and methods of its module it calls)."""
         return self._answer(("fsteps", self.path), _function_steps, many="plain") == "1"
 
+    def state_loads(self) -> tuple:
+        """((parameter, attribute path, the parameter it loads or ""), ...) of the function's
+        `p.load_state_dict(s)` on its parameters (snapshots.state_loads)."""
+        summary = self.summary
+        found = summary.answer_if_mentioned(("floads", self.path), (b"load_state_dict",), _state_loads) \
+            if summary is not None else None
+        return found if type(found) is tuple else ()
+
     def steps_only(self) -> tuple:
         """(the parameters whose optimizers the function steps, where it steps no other and
         changes nothing else in place, else empty; whether it names `requires_grad`)
@@ -655,6 +663,12 @@ def _function_steps(walker, node) -> str:
 
     return "1" if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and steps_optimizer(walker, node, {}) \
         else ""
+
+
+def _state_loads(walker, node) -> tuple:
+    from .snapshots import state_loads  # (a domain: imported where a file asks)
+
+    return state_loads(node) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else ()
 
 
 def _steps_only(walker, node) -> tuple:

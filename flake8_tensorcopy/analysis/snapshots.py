@@ -776,6 +776,17 @@ class SnapshotDomain(Domain):
                 elif handed:
                     stale(lambda tok, h=frozenset(handed): tok.param and _related(tok.source, h), n)
                 continue
+            loads = self._loads_handed(walker, n, state)
+            if loads:
+                # A function that loads a state dict into a module it is handed
+                # (`evaluate_with_weights(model, avg_state)`, `model.load_state_dict(state)` in
+                # it): as the call `model.load_state_dict(avg_state)` here.
+                for key, given in loads:
+                    held = st.holds.get(given) if given is not None else None
+                    if held and all(tok.kind == STATE and tok.source == key for tok in held):
+                        continue  # its own state dict, loaded back
+                    stale(lambda tok, key=key: _related(tok.source, (key,)), n)
+                continue
             roots = self._handed_optimizer_roots(walker, n, state)
             if roots:
                 stale(lambda tok, h=roots: tok.param and _related(tok.source, h), n)
@@ -1001,6 +1012,38 @@ class SnapshotDomain(Domain):
                 out |= roots
                 bound.add(param)
         return out if bound == stepped else None, not thaws
+
+    def _loads_handed(self, walker, call: ast.Call, state) -> list:
+        """((the module `call` hands a function of the file or of another module of the project
+        that loads a state dict into it, the name of what the call hands as that state dict or
+        None), ...) (state_loads: `def restore(model, state): model.load_state_dict(state)`)."""
+        func = call.func
+        if type(func) is not ast.Name and (type(func) is not ast.Attribute or walker.qualname(func, state) is None):
+            return []
+        f = walker.fact(func, state)
+        callee = f.node if f.kind == FUNCTION else None
+        if hasattr(callee, "state_loads"):  # a function of another module of the project: its module answers
+            loads = callee.state_loads()
+            callee = callee.node
+        elif isinstance(callee, (ast.FunctionDef, ast.AsyncFunctionDef)) and type(func) is ast.Name:
+            loads = self._stepping.get(("loads", id(callee)))
+            if loads is None:
+                loads = self._stepping["loads", id(callee)] = state_loads(callee) \
+                    if "load_state_dict" in walker.source_of(callee) else ()
+        else:
+            return []
+        if not loads:
+            return []
+        bound = dict(bind_arguments(callee, call, False)[0])
+        out = []
+        for param, path, given in loads:
+            arg = bound.get(param)
+            key = dotted_name(arg) if arg is not None else None
+            if key is None:
+                continue
+            handed = bound.get(given) if given else None
+            out.append((key + path, dotted_name(handed) if handed is not None else None))
+        return out
 
     def _global_steps(self, walker, call: ast.Call, state) -> set:
         """The modules whose parameters a module-level function of the file that `call` calls by
@@ -1374,6 +1417,33 @@ def _attributes_kept(tree) -> dict:
             for n in assigns:
                 out[id(n)] = kept
     return out
+
+
+def state_loads(func) -> tuple:
+    """((parameter, attribute path, the parameter it loads or ""), ...) for each
+    `p.load_state_dict(s)` (`p.head.load_state_dict(s)`: path ".head") of function `func`'s
+    body (not of the functions it defines) on a parameter `p` it never rebinds."""
+    a = func.args
+    params = {x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs)}
+    found = []
+    rebound = set()
+    stack = list(func.body)
+    while stack:
+        n = stack.pop()
+        t = type(n)
+        if t in (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef):
+            continue
+        if t is ast.Name and type(n.ctx) is not ast.Load:
+            rebound.add(n.id)
+        elif t is ast.Call and type(n.func) is ast.Attribute and n.func.attr == "load_state_dict":
+            owner = dotted_name(n.func.value)
+            root, _, rest = (owner or "").partition(".")
+            if root in params:
+                given = n.args[0] if len(n.args) == 1 and not n.keywords else None
+                found.append((root, "." + rest if rest else "",
+                              given.id if type(given) is ast.Name and given.id in params else ""))
+        stack.extend(child_nodes(n))
+    return tuple(sorted({f for f in found if f[0] not in rebound and f[2] not in rebound}))
 
 
 def stepped_only(walker, func) -> tuple:

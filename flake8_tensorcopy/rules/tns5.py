@@ -152,7 +152,8 @@ the call hands an optimizer of the module, `train_one_epoch(model, opt)`; also
 a function of another module of the project, `loops.train_one_epoch(model, opt, data)`, or a
 method of a class of one, its own or one it inherits from a class of a third module),
 `model.load_state_dict(...)` (not of the snapshot itself, which copies each tensor onto
-itself), `model.reset_parameters()`, `nn.init.*_` and in-place writes to its parameters.  A
+itself; also in a function of the file or of another module that the call hands the model,
+`evaluate_with_weights(model, avg_state)`), `model.reset_parameters()`, `nn.init.*_` and in-place writes to its parameters.  A
 step does not update a submodule that is frozen there (`model.backbone.requires_grad_(False)`:
 its parameters get no gradient, and a step leaves a parameter without one alone).  The use is a read of the snapshot's values after the update on some path:
 `model.load_state_dict(best_state)`, `torch.save(best_state, ...)`, `return best_state`,
