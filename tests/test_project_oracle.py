@@ -3665,6 +3665,44 @@ restore(model, kept)
 swa_utils.restore(model, kept)
 print(kept)
 '''}),
+    # A meter of another module fed the loss itself: each epoch's average, kept in a history
+    # and plotted, holds every batch's graph (plotting it raises: TNS106's finding is the
+    # conversion, TNS503's the meter).
+    ('TNS5', 'meter of another module fed the loss, its averages kept in a history that is plotted', {
+        'meters.py': '''\
+# (imports nothing)
+class AverageMeter:
+    def __init__(self):
+        self.sum, self.count = 0.0, 0
+    def update(self, val, n=1):
+        self.sum += val * n
+        self.count += n
+    @property
+    def avg(self):
+        return self.sum / self.count
+''',
+        'main.py': '''\
+import matplotlib
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+from meters import AverageMeter
+model = nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+train_losses = []
+for epoch in range(2):
+    meter = AverageMeter()
+    for _ in range(3):
+        x = torch.randn(8, 4)
+        loss = model(x).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        meter.update(loss, x.size(0))  # expect
+    train_losses.append(meter.avg)
+fig, ax = plt.subplots()
+ax.plot([float(v) for v in train_losses])
+plt.close(fig)
+'''}),
     ('TNS5', 'meter of the file inherits update from a base of another module', {
         'base.py': '''\
 class BaseMeter:

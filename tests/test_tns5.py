@@ -998,7 +998,7 @@ def test_accumulator_lookalikes_silent(body):
             return len(losses)
 
         assert collect(loader) == 3
-    """, [("TNS503", 5)], id="a list the function makes keeps the totals it is given"),
+    """, [("TNS503", 4), ("TNS503", 5)], id="a list the function makes keeps the totals it is given"),
     pytest.param("""
         losses = []
         for i, (x, y) in enumerate(loader):
@@ -1663,6 +1663,19 @@ def meter_program(body: str, adds: str = "self.sum += val * n") -> str:
         print(f"loss {losses.avg:.4f}")
     """, 22, "AverageMeter.update() adds it to self.sum, line {11}", "safe", id="formatted"),
     pytest.param("""
+        history = []
+        for epoch in range(2):
+            losses = AverageMeter()
+            for x, y in loader:
+                loss = nn.functional.mse_loss(model(x), y)
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                losses.update(loss, x.size(0))
+            history.append(losses.avg)
+        print(f"best {min(history):.4f}")
+    """, 24, "AverageMeter.update() adds it to self.sum, line {11}", "safe", id="each epoch's average kept in a history"),
+    pytest.param("""
         def train(batches):
             losses = AverageMeter()
             for x, y in batches:
@@ -1721,6 +1734,7 @@ def test_a_meter_that_adds_what_it_is_given(body, line, where, safety, adds):
         for x, y in loader:
             losses.update(nn.functional.mse_loss(model(x), y))
             history.append(losses)
+        model.history = history
     """, id="the meter is kept"),
     pytest.param("""
         class Last:

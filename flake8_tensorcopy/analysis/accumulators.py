@@ -35,6 +35,7 @@ from .astutil import (bind_arguments, child_nodes, def_stub, dotted_name, is_pla
                       statements, target_elements, walk)
 from .facts import NAMED_PARAMS, OBJECT, PARAMS, SEQ, TENSOR, UNKNOWN, Grad
 from .summaries import project_bases
+from .torchapi import PLOTTERS
 from .walker import Domain, NameSets
 from ..source import LazyPattern
 from .text_tests import attribute_totals, meter_methods, might_accumulate
@@ -435,7 +436,7 @@ class AccumulatorDomain(Domain):
         rec: AccumScope = frame.doms[self.key]
         record = frame.recording and not frame.expects_error
         if st.holds and record:
-            self._observe(stmt, [], st, rec)
+            self._observe(stmt, [], st, rec, frame)
         if frame.scope.cls is not None and record and self._attr_names:
             self._attribute(walker, stmt, state, rec)
         acc = _accumulation(stmt)
@@ -519,7 +520,7 @@ class AccumulatorDomain(Domain):
         st: AccumState = state.doms[self.key]
         frame = walker.frame
         if st.holds and frame.recording and not frame.expects_error:
-            self._observe(expr, [], st, frame.doms[self.key])
+            self._observe(expr, [], st, frame.doms[self.key], frame)
 
     def loop_target(self, walker, stmt, state) -> None:
         st: AccumState = state.doms[self.key]
@@ -528,7 +529,7 @@ class AccumulatorDomain(Domain):
         carried = frozenset()
         if st.holds:
             if frame.recording and not frame.expects_error:
-                self._observe(stmt.iter, [stmt], st, rec)
+                self._observe(stmt.iter, [stmt], st, rec, frame)
             carried = self._carried(stmt.iter, st)
         for el in target_elements(stmt.target):
             if isinstance(el, ast.Name):
@@ -538,7 +539,7 @@ class AccumulatorDomain(Domain):
         st: AccumState = state.doms[self.key]
         frame = walker.frame
         if st.holds and frame.recording and not frame.expects_error:
-            self._observe(item.context_expr, [], st, frame.doms[self.key])
+            self._observe(item.context_expr, [], st, frame.doms[self.key], frame)
         if item.optional_vars is not None:
             for el in target_elements(item.optional_vars):
                 if isinstance(el, ast.Name):
@@ -700,16 +701,24 @@ class AccumulatorDomain(Domain):
             cache[key] = _backpropagated_before(loops[-1], term, stmt)
         return cache[key]
 
-    @staticmethod
-    def _observe(node, parents, st: AccumState, rec: AccumScope) -> None:
+    def _observe(self, node, parents, st: AccumState, rec: AccumScope, frame) -> None:
         """Where the carried values read in `node` go."""
         for occ, chain, ids in _reads(node, st.holds, parents):
             what, shown = _classify(occ, chain)
+            if what == "escape":
+                # Appended to the scope's own list (`history.append(meter.avg)`): the list holds
+                # them, and where it goes they go.
+                listed = _append_target(occ, chain)
+                if listed is not None and self._fresh(frame, listed, _fresh_list):
+                    self._bind(st, rec, listed, st.holds.get(listed, frozenset()) | ids)
+                    continue
             if what in ("backward", "escape"):
                 rec.gone.update(ids)
-            elif what == "cut" and _numpy_argument(occ, chain) or _list_elements_leave(occ, chain):
-                # `np.mean(losses)`: NumPy converts each element, which raises where one
-                # requires grad (TNS103's finding, the same bug); a list whose elements do not
+            elif what == "cut" and (_numpy_argument(occ, chain) or _plot_argument(occ, chain)) \
+                    or _list_elements_leave(occ, chain):
+                # `np.mean(losses)`, `plt.plot(losses)`: NumPy converts each element, which
+                # raises where one requires grad (TNS103's or TNS106's finding, the same bug);
+                # a list whose elements do not
                 # keeps no graph.  `for l in losses:` hands its elements to the loop's body
                 # (`total = total + l`, then `total.backward()`), which is not followed; and
                 # `losses.pop(0)` keeps it from growing (a window of the last losses).
@@ -902,6 +911,16 @@ def _numpy_argument(occ, parents) -> bool:
     return owner is not None and owner.split(".", 1)[0] in ("np", "numpy")
 
 
+def _plot_argument(occ, parents) -> bool:
+    """Whether the value read at `occ` is itself a data argument of a Matplotlib plotting call
+    (`plt.plot(losses)`, `ax.plot(steps, losses)`)."""
+    parent = parents[-1] if parents else None
+    if type(parent) is not ast.Call or occ not in parent.args or type(parent.func) is not ast.Attribute:
+        return False
+    owner = dotted_name(parent.func.value)
+    return parent.func.attr in PLOTTERS and owner is not None and _plotting_owner(owner)
+
+
 def _classify(occ, parents, flow: bool = False):
     """What the value read at `occ` becomes, walking up its ancestors: ("backward" | "escape" |
     "return" | "cut" | "local" | "flow", shown).  "flow": it is (part of) the value being
@@ -941,6 +960,8 @@ def _classify(occ, parents, flow: bool = False):
             if isinstance(func, ast.Attribute) and fname in _DISPLAY_METHODS and owner is not None and (
                     _DISPLAY_OWNERS.search(owner) or owner == "logging"):
                 return "cut", fname not in _VALUE_DISPLAYS
+            if fname in PLOTTERS and owner is not None and _plotting_owner(owner):
+                return "cut", False  # (Matplotlib converts what it plots: `plt.plot(history)`)
             if isinstance(func, ast.Name) and fname in _PRESERVING_FUNCS or owner in _PRESERVING_OWNERS:
                 child = parent
                 continue
@@ -992,6 +1013,30 @@ def _classify(occ, parents, flow: bool = False):
             return "escape", False
         child = parent
     return ("flow" if flow else "local"), False
+
+
+def _plotting_owner(owner: str) -> bool:
+    """Whether `owner` of a call `owner.plot(...)` is pyplot (`plt`, `matplotlib.pyplot`) or, by
+    its name, an Axes (`ax`, `axes[0]`'s `axes`, `self.ax`)."""
+    last = owner.rsplit(".", 1)[-1]
+    return last in ("plt", "pyplot") or last.startswith("ax")
+
+
+def _append_target(occ, chain) -> str | None:
+    """The name `_appended_to` gives of the statement that appends the value read at `occ`, or
+    what an attribute, an index or arithmetic makes of it (`history.append(meter.avg)`,
+    `losses.append(total / n)`), to a list; else None."""
+    child = occ
+    for i in range(len(chain) - 1, -1, -1):
+        parent = chain[i]
+        t = type(parent)
+        if t is ast.Call:
+            return None if child is parent.func else _appended_to(child, chain[:i + 1])
+        if t is ast.Attribute or t is ast.Subscript and child is parent.value or t is ast.BinOp or t is ast.UnaryOp:
+            child = parent
+            continue
+        return None
+    return None
 
 
 def _elements_use(comp, gen):

@@ -231,3 +231,11 @@ FOREIGN_FRAMEWORKS = frozenset(
 
 # Base classes of torch modules outside torch.nn, by qualified name prefix.
 MODULE_BASE_PACKAGES = ("pytorch_lightning.", "lightning.", "transformers.")
+
+# Matplotlib's plotting functions, pyplot's and the same methods of an Axes, which convert each
+# data argument with NumPy (`np.asarray`, through `Tensor.__array__`: `Tensor.numpy()`) when they
+# are called (TNS106; what TNS503 takes for a display).
+PLOTTERS = frozenset((
+    "plot scatter bar barh semilogy semilogx loglog fill_between fill_betweenx fill errorbar step stem stackplot "
+    "imshow matshow pcolormesh pcolor contour contourf spy hist boxplot violinplot pie stairs ecdf hist2d hexbin"
+).split())

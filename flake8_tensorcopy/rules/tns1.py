@@ -6,6 +6,7 @@ import ast
 import re
 
 from ..analysis.facts import DEVICE, MODULE, MPL_AXES, OTHER, SEQ, TENSOR, UNKNOWN, Device, Grad, must_grad
+from ..analysis.torchapi import PLOTTERS
 from ..fixes import attr_name_span, needs_parens
 from ..model import Edit, Fix
 from ..reach import imports
@@ -2088,10 +2089,7 @@ in strict mode, a model's output (a NumPy array or a tuple has no `.detach()`).
 # Matplotlib's plotting functions, pyplot's and the same methods of an Axes, which convert each
 # data argument with NumPy (`np.asarray`, through `Tensor.__array__`: `Tensor.numpy()`) when they
 # are called: each raises on a tensor that requires grad (matplotlib 3.11, torch 2.13).
-_PLOTTERS = frozenset((
-    "plot scatter bar barh semilogy semilogx loglog fill_between fill_betweenx fill errorbar step stem stackplot "
-    "imshow matshow pcolormesh pcolor contour contourf spy hist boxplot violinplot pie stairs ecdf hist2d hexbin"
-).split())
+_PLOTTERS = PLOTTERS
 # The keywords of those calls that are data too (`plt.scatter(x, y, c=t)`, `s=t`); the others are
 # labels and styles.
 _PLOT_DATA_KEYWORDS = frozenset(("c", "s"))

@@ -928,7 +928,7 @@ The total leaves the function when it (or a value computed from it) is returned 
 stored in an attribute or a container (`self.total = total`, `history.append(total)`: a list
 the function makes is then followed itself, as above), passed to
 a function that is not a display or conversion (`print`, `float`, `str`, f-strings, `logger.*`,
-`writer.add_scalar`, `.item()`, `.detach()`, ...), read by a nested function or lambda, or
+`writer.add_scalar`, Matplotlib's `plt.plot` and `ax.plot`, `.item()`, `.detach()`, ...), read by a nested function or lambda, or
 declared `global` / `nonlocal`: such totals may be back-propagated elsewhere (Lightning's
 `training_step` returns its loss) and are not reported.  Except a return to the file's own
 calls of the function when each only displays or converts what it gets, itself or through the
