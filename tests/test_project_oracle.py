@@ -43,6 +43,22 @@ with torch.no_grad():
 plot_predictions(x[:, 0], model(x)[:, 0].detach())
 plot_predictions(x[:, 0], model(x)[:, 0])
 '''}),
+    # A saliency helper makes a leaf of a detached copy of what it is given (whatever that is in
+    # its own module) and converts the leaf: it raises whoever calls it, under no_grad too.
+    ('TNS1', 'saliency helper of another module converts the leaf it makes of its argument', {
+        'saliency.py': '''\
+@torch.enable_grad()
+def input_gradients(model, x):
+    x = x.detach().clone().requires_grad_(True)
+    model(x).sum().backward()
+    return x.grad.numpy(), x.numpy()
+''',
+        'main.py': '''\
+from saliency import input_gradients
+net = nn.Linear(4, 2)
+with torch.no_grad():
+    g, inp = input_gradients(net, torch.randn(2, 4))
+'''}),
     ('TNS1', 'helper of another module star-imported by a script that defines no function', {
         'utils.py': '''\
 def to_numpy(t):

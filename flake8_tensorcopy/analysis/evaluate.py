@@ -2332,6 +2332,12 @@ class Evaluator:
                             tags=_TENSORISH_TAGS, device_var=recv.device_var if dev is None else None)
         if m == "numpy":
             return ARRAY_FACT if recv.grad is Grad.NO and recv.device is Device.CPU else UNKNOWN_FACT
+        if tensorish and m == "requires_grad_":
+            # `x.detach().clone().requires_grad_(True)`: a leaf that requires grad (as the
+            # statement `x.requires_grad_(True)` makes `x`; `_call_effect`).
+            flag = _const_bool(node.args[0]) if node.args else True
+            grad = Grad.YES if flag else (Grad.NO if flag is False else Grad.UNKNOWN)
+            return Fact(TENSOR, grad, recv.device, leaf=grad is Grad.YES, device_var=recv.device_var)
         if tensorish and m not in api.NON_TENSOR_METHODS:
             return recv.but(leaf=False)
         return UNKNOWN_FACT
