@@ -3224,6 +3224,16 @@ backbone_state = model.backbone.state_dict()
 train_one_epoch(model, opt)
 assert torch.equal(backbone_state["weight"], w0)
 '''),
+    ('snapshot of some entries by a helper, then a step', '''\
+def backbone_state(m):
+    return {k: v for k, v in m.state_dict().items() if not k.startswith("bias")}
+model = nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+w0 = model.weight.detach().clone()
+init = backbone_state(model)
+opt.zero_grad(); model(torch.ones(1, 2)).sum().backward(); opt.step()
+assert torch.equal(init["weight"], w0), "snapshot changed"
+'''),
     ('snapshot, then weights swapped in by a helper that loads them', '''\
 def evaluate_with(model, state):
     model.load_state_dict(state)

@@ -3757,6 +3757,23 @@ fig, ax = plt.subplots()
 ax.plot([float(v) for v in train_losses])
 plt.close(fig)
 '''}),
+    ('TNS5', 'helper of another module returns some entries of a state dict', {
+        'utils.py': '''\
+# (imports nothing)
+def backbone_state(model):
+    return {k: v for k, v in model.state_dict().items() if not k.startswith("2.")}
+''',
+        'main.py': '''\
+from utils import backbone_state
+model = nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.Linear(4, 1))
+init = backbone_state(model)  # expect
+ref = {k: v.clone() for k, v in init.items()}
+opt = torch.optim.SGD(model.parameters(), lr=0.5)
+model(torch.randn(8, 4)).sum().backward()
+opt.step()
+assert not torch.equal(ref["0.weight"], init["0.weight"])
+model.load_state_dict(init, strict=False)
+'''}),
     ('TNS5', 'meter of the file inherits update from a base of another module', {
         'base.py': '''\
 class BaseMeter:

@@ -212,10 +212,22 @@ def _bound_once_and_returned(func, nodes: list) -> dict:
 
 def _returned_snapshot(expr) -> tuple | None:
     """(STATE, `p`, "") when `expr` is `p.state_dict()`, `p.state_dict().copy()`,
-    `dict(p.state_dict())` or `OrderedDict(p.state_dict())`; (TENSOR_ALIAS, `p`, steps) when it
+    `dict(p.state_dict())`, `OrderedDict(p.state_dict())` or some of its entries (`{k: v for k,
+    v in p.state_dict().items() if ...}`); (TENSOR_ALIAS, `p`, steps) when it
     is `p` followed by `.detach()`, `.data`, `.cpu()` and `.numpy()` (steps: "detach.cpu.numpy");
     `p` a name."""
     inner = expr
+    if type(inner) is ast.DictComp and len(inner.generators) == 1:
+        # `{k: v for k, v in p.state_dict().items() if ...}`: some of its entries, each the
+        # state dict's own tensor.
+        gen = inner.generators[0]
+        target, it = gen.target, gen.iter
+        if (type(target) is ast.Tuple and len(target.elts) == 2 and all(type(e) is ast.Name for e in target.elts)
+                and type(inner.key) is ast.Name and inner.key.id == target.elts[0].id
+                and type(inner.value) is ast.Name and inner.value.id == target.elts[1].id
+                and not gen.is_async and type(it) is ast.Call and type(it.func) is ast.Attribute
+                and it.func.attr == "items" and not it.args and not it.keywords):
+            inner = it.func.value
     if type(inner) is ast.Call and not inner.keywords:
         f = inner.func
         if type(f) is ast.Attribute and f.attr == "copy" and not inner.args:

@@ -125,7 +125,8 @@ the tensor itself; `.to("cpu", copy=True)` or a dtype copies), `state_dict(keep_
 (the parameters themselves), or what a function of the file or of another module of the
 project returns when it returns the state dict of the module it is handed (`best = snapshot(model)`
 with `def snapshot(m): return m.state_dict()`, or `state = m.state_dict()` then `return state`,
-the local named nowhere else: every `return` of the function returns one of that parameter,
+the local named nowhere else, or some of its entries, `{k: v for k, v in m.state_dict().items()
+if ...}`: every `return` of the function returns one of that parameter,
 which it never rebinds; the message says where the function is), or what a
 method of a class of the file or of another module of the project keeps in an attribute of the
 instance (`stopper.step(val_loss, model)`, or `stopper(val_loss, model)`, with
