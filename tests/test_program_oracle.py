@@ -3343,6 +3343,35 @@ for _ in range(3):
     total += loss
 assert not total.requires_grad, "total keeps graph"
 '''),
+    ('loss totals stored in a tensor made for them', '''\
+model = nn.Linear(3, 2)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+epoch_losses = torch.zeros(3)
+for i in range(3):
+    loss = model(torch.randn(4, 3)).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    epoch_losses[i] = loss
+print("mean", epoch_losses.mean().item())
+assert not epoch_losses.requires_grad, "total keeps graph"
+'''),
+    ('loss totals stored in a tensor made for them, detached', '''\
+model = nn.Linear(3, 2)
+epoch_losses = torch.zeros(3)
+for i in range(3):
+    loss = model(torch.randn(4, 3)).pow(2).mean()
+    loss.backward()
+    epoch_losses[i] = loss.detach()
+assert not epoch_losses.requires_grad
+'''),
+    ('loss totals stored in a tensor made for them, then back-propagated', '''\
+model = nn.Linear(3, 2)
+losses = torch.empty(3)
+for i in range(3):
+    losses[i] = model(torch.randn(4, 3)).pow(2).mean()
+losses.mean().backward()
+'''),
     ('epoch loss total appended to a history list', '''\
 model = nn.Linear(3, 2)
 opt = torch.optim.SGD(model.parameters(), lr=0.1)

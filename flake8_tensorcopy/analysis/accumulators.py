@@ -380,6 +380,21 @@ def _new_list(target, value, name: str) -> bool:
         and value.func.id == "list" and not value.args and not value.keywords
 
 
+_TENSOR_MAKERS = frozenset("torch." + n + like for n in ("zeros", "empty", "ones", "full") for like in ("", "_like"))
+
+
+def _fresh_tensor(scope_node, name: str) -> bool:
+    """Whether every binding of `name` in the scope makes a new tensor (`torch.zeros(n)`,
+    `torch.empty_like(x)`, not one that requires grad), and it is not a parameter: the scope's
+    own tensor."""
+    return _bound_only_so(scope_node, name, _new_tensor)
+
+
+def _new_tensor(target, value, _name: str) -> bool:
+    return type(target) is ast.Name and type(value) is ast.Call and dotted_name(value.func) in _TENSOR_MAKERS \
+        and not any(k.arg == "requires_grad" for k in value.keywords)
+
+
 _DICT_MAKERS = frozenset({"dict", "defaultdict", "OrderedDict", "collections.defaultdict", "collections.OrderedDict"})
 
 
@@ -446,6 +461,12 @@ class AccumulatorDomain(Domain):
             # `losses += [loss]`: an append (the list's own, as for `.append(`); a list a name
             # holds is no total of `+=`'s whatever it is added.
             acc, kind = (extended if self._fresh(frame, extended[0], _fresh_list) else None), "append"
+        elif acc is None and type(stmt) is ast.Assign and len(stmt.targets) == 1 \
+                and type(stmt.targets[0]) is ast.Subscript and type(stmt.targets[0].value) is ast.Name \
+                and self._fresh(frame, stmt.targets[0].value.id, _fresh_tensor):
+            # `losses[i] = loss` into a tensor of the scope's own (`losses = torch.zeros(n)`):
+            # the tensor keeps each term's graph (CopySlices), as a list keeps what is appended.
+            acc, kind = (stmt.targets[0].value.id, stmt.value), "append"
         elif acc is None and type(stmt) is ast.Expr and type(stmt.value) is ast.Call:
             found = _in_place(stmt.value)
             # (Only the function's own list, not one of the caller's; `add_` only of a tensor: a

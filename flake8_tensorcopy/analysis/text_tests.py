@@ -332,10 +332,12 @@ def might_accumulate(text: str, meters: frozenset = frozenset(), attrs: frozense
         return True
     plus = "+" in text
     if not plus and ".append(" not in text and ".add_(" not in text:
-        return False
+        return "] =" in text and _might_store(text)
     loop = _loop_end(text)
     if loop == -1:
         return False
+    if "] =" in text and _might_store(text):
+        return True
     if not plus:
         return _might_keep(text, loop)
     names = set()
@@ -387,6 +389,30 @@ _EMPTY_LIST = LazyPattern(r"\[[ \t]*\]|\blist\([ \t]*\)")
 # that ends in `.item()`, `.detach()` or `.tolist()` (`losses.append(loss.item())`, the most
 # common append of a training loop), then the call's `)`.
 _CUT_ARGUMENT = LazyPattern(r"[\w.]+(?:\([^()\n]*\)|\[[^\[\]\n]*\]|\.\w+)*\.(?:item|detach|tolist)\(\)\)")
+
+
+# `losses = torch.zeros(n)` on a line of its own: a new tensor (accumulators._new_tensor).
+_NEW_TENSOR_LINE = LazyPattern(r"(?m)^[ \t]*([A-Za-z_]\w*)[ \t]*=[ \t]*torch\.(?:zeros|empty|ones|full)(?:_like)?\(")
+
+
+def _might_store(text: str) -> bool:
+    """Whether `text` may store terms into a tensor of its own in a loop (`losses[i] = loss`
+    after a `for` or `while`, where `losses = torch.zeros(n)`: accumulators._fresh_tensor)."""
+    if "torch." not in text:
+        return False
+    loop = _loop_end(text)
+    if loop == -1:
+        return False
+    for m in _NEW_TENSOR_LINE.finditer(text):
+        store = m.group(1) + "["
+        at = text.find(store, loop)
+        while at != -1:
+            if at == 0 or not (text[at - 1].isalnum() or text[at - 1] in "_."):
+                close = text.find("]", at)
+                if close != -1 and text.startswith(" =", close + 1) and not text.startswith(" ==", close + 1):
+                    return True
+            at = text.find(store, at + 1)
+    return False
 
 
 def _might_keep(text: str, loop: int) -> bool:
