@@ -700,7 +700,7 @@ class Through:
         (whose summary walker is `walker`) when the instance's attributes `attrs` ({attr: fact})
         are what one constructor call passed, and not with the class's own, or when a call
         passes the method's parameters `args` ({parameter: fact}), and not without them:
-        [(code, line), ...] (walker.method_sinks, walker.call_sinks)."""
+        [(code, line, how), ...] (walker.method_sinks, walker.call_sinks; `how`: _differ's)."""
         info = walker.classes.get(id(classdef))
         method = info.method(name)[0] if info is not None else None
         positional = (method.args.posonlyargs + method.args.args) if method is not None else []
@@ -736,7 +736,8 @@ class Through:
     def check(self, walker, func, given) -> list:
         """What those rules find inside function `func` of a project module (whose summary walker
         is `walker`) for the call's arguments `given`, and not with its parameters unknown:
-        [(code, line), ...]."""
+        [(code, line, how), ...] (`how`: "p" where what is reported is a parameter of a module
+        the call passes, else "")."""
         # (The parameters the call gives a literal are unknown facts with its truth: kept.)
         return self._differ(walker, func, lambda w, empty: (None, {} if empty else given), (func.col_offset,),
                             given.values(),
@@ -774,7 +775,7 @@ class Through:
             options = options.replace(strict=False)
         floor = min((_must_grad(f) for f in facts), default=Grad.YES)
 
-        def found(empty) -> set:
+        def found(empty) -> dict:
             ctx = Context(lines, options)
             ctx.through_call = floor
             if relay:
@@ -787,17 +788,22 @@ class Through:
                 cls, args = given(w, empty) if empty is not None else opaque(w)
                 w.check_function(func, args, cls)
             except (Reparse, RecursionError):
-                return set()
+                return {}
             finally:
                 w.release()
-            return {(v.code, v.line) for v in ctx.violations if func.lineno <= v.line <= func.end_lineno}
+            # (code, line) -> "p" where what is reported is a leaf that requires grad, a
+            # parameter of a module the call passes (Context.through_leaves), else "".
+            return {(v.code, v.line): "p" if (v.code, v.line) in ctx.through_leaves else ""
+                    for v in ctx.violations if func.lineno <= v.line <= func.end_lineno}
 
         if not self._checked_with_torch(walker):
-            return sorted(found(False) - found(None))  # (its baseline is this call's)
-        key = (walker.module, func.lineno, *key, floor)
-        if key not in self._baselines:
-            self._baselines[key] = found(True)
-        return sorted(found(False) - self._baselines[key])
+            baseline = found(None)  # (its baseline is this call's)
+        else:
+            key = (walker.module, func.lineno, *key, floor)
+            if key not in self._baselines:
+                self._baselines[key] = found(True)
+            baseline = self._baselines[key]
+        return sorted((code, line, how) for (code, line), how in found(False).items() if (code, line) not in baseline)
 
     def _checked_with_torch(self, walker) -> bool:
         """Whether the project module of `walker` gets the rules that need torch when it is

@@ -1254,6 +1254,63 @@ def test_what_a_module_passed_to_another_modules_conversion_computes_raises_on_r
         utils.predict(net, x)
 
 
+PARAMETER_ARGS = {
+    "PKG/__init__.py": "",
+    "PKG/export.py": """
+        import numpy as np
+
+
+        def dump(model):
+            for p in model.parameters():
+                print(p.numpy())
+
+
+        def save_weights(model, prefix):
+            for name, p in model.named_parameters():
+                np.save(f"{prefix}_{name}.npy", p)
+    """,
+    "PKG/train.py": """
+        import torch
+        from torch import nn
+
+        from .export import dump, save_weights
+
+        net = nn.Linear(3, 2)
+        dump(net)
+        save_weights(net, "w")
+        with torch.no_grad():
+            dump(net)
+    """,
+}
+PARAMETER_ARG_FINDINGS = [
+    ("TNS101", 7, "the parameters of net (dump() calls .numpy() on them, export.py:6) require grad, so .numpy() "
+                  "raises RuntimeError; use `torch.no_grad()` around the call"),
+    ("TNS103", 8, "save_weights() on the parameters of net, which require grad (a NumPy call in it converts them, "
+                  "export.py:11) raises RuntimeError; use `torch.no_grad()` around the call"),
+]
+
+
+def test_a_call_passes_a_module_to_another_modules_conversion_of_its_parameters(tmp_path, capsys, monkeypatch):
+    # A torch-free module's helpers that convert the parameters of the module they are given
+    # (exporting weights): reported at the module passed, named as its parameters (not as what
+    # it computes); numpy() of a parameter is allowed while grad mode is off, as torch says.
+    import torch
+
+    train = make(tmp_path, files=PARAMETER_ARGS, package="parampkg")
+    _reported_everywhere(train, PARAMETER_ARG_FINDINGS, capsys, tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    from parampkg import export
+
+    net = torch.nn.Linear(3, 2)
+    for bad in (lambda: export.dump(net), lambda: export.save_weights(net, "w")):
+        with pytest.raises(RuntimeError, match="requires grad"):
+            bad()
+    with torch.no_grad():
+        export.dump(net)
+        export.save_weights(net, "w")
+
+
 def _strict_findings(path, root) -> list:
     """The engine's findings in `path` in strict mode, with the project at `root`."""
     return lint_text(path.read_text(), options=Options(strict=True), project=Project(str(root)),

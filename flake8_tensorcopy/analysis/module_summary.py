@@ -109,8 +109,8 @@ class ProjectEntity:
 
     def sinks_for(self, args: dict, constants: dict | None = None) -> tuple:
         """What the rules report inside this function when it is called with parameters `args`
-        ({name: fact}, tensors that require grad) and not without them: ((code, line), ...),
-        as strings.  `constants`: {name: truth} of the parameters the call gives a literal
+        ({name: fact}, tensors that require grad) and not without them: ((code, line, how), ...),
+        as strings (`how`: "p" where what is reported is a parameter of a module passed).  `constants`: {name: truth} of the parameters the call gives a literal
         (astutil.call_constants): a branch that needs the other truth is not where the call's
         arguments go.  Found by `through.Through.check`, which the project carries (the rules
         sit above this layer); () without it."""
@@ -123,7 +123,7 @@ class ProjectEntity:
                 return ()
             given = {p: _passed(import_fact(x, self.project.entity)) for p, x in said}
             given.update((p, UNKNOWN_FACT.but(tags=frozenset({SITE_CONSTANTS[t == "1"]}))) for p, t in fixed)
-            return tuple((code, str(line)) for code, line in through.check(walker, node, given))
+            return tuple((code, str(line), how) for code, line, how in through.check(walker, node, given))
 
         found = self._answer(("sinks", self.path, said) + ((fixed,) if fixed else ()), compute, many="plain")
         return found if found is not None else ()
@@ -142,7 +142,8 @@ class ProjectEntity:
                 return ()
             given = {p: _passed(import_fact(x, self.project.entity)) for p, x in said}
             given.update((p, UNKNOWN_FACT.but(tags=frozenset({SITE_CONSTANTS[t == "1"]}))) for p, t in fixed)
-            return tuple((code, str(line)) for code, line in through.check_method(walker, node, name, {}, given))
+            return tuple((code, str(line), how) for code, line, how in through.check_method(walker, node, name, {},
+                                                                                            given))
 
         found = self._answer(("margs", self.path, name, said) + ((fixed,) if fixed else ()), compute, many="plain")
         return found if found is not None else ()
@@ -168,7 +169,8 @@ class ProjectEntity:
             if through is None or not isinstance(node, ast.ClassDef):
                 return ()
             given = {a: import_fact(x, self.project.entity) for a, x in said}
-            return tuple((code, str(line)) for code, line in through.check_method(walker, node, name, given))
+            return tuple((code, str(line), how) for code, line, how in through.check_method(walker, node, name,
+                                                                                            given))
 
         found = self._answer(("msinks", self.path, name, said), compute, many="plain")
         return found if found is not None else ()

@@ -480,7 +480,8 @@ class Walker(Summaries, Evaluator):
     def call_sinks(self, call: ast.Call, state: State) -> list:
         """What a call of a function of another module of the project makes the rules report
         inside that function, for each tensor that requires grad (for certain) it passes:
-        [(argument expression, code, "file.py:line"), ...], each argument asked alone.  Empty
+        [(argument expression, code, "file.py:line", whether what is reported there is a
+        parameter of the module the argument is), ...], each argument asked alone.  Empty
         unless the callee is a top-level function of a project module."""
         through = self.project.through if self.project is not None else None
         func = call.func
@@ -517,8 +518,8 @@ class Walker(Summaries, Evaluator):
             a = self._sink_argument(self.fact(expr, state))
             if a is None:
                 continue
-            for code, line in entity.sinks_for({param: a}, constants):
-                out.append((expr, code, f"{self._file_of(entity)}:{line}"))
+            for code, line, how in entity.sinks_for({param: a}, constants):
+                out.append((expr, code, f"{self._file_of(entity)}:{line}", how == "p"))
         return out
 
     def _method_argument_sinks(self, call: ast.Call, recv: Fact, name: str, through, state: State) -> list:
@@ -541,8 +542,8 @@ class Walker(Summaries, Evaluator):
             a = self._sink_argument(self.fact(expr, state))
             if a is None:
                 continue
-            for code, line in owner.method_args_sinks_for(name, {param: a}, constants):
-                out.append((expr, code, f"{self._file_of(owner)}:{line}"))
+            for code, line, how in owner.method_args_sinks_for(name, {param: a}, constants):
+                out.append((expr, code, f"{self._file_of(owner)}:{line}", how == "p"))
         return out
 
     def _project_method_owner(self, owner, name: str) -> tuple:
@@ -613,7 +614,7 @@ class Walker(Summaries, Evaluator):
                 else:
                     held = a
                 for m in readers:
-                    for code, line in owner.method_sinks_for(m, {attr: held}):
+                    for code, line, _how in owner.method_sinks_for(m, {attr: held}):
                         out.append((expr, code, f"{self._file_of(owner)}:{line}", m))
         return out
 
@@ -645,8 +646,9 @@ class Walker(Summaries, Evaluator):
         """What a call of a method of an instance of a class of another module of the project
         (`t.predict(x)`, `t = Trainer(net)`) makes the rules report inside that method, for each
         attribute the instance's constructor call gave a torch module or a tensor that requires
-        grad (for certain): [(attribute, code, "file.py:line"), ...], each attribute asked
-        alone (evaluate.Evaluator._constructed)."""
+        grad (for certain): [(attribute, code, "file.py:line", whether what is reported is a
+        parameter of the module the attribute holds), ...], each attribute asked alone
+        (evaluate.Evaluator._constructed)."""
         through = self.project.through if self.project is not None else None
         func = call.func
         if through is None or type(func) is not ast.Attribute or func.attr not in through.names or self._surveying:
@@ -666,8 +668,8 @@ class Walker(Summaries, Evaluator):
             a = self._sink_argument(a)
             if a is None or key is not None and f"{key}.{attr}" in state.env:
                 continue  # (`t.model = other` since: not what the constructor was passed)
-            for code, line in entity.method_sinks_for(func.attr, {attr: a}):
-                out.append((attr, code, f"{self._file_of(entity)}:{line}"))
+            for code, line, how in entity.method_sinks_for(func.attr, {attr: a}):
+                out.append((attr, code, f"{self._file_of(entity)}:{line}", how == "p"))
         return out
 
     def _sink_argument(self, a: Fact) -> Fact | None:

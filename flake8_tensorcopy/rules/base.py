@@ -281,6 +281,10 @@ class Context:
         # the least grad the arguments have on every path (facts.must_grad), which the rules
         # that report through calls ask of what they report there.  None elsewhere.
         self.through_call = None
+        # In such a walk: (code, line) of the findings whose value is a leaf that requires grad
+        # (a parameter of a module the call passes: `for p in model.parameters(): p.numpy()`),
+        # which the message names so, not as what the module computes (through.Through._differ).
+        self.through_leaves: set = set()
         # The names of the project's functions that may report through calls (`to_numpy`):
         # a call of another name is not asked (Context.call_sinks).  Set by the engine.
         self.sink_names: frozenset = frozenset()
@@ -348,11 +352,12 @@ class Context:
         return self.walker.call_sinks(call, self.walker.frame.state)
 
     def call_sink(self, rule, call):
-        """(argument, the callee's text, "file.py:line") of the first argument of `call` for
-        which `rule` reports inside the function it calls (call_sinks), or None."""
-        for arg, code, where in self.call_sinks(call):
+        """(argument, the callee's text, "file.py:line", whether what it reports there is a
+        parameter of the module the argument is) of the first argument of `call` for which
+        `rule` reports inside the function it calls (call_sinks), or None."""
+        for arg, code, where, params in self.call_sinks(call):
             if code == rule.code:
-                return arg, self._callee(call, "the function"), where
+                return arg, self._callee(call, "the function"), where, params
         return None
 
     def _callee(self, call, fallback: str) -> str:
@@ -373,12 +378,13 @@ class Context:
         return None
 
     def method_sink(self, rule, call):
-        """(the receiver, its attribute, the method's text, "file.py:line") for `t.predict(x)`,
-        where `rule` reports inside method `predict` of another module's class for what the
-        constructor call of `t` gave attribute `t.model` (walker.method_sinks), or None."""
-        for attr, code, where in self.walker.method_sinks(call, self.walker.frame.state):
+        """(the receiver, its attribute, the method's text, "file.py:line", whether what it reports
+        is a parameter of the module the attribute holds) for `t.predict(x)`, where `rule`
+        reports inside method `predict` of another module's class for what the constructor call
+        of `t` gave attribute `t.model` (walker.method_sinks), or None."""
+        for attr, code, where, params in self.walker.method_sinks(call, self.walker.frame.state):
             if code == rule.code:
-                return call.func.value, attr, self._callee(call, "the method"), where
+                return call.func.value, attr, self._callee(call, "the method"), where, params
         return None
 
     def origin(self, node, about: str = "grad") -> str:
@@ -442,3 +448,15 @@ class Context:
         end_col = lines.char_col(end_line, node.end_col_offset) if node.end_col_offset is not None else col
         msg = rule.message.format(**fields)
         self.violations.append(Violation(rule.code, msg, line, col, end_line, end_col, fix))
+        if self.through_call is not None and self._converts_a_leaf(node):
+            self.through_leaves.add((rule.code, line))
+
+    def _converts_a_leaf(self, node) -> bool:
+        """Whether a name or an attribute in `node` (what a finding reports) holds a leaf that
+        requires grad."""
+        for n in ast.walk(node):
+            if type(n) is ast.Name or type(n) is ast.Attribute:
+                f = self.fact(n)
+                if f.kind == "tensor" and f.leaf and f.grad.name == "YES":
+                    return True
+        return False

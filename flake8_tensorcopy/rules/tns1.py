@@ -114,12 +114,15 @@ def _display(ctx, node, fallback: str) -> str:
     return fallback if t == "<expr>" else t
 
 
-def _passed(ctx, arg, fallback: str) -> tuple:
+def _passed(ctx, arg, fallback: str, params: bool = False) -> tuple:
     """(what a call passes, as a through-call finding names it; what to write instead; whether
     it is several tensors): the tensor itself, what a module computes there (`predict(net, x)`,
-    converted inside), or the tensors of a list or of a module's parameters (`mean_of(losses)`,
+    converted inside), its parameters where those are what is converted (`params`: `for p in
+    model.parameters(): np.save(f, p)` inside), or the tensors of a list or of a module's parameters (`mean_of(losses)`,
     `np.mean(values)` inside)."""
     f = ctx.fact(arg)
+    if f.kind == MODULE and params:
+        return f"the parameters of {_display(ctx, arg, 'the module')}", "`torch.no_grad()` around the call", True
     if f.kind == MODULE:
         return f"what {_display(ctx, arg, 'the module')} computes", "`torch.no_grad()` around the call", False
     if f.kind != TENSOR and f.kind != UNKNOWN:
@@ -130,12 +133,15 @@ def _passed(ctx, arg, fallback: str) -> tuple:
     return _display(ctx, arg, fallback), _shown(ctx, _parenthesized(ctx, arg) + ".detach()", "t.detach()"), False
 
 
-def _held(ctx, recv, attr: str) -> tuple:
+def _held(ctx, recv, attr: str, params: bool = False) -> tuple:
     """(what an instance holds, as a finding in one of its methods names it; what to write
-    instead): what its module computes (`t.predict(x)`, `t = Trainer(net)`), or its tensor."""
+    instead): what its module computes (`t.predict(x)`, `t = Trainer(net)`), the module's
+    parameters where those are what is converted (`params`), or its tensor."""
     held = f"{_display(ctx, recv, 'the instance')}.{attr}"
     attrs = ctx.fact(recv).attrs
     if getattr(attrs.get(attr) if attrs is not None else None, "kind", None) == MODULE:
+        if params:
+            return f"the parameters of {held}", "`torch.no_grad()` around the call"
         return f"what {held} computes", "`torch.no_grad()` around the call"
     return held, "`.detach()` on what its constructor call passes for it"
 
@@ -233,7 +239,7 @@ class _NumpyMethodRule(_Tns1Rule):
         function does with the tensor besides is its own)."""
         found = ctx.call_sink(self, node)
         if found is not None:
-            arg, callee, where = found
+            arg, callee, where, params = found
             if not self.grad:
                 # TNS102: a tensor on an accelerator (walker._sink_argument) that the function
                 # converts without `.cpu()`.
@@ -242,7 +248,7 @@ class _NumpyMethodRule(_Tns1Rule):
                            hazard="may be on an accelerator", error="TypeError",
                            use=_shown(ctx, _parenthesized(ctx, arg) + ".cpu()", "t.cpu()"))
                 return
-            expr, use, several = _passed(ctx, arg, "the tensor")
+            expr, use, several = _passed(ctx, arg, "the tensor", params)
             ctx.report(self, arg, None, expr=expr,
                        origin=f" ({callee}() calls .numpy() on {'them' if several else 'it'}, {where})",
                        hazard="require grad" if several else "requires grad", error="RuntimeError", use=use)
@@ -262,10 +268,11 @@ class _NumpyMethodRule(_Tns1Rule):
             return
         found = ctx.method_sink(self, node)
         if found is not None:
-            recv, attr, callee, where = found
-            expr, use = _held(ctx, recv, attr)
-            ctx.report(self, node, None, expr=expr, origin=f" ({callee}() calls .numpy() on it, {where})",
-                       hazard="requires grad", error="RuntimeError", use=use)
+            recv, attr, callee, where, params = found
+            expr, use = _held(ctx, recv, attr, params)
+            ctx.report(self, node, None, expr=expr,
+                       origin=f" ({callee}() calls .numpy() on {'them' if params else 'it'}, {where})",
+                       hazard="require grad" if params else "requires grad", error="RuntimeError", use=use)
 
     # What each rule inserts and how it names the hazard (filled in by TNS101/TNS102).
     inserted = ""
@@ -1066,8 +1073,10 @@ origin (another framework's tensor has no `.cpu()`).
     ]
 
 # A NumPy function that takes a list of tensors (each converted), by the module's usual names.
+# (Also the savers: a helper that exports what it is given, `np.save(path, p)`.)
 _LIST_FUNCTION_CALL = LazyPattern(r"(?<![\w.])(?:np|numpy)\.(?:mean|average|median|std|var|sum|prod|max|min|"
-                                  r"stack|vstack|hstack|concatenate|percentile|quantile|nan\w+)\(")
+                                  r"stack|vstack|hstack|concatenate|percentile|quantile|nan\w+|"
+                                  r"save|savez|savez_compressed|savetxt)\(")
 # What names NumPy goes by in a file, for TNS103's test of which functions call it: the file's
 # imports as reach.py reads them (`import numpy as N`, `from numpy import asarray as arr`,
 # `from numpy.linalg import (norm,\n svd)`) and module-level aliases (`arr = np.asarray`).
@@ -1595,10 +1604,11 @@ path (the original certainly raised), and unsafe otherwise.
                 return
             found = ctx.method_sink(self, node) if ctx.sink_names else None
             if found is not None:
-                recv, attr, callee, where = found
-                what, use = _held(ctx, recv, attr)
-                ctx.report(self, node, None, func=callee, what=f"{what}, which requires grad",
-                           origin=f" (a NumPy call in it converts it, {where})", error="RuntimeError", use=use)
+                recv, attr, callee, where, params = found
+                what, use = _held(ctx, recv, attr, params)
+                require, them = ("require", "them") if params else ("requires", "it")
+                ctx.report(self, node, None, func=callee, what=f"{what}, which {require} grad",
+                           origin=f" (a NumPy call in it converts {them}, {where})", error="RuntimeError", use=use)
             return
         hazard, fixable, held, facts = self._tensor_arguments(node, ctx, lambda f, _expr: self._grad(f, ctx))
         if hazard is None:
@@ -2323,8 +2333,8 @@ def _reported_at_call(rule, node: ast.Call, ctx, converter: str) -> bool:
     found = ctx.call_sink(rule, node) if ctx.sink_names else None
     if found is None:
         return False
-    arg, callee, where = found
-    what, use, several = _passed(ctx, arg, "a tensor")
+    arg, callee, where, params = found
+    what, use, several = _passed(ctx, arg, "a tensor", params)
     ctx.report(rule, arg, None, func=callee, what=f"{what}, which {'require' if several else 'requires'} grad",
                origin=f" ({converter} in it converts {'them' if several else 'it'}, {where})", error="RuntimeError",
                use=use)

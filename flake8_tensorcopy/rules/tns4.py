@@ -1855,7 +1855,7 @@ exactly (a form feed that starts a line at module level).
         helper is the other module's; the call can be wrapped, or the helper)."""
         found = ctx.call_sink(self, node)
         if found is not None:
-            arg, callee, where = found
+            arg, callee, where, _params = found
             kind = ctx.fact(arg).kind
             each = "" if kind == TENSOR else "the parameters of " if kind == MODULE else "each of "
             ctx.report(self, arg, None, leaf=f"{each}{ctx.short(arg, 60)} (in {callee}(), {where})",
@@ -1866,7 +1866,7 @@ exactly (a form feed that starts a line at module level).
         # hand-written optimizer): reported at the call.
         found = ctx.method_sink(self, node)
         if found is not None:
-            recv, attr, callee, where = found
+            recv, attr, callee, where, _params = found
             given = getattr(ctx.fact(recv).attrs, "given", None)
             held = given.get(attr) if given else None
             kind = held.kind if held is not None else None
