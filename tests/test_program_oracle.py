@@ -15,6 +15,32 @@ from conftest import reported_lines
 
 HEAD = "import torch\nimport torch.nn as nn\nimport numpy as np\nimport functools\n"
 TNS1_PROGRAMS = [
+    ('a setup function of the file turns grad off for good', '''\
+def setup_inference(seed=0):
+    torch.manual_seed(seed)
+    torch.set_grad_enabled(False)
+setup_inference()
+net = nn.Linear(4, 2)
+print(net(torch.randn(2, 4)).numpy())
+'''),
+    ('a setup function of the file turns grad off, then on again', '''\
+def setup(seed=0):
+    torch.set_grad_enabled(False)
+    torch.manual_seed(seed)
+    torch.set_grad_enabled(True)
+setup()
+net = nn.Linear(4, 2)
+print(net(torch.randn(2, 4)).numpy())
+'''),
+    ('a setup function of the file may return before it turns grad off', '''\
+def setup(train=True):
+    if train:
+        return
+    torch.set_grad_enabled(False)
+setup()
+net = nn.Linear(4, 2)
+print(net(torch.randn(2, 4)).numpy())
+'''),
     ('helper makes a detached copy of its argument that does not require grad and converts it', '''\
 def as_array(x):
     x = x.detach().clone().requires_grad_(False)

@@ -97,6 +97,22 @@ net = nn.Linear(4, 2)
 x, y = torch.randn(8, 4), torch.randn(8, 2)
 print(run_epoch(net, x, y, None, False))
 '''}),
+    ('TNS1', 'setup function of another module turns grad off for good', {
+        'env_setup.py': '''\
+def setup_inference(seed=0):
+    torch.manual_seed(seed)
+    torch.set_grad_enabled(False)
+''',
+        'main.py': '''\
+import env_setup
+from env_setup import setup_inference
+setup_inference()
+net = nn.Linear(4, 2)
+print(net(torch.randn(2, 4)).numpy())
+torch.set_grad_enabled(True)
+env_setup.setup_inference()
+print(net(torch.randn(2, 4)).numpy())
+'''}),
     ('TNS1', 'helper of another module star-imported by a script that defines no function', {
         'utils.py': '''\
 def to_numpy(t):

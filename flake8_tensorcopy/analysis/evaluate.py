@@ -19,7 +19,7 @@ from .astutil import (all_nodes, bind_arguments, bool_binding, decorator_names, 
                       is_property, left_bool_default,
                       local_names, named_tuple_fields, parameter_names, record_fields)
 from .astutil import kwarg as _kwarg
-from .gradmode import context_effect, enables_grad, set_grad_call
+from .gradmode import context_effect, enables_grad, leaves_grad_off, set_grad_call
 from .summaries import project_bases
 from .facts import (
     ARRAY_FACT,
@@ -736,6 +736,10 @@ class Evaluator:
                     switch = not flag  # (`train = True`, then `torch.set_grad_enabled(train)`)
             state.no_grad = switch
             return
+        if not state.no_grad and self._leaves_grad_off(func, state):
+            # `setup_inference()`, which calls `torch.set_grad_enabled(False)`: grad is off after.
+            state.no_grad = True
+            return
         if not isinstance(func, ast.Attribute):
             return
         m = func.attr
@@ -821,6 +825,29 @@ class Evaluator:
         return new
 
     enclosing: dict = {}  # (walker.Walker's: id(def) -> the scope of the function defining it)
+
+    def _leaves_grad_off(self, func, state: State) -> bool:
+        """Whether the function a call statement calls by `func` (its name, or a module's
+        attribute: a function of the file or of another module of the project) turns grad off
+        for what follows the call (gradmode.leaves_grad_off)."""
+        if type(func) is not ast.Name and (type(func) is not ast.Attribute or self.qualname(func, state) is None):
+            return False
+        f = self.fact(func, state)
+        node = f.node if f.kind == FUNCTION else None
+        if node is None:
+            return False
+        if hasattr(node, "leaves_grad_off"):
+            return node.leaves_grad_off()  # (of another module of the project: its module answers)
+        if not isinstance(node, ast.FunctionDef) or self.lines is None \
+                or "set_grad_enabled" not in self.source_of(node):
+            return False
+        memo = self.__dict__.setdefault("_grad_left_off", {})
+        found = memo.get(id(node))
+        if found is None:
+            frame = getattr(self, "module_frame", None)
+            found = memo[id(node)] = frame is not None and leaves_grad_off(
+                node, lambda n: self.qualname(n, frame.state))
+        return found
 
     def literal_flag(self, arg) -> bool | None:
         """The truth of `arg`, a name the function being walked (or the module, where the

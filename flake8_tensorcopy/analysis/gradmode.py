@@ -278,6 +278,26 @@ def set_grad_call(call: ast.Call, qualname) -> bool | None:
     return True if flag is None else not flag
 
 
+def leaves_grad_off(func, qualname) -> bool:
+    """Whether a call of function `func` turns grad off for what follows it, for certain: a
+    statement `torch.set_grad_enabled(False)` at the top of its body, the last such statement
+    there (`def setup_inference(): torch.manual_seed(0); torch.set_grad_enabled(False)`), and no
+    `return` or `yield` before it."""
+    if not isinstance(func, ast.FunctionDef):
+        return False
+    off = False
+    for st in func.body:
+        if type(st) is ast.Expr and type(st.value) is ast.Call:
+            switch = set_grad_call(st.value, qualname)
+            if switch is not None:
+                arg = st.value.args[0] if st.value.args else kwarg(st.value, "mode")
+                off = switch and const_bool(arg) is False
+                continue
+        if any(type(n) in (ast.Return, ast.Yield, ast.YieldFrom) for n in ast.walk(st)):
+            return off
+    return off
+
+
 # --------------------------------------------------------------------------- callees
 
 

@@ -17,7 +17,7 @@ import os
 from contextlib import contextmanager
 
 from . import lazytree
-from .gradmode import with_turns_grad_off, wraps_without_grad
+from .gradmode import leaves_grad_off, with_turns_grad_off, wraps_without_grad
 from .astutil import (constant_defaults, decorator_names, def_stub, is_plain_method, is_property,
                       named_tuple_fields, own_nodes)
 from .facts import CALLED, CLASS, FUNCTION, MODULE, OBJECT, SITE_CONSTANTS, UNKNOWN_FACT, Fact
@@ -367,6 +367,13 @@ class ProjectEntity:
         if type(found) is not tuple or len(found) != 2:
             return frozenset(), True
         return frozenset(found[0]), found[1] == "1"
+
+    def leaves_grad_off(self) -> bool:
+        """Whether a call of the function turns grad off for what follows it
+        (gradmode.leaves_grad_off)."""
+        summary = self.summary
+        return summary is not None and summary.answer_if_mentioned(
+            ("grad-left-off", self.path), (b"set_grad_enabled",), _grad_off_answer(leaves_grad_off)) == "1"
 
     def wraps_without_grad(self) -> bool:
         """Whether the function is a decorator that runs what it decorates with grad off

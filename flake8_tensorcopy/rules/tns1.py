@@ -347,8 +347,10 @@ same tensor.
 
 Not reported inside `torch.no_grad()`, `torch.inference_mode()`,
 `torch.set_grad_enabled(False)` (or `set_grad_enabled(flag)`, which may turn grad off, unless
-`flag` is a name bound once to `True`),
-functions decorated with `@torch.no_grad()` or `@torch.inference_mode()`, functions that the
+`flag` is a name bound once to `True`, or a parameter that the call being followed, or every
+call the file makes, gives `True`), what follows a call of a function that ends by turning
+grad off (`def setup_inference(): ... torch.set_grad_enabled(False)`, of the file or of
+another module), functions decorated with `@torch.no_grad()` or `@torch.inference_mode()`, functions that the
 module only ever calls from such regions, or the PyTorch Lightning hooks that the trainer runs
 with grad off (`validation_step`, `test_step`, `predict_step`, ...): `numpy()` is allowed
 whenever grad mode is off.  `model.eval()` does not turn grad off and does not silence the rule.
