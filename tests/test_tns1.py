@@ -662,3 +662,33 @@ def test_a_plot_message_and_its_safe_fix():
     assert v.fix.safety == "safe"
     fixed, applied, _ = apply_fixes(code, [v])
     assert applied and "plt.plot(x.squeeze(1), pred.detach().cpu().numpy())" in fixed
+
+
+def test_a_list_of_model_outputs_is_advised_a_copy_of_each_not_its_value():
+    # `np.vstack(outputs)` of a model's outputs raises; `.item()` of an output of two values
+    # would raise too: the advice is a copy of each where the list is filled (a list of losses
+    # by its name keeps `.item()`).
+    torch = pytest.importorskip("torch")
+    code = (
+        "import numpy as np\nimport torch\n\n"
+        "model = torch.nn.Linear(4, 2)\n"
+        "outputs, losses = [], []\n"
+        "for _ in range(2):\n"
+        "    out = model(torch.randn(3, 4))\n"
+        "    outputs.append(out)\n"
+        "    losses.append(out.sum())\n"
+        "stacked = np.vstack(outputs)\n"
+        "mean = np.mean(losses)\n"
+    )
+    found = {v.line: v.message for v in lint(code) if v.code == "TNS103"}
+    assert "use outputs.append(t.detach().cpu()) where the list is filled" in found[10]
+    assert "use losses.append(t.item()) where the list is filled" in found[11]
+    with pytest.raises(RuntimeError, match="requires grad"):
+        exec(compile(code, "<outputs>", "exec"), {})
+    fixed = code.replace("outputs.append(out)", "outputs.append(out.detach().cpu())").replace(
+        "losses.append(out.sum())", "losses.append(out.sum().item())")
+    ns: dict = {}
+    exec(compile(fixed, "<fixed>", "exec"), ns)
+    assert ns["stacked"].shape == (6, 2)
+    with pytest.raises(RuntimeError, match="cannot be converted to Scalar"):
+        torch.randn(3, 2).item()  # (what `.item()` of an output would do)

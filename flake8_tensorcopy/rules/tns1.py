@@ -1286,6 +1286,13 @@ def _fill_advice(ctx, held, converted: str) -> str:
     return f"{converted} for each tensor where the values are made"
 
 
+def _element_advice(ctx, held) -> str:
+    """What each element of a list of tensors should be where the list is filled: its value
+    (`t.item()`) for a list of losses by its name (`losses`, `self.val_losses`), else a copy that
+    NumPy converts whatever its shape (a model's outputs stacked: `np.vstack(outputs)`)."""
+    return "t.item()" if "loss" in _display(ctx, held, "").lower() else "t.detach().cpu()"
+
+
 def _worse(a, b):
     return "yes" if "yes" in (a, b) else (a or b)
 
@@ -1632,7 +1639,7 @@ path (the original certainly raised), and unsafe otherwise.
         if held:
             what = f"a list of tensors that {maybe}require grad{unknown}"
             error = converted
-            use = _fill_advice(ctx, held[0], "t.item()")
+            use = _fill_advice(ctx, held[0], _element_advice(ctx, held[0]))
         elif short in _NUMPY_METHOD_DISPATCH and first is not None and first in fixable:
             what = f"a tensor that {'may require' if maybe else 'requires'} grad{unknown}"
             error = f"TypeError (it calls Tensor.{short}() with NumPy keywords)"
@@ -2319,7 +2326,7 @@ tensors held in a variable: convert each where the list is filled (`losses.appen
         error = "TypeError or RuntimeError" if any(f.may_be_on_accelerator for f in facts) else "RuntimeError"
         if held:
             what = f"a list of tensors that {maybe}require grad{unknown}"
-            use = _fill_advice(ctx, held[0], "t.item()")
+            use = _fill_advice(ctx, held[0], _element_advice(ctx, held[0]))
         else:
             what = _what(node, fixable, f"{'may require' if maybe else 'requires'} grad{unknown}")
             use = _NumpyFunctionRule._use(node, fixable, ctx, force)
