@@ -467,6 +467,8 @@ class AccumulatorDomain(Domain):
             # `losses[i] = loss` into a tensor of the scope's own (`losses = torch.zeros(n)`):
             # the tensor keeps each term's graph (CopySlices), as a list keeps what is appended.
             acc, kind = (stmt.targets[0].value.id, stmt.value), "append"
+            if not _loss_list(*acc):
+                acc = None  # (of losses by its spelling, as a list: a forward fills tensors too)
         elif acc is None and type(stmt) is ast.Expr and type(stmt.value) is ast.Call:
             found = _in_place(stmt.value)
             # (Only the function's own list, not one of the caller's; `add_` only of a tensor: a

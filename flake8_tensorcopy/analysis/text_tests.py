@@ -396,9 +396,11 @@ _NEW_TENSOR_LINE = LazyPattern(r"(?m)^[ \t]*([A-Za-z_]\w*)[ \t]*=[ \t]*torch\.(?
 
 
 def _might_store(text: str) -> bool:
-    """Whether `text` may store terms into a tensor of its own in a loop (`losses[i] = loss`
-    after a `for` or `while`, where `losses = torch.zeros(n)`: accumulators._fresh_tensor)."""
-    if "torch." not in text:
+    """Whether `text` may store losses into a tensor of its own in a loop (`losses[i] = loss`
+    after a `for` or `while`, where `losses = torch.zeros(n)`: accumulators._fresh_tensor), "loss"
+    in the tensor's name or in what the line stores (accumulators._loss_list: a model's forward
+    fills tensors of its own in loops too, which it returns)."""
+    if "loss" not in text or "torch." not in text:
         return False
     loop = _loop_end(text)
     if loop == -1:
@@ -410,7 +412,9 @@ def _might_store(text: str) -> bool:
             if at == 0 or not (text[at - 1].isalnum() or text[at - 1] in "_."):
                 close = text.find("]", at)
                 if close != -1 and text.startswith(" =", close + 1) and not text.startswith(" ==", close + 1):
-                    return True
+                    end = text.find("\n", close)
+                    if "loss" in store.lower() or "loss" in text[close:end if end != -1 else len(text)]:
+                        return True
             at = text.find(store, at + 1)
     return False
 

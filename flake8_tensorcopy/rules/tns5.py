@@ -914,9 +914,9 @@ an element requires grad (TNS103 reports it there) and is not reported here.  A 
 function was given is the caller's, and one emptied before the append in each iteration
 (`losses = []`, `losses.clear()`, `del losses[:]`) keeps no graph across iterations: neither is
 reported.
-A tensor the function makes for the losses (`losses = torch.zeros(n)`, `torch.empty(n)`) that
-is given each in such a loop (`losses[i] = loss`) keeps each graph too (the copy into it is
-recorded), and is followed as such a list is.
+A tensor the function makes for the losses (`losses = torch.zeros(n)`, `torch.empty(n)`; of
+losses by its spelling, as a list) that is given each in such a loop (`losses[i] = loss`) keeps
+each graph too (the copy into it is recorded), and is followed as such a list is.
 A loop over the model's structure (`model.parameters()`, `named_parameters()`, `modules()`, an
 optimizer's `param_groups` and a group's `params`) is not a step: `norm += p.norm() ** 2` in
 one builds one graph over the parameters, which goes with the total; it is reported only where
