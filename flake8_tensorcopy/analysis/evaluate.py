@@ -838,15 +838,14 @@ class Evaluator:
             return False
         if hasattr(node, "leaves_grad_off"):
             return node.leaves_grad_off()  # (of another module of the project: its module answers)
-        if not isinstance(node, ast.FunctionDef) or self.lines is None \
-                or "set_grad_enabled" not in self.source_of(node):
+        if not isinstance(node, ast.FunctionDef) or self.lines is None:
             return False
         memo = self.__dict__.setdefault("_grad_left_off", {})
         found = memo.get(id(node))
         if found is None:
             frame = getattr(self, "module_frame", None)
-            found = memo[id(node)] = frame is not None and leaves_grad_off(
-                node, lambda n: self.qualname(n, frame.state))
+            found = memo[id(node)] = frame is not None and "set_grad_enabled" in self.source_of(node) \
+                and leaves_grad_off(node, lambda n: self.qualname(n, frame.state))
         return found
 
     def literal_flag(self, arg) -> bool | None:
