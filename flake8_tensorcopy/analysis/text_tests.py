@@ -391,45 +391,43 @@ _EMPTY_LIST = LazyPattern(r"\[[ \t]*\]|\blist\([ \t]*\)")
 _CUT_ARGUMENT = LazyPattern(r"[\w.]+(?:\([^()\n]*\)|\[[^\[\]\n]*\]|\.\w+)*\.(?:item|detach|tolist)\(\)\)")
 
 
-# `losses = ` before a new tensor's `torch.zeros(` on its line (accumulators._new_tensor).
-_ASSIGNED_NAME = LazyPattern(r"[ \t]*([A-Za-z_]\w*)[ \t]*=[ \t]*")
-_TENSOR_MAKERS = ("torch.zeros(", "torch.empty(", "torch.ones(", "torch.full(", "torch.zeros_like(",
-                  "torch.empty_like(", "torch.ones_like(", "torch.full_like(")
+# `losses[` of a line `losses[i] = loss` (to the `[`: the name stored into, at the end).
+_STORE_TARGET = LazyPattern(r"[ \t]*([A-Za-z_]\w*)\[")
+# What follows the name where a line binds it to a new tensor (accumulators._new_tensor).
+_NEW_TENSOR_AFTER = LazyPattern(r"[ \t]*(?::[^=\n]*)?=[ \t]*torch\.(?:zeros|empty|ones|full)(?:_like)?\(")
 
 
 def _might_store(text: str) -> bool:
     """Whether `text` may store losses into a tensor of its own in a loop (`losses[i] = loss`
     after a `for` or `while`, where `losses = torch.zeros(n)`: accumulators._fresh_tensor), "loss"
-    in the tensor's name or in what the line stores (accumulators._loss_list: a model's forward
-    fills tensors of its own in loops too, which it returns).  By searches of literals (a pattern
-    anchored at line starts is tried at every position of the text)."""
+    on the line that stores (accumulators._loss_list: a model's forward fills tensors of its own
+    in loops too, which it returns).  By searches of literals: the lines that store an element
+    and name a loss, then the name's binding to a new tensor."""
     if "loss" not in text or "torch." not in text:
         return False
     loop = _loop_end(text)
     if loop == -1:
         return False
-    for maker in _TENSOR_MAKERS:
-        made = text.find(maker)
-        while made != -1:
-            m = _ASSIGNED_NAME.match(text, text.rfind("\n", 0, made) + 1, made)
-            if m is not None and m.end() == made and _stores_loss_into(text, m.group(1) + "[", loop):
-                return True
-            made = text.find(maker, made + 1)
+    at = text.find("] =", loop)
+    while at != -1:
+        if not text.startswith("] ==", at):
+            line = text.rfind("\n", 0, at) + 1
+            end = text.find("\n", at)
+            if "loss" in text[line:end if end != -1 else len(text)]:
+                m = _STORE_TARGET.match(text, line, at + 1)
+                if m is not None and _made_new(text, m.group(1)):
+                    return True
+        at = text.find("] =", at + 3)
     return False
 
 
-def _stores_loss_into(text: str, store: str, loop: int) -> bool:
-    """Whether `store` (`losses[`) starts an assignment to an element after offset `loop`, the
-    tensor's name or the line's text naming a loss."""
-    at = text.find(store, loop)
+def _made_new(text: str, name: str) -> bool:
+    """Whether a line of `text` binds `name` to a new tensor (`losses = torch.zeros(n)`)."""
+    at = text.find(name)
     while at != -1:
-        if at == 0 or not (text[at - 1].isalnum() or text[at - 1] in "_."):
-            close = text.find("]", at)
-            if close != -1 and text.startswith(" =", close + 1) and not text.startswith(" ==", close + 1):
-                end = text.find("\n", close)
-                if "loss" in store.lower() or "loss" in text[close:end if end != -1 else len(text)]:
-                    return True
-        at = text.find(store, at + 1)
+        if (at == 0 or text[at - 1] in " \t\n") and _NEW_TENSOR_AFTER.match(text, at + len(name)) is not None:
+            return True
+        at = text.find(name, at + 1)
     return False
 
 
