@@ -741,3 +741,69 @@ def test_an_inplace_activation_on_a_leaf_is_advised_its_out_of_place_form():
             bad()
     (F.relu(w, inplace=False) + torch.relu(w) + F.relu(w)).sum().backward()
     assert w.grad is not None
+
+
+NUMPY_FUNCTION_WRITES = """\
+import numpy as np
+import torch
+
+
+def fill_diagonal():
+    a = torch.ones(2, 2, requires_grad=True)
+    b = a * 1.0
+    c = b ** 2
+    vis = b.detach().numpy()
+    np.fill_diagonal(vis, 0.0)
+    c.sum().backward()
+    return a.grad
+
+
+def copyto():
+    a = torch.ones(2, 2, requires_grad=True)
+    b = a * 1.0
+    c = b ** 2
+    np.copyto(b.detach().numpy(), np.zeros((2, 2), dtype=np.float32))
+    c.sum().backward()
+    return a.grad
+
+
+def clip_out():
+    a = torch.ones(2, 2, requires_grad=True)
+    b = a * 1.0
+    c = b ** 2
+    arr = b.detach().numpy()
+    np.clip(arr, 0.0, 0.5, out=arr)
+    c.sum().backward()
+    return a.grad
+
+
+def clip_copy():
+    a = torch.ones(2, 2, requires_grad=True)
+    b = a * 1.0
+    c = b ** 2
+    arr = b.detach().numpy()
+    clipped = np.clip(arr, 0.0, 0.5)
+    c.sum().backward()
+    return a.grad
+"""
+
+
+def test_numpy_functions_that_write_into_an_array_of_a_saved_tensor():
+    # NumPy's functions that write into the array they are given (`np.fill_diagonal`,
+    # `np.copyto`) or into their `out=`: through `b.detach().numpy()`, they change `b`, which
+    # `b ** 2` saved: no error, a wrong gradient (TNS402 says so).  `np.clip` without `out=`
+    # makes a new array.
+    found = lint_text(NUMPY_FUNCTION_WRITES, TNS4).violations
+    lines = NUMPY_FUNCTION_WRITES.splitlines()
+    assert sorted((v.code, lines[v.line - 1].strip()) for v in found) == [
+        ("TNS402", "np.clip(arr, 0.0, 0.5, out=arr)"),
+        ("TNS402", "np.copyto(b.detach().numpy(), np.zeros((2, 2), dtype=np.float32))"),
+        ("TNS402", "np.fill_diagonal(vis, 0.0)")]
+    assert all("the gradient is silently wrong" in v.message for v in found)
+    pytest.importorskip("torch")
+    ns = {}
+    exec(compile(NUMPY_FUNCTION_WRITES, "<case>", "exec"), ns)
+    right = ns["clip_copy"]().tolist()  # d(b**2)/da = 2 b = 2
+    assert right == [[2.0, 2.0], [2.0, 2.0]]
+    for name in ("fill_diagonal", "copyto", "clip_out"):
+        assert ns[name]().tolist() != right, name

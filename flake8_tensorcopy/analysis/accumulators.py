@@ -463,12 +463,12 @@ class AccumulatorDomain(Domain):
             acc, kind = (extended if self._fresh(frame, extended[0], _fresh_list) else None), "append"
         elif acc is None and type(stmt) is ast.Assign and len(stmt.targets) == 1 \
                 and type(stmt.targets[0]) is ast.Subscript and type(stmt.targets[0].value) is ast.Name \
+                and _loss_list(stmt.targets[0].value.id, stmt.value) \
                 and self._fresh(frame, stmt.targets[0].value.id, _fresh_tensor):
             # `losses[i] = loss` into a tensor of the scope's own (`losses = torch.zeros(n)`):
-            # the tensor keeps each term's graph (CopySlices), as a list keeps what is appended.
+            # the tensor keeps each term's graph (CopySlices), as a list keeps what is appended
+            # (of losses by its spelling, as a list: a forward fills tensors of its own too).
             acc, kind = (stmt.targets[0].value.id, stmt.value), "append"
-            if not _loss_list(*acc):
-                acc = None  # (of losses by its spelling, as a list: a forward fills tensors too)
         elif acc is None and type(stmt) is ast.Expr and type(stmt.value) is ast.Call:
             found = _in_place(stmt.value)
             # (Only the function's own list, not one of the caller's; `add_` only of a tensor: a

@@ -172,7 +172,8 @@ class StorageDomain(Domain):
         if record_use:
             for node, container in _writes(stmt, nodes):
                 for alias in _resolve(st, container, q):
-                    if alias.via == "numpy" and isinstance(node, ast.Call) and node.func.attr not in ARRAY_WRITES:
+                    if alias.via == "numpy" and isinstance(node, ast.Call) and node.func.attr not in ARRAY_WRITES \
+                            and not _numpy_write(node):
                         continue
                     if alias.via != "numpy" and isinstance(node, ast.Call) and not is_inplace_method(node.func.attr):
                         continue
@@ -336,6 +337,28 @@ def _writes(stmt, nodes):
             attr = n.func.attr
             if is_inplace_method(attr) or attr in ARRAY_WRITES:
                 yield n, n.func.value
+            elif _numpy_write(n):
+                # `np.fill_diagonal(a, 0)`, `np.copyto(a, b)`, `np.clip(a, 0, 1, out=a)`: what
+                # NumPy writes into.
+                for kw in n.keywords:
+                    if kw.arg == "out":
+                        yield n, kw.value
+                if attr in NUMPY_WRITERS and n.args and type(n.args[0]) is not ast.Starred:
+                    yield n, n.args[0]
+
+
+# NumPy's functions that write into their first argument.
+NUMPY_WRITERS = frozenset({"fill_diagonal", "copyto", "put", "place", "putmask", "put_along_axis"})
+
+
+def _numpy_write(call: ast.Call) -> bool:
+    """Whether `call` is a NumPy function (`np.` or `numpy.`) that writes into an array it is given:
+    its first argument (NUMPY_WRITERS) or its `out=`."""
+    func = call.func
+    owner = dotted_name(func.value) if isinstance(func, ast.Attribute) else None
+    if owner not in ("np", "numpy"):
+        return False
+    return func.attr in NUMPY_WRITERS or any(kw.arg == "out" for kw in call.keywords)
 
 
 def _resolve(st: StorageState, expr, q) -> frozenset:

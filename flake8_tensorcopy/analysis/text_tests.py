@@ -332,14 +332,12 @@ def might_accumulate(text: str, meters: frozenset = frozenset(), attrs: frozense
         return True
     plus = "+" in text
     if not plus and ".append(" not in text and ".add_(" not in text:
-        return "] =" in text and _might_store(text)
+        return "] =" in text and "loss" in text and _might_store(text, _loop_end(text))
     loop = _loop_end(text)
     if loop == -1:
         return False
-    if "] =" in text and _might_store(text):
-        return True
     if not plus:
-        return _might_keep(text, loop)
+        return _might_keep(text, loop) or "] =" in text and "loss" in text and _might_store(text, loop)
     names = set()
     pos, last_line = loop, -1
     while True:
@@ -354,7 +352,8 @@ def might_accumulate(text: str, meters: frozenset = frozenset(), attrs: frozense
                 names.add((a.group(1), bool(a.group(2))))
         pos += 1
     return any(_starts_from_zero(name, text, _DICT_START if entry else _ZERO) for name, entry in names) or \
-        _might_keep(text, loop) or _starts_from_none(text, loop)
+        _might_keep(text, loop) or _starts_from_none(text, loop) or \
+        "] =" in text and "loss" in text and _might_store(text, loop)
 
 
 # `smooth = loss if smooth is None else 0.9 * smooth + 0.1 * loss` (accumulators._none_branches),
@@ -397,16 +396,13 @@ _STORE_TARGET = LazyPattern(r"[ \t]*([A-Za-z_]\w*)\[")
 _NEW_TENSOR_AFTER = LazyPattern(r"[ \t]*(?::[^=\n]*)?=[ \t]*torch\.(?:zeros|empty|ones|full)(?:_like)?\(")
 
 
-def _might_store(text: str) -> bool:
+def _might_store(text: str, loop: int) -> bool:
     """Whether `text` may store losses into a tensor of its own in a loop (`losses[i] = loss`
     after a `for` or `while`, where `losses = torch.zeros(n)`: accumulators._fresh_tensor), "loss"
     on the line that stores (accumulators._loss_list: a model's forward fills tensors of its own
     in loops too, which it returns).  By searches of literals: the lines that store an element
-    and name a loss, then the name's binding to a new tensor."""
-    if "loss" not in text or "torch." not in text:
-        return False
-    loop = _loop_end(text)
-    if loop == -1:
+    and name a loss, then the name's binding to a new tensor.  `loop`: _loop_end(text)."""
+    if loop == -1 or "torch." not in text:
         return False
     at = text.find("] =", loop)
     while at != -1:
