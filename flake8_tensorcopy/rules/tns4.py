@@ -2057,7 +2057,9 @@ Checks for in-place writes through a `.detach()` alias of a tensor saved for bac
 
 The writes are `c = a.detach(); c.zero_()`, `a.detach()[0] = 5`,
 `a.detach().add_(1)`, and writes into the NumPy array of `a.detach().numpy()`
-(`arr = a.detach().numpy(); arr[0] = 5`), where `a` was saved by an operation for a backward
+(`arr = a.detach().numpy(); arr[0] = 5`, `arr.fill(0)`, and NumPy's functions that write into
+the array they are given, `np.fill_diagonal(arr, 0)`, `np.copyto(arr, b)`, or into their
+`out=`, `np.clip(arr, 0, 1, out=arr)`), where `a` was saved by an operation for a backward
 still to come in the same function.  A tensor is saved when an operation that needs it
 for its gradient used it: `a ** 2`, `a.log()`, `a.sin()`, `a.abs()`, `a.clamp(...)`, `gelu`,
 `silu`, ... save their input; `a.exp()`, `a.sigmoid()`, `a.tanh()`, `a.sqrt()`, `relu`,
