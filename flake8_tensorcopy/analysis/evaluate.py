@@ -340,14 +340,6 @@ class LazyAttrs:
             return self
         return self.but({k: join(mine.get(k), theirs.get(k)) for k in keys})
 
-    @property
-    def kept(self) -> frozenset:
-        """The names the instance's constructor call passed that an attribute of the instance
-        holds as they are (`self.backbone = backbone` of `WithHead(net)`: `net`), moved or not."""
-        if self._sources is None:
-            return frozenset()
-        return frozenset(name for name, _moved in self._sources().values())
-
     def rehanded(self, key: str, module: Fact) -> "LazyAttrs | None":
         """These attributes, with what the constructor call passed by name `key` now `module`
         (it changed in place since); None where the call passed nothing by that name that an

@@ -727,8 +727,6 @@ class SnapshotDomain(Domain):
                     opt = dotted_name(n.args[0])
                 if self._is_optimizer(walker, opt):
                     roots = self._optimizer_roots(walker).get(opt)
-                    if roots is not None:
-                        roots = _with_held(walker, roots, state)
                     role = gan_role(opt) if roots is None else None
                     # (Not what is frozen here: a parameter that does not require grad gets no
                     # gradient, and a step leaves a parameter without one alone.)
@@ -781,7 +779,7 @@ class SnapshotDomain(Domain):
                     # (It steps only the optimizers it is handed, each built on known modules,
                     # and changes nothing else in place: `distill(student, teacher, opt)` with
                     # `opt` over the student's parameters leaves the teacher as it was.)
-                    handed = set(_with_held(walker, narrowed, state))
+                    handed = narrowed
                 if handed and only:
                     # (Nor what is frozen here, as at a step of the file's own: it gets no
                     # gradient, and the function thaws nothing.)
@@ -1458,31 +1456,6 @@ def state_loads(func) -> tuple:
                               given.id if type(given) is ast.Name and given.id in params else ""))
         stack.extend(child_nodes(n))
     return tuple(sorted({f for f in found if f[0] not in rebound and f[2] not in rebound}))
-
-
-def _with_held(walker, roots: frozenset, state) -> frozenset:
-    """`roots` (the modules an optimizer was built on), with the modules each keeps as an
-    attribute that its constructor call was handed by name (`model = WithHead(net)` with
-    `self.backbone = backbone`, then `SGD(model.parameters())`: a step updates `net`'s
-    parameters too)."""
-    out = set(roots)
-    for root in roots:
-        if not root.isidentifier():
-            continue
-        f = walker.fact(ast.Name(id=root, ctx=ast.Load()), state)
-        attrs = f.attrs if f.kind == MODULE else None
-        if attrs is not None and hasattr(attrs, "kept"):
-            out.update(k for k in attrs.kept if walker.fact(_dotted_node(k), state).kind == MODULE)
-    return frozenset(out)
-
-
-def _dotted_node(key: str) -> ast.expr:
-    """The expression that dotted name `key` spells (`model.backbone`)."""
-    node = None
-    for part in key.split("."):
-        node = ast.Name(id=part, ctx=ast.Load()) if node is None else ast.Attribute(value=node, attr=part,
-                                                                                   ctx=ast.Load())
-    return node
 
 
 def stepped_only(walker, func) -> tuple:
