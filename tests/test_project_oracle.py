@@ -59,44 +59,6 @@ net = nn.Linear(4, 2)
 with torch.no_grad():
     g, inp = input_gradients(net, torch.randn(2, 4))
 '''}),
-    # An epoch of another module under `torch.set_grad_enabled(train)` converts its loss: a call
-    # that passes `train=True` raises, one that passes `train=False` runs clean.
-    ('TNS1', 'epoch of another module under set_grad_enabled of its flag, called to train', {
-        'engine.py': '''\
-def run_epoch(model, x, y, opt, train):
-    with torch.set_grad_enabled(train):
-        loss = torch.nn.functional.mse_loss(model(x), y)
-        if train:
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-    return loss.numpy()
-''',
-        'main.py': '''\
-from engine import run_epoch
-net = nn.Linear(4, 2)
-opt = torch.optim.SGD(net.parameters(), lr=0.01)
-x, y = torch.randn(8, 4), torch.randn(8, 2)
-print(run_epoch(net, x, y, opt, train=False))
-print(run_epoch(net, x, y, opt, train=True))
-'''}),
-    ('TNS1', 'epoch of another module under set_grad_enabled of its flag, called to evaluate', {
-        'engine.py': '''\
-def run_epoch(model, x, y, opt, train):
-    with torch.set_grad_enabled(train):
-        loss = torch.nn.functional.mse_loss(model(x), y)
-        if train:
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-    return loss.numpy()
-''',
-        'main.py': '''\
-from engine import run_epoch
-net = nn.Linear(4, 2)
-x, y = torch.randn(8, 4), torch.randn(8, 2)
-print(run_epoch(net, x, y, None, False))
-'''}),
     ('TNS1', 'setup function of another module turns grad off for good', {
         'env_setup.py': '''\
 def setup_inference(seed=0):
@@ -4437,9 +4399,7 @@ STRICT_MAY = {"generator of another module made and consumed under no_grad", "de
               # (a method's attribute, of unknown origin to it: `self.last.numpy()`)
               "logger of another module keeps what method calls pass: detached, no_grad, never dumped",
               # (a callee that gives back an argument or a tensor without its graph, by its state)
-              "image pool of another module that passes the fakes on only when it is off",
-              # (a public function's flag: another caller may pass True)
-              "epoch of another module under set_grad_enabled of its flag, called to evaluate"}
+              "image pool of another module that passes the fakes on only when it is off"}
 
 
 def _build(root, files: dict) -> None:

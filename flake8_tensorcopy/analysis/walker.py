@@ -1479,14 +1479,7 @@ class Walker(Summaries, Evaluator):
             effect = context_effect(item.context_expr, lambda n: self.qualname(n, state))
             if effect is True and type(item.context_expr) is ast.Call and item.context_expr.args \
                     and self.qualname(item.context_expr.func, state) in api.SET_GRAD_ENABLED:
-                arg = item.context_expr.args[0]
-                flag = self.literal_flag(arg)
-                if flag is None and type(arg) is _Name:
-                    # A parameter a walk for one call gives a literal, or that every known call
-                    # does (`run_epoch(net, loader, train=True)`).
-                    flag = self.call_constant(arg, state)
-                    if flag is None:
-                        flag = self._constant_truth(arg.id, state, SITE_CONSTANTS)
+                flag = self.literal_flag(item.context_expr.args[0])
                 if flag is not None:
                     effect = not flag  # (`train = True`, then `with torch.set_grad_enabled(train):`)
             if effect is None and type(item.context_expr) in (_Name, ast.Attribute, ast.Call):
