@@ -3272,6 +3272,32 @@ evaluate_with(model, avg_state)
 model.load_state_dict(orig_state)
 assert torch.equal(model.weight, w0), "snapshot changed"
 '''),
+    ('snapshot, then a helper that swaps other weights in and its own copy back', '''\
+import copy
+def evaluate_with(model, state):
+    backup = copy.deepcopy(model.state_dict())
+    model.load_state_dict(state)
+    out = model(torch.ones(1, 2)).item()
+    model.load_state_dict(backup)
+    return out
+model = nn.Linear(2, 1)
+avg_state = {k: v * 0.5 for k, v in model.state_dict().items()}
+w0 = model.weight.detach().clone()
+init = model.state_dict()
+evaluate_with(model, avg_state)
+assert torch.equal(init["weight"], w0)
+'''),
+    ('snapshot of some entries loaded back by a helper, not strictly', '''\
+def weights_of(m):
+    return {k: v for k, v in m.state_dict().items() if not k.startswith("bias")}
+def restore(model, state):
+    model.load_state_dict(state, strict=False)
+model = nn.Linear(2, 1)
+w0 = model.weight.detach().clone()
+init = weights_of(model)
+restore(model, init)
+assert torch.equal(init["weight"], w0)
+'''),
     ('snapshot loaded back by a helper', '''\
 def restore(model, state):
     model.load_state_dict(state)

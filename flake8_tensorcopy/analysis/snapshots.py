@@ -23,7 +23,7 @@ order (`frame.seq`); each token made in the scope and used stale is a finding (`
 from __future__ import annotations
 
 import ast
-from collections import namedtuple
+from collections import Counter, namedtuple
 
 from ..model import REQUIRED, Record
 from .astutil import (attributes_changed, bind_arguments, child_nodes, def_stub, dotted_name, expressions,
@@ -1432,7 +1432,7 @@ def _attributes_kept(tree) -> dict:
 
 
 def state_loads(func) -> tuple:
-    """((parameter, attribute path, the parameter it loads or ""), ...) for each
+    """((parameter, attribute path, the parameter it loads or ""), ...) for the one
     `p.load_state_dict(s)` (`p.head.load_state_dict(s)`: path ".head") of function `func`'s
     body (not of the functions it defines) on a parameter `p` it never rebinds."""
     a = func.args
@@ -1451,11 +1451,14 @@ def state_loads(func) -> tuple:
             owner = dotted_name(n.func.value)
             root, _, rest = (owner or "").partition(".")
             if root in params:
-                given = n.args[0] if len(n.args) == 1 and not n.keywords else None
+                given = n.args[0] if n.args else next((k.value for k in n.keywords if k.arg == "state_dict"), None)
                 found.append((root, "." + rest if rest else "",
                               given.id if type(given) is ast.Name and given.id in params else ""))
         stack.extend(child_nodes(n))
-    return tuple(sorted({f for f in found if f[0] not in rebound and f[2] not in rebound}))
+    # (A module loaded twice may be put back as it was, `backup = copy.deepcopy(m.state_dict())`
+    # before and `m.load_state_dict(backup)` after: which values it ends with is not followed.)
+    loads = Counter(f[0] for f in found)
+    return tuple(sorted({f for f in found if f[0] not in rebound and f[2] not in rebound and loads[f[0]] == 1}))
 
 
 def stepped_only(walker, func) -> tuple:

@@ -100,12 +100,12 @@ NO_GRAD_METHODS = frozenset(
 NEW_TENSOR_METHODS = frozenset("new_zeros new_ones new_empty new_full new_tensor".split())
 
 # Tensor methods that neither a tuple nor a dict (nor transformers' ModelOutput, an OrderedDict)
-# has, whose result is one tensor: called on a model's output, which may be either, they give a
-# tensor wherever the call works.
+# has, nor a NumPy array (a forward may return one: `.mean()`, `.reshape()`, `.view()` are its
+# too), whose result is one tensor: called on a model's output, they give a tensor wherever the
+# call works.
 TENSOR_ONLY_METHODS = frozenset(
-    "detach cpu cuda float double half bfloat16 softmax log_softmax sigmoid tanh relu exp log abs sqrt "
-    "mean sum std var norm argmax argmin view view_as reshape squeeze unsqueeze permute flatten transpose "
-    "contiguous clone".split()
+    "detach cpu cuda float double half bfloat16 softmax log_softmax sigmoid tanh relu exp log sqrt norm "
+    "view_as unsqueeze permute contiguous clone".split()
 )
 # torch.nn.functional's functions that return one tensor (torch's own: TENSOR_FUNCS).
 FUNCTIONAL_TENSOR_FUNCS = frozenset(

@@ -347,8 +347,7 @@ same tensor.
 
 Not reported inside `torch.no_grad()`, `torch.inference_mode()`,
 `torch.set_grad_enabled(False)` (or `set_grad_enabled(flag)`, which may turn grad off, unless
-`flag` is a name bound once to `True`, or a parameter that the call being followed, or every
-call the file makes, gives `True`), what follows a call of a function that ends by turning
+`flag` is a name bound once to `True`), what follows a call of a function that ends by turning
 grad off (`def setup_inference(): ... torch.set_grad_enabled(False)`, of the file or of
 another module), functions decorated with `@torch.no_grad()` or `@torch.inference_mode()`, functions that the
 module only ever calls from such regions, or the PyTorch Lightning hooks that the trainer runs
@@ -1938,8 +1937,9 @@ by the flow of the code (made by a torch function, a tensor method, `.detach()`,
 its grad state and device.  A tensor that may also require grad outside a no-grad region is TNS103's (same fix); a list of
 tensors (`np.mean(losses)`) is converted, not dispatched, and is not reported here.  A tensor
 known only by an annotation, and a model's output (which may be a tuple or a dict of
-tensors), are reported only in strict mode; what a torch function or a tensor-only method
-makes of a model's output (`torch.softmax(model(x), 1)`, `model(x).detach()`) is one tensor.
+tensors), are reported only in strict mode; what a torch function or a method that only a
+tensor has makes of a model's output (`torch.softmax(model(x), 1)`, `model(x).detach()`, not
+`.mean()`, which a NumPy array a forward returns has too) is one tensor.
 
 ## Why is this bad?
 Given anything but an ndarray, these NumPy functions call the object's own method with NumPy's
@@ -1990,6 +1990,23 @@ in strict mode, a model's output (a NumPy array or a tuple has no `.detach()`).
             def spread(values: list):
                 return np.std(values)
             """)),
+        # A module whose forward returns a NumPy array: `.mean(0)` of it is NumPy's.
+        Valid(dedent("""
+            import torch
+            import numpy as np
+
+            class Scorer(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.fc = torch.nn.Linear(4, 3)
+
+                def forward(self, x):
+                    with torch.no_grad():
+                        return self.fc(x).softmax(-1).numpy()
+
+            model = Scorer()
+            best = np.max(model(torch.randn(5, 4)).mean(0))
+            """), runs=True),
     ]
 
     INVALID = [
