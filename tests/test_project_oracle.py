@@ -75,6 +75,25 @@ torch.set_grad_enabled(True)
 env_setup.setup_inference()
 print(net(torch.randn(2, 4)).numpy())
 '''}),
+    # A module of another file whose forward returns a NumPy array: `.mean(0)` and `.reshape()`
+    # of what it returns are NumPy's, and NumPy's reductions of them run.
+    ('TNS1', 'module of another module whose forward returns a NumPy array, reduced by NumPy', {
+        'models.py': '''\
+class Scorer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+    @torch.no_grad()
+    def forward(self, x):
+        return self.fc(x).softmax(-1).numpy()
+''',
+        'main.py': '''\
+from models import Scorer
+model = Scorer()
+x = torch.randn(5, 4)
+conf = np.max(model(x).mean(0))
+best = np.max(model(x).reshape(-1))
+'''}),
     ('TNS1', 'helper of another module star-imported by a script that defines no function', {
         'utils.py': '''\
 def to_numpy(t):
@@ -4399,7 +4418,9 @@ STRICT_MAY = {"generator of another module made and consumed under no_grad", "de
               # (a method's attribute, of unknown origin to it: `self.last.numpy()`)
               "logger of another module keeps what method calls pass: detached, no_grad, never dumped",
               # (a callee that gives back an argument or a tensor without its graph, by its state)
-              "image pool of another module that passes the fakes on only when it is off"}
+              "image pool of another module that passes the fakes on only when it is off",
+              # (a model's output may be a NumPy array, a tuple, or a tensor: strict's may)
+              "module of another module whose forward returns a NumPy array, reduced by NumPy"}
 
 
 def _build(root, files: dict) -> None:
