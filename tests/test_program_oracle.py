@@ -23,6 +23,23 @@ setup_inference()
 net = nn.Linear(4, 2)
 print(net(torch.randn(2, 4)).numpy())
 '''),
+    ('a setup function of the file turns grad off, then a helper converts', '''\
+def no_grad_global():
+    torch.set_grad_enabled(False)
+def predict(model, x):
+    return model(x).numpy()
+model = nn.Linear(4, 3)
+no_grad_global()
+arr = predict(model, torch.randn(2, 4))
+'''),
+    ('a setup function of the file turns grad off and returns the model', '''\
+def setup_inference():
+    model = nn.Linear(4, 3)
+    torch.set_grad_enabled(False)
+    return model
+model = setup_inference()
+print(model(torch.randn(2, 4)).numpy())
+'''),
     ('a setup function of the file turns grad off, then on again', '''\
 def setup(seed=0):
     torch.set_grad_enabled(False)
@@ -3395,6 +3412,23 @@ for _ in range(3):
     total += loss
 assert not total.requires_grad, "total keeps graph"
 '''),
+    ('loss total of an evaluation after a setup that turns grad off', '''\
+model = nn.Linear(4, 1)
+def setup_eval():
+    model.eval()
+    torch.set_grad_enabled(False)
+def evaluate(batches):
+    total = 0
+    for x in batches:
+        total += model(x).pow(2).mean()
+    return total / len(batches)
+setup_eval()
+history = []
+for epoch in range(2):
+    history.append(evaluate([torch.randn(8, 4) for _ in range(3)]))
+print([float(h) for h in history])
+assert not history[0].requires_grad
+'''),
     ('loss totals stored in a tensor made for them', '''\
 model = nn.Linear(3, 2)
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -3656,7 +3690,7 @@ STRICT_ONLY = {"partial of a function", "state_dict keep_vars", "store output in
 # what a class's `__getitem__` returns, which for another key requires grad), a value of a dict
 # after `update()`, after `**other`, or after a call statement that hands it to a function, or
 # read by a key in a variable.
-STRICT_MAY = {"helper makes a detached copy of its argument that does not require grad and converts it", "a module whose constructor calls its own freezing method", "decorator of the file runs the function under no_grad in a try, restoring train mode after", "decorator of the file whose wrapper is itself decorated no_grad", "an embedding made from pretrained vectors, frozen by an unknown flag", "an embedding made from pretrained vectors, frozen by default", "decorator of the file sets eval mode, then runs the function under no_grad", "constructors of plain classes that freeze what they are handed", "a converter that detaches a tensor and asarrays anything else, given a layer output", "a Sequential of a frozen module and a layer without parameters", "a generator made and iterated under no_grad", "method under no_grad decorator", "decorator of the file runs the function under no_grad", "static method passed a frozen model",
+STRICT_MAY = {"a setup function of the file turns grad off, then a helper converts", "helper makes a detached copy of its argument that does not require grad and converts it", "a module whose constructor calls its own freezing method", "decorator of the file runs the function under no_grad in a try, restoring train mode after", "decorator of the file whose wrapper is itself decorated no_grad", "an embedding made from pretrained vectors, frozen by an unknown flag", "an embedding made from pretrained vectors, frozen by default", "decorator of the file sets eval mode, then runs the function under no_grad", "constructors of plain classes that freeze what they are handed", "a converter that detaches a tensor and asarrays anything else, given a layer output", "a Sequential of a frozen module and a layer without parameters", "a generator made and iterated under no_grad", "method under no_grad decorator", "decorator of the file runs the function under no_grad", "static method passed a frozen model",
               "plain method called on the class with an instance", "partial of a no_grad function", "lambda to_np called with a detached output",
               "lambda computing output called only under no_grad", "dataclass field its method detaches", "a conversion to long is no move", "nested def sees the local frozen model, not the global", "class attr model in other method under no_grad",
               "method called only under no_grad", "frozen params loop", "frozen requires_grad_(False)",

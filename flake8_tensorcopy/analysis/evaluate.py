@@ -559,6 +559,8 @@ class Evaluator:
             if type(value) is ast.Call and type(value.func) is ast.Name and (value.args or value.keywords):
                 # `probe = LinearProbe(backbone)`, whose constructor freezes the backbone.
                 self._handed_to_freeze(value, state)
+            if type(value) is ast.Call and not state.no_grad and self._leaves_grad_off(value.func, state):
+                state.no_grad = True  # `model = setup_inference()`, which ends with grad off
             if (f.kind == MAPPING or f.kind == SEQ) and self._container_aliases is not None:
                 # `alias = out`, `a = b = {}`: one list or dict under two names.
                 names = [n.id for n in (*stmt.targets, stmt.value) if type(n) is ast.Name]

@@ -544,21 +544,39 @@ def call_modes(tree: ast.Module, lines=None) -> tuple:
     may_switch = text is None or "set_grad_enabled" in text or any(
         full in api.SET_GRAD_ENABLED and local in text for local, full in names.items())
 
+    # The module's functions whose calls turn grad off for what follows (leaves_grad_off).
+    leavers = frozenset(f.name for f in tree.body if isinstance(f, ast.FunctionDef)
+                        and leaves_grad_off(f, qualname)) if may_switch else frozenset()
+
+    def mode_after(st) -> bool | None:
+        """The no-grad state after statement `st` where it sets one: `torch.set_grad_enabled(flag)`
+        (set_grad_call), or a call of one of `leavers` (also bound: `model = setup_inference()`)."""
+        t = type(st)
+        if t is ast.Expr or t is _Assign:
+            call = st.value
+            if type(call) is _Call:
+                if t is ast.Expr:
+                    mode = set_grad_call(call, qualname)
+                    if mode is not None:
+                        return mode
+                if leavers and type(call.func) is _Name and call.func.id in leavers:
+                    return True
+        return None
+
     def switches(n) -> bool:
-        """Whether a statement list of `n` holds a `torch.set_grad_enabled(...)` statement."""
-        return any(type(st) is ast.Expr and type(st.value) is _Call and set_grad_call(st.value, qualname) is not None
-                   for field in _STATEMENT_FIELDS for st in getattr(n, field, ()) or ())
+        """Whether a statement list of `n` holds a statement that sets the grad mode."""
+        return any(mode_after(st) is not None for field in _STATEMENT_FIELDS for st in getattr(n, field, ()) or ())
 
     def switched(body: list, where: tuple) -> list:
         """(statement, where it runs) of a statement list: after `torch.set_grad_enabled(flag)`
-        the mode is the flag's (off, or may be: `set_grad_call`)."""
+        the mode is the flag's (off, or may be: `set_grad_call`), and off after a call of one of
+        `leavers`."""
         out = []
         for st in body:
             out.append((st, where))
-            if type(st) is ast.Expr and type(st.value) is _Call:
-                mode = set_grad_call(st.value, qualname)
-                if mode is not None:
-                    where = (mode, where[1])
+            mode = mode_after(st)
+            if mode is not None:
+                where = (mode, where[1])
         return out
 
     scan()
