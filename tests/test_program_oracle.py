@@ -15,6 +15,17 @@ from conftest import reported_lines
 
 HEAD = "import torch\nimport torch.nn as nn\nimport numpy as np\nimport functools\n"
 TNS1_PROGRAMS = [
+    ('a module of the file whose forward returns a NumPy array, reduced by NumPy', '''\
+class Embedder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 8)
+    def forward(self, x):
+        with torch.no_grad():
+            return self.fc(x).numpy()
+model = Embedder()
+norms = np.max(model(torch.randn(6, 4)).std(1))
+'''),
     ('a setup function of the file turns grad off for good', '''\
 def setup_inference(seed=0):
     torch.manual_seed(seed)

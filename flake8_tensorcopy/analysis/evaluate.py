@@ -424,7 +424,9 @@ _SAMPLES = frozenset({"sample", "sample_n", "enumerate_support"})
 _NO_GRAD_RESULT_HINTS = ("sample(", "detach(", "no_grad", "inference_mode", "set_grad_enabled", "argmax",
                          "argmin", ".item(", "tolist(", "requires_grad", ".data", ".long(", ".bool(",
                          # (the indices of `logits.max(1)[1]`, `torch.topk(x, 5)[1]`, `x.sort()`)
-                         ".max(", ".min(", "topk(", "sort(", "kthvalue(", "median(", "cummax(", "cummin(")
+                         ".max(", ".min(", "topk(", "sort(", "kthvalue(", "median(", "cummax(", "cummin(",
+                         # (a forward that returns a NumPy array: `return self.fc(x).numpy()`)
+                         "numpy(")
 
 # A value of unknown kind that a tensor-only method (`.detach()`, `.cpu()`, `.data`) made.
 _TENSORISH = "tensorish"
@@ -2040,6 +2042,8 @@ class Evaluator:
             # grad (`Categorical(...).sample()`, `logits.argmax(-1)`, `x.detach()`, what it
             # computed under `torch.no_grad()`), alone or in a tuple.
             result = self.method_result(module.node, "forward", hint=_NO_GRAD_RESULT_HINTS)
+            if result is not None and result.kind == OTHER and "ndarray" in result.tags:
+                return result  # (a NumPy array, on every path)
             if result is not None and result.kind == TENSOR and result.grad is Grad.NO:
                 grad = Grad.NO
             elif result is not None and result.kind == TENSOR and result.items is not None and len(result.items) == 2:
