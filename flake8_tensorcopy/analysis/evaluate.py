@@ -420,6 +420,9 @@ _FIGURE_AXES_METHODS = frozenset({"add_subplot", "gca", "add_axes", "subplots"})
 # The sampling methods of torch.distributions that run without grad (not `rsample`).
 _SAMPLES = frozenset({"sample", "sample_n", "enumerate_support"})
 
+# The qualified names of the libraries' functions (no function of a project).
+_LIBRARY_PREFIXES = ("torch.", "numpy.", "np.", "math.", "os.", "logging.")
+
 # Text that a function must contain for its result not to require grad when its module's does.
 _NO_GRAD_RESULT_HINTS = ("sample(", "detach(", "no_grad", "inference_mode", "set_grad_enabled", "argmax",
                          "argmin", ".item(", "tolist(", "requires_grad", ".data", ".long(", ".bool(",
@@ -834,8 +837,10 @@ class Evaluator:
         """Whether the function a call statement calls by `func` (its name, or a module's
         attribute: a function of the file or of another module of the project) turns grad off
         for what follows the call (gradmode.leaves_grad_off)."""
-        if type(func) is not ast.Name and (type(func) is not ast.Attribute or self.qualname(func, state) is None):
-            return False
+        if type(func) is not ast.Name:
+            q = self.qualname(func, state) if type(func) is ast.Attribute else None
+            if q is None or q.startswith(_LIBRARY_PREFIXES):
+                return False  # (`torch.zeros(...)`, `np.mean(...)`: no function of the project)
         f = self.fact(func, state)
         node = f.node if f.kind == FUNCTION else None
         if node is None:
