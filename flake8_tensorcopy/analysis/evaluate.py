@@ -833,16 +833,22 @@ class Evaluator:
 
     enclosing: dict = {}  # (walker.Walker's: id(def) -> the scope of the function defining it)
 
-    def _leaves_grad_off(self, func, state: State) -> bool:
-        """Whether the function a call statement calls by `func` (its name, or a module's
-        attribute: a function of the file or of another module of the project) turns grad off
-        for what follows the call (gradmode.leaves_grad_off)."""
+    def called_function(self, func, state: State):
+        """The function a call calls by `func`, its name or a module's attribute
+        (`engine.train_one_epoch`): its def in the file, or the `ProjectEntity` of a function of
+        another module of the project; None otherwise (a method of a value, whose fact could load
+        a class's attributes for nothing; a library's function)."""
         if type(func) is not ast.Name:
             q = self.qualname(func, state) if type(func) is ast.Attribute else None
             if q is None or q.startswith(_LIBRARY_PREFIXES):
-                return False  # (`torch.zeros(...)`, `np.mean(...)`: no function of the project)
+                return None
         f = self.fact(func, state)
-        node = f.node if f.kind == FUNCTION else None
+        return f.node if f.kind == FUNCTION else None
+
+    def _leaves_grad_off(self, func, state: State) -> bool:
+        """Whether the function a call statement calls by `func` (called_function) turns grad
+        off for what follows the call (gradmode.leaves_grad_off)."""
+        node = self.called_function(func, state)
         if node is None:
             return False
         if hasattr(node, "leaves_grad_off"):

@@ -997,15 +997,11 @@ class SnapshotDomain(Domain):
         SGD(student.parameters())`): those modules.  None where it is not so told.  And whether
         the function steps only optimizers it is handed, changes nothing else in place and sets
         no `requires_grad` (what is frozen at the call stays as it was)."""
-        func = call.func
-        # (By its name, or a module's attribute: `engine.train_one_epoch(...)`.)
-        f = walker.fact(func, state) if type(func) is ast.Name or (
-            type(func) is ast.Attribute and walker.qualname(func, state) is not None) else None
-        callee = f.node if f is not None and f.kind == FUNCTION else None
+        callee = walker.called_function(call.func, state)
         if hasattr(callee, "steps_only"):  # a function of another module of the project: its module answers
             stepped, thaws = callee.steps_only()
             callee = callee.node
-        elif isinstance(callee, (ast.FunctionDef, ast.AsyncFunctionDef)) and type(func) is ast.Name:
+        elif isinstance(callee, (ast.FunctionDef, ast.AsyncFunctionDef)):
             found = self._stepping.get(("params", id(callee)))
             if found is None:
                 found = self._stepping["params", id(callee)] = stepped_only(walker, callee)
@@ -1029,15 +1025,11 @@ class SnapshotDomain(Domain):
         """((the module `call` hands a function of the file or of another module of the project
         that loads a state dict into it, the name of what the call hands as that state dict or
         None), ...) (state_loads: `def restore(model, state): model.load_state_dict(state)`)."""
-        func = call.func
-        if type(func) is not ast.Name and (type(func) is not ast.Attribute or walker.qualname(func, state) is None):
-            return []
-        f = walker.fact(func, state)
-        callee = f.node if f.kind == FUNCTION else None
+        callee = walker.called_function(call.func, state)
         if hasattr(callee, "state_loads"):  # a function of another module of the project: its module answers
             loads = callee.state_loads()
             callee = callee.node
-        elif isinstance(callee, (ast.FunctionDef, ast.AsyncFunctionDef)) and type(func) is ast.Name:
+        elif isinstance(callee, (ast.FunctionDef, ast.AsyncFunctionDef)):
             loads = self._stepping.get(("loads", id(callee)))
             if loads is None:
                 loads = self._stepping["loads", id(callee)] = state_loads(callee) \
@@ -1439,12 +1431,8 @@ def state_loads(func) -> tuple:
     params = {x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs)}
     found = []
     rebound = set()
-    stack = list(func.body)
-    while stack:
-        n = stack.pop()
+    for n in own_nodes(func.body):
         t = type(n)
-        if t in (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef):
-            continue
         if t is ast.Name and type(n.ctx) is not ast.Load:
             rebound.add(n.id)
         elif t is ast.Call and type(n.func) is ast.Attribute and n.func.attr == "load_state_dict":
@@ -1454,7 +1442,6 @@ def state_loads(func) -> tuple:
                 given = n.args[0] if n.args else next((k.value for k in n.keywords if k.arg == "state_dict"), None)
                 found.append((root, "." + rest if rest else "",
                               given.id if type(given) is ast.Name and given.id in params else ""))
-        stack.extend(child_nodes(n))
     # (A module loaded twice may be put back as it was, `backup = copy.deepcopy(m.state_dict())`
     # before and `m.load_state_dict(backup)` after: which values it ends with is not followed.)
     loads = Counter(f[0] for f in found)

@@ -6,7 +6,7 @@ import ast
 import re
 
 from ..analysis.facts import DEVICE, MODULE, MPL_AXES, OTHER, SEQ, TENSOR, UNKNOWN, Device, Grad, must_grad
-from ..analysis.torchapi import PLOTTERS
+from ..analysis.torchapi import PLOTTERS as _PLOTTERS
 from ..fixes import attr_name_span, needs_parens
 from ..model import Edit, Fix
 from ..reach import imports
@@ -2122,10 +2122,8 @@ in strict mode, a model's output (a NumPy array or a tuple has no `.detach()`).
                    use=self._use(node, [first], ctx, force))
 
 
-# Matplotlib's plotting functions, pyplot's and the same methods of an Axes, which convert each
-# data argument with NumPy (`np.asarray`, through `Tensor.__array__`: `Tensor.numpy()`) when they
-# are called: each raises on a tensor that requires grad (matplotlib 3.11, torch 2.13).
-_PLOTTERS = PLOTTERS
+# (_PLOTTERS: Matplotlib's plotting functions, torchapi.PLOTTERS: each raises on a tensor that
+# requires grad, matplotlib 3.11, torch 2.13.)
 # The keywords of those calls that are data too (`plt.scatter(x, y, c=t)`, `s=t`); the others are
 # labels and styles.
 _PLOT_DATA_KEYWORDS = frozenset(("c", "s"))
