@@ -15,6 +15,62 @@ from conftest import reported_lines
 
 HEAD = "import torch\nimport torch.nn as nn\nimport numpy as np\nimport functools\n"
 TNS1_PROGRAMS = [
+    ('a module whose only parameter is made not to require grad', '''\
+class FixedScale(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.scale = nn.Parameter(torch.full((4,), 2.0), requires_grad=False)
+    def forward(self, x):
+        return x * self.scale
+m = FixedScale()
+print(m(torch.randn(2, 4)).numpy())
+'''),
+    ('a module of pretrained embeddings (frozen by from_pretrained) and new buffers', '''\
+class PosEnc(nn.Module):
+    def __init__(self, vectors):
+        super().__init__()
+        self.register_buffer("pe", torch.randn(10, 4))
+        self.scale = nn.Parameter(torch.ones(4), requires_grad=False)  # fixed
+        self.emb = nn.Embedding.from_pretrained(vectors, freeze=True)
+    def forward(self, ids):
+        return self.emb(ids) * self.scale + self.pe[: ids.shape[-1]]
+m = PosEnc(torch.randn(20, 4))
+print(m(torch.tensor([1, 2, 3])).numpy())
+'''),
+    ('a module of pretrained embeddings it fine-tunes (freeze=False)', '''\
+class Glove(nn.Module):
+    def __init__(self, vectors):
+        super().__init__()
+        self.emb = nn.Embedding.from_pretrained(vectors, freeze=False)
+    def forward(self, ids):
+        return self.emb(ids).mean(dim=1)
+enc = Glove(torch.randn(20, 4))
+print(enc(torch.tensor([[1, 2, 3]])).numpy())
+'''),
+    ('a module of pretrained embeddings that a method thaws', '''\
+class Glove(nn.Module):
+    def __init__(self, vectors):
+        super().__init__()
+        self.emb = nn.Embedding.from_pretrained(vectors)
+    def unfreeze(self):
+        self.emb.weight.requires_grad = True
+    def forward(self, ids):
+        return self.emb(ids).mean(dim=1)
+enc = Glove(torch.randn(20, 4))
+enc.unfreeze()
+print(enc(torch.tensor([[1, 2, 3]])).numpy())
+'''),
+    ('a module with a frozen parameter and a layer', '''\
+class Scaled(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.scale = nn.Parameter(torch.full((4,), 2.0), requires_grad=False)
+        self.fc = nn.Linear(4, 4)
+    def forward(self, x):
+        return self.fc(x) * self.scale
+m = Scaled()
+print(m(torch.randn(2, 4)).numpy())
+'''),
     ('a module of the file whose forward returns a NumPy array, reduced by NumPy', '''\
 class Embedder(nn.Module):
     def __init__(self):
@@ -3178,6 +3234,53 @@ opt.step()
 ]
 
 TNS5_PROGRAMS = [
+    ('a helper of the file sets requires_grad to the flag it is passed: False freezes the encoder', '''\
+def set_trainable(m, flag):
+    m.requires_grad_(flag)
+encoder = nn.Linear(4, 4)
+head = nn.Linear(4, 2)
+set_trainable(encoder, False)
+init = encoder.state_dict()
+w0 = encoder.weight.detach().clone()
+opt = torch.optim.SGD(list(encoder.parameters()) + list(head.parameters()), lr=0.1)
+for _ in range(3):
+    opt.zero_grad()
+    head(encoder(torch.randn(8, 4))).pow(2).mean().backward()
+    opt.step()
+assert torch.equal(init["weight"], w0), "changed"
+'''),
+    ('a helper of the file sets requires_grad to the flag it is passed: True trains the encoder', '''\
+def set_trainable(m, flag):
+    for p in m.parameters():
+        p.requires_grad = flag
+encoder = nn.Linear(4, 4)
+head = nn.Linear(4, 2)
+set_trainable(encoder, flag=True)
+init = encoder.state_dict()
+w0 = encoder.weight.detach().clone()
+opt = torch.optim.SGD(list(encoder.parameters()) + list(head.parameters()), lr=0.1)
+for _ in range(3):
+    opt.zero_grad()
+    head(encoder(torch.randn(8, 4))).pow(2).mean().backward()
+    opt.step()
+assert torch.equal(init["weight"], w0), "changed"
+'''),
+    ('a helper of the file whose flag defaults to False freezes the encoder', '''\
+def set_trainable(m, flag=False):
+    for p in m.parameters():
+        p.requires_grad = flag
+encoder = nn.Linear(4, 4)
+head = nn.Linear(4, 2)
+set_trainable(encoder)
+init = encoder.state_dict()
+w0 = encoder.weight.detach().clone()
+opt = torch.optim.SGD(list(encoder.parameters()) + list(head.parameters()), lr=0.1)
+for _ in range(3):
+    opt.zero_grad()
+    head(encoder(torch.randn(8, 4))).pow(2).mean().backward()
+    opt.step()
+assert torch.equal(init["weight"], w0), "changed"
+'''),
     ('a keeper takes a snapshot after each epoch, saved before the next', '''\
 class Keeper:
     def step(self, model):
@@ -3701,7 +3804,7 @@ STRICT_ONLY = {"partial of a function", "state_dict keep_vars", "store output in
 # what a class's `__getitem__` returns, which for another key requires grad), a value of a dict
 # after `update()`, after `**other`, or after a call statement that hands it to a function, or
 # read by a key in a variable.
-STRICT_MAY = {"a setup function of the file turns grad off, then a helper converts", "helper makes a detached copy of its argument that does not require grad and converts it", "a module whose constructor calls its own freezing method", "decorator of the file runs the function under no_grad in a try, restoring train mode after", "decorator of the file whose wrapper is itself decorated no_grad", "an embedding made from pretrained vectors, frozen by an unknown flag", "an embedding made from pretrained vectors, frozen by default", "decorator of the file sets eval mode, then runs the function under no_grad", "constructors of plain classes that freeze what they are handed", "a converter that detaches a tensor and asarrays anything else, given a layer output", "a Sequential of a frozen module and a layer without parameters", "a generator made and iterated under no_grad", "method under no_grad decorator", "decorator of the file runs the function under no_grad", "static method passed a frozen model",
+STRICT_MAY = {"a module of pretrained embeddings (frozen by from_pretrained) and new buffers", "a module whose only parameter is made not to require grad", "a setup function of the file turns grad off, then a helper converts", "helper makes a detached copy of its argument that does not require grad and converts it", "a module whose constructor calls its own freezing method", "decorator of the file runs the function under no_grad in a try, restoring train mode after", "decorator of the file whose wrapper is itself decorated no_grad", "an embedding made from pretrained vectors, frozen by an unknown flag", "an embedding made from pretrained vectors, frozen by default", "decorator of the file sets eval mode, then runs the function under no_grad", "constructors of plain classes that freeze what they are handed", "a converter that detaches a tensor and asarrays anything else, given a layer output", "a Sequential of a frozen module and a layer without parameters", "a generator made and iterated under no_grad", "method under no_grad decorator", "decorator of the file runs the function under no_grad", "static method passed a frozen model",
               "plain method called on the class with an instance", "partial of a no_grad function", "lambda to_np called with a detached output",
               "lambda computing output called only under no_grad", "dataclass field its method detaches", "a conversion to long is no move", "nested def sees the local frozen model, not the global", "class attr model in other method under no_grad",
               "method called only under no_grad", "frozen params loop", "frozen requires_grad_(False)",

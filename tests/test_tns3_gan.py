@@ -1200,3 +1200,64 @@ def test_a_helper_given_a_tuple_that_hands_its_discriminator_only_the_real_part(
     assert [v.line for v in lint_text(source, RULES).violations] == []
     torch = pytest.importorskip("torch")
     exec(compile(source, "<clean>", "exec"), {"torch": torch})
+
+
+# ------------------------------------------------------------------ what a helper gives back, on torch
+
+GAN_LOOP = """\
+netG = nn.Linear(4, 3)
+netD = nn.Linear(3, 1)
+optimizer_D = torch.optim.Adam(netD.parameters())
+leak = False
+for i in range(2):
+    fake = netG(torch.randn(8, 4))
+    optimizer_D.zero_grad()
+    netG.zero_grad()
+    loss_D = netD(torch.randn(8, 3)).pow(2).mean() + netD({passed}).pow(2).mean()
+    loss_D.backward()
+    leak |= any(p.grad is not None for p in netG.parameters())
+    optimizer_D.step()
+"""
+
+MAYBE_DETACH = """\
+def maybe_detach(x, detach=True):
+    return x.detach() if detach else x
+"""
+
+# A replay buffer that gives what it is given back as it came only when it is off (`n == 0`),
+# through a local variable; else a tensor of detached samples, or `x.detach()`.
+BUFFER = """\
+import random
+class Buffer:
+    def __init__(self, n):
+        self.n = n
+        self.data = []
+    def push_and_pop(self, x):
+        out = x if self.n == 0 else None
+        if out is not None:
+            return out
+        self.data.extend(x.detach().unbind(0))
+        self.data = self.data[-self.n:]
+        return torch.stack(random.sample(self.data, x.size(0))) if len(self.data) >= x.size(0) else x.detach()
+buf = Buffer({n})
+"""
+
+
+@pytest.mark.parametrize("helper, passed, leaks, default, strict", [
+    # A literal default the call leaves, `if`-expression of the helper: the branch it takes.
+    (MAYBE_DETACH, "maybe_detach(fake)", False, 0, 0),
+    (MAYBE_DETACH, "maybe_detach(fake, detach=False)", True, 1, 1),
+    (MAYBE_DETACH, "maybe_detach(fake, False)", True, 1, 1),
+    (MAYBE_DETACH.replace("detach=True", "detach=False"), "maybe_detach(fake)", True, 1, 1),
+    # The buffer's pass-through depends on its state: by default its fakes do not go on.
+    (BUFFER.format(n=64), "buf.push_and_pop(fake)", False, 0, 1),
+    (BUFFER.format(n=0), "buf.push_and_pop(fake)", True, 0, 1),
+])
+def test_what_a_helper_gives_back(helper, passed, leaks, default, strict):
+    code = HEAD + helper + GAN_LOOP.format(passed=passed)
+    ns: dict = {}
+    exec(compile(code, "<gan>", "exec"), ns)
+    assert ns["leak"] is leaks
+    for is_strict, expected in ((False, default), (True, strict)):
+        result = lint_text(code, RULES, Options(strict=is_strict))
+        assert len(result.violations) == expected, (is_strict, result.violations)

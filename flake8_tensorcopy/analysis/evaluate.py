@@ -1354,6 +1354,11 @@ class Evaluator:
         if t is ast.BoolOp:
             return join_all(self.fact(v, st) for v, st in self.narrowed_parts(node, state))
         if t is ast.IfExp:
+            truth = self.call_constant(node.test, state)
+            if truth is not None:
+                # (`x.detach() if detach else x` in a walk for a call that gives `detach` a
+                # literal, or leaves it a literal default: the branch it takes.)
+                return self.fact(node.body if truth else node.orelse, state)
             parts = self.narrowed_parts(node, state)
             return join(self.fact(node.body, parts[1][1]), self.fact(node.orelse, parts[2][1]))
         if t is ast.Subscript:

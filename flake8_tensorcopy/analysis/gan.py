@@ -768,7 +768,7 @@ class GanScope:
                         self.returns_disc.setdefault((a.name, a.module), a.line)
                     elif type(a) is ParamMark:
                         self.returns_params.add(a.name)
-                if not v and not self.returns_cut and self.walker.fact(st.value, self.state).kind == TENSOR:
+                if not v and not self.returns_cut and self._a_tensor(st.value):
                     self.returns_cut = True
         elif t is ast.Expr:
             self._statement_call = st.value
@@ -781,6 +781,16 @@ class GanScope:
         elif t in (ast.Raise, ast.Assert):
             for child in ast.iter_child_nodes(st):
                 self.eval(child)
+
+    def _a_tensor(self, expr) -> bool:
+        """Whether `expr`, returned, is a tensor: by its fact, or, of a value not known, by what
+        only a tensor gives (`x.detach()`), on both sides of a conditional."""
+        if type(expr) is ast.IfExp:
+            return self._a_tensor(expr.body) and self._a_tensor(expr.orelse)
+        if type(expr) is ast.Call and type(expr.func) is ast.Attribute and expr.func.attr == "detach" \
+                and not expr.args and not expr.keywords:
+            return True
+        return self.walker.fact(expr, self.state).kind == TENSOR
 
     def loop_target(self, st) -> None:
         self._freeze_loop(st)

@@ -362,15 +362,18 @@ class Summaries:
         its truth (facts.CALL_CONSTANTS): its walk for this call takes only the branch that
         truth takes (`tested`: what says those parameters, where `callee` is a stand-in without
         a body)."""
-        if not any(type(a) is ast.Constant for a in call.args) and not any(
+        a = callee.args
+        if not any(type(d) is ast.Constant for d in a.defaults) and not any(
+                type(d) is ast.Constant for d in a.kw_defaults) and not any(
+                type(x) is ast.Constant for x in call.args) and not any(
                 type(k.value) is ast.Constant for k in call.keywords):
             return args
         tested = self.tested_parameters(callee) if tested is None else tested()
         if tested:
-            # (Only what the call passes: one that leaves a default is what the function's
-            # summary is for.)
-            pairs = bind_arguments(callee, call, skip_first)[0]
-            for param, truth in call_constants(callee, pairs, False).items():
+            # (What the call passes, and the literal defaults it leaves where it cannot pass
+            # more: `maybe_detach(fake)` of `def maybe_detach(x, detach=True)`.)
+            pairs, complete = bind_arguments(callee, call, skip_first)
+            for param, truth in call_constants(callee, pairs, complete).items():
                 if param in tested:
                     f = args.get(param, UNKNOWN_FACT)
                     args[param] = f.but(tags=f.tags | {CALL_CONSTANTS[truth]})
@@ -744,7 +747,7 @@ def project_bases(info) -> list:
 
 
 # `if frozen:`, `elif not flag:`: a name an `if` tests as it is.
-_TESTED = LazyPattern(r"\b(?:if|elif)[ \t]+(?:not[ \t]+)?([A-Za-z_]\w*)[ \t]*:")
+_TESTED = LazyPattern(r"\b(?:if|elif)[ \t]+(?:not[ \t]+)?([A-Za-z_]\w*)(?:[ \t]*:|[ \t]+else\b)")
 
 
 def _requires_grad(f: Fact) -> bool:

@@ -2196,9 +2196,34 @@ class Walker(Summaries, Evaluator):
 
         if self.lines is not None:
             source = self.source_of(init)
-            if not _may_freeze(source) and "freeze" not in source:
+            if not _may_freeze(source) and "freeze" not in source and "from_pretrained" not in source:
                 return False
-        return freezes_self(init, freezing_method)
+        return freezes_self(init, freezing_method) or self._frozen_parameters_only(info, init)
+
+    def _frozen_parameters_only(self, info: ClassInfo, init) -> bool:
+        """Whether the only parameters class `info` makes are made frozen by its constructor:
+        every attribute its methods set to other than a literal is set there, on one line, to
+        `nn.Embedding.from_pretrained(...)` (which freezes unless `freeze=False`) or
+        `nn.Parameter(..., requires_grad=False)`; it has no base but `nn.Module`, sets nothing by
+        name, and says `requires_grad` nowhere else (read from the text)."""
+        if self.lines is None or not info.plain or info.bases or info.project_bases or not is_plain_method(init):
+            return False
+        # (New buffers of torch's, `register_buffer("pe", torch.zeros(...))`, add no parameter.)
+        found = self._attribute_values(info, _BY_NAME_BUT_BUFFERS)
+        if not found:
+            return False
+        frozen_parameters = 0
+        for item, _, value in found:
+            if item is not init:
+                return False
+            m = _FROZEN_AT_CONSTRUCTION.match(value)
+            if m is None or not _closed_call(value, m.end() - 1):
+                return False
+            if m.group(2) is not None:  # (a parameter made not to require grad)
+                frozen_parameters += 1
+            elif "freeze" in value and not _FREEZE_TRUE.search(value):
+                return False  # (`freeze=False`, or a value not a literal)
+        return self.source_of(info.node).count("requires_grad") == frozen_parameters
 
     def class_paramfree(self, classdef) -> bool:
         """Whether torch module class `classdef` of the file certainly has no parameters (an
@@ -2535,12 +2560,39 @@ def _new_buffers_only(source: str) -> bool:
     return found == source.count("register_buffer")
 
 
+# A module's attribute made frozen (walker._frozen_parameters_only): an embedding of given vectors,
+# which `from_pretrained` freezes by default, or a parameter made not to require grad.
+_FROZEN_AT_CONSTRUCTION = LazyPattern(r"(?:torch\.)?nn\.(?:Embedding|EmbeddingBag)\.(from_pretrained)\(|"
+                                      r"(?:torch\.)?nn\.(Parameter)\((?=.*\brequires_grad\s*=\s*False\s*\)\s*(?:#.*)?$)")
+
+_FREEZE_TRUE = LazyPattern(r"\bfreeze\s*=\s*True\s*[,)]")
+
+
+def _closed_call(text: str, at: int) -> bool:
+    """Whether the parenthesis at `at` of `text` closes at its end (a comment after it allowed):
+    the call is all on the line."""
+    depth = 0
+    for i in range(at, len(text)):
+        c = text[i]
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                rest = text[i + 1:].strip()
+                return not rest or rest.startswith("#")
+        elif c in "'\"#":
+            return False  # (a string or a comment inside: not read)
+    return False
+
+
 # `self.x = value` (also `self.x: T = value`), the value to the end of its line; and a line that
 # is one literal (a number, a string, True, False, None), a comment after it allowed.
 _SELF_ASSIGNMENT = LazyPattern(r"\bself\.\w+\s*(?::[^=\n]*)?=(?!=)([^\n]*)|\bself\.\w+\s*,")
 # What sets an attribute of a module by its name (walker._param_holders).
 _BY_NAME = ("setattr", "add_module", "register_module", "register_parameter", "register_buffer", "__dict__",
             "load_state_dict")
+_BY_NAME_BUT_BUFFERS = tuple(w for w in _BY_NAME if w != "register_buffer")
 _LITERAL_LINE = LazyPattern(r"""(?:-?[\d.]+(?:e-?\d+)?|True|False|None|'[^'\\]*'|"[^"\\]*")\s*(?:#.*)?""")
 
 
@@ -2656,7 +2708,10 @@ def _frozen_arguments(positions, func, skip: int, call: ast.Call) -> set:
     for i in positions:
         if type(i) is tuple:
             i, flag = i
-            if func is None or _flag_left_false(func, skip, call, flag):
+            if flag[:1] == "!":  # (frozen by the flag's value: only where the call leaves it false)
+                if func is None or not _flag_left_false(func, skip, call, flag[1:]):
+                    continue
+            elif func is None or _flag_left_false(func, skip, call, flag):
                 continue
         plain.add(i)
     out: set = {i for i in plain if i < len(call.args)}
@@ -2704,7 +2759,40 @@ def frozen_positions(func, skip: int = 0) -> frozenset:
                 if p in names and i - skip not in out and any(
                         _freezes(s, n) for s in stmt.body for n in names[p]):
                     out.add((i - skip, stmt.test.id))
+    # By the value of a flag of the function, `m.requires_grad_(flag)` (`def set_trainable(m,
+    # flag)`): frozen where the call leaves that flag false ((position, "!flag")).
+    bound = None
+    for stmt in func.body:
+        flag = _set_to_name(stmt)
+        if flag is None or flag not in params[skip:]:
+            continue
+        if bound is None:  # (a flag bound again in the function is not what the call gave)
+            bound = {n.id for n in ast.walk(func) if type(n) is ast.Name and type(n.ctx) is not ast.Load}
+        if flag in bound:
+            continue
+        for i, p in enumerate(params):
+            if p in names and p != flag and i - skip not in out and any(_freezes(stmt, n, flag) for n in names[p]):
+                out.add((i - skip, "!" + flag))
     return frozenset(out)
+
+
+def _set_to_name(stmt) -> str | None:
+    """The name `stmt` sets `requires_grad` to, when it is one: `m.requires_grad_(flag)`, or a
+    loop whose first statement is `p.requires_grad = flag` or `p.requires_grad_(flag)`."""
+    t = type(stmt)
+    if t is ast.For and stmt.body:
+        stmt = stmt.body[0]
+        t = type(stmt)
+        if t is ast.Assign and len(stmt.targets) == 1 and type(stmt.targets[0]) is ast.Attribute \
+                and stmt.targets[0].attr == "requires_grad":
+            return stmt.value.id if type(stmt.value) is ast.Name else None
+    if t is ast.Expr or t is ast.Assign:
+        call = stmt.value
+        if type(call) is ast.Call and type(call.func) is ast.Attribute and call.func.attr == "requires_grad_" \
+                and len(call.args) + len(call.keywords) == 1:
+            arg = call.args[0] if call.args else call.keywords[0].value
+            return arg.id if type(arg) is ast.Name else None
+    return None
 
 
 def _without_mode(v):
@@ -2725,17 +2813,18 @@ def _calls_own_method(stmt, me: str, test) -> bool:
         and type(call.func.value) is ast.Name and call.func.value.id == me and test(call.func.attr)
 
 
-def _freezes(stmt, me: str) -> bool:
+def _freezes(stmt, me: str, flag: str | None = None) -> bool:
     """`me.requires_grad_(False)` (`me.eval().requires_grad_(False)`), or a loop over
     `me.parameters()` whose body only sets what it gives `requires_grad = False` (or detaches
     it in place, `p.detach_()`, which leaves it a leaf that does not require grad).  `me`: a
-    name, or a dotted one (`self.backbone`)."""
+    name, or a dotted one (`self.backbone`).  `flag`: the name whose value is set instead of
+    False (`me.requires_grad_(flag)`, `p.requires_grad = flag`: frozen where it is false)."""
     t = type(stmt)
     if t is ast.Expr or t is ast.Assign:
         # (`self.net = net.eval().requires_grad_(False)`: what it returns is what it froze.)
         call = stmt.value
         if type(call) is not ast.Call or type(call.func) is not ast.Attribute or call.func.attr != "requires_grad_" \
-                or not _false_argument(call):
+                or not _false_argument(call, flag):
             return False
         recv = call.func.value
         while type(recv) is ast.Call and type(recv.func) is ast.Attribute and recv.func.attr in _KEEPS_PARAMETERS:
@@ -2752,21 +2841,30 @@ def _freezes(stmt, me: str) -> bool:
         if type(s) is ast.Assign and len(s.targets) == 1:
             target = s.targets[0]
             if type(target) is ast.Attribute and target.attr == "requires_grad" and type(target.value) is ast.Name \
-                    and target.value.id == p and const_bool(s.value) is False:
+                    and target.value.id == p and _is_false(s.value, flag):
                 continue
         if type(s) is ast.Expr and type(s.value) is ast.Call and type(s.value.func) is ast.Attribute \
                 and type(s.value.func.value) is ast.Name and s.value.func.value.id == p \
-                and (s.value.func.attr == "requires_grad_" and _false_argument(s.value)
-                     or s.value.func.attr == "detach_" and not s.value.args and not s.value.keywords):
+                and (s.value.func.attr == "requires_grad_" and _false_argument(s.value, flag)
+                     or flag is None and s.value.func.attr == "detach_" and not s.value.args
+                     and not s.value.keywords):
             continue
         return False
     return bool(stmt.body)
 
 
-def _false_argument(call: ast.Call) -> bool:
-    """`f(False)` or `f(requires_grad=False)`: the one argument a literal False."""
+def _false_argument(call: ast.Call, flag: str | None = None) -> bool:
+    """`f(False)` or `f(requires_grad=False)`: the one argument a literal False (with `flag`,
+    the name `flag` instead)."""
     args = [*call.args, *(k.value for k in call.keywords if k.arg == "requires_grad")]
-    return len(args) == 1 and len(call.args) + len(call.keywords) == 1 and const_bool(args[0]) is False
+    return len(args) == 1 and len(call.args) + len(call.keywords) == 1 and _is_false(args[0], flag)
+
+
+def _is_false(value, flag: str | None) -> bool:
+    """A literal False, or with `flag`, the name `flag`."""
+    if flag is None:
+        return const_bool(value) is False
+    return type(value) is ast.Name and value.id == flag
 
 
 def _walrus_lines(text: str) -> frozenset:
