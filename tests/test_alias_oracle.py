@@ -17,7 +17,10 @@ from flake8_tensorcopy.model import Options
 OPS = ["torch.exp(x)", "x.exp()", "torch.sigmoid(x)", "torch.tanh(x)", "torch.relu(x)", "x * 2", "x + 1", "x ** 2",
        "torch.sin(x)", "x.log()", "torch.softmax(x, 0)", "x.sqrt()", "x.clone()", "x.abs()",
        "torch.nn.functional.gelu(x)", "x.view(-1)"]
-CONSUMERS = ["y.sum()", "(y * y).sum()", "(y * 2).sum()", "y.pow(2).sum()", "torch.exp(y).sum()", "(y * w).sum()"]
+CONSUMERS = ["y.sum()", "(y * y).sum()", "(y * 2).sum()", "y.pow(2).sum()", "torch.exp(y).sum()", "(y * w).sum()",
+             # (a loss that reads y only detached: y's own op is not in its graph; the product
+             # saves the detached view, which shares y's version counter, unless it is a copy)
+             "(y.detach() * w).sum()", "(y.detach().clone() * w).sum()"]
 WRITES = ["y.detach().zero_()", "y.detach()[0] = 5.0", "d = y.detach(); d.mul_(2)",
           # (a function of the file that writes into what it is passed, or through an alias it makes)
           "d = y.detach(); zero_(d)", "detach_zero_(y)", "detach_zero_(y[0:2])"]

@@ -15,6 +15,39 @@ from conftest import reported_lines
 
 HEAD = "import torch\nimport torch.nn as nn\nimport numpy as np\nimport functools\n"
 TNS1_PROGRAMS = [
+    ('a method called only under no_grad fills a list another method converts', '''\
+class Lit(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+        self.outs = []
+    def validation_step(self, x):
+        probs = self.fc(x).softmax(-1)
+        self.outs.append(probs)
+    def on_validation_epoch_end(self):
+        return torch.cat(self.outs).numpy()
+lit = Lit()
+with torch.no_grad():
+    lit.validation_step(torch.randn(3, 4))
+print(lit.on_validation_epoch_end().shape)
+'''),
+    ('a method called with grad too fills a list another method converts', '''\
+class Lit(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+        self.outs = []
+    def validation_step(self, x):
+        probs = self.fc(x).softmax(-1)
+        self.outs.append(probs)
+    def on_validation_epoch_end(self):
+        return torch.cat(self.outs).numpy()
+lit = Lit()
+with torch.no_grad():
+    lit.validation_step(torch.randn(3, 4))
+lit.validation_step(torch.randn(3, 4))
+print(lit.on_validation_epoch_end().shape)
+'''),
     ('a module whose only parameter is made not to require grad', '''\
 class FixedScale(nn.Module):
     def __init__(self):
@@ -2750,6 +2783,19 @@ arr = Util.run(Util(), nn.Linear(3, 2), torch.randn(4, 3)).numpy()
 ]
 
 TNS2_PROGRAMS = [
+    ('a loss whose weights the constructor computes from a local tensor', '''\
+import torch.nn.functional as F
+class WeightedCE(nn.Module):
+    def __init__(self, class_counts):
+        super().__init__()
+        counts = torch.as_tensor(class_counts, dtype=torch.float32)
+        self.weights = counts.sum() / (len(counts) * counts)
+    def forward(self, logits, target):
+        w = logits.new_tensor(self.weights)
+        return F.cross_entropy(logits, target, weight=w)
+crit = WeightedCE([3, 5, 2])
+loss = crit(torch.randn(4, 3, requires_grad=True), torch.tensor([0, 1, 2, 1]))
+'''),
     ('a stack of what a collate function does not know', '''\
 def collate(batch):
     xs = torch.stack([b[0] for b in batch])

@@ -24,6 +24,36 @@ HEAD = "import torch\nimport torch.nn as nn\nimport numpy as np\n"
 PLAIN = "# (imports nothing)\n"
 
 PROGRAMS = [
+    # A Lightning-style module's validation_step fills a list that on_validation_epoch_end
+    # converts; the script of another module calls it only under no_grad.
+    ('TNS1', 'validation outputs kept by a method another module calls only under no_grad', {
+        'lit.py': '''\
+class Lit(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.model = nn.Linear(4, 2)
+        self.val_probs, self.val_targets = [], []
+    def validation_step(self, batch, batch_idx):
+        x, y = batch
+        probs = self.model(x).softmax(-1)
+        self.val_probs.append(probs)
+        self.val_targets.append(y)
+    def on_validation_epoch_end(self):
+        probs = torch.cat(self.val_probs).numpy()
+        targets = torch.cat(self.val_targets).numpy()
+        self.val_probs.clear()
+        self.val_targets.clear()
+        return (probs.argmax(1) == targets).mean()
+''',
+        'main.py': '''\
+from lit import Lit
+lit = Lit()
+lit.eval()
+with torch.no_grad():
+    for i in range(2):
+        lit.validation_step((torch.randn(8, 4), torch.randint(0, 2, (8,))), i)
+print(lit.on_validation_epoch_end())
+'''}),
     ('TNS1', 'plotting helper of another module given a model output', {
         'viz.py': '''\
 import matplotlib
@@ -4399,7 +4429,7 @@ late.restore(model)
 # instance is, a public function's parameter (another module may pass anything), a base's
 # method that calls `self(x)` on a subclass whose `forward` is not what the base's module saw, a
 # method that every call of the project makes with grad off (a caller outside it may not).
-STRICT_MAY = {"generator of another module made and consumed under no_grad", "decorator of another module sets eval mode, then runs the function under no_grad", "init helper of another module applied by a no_grad method", "decorator of another module runs the function under no_grad", "frozen model built in other file", "module-level model in other file frozen via loop",
+STRICT_MAY = {"validation outputs kept by a method another module calls only under no_grad", "generator of another module made and consumed under no_grad", "decorator of another module sets eval mode, then runs the function under no_grad", "init helper of another module applied by a no_grad method", "decorator of another module runs the function under no_grad", "frozen model built in other file", "module-level model in other file frozen via loop",
               "class with no_grad predict method in other file", "trainer in other file, model replaced by a frozen one",
               "helper only called under no_grad from other file", "helper param tensor detached by caller in other file",
               "base predict in other file, subclass forward argmax", "method only called under no_grad from other file",

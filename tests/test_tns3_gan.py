@@ -1261,3 +1261,58 @@ def test_what_a_helper_gives_back(helper, passed, leaks, default, strict):
     for is_strict, expected in ((False, default), (True, strict)):
         result = lint_text(code, RULES, Options(strict=is_strict))
         assert len(result.violations) == expected, (is_strict, result.violations)
+
+
+# A backward limited to the discriminator's parameters (`inputs=`), and a generator frozen by a
+# loop over its parameters through `self`: nothing reaches the generator.  Run on torch.
+LIMITED = """\
+netG, netD = nn.Linear(4, 6), nn.Linear(6, 1)
+optimizerG = torch.optim.SGD(netG.parameters(), lr=0.1)
+optimizerD = torch.optim.SGD(netD.parameters(), lr=0.1)
+fake = netG(torch.randn(8, 4))
+errD = netD(fake).mean()
+optimizerD.zero_grad()
+errD.backward(inputs={inputs})
+optimizerD.step()
+leak = any(p.grad is not None for p in netG.parameters())
+errG = -netD(fake).mean()
+optimizerG.zero_grad()
+errG.backward()
+optimizerG.step()
+"""
+
+SELF_FROZEN = """\
+class WGAN:
+    def __init__(self):
+        self.G, self.D = nn.Linear(4, 6), nn.Linear(6, 1)
+        self.d_optimizer = torch.optim.SGD(self.D.parameters(), lr=0.1)
+    def step(self):
+        for p in self.G.parameters():
+            p.requires_grad = {flag}
+        fake = self.G(torch.randn(8, 4))
+        d_loss = self.D(fake).mean()
+        self.d_optimizer.zero_grad()
+        d_loss.backward()
+        self.d_optimizer.step()
+        return any(p.grad is not None for p in self.G.parameters())
+leak = WGAN().step()
+"""
+
+
+@pytest.mark.parametrize("code, leaks, raises", [
+    (LIMITED.format(inputs="list(netD.parameters())"), False, False),
+    (LIMITED.format(inputs="[*netG.parameters(), *netD.parameters()]"), True, True),
+    (SELF_FROZEN.format(flag="False"), False, False),
+    (SELF_FROZEN.format(flag="True"), True, False),
+])
+def test_what_reaches_the_generator_on_torch(code, leaks, raises):
+    code = HEAD + code
+    ns: dict = {}
+    try:
+        exec(compile(code, "<gan>", "exec"), ns)
+    except RuntimeError as e:
+        assert raises and "backward through the graph a second time" in str(e)
+        assert ns["leak"] is leaks
+    else:
+        assert not raises and ns["leak"] is leaks
+    assert bool(lint_text(code, RULES, Options()).violations) is leaks

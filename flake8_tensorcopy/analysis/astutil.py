@@ -333,6 +333,37 @@ def mentioned_keys(node) -> set:
     return keys
 
 
+# What gives a value without the graph of its receiver (graph_keys).
+_GRAPHLESS_METHODS = frozenset({"detach", "item", "tolist", "numpy", "size", "dim", "numel"})
+
+
+def graph_keys(node) -> set:
+    """The dotted names (and their prefixes) an expression reads whose autograd graph its value
+    may carry: `mentioned_keys`, less what it reads only through `.detach()`, `.data` or a
+    method that gives a plain value (`.item()`, `.size()`)."""
+    keys = set()
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        t = type(n)
+        if t is _Name:
+            keys.add(n.id)
+            continue
+        if t is _Attribute:
+            if n.attr == "data":
+                continue
+            k = dotted_name(n)
+            if k is not None:
+                keys.update(key_prefixes(k))
+                continue
+        elif t is ast.Call and type(n.func) is _Attribute and n.func.attr in _GRAPHLESS_METHODS:
+            stack.extend(n.args)
+            stack.extend(k.value for k in n.keywords)
+            continue
+        stack.extend(child_nodes(n))
+    return keys
+
+
 def is_function(node) -> bool:
     return isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
 

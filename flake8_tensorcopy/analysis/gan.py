@@ -1007,6 +1007,8 @@ class GanScope:
         # --- gradient computations: backward, autograd.grad
         if qual in ("torch.autograd.backward",) or dotted.endswith("autograd.backward"):
             prov = args[0] if args else kws.get("tensors", EMPTY)
+            if self._inputs_miss_g(node):
+                prov = EMPTY
             self._backward(node, prov, node.args[0] if node.args else _kw(node, "tensors"),
                            _kw(node, "retain_graph") or (node.args[2] if len(node.args) > 2 else None),
                            _kw(node, "create_graph"))
@@ -1020,7 +1022,8 @@ class GanScope:
             retain = _kw(node, "retain_graph")
             if retain is None and recv and len(node.args) > 1:
                 retain = node.args[1]
-            self._backward(node, every, loss, retain, _kw(node, "create_graph"))
+            self._backward(node, EMPTY if self._inputs_miss_g(node) else every, loss, retain,
+                           _kw(node, "create_graph"))
             return EMPTY
         if m == "update_params" and isinstance(func, ast.Attribute) and node.args:
             # MMEngine's OptimWrapper: backward, step and zero_grad in one call.
@@ -1511,6 +1514,16 @@ class GanScope:
                 if any(gens <= dc.sources for dc in outs):
                     return True
         return False
+
+    def _inputs_miss_g(self, node: ast.Call) -> bool:
+        """Whether a backward's `inputs=` names what it accumulates into, and no generator among
+        them (`errD.backward(inputs=list(netD.parameters()))`): it runs only the part of the
+        graph between the loss and those, not the generator's (nothing reaches its parameters,
+        and its graph is not freed)."""
+        inputs = _kw(node, "inputs")
+        if inputs is None:
+            return False
+        return not any(isinstance(n, (ast.Name, ast.Attribute)) and self.role(n) == G for n in walk(inputs))
 
     def _backward(self, node, prov, loss_expr, retain_expr, create_expr) -> None:
         retain: bool | None

@@ -21,7 +21,7 @@ import ast
 import itertools
 
 from ..model import REQUIRED, Record
-from .astutil import all_nodes, bind_arguments, dotted_name, key_prefixes, mentioned_keys, target_elements
+from .astutil import all_nodes, bind_arguments, dotted_name, key_prefixes, graph_keys, mentioned_keys, target_elements
 from .facts import FUNCTION, TENSOR, UNKNOWN, Device
 from .saved import ARRAY_WRITES, WRITES_ANY, is_inplace_method, saved_tensors, storage_key, strip_views
 from .walker import Domain, compatible
@@ -195,7 +195,7 @@ class StorageDomain(Domain):
                 continue
             for expr, what in saved_tensors(n, q):
                 if what == "input":
-                    key = storage_key(expr, q)
+                    key = _saved_key(expr, q)
                     if key is not None:
                         sid = (id(n), key)
                         new_ids.add(sid)
@@ -210,7 +210,7 @@ class StorageDomain(Domain):
         # 4. bindings: versions, aliases, dependency taint
         rhs_taint = frozenset(new_ids)
         if value is not None and st.taint:
-            for k in mentioned_keys(value):
+            for k in graph_keys(value):
                 rhs_taint |= st.taint.get(k, frozenset())
         if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and value is not None:
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
@@ -245,7 +245,7 @@ class StorageDomain(Domain):
                 if key is not None:
                     taint = frozenset(new_ids)
                     for a in [*call.args, *(k.value for k in call.keywords)]:
-                        for k in mentioned_keys(a):
+                        for k in graph_keys(a):
                             taint |= st.taint.get(k, frozenset())
                     if taint:
                         st.taint[key] = st.taint.get(key, frozenset()) | taint
@@ -272,6 +272,18 @@ class StorageDomain(Domain):
                     break
             if hit:
                 rec.writes.append(write)
+
+
+def _saved_key(expr, q) -> str | None:
+    """storage_key of a saved input, also through `.detach()` (`(y.detach() * w).sum()` saves a
+    tensor that shares `y`'s storage and version counter: a write into `y` is one into it)."""
+    while True:
+        expr = strip_views(expr, q)
+        if type(expr) is ast.Call and type(expr.func) is ast.Attribute and expr.func.attr == "detach" \
+                and not expr.args and not expr.keywords:
+            expr = expr.func.value
+            continue
+        return dotted_name(expr)
 
 
 def _helper_writes(call: ast.Call, q) -> list:

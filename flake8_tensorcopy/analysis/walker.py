@@ -1603,8 +1603,10 @@ class Walker(Summaries, Evaluator):
         # (Without this, each loop in a nest walked its body once more per pass of the loop
         # around it: 27 walks of a body three loops deep that each settle in two passes.)
         out, exits = last if last is not None else self._iteration(stmt, entry, element, when_true, final=True)
-        if is_for and iter_fact.kind in ("params", "named_params"):
-            # A module's parameters: the body runs at least once (a freezing loop freezes).
+        if is_for and (iter_fact.kind in ("params", "named_params") or _parameters_call(stmt.iter)):
+            # A module's parameters: the body runs at least once (a freezing loop freezes; also
+            # of `self.netG.parameters()` where a method's freeze leaves netG's facts unknown:
+            # what has no parameters has nothing to freeze).
             normal = out
             for s in exits[1]:
                 normal = join_states(normal, s)
@@ -1865,7 +1867,8 @@ class Walker(Summaries, Evaluator):
                             found.append(UNKNOWN_FACT)
                             continue
                         f = self.fact(v, local)
-                        if f.kind == UNKNOWN and _reads_self_or_local(v, self_name):
+                        if f.kind == UNKNOWN and (_reads_self_or_local(v, self_name) or _reads_any(
+                                v, single_assignments(item))):
                             off = id(node) in no_grad_ids(item, local)
                             again.append((t.attr, len(found), v, self_name, local, off, item))
                         found.append(f)
@@ -1892,6 +1895,7 @@ class Walker(Summaries, Evaluator):
             info = self.classes.get(id(cls))
             if info is not None and info.self_fact is not None:
                 self_fact = info.self_fact.but(attrs=first)
+                with_locals: dict = {}  # id(method) -> env of its single-assignment locals, or None
                 for attr, index, value, self_name, local, off, method in again:
                     expr = single_assignments(method).get(value.id) if isinstance(value, ast.Name) else value
                     if expr is None:
@@ -1899,6 +1903,16 @@ class Walker(Summaries, Evaluator):
                     env = dict(local.env)
                     env[self_name] = self_fact
                     f = self.fact(expr, State(env, off, local.outer))
+                    if f.kind == UNKNOWN and not off:
+                        # Of the method's locals bound once, in order (`counts =
+                        # torch.as_tensor(c)`, then `self.w = counts.sum() / counts`), where no
+                        # statement of the method runs with grad off.
+                        found = with_locals.get(id(method), False)
+                        if found is False:
+                            found = with_locals[id(method)] = None if no_grad_ids(method, local) else \
+                                self._bound_once(single_assignments(method), env, self_name, local)
+                        if found is not None:
+                            f = self.fact(expr, State(dict(found), False, local.outer))
                     if f.kind != UNKNOWN:
                         parts[attr][index] = f
         if appends:
@@ -2437,6 +2451,34 @@ class Walker(Summaries, Evaluator):
         return (tuple(x.arg for x in (*a.posonlyargs, *a.args)[1:]), tuple(x.arg for x in a.kwonlyargs),
                 tuple(sorted(self._constructor_attrs(init, info).items())))
 
+    def _bound_once(self, bound: dict, env: dict, self_name: str, local: State) -> dict:
+        """`env` with the locals of a method that it binds once (`bound`: name -> value), each
+        evaluated in the order of the text with those before it."""
+        env = dict(env)
+        state = State(env, False, local.outer)
+        for name, value in sorted(bound.items(), key=lambda kv: (kv[1].lineno, kv[1].col_offset)):
+            if name != self_name:
+                env[name] = self.fact(value, state)
+        return env
+
+    def _keeps_without_grad(self, cls: ast.ClassDef, method, attr: str) -> bool:
+        """Whether `method` of class `cls`, which adds to list attribute `attr`, runs with grad
+        off wherever it is called, as its own walk takes it (`_only_called_without_grad`: the
+        file's calls, `_called_without_grad_elsewhere`: the project's other files', asked only
+        where the class converts that list to NumPy: `with torch.no_grad():
+        lit.validation_step(batch)`, then `torch.cat(self.outs).numpy()` in another method)."""
+        memo = self.__dict__.setdefault("_kept_off", {})
+        key = (id(method), attr)
+        found = memo.get(key)
+        if found is None:
+            # (The other files, only in a walk that reports: what a summary of the module answers
+            # is kept for its content alone.)
+            found = memo[key] = type(method) is ast.FunctionDef and self.lines is not None and (
+                self._only_called_without_grad(method)
+                or bool(self._handlers) and self.ctx.options is not None
+                and _converted_in(self.source_of(cls), {attr}) and self._called_without_grad_elsewhere(method))
+        return found
+
     def _list_elements(self, cls: ast.ClassDef, parts: dict, appends: list, single_assignments, no_grad_ids) -> None:
         """What the methods add to lists the class keeps (`self.losses = []` in `__init__`,
         `self.losses.append(loss)` in `step`): the list attribute holds those elements in every
@@ -2449,23 +2491,30 @@ class Walker(Summaries, Evaluator):
         if info is None or info.self_fact is None:
             return
         self_fact = info.self_fact.but(attrs=first)
-        envs: dict = {}  # id(method) -> (env with its single-assignment locals, no-grad statements)
-        for attr, call, statement, self_name, local, method in appends:
-            seq = first.get(attr)
-            if seq is None or seq.kind != SEQ:
-                continue  # not a list the class made
-            found = envs.get(id(method))
+        envs: dict = {}  # (id(method), off) -> (env with its single-assignment locals, no-grad statements)
+
+        def method_env(method, self_name, local, all_off: bool):
+            found = envs.get((id(method), all_off))
             if found is None:
                 env = dict(local.env)
                 env[self_name] = self_fact
-                state = State(env, False, local.outer)
+                state = State(env, all_off, local.outer)
                 bound = single_assignments(method)
                 for name, value in sorted(bound.items(), key=lambda kv: (kv[1].lineno, kv[1].col_offset)):
                     if name != self_name:
                         env[name] = self.fact(value, state)
-                found = envs[id(method)] = (env, no_grad_ids(method, local))
-            env, off = found
+                found = envs[(id(method), all_off)] = (env, no_grad_ids(method, local))
+            return found
+
+        for attr, call, statement, self_name, local, method in appends:
+            seq = first.get(attr)
+            if seq is None or seq.kind != SEQ:
+                continue  # not a list the class made
+            env, off = method_env(method, self_name, local, False)
             new = self.fact(call.args[-1], State(dict(env), id(statement) in off, local.outer))
+            if new.grad is not Grad.NO and self._keeps_without_grad(cls, method, attr):
+                env, off = method_env(method, self_name, local, True)
+                new = self.fact(call.args[-1], State(dict(env), True, local.outer))
             if call.func.attr == "extend":
                 new = self._element_of(new)
             if new.kind == UNKNOWN and new.grad is Grad.UNKNOWN:
@@ -2619,6 +2668,17 @@ def _reads_self_or_local(value, self_name: str) -> bool:
         return value.id != self_name
     return any(isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == self_name
                for n in walk(value))
+
+
+def _parameters_call(node) -> bool:
+    """`x.parameters()` or `x.named_parameters()`, without arguments."""
+    return type(node) is ast.Call and type(node.func) is ast.Attribute and not node.args and not node.keywords \
+        and node.func.attr in ("parameters", "named_parameters")
+
+
+def _reads_any(value, names: dict) -> bool:
+    """`value` reads one of `names`."""
+    return bool(names) and any(type(n) is ast.Name and n.id in names for n in walk(value))
 
 
 def _single_assignments(func) -> dict:

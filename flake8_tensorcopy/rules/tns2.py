@@ -11,7 +11,7 @@ from ..source import LazyPattern, closing_bracket
 
 # `torch.tensor(`, `tensor(`, `u.new_tensor(`; not `as_tensor(`, `is_tensor(`, `to_tensor(`.
 _CLONE_DETACH = LazyPattern(r"\.clone\((?:[^()]|\([^()]*\))*\)\s*\.\s*detach\s*\(")
-_NOT_TENSORS = ("other", "module", "import", "seq", "loader", "device", "params", "named_params", "function",
+_NOT_TENSORS = ("other", "object", "module", "import", "seq", "loader", "device", "params", "named_params", "function",
                 "class")
 # Tensor libraries whose clone() / detach() look like torch's: TNS201 says nothing in their files.
 _LOOK_ALIKE_LIBRARIES = frozenset({"paddle", "oneflow", "jittor", "mindspore", "megengine"})
@@ -94,6 +94,24 @@ object).
             import torch
             x = torch.ones(3, requires_grad=True)
             y = x.clone()
+            """), runs=True),
+        # An instance of a class of the file with methods of the same names (a graph batch whose
+        # detach() detaches in place: `batch.detach().clone()` would detach the live batch).
+        Valid(dedent("""
+            import torch
+
+            class GraphBatch:
+                def __init__(self, x):
+                    self.x = x
+                def clone(self):
+                    return GraphBatch(self.x.clone())
+                def detach(self):
+                    self.x = self.x.detach()
+                    return self
+
+            batch = GraphBatch(torch.nn.Linear(3, 3)(torch.randn(2, 3)))
+            snapshot = batch.clone().detach()
+            batch.x.sum().backward()
             """), runs=True),
         # Another tensor library with methods of the same names.
         Valid(dedent("""
