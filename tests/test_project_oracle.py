@@ -24,6 +24,26 @@ HEAD = "import torch\nimport torch.nn as nn\nimport numpy as np\n"
 PLAIN = "# (imports nothing)\n"
 
 PROGRAMS = [
+    # A Keras-style max-norm constraint of a torch-free module, its write behind an `if`, applied
+    # after each step outside no_grad: raises at the first call.
+    ('TNS401', 'max-norm constraint of a torch-free module renormalises the parameters it is handed', {
+        'constraints.py': PLAIN + '''\
+def apply_max_norm(model, max_norm=3.0):
+    for name, param in model.named_parameters():
+        if "weight" in name and param.dim() > 1:
+            param.renorm_(2, 0, max_norm)
+''',
+        'main.py': '''\
+from constraints import apply_max_norm
+model = nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 2))
+opt = torch.optim.SGD(model.parameters(), lr=0.5)
+opt.zero_grad()
+model(torch.randn(4, 6)).sum().backward()
+opt.step()
+with torch.no_grad():
+    apply_max_norm(model, 1.0)
+apply_max_norm(model, 1.0)
+'''}),
     # A Lightning-style module's validation_step fills a list that on_validation_epoch_end
     # converts; the script of another module calls it only under no_grad.
     ('TNS1', 'validation outputs kept by a method another module calls only under no_grad', {

@@ -1101,7 +1101,8 @@ def _leafish(text: str, value: str, bindings: tuple, seen: frozenset) -> bool:
 # The in-place methods that initialise or rescale, which a helper of another module may call on what
 # it is passed (`zero_init(params)`): its text tests (through_needles, _THROUGH_BYTES, _INPLACE_ON)
 # are made of this one list.
-_INITIALISING = ("fill_", "zero_", "copy_", "uniform_", "normal_", "mul_", "add_", "sub_", "div_", "clamp_")
+_INITIALISING = ("fill_", "zero_", "copy_", "uniform_", "normal_", "mul_", "add_", "sub_", "div_", "clamp_", "renorm_",
+                 "masked_fill_", "clamp_min_", "clamp_max_", "lerp_")
 _INPLACE_CALLS = tuple(f".{m}(" for m in _INITIALISING)
 _THROUGH_BYTES = LazyPattern(rb"\.(?:grad|(?:" + "|".join(m[:-1] for m in _INITIALISING).encode() + rb")_\()")
 _HEADER_PARAMS = LazyPattern(r"def\s+\w+\s*\(([^)]*)\)")
