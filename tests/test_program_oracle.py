@@ -3280,6 +3280,23 @@ opt.step()
 ]
 
 TNS5_PROGRAMS = [
+    ('a validation total handed to an LR scheduler and printed keeps every graph', '''\
+import torch.nn.functional as F
+def validate(model, loader):
+    total = 0.0
+    for x, y in loader:
+        total += F.cross_entropy(model(x), y)
+    return total / len(loader)
+model = nn.Linear(4, 2)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(opt, patience=1)
+loader = [(torch.randn(8, 4), torch.randint(0, 2, (8,))) for _ in range(3)]
+for epoch in range(2):
+    val_loss = validate(model, loader)
+    scheduler.step(val_loss)
+    print(f"epoch {epoch} val {val_loss:.4f}")
+    assert val_loss.grad_fn is None, "total keeps graph"
+'''),
     ('a helper of the file sets requires_grad to the flag it is passed: False freezes the encoder', '''\
 def set_trainable(m, flag):
     m.requires_grad_(flag)

@@ -985,6 +985,8 @@ def _classify(occ, parents, flow: bool = False):
                 return "cut", fname not in _VALUE_DISPLAYS
             if fname in PLOTTERS and owner is not None and _plotting_owner(owner):
                 return "cut", False  # (Matplotlib converts what it plots: `plt.plot(history)`)
+            if fname == "step" and owner is not None and "sched" in owner.rsplit(".", 1)[-1].lower():
+                return "cut", False  # (`scheduler.step(val_loss)`: ReduceLROnPlateau reads a number)
             if isinstance(func, ast.Name) and fname in _PRESERVING_FUNCS or owner in _PRESERVING_OWNERS:
                 child = parent
                 continue
