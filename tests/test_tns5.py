@@ -2195,3 +2195,29 @@ def test_a_long_update_call_is_shown_by_its_callee_and_first_argument():
     (v,) = lint_text(code, TNS5).violations
     assert v.code == "TNS502" and "`train_step(model, ...)` (line " in v.message and "<expr>" not in v.message
     run(code)
+
+
+def test_a_total_of_clones_is_advised_and_fixed_in_the_order_tns201_asks_for():
+    # `running += loss.clone()`: `.detach()` goes before the clone, in the message and in the fix
+    # (which TNS201 would otherwise flag after it), and the fixed total runs clean on torch.
+    code = HEAD + textwrap.dedent("""\
+        running = 0.0
+        for x, y in loader:
+            loss = nn.functional.mse_loss(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            running += loss.clone()
+        print(running)
+        """)
+    rules = select_rules(["TNS"])
+    found = lint_text(code, rules, Options()).violations
+    assert [v.code for v in found] == ["TNS503"]
+    assert "use `loss.detach().clone()` (or `.item()`)" in found[0].message
+    text = fix_text(code, rules, Options(), unsafe=True, max_passes=1).text
+    assert "running += loss.detach().clone()\n" in text
+    assert lint_text(text, rules, Options()).violations == []
+    pytest.importorskip("torch")
+    ns: dict = {}
+    exec(compile(text, "<fixed>", "exec"), ns)
+    assert not ns["running"].requires_grad

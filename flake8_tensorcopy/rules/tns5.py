@@ -859,8 +859,21 @@ def _atom(node) -> bool:
     return isinstance(node, (ast.Name, ast.Attribute, ast.Call, ast.Subscript))
 
 
+def _cloned(node):
+    """What `x.clone()` (without arguments) clones, else None: `.detach()` goes before the clone
+    (the order TNS201 asks for)."""
+    if type(node) is ast.Call and type(node.func) is ast.Attribute and node.func.attr == "clone" \
+            and not node.args and not node.keywords:
+        return node.func.value
+    return None
+
+
 def _detached(node, ctx) -> tuple:
-    """The edits that append `.detach()` to expression `node` (in parentheses where it needs them)."""
+    """The edits that append `.detach()` to expression `node` (in parentheses where it needs
+    them), or insert it before a last `.clone()` (`loss.clone()`: `loss.detach().clone()`)."""
+    inner = _cloned(node)
+    if inner is not None:
+        node = inner
     start, end = ctx.span(node)
     if _atom(node):
         return (Edit(end, end, ".detach()"),)
@@ -1282,6 +1295,10 @@ breaks) and synchronises with an accelerator at every iteration.
             if not atom:
                 shown = f"({shown})"
             term_text, fixed = f"`{shown}`", f"`{shown}.detach()`{item}"
+            inner = _cloned(term)
+            inner_shown = _short(ctx, inner, 40) if inner is not None else "<expr>"
+            if inner_shown != "<expr>":
+                fixed = f"`{inner_shown if _atom(inner) else f'({inner_shown})'}.detach().clone()`{item}"
             start_shown = _short(ctx, first, 40) if first is not None else "<expr>"
             if start_shown != "<expr>":
                 start_shown = start_shown if _atom(first) else f"({start_shown})"
