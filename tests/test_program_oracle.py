@@ -15,6 +15,81 @@ from conftest import reported_lines
 
 HEAD = "import torch\nimport torch.nn as nn\nimport numpy as np\nimport functools\n"
 TNS1_PROGRAMS = [
+    ('a module of pretrained embeddings a script thaws from outside', '''\
+class Glove(nn.Module):
+    def __init__(self, vectors):
+        super().__init__()
+        self.emb = nn.Embedding.from_pretrained(vectors)
+    def forward(self, ids):
+        return self.emb(ids).mean(dim=1)
+enc = Glove(torch.randn(20, 4))
+enc.emb.weight.requires_grad = True
+print(enc(torch.tensor([[1, 2, 3]])).numpy())
+'''),
+    ('a module whose only parameter is made frozen positionally, and a buffer and a dropout', '''\
+class FixedScale(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.scale = nn.Parameter(torch.full((4,), 2.0), False)
+        self.register_buffer("pe", torch.randn(10, 4))
+        self.drop = nn.Dropout(0.1)
+    def forward(self, x):
+        return self.drop(x * self.scale + self.pe[: x.size(0)])
+m = FixedScale()
+print(m(torch.randn(2, 4)).numpy())
+'''),
+    ('a module of pretrained embeddings frozen=False positionally', '''\
+class Glove(nn.Module):
+    def __init__(self, vectors):
+        super().__init__()
+        self.emb = nn.Embedding.from_pretrained(vectors, False)
+    def forward(self, ids):
+        return self.emb(ids).mean(dim=1)
+enc = Glove(torch.randn(20, 4))
+print(enc(torch.tensor([[1, 2, 3]])).numpy())
+'''),
+    ('an attribute the constructor computes with a local model it freezes by a call', '''\
+class Stats(nn.Module):
+    def __init__(self, data):
+        super().__init__()
+        enc = nn.Linear(3, 3)
+        enc.requires_grad_(False)
+        self.value = enc(torch.as_tensor(data)).mean(0)
+    def report(self):
+        return self.value.numpy()
+print(Stats([[1.0, 2.0, 3.0]]).report())
+'''),
+    ('an enable_grad method called under no_grad fills a list another method converts', '''\
+class Lit(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+        self.outs = []
+    @torch.enable_grad()
+    def eval_step(self, x):
+        self.outs.append(self.fc(x).softmax(-1))
+    def epoch_end(self):
+        return torch.cat(self.outs).numpy()
+lit = Lit()
+with torch.no_grad():
+    lit.eval_step(torch.randn(3, 4))
+print(lit.epoch_end())
+'''),
+    ('a method called under no_grad keeps views of a parameter another method converts', '''\
+class Lit(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+        self.outs = []
+    def eval_step(self, x):
+        self.outs.append(self.fc.weight[0])
+    def epoch_end(self):
+        return torch.cat(self.outs).numpy()
+lit = Lit()
+with torch.no_grad():
+    lit.eval_step(torch.randn(3, 4))
+print(lit.epoch_end())
+'''),
     ('a method called only under no_grad fills a list another method converts', '''\
 class Lit(nn.Module):
     def __init__(self):
@@ -2783,6 +2858,22 @@ arr = Util.run(Util(), nn.Linear(3, 2), torch.randn(4, 3)).numpy()
 ]
 
 TNS2_PROGRAMS = [
+    ('a loss whose weights a subclass sets to a list', '''\
+import torch.nn.functional as F
+class WeightedCE(nn.Module):
+    def __init__(self, class_counts):
+        super().__init__()
+        counts = torch.as_tensor(class_counts, dtype=torch.float32)
+        self.weights = counts.sum() / (len(counts) * counts)
+    def forward(self, logits, target):
+        w = torch.tensor(self.weights, dtype=logits.dtype)
+        return F.cross_entropy(logits, target, weight=w)
+class UniformCE(WeightedCE):
+    def __init__(self, class_counts):
+        super().__init__(class_counts)
+        self.weights = [1.0] * len(class_counts)
+loss = UniformCE([3, 5, 2])(torch.randn(4, 3, requires_grad=True), torch.tensor([0, 1, 2, 1]))
+'''),
     ('a loss whose weights the constructor computes from a local tensor', '''\
 import torch.nn.functional as F
 class WeightedCE(nn.Module):
@@ -3280,6 +3371,20 @@ opt.step()
 ]
 
 TNS5_PROGRAMS = [
+    ('a helper of the file freezes the encoder, a snapshot, then the helper thaws it again', '''\
+def set_trainable(m, flag):
+    for p in m.parameters():
+        p.requires_grad = flag
+encoder, head = nn.Linear(4, 4), nn.Linear(4, 2)
+set_trainable(encoder, False)
+init = encoder.state_dict()
+w0 = encoder.weight.detach().clone()
+set_trainable(encoder, True)
+opt = torch.optim.SGD([*encoder.parameters(), *head.parameters()], lr=0.1)
+for _ in range(3):
+    opt.zero_grad(); head(encoder(torch.randn(8, 4))).sum().backward(); opt.step()
+assert torch.equal(init["weight"], w0), "changed"
+'''),
     ('a validation total handed to an LR scheduler and printed keeps every graph', '''\
 import torch.nn.functional as F
 def validate(model, loader):
@@ -3867,7 +3972,7 @@ STRICT_ONLY = {"partial of a function", "state_dict keep_vars", "store output in
 # what a class's `__getitem__` returns, which for another key requires grad), a value of a dict
 # after `update()`, after `**other`, or after a call statement that hands it to a function, or
 # read by a key in a variable.
-STRICT_MAY = {"a module of pretrained embeddings (frozen by from_pretrained) and new buffers", "a module whose only parameter is made not to require grad", "a setup function of the file turns grad off, then a helper converts", "helper makes a detached copy of its argument that does not require grad and converts it", "a module whose constructor calls its own freezing method", "decorator of the file runs the function under no_grad in a try, restoring train mode after", "decorator of the file whose wrapper is itself decorated no_grad", "an embedding made from pretrained vectors, frozen by an unknown flag", "an embedding made from pretrained vectors, frozen by default", "decorator of the file sets eval mode, then runs the function under no_grad", "constructors of plain classes that freeze what they are handed", "a converter that detaches a tensor and asarrays anything else, given a layer output", "a Sequential of a frozen module and a layer without parameters", "a generator made and iterated under no_grad", "method under no_grad decorator", "decorator of the file runs the function under no_grad", "static method passed a frozen model",
+STRICT_MAY = {"an attribute the constructor computes with a local model it freezes by a call", "a module whose only parameter is made frozen positionally, and a buffer and a dropout", "a module of pretrained embeddings (frozen by from_pretrained) and new buffers", "a module whose only parameter is made not to require grad", "a setup function of the file turns grad off, then a helper converts", "helper makes a detached copy of its argument that does not require grad and converts it", "a module whose constructor calls its own freezing method", "decorator of the file runs the function under no_grad in a try, restoring train mode after", "decorator of the file whose wrapper is itself decorated no_grad", "an embedding made from pretrained vectors, frozen by an unknown flag", "an embedding made from pretrained vectors, frozen by default", "decorator of the file sets eval mode, then runs the function under no_grad", "constructors of plain classes that freeze what they are handed", "a converter that detaches a tensor and asarrays anything else, given a layer output", "a Sequential of a frozen module and a layer without parameters", "a generator made and iterated under no_grad", "method under no_grad decorator", "decorator of the file runs the function under no_grad", "static method passed a frozen model",
               "plain method called on the class with an instance", "partial of a no_grad function", "lambda to_np called with a detached output",
               "lambda computing output called only under no_grad", "dataclass field its method detaches", "a conversion to long is no move", "nested def sees the local frozen model, not the global", "class attr model in other method under no_grad",
               "method called only under no_grad", "frozen params loop", "frozen requires_grad_(False)",

@@ -1302,6 +1302,8 @@ leak = WGAN().step()
 @pytest.mark.parametrize("code, leaks, raises", [
     (LIMITED.format(inputs="list(netD.parameters())"), False, False),
     (LIMITED.format(inputs="[*netG.parameters(), *netD.parameters()]"), True, True),
+    # (a container of both: its parameters are the generator's too)
+    (LIMITED.format(inputs="list(nn.ModuleList([netG, netD]).parameters())"), True, True),
     (SELF_FROZEN.format(flag="False"), False, False),
     (SELF_FROZEN.format(flag="True"), True, False),
 ])

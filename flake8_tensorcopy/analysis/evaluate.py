@@ -509,6 +509,10 @@ def _literal_display(node, depth: int = 0) -> Fact | None:
     return Fact(SEQ, el.grad, el.device, element=el, items=items)
 
 
+# What sets `requires_grad` on (Evaluator._turns_grad_on).
+_GRAD_ON = LazyPattern(r"\.requires_grad\s*=\s*True\b|\.requires_grad_\(\s*(?:True\s*|requires_grad\s*=\s*True\s*)?\)")
+
+
 def _named_device(s: str) -> Device:
     """The device string `s` names, read whole (blanks stripped, case folded)."""
     s = s.strip().lower()
@@ -526,6 +530,16 @@ class Evaluator:
 
     project = None  # the whole project (project.py), when the front end knows it
     _project_facts: dict = {}
+
+    def _turns_grad_on(self) -> bool:
+        """Whether the file's text sets `requires_grad` on (`p.requires_grad = True`,
+        `m.requires_grad_()`, `m.requires_grad_(True)`); read once a file."""
+        found = self.__dict__.get("_grad_on_text")
+        if found is None:
+            lines = getattr(self, "lines", None)
+            found = self._grad_on_text = lines is None or "requires_grad" in lines.text and _GRAD_ON.search(
+                lines.text) is not None
+        return found
 
     def project_fact(self, qual: str | None) -> Fact | None:
         """What a project module defines under qualified name `qual` (None: not the project's)."""
@@ -660,7 +674,11 @@ class Evaluator:
             return  # (no torch module handed by name: nothing to freeze, and the callee not asked)
         frozen_params = None if thaws else self.freezes_parameters(call, state)
         if frozen_params is None and not named:
-            return
+            # (`set_trainable(enc, True)` of `def set_trainable(m, flag): m.requires_grad_(flag)`.)
+            frozen_params = self.thaws_parameters(call, state)
+            if frozen_params is None:
+                return
+            thaws = True
         handed = list(enumerate(call.args))
         if frozen_params is not None:
             handed += [(kw.arg, kw.value) for kw in call.keywords if kw.arg in frozen_params]
@@ -711,6 +729,11 @@ class Evaluator:
     def freezes_parameters(self, call: ast.Call, state: State):
         """The positions of the arguments a call of one of the file's functions freezes (None:
         not such a call, or not known).  The walker answers."""
+        return None
+
+    def thaws_parameters(self, call: ast.Call, state: State):
+        """The positions of the arguments a call of one of the file's functions may make require
+        grad again (None: not such a call, or not known).  The walker answers."""
         return None
 
     def _call_effect(self, node, state: State) -> None:
@@ -1727,8 +1750,12 @@ class Evaluator:
                         tags=(cls.tags & {NO_GRAD_FORWARD}) | defined, by_flow=cls.by_flow, node=cls.node,
                         paramfree=cls.node is not None and (self.instance_paramfree(cls.node, call) if call is not None
                                                             else self.class_paramfree(cls.node)))
-            # A class whose constructor freezes what it makes (a teacher, a feature extractor).
-            return _frozen(made, True) if cls.node is not None and self.constructor_freezes(cls.node) else made
+            # A class whose constructor freezes what it makes (a teacher, a feature extractor), or
+            # makes only frozen parameters (pretrained embeddings) where the file turns none back on.
+            if cls.node is not None and (self.constructor_freezes(cls.node) or (
+                    not self._turns_grad_on() and self.made_frozen(cls.node))):
+                return _frozen(made, True)
+            return made
         return Fact(OBJECT, Grad.UNKNOWN, Device.UNKNOWN, attrs=attrs, node=cls.node, tags=defined)
 
     def _record(self, classdef: ast.ClassDef, fields: tuple, attrs, call: ast.Call, state: State):

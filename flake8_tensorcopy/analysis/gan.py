@@ -1523,7 +1523,13 @@ class GanScope:
         inputs = _kw(node, "inputs")
         if inputs is None:
             return False
-        return not any(isinstance(n, (ast.Name, ast.Attribute)) and self.role(n) == G for n in walk(inputs))
+        # (The modules whose parameters it names, `netD.parameters()`, each a discriminator: not a
+        # container that may hold the generator too, nor a name for what is not seen.)
+        owners = [n.func.value for n in walk(inputs) if type(n) is ast.Call and type(n.func) is ast.Attribute
+                  and n.func.attr in ("parameters", "named_parameters")]
+        return bool(owners) and all(self.role(o) == D for o in owners) and not any(
+            type(n) is ast.Name and n.id not in ("list", "tuple") and not any(n is o for o in owners)
+            and self.env.get(n.id) for n in walk(inputs))
 
     def _backward(self, node, prov, loss_expr, retain_expr, create_expr) -> None:
         retain: bool | None

@@ -426,6 +426,10 @@ class ProjectEntity:
         (walker.freezes_self)."""
         return self._answer(("freezes", self.path), _constructor_freezes, many="plain") == "1"
 
+    def made_frozen(self) -> bool:
+        """Whether the only parameters the class makes are made frozen (walker.made_frozen)."""
+        return self._answer(("madefrozen", self.path), _made_frozen, many="plain") == "1"
+
     def enables_grad(self) -> bool:
         """Whether this function is decorated `@torch.enable_grad()` (gradmode.enables_grad): a
         call of it computes with grad on whatever the caller's mode."""
@@ -595,6 +599,10 @@ def _inplace_parameters(walker, node) -> tuple:
 
 def _constructor_freezes(walker, node) -> str:
     return "1" if isinstance(node, ast.ClassDef) and walker.constructor_freezes(node) else ""
+
+
+def _made_frozen(walker, node) -> str:
+    return "1" if isinstance(node, ast.ClassDef) and walker.made_frozen(node) else ""
 
 
 def _tested_parameters(walker, node) -> tuple:

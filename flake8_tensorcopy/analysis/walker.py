@@ -130,7 +130,7 @@ class ClassInfo:
     its base classes that the file defines."""
 
     __slots__ = ("node", "self_fact", "lightning", "methods", "bases", "project_bases", "plain", "paramfree",
-                 "class_fact")
+                 "class_fact", "made_frozen")
 
     def __init__(self, node: ast.ClassDef, self_fact: Fact | None, lightning: bool) -> None:
         self.node = node
@@ -146,6 +146,7 @@ class ClassInfo:
         # None: it may have some), once asked; False until then.
         self.paramfree: frozenset | None | bool = False
         self.class_fact: Fact | None = None  # the class itself (what `cls` is in a class method)
+        self.made_frozen: bool | None = None  # Walker.made_frozen, once asked
 
     def method(self, name: str):
         """(the def of method `name`, the class that defines it), searching the file's bases."""
@@ -1895,7 +1896,7 @@ class Walker(Summaries, Evaluator):
             info = self.classes.get(id(cls))
             if info is not None and info.self_fact is not None:
                 self_fact = info.self_fact.but(attrs=first)
-                with_locals: dict = {}  # id(method) -> env of its single-assignment locals, or None
+                with_locals: dict = {}  # id(method) -> {local: fact} of its locals bound once (_bound_once)
                 for attr, index, value, self_name, local, off, method in again:
                     expr = single_assignments(method).get(value.id) if isinstance(value, ast.Name) else value
                     if expr is None:
@@ -1903,16 +1904,16 @@ class Walker(Summaries, Evaluator):
                     env = dict(local.env)
                     env[self_name] = self_fact
                     f = self.fact(expr, State(env, off, local.outer))
-                    if f.kind == UNKNOWN and not off:
-                        # Of the method's locals bound once, in order (`counts =
+                    if f.kind == UNKNOWN and not off and _reads_any(expr, single_assignments(method)) \
+                            and self._set_once(attr):
+                        # Of the method's locals bound once that it reads, in order (`counts =
                         # torch.as_tensor(c)`, then `self.w = counts.sum() / counts`), where no
                         # statement of the method runs with grad off.
-                        found = with_locals.get(id(method), False)
-                        if found is False:
-                            found = with_locals[id(method)] = None if no_grad_ids(method, local) else \
-                                self._bound_once(single_assignments(method), env, self_name, local)
-                        if found is not None:
-                            f = self.fact(expr, State(dict(found), False, local.outer))
+                        if no_grad_ids(method, local):
+                            continue
+                        found = self._bound_once(method, single_assignments(method), env, self_name, local, expr,
+                                                 with_locals.setdefault(id(method), {}))
+                        f = self.fact(expr, State(found, False, local.outer))
                     if f.kind != UNKNOWN:
                         parts[attr][index] = f
         if appends:
@@ -2107,6 +2108,20 @@ class Walker(Summaries, Evaluator):
         of its body (`for p in model.parameters(): p.requires_grad = False`, `model.requires_grad_(
         False)`), and the names of those the call passes by keyword (`Probe(net=net)`), when there
         is one; None otherwise."""
+        found = self._freezing_positions(call, state)
+        return _frozen_arguments(*found, call) or None if found is not None else None
+
+    def thaws_parameters(self, call: ast.Call, state: State):
+        """Evaluator.thaws_parameters: the arguments a call of such a function may make require
+        grad again: those it sets to a flag the call does not leave false (`set_trainable(enc,
+        True)` of `def set_trainable(m, flag): m.requires_grad_(flag)`), as `freezes_parameters`."""
+        found = self._freezing_positions(call, state)
+        return _thawed_arguments(*found, call) or None if found is not None else None
+
+    def _freezing_positions(self, call: ast.Call, state: State):
+        """(the positions of the parameters a call of a function of the file or of another module
+        of the project freezes: frozen_positions, its def, how many parameters Python binds),
+        or None: not such a call, or not known."""
         if type(call.func) is not ast.Name or any(type(a) is ast.Starred for a in call.args):
             return None
         f = self.fact(call.func, state) if self._grad_setters() or self.project is not None else None
@@ -2116,7 +2131,7 @@ class Walker(Summaries, Evaluator):
             if not positions:
                 return None
             stub = f.node.method_stub("__init__") if f.kind == CLASS else f.node.node
-            return _frozen_arguments(positions, stub, 1 if f.kind == CLASS else 0, call) or None
+            return positions, stub, 1 if f.kind == CLASS else 0
         if not self._grad_setters():
             return None  # (no function of the file mentions requires_grad)
         func = f.node if f.kind == FUNCTION else None
@@ -2133,7 +2148,7 @@ class Walker(Summaries, Evaluator):
         found = self._frozen_params.get(id(func))
         if found is None:
             found = self._frozen_params[id(func)] = frozen_positions(func, skip)
-        return _frozen_arguments(found, func, skip, call) or None
+        return found, func, skip
 
     def _sets_grad(self, name: str) -> bool:
         """Whether a function called `name` may change whether what it is given requires grad:
@@ -2210,34 +2225,55 @@ class Walker(Summaries, Evaluator):
 
         if self.lines is not None:
             source = self.source_of(init)
-            if not _may_freeze(source) and "freeze" not in source and "from_pretrained" not in source:
+            if not _may_freeze(source) and "freeze" not in source:
                 return False
-        return freezes_self(init, freezing_method) or self._frozen_parameters_only(info, init)
+        return freezes_self(init, freezing_method)
+
+    def made_frozen(self, classdef) -> bool:
+        """Whether the only parameters torch module class `classdef` (of the file, or a
+        `ProjectEntity`) makes are made frozen by its constructor (_frozen_parameters_only:
+        `nn.Embedding.from_pretrained(v)`, `nn.Parameter(t, requires_grad=False)`).  Asked where
+        the file turns no grad back on (evaluate.Evaluator: `enc.emb.weight.requires_grad = True`
+        would make them trainable)."""
+        if not isinstance(classdef, ast.ClassDef):
+            ask = getattr(classdef, "made_frozen", None)
+            return ask() if ask is not None else False
+        info = self.classes.get(id(classdef))
+        init = info.method("__init__")[0] if info is not None else None
+        if not isinstance(init, (ast.FunctionDef, ast.AsyncFunctionDef)) or self.lines is None:
+            return False
+        found = info.made_frozen
+        if found is None:
+            source = self.source_of(init)
+            found = info.made_frozen = ("from_pretrained" in source or "Parameter(" in source
+                                        or "register_buffer" in source) and self._frozen_parameters_only(info, init)
+        return found
 
     def _frozen_parameters_only(self, info: ClassInfo, init) -> bool:
         """Whether the only parameters class `info` makes are made frozen by its constructor:
         every attribute its methods set to other than a literal is set there, on one line, to
-        `nn.Embedding.from_pretrained(...)` (which freezes unless `freeze=False`) or
-        `nn.Parameter(..., requires_grad=False)`; it has no base but `nn.Module`, sets nothing by
-        name, and says `requires_grad` nowhere else (read from the text)."""
+        `nn.Embedding.from_pretrained(v)` (which freezes unless `freeze=False`) or
+        `nn.Parameter(t, requires_grad=False)`; it has no base but `nn.Module`, sets nothing by
+        name nor an attribute of an attribute (`self.emb.weight = ...`), and says
+        `requires_grad` nowhere else (read from the text)."""
         if self.lines is None or not info.plain or info.bases or info.project_bases or not is_plain_method(init):
             return False
         # (New buffers of torch's, `register_buffer("pe", torch.zeros(...))`, add no parameter.)
         found = self._attribute_values(info, _BY_NAME_BUT_BUFFERS)
         if not found:
             return False
-        frozen_parameters = 0
+        source = self.source_of(info.node)
+        if _NESTED_ASSIGNMENT.search(source) is not None:
+            return False
+        said = 0  # (the `requires_grad` those values spell: the only ones of the class)
         for item, _, value in found:
             if item is not init:
                 return False
-            m = _FROZEN_AT_CONSTRUCTION.match(value)
-            if m is None or not _closed_call(value, m.end() - 1):
+            kind = _made_frozen_kind(value)
+            if kind is None and not _paramfree_layer(value):
                 return False
-            if m.group(2) is not None:  # (a parameter made not to require grad)
-                frozen_parameters += 1
-            elif "freeze" in value and not _FREEZE_TRUE.search(value):
-                return False  # (`freeze=False`, or a value not a literal)
-        return self.source_of(info.node).count("requires_grad") == frozen_parameters
+            said += value.count("requires_grad")
+        return source.count("requires_grad") == said
 
     def class_paramfree(self, classdef) -> bool:
         """Whether torch module class `classdef` of the file certainly has no parameters (an
@@ -2451,14 +2487,32 @@ class Walker(Summaries, Evaluator):
         return (tuple(x.arg for x in (*a.posonlyargs, *a.args)[1:]), tuple(x.arg for x in a.kwonlyargs),
                 tuple(sorted(self._constructor_attrs(init, info).items())))
 
-    def _bound_once(self, bound: dict, env: dict, self_name: str, local: State) -> dict:
-        """`env` with the locals of a method that it binds once (`bound`: name -> value), each
-        evaluated in the order of the text with those before it."""
+    def _set_once(self, attr: str) -> bool:
+        """Whether the file's text sets attribute `attr` of something once only (`self.w = ...`),
+        not by its name either (`setattr`): no subclass, other method or other code of the file
+        gives it another value (`obj.w = list(ws)`)."""
+        text = self.lines.text if self.lines is not None else ""
+        return "setattr" not in text and len(re.findall(r"\." + re.escape(attr) + r"\s*(?::[^=\n]*)?=(?!=)", text)) == 1
+
+    def _bound_once(self, method, bound: dict, env: dict, self_name: str, local: State, expr, memo: dict) -> dict:
+        """`env` with the locals of `method` that it binds once (`bound`: name -> value) that
+        `expr` reads, and those their values read, each evaluated in the order of the text with
+        those before it (once a method: `memo`)."""
+        needed, todo = set(), [expr]
+        while todo:
+            for n in walk(todo.pop()):
+                if type(n) is ast.Name and n.id in bound and n.id != self_name and n.id not in needed:
+                    needed.add(n.id)
+                    todo.append(bound[n.id])
+        if needed & _changed_locals(memo, method, bound):
+            return env  # (`enc.requires_grad_(False)`, `freeze(enc)`: what it binds is not all it is)
         env = dict(env)
         state = State(env, False, local.outer)
-        for name, value in sorted(bound.items(), key=lambda kv: (kv[1].lineno, kv[1].col_offset)):
-            if name != self_name:
-                env[name] = self.fact(value, state)
+        for name in sorted(needed, key=lambda n: (bound[n].lineno, bound[n].col_offset)):
+            f = memo.get(name)
+            if f is None:
+                f = memo[name] = self.fact(bound[name], state)
+            env[name] = f
         return env
 
     def _keeps_without_grad(self, cls: ast.ClassDef, method, attr: str) -> bool:
@@ -2471,12 +2525,14 @@ class Walker(Summaries, Evaluator):
         key = (id(method), attr)
         found = memo.get(key)
         if found is None:
-            # (The other files, only in a walk that reports: what a summary of the module answers
-            # is kept for its content alone.)
-            found = memo[key] = type(method) is ast.FunctionDef and self.lines is not None and (
-                self._only_called_without_grad(method)
-                or bool(self._handlers) and self.ctx.options is not None
-                and _converted_in(self.source_of(cls), {attr}) and self._called_without_grad_elsewhere(method))
+            # (Only in a walk that reports, and where the class converts that list: what a
+            # summary of the module answers is kept for its content alone, and the calls are
+            # read from the whole tree, every body of it parsed.)
+            found = memo[key] = type(method) is ast.FunctionDef and self.lines is not None and bool(self._handlers) \
+                and _converted_in(self.source_of(cls), {attr}) and not _turns_grad_on_text(self.source_of(method)) \
+                and not any(n and n.endswith("enable_grad") for n in decorator_names(method)) and (
+                    self._only_called_without_grad(method)
+                    or self.ctx.options is not None and self._called_without_grad_elsewhere(method))
         return found
 
     def _list_elements(self, cls: ast.ClassDef, parts: dict, appends: list, single_assignments, no_grad_ids) -> None:
@@ -2512,7 +2568,11 @@ class Walker(Summaries, Evaluator):
                 continue  # not a list the class made
             env, off = method_env(method, self_name, local, False)
             new = self.fact(call.args[-1], State(dict(env), id(statement) in off, local.outer))
-            if new.grad is not Grad.NO and self._keeps_without_grad(cls, method, attr):
+            if new.grad is not Grad.NO and not new.leaf and self._keeps_without_grad(cls, method, attr) \
+                    and not self.fact(_view_base(call.args[-1], single_assignments(method)),
+                                      State(dict(env), False, local.outer)).leaf:
+                # (A leaf, a parameter, and a view of one (`self.fc.weight[0]`) require grad in any
+                # mode: kept as they are.)
                 env, off = method_env(method, self_name, local, True)
                 new = self.fact(call.args[-1], State(dict(env), True, local.outer))
             if call.func.attr == "extend":
@@ -2609,30 +2669,44 @@ def _new_buffers_only(source: str) -> bool:
     return found == source.count("register_buffer")
 
 
-# A module's attribute made frozen (walker._frozen_parameters_only): an embedding of given vectors,
-# which `from_pretrained` freezes by default, or a parameter made not to require grad.
-_FROZEN_AT_CONSTRUCTION = LazyPattern(r"(?:torch\.)?nn\.(?:Embedding|EmbeddingBag)\.(from_pretrained)\(|"
-                                      r"(?:torch\.)?nn\.(Parameter)\((?=.*\brequires_grad\s*=\s*False\s*\)\s*(?:#.*)?$)")
-
-_FREEZE_TRUE = LazyPattern(r"\bfreeze\s*=\s*True\s*[,)]")
+# `self.a.b = value`: an attribute of an attribute set (walker._frozen_parameters_only).
+_NESTED_ASSIGNMENT = LazyPattern(r"\bself\.\w+(?:\.\w+|\[[^\]\n]*\])+\s*=(?!=)")
 
 
-def _closed_call(text: str, at: int) -> bool:
-    """Whether the parenthesis at `at` of `text` closes at its end (a comment after it allowed):
-    the call is all on the line."""
-    depth = 0
-    for i in range(at, len(text)):
-        c = text[i]
-        if c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-            if depth == 0:
-                rest = text[i + 1:].strip()
-                return not rest or rest.startswith("#")
-        elif c in "'\"#":
-            return False  # (a string or a comment inside: not read)
-    return False
+def _made_frozen_kind(value: str) -> str | None:
+    """"Embedding" when the text `value` (a line's value, a comment after it allowed) is all a
+    call of `nn.Embedding.from_pretrained(v)` (or `EmbeddingBag`'s) that leaves `freeze` true,
+    "Parameter" when it is `nn.Parameter(t, requires_grad=False)` (or `nn.Parameter(t, False)`);
+    else None."""
+    try:
+        node = ast.parse(value.strip(), mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    if type(node) is not ast.Call or any(k.arg is None for k in node.keywords) or any(
+            type(a) is ast.Starred for a in node.args) or not node.args:
+        return None
+    name = dotted_name(node.func) or ""
+    if name.startswith("torch."):
+        name = name[6:]
+    keywords = {k.arg: k.value for k in node.keywords}
+    if name in ("nn.Embedding.from_pretrained", "nn.EmbeddingBag.from_pretrained"):
+        freeze = node.args[1] if len(node.args) > 1 else keywords.get("freeze")
+        return "Embedding" if freeze is None or const_bool(freeze) is True else None
+    if name == "nn.Parameter":
+        flag = node.args[1] if len(node.args) > 1 else keywords.get("requires_grad")
+        return "Parameter" if flag is not None and const_bool(flag) is False else None
+    return None
+
+
+def _paramfree_layer(value: str) -> bool:
+    """Whether the text `value` is all a call of a torch layer without parameters (`nn.Dropout(p)`,
+    `nn.ReLU()`): what a module holds beside frozen parameters (_frozen_parameters_only)."""
+    try:
+        node = ast.parse(value.strip(), mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    name = dotted_name(node.func) if type(node) is ast.Call else None
+    return name is not None and ("torch." + name if name.startswith("nn.") else name) in api.PARAMFREE_MODULES
 
 
 # `self.x = value` (also `self.x: T = value`), the value to the end of its line; and a line that
@@ -2674,6 +2748,54 @@ def _parameters_call(node) -> bool:
     """`x.parameters()` or `x.named_parameters()`, without arguments."""
     return type(node) is ast.Call and type(node.func) is ast.Attribute and not node.args and not node.keywords \
         and node.func.attr in ("parameters", "named_parameters")
+
+
+def _changed_locals(memo: dict, method, bound: dict) -> set:
+    """The locals of `bound` (`method`'s single assignments) that a statement of the method may
+    change after they are bound: named in an expression statement (`enc.requires_grad_(False)`,
+    `freeze(enc)`) or in the target of an assignment (`enc.weight = w`, `pe[:, 0] = s`); read
+    from the method's nodes once (`memo`, keyed by None)."""
+    found = memo.get(None)
+    if found is None:
+        found = memo[None] = set()
+        if bound:
+            for stmt in all_nodes(method):
+                t = type(stmt)
+                if t is ast.Expr:
+                    found.update(n.id for n in walk(stmt) if type(n) is ast.Name and n.id in bound)
+                elif t is ast.Assign or t is ast.AugAssign or t is ast.AnnAssign:
+                    for target in (stmt.targets if t is ast.Assign else [stmt.target]):
+                        if type(target) is not ast.Name:
+                            found.update(n.id for n in walk(target) if type(n) is ast.Name and n.id in bound)
+    return found
+
+
+_VIEW_METHODS = frozenset({"view", "reshape", "t", "transpose", "permute", "squeeze", "unsqueeze", "flatten", "narrow",
+                           "select", "expand", "view_as", "unflatten", "diagonal", "detach"})
+
+
+def _view_base(expr, bound: dict):
+    """What `expr` is a view of (`self.fc.weight` of `self.fc.weight[0].view(-1)`), through a
+    local bound once (`bound`) to one; `expr` itself where it is no view."""
+    for _ in range(8):
+        t = type(expr)
+        if t is ast.Subscript:
+            expr = expr.value
+        elif t is ast.Attribute and expr.attr in ("T", "mT", "H", "mH", "real", "imag"):
+            expr = expr.value
+        elif t is ast.Call and type(expr.func) is ast.Attribute and expr.func.attr in _VIEW_METHODS:
+            expr = expr.func.value
+        elif t is ast.Name and expr.id in bound:
+            expr = bound[expr.id]
+        else:
+            break
+    return expr
+
+
+def _turns_grad_on_text(source: str) -> bool:
+    """Whether a def's text may run with grad on whatever mode its callers run it in
+    (`@torch.enable_grad()`, `with torch.enable_grad():`, `torch.set_grad_enabled(...)`)."""
+    return "enable_grad" in source or "set_grad_enabled" in source
 
 
 def _reads_any(value, names: dict) -> bool:
@@ -2780,6 +2902,14 @@ def _frozen_arguments(positions, func, skip: int, call: ast.Call) -> set:
         named = {params[i] for i in plain if i < len(params)}
         out |= {kw.arg for kw in call.keywords if kw.arg in named}
     return out
+
+
+def _thawed_arguments(positions, func, skip: int, call: ast.Call) -> set:
+    """Of the parameters at `positions` that a function sets to one of its flags (`(1, "!flag")`:
+    frozen_positions), those `call` does not leave false: as `_frozen_arguments` gives them."""
+    thawed = {(i, flag[1:]) for i, flag in (p for p in positions if type(p) is tuple) if flag[:1] == "!"}
+    plain = {i for i, flag in thawed if func is None or not _flag_left_false(func, skip, call, flag)}
+    return _frozen_arguments(plain, func, skip, call)
 
 
 def _flag_left_false(func, skip: int, call: ast.Call, flag: str) -> bool:

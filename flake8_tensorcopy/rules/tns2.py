@@ -504,7 +504,10 @@ finding carries an unsafe fix: `x.detach().clone()` fails on those.  An `isinsta
             template, slots = rebuilt
             # Safe only when `data` is a torch tensor by the flow of the code: an annotation or a
             # name is no proof (callers pass lists, arrays and torch.Size to `x: Tensor`).
-            certain = data_fact.is_torch_tensor and (receiver is None or ctx.fact(receiver).is_torch_tensor)
+            # Nor is an attribute of the instance: its class's code says what it holds, a subclass
+            # or another module may set it to a list (`self.weights = [1.0] * n`).
+            certain = data_fact.is_torch_tensor and (receiver is None or ctx.fact(receiver).is_torch_tensor) \
+                and not _reads_instance(data)
             start, end = ctx.span(node)
             fix = Fix(self.fix_title, self.fix_safety if certain else "unsafe", (),
                       ReplaceExpression(start, end, template, tuple((name, *ctx.span(n)) for name, n in slots.items())))
@@ -561,6 +564,11 @@ finding carries an unsafe fix: `x.detach().clone()` fails on those.  An `isinsta
             if isinstance(n, (ast.NamedExpr, ast.Yield, ast.YieldFrom)) and name != "data":
                 texts[name] = f"({texts[name]})"  # `device=(d := x)`: the parentheses are required
         return template.format(**texts)
+
+
+def _reads_instance(node) -> bool:
+    """Whether an expression reads an attribute of `self` (`self.weights`, `self.cfg.w`)."""
+    return any(type(n) is ast.Attribute and type(n.value) is ast.Name and n.value.id == "self" for n in ast.walk(node))
 
 
 def _is_false(node) -> bool:
