@@ -362,12 +362,15 @@ class Summaries:
         its truth (facts.CALL_CONSTANTS): its walk for this call takes only the branch that
         truth takes (`tested`: what says those parameters, where `callee` is a stand-in without
         a body)."""
-        a = callee.args
-        if not any(type(d) is ast.Constant for d in a.defaults) and not any(
-                type(d) is ast.Constant for d in a.kw_defaults) and not any(
-                type(x) is ast.Constant for x in call.args) and not any(
-                type(k.value) is ast.Constant for k in call.keywords):
-            return args
+        passes = any(type(x) is ast.Constant for x in call.args) or any(
+            type(k.value) is ast.Constant for k in call.keywords)
+        if not passes:
+            # (The defaults it leaves only where the call is walked for its arguments anyway: a
+            # call that passes nothing known takes the function's summary.)
+            a = callee.args
+            if not args or not any(type(d) is ast.Constant for d in a.defaults) and not any(
+                    type(d) is ast.Constant for d in a.kw_defaults):
+                return args
         tested = self.tested_parameters(callee) if tested is None else tested()
         if tested:
             # (What the call passes, and the literal defaults it leaves where it cannot pass

@@ -1787,6 +1787,13 @@ class Walker(Summaries, Evaluator):
                 found = singles[id(method)] = _single_assignments(method)
             return found
 
+        source: list = []
+
+        def class_source() -> str:
+            if not source:
+                source.append(self.source_of(cls) if self.lines is not None else "")
+            return source[0]
+
         def no_grad_ids(method, state) -> set:
             found = offs.get(id(method))
             if found is None:
@@ -1868,8 +1875,8 @@ class Walker(Summaries, Evaluator):
                             found.append(UNKNOWN_FACT)
                             continue
                         f = self.fact(v, local)
-                        if f.kind == UNKNOWN and (_reads_self_or_local(v, self_name) or _reads_any(
-                                v, single_assignments(item))):
+                        if f.kind == UNKNOWN and (_reads_self_or_local(v, self_name) or _copied_in(
+                                class_source(), t.attr) and _reads_any(v, single_assignments(item))):
                             off = id(node) in no_grad_ids(item, local)
                             again.append((t.attr, len(found), v, self_name, local, off, item))
                         found.append(f)
@@ -1904,8 +1911,8 @@ class Walker(Summaries, Evaluator):
                     env = dict(local.env)
                     env[self_name] = self_fact
                     f = self.fact(expr, State(env, off, local.outer))
-                    if f.kind == UNKNOWN and not off and _reads_any(expr, single_assignments(method)) \
-                            and self._set_once(attr):
+                    if f.kind == UNKNOWN and not off and _copied_in(class_source(), attr) \
+                            and _reads_any(expr, single_assignments(method)) and self._set_once(attr):
                         # Of the method's locals bound once that it reads, in order (`counts =
                         # torch.as_tensor(c)`, then `self.w = counts.sum() / counts`), where no
                         # statement of the method runs with grad off.
@@ -2796,6 +2803,13 @@ def _turns_grad_on_text(source: str) -> bool:
     """Whether a def's text may run with grad on whatever mode its callers run it in
     (`@torch.enable_grad()`, `with torch.enable_grad():`, `torch.set_grad_enabled(...)`)."""
     return "enable_grad" in source or "set_grad_enabled" in source
+
+
+def _copied_in(source: str, attr: str) -> bool:
+    """Whether the text of a class may copy-construct or convert its attribute `attr`
+    (`torch.tensor(self.w`, `x.new_tensor(self.w`, `np.asarray(self.w)`, `self.w.numpy()`): where
+    the facts of a constructor's locals are worth giving it."""
+    return "tensor(self." + attr in source or _converted_in(source, {attr})
 
 
 def _reads_any(value, names: dict) -> bool:
