@@ -314,8 +314,9 @@ def key_prefixes(key: str) -> list:
     return [".".join(parts[: i + 1]) for i in range(len(parts))]
 
 
-def mentioned_keys(node) -> set:
-    """Every dotted name (and each prefix of it) an expression reads."""
+def mentioned_keys(node, graph: bool = False) -> set:
+    """Every dotted name (and each prefix of it) an expression reads.  `graph`: only those whose
+    autograd graph its value may carry (graph_keys)."""
     keys = set()
     stack = [node]
     while stack:
@@ -325,10 +326,16 @@ def mentioned_keys(node) -> set:
             keys.add(n.id)
             continue
         if t is _Attribute:
+            if graph and n.attr == "data":
+                continue
             k = dotted_name(n)
             if k is not None:
                 keys.update(key_prefixes(k))
                 continue  # its prefixes are in
+        elif graph and t is ast.Call and type(n.func) is _Attribute and n.func.attr in _GRAPHLESS_METHODS:
+            stack.extend(n.args)
+            stack.extend(k.value for k in n.keywords)
+            continue
         stack.extend(child_nodes(n))
     return keys
 
@@ -341,27 +348,7 @@ def graph_keys(node) -> set:
     """The dotted names (and their prefixes) an expression reads whose autograd graph its value
     may carry: `mentioned_keys`, less what it reads only through `.detach()`, `.data` or a
     method that gives a plain value (`.item()`, `.size()`)."""
-    keys = set()
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        t = type(n)
-        if t is _Name:
-            keys.add(n.id)
-            continue
-        if t is _Attribute:
-            if n.attr == "data":
-                continue
-            k = dotted_name(n)
-            if k is not None:
-                keys.update(key_prefixes(k))
-                continue
-        elif t is ast.Call and type(n.func) is _Attribute and n.func.attr in _GRAPHLESS_METHODS:
-            stack.extend(n.args)
-            stack.extend(k.value for k in n.keywords)
-            continue
-        stack.extend(child_nodes(n))
-    return keys
+    return mentioned_keys(node, True)
 
 
 def is_function(node) -> bool:
