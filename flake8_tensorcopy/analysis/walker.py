@@ -2966,10 +2966,13 @@ def frozen_positions(func, skip: int = 0) -> frozenset:
     # By the value of a flag of the function, `m.requires_grad_(flag)` (`def set_trainable(m,
     # flag)`): frozen where the call leaves that flag false ((position, "!flag")).
     bound = None
-    for stmt in func.body:
+    for at, stmt in enumerate(func.body):
         flag = _set_to_name(stmt)
         if flag is None or flag not in params[skip:]:
             continue
+        if sum(type(n) is ast.Attribute and n.attr in ("requires_grad", "requires_grad_") for n in walk(func)) != 1 \
+                or any(type(n) in (ast.Return, ast.Raise) for s in func.body[:at] for n in walk(s)):
+            break  # (it sets requires_grad elsewhere too, or may return before: `if not on: return`)
         if bound is None:  # (a flag bound again in the function is not what the call gave)
             bound = {n.id for n in ast.walk(func) if type(n) is ast.Name and type(n.ctx) is not ast.Load}
         if flag in bound:
