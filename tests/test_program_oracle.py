@@ -15,6 +15,25 @@ from conftest import reported_lines
 
 HEAD = "import torch\nimport torch.nn as nn\nimport numpy as np\nimport functools\n"
 TNS1_PROGRAMS = [
+    ("the PyTorch tutorial's positional encoding: a dropout and a buffer it fills", '''\
+import math
+class PositionalEncoding(nn.Module):
+    def __init__(self, d_model, dropout=0.1, max_len=5000):
+        super().__init__()
+        self.dropout = nn.Dropout(p=dropout)
+        position = torch.arange(max_len).unsqueeze(1)
+        div_term = torch.exp(torch.arange(0, d_model, 2) * (-math.log(10000.0) / d_model))
+        pe = torch.zeros(max_len, 1, d_model)
+        pe[:, 0, 0::2] = torch.sin(position * div_term)
+        pe[:, 0, 1::2] = torch.cos(position * div_term)
+        self.register_buffer("pe", pe)
+    def forward(self, x):
+        x = x + self.pe[: x.size(0)]
+        return self.dropout(x)
+pos_enc = PositionalEncoding(8)
+pos_enc.eval()
+print(pos_enc(torch.zeros(5, 1, 8)).numpy())
+'''),
     ('a module of pretrained embeddings a script thaws from outside', '''\
 class Glove(nn.Module):
     def __init__(self, vectors):
@@ -3972,7 +3991,7 @@ STRICT_ONLY = {"partial of a function", "state_dict keep_vars", "store output in
 # what a class's `__getitem__` returns, which for another key requires grad), a value of a dict
 # after `update()`, after `**other`, or after a call statement that hands it to a function, or
 # read by a key in a variable.
-STRICT_MAY = {"an attribute the constructor computes with a local model it freezes by a call", "a module whose only parameter is made frozen positionally, and a buffer and a dropout", "a module of pretrained embeddings (frozen by from_pretrained) and new buffers", "a module whose only parameter is made not to require grad", "a setup function of the file turns grad off, then a helper converts", "helper makes a detached copy of its argument that does not require grad and converts it", "a module whose constructor calls its own freezing method", "decorator of the file runs the function under no_grad in a try, restoring train mode after", "decorator of the file whose wrapper is itself decorated no_grad", "an embedding made from pretrained vectors, frozen by an unknown flag", "an embedding made from pretrained vectors, frozen by default", "decorator of the file sets eval mode, then runs the function under no_grad", "constructors of plain classes that freeze what they are handed", "a converter that detaches a tensor and asarrays anything else, given a layer output", "a Sequential of a frozen module and a layer without parameters", "a generator made and iterated under no_grad", "method under no_grad decorator", "decorator of the file runs the function under no_grad", "static method passed a frozen model",
+STRICT_MAY = {"the PyTorch tutorial's positional encoding: a dropout and a buffer it fills", "an attribute the constructor computes with a local model it freezes by a call", "a module whose only parameter is made frozen positionally, and a buffer and a dropout", "a module of pretrained embeddings (frozen by from_pretrained) and new buffers", "a module whose only parameter is made not to require grad", "a setup function of the file turns grad off, then a helper converts", "helper makes a detached copy of its argument that does not require grad and converts it", "a module whose constructor calls its own freezing method", "decorator of the file runs the function under no_grad in a try, restoring train mode after", "decorator of the file whose wrapper is itself decorated no_grad", "an embedding made from pretrained vectors, frozen by an unknown flag", "an embedding made from pretrained vectors, frozen by default", "decorator of the file sets eval mode, then runs the function under no_grad", "constructors of plain classes that freeze what they are handed", "a converter that detaches a tensor and asarrays anything else, given a layer output", "a Sequential of a frozen module and a layer without parameters", "a generator made and iterated under no_grad", "method under no_grad decorator", "decorator of the file runs the function under no_grad", "static method passed a frozen model",
               "plain method called on the class with an instance", "partial of a no_grad function", "lambda to_np called with a detached output",
               "lambda computing output called only under no_grad", "dataclass field its method detaches", "a conversion to long is no move", "nested def sees the local frozen model, not the global", "class attr model in other method under no_grad",
               "method called only under no_grad", "frozen params loop", "frozen requires_grad_(False)",

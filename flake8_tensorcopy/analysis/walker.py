@@ -2666,14 +2666,47 @@ _NEW_BUFFER = LazyPattern(r"register_buffer\(\s*(?:name\s*=\s*)?(?:'\w+'|\"\w+\"
 
 def _new_buffers_only(source: str) -> bool:
     """Whether every `register_buffer(` of a method's text registers a new tensor (_NEW_BUFFER)
-    without grad (no `requires_grad` on its line)."""
+    without grad (no `requires_grad` on its line), or a local the method makes one and only
+    reshapes or fills (`pe = torch.zeros(n, d)`, `pe[:, 0::2] = torch.sin(...)`, `pe =
+    pe.unsqueeze(0)`, then `self.register_buffer("pe", pe)`: the PyTorch tutorial's positional
+    encoding), where the method says `requires_grad` nowhere."""
     found = 0
     for m in _NEW_BUFFER.finditer(source):
         end = source.find("\n", m.end())
         if "requires_grad" in source[m.end():end if end != -1 else len(source)]:
             return False
         found += 1
+    if found != source.count("register_buffer") and "requires_grad" not in source:
+        for m in _LOCAL_BUFFER.finditer(source):
+            if _made_here(source, m.group(1)):
+                found += 1
     return found == source.count("register_buffer")
+
+
+# `register_buffer("pe", pe)`: a buffer registered from a local (_new_buffers_only).
+_LOCAL_BUFFER = LazyPattern(r"register_buffer\(\s*(?:name\s*=\s*)?(?:'\w+'|\"\w+\")\s*,\s*(?:tensor\s*=\s*)?"
+                            r"([A-Za-z_]\w*)\s*(?:,\s*persistent\s*=\s*(?:True|False)\s*)?\)")
+_FACTORIES = ("zeros(", "ones(", "empty(", "full(", "eye(", "arange(", "linspace(", "tensor(", "randn(", "rand(")
+
+
+def _made_here(source: str, local: str) -> bool:
+    """Whether every line of a method's text that binds `local` makes it a new tensor of torch's
+    (`local = torch.zeros(...)`) or makes it of itself (`local = local.unsqueeze(0)`), the first
+    a new one."""
+    made = False
+    for line in source.split("\n"):
+        text = line.strip()
+        if not text.startswith(local):
+            continue
+        rest = text[len(local):].lstrip()
+        if not rest.startswith("=") or rest.startswith("=="):
+            continue
+        value = rest[1:].strip()
+        if value.startswith("torch.") and value[6:].startswith(_FACTORIES):
+            made = True
+        elif not (made and value.startswith(local + ".")):
+            return False
+    return made
 
 
 # `self.a.b = value`: an attribute of an attribute set (walker._frozen_parameters_only).
