@@ -509,8 +509,8 @@ def _literal_display(node, depth: int = 0) -> Fact | None:
     return Fact(SEQ, el.grad, el.device, element=el, items=items)
 
 
-# What sets `requires_grad` on (Evaluator._turns_grad_on).
-_GRAD_ON = LazyPattern(r"\.requires_grad\s*=\s*True\b|\.requires_grad_\(\s*(?:True\s*|requires_grad\s*=\s*True\s*)?\)")
+# What sets `requires_grad` on (Evaluator._sets_requires_grad_true).
+_REQUIRES_GRAD_TRUE = LazyPattern(r"\.requires_grad\s*=\s*True\b|\.requires_grad_\(\s*(?:True\s*|requires_grad\s*=\s*True\s*)?\)")
 
 
 def _named_device(s: str) -> Device:
@@ -531,13 +531,13 @@ class Evaluator:
     project = None  # the whole project (project.py), when the front end knows it
     _project_facts: dict = {}
 
-    def _turns_grad_on(self) -> bool:
+    def _sets_requires_grad_true(self) -> bool:
         """Whether the file's text sets `requires_grad` on (`p.requires_grad = True`,
         `m.requires_grad_()`, `m.requires_grad_(True)`); read once a file."""
         found = self.__dict__.get("_grad_on_text")
         if found is None:
             lines = getattr(self, "lines", None)
-            found = self._grad_on_text = lines is None or "requires_grad" in lines.text and _GRAD_ON.search(
+            found = self._grad_on_text = lines is None or "requires_grad" in lines.text and _REQUIRES_GRAD_TRUE.search(
                 lines.text) is not None
         return found
 
@@ -1753,7 +1753,7 @@ class Evaluator:
             # A class whose constructor freezes what it makes (a teacher, a feature extractor), or
             # makes only frozen parameters (pretrained embeddings) where the file turns none back on.
             if cls.node is not None and (self.constructor_freezes(cls.node) or (
-                    not self._turns_grad_on() and self.made_frozen(cls.node))):
+                    not self._sets_requires_grad_true() and self.made_frozen(cls.node))):
                 return _frozen(made, True)
             return made
         return Fact(OBJECT, Grad.UNKNOWN, Device.UNKNOWN, attrs=attrs, node=cls.node, tags=defined)

@@ -2276,8 +2276,7 @@ class Walker(Summaries, Evaluator):
         for item, _, value in found:
             if item is not init:
                 return False
-            kind = _made_frozen_kind(value)
-            if kind is None and not _paramfree_layer(value):
+            if _made_frozen_kind(value) is None:
                 return False
             said += value.count("requires_grad")
         return source.count("requires_grad") == said
@@ -2532,12 +2531,15 @@ class Walker(Summaries, Evaluator):
         key = (id(method), attr)
         found = memo.get(key)
         if found is None:
+            frame = getattr(self, "module_frame", None)
+            module_state = frame.state if frame is not None else State({}, False)
             # (Only in a walk that reports, and where the class converts that list: what a
             # summary of the module answers is kept for its content alone, and the calls are
             # read from the whole tree, every body of it parsed.)
             found = memo[key] = type(method) is ast.FunctionDef and self.lines is not None and bool(self._handlers) \
                 and _converted_in(self.source_of(cls), {attr}) and not _turns_grad_on_text(self.source_of(method)) \
-                and not any(n and n.endswith("enable_grad") for n in decorator_names(method)) and (
+                and not (method.decorator_list and enables_grad(method, lambda n: self.qualname(n, module_state))) \
+                and (
                     self._only_called_without_grad(method)
                     or self.ctx.options is not None and self._called_without_grad_elsewhere(method))
         return found
@@ -2716,16 +2718,19 @@ _NESTED_ASSIGNMENT = LazyPattern(r"\bself\.\w+(?:\.\w+|\[[^\]\n]*\])+\s*=(?!=)")
 def _made_frozen_kind(value: str) -> str | None:
     """"Embedding" when the text `value` (a line's value, a comment after it allowed) is all a
     call of `nn.Embedding.from_pretrained(v)` (or `EmbeddingBag`'s) that leaves `freeze` true,
-    "Parameter" when it is `nn.Parameter(t, requires_grad=False)` (or `nn.Parameter(t, False)`);
-    else None."""
+    "Parameter" when it is `nn.Parameter(t, requires_grad=False)` (or `nn.Parameter(t, False)`),
+    "layer" when it is a torch layer without parameters (`nn.Dropout(p)`, `nn.ReLU()`); else None."""
     try:
         node = ast.parse(value.strip(), mode="eval").body
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    if type(node) is not ast.Call or any(k.arg is None for k in node.keywords) or any(
-            type(a) is ast.Starred for a in node.args) or not node.args:
+    if type(node) is not ast.Call:
         return None
     name = dotted_name(node.func) or ""
+    if ("torch." + name if name.startswith("nn.") else name) in api.PARAMFREE_MODULES:
+        return "layer"
+    if any(k.arg is None for k in node.keywords) or any(type(a) is ast.Starred for a in node.args) or not node.args:
+        return None
     if name.startswith("torch."):
         name = name[6:]
     keywords = {k.arg: k.value for k in node.keywords}
@@ -2736,17 +2741,6 @@ def _made_frozen_kind(value: str) -> str | None:
         flag = node.args[1] if len(node.args) > 1 else keywords.get("requires_grad")
         return "Parameter" if flag is not None and const_bool(flag) is False else None
     return None
-
-
-def _paramfree_layer(value: str) -> bool:
-    """Whether the text `value` is all a call of a torch layer without parameters (`nn.Dropout(p)`,
-    `nn.ReLU()`): what a module holds beside frozen parameters (_frozen_parameters_only)."""
-    try:
-        node = ast.parse(value.strip(), mode="eval").body
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
-    name = dotted_name(node.func) if type(node) is ast.Call else None
-    return name is not None and ("torch." + name if name.startswith("nn.") else name) in api.PARAMFREE_MODULES
 
 
 # `self.x = value` (also `self.x: T = value`), the value to the end of its line; and a line that
@@ -2810,20 +2804,20 @@ def _changed_locals(memo: dict, method, bound: dict) -> set:
     return found
 
 
-_VIEW_METHODS = frozenset({"view", "reshape", "t", "transpose", "permute", "squeeze", "unsqueeze", "flatten", "narrow",
-                           "select", "expand", "view_as", "unflatten", "diagonal", "detach"})
-
-
 def _view_base(expr, bound: dict):
-    """What `expr` is a view of (`self.fc.weight` of `self.fc.weight[0].view(-1)`), through a
-    local bound once (`bound`) to one; `expr` itself where it is no view."""
+    """What `expr` is a view of (`self.fc.weight` of `self.fc.weight[0].view(-1)`: saved.py's
+    views, and `reshape` / `flatten`, which may give one), through a local bound once (`bound`)
+    to one; `expr` itself where it is no view."""
+    from .saved import VIEW_ATTRS, VIEW_METHODS
+
     for _ in range(8):
         t = type(expr)
         if t is ast.Subscript:
             expr = expr.value
-        elif t is ast.Attribute and expr.attr in ("T", "mT", "H", "mH", "real", "imag"):
+        elif t is ast.Attribute and expr.attr in VIEW_ATTRS:
             expr = expr.value
-        elif t is ast.Call and type(expr.func) is ast.Attribute and expr.func.attr in _VIEW_METHODS:
+        elif t is ast.Call and type(expr.func) is ast.Attribute and (
+                expr.func.attr in VIEW_METHODS or expr.func.attr in ("reshape", "flatten")):
             expr = expr.func.value
         elif t is ast.Name and expr.id in bound:
             expr = bound[expr.id]
@@ -2998,18 +2992,16 @@ def frozen_positions(func, skip: int = 0) -> frozenset:
                     out.add((i - skip, stmt.test.id))
     # By the value of a flag of the function, `m.requires_grad_(flag)` (`def set_trainable(m,
     # flag)`): frozen where the call leaves that flag false ((position, "!flag")).
-    bound = None
     for at, stmt in enumerate(func.body):
         flag = _set_to_name(stmt)
         if flag is None or flag not in params[skip:]:
             continue
-        if sum(type(n) is ast.Attribute and n.attr in ("requires_grad", "requires_grad_") for n in walk(func)) != 1 \
+        nodes = list(walk(func))
+        if sum(type(n) is ast.Attribute and n.attr in ("requires_grad", "requires_grad_") for n in nodes) != 1 \
                 or any(type(n) in (ast.Return, ast.Raise) for s in func.body[:at] for n in walk(s)):
             break  # (it sets requires_grad elsewhere too, or may return before: `if not on: return`)
-        if bound is None:  # (a flag bound again in the function is not what the call gave)
-            bound = {n.id for n in ast.walk(func) if type(n) is ast.Name and type(n.ctx) is not ast.Load}
-        if flag in bound:
-            continue
+        if any(type(n) is ast.Name and n.id == flag and type(n.ctx) is not ast.Load for n in nodes):
+            break  # (a flag bound again in the function is not what the call gave)
         for i, p in enumerate(params):
             if p in names and p != flag and i - skip not in out and any(_freezes(stmt, n, flag) for n in names[p]):
                 out.add((i - skip, "!" + flag))
