@@ -34,6 +34,186 @@ pos_enc = PositionalEncoding(8)
 pos_enc.eval()
 print(pos_enc(torch.zeros(5, 1, 8)).numpy())
 '''),
+    ('an embedding whose weight the constructor copies in and freezes (the classic GloVe layer)', '''\
+class Glove(nn.Module):
+    def __init__(self, vectors):
+        super().__init__()
+        self.emb = nn.Embedding(*vectors.shape)
+        self.emb.weight.data.copy_(vectors)
+        self.emb.weight.requires_grad = False
+    def forward(self, ids):
+        return self.emb(ids).mean(dim=1)
+enc = Glove(torch.randn(20, 4))
+print(enc(torch.tensor([[1, 2, 3]])).numpy())
+'''),
+    ('an embedding the constructor freezes with requires_grad_', '''\
+class Glove(nn.Module):
+    def __init__(self, vectors):
+        super().__init__()
+        self.emb = nn.Embedding(*vectors.shape)
+        self.emb.requires_grad_(False)
+    def forward(self, ids):
+        return self.emb(ids).mean(dim=1)
+enc = Glove(torch.randn(20, 4))
+print(enc(torch.tensor([[1, 2, 3]])).numpy())
+'''),
+    ('a feature extractor whose constructor freezes its backbone in a loop', '''\
+class FeatureExtractor(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.backbone = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 4))
+        for p in self.backbone.parameters():
+            p.requires_grad = False
+        self.pool = nn.Identity()
+    def forward(self, x):
+        return self.pool(self.backbone(x))
+features = FeatureExtractor()(torch.randn(2, 4))
+print(features.numpy())
+'''),
+    ('a linear layer whose weight and bias the constructor freezes one by one', '''\
+class Probe(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+        self.fc.weight.requires_grad = False
+        self.fc.bias.requires_grad = False
+    def forward(self, x):
+        return self.fc(x)
+print(Probe()(torch.randn(3, 4)).numpy())
+'''),
+    ('pretrained embeddings and a layer norm without affine parameters', '''\
+class Glove(nn.Module):
+    def __init__(self, vectors):
+        super().__init__()
+        self.emb = nn.Embedding.from_pretrained(vectors)
+        self.norm = nn.LayerNorm(4, elementwise_affine=False)
+        self.inorm = nn.InstanceNorm1d(4)
+    def forward(self, ids):
+        return self.norm(self.emb(ids)).mean(dim=1)
+enc = Glove(torch.randn(20, 4))
+print(enc(torch.tensor([[1, 2, 3]])).numpy())
+'''),
+    ('a Sequential of pretrained embeddings and an activation, and a ModuleList of pretrained tables', '''\
+class MultiEmb(nn.Module):
+    def __init__(self, tables):
+        super().__init__()
+        self.net = nn.Sequential(nn.Embedding.from_pretrained(tables[0]), nn.Tanh())
+        self.embs = nn.ModuleList([nn.Embedding.from_pretrained(t) for t in tables])
+    def forward(self, ids):
+        return (self.net(ids) + sum(e(ids) for e in self.embs)).mean(dim=1)
+enc = MultiEmb([torch.randn(20, 4), torch.randn(20, 4)])
+print(enc(torch.tensor([[1, 2, 3]])).numpy())
+'''),
+    ("a rotary embedding's frequencies computed from the constructor's sizes into a buffer", '''\
+class Rotary(nn.Module):
+    def __init__(self, dim, base=10000):
+        super().__init__()
+        half = dim // 2
+        inv_freq = 1.0 / (base ** (torch.arange(0, half).float() / half))
+        self.register_buffer("inv_freq", inv_freq, persistent=False)
+        self.scale = nn.Parameter(torch.ones(1), requires_grad=False)
+    def forward(self, t):
+        return torch.outer(t, self.inv_freq) * self.scale
+rope = Rotary(8)
+print(rope(torch.arange(5).float()).numpy())
+'''),
+    ('a backbone the constructor freezes, then a head it adds', '''\
+class Classifier(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.backbone = nn.Sequential(nn.Linear(4, 8), nn.ReLU())
+        self.backbone.requires_grad_(False)
+        self.head = nn.Linear(8, 2)
+    def forward(self, x):
+        return self.head(self.backbone(x))
+print(Classifier()(torch.randn(3, 4)).numpy())
+'''),
+    ('a linear layer whose weight alone the constructor freezes (its bias trains)', '''\
+class Probe(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+        self.fc.weight.requires_grad = False
+    def forward(self, x):
+        return self.fc(x)
+print(Probe()(torch.randn(3, 4)).numpy())
+'''),
+    ('an embedding frozen, then replaced by a new one', '''\
+class Glove(nn.Module):
+    def __init__(self, vectors):
+        super().__init__()
+        self.emb = nn.Embedding(*vectors.shape)
+        self.emb.requires_grad_(False)
+        self.emb = nn.Embedding(*vectors.shape)
+    def forward(self, ids):
+        return self.emb(ids).mean(dim=1)
+print(Glove(torch.randn(20, 4))(torch.tensor([[1, 2, 3]])).numpy())
+'''),
+    ('a ModuleList of pretrained tables the constructor appends a new embedding to', '''\
+class MultiEmb(nn.Module):
+    def __init__(self, tables):
+        super().__init__()
+        self.embs = nn.ModuleList([nn.Embedding.from_pretrained(t) for t in tables])
+        self.embs.append(nn.Embedding(20, 4))
+    def forward(self, ids):
+        return sum(e(ids) for e in self.embs).mean(dim=1)
+print(MultiEmb([torch.randn(20, 4)])(torch.tensor([[1, 2, 3]])).numpy())
+'''),
+    ('a buffer computed from a parameter the constructor makes', '''\
+class Scaled(nn.Module):
+    def __init__(self):
+        super().__init__()
+        w = nn.Parameter(torch.ones(4))
+        table = torch.arange(4).float() * w
+        self.register_buffer("table", table)
+    def forward(self, t):
+        return torch.outer(t, self.table)
+print(Scaled()(torch.arange(3).float()).numpy())
+'''),
+    ('a Sequential of pretrained embeddings and a linear layer', '''\
+class Glove(nn.Module):
+    def __init__(self, vectors):
+        super().__init__()
+        self.net = nn.Sequential(nn.Embedding.from_pretrained(vectors), nn.Linear(4, 4))
+    def forward(self, ids):
+        return self.net(ids).mean(dim=1)
+print(Glove(torch.randn(20, 4))(torch.tensor([[1, 2, 3]])).numpy())
+'''),
+    ('an embedding frozen only under a flag the call leaves false', '''\
+class Glove(nn.Module):
+    def __init__(self, vectors, freeze=True):
+        super().__init__()
+        self.emb = nn.Embedding(*vectors.shape)
+        if freeze:
+            self.emb.requires_grad_(False)
+    def forward(self, ids):
+        return self.emb(ids).mean(dim=1)
+print(Glove(torch.randn(20, 4), freeze=False)(torch.tensor([[1, 2, 3]])).numpy())
+'''),
+    ('pretrained embeddings and a layer norm with its affine parameters', '''\
+class Glove(nn.Module):
+    def __init__(self, vectors):
+        super().__init__()
+        self.emb = nn.Embedding.from_pretrained(vectors)
+        self.norm = nn.LayerNorm(4)
+    def forward(self, ids):
+        return self.norm(self.emb(ids)).mean(dim=1)
+print(Glove(torch.randn(20, 4))(torch.tensor([[1, 2, 3]])).numpy())
+'''),
+    ('an embedding the constructor freezes and a method thaws', '''\
+class Glove(nn.Module):
+    def __init__(self, vectors):
+        super().__init__()
+        self.emb = nn.Embedding(*vectors.shape)
+        self.emb.requires_grad_(False)
+    def unfreeze(self):
+        self.emb.requires_grad_(True)
+    def forward(self, ids):
+        return self.emb(ids).mean(dim=1)
+enc = Glove(torch.randn(20, 4))
+enc.unfreeze()
+print(enc(torch.tensor([[1, 2, 3]])).numpy())
+'''),
     ('a module of pretrained embeddings a script thaws from outside', '''\
 class Glove(nn.Module):
     def __init__(self, vectors):
@@ -3991,7 +4171,7 @@ STRICT_ONLY = {"partial of a function", "state_dict keep_vars", "store output in
 # what a class's `__getitem__` returns, which for another key requires grad), a value of a dict
 # after `update()`, after `**other`, or after a call statement that hands it to a function, or
 # read by a key in a variable.
-STRICT_MAY = {"the PyTorch tutorial's positional encoding: a dropout and a buffer it fills", "an attribute the constructor computes with a local model it freezes by a call", "a module whose only parameter is made frozen positionally, and a buffer and a dropout", "a module of pretrained embeddings (frozen by from_pretrained) and new buffers", "a module whose only parameter is made not to require grad", "a setup function of the file turns grad off, then a helper converts", "helper makes a detached copy of its argument that does not require grad and converts it", "a module whose constructor calls its own freezing method", "decorator of the file runs the function under no_grad in a try, restoring train mode after", "decorator of the file whose wrapper is itself decorated no_grad", "an embedding made from pretrained vectors, frozen by an unknown flag", "an embedding made from pretrained vectors, frozen by default", "decorator of the file sets eval mode, then runs the function under no_grad", "constructors of plain classes that freeze what they are handed", "a converter that detaches a tensor and asarrays anything else, given a layer output", "a Sequential of a frozen module and a layer without parameters", "a generator made and iterated under no_grad", "method under no_grad decorator", "decorator of the file runs the function under no_grad", "static method passed a frozen model",
+STRICT_MAY = {'an embedding whose weight the constructor copies in and freezes (the classic GloVe layer)', 'an embedding the constructor freezes with requires_grad_', 'a feature extractor whose constructor freezes its backbone in a loop', 'a linear layer whose weight and bias the constructor freezes one by one', 'pretrained embeddings and a layer norm without affine parameters', 'a Sequential of pretrained embeddings and an activation, and a ModuleList of pretrained tables', "a rotary embedding's frequencies computed from the constructor's sizes into a buffer", "the PyTorch tutorial's positional encoding: a dropout and a buffer it fills", "an attribute the constructor computes with a local model it freezes by a call", "a module whose only parameter is made frozen positionally, and a buffer and a dropout", "a module of pretrained embeddings (frozen by from_pretrained) and new buffers", "a module whose only parameter is made not to require grad", "a setup function of the file turns grad off, then a helper converts", "helper makes a detached copy of its argument that does not require grad and converts it", "a module whose constructor calls its own freezing method", "decorator of the file runs the function under no_grad in a try, restoring train mode after", "decorator of the file whose wrapper is itself decorated no_grad", "an embedding made from pretrained vectors, frozen by an unknown flag", "an embedding made from pretrained vectors, frozen by default", "decorator of the file sets eval mode, then runs the function under no_grad", "constructors of plain classes that freeze what they are handed", "a converter that detaches a tensor and asarrays anything else, given a layer output", "a Sequential of a frozen module and a layer without parameters", "a generator made and iterated under no_grad", "method under no_grad decorator", "decorator of the file runs the function under no_grad", "static method passed a frozen model",
               "plain method called on the class with an instance", "partial of a no_grad function", "lambda to_np called with a detached output",
               "lambda computing output called only under no_grad", "dataclass field its method detaches", "a conversion to long is no move", "nested def sees the local frozen model, not the global", "class attr model in other method under no_grad",
               "method called only under no_grad", "frozen params loop", "frozen requires_grad_(False)",

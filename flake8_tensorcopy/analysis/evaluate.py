@@ -1752,7 +1752,8 @@ class Evaluator:
                                                             else self.class_paramfree(cls.node)))
             # A class whose constructor freezes what it makes (a teacher, a feature extractor), or
             # makes only frozen parameters (pretrained embeddings) where the file turns none back on.
-            if cls.node is not None and (self.constructor_freezes(cls.node) or (
+            # (One without parameters at all is more: nothing can thaw it.)
+            if cls.node is not None and not made.paramfree and (self.constructor_freezes(cls.node) or (
                     not self._sets_requires_grad_true() and self.made_frozen(cls.node))):
                 return _frozen(made, True)
             return made

@@ -2253,32 +2253,52 @@ class Walker(Summaries, Evaluator):
         if found is None:
             source = self.source_of(init)
             found = info.made_frozen = ("from_pretrained" in source or "Parameter(" in source
-                                        or "register_buffer" in source) and self._frozen_parameters_only(info, init)
+                                        or "register_buffer" in source or "requires_grad" in source
+                                        or "affine" in source) and self._frozen_parameters_only(info, init)
         return found
 
     def _frozen_parameters_only(self, info: ClassInfo, init) -> bool:
         """Whether the only parameters class `info` makes are made frozen by its constructor:
         every attribute its methods set to other than a literal is set there, on one line, to
-        `nn.Embedding.from_pretrained(v)` (which freezes unless `freeze=False`) or
-        `nn.Parameter(t, requires_grad=False)`; it has no base but `nn.Module`, sets nothing by
-        name nor an attribute of an attribute (`self.emb.weight = ...`), and says
-        `requires_grad` nowhere else (read from the text)."""
+        `nn.Embedding.from_pretrained(v)` (which freezes unless `freeze=False`),
+        `nn.Parameter(t, requires_grad=False)`, a layer without parameters or a container of
+        such values (_made_frozen_kind), or to anything that a statement of the constructor's
+        top level freezes after it (_attributes_frozen: `self.backbone.requires_grad_(False)`,
+        `for p in self.backbone.parameters(): p.requires_grad = False`,
+        `self.emb.weight.requires_grad = False` of an `nn.Embedding`); or the class keeps only
+        new buffers (`register_buffer("inv_freq", inv)`: _new_buffers_only).  It has no base but
+        `nn.Module`, sets nothing by name nor an attribute of an attribute but those freezes,
+        adds to none of those attributes (`self.embs.append(...)`), and says `requires_grad`
+        nowhere else (read from the text)."""
         if self.lines is None or not info.plain or info.bases or info.project_bases or not is_plain_method(init):
             return False
         # (New buffers of torch's, `register_buffer("pe", torch.zeros(...))`, add no parameter.)
         found = self._attribute_values(info, _BY_NAME_BUT_BUFFERS)
-        if not found:
-            return False
         source = self.source_of(info.node)
-        if _NESTED_ASSIGNMENT.search(source) is not None:
+        if found is None or not found and "register_buffer" not in source:
             return False
-        said = 0  # (the `requires_grad` those values spell: the only ones of the class)
-        for item, _, value in found:
+        frozen, freezes = _attributes_frozen(init, {attr for _, attr, _ in found})
+        said = 0  # (the `requires_grad` those values and freezes spell: the only ones of the class)
+        nested = 0  # (the freezes that set an attribute of an attribute: `self.emb.weight.requires_grad = ...`)
+        used: set = set()
+        for item, attr, value in found:
             if item is not init:
                 return False
-            if _made_frozen_kind(value) is None:
-                return False
+            kind = _made_frozen_kind(value)
+            if kind is None:
+                parts = frozen.get(attr)
+                if parts is None or not _parts_cover(parts, value):
+                    return False
+                used.add(attr)
             said += value.count("requires_grad")
+            if re.search(r"\bself\.%s\.(?:append|extend|insert)\(" % re.escape(attr), source) is not None:
+                return False  # (`self.embs.append(nn.Embedding(20, 4))`: a parameter added)
+        for attr in used:
+            for stmt, part in freezes[attr]:
+                said += self.source_of(stmt).count("requires_grad")
+                nested += part is not None
+        if len(_NESTED_ASSIGNMENT.findall(source)) != nested:
+            return False
         return source.count("requires_grad") == said
 
     def class_paramfree(self, classdef) -> bool:
@@ -2671,20 +2691,23 @@ def _new_buffers_only(source: str) -> bool:
     without grad (no `requires_grad` on its line), or a local the method makes one and only
     reshapes or fills (`pe = torch.zeros(n, d)`, `pe[:, 0::2] = torch.sin(...)`, `pe =
     pe.unsqueeze(0)`, then `self.register_buffer("pe", pe)`: the PyTorch tutorial's positional
-    encoding), where the method says `requires_grad` nowhere."""
+    encoding), where the method says `requires_grad` only to turn it off (`requires_grad=False`)."""
     found = 0
     for m in _NEW_BUFFER.finditer(source):
         end = source.find("\n", m.end())
         if "requires_grad" in source[m.end():end if end != -1 else len(source)]:
             return False
         found += 1
-    if found != source.count("register_buffer") and "requires_grad" not in source:
+    if found != source.count("register_buffer"):
         for m in _LOCAL_BUFFER.finditer(source):
-            if _made_here(source, m.group(1)):
+            if _made_here(source, m.group(1)) and "requires_grad" not in _GRAD_OFF.sub("", source):
                 found += 1
     return found == source.count("register_buffer")
 
 
+# What turns grad off, said of anything (_new_buffers_only).
+_GRAD_OFF = LazyPattern(r"(?m)\brequires_grad\s*=\s*False(?=\s*(?:[,)#]|$))"
+                        r"|\brequires_grad_\(\s*(?:requires_grad\s*=\s*)?False\s*\)")
 # `register_buffer("pe", pe)`: a buffer registered from a local (_new_buffers_only).
 _LOCAL_BUFFER = LazyPattern(r"register_buffer\(\s*(?:name\s*=\s*)?(?:'\w+'|\"\w+\")\s*,\s*(?:tensor\s*=\s*)?"
                             r"([A-Za-z_]\w*)\s*(?:,\s*persistent\s*=\s*(?:True|False)\s*)?\)")
@@ -2704,11 +2727,80 @@ def _made_here(source: str, local: str) -> bool:
         if not rest.startswith("=") or rest.startswith("=="):
             continue
         value = rest[1:].strip()
-        if value.startswith("torch.") and value[6:].startswith(_FACTORIES):
+        if _new_tensor_expression(value, source):
             made = True
         elif not (made and value.startswith(local + ".")):
             return False
     return made
+
+
+# What a new tensor computed from torch's factories may go through (_new_tensor_expression):
+# torch's functions of one tensor or of sizes, and the methods that give a new tensor or a view.
+_NEW_TENSOR_FUNCTIONS = frozenset({"zeros", "ones", "empty", "full", "eye", "arange", "linspace", "logspace",
+                                   "tensor", "randn", "rand", "exp", "log", "sin", "cos", "sqrt", "pow",
+                                   "outer", "polar"})
+_NEW_TENSOR_METHODS = frozenset({"float", "double", "half", "bfloat16", "to", "unsqueeze", "squeeze",
+                                 "reshape", "view", "t", "exp", "log", "sin", "cos", "sqrt", "pow", "flip",
+                                 "repeat", "expand", "contiguous", "clone", "cumsum", "neg", "reciprocal"})
+
+
+def _new_tensor_expression(value: str, source: str) -> bool:
+    """Whether the text `value`, in a method of text `source`, computes a new tensor from torch's
+    factories and numbers only (`torch.zeros(n, d)`; `1.0 / (10000 ** (torch.arange(0, d,
+    2).float() / d))`, a rotary embedding's frequencies): a call of a factory (whatever its
+    arguments: what it makes does not require grad), or arithmetic of numbers, names, such calls
+    and those of `_NEW_TENSOR_FUNCTIONS` of `torch.` and `_NEW_TENSOR_METHODS` of what they
+    give, with at least one factory; a name the method binds is bound only to arithmetic of
+    numbers and names (`half = dim // 2`), else it may be a tensor that requires grad (`w =
+    nn.Parameter(...)`).  (A name the method is given may be too; a constructor's sizes and
+    bases are not.)"""
+    if "torch." not in value or "requires_grad" in value or "Parameter" in value:
+        return False
+    try:
+        node = ast.parse(value, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    made = []  # (a factory seen)
+
+    def new(n, depth: int = 0) -> bool:
+        t = type(n)
+        if depth > 50:
+            return False
+        if t is ast.Constant:
+            return True
+        if t is ast.Name:
+            return n.id != "torch" and _bound_to_numbers(source, n.id)
+        if t is ast.BinOp:
+            return new(n.left, depth + 1) and new(n.right, depth + 1)
+        if t is ast.UnaryOp:
+            return new(n.operand, depth + 1)
+        if t is ast.Subscript:
+            return new(n.value, depth + 1)
+        if t is not ast.Call or type(n.func) is not ast.Attribute \
+                or any(k.arg is None for k in n.keywords) or any(type(a) is ast.Starred for a in n.args):
+            return False
+        f = n.func
+        args = [*n.args, *(k.value for k in n.keywords)]
+        if type(f.value) is ast.Name and f.value.id == "torch":
+            if f.attr + "(" in _FACTORIES:
+                made.append(f.attr)
+                return True
+            return f.attr in _NEW_TENSOR_FUNCTIONS and all(new(a, depth + 1) for a in args)
+        return f.attr in _NEW_TENSOR_METHODS and new(f.value, depth + 1) and all(new(a, depth + 1) for a in args)
+
+    return new(node) and bool(made)
+
+
+def _bound_to_numbers(source: str, name: str) -> bool:
+    """Whether every line of the text `source` that binds `name` (`name = ...`, `name += ...`)
+    binds it to arithmetic of numbers and names without a call (`half = dim // 2`); true where
+    none does (a parameter)."""
+    for m in re.finditer(r"(?m)^[ \t]*%s[ \t]*(?:[-+*/%%]|//|\*\*)?=(?!=)([^\n]*)" % re.escape(name), source):
+        value = m.group(1).split("#", 1)[0]
+        if re.fullmatch(r"[\w\s.+\-*/%()]*", value) is None or re.search(r"\w\s*\(", value) is not None \
+                or re.search(r"[A-Za-z_]\w*\s*\.\s*[A-Za-z_]", value) is not None:
+            return False  # (a call, an attribute: `w = nn.Parameter(...)`, `k = self.scale`)
+    return True
 
 
 # `self.a.b = value`: an attribute of an attribute set (walker._frozen_parameters_only).
@@ -2724,11 +2816,41 @@ def _made_frozen_kind(value: str) -> str | None:
         node = ast.parse(value.strip(), mode="eval").body
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
+    return _frozen_kind_of(node)
+
+
+# torch's normalisation layers, and the keyword that, false, leaves them without parameters
+# (`nn.LayerNorm(d, elementwise_affine=False)`); the instance norms have none by default.
+_AFFINE_KEYWORD = {"LayerNorm": "elementwise_affine", "RMSNorm": "elementwise_affine", "BatchNorm1d": "affine",
+                   "BatchNorm2d": "affine", "BatchNorm3d": "affine", "GroupNorm": "affine",
+                   "InstanceNorm1d": "affine", "InstanceNorm2d": "affine", "InstanceNorm3d": "affine"}
+
+
+def _frozen_kind_of(node, depth: int = 0) -> str | None:
+    """_made_frozen_kind of an expression; "container" for an `nn.Sequential(...)`, or an
+    `nn.ModuleList([...])` of a list or a comprehension, whose items all have a kind."""
     if type(node) is not ast.Call:
         return None
     name = dotted_name(node.func) or ""
     if ("torch." + name if name.startswith("nn.") else name) in api.PARAMFREE_MODULES:
         return "layer"
+    short = name[9:] if name.startswith("torch.nn.") else name[3:] if name.startswith("nn.") else None
+    if short in _AFFINE_KEYWORD and not any(k.arg is None for k in node.keywords) \
+            and not any(type(a) is ast.Starred for a in node.args):
+        flag = {k.arg: k.value for k in node.keywords}.get(_AFFINE_KEYWORD[short])
+        if flag is not None and const_bool(flag) is False or flag is None and short.startswith("InstanceNorm"):
+            return "layer"
+    if short in ("Sequential", "ModuleList") and depth < 8 and not node.keywords:
+        items = node.args
+        if short == "ModuleList":
+            if len(items) != 1:
+                return None
+            arg = items[0]
+            items = arg.elts if type(arg) in (ast.List, ast.Tuple) else [arg.elt] if type(arg) is ast.ListComp \
+                else None
+        if items and all(type(i) is not ast.Starred and _frozen_kind_of(i, depth + 1) is not None for i in items):
+            return "container"
+        return None
     if any(k.arg is None for k in node.keywords) or any(type(a) is ast.Starred for a in node.args) or not node.args:
         return None
     if name.startswith("torch."):
@@ -2741,6 +2863,86 @@ def _made_frozen_kind(value: str) -> str | None:
         flag = node.args[1] if len(node.args) > 1 else keywords.get("requires_grad")
         return "Parameter" if flag is not None and const_bool(flag) is False else None
     return None
+
+
+def _attributes_frozen(init, attrs: set) -> tuple:
+    """({attr: the parts of it frozen after the last top-level statement of constructor `init`
+    that sets it: "all" for the whole (walker._freezes of `self.<attr>`), or some of "weight",
+    "bias" (`self.emb.weight.requires_grad = False`)}, {attr: [(freezing statement, part)]}) for
+    the attributes `attrs` of the instance."""
+    a = init.args
+    if not a.args or a.vararg is not None:
+        return {}, {}
+    me = a.args[0].arg
+    last: dict = {}  # attr -> index of the last top-level statement that sets it
+    for i, stmt in enumerate(init.body):
+        for n in walk(stmt):
+            t = type(n)
+            targets = n.targets if t is ast.Assign else [n.target] if t in (ast.AugAssign, ast.AnnAssign) else ()
+            for target in targets:
+                for e in (target.elts if type(target) in (ast.Tuple, ast.List) else [target]):
+                    if type(e) is ast.Attribute and type(e.value) is ast.Name and e.value.id == me:
+                        last[e.attr] = i
+    frozen: dict = {}
+    freezes: dict = {}
+    for i, stmt in enumerate(init.body):
+        for attr in attrs:
+            if last.get(attr, len(init.body)) >= i:
+                continue
+            part = _part_frozen(stmt, me, attr)
+            if part is None and not _freezes(stmt, f"{me}.{attr}"):
+                continue
+            freezes.setdefault(attr, []).append((stmt, part))
+            if part is None:
+                frozen[attr] = "all"
+            elif frozen.get(attr) != "all":
+                frozen[attr] = frozen.get(attr, frozenset()) | {part}
+    return frozen, freezes
+
+
+def _part_frozen(stmt, me: str, attr: str) -> str | None:
+    """"weight" or "bias" where `stmt` is `me.attr.weight.requires_grad = False` (or `.bias`)."""
+    if type(stmt) is not ast.Assign or len(stmt.targets) != 1 or const_bool(stmt.value) is not False:
+        return None
+    t = stmt.targets[0]
+    if type(t) is not ast.Attribute or t.attr != "requires_grad":
+        return None
+    part = t.value
+    if type(part) is not ast.Attribute or part.attr not in ("weight", "bias") \
+            or dotted_name(part.value) != f"{me}.{attr}":
+        return None
+    return part.attr
+
+
+# torch layers whose only parameters are `weight` and, unless `bias=False` says otherwise, `bias`
+# (_parts_cover); the embeddings have no bias.
+_WEIGHT_ONLY_LAYERS = frozenset({"Embedding", "EmbeddingBag"})
+_WEIGHT_BIAS_LAYERS = frozenset({"Linear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
+                                 "ConvTranspose3d", "LayerNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d",
+                                 "GroupNorm", "Bilinear"})
+
+
+def _parts_cover(parts, value: str) -> bool:
+    """Whether freezing `parts` ("all": all of it; else a set of "weight", "bias") of an attribute
+    set to the text `value` freezes every parameter it holds: all of it, or the weight of an
+    `nn.Embedding(...)`, the weight and bias of an `nn.Linear(...)` (its weight alone with
+    `bias=False`)."""
+    if parts == "all":
+        return True
+    try:
+        node = ast.parse(value.strip(), mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    name = dotted_name(node.func) if type(node) is ast.Call else None
+    if name is None or not name.startswith(("nn.", "torch.nn.")) or any(k.arg is None for k in node.keywords):
+        return False
+    layer = name.rsplit(".", 1)[-1]
+    if layer in _WEIGHT_ONLY_LAYERS:
+        return "weight" in parts
+    if layer not in _WEIGHT_BIAS_LAYERS:
+        return False
+    bias = {k.arg: k.value for k in node.keywords}.get("bias")
+    return parts >= ({"weight"} if bias is not None and const_bool(bias) is False else {"weight", "bias"})
 
 
 # `self.x = value` (also `self.x: T = value`), the value to the end of its line; and a line that
