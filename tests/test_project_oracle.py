@@ -3174,6 +3174,30 @@ with torch.no_grad():
     }),
 ]
 MARKED = [
+    # A helper of another module sets `requires_grad` to the flag it is passed: a call that passes
+    # False freezes (its snapshot is kept), one that passes True does not.
+    ('TNS5', 'helper of another module sets requires_grad to the flag a call passes', {
+        'trainable.py': PLAIN + '''\
+def set_trainable(m, flag):
+    for p in m.parameters():
+        p.requires_grad = flag
+''',
+        'main.py': '''\
+from trainable import set_trainable
+frozen = nn.Linear(4, 4)
+tuned = nn.Linear(4, 4)
+head = nn.Linear(4, 2)
+set_trainable(frozen, False)
+set_trainable(tuned, flag=True)
+init_frozen = frozen.state_dict()
+init_tuned = tuned.state_dict()  # expect
+opt = torch.optim.SGD([*frozen.parameters(), *tuned.parameters(), *head.parameters()], lr=0.1)
+for _ in range(3):
+    opt.zero_grad()
+    head(tuned(frozen(torch.randn(8, 4)))).pow(2).mean().backward()
+    opt.step()
+print(init_frozen["weight"].sum(), init_tuned["weight"].sum())
+'''}),
     # A method of another module's class keeps what a call passes (`self.last = v`,
     # `self.vals.append(v)`), another converts it: torch raises in that other method, which the
     # file calls on the same instance; reported at the argument that hands the tensor over.
