@@ -3267,6 +3267,46 @@ t = Trainer()
 t.step()
 print(t.report())
 '''}),
+    # A discriminator loss of another module that detaches the fakes under a flag it defaults to
+    # True: the calls that leave the flag or pass True keep the generator out.
+    ('TNS3', 'discriminator loss of another module that detaches under a flag it defaults to True', {
+        'gan_losses.py': '''\
+def d_loss(netD, real, fake, detach_fake=True):
+    if detach_fake:
+        fake = fake.detach()
+    return netD(real).pow(2).mean() + netD(fake).pow(2).mean()
+def d_value(netD, real, fake, weight=1.0, detach=True):
+    pred_fake = netD(fake.detach() if detach else fake)
+    return weight * (netD(real).pow(2).mean() + pred_fake.pow(2).mean())
+''',
+        'main.py': '''\
+from gan_losses import d_loss, d_value
+netG, netD = nn.Linear(4, 4), nn.Linear(4, 1)
+optD = torch.optim.Adam(netD.parameters())
+optG = torch.optim.Adam(netG.parameters())
+def g_step(fake):
+    optG.zero_grad()
+    (-netD(fake).mean()).backward()
+    optG.step()
+def step(kind):
+    fake = netG(torch.randn(8, 4))
+    real = torch.randn(8, 4)
+    optD.zero_grad()
+    if kind == 0:
+        loss = d_loss(netD, real, fake)
+    elif kind == 1:
+        loss = d_loss(netD, real, fake, detach_fake=True)
+    elif kind == 2:
+        loss = d_loss(netD, real, fake, False)  # expect
+    elif kind == 3:
+        loss = d_value(netD, real, fake, 0.5)
+    else:
+        loss = d_value(netD, real, fake, detach=False)  # expect
+    loss.backward()
+    optD.step()
+    g_step(fake)
+''',
+    }),
     ('TNS3', 'loss object of another module: methods its class inherits from a base of a third module', {
         'gan_base.py': '''\
 class BaseGANLoss:

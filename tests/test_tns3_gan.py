@@ -1249,6 +1249,12 @@ buf = Buffer({n})
     (MAYBE_DETACH, "maybe_detach(fake, detach=False)", True, 1, 1),
     (MAYBE_DETACH, "maybe_detach(fake, False)", True, 1, 1),
     (MAYBE_DETACH.replace("detach=True", "detach=False"), "maybe_detach(fake)", True, 1, 1),
+    # (A partial that passes False: its own keyword, not the default, steers the helper.)
+    (MAYBE_DETACH + "import functools\nno_detach = functools.partial(maybe_detach, detach=False)\n",
+     "no_detach(fake)", True, 1, 1),
+    # (A gradient penalty's input: detached, then made to require grad, by default.)
+    (MAYBE_DETACH.replace("x.detach()", "x.detach().requires_grad_(True)"), "maybe_detach(fake)", False, 0, 0),
+    (MAYBE_DETACH.replace("x.detach()", "x.detach().requires_grad_(True)"), "maybe_detach(fake, False)", True, 1, 1),
     # The buffer's pass-through depends on its state: by default its fakes do not go on.
     (BUFFER.format(n=64), "buf.push_and_pop(fake)", False, 0, 1),
     (BUFFER.format(n=0), "buf.push_and_pop(fake)", True, 0, 1),
@@ -1261,6 +1267,56 @@ def test_what_a_helper_gives_back(helper, passed, leaks, default, strict):
     for is_strict, expected in ((False, default), (True, strict)):
         result = lint_text(code, RULES, Options(strict=is_strict))
         assert len(result.violations) == expected, (is_strict, result.violations)
+
+
+# A discriminator loss of the file that detaches the fakes under a flag it defaults to True: the
+# call that leaves the flag, or passes True, keeps the generator out; one that passes False does
+# not (an `if` statement, an `if`-expression, the flag after another defaulted parameter).
+D_LOSS_IF = """\
+def d_loss(netD, real, fake, detach_fake=True):
+    if detach_fake:
+        fake = fake.detach()
+    return netD(real).pow(2).mean() + netD(fake).pow(2).mean()
+"""
+D_LOSS_IFEXP = """\
+def d_loss(netD, real, fake, weight=1.0, detach=True):
+    pred_fake = netD(fake.detach() if detach else fake)
+    return weight * (netD(real).pow(2).mean() + pred_fake.pow(2).mean())
+"""
+D_LOSS_LOOP = """\
+netG = nn.Linear(4, 3)
+netD = nn.Linear(3, 1)
+optimizer_D = torch.optim.Adam(netD.parameters())
+leak = False
+for i in range(2):
+    fake = netG(torch.randn(8, 4))
+    optimizer_D.zero_grad()
+    netG.zero_grad()
+    loss_D = {call}
+    loss_D.backward()
+    leak |= any(p.grad is not None for p in netG.parameters())
+    optimizer_D.step()
+"""
+
+
+@pytest.mark.parametrize("helper, call, leaks", [
+    (D_LOSS_IF, "d_loss(netD, torch.randn(8, 3), fake)", False),
+    (D_LOSS_IF, "d_loss(netD, torch.randn(8, 3), fake, detach_fake=True)", False),
+    (D_LOSS_IF, "d_loss(netD, torch.randn(8, 3), fake, detach_fake=False)", True),
+    (D_LOSS_IF, "d_loss(netD, torch.randn(8, 3), fake, False)", True),
+    (D_LOSS_IFEXP, "d_loss(netD, torch.randn(8, 3), fake)", False),
+    (D_LOSS_IFEXP, "d_loss(netD, torch.randn(8, 3), fake, 0.5)", False),
+    (D_LOSS_IFEXP, "d_loss(netD, torch.randn(8, 3), fake, 0.5, False)", True),
+    (D_LOSS_IFEXP, "d_loss(netD, torch.randn(8, 3), fake, detach=False)", True),
+])
+def test_a_loss_helper_that_detaches_under_a_flag(helper, call, leaks):
+    torch = pytest.importorskip("torch")
+    code = HEAD + helper + D_LOSS_LOOP.format(call=call)
+    ns: dict = {}
+    with torch.enable_grad():
+        exec(compile(code, "<gan>", "exec"), ns)
+    assert ns["leak"] is leaks
+    assert bool(lint_text(code, RULES, Options()).violations) is leaks
 
 
 # A backward limited to the discriminator's parameters (`inputs=`), and a generator frozen by a

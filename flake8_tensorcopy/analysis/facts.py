@@ -195,6 +195,9 @@ SITE_CONSTANTS = ("siteconst:0", "siteconst:1")
 # that is false / true (`build(frozen=True)`: summaries.call_result): the branch of `if frozen:`
 # that truth does not take is not walked (walker's `if`).
 CALL_CONSTANTS = ("callconst:0", "callconst:1")
+# A FUNCTION fact of `functools.partial(f, ...)`: its calls bind their arguments after the
+# partial's own (evaluate.Evaluator; the GAN domain steers no walk by them).
+PARTIAL_TAG = "partial"
 # The tag of what one call of another module passes to the function it asks about
 # (module_summary.ProjectEntity.sinks_for), as "callsite:<line>" marks what the file's calls pass.
 CALLED = frozenset({"passed"})

@@ -25,9 +25,9 @@ import os
 import re
 
 from . import torchapi as api
-from .astutil import (all_nodes, bind_arguments, child_nodes, decorator_names, dotted_name, is_plain_method,
-                      left_bool_default, parameter_names, walk)
-from .facts import CLASS, FUNCTION, MODULE, OBJECT, TENSOR, Grad
+from .astutil import (all_nodes, bind_arguments, call_constants, child_nodes, decorator_names, dotted_name,
+                      is_plain_method, left_bool_default, parameter_names, walk)
+from .facts import CLASS, FUNCTION, MODULE, OBJECT, PARTIAL_TAG, TENSOR, Grad
 from .lazytree import unread_without
 from .names import D, G, configured_roles, may_have_both_roles, may_have_structure, words
 from .names import D_WORDS as _D_WORDS
@@ -949,6 +949,13 @@ class GanScope:
                 v = self.eval(node.elt)
             self.env = saved
             return v if not self._stmt_no_grad() else EMPTY
+        if t is ast.IfExp:
+            # (In a walk for a call that gives the test's flag a literal, the branch it takes:
+            # `fake.detach() if detach else fake` of `d_loss(..., detach=True)`.)
+            truth = self.walker.call_constant(node.test, self.state)
+            if truth is not None:
+                self.eval(node.test)
+                return self.eval(node.body if truth else node.orelse)
         if t is ast.Subscript:
             self.eval(node.slice)
             out = self.eval(node.value)
@@ -1178,13 +1185,15 @@ class GanScope:
         if hasattr(callee, "gan_passes"):  # a function or method of another module of the project
             if not gen:
                 return None
-            passes, first = callee.gan_passes(), getattr(callee, "skip_first", False)
+            passes, first = callee.gan_passes(*self._project_constants(node, callee)), getattr(callee, "skip_first",
+                                                                                                False)
             callee = callee.node
             cut = passes is not None and _CUT in passes
         else:
             if not _plain_decorators(callee):
                 return None
-            part = self._callee_part(callee, first, owner)
+            # (For this call: a flag it tests that the call leaves to a literal steers it.)
+            part = self._callee_part(callee, first, owner, node)
             if part is None:
                 return None
             passes, cut = part.returns_params, part.returns_cut
@@ -1350,8 +1359,9 @@ class GanScope:
         none."""
         if hasattr(callee, "gan_helper"):
             # A function of another module: what its module's walk with this domain found
-            # (helper_of), the line as "losses.py:12".
-            said = callee.gan_helper()[1]
+            # (helper_of), for the flags it tests that this call leaves to literals; the line
+            # as "losses.py:12".
+            said = callee.gan_helper(*self._project_constants(node, callee))[1]
             if not said:
                 return None
             summary = callee.summary
@@ -1360,7 +1370,7 @@ class GanScope:
             penalized = {param for param, _, _, pen in said if pen}
             bound = dict(bind_arguments(callee.node, node, skip_first=getattr(callee, "skip_first", False))[0])
         else:
-            part = self._callee_part(callee, first, owner)
+            part = self._callee_part(callee, first, owner, node)
             if part is None or not part.returns_disc or any(e.kind == "backward" for e in part.events):
                 return None
             returns_disc = part.returns_disc
@@ -1384,6 +1394,27 @@ class GanScope:
                         continue
             out.append((expr, line, param in penalized, outer))
         return out or None
+
+    def _binds_as_written(self, call: ast.Call) -> bool:
+        """Whether `call` binds its arguments to the parameters of the def it runs as written:
+        not a call of a `functools.partial` (`no_detach(fake)` of `partial(maybe_detach,
+        detach=False)`), whose own keywords come first."""
+        return type(call.func) is not ast.Name or PARTIAL_TAG not in self.walker.fact(call.func, self.state).tags
+
+    def _project_constants(self, call: ast.Call, callee) -> tuple:
+        """("", ((parameter, truth), ...)) of the parameters a function of another module tests
+        as they are that `call` leaves to literals (gan_helper's arguments); () for a method, or
+        where there are none."""
+        tested = getattr(callee, "tested_parameters", None)
+        if tested is None or isinstance(callee, _ProjectMethod) or not self._binds_as_written(call):
+            return ()
+        names = tested()
+        if not names:
+            return ()
+        pairs, complete = bind_arguments(callee.node, call, skip_first=False)
+        constants = tuple(sorted((p, t) for p, t in call_constants(callee.node, pairs, complete).items()
+                                 if p in names))
+        return ("", constants) if constants else ()
 
     def _helper_steps(self, node: ast.Call, callee, every: frozenset) -> None:
         """For a call of `callee`, a function of another module that takes a discriminator step
@@ -1432,11 +1463,17 @@ class GanScope:
         is not known, and a helper that hands it only `real` is no step through the generator.)"""
         return self._has_gen(self._prov.get(id(expr), EMPTY)) and self._may_carry_graph(expr)
 
-    def _callee_part(self, callee, first: int, owner=None):
+    def _callee_part(self, callee, first: int, owner=None, call: ast.Call | None = None):
         """What this domain's part of the summary of `callee`, a function of the file (a method
-        of class `owner`, or of this scope's class, when `first`), says, or None."""
+        of class `owner`, or of this scope's class, when `first`), says, or None; for `call`,
+        where it leaves a flag the function tests to a literal (`d_loss(netD, real, fake)` of
+        `def d_loss(..., detach_fake=True)`), what its walk for that literal says
+        (Summaries.summary_for_constants)."""
         cls = owner if owner is not None else self.cls_info if first else None
-        summary = self.walker.summary(callee, cls) if cls is not None else self.walker.summary(callee)
+        summary = self.walker.summary_for_constants(callee, cls, call, bool(first)) \
+            if call is not None and self._binds_as_written(call) else None
+        if summary is None:
+            summary = self.walker.summary(callee, cls) if cls is not None else self.walker.summary(callee)
         return summary.doms.get(GanDomain.key) if summary is not None else None
 
     def _file_helper_steps(self, node: ast.Call, callee, first: int, owner=None) -> None:
@@ -1725,7 +1762,7 @@ class GanScope:
         return sorted(out, key=lambda s: (s.node.lineno, s.node.col_offset))
 
 
-def _summary_walk(walker, node, method: str):
+def _summary_walk(walker, node, method: str, constants: tuple = ()):
     """(the summary of function `node` of a project module, or of method `method` of class
     `node`, by a fresh walker of the module's tree with this domain alone (the module's own
     walker carries none), active whatever names the module holds: a loss module may name only
@@ -1755,8 +1792,11 @@ def _summary_walk(walker, node, method: str):
             info = w.classes.get(id(node))
             func, owner = info.method(method) if info is not None else (None, None)
             summary = w.summary(func, owner) if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            # (For a call that leaves flags it tests to literals, its walk for them.)
+            summary = (w.summary_with_constants(node, None, constants) if constants else None) or w.summary(node)
         else:
-            summary = w.summary(node) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+            summary = None
     except (Reparse, RecursionError):
         return None
     finally:
@@ -1764,15 +1804,16 @@ def _summary_walk(walker, node, method: str):
     return summary, func
 
 
-def helper_of(walker, func, method: str = "") -> tuple:
+def helper_of(walker, func, method: str = "", constants: tuple = ()) -> tuple:
     """What function `func` of a project module (method `method` of class `func`), whose summary
     walker is `walker`, yields to the files that call it: ("1" when it returns generator output
     it makes (`sample(netG, n)`), else "", and for `GanScope._helper_disc` ((parameter, module
     parameter or "", line, "1" when a gradient penalty differentiates by it, else ""), ...) for
     each discriminator call on what a parameter carries whose output the function returns: none
     when the function calls a backward itself; and for `GanScope._helper_steps` the
-    discriminator steps it takes on what its parameters carry, _steps_of), by _summary_walk."""
-    found = _summary_walk(walker, func, method)
+    discriminator steps it takes on what its parameters carry, _steps_of), by _summary_walk
+    (for a function, where a call leaves flags it tests to literals, `constants`, for them)."""
+    found = _summary_walk(walker, func, method, constants)
     if found is None:
         return ()
     summary, func = found
@@ -1791,11 +1832,12 @@ def helper_of(walker, func, method: str = "") -> tuple:
                                                            key=lambda kv: (kv[0][0], kv[0][1] or ""))), steps)
 
 
-def passes_of(walker, node, method: str) -> tuple:
+def passes_of(walker, node, method: str, constants: tuple = ()) -> tuple:
     """("1", the parameters whose values reach what it returns, ...) of function `node` of a
     project module, or of method `method` of class `node` (GanScope.returns_params), by
-    _summary_walk; () when that is not known."""
-    found = _summary_walk(walker, node, method)
+    _summary_walk (for a function, where a call leaves flags it tests to literals, `constants`,
+    for them); () when that is not known."""
+    found = _summary_walk(walker, node, method, constants)
     if found is None:
         return ()
     summary, func = found

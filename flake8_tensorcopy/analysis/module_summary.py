@@ -175,20 +175,27 @@ class ProjectEntity:
         found = self._answer(("msinks", self.path, name, said), compute, many="plain")
         return found if found is not None else ()
 
-    def gan_helper(self, method: str = "") -> tuple:
+    def gan_helper(self, method: str = "", constants: tuple = ()) -> tuple:
         """What the GAN domain finds this function (its method `method`, for a class) does:
         returns generator output it makes, returns a discriminator applied to its parameters,
         takes a discriminator step on them (gan.helper_of: plain data); ("", (), ()) when
-        nothing."""
+        nothing.  `constants`: ((parameter, truth), ...) of the flags it tests that a call
+        leaves to literals (`d_loss(netD, real, fake)` of `def d_loss(..., detach_fake=True)`):
+        what it does then."""
         question = ("gan", self.path, method) if method else ("gan", self.path)
-        found = self._fresh_walk(question, lambda w, node: _gan_helper(w, node, method))
+        if constants:
+            question = (*question, "const", *(f"{p}={int(t)}" for p, t in constants))
+        found = self._fresh_walk(question, lambda w, node: _gan_helper(w, node, method, constants))
         return found if type(found) is tuple and len(found) == 3 else ("", (), ())
 
-    def gan_passes(self, method: str = "") -> tuple | None:
+    def gan_passes(self, method: str = "", constants: tuple = ()) -> tuple | None:
         """The parameters of this function (of its method `method`, for a class) whose values
         reach what it returns, as the GAN domain follows generator output (gan.passes_of): a
-        tuple of names; None when that is not known."""
-        found = self._fresh_walk(("gan_passes", self.path, method), lambda w, node: _gan_passes(w, node, method))
+        tuple of names; None when that is not known.  `constants`: as gan_helper's."""
+        question = ("gan_passes", self.path, method)
+        if constants:
+            question = (*question, "const", *(f"{p}={int(t)}" for p, t in constants))
+        found = self._fresh_walk(question, lambda w, node: _gan_passes(w, node, method, constants))
         return found[1:] if type(found) is tuple and found[:1] == ("1",) else None
 
     def _fresh_walk(self, question: tuple, compute):
@@ -734,16 +741,16 @@ def _snapshot_return(walker, node) -> tuple:
     return (snapshot_return(node) or ()) if type(node) is ast.FunctionDef else ()
 
 
-def _gan_helper(walker, node, method: str = "") -> tuple:
+def _gan_helper(walker, node, method: str = "", constants: tuple = ()) -> tuple:
     from .gan import helper_of  # (a domain: imported where a GAN file asks)
 
-    return helper_of(walker, node, method)
+    return helper_of(walker, node, method, constants)
 
 
-def _gan_passes(walker, node, method: str) -> tuple:
+def _gan_passes(walker, node, method: str, constants: tuple = ()) -> tuple:
     from .gan import passes_of  # (a domain: imported where a GAN file asks)
 
-    return passes_of(walker, node, method)
+    return passes_of(walker, node, method, constants)
 
 
 def _meter(walker, node, method: str) -> tuple:

@@ -115,6 +115,46 @@ class Summaries:
         self._summaries[key] = result
         return result
 
+    def summary_for_constants(self, func, cls, call: ast.Call, skip_first: bool) -> Summary | None:
+        """What `func`, a def of the file, does for `call` where the call steers it: the
+        parameters `func` tests as they are (`if detach_fake:`, `x.detach() if detach else x`)
+        that the call passes a literal for or leaves at a literal default (`d_loss(netD, real,
+        fake)` of `def d_loss(netD, real, fake, detach_fake=True)`) tagged with their truth
+        (facts.CALL_CONSTANTS), its body walked for them (rules off, memoised per constants,
+        from the budget of walks for calls); None where no such parameter is left to a literal,
+        or no walk is made (no budget, a long body, a recursive call)."""
+        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        tested = self.tested_parameters(func)
+        if not tested:
+            return None
+        pairs, complete = bind_arguments(func, call, skip_first)
+        constants = tuple(sorted((p, t) for p, t in call_constants(func, pairs, complete).items() if p in tested))
+        return self.summary_with_constants(func, cls, constants)
+
+    def summary_with_constants(self, func, cls, constants: tuple) -> Summary | None:
+        """What def `func` does where its parameters `constants` ((name, truth), ...: those it
+        tests as they are) hold literals of those truths (summary_for_constants)."""
+        if not constants or func.end_lineno - func.lineno > _CALL_MAX_LINES:
+            return None
+        key = ("summary", id(func), id(cls), constants)
+        if key in self._call_results:
+            return self._call_results[key]
+        if self._call_budget <= 0:
+            return None
+        self._call_budget -= 1
+        self._call_results[key] = None  # (recursion: the generic summary meanwhile)
+        args = {p: UNKNOWN_FACT.but(tags=UNKNOWN_FACT.tags | {CALL_CONSTANTS[truth]}) for p, truth in constants}
+        cache = self._cache
+        self._cache = {}
+        try:
+            frame = self._run_function(func, self.enclosing.get(id(func), self.module_scope), False, cls,
+                                       dispatch=False, given=args)
+        finally:
+            self._cache = cache
+        found = self._call_results[key] = Summary(frame.returns_fact, frame.doms)
+        return found
+
     def function_result(self, func, cls) -> Fact | None:
         """The join of what a function of the file returns (its summary).  While surveying call
         sites, only for a function without parameters (`model = make_model();
