@@ -827,7 +827,8 @@ def test_a_pattern_that_holds_the_pre_filter_s_substrings_needs_no_substring_tes
 
     before = [
         (text_tests.might_alias_tensor,
-         lambda t: ("detach()" in t or ".data" in t or "numpy()" in t) and text_tests._KEPT_ALIAS.search(t) is not None),
+         lambda t: ("detach()" in t or ".data" in t or "numpy()" in t or ".cpu()" in t or "cpu\")" in t or "cpu')" in t)
+         and text_tests._KEPT_ALIAS.search(t) is not None),
         (text_tests.might_keep_state_dict,
          lambda t: "state_dict(" in t and text_tests._STATE_DICT_CALL.search(t) is not None),
         (tns2.CloneBeforeDetach.might_match,
@@ -845,6 +846,7 @@ def test_a_pattern_that_holds_the_pre_filter_s_substrings_needs_no_substring_tes
 
     @settings(max_examples=400, deadline=None)
     @given(st.lists(st.sampled_from(["x", ".detach()", ".data", ".numpy()", "numpy()", "detach()", ".cpu()", " ",
+                                     '.to("cpu")', ".to('cpu')", '.to(device="cpu")', "cpu", '"cpu"',
                                      ",", ")", "\n", "\r\n", "#", "for ", ".clone(", "a", "(", ".", "detach", "(",
                                      "backward", " (", "update_params", ".state_dict(", "state_dict(", "=", "é"]),
                     max_size=12))

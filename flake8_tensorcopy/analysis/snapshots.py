@@ -1223,7 +1223,14 @@ class SnapshotDomain(Domain):
             return Token(id(node), source, STATE, True)
         base = _tensor_alias(node, walker, state)
         via, array = "", None
-        if base is None:
+        if base is not None:
+            to = next((n for n in walk(node) if type(n) is ast.Call and type(n.func) is ast.Attribute and (
+                n.func.attr == "cpu" and not n.args and not n.keywords or _to_the_cpu(n))), None)
+            if to is not None:
+                # (`.cpu()` or `.to("cpu")` as written, after its receiver)
+                shown = walker.ctx.text(to)[len(walker.ctx.text(to.func.value)):]
+                via = f" (on the CPU, `{shown}` returns the tensor itself)"
+        else:
             found = _helper_argument(node, walker, state, self, TENSOR_ALIAS)
             if found is None:
                 return None
@@ -1761,6 +1768,11 @@ def _tensor_alias(node, walker, state):
         base = _tensor_alias(inner, walker, state)
         if base is not None and walker.fact(base, state).device is Device.CPU:
             return base
+        if base is None and dotted_name(inner):
+            # (`w.cpu()` of a named tensor on the CPU: the tensor itself, `model.weight.cpu()`.)
+            f = walker.fact(inner, state)
+            if f.kind == TENSOR and f.device is Device.CPU:
+                return inner
     if m in _VIEW_METHODS:
         # A view of a view (`w.detach().flatten()`, `.view(-1)`, `.t()`): the same storage.
         # (`flatten` and `reshape` copy only a tensor whose strides forbid a view; a module's

@@ -20,7 +20,7 @@ STATE, TENSOR_ALIAS = "state", "tensor"
 # snapshots._VIEW_METHODS), not one that a call continues (`w.data.normal_(...)`).  (`.cpu()` or
 # `.to(...)`, which snapshots._to_the_cpu reads as `.cpu()` where it says "cpu".)
 _KEPT_ALIAS = LazyPattern(
-    r"(?m)(?:\.detach\(\)|\.data|\.numpy\(\))(?:\.cpu\(\)|\.to\((?:[^()\n]|\([^()\n]*\))*\))?(?:\.numpy\(\))?"
+    r"(?m)(?:\.detach\(\)|\.data|\.numpy\(\)|\.cpu\(\)|\.to\((?:device=)?[\"']cpu[\"']\))(?:\.cpu\(\)|\.to\((?:[^()\n]|\([^()\n]*\))*\))?(?:\.numpy\(\))?"
     r"(?:\.(?:view|view_as|flatten|reshape|t|transpose|permute|squeeze|unsqueeze|expand|expand_as|narrow|unflatten"
     r"|movedim)\([^()\n]*\)|\[[^\]\n]*\]|\.m?T\b)*[ \t]*(?:[,)\]}#]|\r?$|for[ \t])")
 _STATE_DICT_CALL = LazyPattern(r"\.state_dict\(")
@@ -148,9 +148,11 @@ def state_keeping_methods(text: str) -> dict:
 
 
 def might_alias_tensor(text: str) -> bool:
-    """Whether a source text keeps a `.detach()`, `.data` or NumPy view of a tensor (a text test)."""
-    # (The pattern alone: each of its matches holds `.detach()`, `.data` or `.numpy()`, and a
-    # search for its literal start, `.`, runs faster than substring tests for them in front.)
+    """Whether a source text keeps a `.detach()`, `.data`, `.cpu()` or NumPy view of a tensor (a
+    text test)."""
+    # (The pattern alone: each of its matches holds `.detach()`, `.data`, `.numpy()`, `.cpu()` or
+    # `.to("cpu")`, and a search for its literal start, `.`, runs faster than substring tests
+    # for them in front.)
     return _KEPT_ALIAS.search(text) is not None
 
 

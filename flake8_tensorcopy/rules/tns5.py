@@ -555,7 +555,7 @@ class TensorSnapshotNotACopy(_SnapshotRule):
     )
     fix_title = "Copy the values"
     fix_safety = "unsafe"
-    prefilter = (".detach(", ".numpy(", ".data")
+    prefilter = (".detach(", ".numpy(", ".data", ".cpu()", "cpu\")", "cpu')")
     kind = "tensor"
     # `w0 = to_numpy(model.fc.weight)` with `def to_numpy(t): return t.detach().cpu().numpy()` in
     # utils.py (a `return` of a view that ends the line, or a local bound to one).
@@ -573,8 +573,9 @@ in-place update of that tensor.
 
 The snapshot is bound to a name, appended to a history list or stored in a container.  The
 views are `t.detach()`, `t.data`, `t.detach().numpy()`, `t.numpy()` (where grad is off or `t`
-does not require grad) and `t.detach().cpu().numpy()` (or `.to("cpu")`) when `t` is certainly
-on the CPU (from an accelerator, `.cpu()` copies), of a tensor with a name (`model.fc.weight`,
+does not require grad), and `t.cpu()`, `t.detach().cpu()` or `t.detach().cpu().numpy()` (or
+`.to("cpu")`) when `t` is certainly on the CPU (there `.cpu()` returns the tensor itself; from an
+accelerator it copies), of a tensor with a name (`model.fc.weight`,
 `w`, a loop variable over `model.parameters()`; a view through another name of a parameter,
 `w = model.weight` then `w.detach()`, is one of the parameter, which updates of its module
 reach), and what a function of the file or of another module of the project
