@@ -214,6 +214,149 @@ enc = Glove(torch.randn(20, 4))
 enc.unfreeze()
 print(enc(torch.tensor([[1, 2, 3]])).numpy())
 '''),
+    ('a linear layer built frozen with requires_grad_(False), and one without bias whose weight is frozen', '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(4, 4).requires_grad_(False)
+        self.b = nn.Linear(4, 4, False)
+        self.b.weight.requires_grad_(False)
+    def forward(self, x):
+        return self.b(self.a(x))
+print(Net()(torch.randn(2, 4)).numpy())
+'''),
+    ('batch norm without affine parameters by position, and an instance norm', '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.bn = nn.BatchNorm1d(4, 1e-5, 0.1, False)
+        self.inorm = nn.InstanceNorm1d(4)
+        self.emb = nn.Embedding.from_pretrained(torch.randn(10, 4))
+    def forward(self, x):
+        return self.bn(x)
+print(Net()(torch.randn(2, 4)).numpy())
+'''),
+    ('rotary frequencies registered directly, written over two lines', '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        base = 10000
+        dim = 8
+        self.register_buffer("inv_freq", 1.0 / (
+            base ** (torch.arange(0, dim, 2).float().div(dim))
+        ))
+    def forward(self, x):
+        return torch.outer(x[:, 0], self.inv_freq)
+print(Net()(torch.randn(2, 4)).numpy())
+'''),
+    ('a Sequential of activations the constructor extends with a linear layer', '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.Sequential(nn.Tanh())
+        self.norm = nn.LayerNorm(4, elementwise_affine=False)
+        self.layers += nn.Sequential(nn.Linear(4, 4))
+    def forward(self, x):
+        return self.layers(x)
+print(Net()(torch.randn(2, 4)).numpy())
+'''),
+    ('a ModuleList of activations the constructor appends to through a local', '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Tanh()])
+        self.norm = nn.LayerNorm(4, elementwise_affine=False)
+        layers = self.layers
+        layers.append(nn.Linear(4, 4))
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+print(Net()(torch.randn(2, 4)).numpy())
+'''),
+    ('a layer frozen, then weight-normalised (new trainable parameters)', '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.fc.requires_grad_(False)
+        nn.utils.weight_norm(self.fc)
+    def forward(self, x):
+        return self.fc(x)
+print(Net()(torch.randn(2, 4)).numpy())
+'''),
+    ('an instance norm with affine parameters by position', '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = nn.InstanceNorm1d(4, 1e-5, 0.1, True)
+        self.emb = nn.Embedding.from_pretrained(torch.randn(10, 4))
+    def forward(self, x):
+        return self.norm(x.unsqueeze(-1).expand(2, 4, 3)).mean(-1)
+print(Net()(torch.randn(2, 4)).numpy())
+'''),
+    ('a frozen module the script thaws through a flag in a function it applies', '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.fc.requires_grad_(False)
+    def forward(self, x):
+        return self.fc(x)
+ON = True
+def thaw(m):
+    for p in m.parameters(recurse=False):
+        p.requires_grad = ON
+net = Net()
+net.apply(thaw)
+print(net(torch.randn(2, 4)).numpy())
+'''),
+    ('a module of pretrained embeddings the script adds a layer to', '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding.from_pretrained(torch.randn(10, 4))
+    def forward(self, x):
+        return sum(m(x) for m in self.children() if not isinstance(m, nn.Embedding))
+net = Net()
+net.add_module("fc", nn.Linear(4, 4))
+print(net(torch.randn(2, 4)).numpy())
+'''),
+    ('a buffer made by a factory, then added to a parameter in place', '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        w = nn.Parameter(torch.randn(4))
+        inv = torch.zeros(4)
+        inv += w
+        self.register_buffer("inv", inv)
+    def forward(self, x):
+        return x * self.inv
+print(Net()(torch.randn(2, 4)).numpy())
+'''),
+    ('a buffer made by a factory, then a parameter written into it', '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        w = nn.Parameter(torch.randn(4))
+        pe = torch.zeros(2, 4)
+        pe[0] = w
+        self.register_buffer("pe", pe)
+    def forward(self, x):
+        return x * self.pe[0]
+print(Net()(torch.randn(2, 4)).numpy())
+'''),
+    ('rotary frequencies of a base bound with an annotation to a parameter', '''\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        base: nn.Parameter = nn.Parameter(torch.tensor(10000.0))
+        inv = 1.0 / (base ** (torch.arange(0, 4).float() / 4))
+        self.register_buffer("inv", inv)
+    def forward(self, x):
+        return x * self.inv
+print(Net()(torch.randn(2, 4)).numpy())
+'''),
     ('a module of pretrained embeddings a script thaws from outside', '''\
 class Glove(nn.Module):
     def __init__(self, vectors):
@@ -3570,6 +3713,32 @@ opt.step()
 ]
 
 TNS5_PROGRAMS = [
+    ("a parameter's .cpu() on the CPU is the parameter itself: the starting weights move with training", '''\
+model = nn.Linear(4, 2)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+w0 = model.weight.cpu()
+b0 = model.bias.to("cpu")
+for _ in range(3):
+    opt.zero_grad(); model(torch.randn(8, 4)).pow(2).mean().backward(); opt.step()
+assert not torch.equal(w0, model.weight) and not torch.equal(b0, model.bias), "changed"
+'''),
+    ("a parameter's .cpu().clone() is a copy", '''\
+model = nn.Linear(4, 2)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+w0 = model.weight.cpu().clone()
+for _ in range(3):
+    opt.zero_grad(); model(torch.randn(8, 4)).pow(2).mean().backward(); opt.step()
+assert not torch.equal(w0, model.weight), "changed"
+'''),
+    ("a parameter's .cpu() where the model may be on an accelerator is left alone", '''\
+device = "cuda" if torch.cuda.is_available() else "cpu"
+model = nn.Linear(4, 2).to(device)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+w0 = model.weight.cpu()
+for _ in range(3):
+    opt.zero_grad(); model(torch.randn(8, 4, device=device)).pow(2).mean().backward(); opt.step()
+print(w0.sum())
+'''),
     ('a helper of the file freezes the encoder, a snapshot, then the helper thaws it again', '''\
 def set_trainable(m, flag):
     for p in m.parameters():
@@ -4171,7 +4340,7 @@ STRICT_ONLY = {"partial of a function", "state_dict keep_vars", "store output in
 # what a class's `__getitem__` returns, which for another key requires grad), a value of a dict
 # after `update()`, after `**other`, or after a call statement that hands it to a function, or
 # read by a key in a variable.
-STRICT_MAY = {'an embedding whose weight the constructor copies in and freezes (the classic GloVe layer)', 'an embedding the constructor freezes with requires_grad_', 'a feature extractor whose constructor freezes its backbone in a loop', 'a linear layer whose weight and bias the constructor freezes one by one', 'pretrained embeddings and a layer norm without affine parameters', 'a Sequential of pretrained embeddings and an activation, and a ModuleList of pretrained tables', "a rotary embedding's frequencies computed from the constructor's sizes into a buffer", "the PyTorch tutorial's positional encoding: a dropout and a buffer it fills", "an attribute the constructor computes with a local model it freezes by a call", "a module whose only parameter is made frozen positionally, and a buffer and a dropout", "a module of pretrained embeddings (frozen by from_pretrained) and new buffers", "a module whose only parameter is made not to require grad", "a setup function of the file turns grad off, then a helper converts", "helper makes a detached copy of its argument that does not require grad and converts it", "a module whose constructor calls its own freezing method", "decorator of the file runs the function under no_grad in a try, restoring train mode after", "decorator of the file whose wrapper is itself decorated no_grad", "an embedding made from pretrained vectors, frozen by an unknown flag", "an embedding made from pretrained vectors, frozen by default", "decorator of the file sets eval mode, then runs the function under no_grad", "constructors of plain classes that freeze what they are handed", "a converter that detaches a tensor and asarrays anything else, given a layer output", "a Sequential of a frozen module and a layer without parameters", "a generator made and iterated under no_grad", "method under no_grad decorator", "decorator of the file runs the function under no_grad", "static method passed a frozen model",
+STRICT_MAY = {'a linear layer built frozen with requires_grad_(False), and one without bias whose weight is frozen', 'batch norm without affine parameters by position, and an instance norm', 'an embedding whose weight the constructor copies in and freezes (the classic GloVe layer)', 'an embedding the constructor freezes with requires_grad_', 'a feature extractor whose constructor freezes its backbone in a loop', 'a linear layer whose weight and bias the constructor freezes one by one', 'pretrained embeddings and a layer norm without affine parameters', 'a Sequential of pretrained embeddings and an activation, and a ModuleList of pretrained tables', "a rotary embedding's frequencies computed from the constructor's sizes into a buffer", "the PyTorch tutorial's positional encoding: a dropout and a buffer it fills", "an attribute the constructor computes with a local model it freezes by a call", "a module whose only parameter is made frozen positionally, and a buffer and a dropout", "a module of pretrained embeddings (frozen by from_pretrained) and new buffers", "a module whose only parameter is made not to require grad", "a setup function of the file turns grad off, then a helper converts", "helper makes a detached copy of its argument that does not require grad and converts it", "a module whose constructor calls its own freezing method", "decorator of the file runs the function under no_grad in a try, restoring train mode after", "decorator of the file whose wrapper is itself decorated no_grad", "an embedding made from pretrained vectors, frozen by an unknown flag", "an embedding made from pretrained vectors, frozen by default", "decorator of the file sets eval mode, then runs the function under no_grad", "constructors of plain classes that freeze what they are handed", "a converter that detaches a tensor and asarrays anything else, given a layer output", "a Sequential of a frozen module and a layer without parameters", "a generator made and iterated under no_grad", "method under no_grad decorator", "decorator of the file runs the function under no_grad", "static method passed a frozen model",
               "plain method called on the class with an instance", "partial of a no_grad function", "lambda to_np called with a detached output",
               "lambda computing output called only under no_grad", "dataclass field its method detaches", "a conversion to long is no move", "nested def sees the local frozen model, not the global", "class attr model in other method under no_grad",
               "method called only under no_grad", "frozen params loop", "frozen requires_grad_(False)",

@@ -24,6 +24,7 @@ from .summaries import project_bases
 from .facts import (
     ARRAY_FACT,
     CALL_CONSTANTS,
+    PARTIAL_TAG,
     CALLED,
     CLASS,
     DEVICE,
@@ -403,7 +404,7 @@ _MODULE_OUTPUT = frozenset({"module_output"})
 _RESULT_SAVING = frozenset({api.RESULT_SAVING_TAG})
 _WRAPPER = "wrapper"  # a module wrapped by nn.DataParallel / DistributedDataParallel
 _WRAPPER_TAGS = frozenset({_WRAPPER})
-_PARTIAL = "partial"  # a FUNCTION fact of `functools.partial(f, ...)`: its calls bind differently
+_PARTIAL = PARTIAL_TAG  # a FUNCTION fact of `functools.partial(f, ...)`: its calls bind differently
 _PARTIAL_TAGS = frozenset({_PARTIAL})
 _DISTRIBUTION = "distribution"
 _DISTRIBUTION_TAGS = frozenset({_DISTRIBUTION})
@@ -509,8 +510,14 @@ def _literal_display(node, depth: int = 0) -> Fact | None:
     return Fact(SEQ, el.grad, el.device, element=el, items=items)
 
 
-# What sets `requires_grad` on (Evaluator._sets_requires_grad_true).
-_REQUIRES_GRAD_TRUE = LazyPattern(r"\.requires_grad\s*=\s*True\b|\.requires_grad_\(\s*(?:True\s*|requires_grad\s*=\s*True\s*)?\)")
+# What may give a torch module trainable parameters after its constructor (Evaluator.
+# _may_add_trainable): setting `requires_grad` to anything but a literal False (`p.requires_grad =
+# True`, `= flag`, `m.requires_grad_()`, `nn.Module.requires_grad_(net)`), or adding to a module
+# from outside its methods (`net.fc = nn.Linear(...)`, `net.fc.weight = nn.Parameter(...)`,
+# `add_module(`, `register_parameter(`, `setattr(`).
+_GRAD_SET = LazyPattern(r"\.requires_grad\s*=(?!=)(?!\s*False\b)|requires_grad_\((?!\s*(?:requires_grad\s*=\s*)?False\s*\))")
+_LAYER_SET_OUTSIDE = LazyPattern(r"(?m)^[ \t]*(?!self\b)[A-Za-z_]\w*(?:\.\w+)+[ \t]*=(?!=)[ \t]*(?:torch\.)?nn\.")
+_ADDS_BY_NAME = ("add_module(", "register_parameter(", "register_module(", "setattr(")
 
 
 def _named_device(s: str) -> Device:
@@ -531,14 +538,18 @@ class Evaluator:
     project = None  # the whole project (project.py), when the front end knows it
     _project_facts: dict = {}
 
-    def _sets_requires_grad_true(self) -> bool:
-        """Whether the file's text sets `requires_grad` on (`p.requires_grad = True`,
-        `m.requires_grad_()`, `m.requires_grad_(True)`); read once a file."""
+    def _may_add_trainable(self) -> bool:
+        """Whether the file's text may give a module trainable parameters after its constructor
+        (`p.requires_grad = True`, `m.requires_grad_()`, `net.fc = nn.Linear(4, 2)`, `add_module(`);
+        read once a file."""
         found = self.__dict__.get("_grad_on_text")
         if found is None:
             lines = getattr(self, "lines", None)
-            found = self._grad_on_text = lines is None or "requires_grad" in lines.text and _REQUIRES_GRAD_TRUE.search(
-                lines.text) is not None
+            text = lines.text if lines is not None else None
+            found = self._grad_on_text = text is None or (
+                "requires_grad" in text and _GRAD_SET.search(text) is not None
+                or any(w in text for w in _ADDS_BY_NAME)
+                or "nn." in text and _LAYER_SET_OUTSIDE.search(text) is not None)
         return found
 
     def project_fact(self, qual: str | None) -> Fact | None:
@@ -1751,10 +1762,11 @@ class Evaluator:
                         paramfree=cls.node is not None and (self.instance_paramfree(cls.node, call) if call is not None
                                                             else self.class_paramfree(cls.node)))
             # A class whose constructor freezes what it makes (a teacher, a feature extractor), or
-            # makes only frozen parameters (pretrained embeddings) where the file turns none back on.
+            # makes only frozen parameters (pretrained embeddings) where the file turns none back on and
+            # adds none from outside (_may_add_trainable).
             # (One without parameters at all is more: nothing can thaw it.)
             if cls.node is not None and not made.paramfree and (self.constructor_freezes(cls.node) or (
-                    not self._sets_requires_grad_true() and self.made_frozen(cls.node))):
+                    self.made_frozen(cls.node) and not self._may_add_trainable())):
                 return _frozen(made, True)
             return made
         return Fact(OBJECT, Grad.UNKNOWN, Device.UNKNOWN, attrs=attrs, node=cls.node, tags=defined)

@@ -2239,8 +2239,9 @@ class Walker(Summaries, Evaluator):
     def made_frozen(self, classdef) -> bool:
         """Whether the only parameters torch module class `classdef` (of the file, or a
         `ProjectEntity`) makes are made frozen by its constructor (_frozen_parameters_only:
-        `nn.Embedding.from_pretrained(v)`, `nn.Parameter(t, requires_grad=False)`).  Asked where
-        the file turns no grad back on (evaluate.Evaluator: `enc.emb.weight.requires_grad = True`
+        `nn.Embedding.from_pretrained(v)`, `nn.Parameter(t, requires_grad=False)`, a layer it
+        freezes after making it).  Asked where the file turns no grad back on and adds no layer
+        from outside (evaluate.Evaluator._may_add_trainable: `enc.emb.weight.requires_grad = True`
         would make them trainable)."""
         if not isinstance(classdef, ast.ClassDef):
             ask = getattr(classdef, "made_frozen", None)
@@ -2254,7 +2255,8 @@ class Walker(Summaries, Evaluator):
             source = self.source_of(init)
             found = info.made_frozen = ("from_pretrained" in source or "Parameter(" in source
                                         or "register_buffer" in source or "requires_grad" in source
-                                        or "affine" in source) and self._frozen_parameters_only(info, init)
+                                        or "Norm" in source or "Sequential(" in source or "ModuleList(" in source
+                                        ) and self._frozen_parameters_only(info, init)
         return found
 
     def _frozen_parameters_only(self, info: ClassInfo, init) -> bool:
@@ -2273,30 +2275,37 @@ class Walker(Summaries, Evaluator):
         if self.lines is None or not info.plain or info.bases or info.project_bases or not is_plain_method(init):
             return False
         # (New buffers of torch's, `register_buffer("pe", torch.zeros(...))`, add no parameter.)
-        found = self._attribute_values(info, _BY_NAME_BUT_BUFFERS)
+        found = self._attribute_values(info, _BY_NAME_BUT_BUFFERS + ("getattr(", "vars("))
         source = self.source_of(info.node)
         if found is None or not found and "register_buffer" not in source:
             return False
-        frozen, freezes = _attributes_frozen(init, {attr for _, attr, _ in found})
+        if any(item is not init for item, _, _ in found):
+            return False
+        # (The constructor's statements only where one may freeze what it made; most classes'
+        # first attribute is a trainable layer, asked of no more.)
+        frozen = freezes = None
+        may_freeze = "requires_grad" in source
         said = 0  # (the `requires_grad` those values and freezes spell: the only ones of the class)
         nested = 0  # (the freezes that set an attribute of an attribute: `self.emb.weight.requires_grad = ...`)
         used: set = set()
-        for item, attr, value in found:
-            if item is not init:
-                return False
+        for _, attr, value in found:
             kind = _made_frozen_kind(value)
             if kind is None:
+                if not may_freeze:
+                    return False
+                if frozen is None:
+                    frozen, freezes = _attributes_frozen(init, {a for _, a, _ in found})
                 parts = frozen.get(attr)
                 if parts is None or not _parts_cover(parts, value):
                     return False
                 used.add(attr)
             said += value.count("requires_grad")
-            if re.search(r"\bself\.%s\.(?:append|extend|insert)\(" % re.escape(attr), source) is not None:
+            if kind != "Parameter" and not _only_used(source, attr):
                 return False  # (`self.embs.append(nn.Embedding(20, 4))`: a parameter added)
         for attr in used:
             for stmt, part in freezes[attr]:
                 said += self.source_of(stmt).count("requires_grad")
-                nested += part is not None
+                nested += part is not None and type(stmt) is ast.Assign
         if len(_NESTED_ASSIGNMENT.findall(source)) != nested:
             return False
         return source.count("requires_grad") == said
@@ -2383,7 +2392,7 @@ class Walker(Summaries, Evaluator):
             source = self.source_of(item)
             if any(w in source for w in words):
                 return None
-            if "register_buffer" in source and not _new_buffers_only(source):
+            if "register_buffer" in source and not _new_buffers_only(item, source):
                 return None
             if "self." in source:
                 for m in _SELF_ASSIGNMENT.finditer(source):
@@ -2679,132 +2688,163 @@ def _is_literal(node) -> bool:
 # What the body of a module class without parameters never holds (Walker.class_paramfree): a
 # parameter, a layer of torch (`nn.Linear`), a module or attribute set by its name.
 _LAYER_WORDS = ("Parameter", "parameter(", "nn.", "add_module", "register_module", "setattr", "load_state_dict")
-# A buffer registered as a new tensor of torch's (`self.register_buffer("mean",
-# torch.zeros(3))`; `torch.tensor(x)` copies without grad), not one the class is handed: a
-# module with such buffers and no parameter has none that requires grad.
-_NEW_BUFFER = LazyPattern(r"register_buffer\(\s*(?:name\s*=\s*)?(?:'\w+'|\"\w+\")\s*,\s*(?:tensor\s*=\s*)?torch\."
-                          r"(?:zeros|ones|empty|full|eye|arange|linspace|tensor|randn|rand)\(")
-
-
-def _new_buffers_only(source: str) -> bool:
-    """Whether every `register_buffer(` of a method's text registers a new tensor (_NEW_BUFFER)
-    without grad (no `requires_grad` on its line), or a local the method makes one and only
-    reshapes or fills (`pe = torch.zeros(n, d)`, `pe[:, 0::2] = torch.sin(...)`, `pe =
-    pe.unsqueeze(0)`, then `self.register_buffer("pe", pe)`: the PyTorch tutorial's positional
-    encoding), where the method says `requires_grad` only to turn it off (`requires_grad=False`)."""
+def _new_buffers_only(item, source: str) -> bool:
+    """Whether every `register_buffer(...)` of class body item `item` (a method; `source`, its
+    text) registers a new tensor without grad: one of torch's factories makes (`torch.zeros(3)`;
+    `torch.tensor(x)` copies without grad), or arithmetic of such tensors and numbers
+    (_new_tensor: `1.0 / (base ** (torch.arange(0, d, 2).float() / d))`, a rotary embedding's
+    frequencies), directly or through locals the method binds only to such values and fills only
+    with them (`pe = torch.zeros(n, d)`, `pe[:, 0::2] = torch.sin(position * div_term)`, `pe =
+    pe.unsqueeze(0)`: the PyTorch tutorial's positional encoding), where the method says
+    `requires_grad` only to turn it off (`requires_grad=False`); not one the class is handed."""
+    if "requires_grad" in _GRAD_OFF.sub("", source):
+        return False
+    bindings = None
     found = 0
-    for m in _NEW_BUFFER.finditer(source):
-        end = source.find("\n", m.end())
-        if "requires_grad" in source[m.end():end if end != -1 else len(source)]:
+    for node in walk(item):
+        if type(node) is not ast.Call or type(node.func) is not ast.Attribute or node.func.attr != "register_buffer":
+            continue
+        if any(type(a) is ast.Starred for a in node.args) or any(k.arg is None for k in node.keywords):
+            return False
+        tensor = node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg == "tensor"),
+                                                                None)
+        if tensor is None:
+            return False
+        if bindings is None:
+            bindings = _local_bindings(item)
+        if not _new_tensor(tensor, bindings):
             return False
         found += 1
-    if found != source.count("register_buffer"):
-        for m in _LOCAL_BUFFER.finditer(source):
-            if _made_here(source, m.group(1)) and "requires_grad" not in _GRAD_OFF.sub("", source):
-                found += 1
     return found == source.count("register_buffer")
+
+
+def _local_bindings(func) -> dict:
+    """{name: [what each statement of `func` that binds it, or writes into it, gives: the value
+    node, or None where that is not one value (a tuple target, a loop, `:=`, an import)]}; and,
+    under the name's key prefixed with ".", the calls of its in-place methods (`x.add_(w)`)."""
+    out: dict = {}
+    bind = _bind
+    for node in walk(func):
+        t = type(node)
+        if t is ast.Assign:
+            for target in node.targets:
+                bind(out, target, node.value)
+        elif t is ast.AugAssign or t is ast.AnnAssign:
+            if node.value is not None:
+                bind(out, node.target, node.value)
+        elif t is ast.NamedExpr:
+            bind(out, node.target, None)
+        elif t in (ast.For, ast.AsyncFor, ast.comprehension):
+            bind(out, node.target, None)
+        elif t in (ast.With, ast.AsyncWith):
+            for w in node.items:
+                if w.optional_vars is not None:
+                    bind(out, w.optional_vars, None)
+        elif t is ast.ExceptHandler and node.name:
+            out.setdefault(node.name, []).append(None)
+        elif t in (ast.Import, ast.ImportFrom):
+            for a in node.names:
+                out.setdefault((a.asname or a.name).split(".", 1)[0], []).append(None)
+        elif t in (ast.Global, ast.Nonlocal):
+            for name in node.names:
+                out.setdefault(name, []).append(None)
+        elif t is ast.Call and type(node.func) is ast.Attribute and node.func.attr.endswith("_") \
+                and not node.func.attr.endswith("__") and type(node.func.value) is ast.Name:
+            out.setdefault(node.func.value.id, []).append(None)  # (`inv.add_(w)`: written in place)
+    return out
+
+
+def _bind(out: dict, target, value) -> None:
+    """Record in `out` (_local_bindings) what binding `target` gives the names it binds."""
+    t = type(target)
+    if t is ast.Name:
+        out.setdefault(target.id, []).append(value)
+    elif t is ast.Subscript:
+        while type(target) is ast.Subscript:
+            target = target.value
+        if type(target) is ast.Name:
+            out.setdefault(target.id, []).append(value)
+    elif t in (ast.Tuple, ast.List):
+        for e in target.elts:
+            _bind(out, e.value if type(e) is ast.Starred else e, None)
+    elif t is ast.Starred:
+        _bind(out, target.value, None)
+
+
+# What a new tensor computed from torch's factories may go through (_new_tensor): torch's
+# factories, its functions of tensors or sizes, and the methods that give a new tensor or a view.
+_FACTORY_FUNCTIONS = frozenset({"zeros", "ones", "empty", "full", "eye", "arange", "linspace", "logspace",
+                                "tensor", "randn", "rand", "randint", "zeros_like", "ones_like", "empty_like",
+                                "full_like"})
+_NEW_TENSOR_FUNCTIONS = frozenset({"exp", "log", "sin", "cos", "sqrt", "pow", "outer", "polar", "stack", "cat",
+                                   "einsum", "ger", "matmul", "cumsum", "flip", "where", "tril", "triu"})
+_NEW_TENSOR_METHODS = frozenset({"float", "double", "half", "bfloat16", "to", "unsqueeze", "squeeze",
+                                 "reshape", "view", "t", "exp", "log", "sin", "cos", "sqrt", "pow", "flip",
+                                 "repeat", "expand", "contiguous", "clone", "cumsum", "neg", "reciprocal", "div",
+                                 "mul", "add", "sub", "abs", "transpose", "permute", "long", "int", "bool"})
+
+
+def _new_tensor(node, bindings: dict) -> bool:
+    """Whether expression `node` is a new tensor of torch's factories that requires no grad
+    (_new_buffers_only): a factory's call (whatever its arguments), or arithmetic, indexing and
+    `_NEW_TENSOR_FUNCTIONS` / `_NEW_TENSOR_METHODS` calls of such tensors, numbers and names, with
+    at least one factory's; a local (`bindings`: _local_bindings) bound and written only to such
+    values or numbers.  A name the method does not bind (a constructor's size or base) is taken
+    for a number."""
+    made: list = []  # (a factory's tensor seen)
+    return _new_walk(node, bindings, set(), made, 0) and bool(made)
+
+
+def _new_walk(n, bindings: dict, visiting: set, made: list, depth: int) -> bool:
+    """_new_tensor of `n`, the names being followed in `visiting`, the factories seen in `made`."""
+    if depth > 60:
+        return False
+    t = type(n)
+    if t is ast.Constant:
+        return type(n.value) in (int, float, bool) or n.value is None
+    if t is ast.Name:
+        said = bindings.get(n.id)
+        if said is None:
+            return n.id != "torch"  # (a parameter of the method, or a name of the module)
+        if n.id in visiting:
+            return True  # (`pe = pe.unsqueeze(0)`: its other bindings are asked)
+        visiting.add(n.id)
+        try:
+            return all(v is not None and _new_walk(v, bindings, visiting, made, depth + 1) for v in said)
+        finally:
+            visiting.discard(n.id)
+    if t is ast.BinOp:
+        return _new_walk(n.left, bindings, visiting, made, depth + 1) \
+            and _new_walk(n.right, bindings, visiting, made, depth + 1)
+    if t is ast.UnaryOp:
+        return _new_walk(n.operand, bindings, visiting, made, depth + 1)
+    if t is ast.Subscript:
+        return _new_walk(n.value, bindings, visiting, made, depth + 1)
+    if t in (ast.Tuple, ast.List):
+        return all(type(e) is not ast.Starred and _new_walk(e, bindings, visiting, made, depth + 1) for e in n.elts)
+    if t is not ast.Call or type(n.func) is not ast.Attribute \
+            or any(k.arg is None for k in n.keywords) or any(type(a) is ast.Starred for a in n.args):
+        return False
+    f = n.func
+    args = [*n.args, *(k.value for k in n.keywords if k.arg not in ("dtype", "device"))]
+    if type(f.value) is ast.Name and f.value.id == "torch" and "torch" not in bindings:
+        if f.attr in _FACTORY_FUNCTIONS:
+            made.append(f.attr)
+            return True
+        return f.attr in _NEW_TENSOR_FUNCTIONS and all(_new_walk(a, bindings, visiting, made, depth + 1) for a in args)
+    return f.attr in _NEW_TENSOR_METHODS and _new_walk(f.value, bindings, visiting, made, depth + 1) and all(
+        type(a) is ast.Attribute and (dotted_name(a) or "").startswith("torch.")
+        or _new_walk(a, bindings, visiting, made, depth + 1) for a in args)
 
 
 # What turns grad off, said of anything (_new_buffers_only).
 _GRAD_OFF = LazyPattern(r"(?m)\brequires_grad\s*=\s*False(?=\s*(?:[,)#]|$))"
                         r"|\brequires_grad_\(\s*(?:requires_grad\s*=\s*)?False\s*\)")
-# `register_buffer("pe", pe)`: a buffer registered from a local (_new_buffers_only).
-_LOCAL_BUFFER = LazyPattern(r"register_buffer\(\s*(?:name\s*=\s*)?(?:'\w+'|\"\w+\")\s*,\s*(?:tensor\s*=\s*)?"
-                            r"([A-Za-z_]\w*)\s*(?:,\s*persistent\s*=\s*(?:True|False)\s*)?\)")
-_FACTORIES = ("zeros(", "ones(", "empty(", "full(", "eye(", "arange(", "linspace(", "tensor(", "randn(", "rand(")
 
 
-def _made_here(source: str, local: str) -> bool:
-    """Whether every line of a method's text that binds `local` makes it a new tensor of torch's
-    (`local = torch.zeros(...)`) or makes it of itself (`local = local.unsqueeze(0)`), the first
-    a new one."""
-    made = False
-    for line in source.split("\n"):
-        text = line.strip()
-        if not text.startswith(local):
-            continue
-        rest = text[len(local):].lstrip()
-        if not rest.startswith("=") or rest.startswith("=="):
-            continue
-        value = rest[1:].strip()
-        if _new_tensor_expression(value, source):
-            made = True
-        elif not (made and value.startswith(local + ".")):
-            return False
-    return made
-
-
-# What a new tensor computed from torch's factories may go through (_new_tensor_expression):
-# torch's functions of one tensor or of sizes, and the methods that give a new tensor or a view.
-_NEW_TENSOR_FUNCTIONS = frozenset({"zeros", "ones", "empty", "full", "eye", "arange", "linspace", "logspace",
-                                   "tensor", "randn", "rand", "exp", "log", "sin", "cos", "sqrt", "pow",
-                                   "outer", "polar"})
-_NEW_TENSOR_METHODS = frozenset({"float", "double", "half", "bfloat16", "to", "unsqueeze", "squeeze",
-                                 "reshape", "view", "t", "exp", "log", "sin", "cos", "sqrt", "pow", "flip",
-                                 "repeat", "expand", "contiguous", "clone", "cumsum", "neg", "reciprocal"})
-
-
-def _new_tensor_expression(value: str, source: str) -> bool:
-    """Whether the text `value`, in a method of text `source`, computes a new tensor from torch's
-    factories and numbers only (`torch.zeros(n, d)`; `1.0 / (10000 ** (torch.arange(0, d,
-    2).float() / d))`, a rotary embedding's frequencies): a call of a factory (whatever its
-    arguments: what it makes does not require grad), or arithmetic of numbers, names, such calls
-    and those of `_NEW_TENSOR_FUNCTIONS` of `torch.` and `_NEW_TENSOR_METHODS` of what they
-    give, with at least one factory; a name the method binds is bound only to arithmetic of
-    numbers and names (`half = dim // 2`), else it may be a tensor that requires grad (`w =
-    nn.Parameter(...)`).  (A name the method is given may be too; a constructor's sizes and
-    bases are not.)"""
-    if "torch." not in value or "requires_grad" in value or "Parameter" in value:
-        return False
-    try:
-        node = ast.parse(value, mode="eval").body
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
-    made = []  # (a factory seen)
-
-    def new(n, depth: int = 0) -> bool:
-        t = type(n)
-        if depth > 50:
-            return False
-        if t is ast.Constant:
-            return True
-        if t is ast.Name:
-            return n.id != "torch" and _bound_to_numbers(source, n.id)
-        if t is ast.BinOp:
-            return new(n.left, depth + 1) and new(n.right, depth + 1)
-        if t is ast.UnaryOp:
-            return new(n.operand, depth + 1)
-        if t is ast.Subscript:
-            return new(n.value, depth + 1)
-        if t is not ast.Call or type(n.func) is not ast.Attribute \
-                or any(k.arg is None for k in n.keywords) or any(type(a) is ast.Starred for a in n.args):
-            return False
-        f = n.func
-        args = [*n.args, *(k.value for k in n.keywords)]
-        if type(f.value) is ast.Name and f.value.id == "torch":
-            if f.attr + "(" in _FACTORIES:
-                made.append(f.attr)
-                return True
-            return f.attr in _NEW_TENSOR_FUNCTIONS and all(new(a, depth + 1) for a in args)
-        return f.attr in _NEW_TENSOR_METHODS and new(f.value, depth + 1) and all(new(a, depth + 1) for a in args)
-
-    return new(node) and bool(made)
-
-
-def _bound_to_numbers(source: str, name: str) -> bool:
-    """Whether every line of the text `source` that binds `name` (`name = ...`, `name += ...`)
-    binds it to arithmetic of numbers and names without a call (`half = dim // 2`); true where
-    none does (a parameter)."""
-    for m in re.finditer(r"(?m)^[ \t]*%s[ \t]*(?:[-+*/%%]|//|\*\*)?=(?!=)([^\n]*)" % re.escape(name), source):
-        value = m.group(1).split("#", 1)[0]
-        if re.fullmatch(r"[\w\s.+\-*/%()]*", value) is None or re.search(r"\w\s*\(", value) is not None \
-                or re.search(r"[A-Za-z_]\w*\s*\.\s*[A-Za-z_]", value) is not None:
-            return False  # (a call, an attribute: `w = nn.Parameter(...)`, `k = self.scale`)
-    return True
-
-
-# `self.a.b = value`: an attribute of an attribute set (walker._frozen_parameters_only).
-_NESTED_ASSIGNMENT = LazyPattern(r"\bself\.\w+(?:\.\w+|\[[^\]\n]*\])+\s*=(?!=)")
+# `self.a.b = value` (`self.a.b: T = value`): an attribute of an attribute set
+# (walker._frozen_parameters_only).
+_NESTED_ASSIGNMENT = LazyPattern(r"\bself\.\w+(?:\.\w+|\[[^\]\n]*\])+\s*(?::[^=\n]*)?=(?!=)")
 
 
 def _made_frozen_kind(value: str) -> str | None:
@@ -2821,9 +2861,11 @@ def _made_frozen_kind(value: str) -> str | None:
 
 # torch's normalisation layers, and the keyword that, false, leaves them without parameters
 # (`nn.LayerNorm(d, elementwise_affine=False)`); the instance norms have none by default.
-_AFFINE_KEYWORD = {"LayerNorm": "elementwise_affine", "RMSNorm": "elementwise_affine", "BatchNorm1d": "affine",
-                   "BatchNorm2d": "affine", "BatchNorm3d": "affine", "GroupNorm": "affine",
-                   "InstanceNorm1d": "affine", "InstanceNorm2d": "affine", "InstanceNorm3d": "affine"}
+# ((keyword, its position): `nn.BatchNorm1d(num_features, eps, momentum, affine)`).
+_AFFINE_KEYWORD = {"LayerNorm": ("elementwise_affine", 2), "RMSNorm": ("elementwise_affine", 2),
+                   "BatchNorm1d": ("affine", 3), "BatchNorm2d": ("affine", 3), "BatchNorm3d": ("affine", 3),
+                   "GroupNorm": ("affine", 3), "InstanceNorm1d": ("affine", 3), "InstanceNorm2d": ("affine", 3),
+                   "InstanceNorm3d": ("affine", 3)}
 
 
 def _frozen_kind_of(node, depth: int = 0) -> str | None:
@@ -2837,9 +2879,14 @@ def _frozen_kind_of(node, depth: int = 0) -> str | None:
     short = name[9:] if name.startswith("torch.nn.") else name[3:] if name.startswith("nn.") else None
     if short in _AFFINE_KEYWORD and not any(k.arg is None for k in node.keywords) \
             and not any(type(a) is ast.Starred for a in node.args):
-        flag = {k.arg: k.value for k in node.keywords}.get(_AFFINE_KEYWORD[short])
+        keyword, at = _AFFINE_KEYWORD[short]
+        flag = {k.arg: k.value for k in node.keywords}.get(keyword)
+        if flag is None and len(node.args) > at:
+            flag = node.args[at]  # (`nn.BatchNorm1d(4, 1e-5, 0.1, False)`)
         if flag is not None and const_bool(flag) is False or flag is None and short.startswith("InstanceNorm"):
             return "layer"
+    if type(node.func) is ast.Attribute and node.func.attr == "requires_grad_" and _false_argument(node):
+        return "frozen"  # (`nn.Linear(4, 4).requires_grad_(False)`: all it holds frozen)
     if short in ("Sequential", "ModuleList") and depth < 8 and not node.keywords:
         items = node.args
         if short == "ModuleList":
@@ -2901,17 +2948,44 @@ def _attributes_frozen(init, attrs: set) -> tuple:
 
 
 def _part_frozen(stmt, me: str, attr: str) -> str | None:
-    """"weight" or "bias" where `stmt` is `me.attr.weight.requires_grad = False` (or `.bias`)."""
-    if type(stmt) is not ast.Assign or len(stmt.targets) != 1 or const_bool(stmt.value) is not False:
+    """"weight" or "bias" where `stmt` is `me.attr.weight.requires_grad = False` or
+    `me.attr.weight.requires_grad_(False)` (or `.bias`)."""
+    if type(stmt) is ast.Expr and type(stmt.value) is ast.Call and type(stmt.value.func) is ast.Attribute \
+            and stmt.value.func.attr == "requires_grad_" and _false_argument(stmt.value):
+        part = stmt.value.func.value
+    elif type(stmt) is ast.Assign and len(stmt.targets) == 1 and const_bool(stmt.value) is False \
+            and type(stmt.targets[0]) is ast.Attribute and stmt.targets[0].attr == "requires_grad":
+        part = stmt.targets[0].value
+    else:
         return None
-    t = stmt.targets[0]
-    if type(t) is not ast.Attribute or t.attr != "requires_grad":
-        return None
-    part = t.value
     if type(part) is not ast.Attribute or part.attr not in ("weight", "bias") \
             or dotted_name(part.value) != f"{me}.{attr}":
         return None
     return part.attr
+
+
+def _only_used(source: str, attr: str) -> bool:
+    """Whether the text `source` of a class uses its attribute `attr` (`self.<attr>`) only in ways
+    that add no parameter to what it holds: calling it (`self.emb(ids)`, `self.layers[0](x)`),
+    setting it, iterating over it (`for e in self.embs`), freezing it or its parts
+    (`.requires_grad_(`, `.parameters()`, `.weight.requires_grad`), reading or filling its
+    `weight` and `bias` (`self.emb.weight.data.copy_(v)`), `.eval()` and `.train()`.  (Not
+    `self.layers.append(...)`, `self.layers += [...]`, `layers = self.layers`, or handing it to a
+    function, `weight_norm(self.fc)`.)"""
+    for m in re.finditer(r"\bself\s*\.\s*%s\b" % re.escape(attr), source):
+        before = source[max(0, m.start() - 4):m.start()]
+        after = source[m.end():m.end() + 80]
+        if _ALLOWED_USE.match(after) is not None and not after.lstrip().startswith(("+=", "|=")):
+            continue
+        if before.endswith("in ") and _ITERATED.match(after) is not None:
+            continue
+        return False
+    return True
+
+
+_ALLOWED_USE = LazyPattern(r"\s*\(|\s*(?::[^=\n]*)?=(?!=)|\[[^\]\n]*\]\s*\(|\.(?:parameters\(\)|requires_grad_\("
+                           r"|eval\(\)|train\(|(?:weight|bias)\b(?!\s*\.\s*(?:data\s*=|set_|resize_)))")
+_ITERATED = LazyPattern(r"\s*[:)\]]")
 
 
 # torch layers whose only parameters are `weight` and, unless `bias=False` says otherwise, `bias`
@@ -2942,7 +3016,14 @@ def _parts_cover(parts, value: str) -> bool:
     if layer not in _WEIGHT_BIAS_LAYERS:
         return False
     bias = {k.arg: k.value for k in node.keywords}.get("bias")
+    at = _BIAS_POSITION.get(layer)
+    if bias is None and at is not None and len(node.args) > at:
+        bias = node.args[at]
     return parts >= ({"weight"} if bias is not None and const_bool(bias) is False else {"weight", "bias"})
+
+
+# Where a layer takes `bias` by position (`nn.Linear(4, 2, False)`).
+_BIAS_POSITION = {"Linear": 2, "Bilinear": 3, "LayerNorm": 3, "Conv1d": 7, "Conv2d": 7, "Conv3d": 7}
 
 
 # `self.x = value` (also `self.x: T = value`), the value to the end of its line; and a line that

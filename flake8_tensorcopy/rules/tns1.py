@@ -356,7 +356,14 @@ whenever grad mode is off.  `model.eval()` does not turn grad off and does not s
 Values that never require grad are not reported: DataLoader batches, factories without
 `requires_grad=True`, `argmax`/comparison results, the indices of `torch.max(x, 1)` /
 `x.topk(k)`, `torch.autograd.grad` results, `Distribution.sample()`, outputs of a frozen
-model or of a module whose `forward` is decorated with `@torch.no_grad()`.  Code that tests
+model or of a module whose `forward` is decorated with `@torch.no_grad()`.  A module of the file
+is frozen when its constructor freezes it whole, or makes each of its parameters frozen: an
+`nn.Embedding.from_pretrained(v)`, an `nn.Parameter(t, requires_grad=False)`, a layer it freezes
+after making it (`self.backbone.requires_grad_(False)`, a loop over `self.backbone.parameters()`,
+`self.emb.weight.requires_grad = False`), beside layers and buffers without parameters
+(`nn.Dropout`, `nn.LayerNorm(d, elementwise_affine=False)`, a rotary embedding's frequencies
+registered as a buffer), where the file turns no grad back on (`p.requires_grad = flag`) and
+adds no layer to it from outside (`net.fc = nn.Linear(4, 2)`).  Code that tests
 `t.requires_grad` before converting is trusted.
 
 A tensor of unknown origin (a function parameter, the result of an unknown call) is reported
