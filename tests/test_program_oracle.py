@@ -3739,6 +3739,20 @@ for _ in range(3):
     opt.zero_grad(); model(torch.randn(8, 4, device=device)).pow(2).mean().backward(); opt.step()
 print(w0.sum())
 '''),
+    ('a helper of the file sets requires_grad to a flag the script holds in a variable (the snapshot is kept)', '''\
+def set_trainable(m, flag):
+    for p in m.parameters():
+        p.requires_grad = flag
+encoder, head = nn.Linear(4, 4), nn.Linear(4, 2)
+train_encoder = False
+set_trainable(encoder, train_encoder)
+init = encoder.state_dict()
+w0 = encoder.weight.detach().clone()
+opt = torch.optim.SGD([*encoder.parameters(), *head.parameters()], lr=0.1)
+for _ in range(3):
+    opt.zero_grad(); head(encoder(torch.randn(8, 4))).sum().backward(); opt.step()
+assert torch.equal(init["weight"], w0), "changed"
+'''),
     ('a helper of the file freezes the encoder, a snapshot, then the helper thaws it again', '''\
 def set_trainable(m, flag):
     for p in m.parameters():

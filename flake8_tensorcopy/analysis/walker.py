@@ -3214,8 +3214,10 @@ def _frozen_arguments(positions, func, skip: int, call: ast.Call) -> set:
     for i in positions:
         if type(i) is tuple:
             i, flag = i
-            if flag[:1] == "!":  # (frozen by the flag's value: only where the call leaves it false)
-                if func is None or not _flag_left_false(func, skip, call, flag[1:]):
+            if flag[:1] == "!":
+                # (Set to the flag's value: frozen where the call leaves it false, and where what
+                # it leaves is not known, may be; thawed only where it leaves it true.)
+                if func is None or _flag_left(func, skip, call, flag[1:]) is True:
                     continue
             elif func is None or _flag_left_false(func, skip, call, flag):
                 continue
@@ -3232,7 +3234,7 @@ def _thawed_arguments(positions, func, skip: int, call: ast.Call) -> set:
     """Of the parameters at `positions` that a function sets to one of its flags (`(1, "!flag")`:
     frozen_positions), those `call` does not leave false: as `_frozen_arguments` gives them."""
     thawed = {(i, flag[1:]) for i, flag in (p for p in positions if type(p) is tuple) if flag[:1] == "!"}
-    plain = {i for i, flag in thawed if func is None or not _flag_left_false(func, skip, call, flag)}
+    plain = {i for i, flag in thawed if func is not None and _flag_left(func, skip, call, flag) is True}
     return _frozen_arguments(plain, func, skip, call)
 
 
@@ -3240,11 +3242,21 @@ def _flag_left_false(func, skip: int, call: ast.Call, flag: str) -> bool:
     """Whether `call` of def `func` (its first `skip` parameters bound by Python) leaves its
     parameter `flag` false: a literal false passed, or nothing passed and a literal false
     default."""
+    return _flag_left(func, skip, call, flag) is False
+
+
+def _flag_left(func, skip: int, call: ast.Call, flag: str) -> bool | None:
+    """The truth `call` of def `func` (its first `skip` parameters bound by Python) leaves its
+    parameter `flag`: of a literal passed, or, where nothing is, of a literal default; None
+    where it is not known (a name, an expression, `*args` that may pass it)."""
     pairs, complete = bind_arguments(func, call, bool(skip))
     for p, e in pairs:
         if p == flag:
-            return type(e) is ast.Constant and not e.value
-    return complete and (flag, "0") in constant_defaults(func)
+            return bool(e.value) if type(e) is ast.Constant else None
+    if not complete:
+        return None
+    said = dict(constant_defaults(func)).get(flag)
+    return None if not said else said == "1"
 
 
 def frozen_positions(func, skip: int = 0) -> frozenset:
