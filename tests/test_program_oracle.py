@@ -3713,6 +3713,70 @@ opt.step()
 ]
 
 TNS5_PROGRAMS = [
+    ("an EWC anchor that keeps .data views of the model's parameters: its penalty reads what training moved", '''\
+class EWC:
+    def __init__(self, model):
+        self.params = {n: p.data for n, p in model.named_parameters() if p.requires_grad}
+        self.ref = {n: p.clone() for n, p in self.params.items()}
+    def penalty(self, model):
+        return sum(((p - self.params[n]) ** 2).sum() for n, p in model.named_parameters())
+model = nn.Linear(4, 2)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+ewc = EWC(model)
+for _ in range(3):
+    opt.zero_grad()
+    (model(torch.randn(8, 4)).pow(2).mean() + ewc.penalty(model)).backward()
+    opt.step()
+assert torch.equal(ewc.params["weight"], ewc.ref["weight"]), "changed"
+'''),
+    ("an EWC anchor that keeps clones of the model's parameters", '''\
+class EWC:
+    def __init__(self, model):
+        self.params = {n: p.data.clone() for n, p in model.named_parameters()}
+        self.ref = {n: p.clone() for n, p in self.params.items()}
+    def penalty(self, model):
+        return sum(((p - self.params[n]) ** 2).sum() for n, p in model.named_parameters())
+model = nn.Linear(4, 2)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+ewc = EWC(model)
+for _ in range(3):
+    opt.zero_grad()
+    (model(torch.randn(8, 4)).pow(2).mean() + ewc.penalty(model)).backward()
+    opt.step()
+assert torch.equal(ewc.params["weight"], ewc.ref["weight"]), "changed"
+'''),
+    ("a pruner that keeps .data views of the parameters to write its masks through them", '''\
+class Pruner:
+    def __init__(self, model):
+        self.weights = [p.detach() for p in model.parameters()]
+    def prune(self):
+        for w in self.weights:
+            w.mul_((w.abs() > 0.05).float())
+model = nn.Linear(4, 2)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+pruner = Pruner(model)
+for _ in range(3):
+    opt.zero_grad()
+    model(torch.randn(8, 4)).pow(2).mean().backward()
+    opt.step()
+    pruner.prune()
+print((model.weight == 0).sum())
+'''),
+    ("an anchor of .data views read only before the first step", '''\
+class Anchor:
+    def __init__(self, model):
+        self.params = {n: p.data for n, p in model.named_parameters()}
+    def norm(self):
+        return sum(v.norm() for v in self.params.values())
+model = nn.Linear(4, 2)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+anchor = Anchor(model)
+print(anchor.norm())
+for _ in range(3):
+    opt.zero_grad()
+    model(torch.randn(8, 4)).pow(2).mean().backward()
+    opt.step()
+'''),
     ("a parameter's .cpu() on the CPU is the parameter itself: the starting weights move with training", '''\
 model = nn.Linear(4, 2)
 opt = torch.optim.SGD(model.parameters(), lr=0.1)

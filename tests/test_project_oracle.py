@@ -3174,6 +3174,33 @@ with torch.no_grad():
     }),
 ]
 MARKED = [
+    # An EWC anchor of another module that keeps `.data` views of the model's parameters: the
+    # penalty it computes after the optimizer's steps reads the moved weights.
+    ('TNS5', 'EWC anchor of another module keeps .data views of the parameters it is handed', {
+        'ewc.py': '''\
+class EWC:
+    def __init__(self, model):
+        self.params = {n: p.data for n, p in model.named_parameters() if p.requires_grad}
+    def penalty(self, model):
+        return sum(((p - self.params[n]) ** 2).sum() for n, p in model.named_parameters())
+class SafeEWC:
+    def __init__(self, model):
+        self.params = {n: p.data.clone() for n, p in model.named_parameters()}
+    def penalty(self, model):
+        return sum(((p - self.params[n]) ** 2).sum() for n, p in model.named_parameters())
+''',
+        'main.py': '''\
+from ewc import EWC, SafeEWC
+model = nn.Linear(4, 2)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+ewc = EWC(model)  # expect
+safe = SafeEWC(model)
+for _ in range(3):
+    loss = model(torch.randn(8, 4)).pow(2).mean() + ewc.penalty(model) + safe.penalty(model)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+'''}),
     # A helper of another module sets `requires_grad` to the flag it is passed: a call that passes
     # False freezes (its snapshot is kept), one that passes True does not.
     ('TNS5', 'helper of another module sets requires_grad to the flag a call passes', {

@@ -717,9 +717,14 @@ def _grad_off_answer(test):
 def _keeps(walker, node, name: str) -> tuple:
     from .snapshots import kept_state_dicts  # (a domain: imported where a file asks)
 
+    from .snapshots import _writes_in_place
+
     info = walker.classes.get(id(node))
     method = info.method(name)[0] if info is not None else None
-    kept = kept_state_dicts(method) if method is not None else ()
+    # (A constructor's views of a module's parameters too, where the class writes into no tensor
+    # in place: snapshots._kept_by_calls.)
+    views = name == "__init__" and walker.lines is not None and not _writes_in_place(walker.source_of(node))
+    kept = kept_state_dicts(method, views) if method is not None else ()
     if not kept:
         return ()
     a = method.args

@@ -23,6 +23,7 @@ order (`frame.seq`); each token made in the scope and used stale is a finding (`
 from __future__ import annotations
 
 import ast
+import re
 from collections import Counter, namedtuple
 
 from ..model import REQUIRED, Record
@@ -99,14 +100,16 @@ def read_attributes(method) -> tuple:
     return tuple(sorted(found - attributes_changed(method)))
 
 
-def kept_state_dicts(method) -> tuple:
+def kept_state_dicts(method, views: bool = False) -> tuple:
     """((parameter, attribute, line), ...) for each attribute of the instance that method
     `method` (a plain method: its first parameter is the instance) may set to the state dict of
     the module one of its parameters holds, without copying a tensor (`self.best_state =
     model.state_dict()`, or a shallow copy of it): an attribute the method sets nowhere else, to
     a parameter the method never rebinds.  Or to the state dict of a module the instance holds
     (`self.best_state = self.model.state_dict()`, the parameter ".model"), one the method does
-    not set."""
+    not set.  `views`: also to views of the parameters of the module one of its parameters
+    holds (parameter_views_of: `self.params = {n: p.data for n, p in model.named_parameters()}`,
+    an EWC anchor), the parameter then "views:model"."""
     if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or not is_plain_method(method):
         return ()
     a = method.args
@@ -124,9 +127,13 @@ def kept_state_dicts(method) -> tuple:
             for target in targets:
                 for el in target_elements(target):
                     if (type(el) is ast.Attribute and type(el.value) is ast.Name and el.value.id == self_name):
-                        got = _returned_snapshot(n.value) if t is not ast.AugAssign and n.value is not None and \
-                            len(targets) == 1 and el is target else None
+                        simple = t is not ast.AugAssign and n.value is not None and len(targets) == 1 \
+                            and el is target
+                        got = _returned_snapshot(n.value) if simple else None
                         param = got[1] if got is not None and got[0] == STATE else None
+                        if param is None and simple and views:
+                            owner = parameter_views_of(n.value)
+                            param = "views:" + owner if owner is not None else None
                         assigned.setdefault(el.attr, []).append((param, n.lineno))
         elif t is ast.Name and type(n.ctx) is not ast.Load:
             rebound.add(n.id)
@@ -137,7 +144,10 @@ def kept_state_dicts(method) -> tuple:
         ps = {p for p, _ in sets}
         if len(ps) == 1:
             (p,) = ps
-            if p is not None and p.startswith(self_name + ".") and self_name not in rebound:
+            if p is not None and p.startswith("views:"):
+                if p[6:] in params and p[6:] not in rebound and self_name not in rebound:
+                    out.append((p, attr, min(line for _, line in sets)))
+            elif p is not None and p.startswith(self_name + ".") and self_name not in rebound:
                 held = p[len(self_name):]  # ".model"
                 if held[1:].split(".", 1)[0] not in assigned:
                     out.append((held, attr, min(line for _, line in sets)))
@@ -208,6 +218,32 @@ def _bound_once_and_returned(func, nodes: list) -> dict:
     values = {n.targets[0].id: n.value for n in nodes
               if type(n) is ast.Assign and len(n.targets) == 1 and type(n.targets[0]) is ast.Name}
     return {name: value for name, value in values.items() if named.get(name) == 2}
+
+
+def parameter_views_of(expr) -> str | None:
+    """The name `m` where `expr` is a comprehension of views of the parameters of the module `m`
+    holds, each sharing its parameter's memory: `{n: p.data for n, p in m.named_parameters()}`,
+    `[p.detach() for p in m.parameters()]` (one generator, its element `.data` or `.detach()`
+    of its variable, a condition allowed); else None."""
+    if type(expr) not in (ast.DictComp, ast.ListComp) or len(expr.generators) != 1:
+        return None
+    gen = expr.generators[0]
+    it, target = gen.iter, gen.target
+    if gen.is_async or type(it) is not ast.Call or type(it.func) is not ast.Attribute or it.args or it.keywords \
+            or type(it.func.value) is not ast.Name:
+        return None
+    if it.func.attr == "named_parameters" and type(target) is ast.Tuple and len(target.elts) == 2 \
+            and type(target.elts[1]) is ast.Name:
+        var = target.elts[1].id
+    elif it.func.attr == "parameters" and type(target) is ast.Name and type(expr) is ast.ListComp:
+        var = target.id
+    else:
+        return None
+    value = expr.value if type(expr) is ast.DictComp else expr.elt
+    got = _returned_snapshot(value)
+    if got is None or got[0] != TENSOR_ALIAS or got[1] != var or got[2] not in ("data", "detach"):
+        return None
+    return it.func.value.id
 
 
 def _returned_snapshot(expr) -> tuple | None:
@@ -465,7 +501,12 @@ class SnapshotDomain(Domain):
             self._updates(walker, stmt, state, st, rec)
         self._bindings(walker, stmt, state, st, rec)
         if self.helper_names(walker):
-            self._kept_by_calls(walker, walker.expressions_of(stmt), state, st, rec)
+            # (`ewc = EWC(model, loader)`: a constructor that keeps views in `ewc.params`.)
+            target = None
+            if type(stmt) is ast.Assign and len(stmt.targets) == 1 and type(stmt.value) is ast.Call:
+                key = dotted_name(stmt.targets[0])
+                target = (key, stmt.value) if key is not None else None
+            self._kept_by_calls(walker, walker.expressions_of(stmt), state, st, rec, target)
 
     def test(self, walker, expr, state) -> None:
         st: SnapState = state.doms[self.key]
@@ -477,28 +518,34 @@ class SnapshotDomain(Domain):
         if self.helper_names(walker):  # `if stopper.step(val_loss, model): break`
             self._kept_by_calls(walker, expressions(expr), state, st, walker.frame.doms[self.key])
 
-    def _kept_by_calls(self, walker, nodes, state, st: SnapState, rec: SnapScope) -> None:
+    def _kept_by_calls(self, walker, nodes, state, st: SnapState, rec: SnapScope, target=None) -> None:
         """Calls of a method that keeps the state dict of a module it is handed in an attribute
         of the instance (`stopper.step(val_loss, model)`, `stopper(val_loss, model)`; a method of
         a class of the file or of another module of the project, kept_state_dicts): the
-        attribute (`stopper.best_state`) may hold it now."""
+        attribute (`stopper.best_state`) may hold it now.  And the call of a constructor that
+        keeps views of the parameters of a module it is handed (`ewc = EWC(model, loader)`, with
+        `self.params = {n: p.data for n, p in model.named_parameters()}`; `target`: (the name the
+        statement binds, the call whose value it binds)): `ewc.params` holds them."""
         names = self.helper_names(walker)
         for n in nodes:
             if type(n) is not ast.Call:
                 continue
             func = n.func
+            construct = False
             if type(func) is ast.Attribute and func.attr in names:
                 name, recv = func.attr, func.value
+            elif type(func) is ast.Name and func.id in names and target is not None and target[1] is n:
+                name, recv, construct = "__init__", func, True
             elif type(func) is ast.Name and "__call__" in names:
                 name, recv = "__call__", func
             else:
                 continue
-            key = dotted_name(recv)
+            key = target[0] if construct else dotted_name(recv)
             if key is None:
                 continue
             f = walker.fact(recv, state)
             node = f.node
-            if node is None or f.kind == "class":
+            if node is None or (f.kind == "class") != construct:
                 continue
             if hasattr(node, "method_keeps"):  # a class of another module of the project
                 said = node.method_keeps(name)
@@ -514,11 +561,19 @@ class SnapshotDomain(Domain):
                     continue
                 memo = self._kept
                 if id(method) not in memo:
+                    views = construct and not _writes_in_place(walker.source_of(info.node)) \
+                        if walker.lines is not None else False
                     memo[id(method)] = tuple((p, attr, f"line {line}", method) for p, attr, line in
-                                             kept_state_dicts(method))
+                                             kept_state_dicts(method, views))
                 kept = memo[id(method)]
                 cls_name = info.node.name
             for param, attr, where, method in kept:
+                if param.startswith("views:"):
+                    if construct:
+                        self._kept_views(walker, n, key, param[6:], attr, where, method, cls_name, state, st, rec)
+                    continue
+                if construct:
+                    continue
                 if param[0] == ".":  # a module the instance holds: `self.validate()` for `self.model`
                     arg = recv
                     for part in param[1:].split("."):
@@ -551,6 +606,23 @@ class SnapshotDomain(Domain):
                     st.holds[holder] = frozenset({token})
                 else:
                     st.holds[holder] = st.holds.get(holder, frozenset()) | {token}
+
+    def _kept_views(self, walker, call: ast.Call, key: str, param: str, attr: str, where: str, method,
+                    cls_name: str, state, st: SnapState, rec: SnapScope) -> None:
+        """`key.attr` (`ewc.params`) holds views of the parameters of the module that constructor
+        call `call` passes as `param` (_kept_by_calls)."""
+        arg = _argument(method, call, param)
+        source = dotted_name(arg) if arg is not None else None
+        if source is None or not _is_module(walker, arg, state):
+            return
+        holder = f"{key}.{attr}"
+        if id(call) not in rec.anchors:
+            rec.anchors[id(call)] = Anchor(
+                call, TENSOR_ALIAS, f"{source}.parameters()", None,
+                f" (views of them kept in {holder} by {cls_name}.__init__(), {where})", False,
+                kept=(walker.ctx.text(call) if len(walker.ctx.text(call)) <= 40 else f"{cls_name}(...)",
+                      f".clone()` of each view in `{cls_name}.__init__()"))
+        st.holds[holder] = frozenset({Token(id(call), source + ".[parameters]", TENSOR_ALIAS, True)})
 
     def loop_target(self, walker, stmt, state) -> None:
         st: SnapState = state.doms[self.key]
@@ -1493,6 +1565,13 @@ def _bound_names(func) -> set:
     names.update(a.arg for a in (func.args.vararg, func.args.kwarg) if a is not None)
     names.update(n.id for n in walk(func) if type(n) is ast.Name and type(n.ctx) is not ast.Load)
     return names
+
+
+def _writes_in_place(source: str) -> bool:
+    """Whether the text of a class may write into a tensor in place (`w.mul_(mask)`, `.copy_(`):
+    views it keeps of a module's parameters may be live references it means to write through
+    (a pruner, a weight clipper), not snapshots."""
+    return re.search(r"\b(?!requires_grad_\()[a-z]\w*_\(", source) is not None
 
 
 def _argument(method, call: ast.Call, param: str):

@@ -112,6 +112,10 @@ class EitherNeedle:
 
 # A module that steps an optimizer (stepping_callables): its bytes.
 STEPS_BYTES = LazyPattern(rb"\.step\(")
+# A module with a class whose constructor may keep views of a module's parameters
+# (state_keeping_methods): its bytes.
+KEEPS_VIEWS_BYTES = OnLinesWith((b"parameters()",), LazyPattern(
+    rb"^[ \t]*self\.\w+[ \t]*=[^\n]*(?:\.data\b|\.detach\(\))[^\n]*\.(?:named_)?parameters\(\)"))
 
 
 def snapshot_needles(text: str) -> tuple:
@@ -130,6 +134,10 @@ _RETURNS_SNAPSHOT = OnLinesWith((".state_dict(", ".detach()", ".numpy()", ".data
 # An attribute of the instance set to a state dict (a first test of a whole text).
 _SETS_STATE = OnLinesWith((".state_dict(",), LazyPattern(r"^[ \t]*self\.\w+[ \t]*="))
 _KEEPS_STATE = LazyPattern(r"self\.\w+[ \t]*=[^\n]*\.state_dict\(")
+# An attribute of the instance set to views of a module's parameters (`self.params = {n: p.data
+# for n, p in model.named_parameters()}`, an EWC anchor).
+_KEEPS_VIEWS = OnLinesWith(("parameters()",), LazyPattern(
+    r"^[ \t]*self\.\w+[ \t]*=[^\n]*(?:\.data\b|\.detach\(\))[^\n]*\.(?:named_)?parameters\(\)"))
 
 
 @kept_for_the_last_text
@@ -137,13 +145,21 @@ def state_keeping_methods(text: str) -> dict:
     """{class: method names} of the classes of a module's text (at the margin) whose methods may
     keep the state dict of a module they are handed in an attribute of the instance (`def
     step(self, loss, model): ... self.best_state = model.state_dict()`, an early-stopping
-    helper), by their text (kept_state_dicts decides)."""
-    if "class " not in text or _SETS_STATE.search(text) is None:
+    helper), and, with the class's own name (its calls construct it), whose constructor may keep
+    views of the parameters of a module it is handed (`self.params = {n: p.data for n, p in
+    model.named_parameters()}`), by their text (kept_state_dicts decides)."""
+    if "class " not in text:
+        return {}
+    state = _SETS_STATE.search(text) is not None
+    views = "__init__" in text and _KEEPS_VIEWS.search(text) is not None
+    if not state and not views:
         return {}
     out: dict = {}
     for cls, _bases, name, segment in class_methods(text):
-        if _KEEPS_STATE.search(segment) is not None:
+        if state and _KEEPS_STATE.search(segment) is not None:
             out[cls] = out.get(cls, frozenset()) | {name}
+        if views and name == "__init__" and _KEEPS_VIEWS.search(segment) is not None:
+            out[cls] = out.get(cls, frozenset()) | {cls}
     return out
 
 

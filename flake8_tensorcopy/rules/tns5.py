@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import ast
 
-from ..analysis.text_tests import (METER_BYTES, STATE, STEPS_BYTES, EitherNeedle, attribute_totals, may_update,
-                                   meter_methods, meter_methods_by_class, might_accumulate, might_alias_tensor,
-                                   might_keep_state_dict, snapshot_needles, snapshot_triggers)
+from ..analysis.text_tests import (KEEPS_VIEWS_BYTES, METER_BYTES, STATE, STEPS_BYTES, EitherNeedle, attribute_totals,
+                                   may_update, meter_methods, meter_methods_by_class, might_accumulate,
+                                   might_alias_tensor, might_keep_state_dict, snapshot_needles, snapshot_triggers)
 from ..model import Edit, Fix
 from ..source import LazyPattern, OnLinesWith, or_holds
 from .base import Invalid, Oracle, Rule, Valid, dedent
@@ -561,7 +561,7 @@ class TensorSnapshotNotACopy(_SnapshotRule):
     # utils.py (a `return` of a view that ends the line, or a local bound to one).
     imported_needle = EitherNeedle(OnLinesWith((b".detach()", b".numpy()", b".data"), LazyPattern(
         rb"^[ \t]*(?:return|[A-Za-z_]\w*[ \t]*=)[^\n]*(?:\.detach\(\)|\.data|\.numpy\(\))(?:\.cpu\(\))?(?:\.numpy\(\))?[ \t]*(?:[,)\]}#]|\r?$)")),
-        STEPS_BYTES)
+        STEPS_BYTES, KEEPS_VIEWS_BYTES)
 
     @classmethod
     def might_match(cls, text: str) -> bool:
@@ -584,7 +584,13 @@ returns when it returns such a view of the tensor it is handed (`to_numpy(model.
 returned, named nowhere else: every `return` of the function returns the same view of that
 parameter, which it never rebinds; the message says where the function is),
 and a list or dict comprehension of such views of a module's parameters (`[p.detach() for p in
-model.parameters()]`, `{n: p.detach() for n, p in model.named_parameters()}`).  A view of such a
+model.parameters()]`, `{n: p.detach() for n, p in model.named_parameters()}`).  A class of the
+file or of another module of the project whose constructor keeps such a comprehension of the
+module it is handed in an attribute (`self.params = {n: p.data for n, p in
+model.named_parameters()}`, an EWC anchor) is reported at the constructor's call (`ewc =
+EWC(model)`), where the attribute or a method that reads it (`ewc.penalty(model)`) is used after
+the update; not a class that writes into a tensor in place (a pruner's masks: its views are
+meant to be live).  A view of such a
 view is one too (`w.detach().flatten()`, `.view(-1)`, `.t()`, `.T`, basic indexing `[0]` or
 `[:, :2]`, a NumPy array's `.reshape(...)`), and so is `np.asarray(w.detach())`; indexing by a
 list or a tensor copies (`w.detach()[[0, 1]]`).
@@ -838,6 +844,14 @@ view and `.clone()` to a tensor view (in a comprehension, to its element).
             _report_copied_element(self, finding, ctx, source=finding.anchor.source, via=finding.anchor.via,
                                    update=finding.update, update_line=finding.update_line, holder=finding.holder,
                                    use=finding.use_line)
+            return
+        if finding.anchor.kept is not None:
+            # Kept by a constructor (`ewc = EWC(model, loader)`): the copies go there (the message
+            # says where), not here.
+            shown, instead = finding.anchor.kept
+            ctx.report(self, finding.anchor.node, None, expr=shown, source=finding.anchor.source,
+                       via=finding.anchor.via, update=finding.update, update_line=finding.update_line,
+                       holder=finding.holder, use=finding.use_line, fixed=instead)
             return
         node = finding.anchor.node
         numpy = finding.anchor.array
