@@ -2221,3 +2221,40 @@ def test_a_total_of_clones_is_advised_and_fixed_in_the_order_tns201_asks_for():
     ns: dict = {}
     exec(compile(text, "<fixed>", "exec"), ns)
     assert not ns["running"].requires_grad
+
+
+# `.cpu()` returns the tensor itself only on the CPU: where the file may put the model elsewhere
+# (a device argument, a default device, a move through another name, through a module that holds
+# it, or by a helper), the snapshot may be a copy, and nothing is reported by default; in a file
+# that names no device, it is.
+_CPU_SNAPSHOT = """\
+import torch
+import torch.nn as nn
+{setup}
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+w0 = model.weight.cpu()
+for _ in range(3):
+    opt.zero_grad()
+    model(torch.randn(8, 3)).sum().backward()
+    opt.step()
+print(w0.sum())
+"""
+
+
+@pytest.mark.parametrize("setup, reported", [
+    ("model = nn.Linear(3, 2)", True),
+    ("model = nn.Linear(3, 2).to('cpu')", True),
+    ("model = nn.Linear(3, 2, device=torch.device('cpu'))", True),
+    ("dev = 'cuda' if torch.cuda.is_available() else 'cpu'\nmodel = nn.Linear(3, 2, device=dev)", False),
+    ("dev = torch.device(0)\nwith torch.device(dev):\n    model = nn.Linear(3, 2)", False),
+    ("model = nn.Linear(3, 2)\nnet = model\nnet.to(torch.device('mps') if torch.backends.mps.is_available() else 'cpu')",
+     False),
+    ("model = nn.Linear(3, 2)\nouter = nn.Sequential(model)\nouter.to(dev) if (dev := None) else None", False),
+    ("torch.set_default_device('cpu')\nmodel = nn.Linear(3, 2)", False),
+])
+def test_a_cpu_snapshot_is_reported_only_where_the_file_names_no_device(setup, reported):
+    code = _CPU_SNAPSHOT.format(setup=setup)
+    found = [v for v in lint_text(code, select_rules(["TNS502"]), Options()).violations]
+    assert bool(found) is reported, found
+    if reported:
+        assert "(on the CPU, `.cpu()` returns the tensor itself)" in found[0].message

@@ -1793,8 +1793,10 @@ def _summary_walk(walker, node, method: str, constants: tuple = ()):
             func, owner = info.method(method) if info is not None else (None, None)
             summary = w.summary(func, owner) if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            # (For a call that leaves flags it tests to literals, its walk for them.)
-            summary = (w.summary_with_constants(node, None, constants) if constants else None) or w.summary(node)
+            # (For a call that leaves flags it tests to literals, its walk for them: not through
+            # a decorator, which may pass them something else.)
+            summary = (w.summary_with_constants(node, None, constants) if constants and _plain_decorators(node)
+                       else None) or w.summary(node)
         else:
             summary = None
     except (Reparse, RecursionError):

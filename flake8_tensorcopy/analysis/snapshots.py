@@ -34,7 +34,7 @@ from .names import words
 from .storage import is_inplace_method
 from .summaries import project_bases
 from .walker import Domain, NameSets
-from ..source import BEFORE_FIRST_LETTER, LazyPattern
+from ..source import BEFORE_FIRST_LETTER, LazyPattern, kept_for_the_last_text
 from .text_tests import (_RETURNS_SNAPSHOT, STATE, TENSOR_ALIAS, may_update, might_alias_tensor,
                          might_keep_state_dict, snapshot_helpers, state_keeping_methods)
 
@@ -296,22 +296,51 @@ def _returned_snapshot(expr) -> tuple | None:
     return None
 
 
-def _chain_alias(steps: tuple, f, no_grad: bool) -> bool:
+def _chain_alias(steps: tuple, f, no_grad: bool, cpu: bool = False) -> bool:
     """Whether a named tensor whose fact is `f`, followed by `steps` (("detach", "cpu", "numpy"):
     of a function's return, snapshot_return, or of a comprehension's element), is a view of it
-    as _tensor_alias says of the expression (`no_grad`: where grad is off)."""
+    as _tensor_alias says of the expression (`no_grad`: where grad is off; `cpu`: the file names
+    no device, _device_free)."""
     if not steps:
         return False
     inner, last = steps[:-1], steps[-1]
     if last == "data" or last == "detach":
         return not inner and f.kind == TENSOR
     if last == "numpy":
-        if _chain_alias(inner, f, no_grad):
+        if _chain_alias(inner, f, no_grad, cpu):
             return True
         return not inner and f.kind == TENSOR and (f.grad is Grad.NO or no_grad) and f.device is not Device.ACCEL
     if last == "cpu":
-        return _chain_alias(inner, f, no_grad) and f.device is Device.CPU
+        # (`p.cpu()` of a tensor on the CPU is the tensor itself.)
+        return cpu and f.device is Device.CPU and (not inner and f.kind == TENSOR or _chain_alias(inner, f, no_grad))
     return False
+
+
+def _device_free(walker) -> bool:
+    """Whether the file's text names no device and moves nothing (_names_no_device): only then is
+    a tensor the analysis finds on the CPU certainly there when `.cpu()` is taken of it (a
+    constructor's `device=`, a default device, a module moved through another name, through a
+    module that holds it or by a helper are not followed)."""
+    return walker.lines is not None and _names_no_device(walker.lines.text)
+
+
+@kept_for_the_last_text
+def _names_no_device(text: str) -> bool:
+    return _MOVES.search(text) is None
+
+
+# What may put a tensor or a module elsewhere than on the CPU (_device_free): an accelerator
+# named (`"cuda" if ... else "cpu"`, `.cuda()`, `mps`, `xpu`), a default device, a device
+# argument or a `torch.device` that is not the literal "cpu" (`nn.Linear(3, 2, device=dev)`,
+# `with torch.device(dev):`), `.to(...)` of anything but the CPU or a dtype (`net.to(dev)`), a
+# module's `.to_empty(...)` or `.type(...)`.  (Reading `x.device` moves nothing.)
+_CPU = r"""['"]cpu(?::\d+)?['"]"""
+_MOVES = LazyPattern(
+    r"cuda|\bmps\b|xpu|to_empty\(|\.type\(|set_default_device"
+    r"|\bdevice\s*=(?!=)(?!\s*(?:%s|torch\.device\(\s*%s\s*\)))" % (_CPU, _CPU)
+    + r"|torch\.device\((?!\s*%s)" % _CPU
+    + r"|\.to\((?!\s*(?:%s|device\s*=\s*%s|torch\.device\(\s*%s\s*\)|dtype\s*=" % (_CPU, _CPU, _CPU)
+    + r"|torch\.[a-z]*(?:float|int|bool|half|double|long|complex)\w*\s*[,)]))")
 
 
 def is_optimizer_name(key: str | None) -> bool:
@@ -1308,7 +1337,8 @@ class SnapshotDomain(Domain):
                 return None
             base, steps, via = found
             steps = tuple(steps.split("."))
-            if dotted_name(base) is None or not _chain_alias(steps, walker.fact(base, state), state.no_grad):
+            if dotted_name(base) is None or not _chain_alias(steps, walker.fact(base, state), state.no_grad,
+                                                             _device_free(walker)):
                 return None
             array = steps[-1] == "numpy"
         source = dotted_name(base)
@@ -1362,7 +1392,7 @@ class SnapshotDomain(Domain):
                 # `.cpu()` returns the tensor itself only on the CPU: of the module's own state
                 # dict.  (`.numpy()` runs only on the CPU, and shares the tensor's memory there.)
                 if not (type(recv) is ast.Call and type(recv.func) is ast.Attribute and recv.func.attr == "state_dict"
-                        and walker.fact(recv.func.value, state).device is Device.CPU):
+                        and walker.fact(recv.func.value, state).device is Device.CPU and _device_free(walker)):
                     return frozenset()
             if type(recv) is ast.Name or type(recv) is ast.Attribute:
                 key = dotted_name(recv)  # a state dict kept under a name: its tokens
@@ -1387,7 +1417,7 @@ class SnapshotDomain(Domain):
         owner = dotted_name(it.func.value)
         f = walker.fact(it, state)
         el = f.element
-        if owner is None or el is None or not _chain_alias(steps, el, state.no_grad):
+        if owner is None or el is None or not _chain_alias(steps, el, state.no_grad, _device_free(walker)):
             return frozenset()
         param = (el.leaf and el.grad is Grad.YES) or "parameter" in el.tags
         if id(node) not in rec.anchors:
@@ -1844,6 +1874,8 @@ def _tensor_alias(node, walker, state):
     if m == "numpy" and not node.args and not any(k.arg == "force" for k in node.keywords):
         return _host_memory(inner, walker, state)
     if (m == "cpu" and not node.args and not node.keywords) or _to_the_cpu(node):
+        if not _device_free(walker):
+            return None  # (where a device is named, what is on the CPU is not certain)
         base = _tensor_alias(inner, walker, state)
         if base is not None and walker.fact(base, state).device is Device.CPU:
             return base

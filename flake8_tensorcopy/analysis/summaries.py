@@ -30,6 +30,7 @@ one index of the whole file, so that the cost stays linear in the size of the fi
 from __future__ import annotations
 
 import ast
+import re
 from bisect import bisect_right
 
 from .astutil import (BLOCKS, bind_arguments, body_span, call_constants, decorator_names, dotted_name, free_names,
@@ -123,13 +124,27 @@ class Summaries:
         (facts.CALL_CONSTANTS), its body walked for them (rules off, memoised per constants,
         from the budget of walks for calls); None where no such parameter is left to a literal,
         or no walk is made (no budget, a long body, a recursive call)."""
-        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            return None
+        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or any(
+                not _plain_decorator(d) for d in func.decorator_list):
+            return None  # (a decorator may pass the flag something else: `@no_detach`)
         tested = self.tested_parameters(func)
+        if not tested and self.lines is not None:
+            # (Or that it hands on, `return d_loss(netD, real, fake, detach_fake=detach)`.)
+            body = self.source_of(func)
+            tested = frozenset(p for p in parameter_names(func.args) if len(re.findall(r"\b%s\b" % p, body)) > 1)
         if not tested:
             return None
         pairs, complete = bind_arguments(func, call, skip_first)
-        constants = tuple(sorted((p, t) for p, t in call_constants(func, pairs, complete).items() if p in tested))
+        said = call_constants(func, pairs, complete)
+        if self.frame is not None:
+            # (A flag this walk itself holds for its call, handed on: `d_loss(..., detach_fake=detach)`
+            # in `def outer(..., detach=True)` walked for `outer(netD, real, fake)`.)
+            for param, expr in pairs:
+                if param not in said and type(expr) is ast.Name:
+                    truth = self.call_constant(expr, self.frame.state)
+                    if truth is not None:
+                        said[param] = truth
+        constants = tuple(sorted((p, t) for p, t in said.items() if p in tested))
         return self.summary_with_constants(func, cls, constants)
 
     def summary_with_constants(self, func, cls, constants: tuple) -> Summary | None:
@@ -790,6 +805,13 @@ def project_bases(info) -> list:
 
 
 # `if frozen:`, `elif not flag:`: a name an `if` tests as it is.
+def _plain_decorator(d) -> bool:
+    """`staticmethod`, `classmethod` or a grad mode (`@torch.no_grad()`): a decorator that leaves
+    what a call passes to the function as it is."""
+    name = dotted_name(d.func if type(d) is ast.Call else d) or ""
+    return name in ("staticmethod", "classmethod") or name.endswith(("no_grad", "inference_mode", "enable_grad"))
+
+
 _TESTED = LazyPattern(r"\b(?:if|elif)[ \t]+(?:not[ \t]+)?([A-Za-z_]\w*)(?:[ \t]*:|[ \t]+else\b)")
 
 
