@@ -120,7 +120,9 @@ The snapshot is `best_state = model.state_dict()`, a checkpoint dict or list tha
 a shallow copy of one (`.copy()`, `dict(...)`, `OrderedDict(...)`, `copy.copy(...)`), a
 comprehension over its `.items()` or `.values()` that copies no tensor (`{k: v for k, v in sd.items()}`, `v.detach()`,
 `v.data`, `v.numpy()`, which runs only on the CPU and shares the tensor's memory there, and for
-the state dict of a module certainly on the CPU `v.cpu()` or `v.to("cpu")`, which there return
+the state dict of a module certainly on the CPU (in a file that names no device and moves
+nothing: no `device=` argument, `torch.device(...)` of other than "cpu", `.cuda()` or
+`.to(dev)`) `v.cpu()` or `v.to("cpu")`, which there return
 the tensor itself; `.to("cpu", copy=True)` or a dtype copies), `state_dict(keep_vars=True)`
 (the parameters themselves), or what a function of the file or of another module of the
 project returns when it returns the state dict of the module it is handed (`best = snapshot(model)`
@@ -574,7 +576,8 @@ in-place update of that tensor.
 The snapshot is bound to a name, appended to a history list or stored in a container.  The
 views are `t.detach()`, `t.data`, `t.detach().numpy()`, `t.numpy()` (where grad is off or `t`
 does not require grad), and `t.cpu()`, `t.detach().cpu()` or `t.detach().cpu().numpy()` (or
-`.to("cpu")`) when `t` is certainly on the CPU (there `.cpu()` returns the tensor itself; from an
+`.to("cpu")`) when `t` is certainly on the CPU (the file names no device and moves nothing, as for
+TNS501; there `.cpu()` returns the tensor itself; from an
 accelerator it copies), of a tensor with a name (`model.fc.weight`,
 `w`, a loop variable over `model.parameters()`; a view through another name of a parameter,
 `w = model.weight` then `w.detach()`, is one of the parameter, which updates of its module
