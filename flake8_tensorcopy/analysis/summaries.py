@@ -118,12 +118,14 @@ class Summaries:
 
     def summary_for_constants(self, func, cls, call: ast.Call, skip_first: bool) -> Summary | None:
         """What `func`, a def of the file, does for `call` where the call steers it: the
-        parameters `func` tests as they are (`if detach_fake:`, `x.detach() if detach else x`)
-        that the call passes a literal for or leaves at a literal default (`d_loss(netD, real,
-        fake)` of `def d_loss(netD, real, fake, detach_fake=True)`) tagged with their truth
-        (facts.CALL_CONSTANTS), its body walked for them (rules off, memoised per constants,
-        from the budget of walks for calls); None where no such parameter is left to a literal,
-        or no walk is made (no budget, a long body, a recursive call)."""
+        parameters `func` tests as they are (`if detach_fake:`, `x.detach() if detach else x`),
+        or, where it tests none, those it uses (hands on to another helper), that the call
+        passes a literal for or leaves at a literal default (`d_loss(netD, real, fake)` of `def
+        d_loss(netD, real, fake, detach_fake=True)`), or passes a flag this walk holds as one,
+        tagged with their truth (facts.CALL_CONSTANTS), its body walked for them (rules off,
+        memoised per constants, from the budget of walks for calls); None where no such
+        parameter is left to a literal, where a decorator may pass it something else, or where
+        no walk is made (no budget, a long body, a recursive call)."""
         if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or any(
                 not _plain_decorator(d) for d in func.decorator_list):
             return None  # (a decorator may pass the flag something else: `@no_detach`)
