@@ -3334,6 +3334,58 @@ def step(kind):
     g_step(fake)
 ''',
     }),
+    # The same flags on a static method, an inherited method, and a function that hands its flag
+    # on to another helper of its module.
+    ('TNS3', 'discriminator loss methods and a relaying helper of another module, flags defaulting to True', {
+        'gan_losses.py': '''\
+def prep(x, detach=True):
+    return x.detach() if detach else x
+def relay(netD, real, fake, detach=True):
+    return netD(real).pow(2).mean() + netD(prep(fake, detach)).pow(2).mean()
+class Losses:
+    @staticmethod
+    def d_loss(netD, real, fake, detach=True):
+        if detach:
+            fake = fake.detach()
+        return netD(real).pow(2).mean() + netD(fake).pow(2).mean()
+class Base:
+    def d_loss(self, netD, real, fake, detach=True):
+        pred = netD(fake.detach() if detach else fake)
+        return netD(real).pow(2).mean() + pred.pow(2).mean()
+class Crit(Base):
+    pass
+''',
+        'main.py': '''\
+from gan_losses import Crit, Losses, relay
+netG, netD = nn.Linear(4, 4), nn.Linear(4, 1)
+optD = torch.optim.Adam(netD.parameters())
+optG = torch.optim.Adam(netG.parameters())
+lossfn = Crit()
+def g_step(fake):
+    optG.zero_grad()
+    (-netD(fake).mean()).backward()
+    optG.step()
+def step(kind):
+    fake = netG(torch.randn(8, 4))
+    real = torch.randn(8, 4)
+    optD.zero_grad()
+    if kind == 0:
+        loss = Losses.d_loss(netD, real, fake)
+    elif kind == 1:
+        loss = Losses.d_loss(netD, real, fake, detach=False)  # expect
+    elif kind == 2:
+        loss = lossfn.d_loss(netD, real, fake)
+    elif kind == 3:
+        loss = lossfn.d_loss(netD, real, fake, False)  # expect
+    elif kind == 4:
+        loss = relay(netD, real, fake)
+    else:
+        loss = relay(netD, real, fake, detach=False)  # expect
+    loss.backward()
+    optD.step()
+    g_step(fake)
+''',
+    }),
     ('TNS3', 'loss object of another module: methods its class inherits from a base of a third module', {
         'gan_base.py': '''\
 class BaseGANLoss:

@@ -1402,18 +1402,13 @@ class GanScope:
         return type(call.func) is not ast.Name or PARTIAL_TAG not in self.walker.fact(call.func, self.state).tags
 
     def _project_constants(self, call: ast.Call, callee) -> tuple:
-        """("", ((parameter, truth), ...)) of the parameters a function of another module tests
-        as they are that `call` leaves to literals (gan_helper's arguments); () for a method, or
-        where there are none."""
-        tested = getattr(callee, "tested_parameters", None)
-        if tested is None or isinstance(callee, _ProjectMethod) or not self._binds_as_written(call):
+        """("", ((parameter, truth), ...)) of the parameters of a function or method of another
+        module that `call` leaves to literals (gan_helper's arguments: its module's walk takes
+        those it tests or uses, _steering); () where there are none."""
+        if not self._binds_as_written(call) or getattr(callee, "node", None) is None:
             return ()
-        names = tested()
-        if not names:
-            return ()
-        pairs, complete = bind_arguments(callee.node, call, skip_first=False)
-        constants = tuple(sorted((p, t) for p, t in call_constants(callee.node, pairs, complete).items()
-                                 if p in names))
+        pairs, complete = bind_arguments(callee.node, call, skip_first=getattr(callee, "skip_first", False))
+        constants = tuple(sorted(call_constants(callee.node, pairs, complete).items()))
         return ("", constants) if constants else ()
 
     def _helper_steps(self, node: ast.Call, callee, every: frozenset) -> None:
@@ -1791,12 +1786,17 @@ def _summary_walk(walker, node, method: str, constants: tuple = ()):
         if method:
             info = w.classes.get(id(node))
             func, owner = info.method(method) if info is not None else (None, None)
-            summary = w.summary(func, owner) if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+            if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                summary = None
+            else:
+                # (A call's literals, of the parameters the method tests or uses: its walk for them.)
+                kept = _steering(w, func, constants) if constants and _plain_decorators(func) else ()
+                summary = (w.summary_with_constants(func, owner, kept) if kept else None) or w.summary(func, owner)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             # (For a call that leaves flags it tests to literals, its walk for them: not through
             # a decorator, which may pass them something else.)
-            summary = (w.summary_with_constants(node, None, constants) if constants and _plain_decorators(node)
-                       else None) or w.summary(node)
+            kept = _steering(w, node, constants) if constants and _plain_decorators(node) else ()
+            summary = (w.summary_with_constants(node, None, kept) if kept else None) or w.summary(node)
         else:
             summary = None
     except (Reparse, RecursionError):
@@ -1804,6 +1804,16 @@ def _summary_walk(walker, node, method: str, constants: tuple = ()):
     finally:
         w.release()
     return summary, func
+
+
+def _steering(walker, func, constants: tuple) -> tuple:
+    """Of `constants` ((parameter, truth), ...), those of the parameters def `func` tests as they
+    are, or, where it tests none, uses (Summaries.summary_for_constants)."""
+    tested = walker.tested_parameters(func)
+    if not tested and walker.lines is not None:
+        body = walker.source_of(func)
+        tested = {p for p, _ in constants if len(re.findall(r"\b%s\b" % p, body)) > 1}
+    return tuple((p, t) for p, t in constants if p in tested)
 
 
 def helper_of(walker, func, method: str = "", constants: tuple = ()) -> tuple:
@@ -1881,11 +1891,11 @@ class _ProjectMethod:
     def __init__(self, entity, name: str, stub, skip_first: bool = True) -> None:
         self.entity, self.name, self.node, self.skip_first = entity, name, stub, skip_first
 
-    def gan_helper(self) -> tuple:
-        return self.entity.gan_helper(self.name)
+    def gan_helper(self, _method: str = "", constants: tuple = ()) -> tuple:
+        return self.entity.gan_helper(self.name, constants)
 
-    def gan_passes(self) -> tuple | None:
-        return self.entity.gan_passes(self.name)
+    def gan_passes(self, _method: str = "", constants: tuple = ()) -> tuple | None:
+        return self.entity.gan_passes(self.name, constants)
 
     @property
     def summary(self):
