@@ -32,7 +32,7 @@ from .lazytree import unread_without
 from .names import D, G, configured_roles, may_have_both_roles, may_have_structure, words
 from .names import D_WORDS as _D_WORDS
 from .names import G_WORDS as _G_WORDS
-from .summaries import inherits_from, project_bases
+from .summaries import inherits_from, plain_decorators, project_bases
 from .walker import Domain, compatible
 from ..source import BEFORE_FIRST_LETTER, POSSESSIVE, LazyPattern
 
@@ -1190,7 +1190,7 @@ class GanScope:
             callee = callee.node
             cut = passes is not None and _CUT in passes
         else:
-            if not _plain_decorators(callee):
+            if not plain_decorators(callee):
                 return None
             # (For this call: a flag it tests that the call leaves to a literal steers it.)
             part = self._callee_part(callee, first, owner, node)
@@ -1404,7 +1404,7 @@ class GanScope:
     def _project_constants(self, call: ast.Call, callee) -> tuple:
         """("", ((parameter, truth), ...)) of the parameters of a function or method of another
         module that `call` leaves to literals (gan_helper's arguments: its module's walk takes
-        those it tests or uses, _steering); () where there are none."""
+        those it tests or uses, Summaries.steering_parameters); () where there are none."""
         if not self._binds_as_written(call) or getattr(callee, "node", None) is None:
             return ()
         pairs, complete = bind_arguments(callee.node, call, skip_first=getattr(callee, "skip_first", False))
@@ -1790,12 +1790,12 @@ def _summary_walk(walker, node, method: str, constants: tuple = ()):
                 summary = None
             else:
                 # (A call's literals, of the parameters the method tests or uses: its walk for them.)
-                kept = _steering(w, func, constants) if constants and _plain_decorators(func) else ()
+                kept = _steered(w, func, constants) if constants and plain_decorators(func) else ()
                 summary = (w.summary_with_constants(func, owner, kept) if kept else None) or w.summary(func, owner)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             # (For a call that leaves flags it tests to literals, its walk for them: not through
             # a decorator, which may pass them something else.)
-            kept = _steering(w, node, constants) if constants and _plain_decorators(node) else ()
+            kept = _steered(w, node, constants) if constants and plain_decorators(node) else ()
             summary = (w.summary_with_constants(node, None, kept) if kept else None) or w.summary(node)
         else:
             summary = None
@@ -1806,14 +1806,11 @@ def _summary_walk(walker, node, method: str, constants: tuple = ()):
     return summary, func
 
 
-def _steering(walker, func, constants: tuple) -> tuple:
-    """Of `constants` ((parameter, truth), ...), those of the parameters def `func` tests as they
-    are, or, where it tests none, uses (Summaries.summary_for_constants)."""
-    tested = walker.tested_parameters(func)
-    if not tested and walker.lines is not None:
-        body = walker.source_of(func)
-        tested = {p for p, _ in constants if len(re.findall(r"\b%s\b" % p, body)) > 1}
-    return tuple((p, t) for p, t in constants if p in tested)
+def _steered(walker, func, constants: tuple) -> tuple:
+    """Of `constants` ((parameter, truth), ...), those of the parameters a literal steers def
+    `func` by (Summaries.steering_parameters)."""
+    names = walker.steering_parameters(func)
+    return tuple((p, t) for p, t in constants if p in names)
 
 
 def helper_of(walker, func, method: str = "", constants: tuple = ()) -> tuple:
@@ -1829,7 +1826,7 @@ def helper_of(walker, func, method: str = "", constants: tuple = ()) -> tuple:
     if found is None:
         return ()
     summary, func = found
-    if method and summary is not None and not _plain_decorators(func):
+    if method and summary is not None and not plain_decorators(func):
         summary = None  # (a method whose decorators leave what a call returns to its body)
     part = summary.doms.get(GanDomain.key) if summary is not None else None
     if part is None:
@@ -1854,7 +1851,7 @@ def passes_of(walker, node, method: str, constants: tuple = ()) -> tuple:
         return ()
     summary, func = found
     part = summary.doms.get(GanDomain.key) if summary is not None else None
-    if part is None or func is None or not _plain_decorators(func):
+    if part is None or func is None or not plain_decorators(func):
         return ()
     return ("1", *sorted(part.returns_params), *((_CUT,) if part.returns_cut else ()))
 
@@ -1862,20 +1859,6 @@ def passes_of(walker, node, method: str, constants: tuple = ()) -> tuple:
 # In what passes_of gives: a `return` of the function gives a tensor that carries nothing of the
 # parameters (GanScope.returns_cut); never a parameter's name.
 _CUT = "-cut"
-
-
-def _plain_decorators(func) -> bool:
-    """Whether the def's decorators leave what a call returns to its body: none, or
-    `staticmethod`, `classmethod` and the grad modes (`@torch.no_grad()`), not a wrapper that
-    may return something else (`@cache`, `@my_wrapper`)."""
-    for d in func.decorator_list:
-        name = dotted_name(d.func if type(d) is ast.Call else d) or ""
-        if name not in ("staticmethod", "classmethod") and not name.endswith(_GRAD_MODE_DECORATORS):
-            return False
-    return True
-
-
-_GRAD_MODE_DECORATORS = ("no_grad", "inference_mode", "enable_grad")
 
 
 class _ProjectMethod:

@@ -126,14 +126,9 @@ class Summaries:
         memoised per constants, from the budget of walks for calls); None where no such
         parameter is left to a literal, where a decorator may pass it something else, or where
         no walk is made (no budget, a long body, a recursive call)."""
-        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or any(
-                not _plain_decorator(d) for d in func.decorator_list):
+        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or not plain_decorators(func):
             return None  # (a decorator may pass the flag something else: `@no_detach`)
-        tested = self.tested_parameters(func)
-        if not tested and self.lines is not None:
-            # (Or that it hands on, `return d_loss(netD, real, fake, detach_fake=detach)`.)
-            body = self.source_of(func)
-            tested = frozenset(p for p in parameter_names(func.args) if len(re.findall(r"\b%s\b" % p, body)) > 1)
+        tested = self.steering_parameters(func)
         if not tested:
             return None
         pairs, complete = bind_arguments(func, call, skip_first)
@@ -148,6 +143,16 @@ class Summaries:
                         said[param] = truth
         constants = tuple(sorted((p, t) for p, t in said.items() if p in tested))
         return self.summary_with_constants(func, cls, constants)
+
+    def steering_parameters(self, func) -> frozenset:
+        """The parameters of def `func` a literal of a call may steer its walk by: those it tests
+        as they are (tested_parameters), or, where it tests none, those its body uses (hands on
+        to another helper: `return d_loss(netD, real, fake, detach_fake=detach)`)."""
+        tested = self.tested_parameters(func)
+        if tested or self.lines is None:
+            return tested
+        body = self.source_of(func)
+        return frozenset(p for p in parameter_names(func.args) if len(re.findall(r"\b%s\b" % p, body)) > 1)
 
     def summary_with_constants(self, func, cls, constants: tuple) -> Summary | None:
         """What def `func` does where its parameters `constants` ((name, truth), ...: those it
@@ -807,11 +812,18 @@ def project_bases(info) -> list:
 
 
 # `if frozen:`, `elif not flag:`: a name an `if` tests as it is.
-def _plain_decorator(d) -> bool:
-    """`staticmethod`, `classmethod` or a grad mode (`@torch.no_grad()`): a decorator that leaves
-    what a call passes to the function as it is."""
-    name = dotted_name(d.func if type(d) is ast.Call else d) or ""
-    return name in ("staticmethod", "classmethod") or name.endswith(("no_grad", "inference_mode", "enable_grad"))
+def plain_decorators(func) -> bool:
+    """Whether the def's decorators leave what a call passes and returns to its body: none, or
+    `staticmethod`, `classmethod` and the grad modes (`@torch.no_grad()`), not a wrapper that
+    may do something else (`@cache`, `@my_wrapper`)."""
+    for d in func.decorator_list:
+        name = dotted_name(d.func if type(d) is ast.Call else d) or ""
+        if name not in ("staticmethod", "classmethod") and not name.endswith(_GRAD_MODE_DECORATORS):
+            return False
+    return True
+
+
+_GRAD_MODE_DECORATORS = ("no_grad", "inference_mode", "enable_grad")
 
 
 _TESTED = LazyPattern(r"\b(?:if|elif)[ \t]+(?:not[ \t]+)?([A-Za-z_]\w*)(?:[ \t]*:|[ \t]+else\b)")

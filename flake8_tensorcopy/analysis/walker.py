@@ -2771,11 +2771,9 @@ def _bind(out: dict, target, value) -> None:
         _bind(out, target.value, None)
 
 
-# What a new tensor computed from torch's factories may go through (_new_tensor): torch's
-# factories, its functions of tensors or sizes, and the methods that give a new tensor or a view.
-_FACTORY_FUNCTIONS = frozenset({"zeros", "ones", "empty", "full", "eye", "arange", "linspace", "logspace",
-                                "tensor", "randn", "rand", "randint", "zeros_like", "ones_like", "empty_like",
-                                "full_like"})
+# What a new tensor computed from torch's factories (those that carry no grad of what they are
+# given: api.FACTORIES less api.GRAD_THROUGH_FACTORIES) may go through (_new_tensor): torch's
+# functions of tensors or sizes, and the methods that give a new tensor or a view.
 _NEW_TENSOR_FUNCTIONS = frozenset({"exp", "log", "sin", "cos", "sqrt", "pow", "outer", "polar", "stack", "cat",
                                    "einsum", "ger", "matmul", "cumsum", "flip", "where", "tril", "triu"})
 _NEW_TENSOR_METHODS = frozenset({"float", "double", "half", "bfloat16", "to", "unsqueeze", "squeeze",
@@ -2828,7 +2826,8 @@ def _new_walk(n, bindings: dict, visiting: set, made: list, depth: int) -> bool:
     f = n.func
     args = [*n.args, *(k.value for k in n.keywords if k.arg not in ("dtype", "device"))]
     if type(f.value) is ast.Name and f.value.id == "torch" and "torch" not in bindings:
-        if f.attr in _FACTORY_FUNCTIONS:
+        q = "torch." + f.attr
+        if q in api.FACTORIES and q not in api.GRAD_THROUGH_FACTORIES:
             made.append(f.attr)
             return True
         return f.attr in _NEW_TENSOR_FUNCTIONS and all(_new_walk(a, bindings, visiting, made, depth + 1) for a in args)
