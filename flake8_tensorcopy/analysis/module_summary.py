@@ -405,8 +405,9 @@ class ProjectEntity:
         return found if type(found) is tuple and len(found) == 3 else ()
 
     def method_keeps(self, name: str) -> tuple:
-        """What method `name` of the class keeps of what it is handed (snapshots.kept_state_dicts:
-        `self.best_state = model.state_dict()`): ((positional-only, positional (the instance
+        """What method `name` of the class keeps of what it is handed (snapshots.method_keeps:
+        `self.best_state = model.state_dict()`; a constructor's `self.params = {n: p.data for n, p
+        in model.named_parameters()}`): ((positional-only, positional (the instance
         first), keyword-only parameter names), ((parameter, attribute, line), ...)); () when
         nothing."""
         found = self._answer(("keeps", self.path, name), lambda w, node: _keeps(w, node, name), many="plain")
@@ -715,16 +716,11 @@ def _grad_off_answer(test):
 
 
 def _keeps(walker, node, name: str) -> tuple:
-    from .snapshots import kept_state_dicts  # (a domain: imported where a file asks)
-
-    from .snapshots import _writes_in_place
+    from .snapshots import method_keeps  # (a domain: imported where a file asks)
 
     info = walker.classes.get(id(node))
     method = info.method(name)[0] if info is not None else None
-    # (A constructor's views of a module's parameters too, where the class writes into no tensor
-    # in place: snapshots._kept_by_calls.)
-    views = name == "__init__" and walker.lines is not None and not _writes_in_place(walker.source_of(node))
-    kept = kept_state_dicts(method, views) if method is not None else ()
+    kept = method_keeps(walker, node, method) if method is not None else ()
     if not kept:
         return ()
     a = method.args

@@ -100,6 +100,15 @@ def read_attributes(method) -> tuple:
     return tuple(sorted(found - attributes_changed(method)))
 
 
+def method_keeps(walker, classdef, method) -> tuple:
+    """kept_state_dicts of method `method` of class `classdef` of the module `walker` walks, with
+    the views of a module's parameters its constructor keeps where the class writes into no
+    tensor in place (_writes_in_place: a pruner's views are meant to be live)."""
+    views = method.name == "__init__" and walker.lines is not None \
+        and not _writes_in_place(walker.source_of(classdef))
+    return kept_state_dicts(method, views)
+
+
 def kept_state_dicts(method, views: bool = False) -> tuple:
     """((parameter, attribute, line), ...) for each attribute of the instance that method
     `method` (a plain method: its first parameter is the instance) may set to the state dict of
@@ -590,10 +599,8 @@ class SnapshotDomain(Domain):
                     continue
                 memo = self._kept
                 if id(method) not in memo:
-                    views = construct and not _writes_in_place(walker.source_of(info.node)) \
-                        if walker.lines is not None else False
                     memo[id(method)] = tuple((p, attr, f"line {line}", method) for p, attr, line in
-                                             kept_state_dicts(method, views))
+                                             method_keeps(walker, info.node, method))
                 kept = memo[id(method)]
                 cls_name = info.node.name
             for param, attr, where, method in kept:
