@@ -1283,20 +1283,8 @@ def d_loss(netD, real, fake, weight=1.0, detach=True):
     pred_fake = netD(fake.detach() if detach else fake)
     return weight * (netD(real).pow(2).mean() + pred_fake.pow(2).mean())
 """
-D_LOSS_LOOP = """\
-netG = nn.Linear(4, 3)
-netD = nn.Linear(3, 1)
-optimizer_D = torch.optim.Adam(netD.parameters())
-leak = False
-for i in range(2):
-    fake = netG(torch.randn(8, 4))
-    optimizer_D.zero_grad()
-    netG.zero_grad()
-    loss_D = {call}
-    loss_D.backward()
-    leak |= any(p.grad is not None for p in netG.parameters())
-    optimizer_D.step()
-"""
+# (GAN_LOOP's discriminator step, its loss a call of the helper.)
+D_LOSS_LOOP = GAN_LOOP.replace("netD(torch.randn(8, 3)).pow(2).mean() + netD({passed}).pow(2).mean()", "{call}")
 
 
 @pytest.mark.parametrize("helper, call, leaks", [
