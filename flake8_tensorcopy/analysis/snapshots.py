@@ -924,7 +924,7 @@ class SnapshotDomain(Domain):
                 base = base.func.value
             else:
                 break
-        key = dotted_name(base)
+        key = tensor_key(base)
         if key is None or ".grad" in "." + key + "." or key.endswith(".grad"):
             return
         f = walker.fact(base, state)
@@ -1344,11 +1344,11 @@ class SnapshotDomain(Domain):
                 return None
             base, steps, via = found
             steps = tuple(steps.split("."))
-            if dotted_name(base) is None or not _chain_alias(steps, walker.fact(base, state), state.no_grad,
+            if tensor_key(base) is None or not _chain_alias(steps, walker.fact(base, state), state.no_grad,
                                                              _device_free(walker)):
                 return None
             array = steps[-1] == "numpy"
-        source = dotted_name(base)
+        source = tensor_key(base)
         if source is None or source.endswith(".grad") or ".grad." in source:
             # (A view of a gradient: an optimizer's step reads it and writes the parameter; a
             # `zero_grad()` sets it to None and the next backward makes a new one.)
@@ -1358,7 +1358,8 @@ class SnapshotDomain(Domain):
         if array is None:
             array = _array_view(node)
         if id(node) not in rec.anchors:
-            rec.anchors[id(node)] = Anchor(node, TENSOR_ALIAS, source, None, via.replace("{}", source), array)
+            shown = source.replace(".[", "[")  # (`model[0].weight`, keyed `model.[0].weight`)
+            rec.anchors[id(node)] = Anchor(node, TENSOR_ALIAS, shown, None, via.replace("{}", shown), array)
         return Token(id(node), _parameter_key(state.doms[self.key].resolved(source), f), TENSOR_ALIAS, param)
 
     def _comprehension(self, walker, node, state, st: SnapState, rec: SnapScope) -> frozenset:
@@ -1849,7 +1850,7 @@ def _host_memory(expr, walker, state):
     if base is not None:
         return base
     f = walker.fact(expr, state)
-    if f.kind == TENSOR and dotted_name(expr) and (f.grad is Grad.NO or state.no_grad) and f.device is not Device.ACCEL:
+    if f.kind == TENSOR and tensor_key(expr) and (f.grad is Grad.NO or state.no_grad) and f.device is not Device.ACCEL:
         return expr
     return None
 
@@ -1859,7 +1860,7 @@ def _tensor_alias(node, walker, state):
     `t.data`, `t.detach().numpy()`, `t.numpy()` (allowed only where grad is off or not
     required: it shares memory), `t.detach().cpu()` / `.cpu().numpy()` when `t` is on the CPU."""
     if isinstance(node, ast.Attribute):
-        if node.attr == "data" and walker.fact(node.value, state).kind == TENSOR and dotted_name(node.value):
+        if node.attr == "data" and walker.fact(node.value, state).kind == TENSOR and tensor_key(node.value):
             return node.value
         if node.attr in ("T", "mT"):
             return _tensor_alias(node.value, walker, state)  # (a transposed view)
@@ -1877,7 +1878,7 @@ def _tensor_alias(node, walker, state):
     m = node.func.attr
     inner = node.func.value
     if m == "detach" and not node.args and not node.keywords:
-        return inner if walker.fact(inner, state).kind == TENSOR and dotted_name(inner) else None
+        return inner if walker.fact(inner, state).kind == TENSOR and tensor_key(inner) else None
     if m == "numpy" and not node.args and not any(k.arg == "force" for k in node.keywords):
         return _host_memory(inner, walker, state)
     if (m == "cpu" and not node.args and not node.keywords) or _to_the_cpu(node):
@@ -1886,7 +1887,7 @@ def _tensor_alias(node, walker, state):
         base = _tensor_alias(inner, walker, state)
         if base is not None and walker.fact(base, state).device is Device.CPU:
             return base
-        if base is None and dotted_name(inner):
+        if base is None and tensor_key(inner):
             # (`w.cpu()` of a named tensor on the CPU: the tensor itself, `model.weight.cpu()`.)
             f = walker.fact(inner, state)
             if f.kind == TENSOR and f.device is Device.CPU:
@@ -1897,6 +1898,32 @@ def _tensor_alias(node, walker, state):
         # parameters are contiguous.)
         return _tensor_alias(inner, walker, state)
     return None
+
+
+def tensor_key(node) -> str | None:
+    """The name a view's tensor is followed by: its dotted name (`model.fc.weight`), or a chain of
+    attributes with integer indices of containers on the way, ending in an attribute
+    (`model[0].weight`, a layer of a `Sequential`, keyed `model.[0].weight`: an update of `model`
+    reaches it, a rebinding of `model` cuts it loose); else None."""
+    name = dotted_name(node)
+    if name is not None or type(node) is not ast.Attribute:
+        return name
+    parts = []
+    while True:
+        t = type(node)
+        if t is ast.Attribute:
+            parts.append(node.attr)
+        elif t is ast.Subscript and type(node.slice) is ast.Constant and type(node.slice.value) is int \
+                and node.slice.value >= 0 and parts:
+            parts.append(f"[{node.slice.value}]")
+        elif t is ast.Name:
+            parts.append(node.id)
+            break
+        else:
+            return None
+        node = node.value
+    parts.reverse()
+    return ".".join(parts)
 
 
 def _to_the_cpu(call) -> bool:
@@ -1933,16 +1960,29 @@ _VIEW_METHODS = frozenset({"view", "view_as", "flatten", "reshape", "t", "transp
 def _frozen(walker, key: str | None, state) -> bool:
     """Whether the module or tensor a token's dotted name holds is frozen, for certain (nothing
     of it requires grad: `model.backbone.requires_grad_(False)`)."""
-    if not key or "[" in key:
+    if not key:
         return False
+    if ".[" in key and any(part[:1] == "[" and part[1:-1].isdigit() for part in key.split(".")) and (
+            walker.lines is None or _may_freeze(walker.lines.text)):
+        # (The walk follows freezes of names, not of a container's items: `model[0].requires_grad_(False)`
+        # may have frozen `model[0].weight` where the file freezes anything.)
+        return True
     node = None
     for part in key.split("."):
+        if node is not None and part[:1] == "[" and part[1:-1].isdigit():  # (`model.[0]`: `model[0]`)
+            node = ast.Subscript(value=node, slice=ast.Constant(value=int(part[1:-1])), ctx=ast.Load())
+            continue
         if not part.isidentifier():
             return False
         node = ast.Name(id=part, ctx=ast.Load()) if node is None else ast.Attribute(value=node, attr=part,
                                                                                    ctx=ast.Load())
     f = walker.fact(node, state)
     return f.kind in (MODULE, TENSOR) and f.grad is Grad.NO
+
+
+@kept_for_the_last_text
+def _may_freeze(text: str) -> bool:
+    return "requires_grad" in text or "freeze" in text or "detach_" in text
 
 
 def _plain_value(f) -> bool:

@@ -579,7 +579,8 @@ does not require grad), and `t.cpu()`, `t.detach().cpu()` or `t.detach().cpu().n
 `.to("cpu")`) when `t` is certainly on the CPU (the file names no device and moves nothing, as for
 TNS501; there `.cpu()` returns the tensor itself; from an
 accelerator it copies), of a tensor with a name (`model.fc.weight`,
-`w`, a loop variable over `model.parameters()`; a view through another name of a parameter,
+`w`, a loop variable over `model.parameters()`, `model[0].weight` of a layer of a `Sequential`
+by its index, where the file freezes nothing: a freeze of a layer by its index is not followed; a view through another name of a parameter,
 `w = model.weight` then `w.detach()`, is one of the parameter, which updates of its module
 reach), and what a function of the file or of another module of the project
 returns when it returns such a view of the tensor it is handed (`to_numpy(model.fc.weight)` with
@@ -664,6 +665,22 @@ view and `.clone()` to a tensor view (in a comprehension, to its element).
         trajectory = np.stack(history)
         """)
     _HISTORY = "import numpy as np\n" + _SETUP + _STEPS
+    _SEQUENTIAL = """
+        import torch
+        import torch.nn as nn
+
+        net = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1))
+        opt = torch.optim.SGD(net.parameters(), lr=0.1)
+        x, y = torch.randn(8, 3), torch.randn(8, 1)
+        history = []
+        for step in range(3):
+            loss = nn.functional.mse_loss(net(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            history.append({snap})
+        trajectory = torch.stack(history)
+        """
     # The same through a function of the file.
     _HELPED = "import numpy as np\n" + _SETUP + "\n\ndef to_numpy(t):\n    return {ret}\n\n\n" + _STEPS
 
@@ -696,6 +713,10 @@ view and `.clone()` to a tensor view (in a comprehension, to its element).
                 trace.append(w.detach().numpy())
             print(trace[0], trace[-1])
             """), runs=True),
+        # The indexed layer is frozen (where a file freezes anything, a layer taken by its
+        # index may be a frozen one: the walk follows freezes of names only).
+        Valid(dedent(_SEQUENTIAL.format(snap="net[0].weight.data").replace(
+            "opt = ", "net[0].requires_grad_(False)\nopt = ")), runs=True),
         # Read before the next update.
         Valid(_SETUP + dedent("""
             for step in range(3):
@@ -805,6 +826,16 @@ view and `.clone()` to a tensor view (in a comprehension, to its element).
                 """),
             unsafe=True,
             oracle=Oracle(check_bad="change == 0.0", check_fixed="change > 0.0"),
+        ),
+        Invalid(
+            # A layer of a `Sequential`, by its index.
+            dedent(_SEQUENTIAL.format(snap="net[0].weight.data")),
+            line=13,
+            col=19,
+            fixed=dedent(_SEQUENTIAL.format(snap="net[0].weight.data.clone()")),
+            unsafe=True,
+            oracle=Oracle(check_bad="torch.equal(trajectory[0], trajectory[-1])",
+                          check_fixed="not torch.equal(trajectory[0], trajectory[-1])"),
         ),
         Invalid(
             # A manual update through `.data` changes the snapshots taken through `.data`.
