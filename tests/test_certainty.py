@@ -114,15 +114,35 @@ def test_a_guard_that_proves_a_tensor_makes_the_fix_safe():
     assert _found(code) == {("TNS202", 6, "safe")}
 
 
-def test_an_annotation_alone_gives_an_unsafe_fix():
-    # diffusers: callers pass list[float] for `mean`.
+def test_an_annotation_alone_is_strict_only_with_an_unsafe_fix():
+    # diffusers: callers pass list[float] for `mean` (a VAE config's `latents_mean`).
     code = """
     import torch
     def shift(latents: torch.Tensor, mean: torch.Tensor):
         return latents - torch.tensor(mean)
     """
-    assert _found(code) == {("TNS202", 4, "unsafe")}
-    assert fix_text(textwrap.dedent(code)).text == textwrap.dedent(code)
+    assert _found(code) == set()
+    assert _found(code, strict=True) == {("TNS202", 4, "unsafe")}
+    (v,) = _lint(code, strict=True)
+    assert "(a tensor by its annotation)" in v.message, v.message
+    assert fix_text(textwrap.dedent(code), options=Options(strict=True)).text == textwrap.dedent(code)
+
+
+def test_what_a_call_passes_on_from_an_annotated_parameter_is_strict_only():
+    # diffusers' LTX pipeline: the annotated parameter is handed on to a helper without one,
+    # and the only caller passes a tuple.
+    code = """
+    import torch
+    def coords(n, scale):
+        return torch.arange(n) * torch.tensor(scale)[0]
+    def build(n, scale: torch.Tensor):
+        return coords(n, scale)
+    out = build(3, (1, 2, 2))
+    """
+    assert _found(code) == set()
+    # (Strict mode may report it, saying what it rests on.)
+    found = [v for v in _lint(code, strict=True) if v.code == "TNS202"]
+    assert all(v.line == 4 and "a tensor by its annotation" in v.message for v in found), found
 
 
 def test_a_tensor_by_flow_keeps_the_safe_fix():

@@ -22,6 +22,7 @@ from .astutil import kwarg as _kwarg
 from .gradmode import context_effect, enables_grad, leaves_grad_off, set_grad_call
 from .summaries import project_bases
 from .facts import (
+    ANNOTATED,
     ARRAY_FACT,
     CALL_CONSTANTS,
     PARTIAL_TAG,
@@ -63,6 +64,8 @@ from ..source import LazyPattern
 _Name, _Attribute = ast.Name, ast.Attribute
 MODULE_CLASS_TAG = "nn_module_class"
 NO_GRAD_FORWARD = "no_grad_forward"
+
+_ANNOTATED_TENSOR = Fact(TENSOR, Grad.UNKNOWN, Device.UNKNOWN, tags=frozenset({ANNOTATED}))
 
 
 _COMPREHENSIONS = (ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp)
@@ -568,10 +571,12 @@ class Evaluator:
         q = self.qualname(node, state)
         if q is None and isinstance(node, ast.Constant) and isinstance(node.value, str):
             q = node.value
+        # (Tagged: what makes the value a tensor is the annotation, which callers do not always
+        # keep to, `x: torch.Tensor` handed a list; a rule may ask, TNS202.)
         if q in ("torch.Tensor", "Tensor"):
-            return Fact(TENSOR, Grad.UNKNOWN, Device.UNKNOWN)
+            return _ANNOTATED_TENSOR
         if q in api.PARAMETER:
-            return tensor(Grad.YES, Device.UNKNOWN, leaf=True, tags=frozenset({"parameter"}), by_flow=False)
+            return tensor(Grad.YES, Device.UNKNOWN, leaf=True, tags=frozenset({"parameter", ANNOTATED}), by_flow=False)
         if q and (q == "nn.Module" or q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper()):
             # `model: nn.Module`, `layer: nn.Linear`: a module (parameters require grad).
             return Fact(MODULE, Grad.UNKNOWN, Device.UNKNOWN, paramfree=q in api.PARAMFREE_MODULES)

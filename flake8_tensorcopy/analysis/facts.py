@@ -198,6 +198,9 @@ CALL_CONSTANTS = ("callconst:0", "callconst:1")
 # A FUNCTION fact of `functools.partial(f, ...)`: its calls bind their arguments after the
 # partial's own (evaluate.Evaluator; the GAN domain steers no walk by them).
 PARTIAL_TAG = "partial"
+# The tag of a tensor by an annotation only (`x: torch.Tensor`, evaluate._annotation_fact), kept
+# where the value goes as it is (a call site passes it on): callers do not always keep to it.
+ANNOTATED = "annotated"
 # The tag of what one call of another module passes to the function it asks about
 # (module_summary.ProjectEntity.sinks_for), as "callsite:<line>" marks what the file's calls pass.
 CALLED = frozenset({"passed"})

@@ -33,7 +33,7 @@ from ..source import hasher, write_cache_file
 MAP_LIMIT = 100_000
 
 # Part of every entry: a change in what an entry holds starts over.
-_FORMAT = f"summaries-7:{sys.version_info[0]}.{sys.version_info[1]}"
+_FORMAT = f"summaries-8:{sys.version_info[0]}.{sys.version_info[1]}"
 
 
 def _checked(entry) -> bytes:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 
+from ..analysis.facts import ANNOTATED
 from ..fixes import attr_name_span, receiver_text
 from ..intents import ReplaceExpression, SwapCalls
 from .base import Fix, Invalid, Oracle, Rule, Valid, dedent
@@ -348,7 +349,10 @@ class CopyConstructFromTensor(Rule):
 ## What it does
 Checks for `torch.tensor(t)` and `u.new_tensor(t)` where `t` is known to be a tensor (the
 result of a torch call, a model, `.detach()`, `.clone()`, a parameter, ...).  Lists and numbers
-are what these constructors are for and are not reported.
+are what these constructors are for and are not reported.  A `t` that is a tensor only by an
+annotation (`def f(x: torch.Tensor)`, or what a call passes on from such a parameter) is
+reported only in strict mode (`--strict`), the message saying so: callers hand such parameters
+lists and tuples (a config's `latents_mean`), which copy nothing and warn of nothing.
 
 ## Why is this bad?
 `torch.tensor` is meant for Python data.  Given a tensor it copies it, drops the autograd
@@ -379,7 +383,7 @@ in `u.new_tensor(t)` is not a plain name or attribute (it would be evaluated twi
 Safe only when `t` is a tensor by the flow of the code (the result of a torch call, a model,
 a parameter, an `isinstance(t, torch.Tensor)` guard).  When only an annotation says so
 (`def f(x: torch.Tensor)`, which callers often call with lists, arrays or `torch.Size`), the
-finding carries an unsafe fix: `x.detach().clone()` fails on those.  An `isinstance` /
+finding (strict mode) carries an unsafe fix: `x.detach().clone()` fails on those.  An `isinstance` /
 `torch.is_tensor` guard overrides the annotation: `torch.tensor(x)` under
 `if not torch.is_tensor(x):` or `if isinstance(x, torch.Size):` is not reported.
 
@@ -414,6 +418,15 @@ finding carries an unsafe fix: `x.detach().clone()` fails on those.  An `isinsta
             def f(data):
                 return torch.tensor(data)
             """)),
+        # A tensor only by its annotation, which its caller does not keep to (a config's list).
+        Valid(dedent("""
+            import torch
+
+            def normalize(latents: torch.Tensor, latents_mean: torch.Tensor) -> torch.Tensor:
+                return latents - torch.tensor(latents_mean).view(1, -1, 1)
+
+            out = normalize(torch.zeros(2, 3, 4), [0.1, 0.2, 0.3])
+            """), runs=True),
     ]
     INVALID = [
         Invalid(
@@ -496,6 +509,12 @@ finding carries an unsafe fix: `x.detach().clone()` fails on those.  An `isinsta
         data_fact = ctx.fact(data)
         if data_fact.kind != "tensor":
             return
+        annotated = not data_fact.by_flow and ANNOTATED in data_fact.tags
+        if annotated and not ctx.options.strict:
+            # A tensor only by an annotation (`def f(x: torch.Tensor)`, or what calls pass on
+            # from one): callers hand such parameters lists and configs' tuples, which copy
+            # nothing and warn of nothing (diffusers' `latents_mean`).  Strict mode reports it.
+            return
         rebuilt = self._replacement(node, data, receiver, ctx)
         call = ctx.shortened(node)
         fix = None
@@ -514,7 +533,10 @@ finding carries an unsafe fix: `x.detach().clone()` fails on those.  An `isinsta
             replacement = self._preview(template, slots, ctx)
             if len(replacement) <= 60 and "\n" not in replacement:
                 shown = replacement
-        ctx.report(self, node, fix, call=call + ctx.origin(data, "kind"), replacement=shown)
+        origin = ctx.origin(data, "kind")
+        if annotated:
+            origin = origin[:-1] + "; a tensor by its annotation)" if origin else " (a tensor by its annotation)"
+        ctx.report(self, node, fix, call=call + origin, replacement=shown)
 
     def _replacement(self, node: ast.Call, data, receiver, ctx) -> tuple | None:
         """(template, {slot name: the node it stands for}) of the rewrite, or None."""
