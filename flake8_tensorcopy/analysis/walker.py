@@ -2774,18 +2774,17 @@ def _bind(out: dict, target, value) -> None:
 # What a new tensor computed from torch's factories (those that carry no grad of what they are
 # given: api.FACTORIES less api.GRAD_THROUGH_FACTORIES) may go through (_new_tensor): torch's
 # functions of tensors or sizes, and the methods that give a new tensor or a view.
-_NEW_TENSOR_FUNCTIONS = frozenset({"exp", "log", "sin", "cos", "sqrt", "pow", "outer", "polar", "stack", "cat",
-                                   "einsum", "ger", "matmul", "cumsum", "flip", "where", "tril", "triu"})
-_NEW_TENSOR_METHODS = frozenset({"float", "double", "half", "bfloat16", "to", "unsqueeze", "squeeze",
-                                 "reshape", "view", "t", "exp", "log", "sin", "cos", "sqrt", "pow", "flip",
-                                 "repeat", "expand", "contiguous", "clone", "cumsum", "neg", "reciprocal", "div",
-                                 "mul", "add", "sub", "abs", "transpose", "permute", "long", "int", "bool"})
+# What no tensor method of a tensor without grad turns into one with grad but these (the method
+# text says `requires_grad` otherwise: _new_buffers_only); every other method and torch function
+# of such tensors and numbers gives a tensor without grad (`(k / k.sum()).view(1, 1, -1)`, a
+# Gaussian kernel's normalisation).
+_GRAD_METHODS = frozenset({"requires_grad_", "retain_grad", "register_hook"})
 
 
 def _new_tensor(node, bindings: dict) -> bool:
     """Whether expression `node` is a new tensor of torch's factories that requires no grad
-    (_new_buffers_only): a factory's call (whatever its arguments), or arithmetic, indexing and
-    `_NEW_TENSOR_FUNCTIONS` / `_NEW_TENSOR_METHODS` calls of such tensors, numbers and names, with
+    (_new_buffers_only): a factory's call (whatever its arguments), or arithmetic, indexing, torch
+    functions and tensor methods (but `_GRAD_METHODS`) of such tensors, numbers and names, with
     at least one factory's; a local (`bindings`: _local_bindings) bound and written only to such
     values or numbers.  A name the method does not bind (a constructor's size or base) is taken
     for a number."""
@@ -2830,8 +2829,12 @@ def _new_walk(n, bindings: dict, visiting: set, made: list, depth: int) -> bool:
         if q in api.FACTORIES and q not in api.GRAD_THROUGH_FACTORIES:
             made.append(f.attr)
             return True
-        return f.attr in _NEW_TENSOR_FUNCTIONS and all(_new_walk(a, bindings, visiting, made, depth + 1) for a in args)
-    return f.attr in _NEW_TENSOR_METHODS and _new_walk(f.value, bindings, visiting, made, depth + 1) and all(
+        return all(_new_walk(a, bindings, visiting, made, depth + 1) for a in args)
+    if type(f.value) is ast.Name and f.value.id not in bindings:
+        # (A name the method does not bind is a number, but not as a receiver: `nn.Parameter(t)`,
+        # `np.exp(x)` are no tensor's methods; `math.log(10000.0)` gives a number.)
+        return f.value.id == "math" and all(_new_walk(a, bindings, visiting, made, depth + 1) for a in args)
+    return f.attr not in _GRAD_METHODS and _new_walk(f.value, bindings, visiting, made, depth + 1) and all(
         type(a) is ast.Attribute and (dotted_name(a) or "").startswith("torch.")
         or _new_walk(a, bindings, visiting, made, depth + 1) for a in args)
 
@@ -3027,7 +3030,10 @@ _BIAS_POSITION = {"Linear": 2, "Bilinear": 3, "LayerNorm": 3, "Conv1d": 7, "Conv
 
 # `self.x = value` (also `self.x: T = value`), the value to the end of its line; and a line that
 # is one literal (a number, a string, True, False, None), a comment after it allowed.
-_SELF_ASSIGNMENT = LazyPattern(r"\bself\.\w+\s*(?::[^=\n]*)?=(?!=)([^\n]*)|\bself\.\w+\s*,")
+# `self.a = value` (group 1: the value), or a target list that holds an attribute, `self.a, self.b
+# = ...`, `x, self.a = ...` (no group: not read), at the start of a line (`f(x, self.kernel)`
+# sets nothing).
+_SELF_ASSIGNMENT = LazyPattern(r"\bself\.\w+\s*(?::[^=\n]*)?=(?!=)([^\n]*)|(?:^|\n)[ \t]*[(\[]?[\w., \t]*\bself\.\w+\s*,")
 # What sets an attribute of a module by its name (walker._param_holders).
 _BY_NAME = ("setattr", "add_module", "register_module", "register_parameter", "register_buffer", "__dict__",
             "load_state_dict")
