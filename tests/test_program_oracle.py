@@ -3737,6 +3737,56 @@ opt.step()
 ]
 
 TNS5_PROGRAMS = [
+    ("a best state of the module a wrapper holds, by torchvision's model_without_ddp, trained through the wrapper", '''\
+class Wrapper(nn.Module):
+    def __init__(self, module):
+        super().__init__()
+        self.module = module
+    def forward(self, x):
+        return self.module(x)
+model = Wrapper(nn.Linear(4, 2))
+model_without_ddp = model.module if hasattr(model, "module") else model
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+best_state = None
+for epoch in range(3):
+    opt.zero_grad()
+    model(torch.randn(8, 4)).pow(2).mean().backward()
+    opt.step()
+    if best_state is None:
+        best_state = model_without_ddp.state_dict()
+        best_ref = {k: v.clone() for k, v in best_state.items()}
+assert torch.equal(best_state["weight"], best_ref["weight"]), "changed"
+'''),
+    ("a state of the module a wrapper holds, by another name, saved before the next step", '''\
+class Wrapper(nn.Module):
+    def __init__(self, module):
+        super().__init__()
+        self.module = module
+    def forward(self, x):
+        return self.module(x)
+model = Wrapper(nn.Linear(4, 2))
+net = model.module if hasattr(model, "module") else model
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+saved = []
+for epoch in range(3):
+    opt.zero_grad()
+    model(torch.randn(8, 4)).pow(2).mean().backward()
+    opt.step()
+    state = net.state_dict()
+    saved.append(state["weight"].sum().item())
+assert saved[0] != saved[-1]
+'''),
+    ("a best state taken through another name of the model, trained through the first", '''\
+model = nn.Linear(4, 2)
+m = model
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+best = m.state_dict()
+ref = {k: v.clone() for k, v in best.items()}
+opt.zero_grad()
+model(torch.randn(8, 4)).pow(2).mean().backward()
+opt.step()
+assert torch.equal(best["weight"], ref["weight"]), "changed"
+'''),
     ("an EWC anchor that keeps .data views of the model's parameters: its penalty reads what training moved", '''\
 class EWC:
     def __init__(self, model):

@@ -1328,7 +1328,8 @@ class SnapshotDomain(Domain):
             source, inner, via = found
             if id(node) not in rec.anchors:
                 rec.anchors[id(node)] = Anchor(node, STATE, source, inner, via)
-            return Token(id(node), source, STATE, True)
+            # (`model_without_ddp.state_dict()`: of the module an update of `model` reaches.)
+            return Token(id(node), state.doms[self.key].resolved(source), STATE, True)
         base = _tensor_alias(node, walker, state)
         via, array = "", None
         if base is not None:
@@ -1630,12 +1631,25 @@ def _parameter_key(source: str, f) -> str:
 
 
 def _alias_of(walker, st: SnapState, value, state) -> frozenset | None:
-    """The tensors a name bound to `value` is another name of: of `w = model.weight` (a dotted
-    name that holds a tensor), {"model.weight"}; of `v = w`, what `w` is one of."""
+    """The tensors or modules a name bound to `value` is another name of: of `w = model.weight`
+    (a dotted name that holds a tensor or a module), {"model.weight"}; of `v = w`, what `w` is one
+    of; of `m = model.module if ... else model`, {"model"}."""
+    if type(value) is ast.IfExp:
+        # `model_without_ddp = model.module if hasattr(model, "module") else model` (torchvision's
+        # reference scripts): a module or one it holds, both the outer module's, which an update
+        # of either reaches.
+        a, b = dotted_name(value.body), dotted_name(value.orelse)
+        if a is None or b is None:
+            return None
+        outer, inner = (a, b) if len(a) <= len(b) else (b, a)
+        node = value.body if outer == a else value.orelse
+        if not inner.startswith(outer + ".") or walker.fact(node, state).kind != MODULE:
+            return None
+        return st.aliases.get(outer, frozenset({outer}))
     if type(value) is not ast.Name and type(value) is not ast.Attribute:
         return None
     key = dotted_name(value)
-    if key is None or walker.fact(value, state).kind != TENSOR:
+    if key is None or walker.fact(value, state).kind not in (TENSOR, MODULE):
         return None
     return st.aliases.get(key, frozenset({key}))
 

@@ -140,7 +140,9 @@ self.model.state_dict()` in the method, a trainer's; reported at the call, witho
 the copy goes in the method).  The module is a torch module by the flow of the
 code, or a name with module methods in the code (`model.train()`, `model.parameters()`) or that
 the code calls (`model(x)`: optimizers, schedulers and scalers have state dicts but are not
-called); a class of the file that defines its own `state_dict` is not one.
+called); a class of the file that defines its own `state_dict` is not one.  A module by
+another name is the module (`m = model`, or torchvision's `model_without_ddp = model.module if
+hasattr(model, "module") else model`): an update of `model` changes `m.state_dict()`.
 
 The updates are optimizer steps (`opt.step()`, `scaler.step(opt)`; an optimizer that the file
 builds on another module's parameters does not count, nor does a generator's optimizer,
