@@ -20,7 +20,12 @@ OPS = ["torch.exp(x)", "x.exp()", "torch.sigmoid(x)", "torch.tanh(x)", "torch.re
 CONSUMERS = ["y.sum()", "(y * y).sum()", "(y * 2).sum()", "y.pow(2).sum()", "torch.exp(y).sum()", "(y * w).sum()",
              # (a loss that reads y only detached: y's own op is not in its graph; the product
              # saves the detached view, which shares y's version counter, unless it is a copy)
-             "(y.detach() * w).sum()", "(y.detach().clone() * w).sum()"]
+             "(y.detach() * w).sum()", "(y.detach().clone() * w).sum()",
+             # (losses: those that save their input, and two that do not, measured on torch 2.13)
+             "torch.nn.functional.binary_cross_entropy_with_logits(y, torch.full((3,), 0.5))",
+             "torch.nn.functional.smooth_l1_loss(y, torch.zeros(3))", "torch.nn.functional.huber_loss(y, torch.zeros(3))",
+             "torch.nn.functional.soft_margin_loss(y, torch.ones(3))", "torch.nn.functional.l1_loss(y, torch.zeros(3))",
+             "torch.nn.functional.cross_entropy(y.view(1, -1), torch.tensor([0]))"]
 WRITES = ["y.detach().zero_()", "y.detach()[0] = 5.0", "d = y.detach(); d.mul_(2)",
           # (a function of the file that writes into what it is passed, or through an alias it makes)
           "d = y.detach(); zero_(d)", "detach_zero_(y)", "detach_zero_(y[0:2])"]

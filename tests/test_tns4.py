@@ -26,9 +26,14 @@ OPS = {
     "sigmoid": "torch.sigmoid(a)", "sqrt": "a.sqrt()", "rsqrt": "a.rsqrt()", "reciprocal": "a.reciprocal()",
     "relu": "F.relu(a)", "softmax": "a.softmax(1)", "log_softmax": "F.log_softmax(a, dim=1)",
     "max": "a.max()", "min": "torch.min(a)", "mse_loss": "F.mse_loss(a, torch.ones(2, 4))",
+    "binary_cross_entropy_with_logits": "F.binary_cross_entropy_with_logits(a, torch.full((2, 4), 0.5))",
+    "nll_loss": "F.nll_loss(a, torch.tensor([0, 1]))", "smooth_l1_loss": "F.smooth_l1_loss(a, torch.ones(2, 4))",
+    "huber_loss": "F.huber_loss(a, torch.ones(2, 4))", "soft_margin_loss": "F.soft_margin_loss(a, torch.ones(2, 4))",
     # Not in the table: save nothing of `a` or of their result.
     "mul by 2": "a * 2", "add": "a + 1", "sum": "a.sum()", "mean": "a.mean()", "clone": "a.clone()",
     "neg": "-a", "view": "a.view(8)", "max(dim)": "a.max(dim=1).values", "cumsum": "a.cumsum(1)",
+    "cross_entropy": "F.cross_entropy(a, torch.tensor([0, 1]))", "l1_loss": "F.l1_loss(a, torch.ones(2, 4))",
+    "kl_div": "F.kl_div(a, torch.full((2, 4), 0.25), reduction='batchmean')",
 }
 
 HEAD = "import torch\nimport torch.nn.functional as F\n\na = torch.rand(2, 4).add(0.5).requires_grad_()\n"
@@ -41,7 +46,8 @@ HEAD = "import torch\nimport torch.nn.functional as F\n\na = torch.rand(2, 4).ad
 RECORDED_SAVES_INPUT = frozenset(
     "abs atan celu clamp clamp_max clamp_min clip cos cosh cumprod elu erf gelu hardswish hardtanh layer_norm "
     "leaky_relu log log10 log1p log2 logsigmoid max min mish mse_loss norm normalize pow prod relu6 selu silu sin "
-    "sinh softplus softsign square std var".split()
+    "sinh softplus softsign square std var binary_cross_entropy_with_logits nll_loss smooth_l1_loss huber_loss "
+    "soft_margin_loss".split()
 )
 RECORDED_SAVES_RESULT = frozenset(
     "cumprod exp exp2 expm1 log_softmax max min norm prod reciprocal relu rsqrt sigmoid softmax sqrt std tan "

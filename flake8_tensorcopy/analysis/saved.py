@@ -37,8 +37,10 @@ CROSS = frozenset("mul multiply matmul mm bmm mv dot".split())
 # Division: the divisor is saved when either operand requires grad, the dividend only when
 # the divisor requires grad.
 DIV = frozenset("div divide true_divide".split())
-# Both operands saved whenever the op is recorded.
-SAVES_BOTH_OPERANDS = frozenset({"mse_loss"})
+# Both operands saved whenever the op is recorded (the losses: the input and the target; not
+# `cross_entropy`, `kl_div` and `l1_loss`, which save only the target or what they compute).
+SAVES_BOTH_OPERANDS = frozenset({"mse_loss", "binary_cross_entropy_with_logits", "nll_loss", "smooth_l1_loss",
+                                 "huber_loss", "soft_margin_loss"})
 
 _FUNCTION_PREFIXES = ("torch.nn.functional.", "torch.special.", "torch.")
 
