@@ -3454,7 +3454,10 @@ def _grad_changes(method, sets_grad) -> set:
                         if isinstance(e, (ast.Name, ast.Attribute)):
                             mentioned(e)
         elif isinstance(node, (ast.For, ast.AsyncFor)):
-            if any(isinstance(n, ast.Attribute) and n.attr in ("requires_grad", "requires_grad_", "detach_")
+            # (A loop that sets `p.requires_grad` or calls `p.requires_grad_(...)`; not one that
+            # reads it, `if param.requires_grad and ...:` of FGM's attack.)
+            if any(isinstance(n, ast.Attribute) and (n.attr in ("requires_grad_", "detach_") or n.attr == "requires_grad"
+                                                     and type(n.ctx) is ast.Store)
                    for b in node.body for n in walk(b)):
                 mentioned(node.iter)
         elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
