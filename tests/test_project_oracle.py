@@ -3296,6 +3296,48 @@ print(t.report())
 '''}),
     # A discriminator loss of another module that detaches the fakes under a flag it defaults to
     # True: the calls that leave the flag or pass True keep the generator out.
+    # A relativistic GAN's epoch takes its modules and optimizers as parameters (the only D call is
+    # in the loss helper of another module): the generator step fails ("backward through the
+    # graph a second time"); its twin detaches at the call.
+    ('TNS3', 'relativistic loss helpers of another module in an epoch handed its modules and optimizers', {
+        'losses.py': """\
+import torch.nn.functional as F
+def relativistic_d_loss(D, real, fake):
+    d_real, d_fake = D(real), D(fake)
+    return F.binary_cross_entropy_with_logits(d_real - d_fake.mean(), torch.ones_like(d_real))
+def relativistic_g_loss(D, real, fake):
+    d_real, d_fake = D(real), D(fake)
+    return F.binary_cross_entropy_with_logits(d_fake - d_real.mean(), torch.ones_like(d_fake))
+""",
+        'train.py': """\
+from losses import relativistic_d_loss, relativistic_g_loss
+def train_epoch(G, D, optimizer_G, optimizer_D, loader):
+    for real in loader:
+        fake = G(torch.randn(real.size(0), 4))
+        optimizer_D.zero_grad()
+        loss_D = relativistic_d_loss(D, real, fake)  # expect
+        loss_D.backward()
+        optimizer_D.step()
+        optimizer_G.zero_grad()
+        relativistic_g_loss(D, real, fake).backward()
+        optimizer_G.step()
+def train_epoch_detached(G, D, optimizer_G, optimizer_D, loader):
+    for real in loader:
+        fake = G(torch.randn(real.size(0), 4))
+        optimizer_D.zero_grad()
+        loss_D = relativistic_d_loss(D, real, fake.detach())
+        loss_D.backward()
+        optimizer_D.step()
+        optimizer_G.zero_grad()
+        relativistic_g_loss(D, real, fake).backward()
+        optimizer_G.step()
+""",
+        'main.py': """\
+from train import train_epoch_detached
+G, D = nn.Linear(4, 3), nn.Linear(3, 1)
+opt_G, opt_D = torch.optim.Adam(G.parameters()), torch.optim.Adam(D.parameters())
+train_epoch_detached(G, D, opt_G, opt_D, [torch.randn(8, 3)])
+"""}),
     ('TNS3', 'discriminator loss of another module that detaches under a flag it defaults to True', {
         'gan_losses.py': '''\
 def d_loss(netD, real, fake, detach_fake=True):

@@ -27,7 +27,7 @@ import re
 from . import torchapi as api
 from .astutil import (all_nodes, bind_arguments, call_constants, child_nodes, decorator_names, dotted_name,
                       is_plain_method, left_bool_default, parameter_names, walk)
-from .facts import CLASS, FUNCTION, MODULE, OBJECT, PARTIAL_TAG, TENSOR, Grad
+from .facts import CLASS, FUNCTION, MODULE, OBJECT, PARTIAL_TAG, TENSOR, UNKNOWN, Grad
 from .lazytree import unread_without
 from .names import D, G, configured_roles, may_have_both_roles, may_have_structure, words
 from .names import D_WORDS as _D_WORDS
@@ -255,7 +255,12 @@ class GanNames:
                 continue
             r = self.module_role(dotted)
             if r is None and "." in dotted:
-                r = self.module_role(dotted.rsplit(".", 1)[0])
+                owner, method = dotted.rsplit(".", 1)
+                r = self.module_role(owner)
+                if r is None and method == "step":
+                    # `optimizer_D.step()`: a discriminator's step, whose discriminator call
+                    # may be a helper's (`relativistic_d_loss(D, real, fake)` in losses.py).
+                    r = self.optimizer_role(owner)[1]
             if r is not None:
                 saw.add(r)
         class_roles = [role_of_words(words(c.name)) for c in classes]
@@ -411,6 +416,12 @@ class CallInfo:
 
 # Plain classes, compared by identity (a dataclass costs every start that loads this module
 # half a millisecond to define).
+
+
+def _binds_name(stmt, name: str, value) -> bool:
+    """Whether `stmt` is `name = value` (one target)."""
+    return type(stmt) is ast.Assign and len(stmt.targets) == 1 and type(stmt.targets[0]) is ast.Name \
+        and stmt.targets[0].id == name and stmt.value is value
 
 
 class GenSource:
@@ -1456,7 +1467,17 @@ class GanScope:
         may carry a graph and carries generator output.  (Not a tuple or a list literal with
         one, `d_loss(netD, (real, fake))`: which of its parts the helper hands its discriminator
         is not known, and a helper that hands it only `real` is no step through the generator.)"""
-        return self._has_gen(self._prov.get(id(expr), EMPTY)) and self._may_carry_graph(expr)
+        prov = self._prov.get(id(expr), EMPTY)
+        if not self._has_gen(prov):
+            return False
+        if self._may_carry_graph(expr):
+            return True
+        # (Or what the analysis cannot tell, where it is the generator's output as it came: `fake =
+        # G(z)` with `G` a parameter of the function, a generator by its name or by the optimizer
+        # it is handed to, or the call itself.)
+        return self.walker.fact(expr, self.state).kind == UNKNOWN and any(
+            type(s) is GenSource and (s.node is expr or type(expr) is ast.Name and _binds_name(s.binding, expr.id, s.node))
+            for s in prov)
 
     def _callee_part(self, callee, first: int, owner=None, call: ast.Call | None = None):
         """What this domain's part of the summary of `callee`, a function of the file (a method
