@@ -3794,6 +3794,32 @@ opt.step()
 ]
 
 TNS5_PROGRAMS = [
+    ("update-to-data ratios from views of a filtered list of the model's parameters, taken before the step", '''\
+model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+params = [p for p in model.parameters() if p.dim() > 1]
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+ratios = []
+for _ in range(2):
+    opt.zero_grad()
+    model(torch.randn(8, 4)).pow(2).mean().backward()
+    old = [p.data for p in params]
+    opt.step()
+    ratios.append([((p.data - o).std() / p.data.std()).item() for p, o in zip(params, old)])
+assert any(r != 0.0 for row in ratios for r in row), "changed"
+'''),
+    ("update-to-data ratios from copies of a filtered list of the model's parameters", '''\
+model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+params = [p for p in model.parameters() if p.dim() > 1]
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+ratios = []
+for _ in range(2):
+    opt.zero_grad()
+    model(torch.randn(8, 4)).pow(2).mean().backward()
+    old = [p.data.clone() for p in params]
+    opt.step()
+    ratios.append([((p.data - o).std() / p.data.std()).item() for p, o in zip(params, old)])
+assert any(r != 0.0 for row in ratios for r in row)
+'''),
     ("a best state of the module a wrapper holds, by torchvision's model_without_ddp, trained through the wrapper", '''\
 class Wrapper(nn.Module):
     def __init__(self, module):

@@ -29,7 +29,7 @@ from collections import Counter, namedtuple
 from ..model import REQUIRED, Record
 from .astutil import (attributes_changed, bind_arguments, child_nodes, def_stub, dotted_name, expressions,
                       is_plain_method, own_nodes, target_elements, walk)
-from .facts import FUNCTION, MODULE, OTHER, TENSOR, UNKNOWN, Device, Grad
+from .facts import FUNCTION, MODULE, OTHER, SEQ, TENSOR, UNKNOWN, Device, Grad
 from .names import words
 from .storage import is_inplace_method
 from .summaries import project_bases
@@ -1373,6 +1373,10 @@ class SnapshotDomain(Domain):
             return frozenset()
         gen = node.generators[0]
         it, target = gen.iter, gen.target
+        if type(it) is ast.Name:
+            # A list of one module's parameters kept under a name (`params = [p for p in
+            # model.parameters() if p.dim() > 1]`, then `old = [p.data for p in params]`).
+            return self._parameter_list_views(walker, node, it, target, state, rec)
         if type(it) is not ast.Call or type(it.func) is not ast.Attribute or it.args or it.keywords:
             return frozenset()
         m = it.func.attr
@@ -1431,6 +1435,31 @@ class SnapshotDomain(Domain):
         param = (el.leaf and el.grad is Grad.YES) or "parameter" in el.tags
         if id(node) not in rec.anchors:
             rec.anchors[id(node)] = Anchor(node, TENSOR_ALIAS, f"{owner}.{m}()", None, "", array, value)
+        return frozenset({Token(id(node), owner + ".[parameters]", TENSOR_ALIAS, param)})
+
+
+    def _parameter_list_views(self, walker, node, it: ast.Name, target, state, rec: SnapScope) -> frozenset:
+        """The token of `[p.data for p in params]` (a list of views, not of dict items), where
+        `params` holds parameters of one module (a SEQ whose elements are tagged for it)."""
+        if type(node) is not ast.ListComp or type(target) is not ast.Name:
+            return frozenset()
+        f = walker.fact(it, state)
+        el = f.element
+        if f.kind != SEQ or el is None or el.kind != TENSOR:
+            return frozenset()
+        owners = [tag[9:] for tag in el.tags if tag.startswith("param_of:")]
+        if len(owners) != 1:
+            return frozenset()
+        got = _returned_snapshot(node.elt)
+        if got is None or got[0] != TENSOR_ALIAS or got[1] != target.id:
+            return frozenset()
+        steps = tuple(got[2].split("."))
+        if not _chain_alias(steps, el, state.no_grad, _device_free(walker)):
+            return frozenset()
+        owner = owners[0]
+        param = (el.leaf and el.grad is Grad.YES) or "parameter" in el.tags
+        if id(node) not in rec.anchors:
+            rec.anchors[id(node)] = Anchor(node, TENSOR_ALIAS, it.id, None, "", steps[-1] == "numpy", node.elt)
         return frozenset({Token(id(node), owner + ".[parameters]", TENSOR_ALIAS, param)})
 
 

@@ -590,7 +590,9 @@ returns when it returns such a view of the tensor it is handed (`to_numpy(model.
 returned, named nowhere else: every `return` of the function returns the same view of that
 parameter, which it never rebinds; the message says where the function is),
 and a list or dict comprehension of such views of a module's parameters (`[p.detach() for p in
-model.parameters()]`, `{n: p.detach() for n, p in model.named_parameters()}`).  A class of the
+model.parameters()]`, `{n: p.detach() for n, p in model.named_parameters()}`, or a list of them
+kept under a name, `old = [p.data for p in params]` with `params = [p for p in
+model.parameters() if p.dim() > 1]`: an update-to-data ratio).  A class of the
 file or of another module of the project whose constructor keeps such a comprehension of the
 module it is handed in an attribute (`self.params = {n: p.data for n, p in
 model.named_parameters()}`, an EWC anchor) is reported at the constructor's call (`ewc =
