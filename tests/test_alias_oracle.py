@@ -25,7 +25,12 @@ CONSUMERS = ["y.sum()", "(y * y).sum()", "(y * 2).sum()", "y.pow(2).sum()", "tor
              "torch.nn.functional.binary_cross_entropy_with_logits(y, torch.full((3,), 0.5))",
              "torch.nn.functional.smooth_l1_loss(y, torch.zeros(3))", "torch.nn.functional.huber_loss(y, torch.zeros(3))",
              "torch.nn.functional.soft_margin_loss(y, torch.ones(3))", "torch.nn.functional.l1_loss(y, torch.zeros(3))",
-             "torch.nn.functional.cross_entropy(y.view(1, -1), torch.tensor([0]))"]
+             "torch.nn.functional.cross_entropy(y.view(1, -1), torch.tensor([0]))",
+             # (by keyword; keywords that change what is computed: `beta=0.0` is `l1_loss`)
+             "torch.nn.functional.binary_cross_entropy_with_logits(y, target=torch.full((3,), 0.5))",
+             "torch.nn.functional.huber_loss(input=y, target=torch.zeros(3), delta=0.5)",
+             "torch.nn.functional.smooth_l1_loss(y, torch.zeros(3), beta=0.0)",
+             "torch.nn.functional.nll_loss(y.view(1, -1), torch.tensor([0]))"]
 WRITES = ["y.detach().zero_()", "y.detach()[0] = 5.0", "d = y.detach(); d.mul_(2)",
           # (a function of the file that writes into what it is passed, or through an alias it makes)
           "d = y.detach(); zero_(d)", "detach_zero_(y)", "detach_zero_(y[0:2])"]

@@ -128,6 +128,21 @@ def test_an_annotation_alone_is_strict_only_with_an_unsafe_fix():
     assert fix_text(textwrap.dedent(code), options=Options(strict=True)).text == textwrap.dedent(code)
 
 
+def test_what_a_method_or_torch_makes_of_an_annotated_parameter_is_reported():
+    # `x.detach()`, `x.float()`, `torch.softmax(x, -1)` are tensors wherever the code runs.
+    code = """
+    import torch
+    def a(x: torch.Tensor):
+        return torch.tensor(x.detach())
+    def b(x: torch.Tensor):
+        return torch.tensor(x.float())
+    def c(x: torch.Tensor):
+        return torch.tensor(torch.softmax(x, -1))
+    """
+    assert {line for code_, line, _ in _found(code) if code_ == "TNS202"} == {4, 6, 8}
+    assert not any("annotation" in v.message for v in _lint(code, strict=True))
+
+
 def test_what_a_call_passes_on_from_an_annotated_parameter_is_strict_only():
     # diffusers' LTX pipeline: the annotated parameter is handed on to a helper without one,
     # and the only caller passes a tuple.

@@ -141,6 +141,30 @@ class Smoothing(nn.Module):
 out = Smoothing()(torch.randn(1, 1, 16))
 print(out[0, 0].numpy())
 '''),
+    ("a blur kernel buffer beside a padding the constructor computes from its size, the conv call split over lines", '''\
+class GaussianBlur(nn.Module):
+    def __init__(self, size=5, sigma=1.0):
+        super().__init__()
+        self.pad = size // 2
+        x = torch.arange(size).float() - size // 2
+        k = torch.exp(-x ** 2 / (2 * sigma ** 2))
+        self.register_buffer("kernel", (k / k.sum()).view(1, 1, -1))
+    def forward(self, x):
+        return nn.functional.conv1d(x,
+                                    self.kernel,
+                                    padding=self.pad)
+print(GaussianBlur()(torch.randn(1, 1, 16))[0, 0].numpy())
+'''),
+    ("a module whose padding the constructor computes from its size, and a layer", '''\
+class Conv(nn.Module):
+    def __init__(self, size=3):
+        super().__init__()
+        self.pad = size // 2
+        self.conv = nn.Conv1d(1, 1, size)
+    def forward(self, x):
+        return self.conv(nn.functional.pad(x, (self.pad, self.pad)))
+print(Conv()(torch.randn(1, 1, 16))[0, 0].numpy())
+'''),
     ('a backbone the constructor freezes, then a head it adds', '''\
 class Classifier(nn.Module):
     def __init__(self):
@@ -3794,6 +3818,40 @@ opt.step()
 ]
 
 TNS5_PROGRAMS = [
+    ("a view of the first layer of a Sequential whose optimizer steps only the last layer", '''\
+net = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1))
+opt = torch.optim.SGD(net[2].parameters(), lr=0.1)
+init_w = net[0].weight.detach()
+for _ in range(2):
+    opt.zero_grad()
+    net(torch.randn(8, 3)).pow(2).mean().backward()
+    opt.step()
+assert torch.equal(net[0].weight, init_w)
+'''),
+    ("a view of a layer of a Sequential replaced by a new layer before the steps", '''\
+net = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1))
+old_w = net[0].weight.detach()
+ref = old_w.clone()
+net[0] = nn.Linear(3, 4)
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+for _ in range(2):
+    opt.zero_grad()
+    net(torch.randn(8, 3)).pow(2).mean().backward()
+    opt.step()
+assert torch.equal(old_w, ref)
+'''),
+    ("a NumPy view of the last layer of a Sequential by a negative index, kept each step", '''\
+net = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1))
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+snaps = []
+for _ in range(2):
+    opt.zero_grad()
+    net(torch.randn(8, 3)).pow(2).mean().backward()
+    opt.step()
+    with torch.no_grad():
+        snaps.append(net[-1].weight.numpy())
+assert not (snaps[0] == snaps[-1]).all(), "changed"
+'''),
     ("update-to-data ratios from views of a filtered list of the model's parameters, taken before the step", '''\
 model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
 params = [p for p in model.parameters() if p.dim() > 1]
@@ -4575,7 +4633,7 @@ STRICT_ONLY = {"partial of a function", "state_dict keep_vars", "store output in
 # what a class's `__getitem__` returns, which for another key requires grad), a value of a dict
 # after `update()`, after `**other`, or after a call statement that hands it to a function, or
 # read by a key in a variable.
-STRICT_MAY = {'a Gaussian smoothing kernel normalised by its sum into a buffer, passed to conv1d among other arguments', 'a linear layer built frozen with requires_grad_(False), and one without bias whose weight is frozen', 'batch norm without affine parameters by position, and an instance norm', 'an embedding whose weight the constructor copies in and freezes (the classic GloVe layer)', 'an embedding the constructor freezes with requires_grad_', 'a feature extractor whose constructor freezes its backbone in a loop', 'a linear layer whose weight and bias the constructor freezes one by one', 'pretrained embeddings and a layer norm without affine parameters', 'a Sequential of pretrained embeddings and an activation, and a ModuleList of pretrained tables', "a rotary embedding's frequencies computed from the constructor's sizes into a buffer", "the PyTorch tutorial's positional encoding: a dropout and a buffer it fills", "an attribute the constructor computes with a local model it freezes by a call", "a module whose only parameter is made frozen positionally, and a buffer and a dropout", "a module of pretrained embeddings (frozen by from_pretrained) and new buffers", "a module whose only parameter is made not to require grad", "a setup function of the file turns grad off, then a helper converts", "helper makes a detached copy of its argument that does not require grad and converts it", "a module whose constructor calls its own freezing method", "decorator of the file runs the function under no_grad in a try, restoring train mode after", "decorator of the file whose wrapper is itself decorated no_grad", "an embedding made from pretrained vectors, frozen by an unknown flag", "an embedding made from pretrained vectors, frozen by default", "decorator of the file sets eval mode, then runs the function under no_grad", "constructors of plain classes that freeze what they are handed", "a converter that detaches a tensor and asarrays anything else, given a layer output", "a Sequential of a frozen module and a layer without parameters", "a generator made and iterated under no_grad", "method under no_grad decorator", "decorator of the file runs the function under no_grad", "static method passed a frozen model",
+STRICT_MAY = {'a blur kernel buffer beside a padding the constructor computes from its size, the conv call split over lines', 'a Gaussian smoothing kernel normalised by its sum into a buffer, passed to conv1d among other arguments', 'a linear layer built frozen with requires_grad_(False), and one without bias whose weight is frozen', 'batch norm without affine parameters by position, and an instance norm', 'an embedding whose weight the constructor copies in and freezes (the classic GloVe layer)', 'an embedding the constructor freezes with requires_grad_', 'a feature extractor whose constructor freezes its backbone in a loop', 'a linear layer whose weight and bias the constructor freezes one by one', 'pretrained embeddings and a layer norm without affine parameters', 'a Sequential of pretrained embeddings and an activation, and a ModuleList of pretrained tables', "a rotary embedding's frequencies computed from the constructor's sizes into a buffer", "the PyTorch tutorial's positional encoding: a dropout and a buffer it fills", "an attribute the constructor computes with a local model it freezes by a call", "a module whose only parameter is made frozen positionally, and a buffer and a dropout", "a module of pretrained embeddings (frozen by from_pretrained) and new buffers", "a module whose only parameter is made not to require grad", "a setup function of the file turns grad off, then a helper converts", "helper makes a detached copy of its argument that does not require grad and converts it", "a module whose constructor calls its own freezing method", "decorator of the file runs the function under no_grad in a try, restoring train mode after", "decorator of the file whose wrapper is itself decorated no_grad", "an embedding made from pretrained vectors, frozen by an unknown flag", "an embedding made from pretrained vectors, frozen by default", "decorator of the file sets eval mode, then runs the function under no_grad", "constructors of plain classes that freeze what they are handed", "a converter that detaches a tensor and asarrays anything else, given a layer output", "a Sequential of a frozen module and a layer without parameters", "a generator made and iterated under no_grad", "method under no_grad decorator", "decorator of the file runs the function under no_grad", "static method passed a frozen model",
               "plain method called on the class with an instance", "partial of a no_grad function", "lambda to_np called with a detached output",
               "lambda computing output called only under no_grad", "dataclass field its method detaches", "a conversion to long is no move", "nested def sees the local frozen model, not the global", "class attr model in other method under no_grad",
               "method called only under no_grad", "frozen params loop", "frozen requires_grad_(False)",

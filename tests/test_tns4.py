@@ -72,6 +72,23 @@ def test_every_table_entry_has_a_case():
     assert table <= set(OPS)
 
 
+def test_a_write_around_the_version_counter_to_what_backward_never_reads():
+    """`nll_loss` saves its input for the version check only: a write through `.detach()` raises
+    (TNS402), one through `.data` leaves the gradient as it was (no TNS403)."""
+    torch = pytest.importorskip("torch")
+    body = ("import torch\nimport torch.nn.functional as F\n\n"
+            "a = torch.randn(2, 3).requires_grad_()\nb = a * 1.0\n"
+            "loss = F.nll_loss(b, torch.tensor([0, 2]))\n{write}\nloss.backward()\n")
+    detached = body.format(write="b.detach().mul_(2.0)")
+    assert [v.code for v in lint_text(detached, TNS4).violations] == ["TNS402"]
+    assert _runtime_raises(detached)
+    data = body.format(write="b.data.mul_(2.0)")
+    assert [v.code for v in lint_text(data, TNS4).violations] == []
+    ns: dict = {}
+    exec(compile(data, "<nll>", "exec"), ns)
+    assert torch.equal(ns["a"].grad, torch.tensor([[-0.5, 0.0, 0.0], [0.0, 0.0, -0.5]]))
+
+
 @pytest.mark.parametrize("name", sorted(OPS))
 @pytest.mark.parametrize("written", ["input", "result"])
 def test_saved_table_agrees_with_torch(name, written):

@@ -37,10 +37,16 @@ CROSS = frozenset("mul multiply matmul mm bmm mv dot".split())
 # Division: the divisor is saved when either operand requires grad, the dividend only when
 # the divisor requires grad.
 DIV = frozenset("div divide true_divide".split())
-# Both operands saved whenever the op is recorded (the losses: the input and the target; not
+# Both operands saved whenever the op is recorded (the losses: the input and the target, by
+# position or as `input=` / `target=`, where no other keyword but `reduction` changes how they
+# compute: `F.mse_loss(x, t, weight=w)` and `F.smooth_l1_loss(x, t, beta=0.0)` save neither; not
 # `cross_entropy`, `kl_div` and `l1_loss`, which save only the target or what they compute).
-SAVES_BOTH_OPERANDS = frozenset({"mse_loss", "binary_cross_entropy_with_logits", "nll_loss", "smooth_l1_loss",
-                                 "huber_loss", "soft_margin_loss"})
+SAVES_BOTH_OPERANDS = frozenset({"mse_loss", "binary_cross_entropy_with_logits", "smooth_l1_loss", "huber_loss",
+                                 "soft_margin_loss", "nll_loss"})
+# Of those, the losses whose input is saved for the version check only: the gradient does not
+# read its values (a write through `.detach()` raises; one through `.data` or NumPy changes
+# nothing of it).
+CHECKS_INPUT_ONLY = frozenset({"nll_loss"})
 
 _FUNCTION_PREFIXES = ("torch.nn.functional.", "torch.special.", "torch.")
 
@@ -112,6 +118,16 @@ def strip_views(expr: ast.expr, ctx) -> ast.expr:
             return expr
 
 
+def _same_computation(name: str, keyword: ast.keyword) -> bool:
+    """Whether a loss's keyword leaves what it saves as it is: Huber's `delta`, a positive
+    `beta` of smooth L1 (`beta=0.0` makes it `l1_loss`, which saves neither)."""
+    if name == "huber_loss":
+        return keyword.arg == "delta"
+    v = keyword.value
+    return name == "smooth_l1_loss" and keyword.arg == "beta" and type(v) is ast.Constant \
+        and type(v.value) in (int, float) and v.value > 0
+
+
 def _operation(node: ast.Call, ctx):
     """(op name, [operand expressions]) of a tensor method or torch function call, else None."""
     func = node.func
@@ -120,11 +136,13 @@ def _operation(node: ast.Call, ctx):
     if isinstance(func, ast.Attribute) and _tensor(ctx.fact(func.value)):
         return func.attr, [func.value, *node.args]
     q = ctx.qualname(func)
-    if q is None or not node.args:
+    if q is None:
         return None
     for prefix in _FUNCTION_PREFIXES:
         if q.startswith(prefix) and "." not in q[len(prefix):]:
-            return q[len(prefix):], list(node.args)
+            name = q[len(prefix):]
+            # (A loss may be given its input and target by keyword only.)
+            return (name, list(node.args)) if node.args or name in SAVES_BOTH_OPERANDS else None
     return None
 
 
@@ -158,6 +176,18 @@ def saved_tensors(node: ast.AST, ctx) -> list[tuple[ast.expr, str]]:
     if found is None:
         return _module_result(node, ctx) or _helper_result(node, ctx)
     name, operands = found
+    if name in SAVES_BOTH_OPERANDS:
+        if any(k.arg not in ("reduction", "input", "target") and not _same_computation(name, k) for k in node.keywords):
+            return out
+        given = {k.arg: k.value for k in node.keywords}
+        operands = operands[:2] + [given[k] for k in ("input", "target")[len(operands):] if k in given]
+        if len(operands) < 2:
+            return out
+        facts = [ctx.fact(o) for o in operands]
+        if any(_yes(f) for f in facts[:2]):
+            return [(o, "checked" if i == 0 and name in CHECKS_INPUT_ONLY else "input")
+                    for i, (o, f) in enumerate(zip(operands[:2], facts[:2])) if _tensor(f)]
+        return out
     facts = [ctx.fact(o) for o in operands]
     first = facts[0]
     if name in CROSS and len(operands) >= 2:
@@ -166,10 +196,6 @@ def saved_tensors(node: ast.AST, ctx) -> list[tuple[ast.expr, str]]:
         return _div(operands[0], facts[0], operands[1], facts[1])
     if name == "linear" and len(operands) >= 2:
         return _cross(operands[0], facts[0], operands[1], facts[1])
-    if name in SAVES_BOTH_OPERANDS and len(operands) >= 2:
-        if any(_yes(f) for f in facts[:2]):
-            return [(o, "input") for o, f in zip(operands[:2], facts[:2]) if _tensor(f)]
-        return out
     if name == "pow" and len(operands) >= 2:
         if _tensor(facts[1]):
             if _yes(first) or _yes(facts[1]):

@@ -1203,6 +1203,9 @@ class SnapshotDomain(Domain):
                     pairs = [(el, toks) for el in target_elements(target)]
                 for el, toks in pairs:
                     if isinstance(el, ast.Subscript):
+                        item = _item_key(el)
+                        if item is not None:
+                            _cut_loose(st, item)  # (`net[0] = nn.Linear(...)`: views of the old layer keep theirs)
                         key = dotted_name(el.value)
                         if key is not None and toks:
                             st.holds[key] = st.holds.get(key, frozenset()) | toks
@@ -1728,6 +1731,10 @@ def _param_roots(expr, once: dict | None = None, depth: int = 0) -> frozenset | 
         func = expr.func
         if isinstance(func, ast.Attribute) and func.attr in ("parameters", "named_parameters"):
             k = dotted_name(func.value)
+            if k is None:
+                # `net[2].parameters()`: of that layer (keyed as a view of it is, `net.[2]`);
+                # `net[2:].parameters()`: of layers the walk does not follow by name.
+                k = tensor_key(func.value) or _item_key(func.value) or _sliced_key(func.value)
             return frozenset({k}) if k is not None else None
         out = frozenset()
         parts = [*expr.args, *(k.value for k in expr.keywords)]
@@ -1956,9 +1963,8 @@ def tensor_key(node) -> str | None:
         t = type(node)
         if t is ast.Attribute:
             parts.append(node.attr)
-        elif t is ast.Subscript and type(node.slice) is ast.Constant and type(node.slice.value) is int \
-                and node.slice.value >= 0 and parts:
-            parts.append(f"[{node.slice.value}]")
+        elif t is ast.Subscript and parts and _int_index(node.slice) is not None:
+            parts.append(f"[{_int_index(node.slice)}]")
         elif t is ast.Name:
             parts.append(node.id)
             break
@@ -1967,6 +1973,33 @@ def tensor_key(node) -> str | None:
         node = node.value
     parts.reverse()
     return ".".join(parts)
+
+
+def _int_index(index) -> int | None:
+    """The integer of an index written as one (`0`, `-1`), else None."""
+    if type(index) is ast.UnaryOp and type(index.op) is ast.USub and type(index.operand) is ast.Constant \
+            and type(index.operand.value) is int:
+        return -index.operand.value
+    return index.value if type(index) is ast.Constant and type(index.value) is int else None
+
+
+def _sliced_key(node) -> str | None:
+    """`net.[2:]` of `net[2:]` (a slice of a container whose items tensor_key keys by index: what
+    it holds is none of theirs by name), else None."""
+    if type(node) is ast.Subscript and type(node.slice) is ast.Slice:
+        base = dotted_name(node.value)
+        if base is not None:
+            return base + ".[:]"
+    return None
+
+
+def _item_key(target) -> str | None:
+    """The key of a container's item a statement replaces (`net[0] = nn.Linear(3, 3)`:
+    `net.[0]`), as tensor_key keys what is reached through it; else None."""
+    if type(target) is not ast.Subscript or _int_index(target.slice) is None:
+        return None
+    base = dotted_name(target.value)
+    return f"{base}.[{_int_index(target.slice)}]" if base is not None else None
 
 
 def _to_the_cpu(call) -> bool:
@@ -2005,14 +2038,14 @@ def _frozen(walker, key: str | None, state) -> bool:
     of it requires grad: `model.backbone.requires_grad_(False)`)."""
     if not key:
         return False
-    if ".[" in key and any(part[:1] == "[" and part[1:-1].isdigit() for part in key.split(".")) and (
+    if ".[" in key and any(part[:1] == "[" and part[1:-1].lstrip("-").isdigit() for part in key.split(".")) and (
             walker.lines is None or _may_freeze(walker.lines.text)):
         # (The walk follows freezes of names, not of a container's items: `model[0].requires_grad_(False)`
         # may have frozen `model[0].weight` where the file freezes anything.)
         return True
     node = None
     for part in key.split("."):
-        if node is not None and part[:1] == "[" and part[1:-1].isdigit():  # (`model.[0]`: `model[0]`)
+        if node is not None and part[:1] == "[" and part[1:-1].lstrip("-").isdigit():  # (`model.[0]`: `model[0]`)
             node = ast.Subscript(value=node, slice=ast.Constant(value=int(part[1:-1])), ctx=ast.Load())
             continue
         if not part.isidentifier():

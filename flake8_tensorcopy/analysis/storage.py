@@ -118,7 +118,9 @@ class StorageScope:
     """The events of one scope, and the writes `finish` found harmful."""
 
     def __init__(self) -> None:
-        self.saves: list = []  # (seq, key, version, save id, path)
+        # (seq, key, version, save id, path, whether backward reads the values: not what a loss
+        # saves only for the version check, nll_loss's input)
+        self.saves: list = []
         self.writes_seen: list = []  # (seq, Write, path)
         self.backwards: list = []  # (seq, save ids, path)
         self.writes: list[Write] = []  # the findings: writes through an alias of a saved tensor
@@ -194,13 +196,13 @@ class StorageDomain(Domain):
             if not isinstance(n, (ast.BinOp, ast.Call)):
                 continue
             for expr, what in saved_tensors(n, q):
-                if what == "input":
+                if what == "input" or what == "checked":
                     key = _saved_key(expr, q)
                     if key is not None:
                         sid = (id(n), key)
                         new_ids.add(sid)
                         if record:
-                            rec.saves.append((seq, key, _version(st, key), sid, path))
+                            rec.saves.append((seq, key, _version(st, key), sid, path, what == "input"))
                 elif value is not None and strip_views(value, q) is n:
                     result_nodes.append(n)
         # 3. backward calls and what they depend on
@@ -232,7 +234,7 @@ class StorageDomain(Domain):
                     if result_nodes:
                         sid = (id(stmt), key)
                         if record:
-                            rec.saves.append((seq, key, _version(st, key), sid, path))
+                            rec.saves.append((seq, key, _version(st, key), sid, path, True))
                         st.taint[key] = st.taint.get(key, frozenset()) | {sid}
         elif isinstance(stmt, ast.AugAssign):
             key = dotted_name(strip_views(stmt.target, q))
@@ -259,9 +261,11 @@ class StorageDomain(Domain):
         for wseq, write, wpath in rec.writes_seen:
             alias = write.alias
             hit = False
-            for sseq, key, version, sid, spath in rec.saves:
+            for sseq, key, version, sid, spath, values in rec.saves:
                 if key != alias.base or version != alias.version or sseq >= wseq:
                     continue
+                if not values and alias.via != "detach":
+                    continue  # (a write around the version counter to what backward never reads)
                 if not compatible(spath, wpath):
                     continue
                 for bseq, deps, bpath in rec.backwards:

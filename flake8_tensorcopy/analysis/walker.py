@@ -2288,9 +2288,15 @@ class Walker(Summaries, Evaluator):
         said = 0  # (the `requires_grad` those values and freezes spell: the only ones of the class)
         nested = 0  # (the freezes that set an attribute of an attribute: `self.emb.weight.requires_grad = ...`)
         used: set = set()
+        numbers = None  # (the constructor's parameters whose defaults are numbers)
         for _, attr, value in found:
             kind = _made_frozen_kind(value)
             if kind is None:
+                if numbers is None:
+                    numbers = {p for p, d in _literal_defaults(init.args) if _is_literal(d) and (
+                        type(d) is not ast.Constant or type(d.value) in (int, float))}
+                if _number_of(value, numbers) is not None:
+                    continue  # (`self.pad = size // 2` of `size=5`: a number, no parameter)
                 if not may_freeze:
                     return False
                 if frozen is None:
@@ -2398,6 +2404,8 @@ class Walker(Summaries, Evaluator):
                 for m in _SELF_ASSIGNMENT.finditer(source):
                     value = m.group(1)
                     if value is None:
+                        if _continues_a_line(source, m.start()):
+                            continue  # (`self.kernel,` on a line of a call's arguments, as black splits it)
                         return None
                     value = value.strip()
                     if not _LITERAL_LINE.fullmatch(value):
@@ -2429,9 +2437,17 @@ class Walker(Summaries, Evaluator):
             return None
         needs = set()
         for item, _, value in found:
-            if item is not init or value not in params:
+            if item is not init:
                 return None
-            needs.add(value)
+            if value in params:
+                needs.add(value)
+                continue
+            # (`self.pad = size // 2`: a number of the constructor's parameters, which its calls
+            # give a literal.)
+            used = _number_of(value, params)
+            if used is None:
+                return None
+            needs |= used
         return frozenset(needs)
 
     def method_freezes(self, classdef, name: str) -> bool:
@@ -2675,6 +2691,43 @@ def _literal_defaults(args: ast.arguments) -> list:
     out = list(zip((a.arg for a in positional[len(positional) - len(args.defaults):]), args.defaults))
     out.extend((a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None)
     return out
+
+
+_NUMBER_CALLS = frozenset({"int", "float", "round", "abs", "min", "max", "len"})
+
+
+def _number_of(value: str, params) -> frozenset | None:
+    """The names of `params` that the text `value` computes a number from, where it is arithmetic
+    of them and of numbers only (`size // 2`, `int(size)`, `(k - 1) * dilation // 2`): a value
+    that holds no parameter or module whatever they are (an operator or `int()` makes none);
+    else None."""
+    try:
+        node = ast.parse(value.split("#", 1)[0].strip(), mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    used = set()
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        t = type(n)
+        if t is ast.BinOp:
+            stack += (n.left, n.right)
+        elif t is ast.UnaryOp:
+            stack.append(n.operand)
+        elif t is ast.Constant:
+            if type(n.value) not in (int, float):
+                return None
+        elif t is ast.Name:
+            if n.id not in params:
+                return None
+            used.add(n.id)
+        elif t is ast.Call and type(n.func) is ast.Name and n.func.id in _NUMBER_CALLS and not n.keywords:
+            stack += n.args
+        else:
+            return None
+    if type(node) not in (ast.BinOp, ast.UnaryOp, ast.Call):
+        return None  # (a parameter as it is, or a literal: asked elsewhere)
+    return frozenset(used)
 
 
 def _is_literal(node) -> bool:
@@ -3034,6 +3087,23 @@ _BIAS_POSITION = {"Linear": 2, "Bilinear": 3, "LayerNorm": 3, "Conv1d": 7, "Conv
 # = ...`, `x, self.a = ...` (no group: not read), at the start of a line (`f(x, self.kernel)`
 # sets nothing).
 _SELF_ASSIGNMENT = LazyPattern(r"\bself\.\w+\s*(?::[^=\n]*)?=(?!=)([^\n]*)|(?:^|\n)[ \t]*[(\[]?[\w., \t]*\bself\.\w+\s*,")
+def _continues_a_line(source: str, at: int) -> bool:
+    """Whether the line at or after offset `at` of `source` continues the statement of the line
+    before (that line ends, its comment left out, with an open bracket or a comma, or a
+    backslash): not a statement's start."""
+    if source.startswith("\n", at):
+        at += 1
+    end = source.rfind("\n", 0, at)
+    if end <= 0:
+        return False
+    start = source.rfind("\n", 0, end) + 1
+    line = source[start:end]
+    hash_at = line.find("#")
+    if hash_at != -1 and "'" not in line and '"' not in line:
+        line = line[:hash_at]
+    return line.rstrip().endswith(("(", "[", "{", ",", "\\"))
+
+
 # What sets an attribute of a module by its name (walker._param_holders).
 _BY_NAME = ("setattr", "add_module", "register_module", "register_parameter", "register_buffer", "__dict__",
             "load_state_dict")

@@ -352,7 +352,9 @@ result of a torch call, a model, `.detach()`, `.clone()`, a parameter, ...).  Li
 are what these constructors are for and are not reported.  A `t` that is a tensor only by an
 annotation (`def f(x: torch.Tensor)`, or what a call passes on from such a parameter) is
 reported only in strict mode (`--strict`), the message saying so: callers hand such parameters
-lists and tuples (a config's `latents_mean`), which copy nothing and warn of nothing.
+lists and tuples (a config's `latents_mean`), which copy nothing and warn of nothing.  What a
+method or a torch function makes of it (`torch.tensor(x.detach())`, `torch.tensor(x.float())`)
+is a tensor wherever the code runs, and is reported.
 
 ## Why is this bad?
 `torch.tensor` is meant for Python data.  Given a tensor it copies it, drops the autograd
@@ -509,11 +511,13 @@ finding (strict mode) carries an unsafe fix: `x.detach().clone()` fails on those
         data_fact = ctx.fact(data)
         if data_fact.kind != "tensor":
             return
-        annotated = not data_fact.by_flow and ANNOTATED in data_fact.tags
+        # A tensor only by an annotation (`def f(x: torch.Tensor)`, or what calls pass on from
+        # one): callers hand such parameters lists and configs' tuples, which copy nothing and
+        # warn of nothing (diffusers' `latents_mean`).  Strict mode reports it.  (What a method
+        # or a torch function makes of it, `x.detach()`, `torch.softmax(x, -1)`, is a tensor
+        # wherever the code runs.)
+        annotated = not data_fact.by_flow and ANNOTATED in data_fact.tags and type(data) in (ast.Name, ast.Attribute)
         if annotated and not ctx.options.strict:
-            # A tensor only by an annotation (`def f(x: torch.Tensor)`, or what calls pass on
-            # from one): callers hand such parameters lists and configs' tuples, which copy
-            # nothing and warn of nothing (diffusers' `latents_mean`).  Strict mode reports it.
             return
         rebuilt = self._replacement(node, data, receiver, ctx)
         call = ctx.shortened(node)

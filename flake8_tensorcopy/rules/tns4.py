@@ -2066,9 +2066,12 @@ for its gradient used it: `a ** 2`, `a.log()`, `a.sin()`, `a.abs()`, `a.clamp(..
 `silu`, ... save their input; `a.exp()`, `a.sigmoid()`, `a.tanh()`, `a.sqrt()`, `relu`,
 `softmax`, ... save their result; `a * b`, `a @ b`, `mm`, `F.linear` save each operand when the
 other requires grad; `a / b` saves `b` (and `a` when `b` requires grad).  The losses `F.mse_loss`,
-`F.binary_cross_entropy_with_logits`, `F.nll_loss`, `F.smooth_l1_loss`, `F.huber_loss` and
-`F.soft_margin_loss` save their input and target (not `F.cross_entropy`, `F.l1_loss` or
-`F.kl_div`, which save what they compute or the target only).  `a * 2`, `a + 1`,
+`F.binary_cross_entropy_with_logits`, `F.smooth_l1_loss`, `F.huber_loss` and `F.soft_margin_loss`
+save their input and target (by position or keyword; not with other keywords than `reduction`,
+Huber's `delta` and a positive `beta`: `weight=` or `beta=0.0` compute otherwise); `F.nll_loss`
+saves its input for the version check only (a write through `.detach()` raises; its gradient
+does not read the input's values, so a `.data` write is no TNS403); not `F.cross_entropy`,
+`F.l1_loss` or `F.kl_div`.  `a * 2`, `a + 1`,
 `a.sum()` and views save nothing and are not findings.  A call of a function that returns what
 an operation that saves its result makes of a parameter (`def act(x): return torch.sigmoid(x)`,
 of the file or of another module of the project) saves its result too, unless the function
