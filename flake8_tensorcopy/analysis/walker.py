@@ -2404,8 +2404,8 @@ class Walker(Summaries, Evaluator):
                 for m in _SELF_ASSIGNMENT.finditer(source):
                     value = m.group(1)
                     if value is None:
-                        if _continues_a_line(source, m.start()):
-                            continue  # (`self.kernel,` on a line of a call's arguments, as black splits it)
+                        if not _starts_a_target_list(source, m.start()):
+                            continue  # (`f(x, self.kernel)`, or `self.kernel,` on a line of a call's arguments)
                         return None
                     value = value.strip()
                     if not _LITERAL_LINE.fullmatch(value):
@@ -2694,6 +2694,7 @@ def _literal_defaults(args: ast.arguments) -> list:
 
 
 _NUMBER_CALLS = frozenset({"int", "float", "round", "abs", "min", "max", "len"})
+_IDENTIFIER = LazyPattern(r"[A-Za-z_]\w*")
 
 
 def _number_of(value: str, params) -> frozenset | None:
@@ -2701,8 +2702,11 @@ def _number_of(value: str, params) -> frozenset | None:
     of them and of numbers only (`size // 2`, `int(size)`, `(k - 1) * dilation // 2`): a value
     that holds no parameter or module whatever they are (an operator or `int()` makes none);
     else None."""
+    value = value.split("#", 1)[0].strip()
+    if any(w not in params and w not in _NUMBER_CALLS for w in _IDENTIFIER.findall(value)):
+        return None  # (another name: not parsed)
     try:
-        node = ast.parse(value.split("#", 1)[0].strip(), mode="eval").body
+        node = ast.parse(value, mode="eval").body
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     used = set()
@@ -3084,16 +3088,25 @@ _BIAS_POSITION = {"Linear": 2, "Bilinear": 3, "LayerNorm": 3, "Conv1d": 7, "Conv
 # `self.x = value` (also `self.x: T = value`), the value to the end of its line; and a line that
 # is one literal (a number, a string, True, False, None), a comment after it allowed.
 # `self.a = value` (group 1: the value), or a target list that holds an attribute, `self.a, self.b
-# = ...`, `x, self.a = ...` (no group: not read), at the start of a line (`f(x, self.kernel)`
-# sets nothing).
-_SELF_ASSIGNMENT = LazyPattern(r"\bself\.\w+\s*(?::[^=\n]*)?=(?!=)([^\n]*)|(?:^|\n)[ \t]*[(\[]?[\w., \t]*\bself\.\w+\s*,")
+# = ...`, `x, self.a = ...` (no group: not read; _starts_a_target_list tells it from a call's
+# arguments, `f(x, self.kernel)`, which set nothing).
+_SELF_ASSIGNMENT = LazyPattern(r"\bself\.\w+\s*(?::[^=\n]*)?=(?!=)([^\n]*)|\bself\.\w+\s*,")
+# What may come before a target list's `self.a,` on its line (`x, self.a = ...`, `(self.a, ...`):
+# not a call's opening (`f(x, self.kernel)` sets nothing).
+_TARGETS_BEFORE = LazyPattern(r"[ \t]*[(\[]?[\w., \t]*")
+def _starts_a_target_list(source: str, at: int) -> bool:
+    """Whether `self.a,` at offset `at` of `source` may be in the target list of an assignment:
+    only target-like text before it on its line (_TARGETS_BEFORE), on a line that does not
+    continue the statement of the line before."""
+    start = source.rfind("\n", 0, at) + 1
+    return _TARGETS_BEFORE.fullmatch(source, start, at) is not None and not _continues_a_line(source, start)
+
+
 def _continues_a_line(source: str, at: int) -> bool:
-    """Whether the line at or after offset `at` of `source` continues the statement of the line
-    before (that line ends, its comment left out, with an open bracket or a comma, or a
+    """Whether the line that starts at offset `at` of `source` continues the statement of the
+    line before (that line ends, its comment left out, with an open bracket or a comma, or a
     backslash): not a statement's start."""
-    if source.startswith("\n", at):
-        at += 1
-    end = source.rfind("\n", 0, at)
+    end = at - 1
     if end <= 0:
         return False
     start = source.rfind("\n", 0, end) + 1
