@@ -3334,8 +3334,9 @@ y = torch.tensor(DS()[0])
 '''),
 ]
 
-TNS4_PROGRAMS = [
-    ("FGM's adversarial attack on the embedding's weight, that reads requires_grad in its loop", '''\
+# FGM (adversarial training on the embeddings, as NLP competitions write it): its attack adds the
+# perturbation to the parameter in place, outside no_grad.
+_FGM = '''\
 class FGM:
     def __init__(self, model, emb_name="emb"):
         self.model = model
@@ -3366,32 +3367,11 @@ model(torch.randint(0, 10, (3, 5))).sum().backward()
 fgm.attack()
 model(torch.randint(0, 10, (3, 5))).sum().backward()
 fgm.restore()
-'''),
-    ("FGM's adversarial attack through .data, as written in practice", '''\
-class FGM:
-    def __init__(self, model, emb_name="emb"):
-        self.model = model
-        self.emb_name = emb_name
-        self.backup = {}
-    def attack(self, epsilon=1.0):
-        for name, param in self.model.named_parameters():
-            if param.requires_grad and self.emb_name in name:
-                self.backup[name] = param.data.clone()
-                norm = torch.norm(param.grad)
-                if norm != 0:
-                    param.data.add_(epsilon * param.grad / norm)
-class Net(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.emb = nn.Embedding(10, 4)
-        self.fc = nn.Linear(4, 2)
-    def forward(self, ids):
-        return self.fc(self.emb(ids).mean(1))
-model = Net()
-fgm = FGM(model)
-model(torch.randint(0, 10, (3, 5))).sum().backward()
-fgm.attack()
-'''),
+'''
+
+TNS4_PROGRAMS = [
+    ("FGM's adversarial attack on the embedding's weight, that reads requires_grad in its loop", _FGM),
+    ("FGM's adversarial attack through .data, as written in practice", _FGM.replace("param.add_(", "param.data.add_(")),
     ('a trainer steps its model by hand in one method and zeroes its gradients in another', '''\
 class Trainer:
     def __init__(self, model):

@@ -669,22 +669,9 @@ view and `.clone()` to a tensor view (in a comprehension, to its element).
         trajectory = np.stack(history)
         """)
     _HISTORY = "import numpy as np\n" + _SETUP + _STEPS
-    _SEQUENTIAL = """
-        import torch
-        import torch.nn as nn
-
-        net = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1))
-        opt = torch.optim.SGD(net.parameters(), lr=0.1)
-        x, y = torch.randn(8, 3), torch.randn(8, 1)
-        history = []
-        for step in range(3):
-            loss = nn.functional.mse_loss(net(x), y)
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            history.append({snap})
-        trajectory = torch.stack(history)
-        """
+    # A layer of a `Sequential` by its index.
+    _SEQUENTIAL = "import numpy as np\n" + _SETUP.replace("nn.Linear(4, 1)", "nn.Sequential(nn.Linear(4, 3), nn.ReLU(), nn.Linear(3, 1))") \
+        + _STEPS
     # The same through a function of the file.
     _HELPED = "import numpy as np\n" + _SETUP + "\n\ndef to_numpy(t):\n    return {ret}\n\n\n" + _STEPS
 
@@ -719,8 +706,8 @@ view and `.clone()` to a tensor view (in a comprehension, to its element).
             """), runs=True),
         # The indexed layer is frozen (where a file freezes anything, a layer taken by its
         # index may be a frozen one: the walk follows freezes of names only).
-        Valid(dedent(_SEQUENTIAL.format(snap="net[0].weight.data").replace(
-            "opt = ", "net[0].requires_grad_(False)\nopt = ")), runs=True),
+        Valid(_SEQUENTIAL.format(snap="model[0].weight.data").replace(
+            "opt = ", "model[0].requires_grad_(False)\nopt = "), runs=True),
         # Read before the next update.
         Valid(_SETUP + dedent("""
             for step in range(3):
@@ -833,13 +820,13 @@ view and `.clone()` to a tensor view (in a comprehension, to its element).
         ),
         Invalid(
             # A layer of a `Sequential`, by its index.
-            dedent(_SEQUENTIAL.format(snap="net[0].weight.data")),
-            line=13,
+            _SEQUENTIAL.format(snap="model[0].weight.data"),
+            line=14,
             col=19,
-            fixed=dedent(_SEQUENTIAL.format(snap="net[0].weight.data.clone()")),
+            fixed=_SEQUENTIAL.format(snap="model[0].weight.data.clone()"),
             unsafe=True,
-            oracle=Oracle(check_bad="torch.equal(trajectory[0], trajectory[-1])",
-                          check_fixed="not torch.equal(trajectory[0], trajectory[-1])"),
+            oracle=Oracle(check_bad="(trajectory == trajectory[-1]).all()",
+                          check_fixed="not (trajectory[0] == trajectory[-1]).all()"),
         ),
         Invalid(
             # A manual update through `.data` changes the snapshots taken through `.data`.
