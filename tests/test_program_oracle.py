@@ -3797,6 +3797,31 @@ opt.step()
 '''),
 ]
 
+# A module that holds another as `module` (as DistributedDataParallel does).
+_WRAPPER = '''\
+class Wrapper(nn.Module):
+    def __init__(self, module):
+        super().__init__()
+        self.module = module
+    def forward(self, x):
+        return self.module(x)
+'''
+
+# Karpathy's update-to-data ratios, of the parameters that are matrices.
+_RATIOS = '''\
+model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+params = [p for p in model.parameters() if p.dim() > 1]
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+ratios = []
+for _ in range(2):
+    opt.zero_grad()
+    model(torch.randn(8, 4)).pow(2).mean().backward()
+    old = [{old} for p in params]
+    opt.step()
+    ratios.append([((p.data - o).std() / p.data.std()).item() for p, o in zip(params, old)])
+assert any(r != 0.0 for row in ratios for r in row){check}
+'''
+
 TNS5_PROGRAMS = [
     ("a view of the first layer of a Sequential whose optimizer steps only the last layer", '''\
 net = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1))
@@ -3832,39 +3857,12 @@ for _ in range(2):
         snaps.append(net[-1].weight.numpy())
 assert not (snaps[0] == snaps[-1]).all(), "changed"
 '''),
-    ("update-to-data ratios from views of a filtered list of the model's parameters, taken before the step", '''\
-model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
-params = [p for p in model.parameters() if p.dim() > 1]
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-ratios = []
-for _ in range(2):
-    opt.zero_grad()
-    model(torch.randn(8, 4)).pow(2).mean().backward()
-    old = [p.data for p in params]
-    opt.step()
-    ratios.append([((p.data - o).std() / p.data.std()).item() for p, o in zip(params, old)])
-assert any(r != 0.0 for row in ratios for r in row), "changed"
-'''),
-    ("update-to-data ratios from copies of a filtered list of the model's parameters", '''\
-model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
-params = [p for p in model.parameters() if p.dim() > 1]
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-ratios = []
-for _ in range(2):
-    opt.zero_grad()
-    model(torch.randn(8, 4)).pow(2).mean().backward()
-    old = [p.data.clone() for p in params]
-    opt.step()
-    ratios.append([((p.data - o).std() / p.data.std()).item() for p, o in zip(params, old)])
-assert any(r != 0.0 for row in ratios for r in row)
-'''),
-    ("a best state of the module a wrapper holds, by torchvision's model_without_ddp, trained through the wrapper", '''\
-class Wrapper(nn.Module):
-    def __init__(self, module):
-        super().__init__()
-        self.module = module
-    def forward(self, x):
-        return self.module(x)
+    ("update-to-data ratios from views of a filtered list of the model's parameters, taken before the step",
+     _RATIOS.format(old="p.data", check=', "changed"')),
+    ("update-to-data ratios from copies of a filtered list of the model's parameters",
+     _RATIOS.format(old="p.data.clone()", check="")),
+    ("a best state of the module a wrapper holds, by torchvision's model_without_ddp, trained through the wrapper",
+     _WRAPPER + '''\
 model = Wrapper(nn.Linear(4, 2))
 model_without_ddp = model.module if hasattr(model, "module") else model
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -3878,13 +3876,7 @@ for epoch in range(3):
         best_ref = {k: v.clone() for k, v in best_state.items()}
 assert torch.equal(best_state["weight"], best_ref["weight"]), "changed"
 '''),
-    ("a state of the module a wrapper holds, by another name, saved before the next step", '''\
-class Wrapper(nn.Module):
-    def __init__(self, module):
-        super().__init__()
-        self.module = module
-    def forward(self, x):
-        return self.module(x)
+    ("a state of the module a wrapper holds, by another name, saved before the next step", _WRAPPER + '''\
 model = Wrapper(nn.Linear(4, 2))
 net = model.module if hasattr(model, "module") else model
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
