@@ -56,10 +56,6 @@ def sink_calls(text: str, project, module: str, path: str) -> frozenset:
         elif sub is None:  # a class of the module (`own`: its methods that may report)
             # (Constructed, or a base of a class of the file: `self.to_numpy(out)`.)
             methods = own if own and (local + "(" in text or _subclassed(text, local)) else ()
-            if "__init__" in methods and _called(text, local):
-                # (Its constructor, `Normalize(MEAN)`: asked at the call of the class.)
-                found.add(local + "(")
-                through.names.add(local)
             if own and not methods and local + "." in text:
                 # (Its static methods called on the class: `Init.zero(net)`.)
                 methods = own & _attribute_calls(text, local)
@@ -486,8 +482,7 @@ class Through:
     def methods(self, where: str, cls: str) -> frozenset:
         """The names of the methods of class `cls` of the module at `where` whose text holds a
         needle of such a rule, its bases' of that module included (as `functions`,
-        source.class_methods); not the dunders but `__init__`, which no attribute call names (the
-        class's call runs `__init__`)."""
+        source.class_methods); not `__init__` and the like, which no attribute call names."""
         project = self.project
         key = (where, cls)
         known = self._methods.get(key)
@@ -546,8 +541,8 @@ class Through:
             seen.add(c)
             for _cls, bases, name, segment in class_methods(text, c, lines):
                 todo.extend(bases)
-                if name.startswith("__") and name != "__init__":
-                    continue  # (`__init__` is asked at the class's call: `Normalize(MEAN)`)
+                if name.startswith("__"):
+                    continue
                 if any(admits(segment) for admits in tests):
                     found.add(name)
                 if keepers:

@@ -501,10 +501,6 @@ class Walker(Summaries, Evaluator):
                 return []
             static = owner
             entity = self.project.entity((owner.module, f"{owner.path}.{func.attr}"))
-        elif f.kind == CLASS and hasattr(entity, "method_stub"):
-            # `Normalize(MEAN)`: what the constructor of another module's class does with what
-            # it is passed (`self.mean = torch.tensor(mean)`).
-            return self._method_argument_sinks(call, f, "__init__", through, state)
         elif f.kind != FUNCTION or not hasattr(entity, "sinks_for") or "." in entity.path:
             return []
         where = self.project.path_of(entity.module)
@@ -697,10 +693,6 @@ class Walker(Summaries, Evaluator):
         if a.kind == TENSOR and a.device is Device.ACCEL and a.node is None and a.attrs is None:
             # A tensor that may live on an accelerator as TNS102 reads one (`to_numpy(x.cuda())`),
             # asked as one that does not require grad: what it adds is the device alone.
-            return a.but(grad=Grad.NO, min_grad=None)
-        if a.kind == TENSOR and a.by_flow and a.node is None and a.attrs is None:
-            # A torch tensor (`scale(MEAN)`, `MEAN = torch.tensor([...])`: TNS202, a copy
-            # construction of it), asked as one that does not require grad.
             return a.but(grad=Grad.NO, min_grad=None)
         return None
 

@@ -337,11 +337,6 @@ class CopyConstructFromTensor(Rule):
     fix_title = "Replace with `.detach().clone()`"
     fix_safety = "safe"
     prefilter = ("tensor(",)
-    # A function of another module of the project that copy-constructs what a call passes it
-    # (`scale(MEAN)` with `def scale(v): return torch.tensor(v) * 2` in utils.py): reported at
-    # the argument, where the call is.
-    through_calls = True
-    through_needles = ("tensor(",)
 
     @classmethod
     def might_match_scope(cls, text: str) -> bool:
@@ -360,12 +355,6 @@ reported only in strict mode (`--strict`), the message saying so: callers hand s
 lists and tuples (a config's `latents_mean`), which copy nothing and warn of nothing.  What a
 method or a torch function makes of it (`torch.tensor(x.detach())`, `torch.tensor(x.float())`)
 is a tensor wherever the code runs, and is reported.
-
-A tensor passed to a function of another module of the project, or to the constructor of one of
-its classes, that copy-constructs it (`norm = Normalize(IMAGENET_MEAN)`, with
-`self.mean = torch.tensor(mean)` in `transforms.py`) is reported at the argument, where the call
-is: `IMAGENET_MEAN (Normalize() calls torch.tensor on it, transforms.py:6)`, without a fix (the
-copy to rewrite is the other module's).
 
 ## Why is this bad?
 `torch.tensor` is meant for Python data.  Given a tensor it copies it, drops the autograd
@@ -509,8 +498,6 @@ finding (strict mode) carries an unsafe fix: `x.detach().clone()` fails on those
     def visit_Call(self, node: ast.Call, ctx) -> None:
         func = node.func
         receiver = None
-        if ctx.sink_names:
-            self._through_call(node, ctx)
         if isinstance(func, ast.Attribute) and func.attr == "new_tensor":
             receiver = func.value
             rf = ctx.fact(receiver)
@@ -554,17 +541,6 @@ finding (strict mode) carries an unsafe fix: `x.detach().clone()` fails on those
         if annotated:
             origin = origin[:-1] + "; a tensor by its annotation)" if origin else " (a tensor by its annotation)"
         ctx.report(self, node, fix, call=call + origin, replacement=shown)
-
-    def _through_call(self, node: ast.Call, ctx) -> None:
-        """`scale(MEAN)`, where `scale` of another module of the project copy-constructs its
-        parameter (`torch.tensor(v)`) and `MEAN` is a tensor: reported at the argument, no fix
-        (the copy is the other module's to write as `v.detach().clone()`)."""
-        found = ctx.call_sink(self, node)
-        if found is not None:
-            arg, callee, where, _params = found
-            ctx.report(self, arg, None,
-                       call=f"{ctx.shortened(arg, 30)} ({callee}() calls torch.tensor on it, {where})",
-                       replacement=f"`.detach().clone()` at {where}")
 
     def _replacement(self, node: ast.Call, data, receiver, ctx) -> tuple | None:
         """(template, {slot name: the node it stands for}) of the rewrite, or None."""
