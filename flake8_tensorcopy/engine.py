@@ -154,11 +154,11 @@ def _lint(text: str, rule_classes, options: Options, tree, honor_noqa: bool, pro
     if through:
         from .through import sink_calls as _sink_calls
 
-        sink_calls = _sink_calls(text, project, module, path)
+        sink_calls, plain_calls = _sink_calls(text, project, module, path)
     else:
-        sink_calls = frozenset()
+        sink_calls = plain_calls = frozenset()
     prefiltered = frozenset(active)
-    if sink_calls:
+    if sink_calls or plain_calls:
         active = [cls for cls in rule_classes if cls in active or cls in through]
     # Rules whose trigger a module the file imports may define (Rule.imported_triggers).
     widened = [cls for cls in rule_classes if cls.imported_triggers is not None] \
@@ -192,11 +192,13 @@ def _lint(text: str, rule_classes, options: Options, tree, honor_noqa: bool, pro
         tests = [cls.scope_test_imported(text, by_rule.get(cls, frozenset())) if cls in widened else test
                  for cls, test in zip(active, tests)]
     if not any(cls.scope_any(text, test) for cls, test in zip(active, tests)) and not (
-            sink_calls and any(n in text for n in sink_calls)):
+            any(n in text for n in sink_calls) or any(n in text for n in plain_calls)):
         return LintResult()
-    if sink_calls:
-        # A function that calls one of them may report there (Context.call_sinks).
-        tests = [or_holds(test, sink_calls) if cls.through_calls else test for cls, test in zip(active, tests)]
+    if sink_calls or plain_calls:
+        # A function that calls one of them may report there (Context.call_sinks); for a rule
+        # that asks only what copy-constructs a parameter (TNS202), one that calls such.
+        tests = [(or_holds(test, plain_calls) if cls.through_plain else or_holds(test, sink_calls))
+                 if cls.through_calls else test for cls, test in zip(active, tests)]
 
     # (Each test once: rules may share one, TNS103 to TNS105 do.)
     unique = list(dict.fromkeys(tests))
@@ -264,7 +266,7 @@ def _lint(text: str, rule_classes, options: Options, tree, honor_noqa: bool, pro
             return LintResult(error=parse_error(exc))
     lines = LineIndex(text)
     ctx = Context(lines, options)
-    if sink_calls:
+    if sink_calls or plain_calls:
         ctx.sink_names = frozenset(project.through.names)
     instances = [cls(options) for cls in active]
     if admitted is not None and getattr(tree, "_lazy_origin", None) is None:

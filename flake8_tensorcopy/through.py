@@ -20,14 +20,17 @@ from .reach import runtime_imports, torch_through_project
 from .rules.base import Context, all_rules
 from .source import CLASS_HEADER, LazyPattern, class_lines, class_methods, identifier_end, top_level_functions
 
-def sink_calls(text: str, project, module: str, path: str) -> frozenset:
+def sink_calls(text: str, project, module: str, path: str) -> tuple:
     """What calls of the project's functions that may report through calls look like in the
     file (`to_numpy(`, `U.`), from what it imports of the project's modules (by text,
-    reach.imports; `Through.functions`)."""
+    reach.imports; `Through.functions`); and of those, the calls of functions and classes that
+    copy-construct a parameter (`Normalize(`: Through.plain_parameters, which TNS202 alone asks:
+    the engine admits to its walk only the functions that make those)."""
     through = project.through
     if through is None:
         through = project.through = Through(project)
     found = set()
+    plain = set()  # (the calls of those that copy-construct a parameter)
     touched = project.touched
     plans = through._plans
     # (A package's `__init__.py` that star-imports its modules and defines nothing calls nothing
@@ -56,6 +59,10 @@ def sink_calls(text: str, project, module: str, path: str) -> frozenset:
         elif sub is None:  # a class of the module (`own`: its methods that may report)
             # (Constructed, or a base of a class of the file: `self.to_numpy(out)`.)
             methods = own if own and (local + "(" in text or _subclassed(text, local)) else ()
+            if local + "(" in text and _called(text, local) and through.plain_parameters(where, name, "__init__"):
+                # (Its constructor, `Normalize(MEAN)`: asked at the call of the class.)
+                plain.add(local + "(")
+                through.names.add(local)
             if own and not methods and local + "." in text:
                 # (Its static methods called on the class: `Init.zero(net)`.)
                 methods = own & _attribute_calls(text, local)
@@ -80,6 +87,13 @@ def sink_calls(text: str, project, module: str, path: str) -> frozenset:
         elif name in names:
             found.add(local + "(")
             through.names.add(local)
+        if name is not None and name != "*" and sub is None and not name[0].isupper() and _called(text, local) \
+                and through.plain_parameters(where, name):
+            # (A function that copy-constructs a parameter, `scale(MEAN)`: asked of TNS202.)
+            plain.add(local + "(")
+            through.names.add(local)
+        if name is None or name == "*" or name in names:
+            pass
         elif not name[0].isupper() and _called(text, local) and (
                 through.reexported(target, name, where) or through.relays(target, name)):
             # (A function that hands what it is given to one of another module that may
@@ -91,7 +105,16 @@ def sink_calls(text: str, project, module: str, path: str) -> frozenset:
                 attr = local + "." in text
             if attr and through.functions(sub):
                 found.add(local + ".")
-    return frozenset(found)
+    return frozenset(found), frozenset(plain)
+
+
+def _plain_parameters(rules, segment: str) -> frozenset:
+    """The parameters of the def `segment` that one of `rules` asks of a torch tensor that
+    requires no grad (Rule.through_plain_parameters)."""
+    out: frozenset = frozenset()
+    for cls in rules:
+        out |= cls.through_plain_parameters(segment)
+    return out
 
 
 _CLASS_BASES = LazyPattern(r"(?m)^[ \t]*class[ \t]+\w+[ \t]*\(([^)]*)\)")
@@ -192,6 +215,8 @@ class Through:
         self._records: dict = {}  # path -> _record
         self._unsaved: set = set()  # the paths whose record has parts the summary cache lacks
         self._needles: dict = {}  # path -> _needles_of
+        self._plain_params: dict = {}  # (path, function or class, method) -> plain_parameters
+        self._segments: dict = {}  # path -> {name: text of its top-level function}
         self._relay_calls: dict = {}  # path -> (its digest, _imported_sinks of its text)
         self._sink_importers: dict = {}  # module -> (_imports_sinks, {path: digest} it read)
         # {path: _relay_entry} of what _imports_sinks found of a module (a DirectoryMaps; False:
@@ -625,15 +650,15 @@ class Through:
     def _record(self, where: str) -> dict:
         """What `_needles_of`, `functions`, `methods` and `triggers` found in the module at
         `where`, from its text alone: {"needles": (codes, codes) or None, "functions": names or
-        None, "methods": {class: names}, "triggers": {rule code: {name: method names}}}, each
-        part once computed.  Kept in the summary cache for the module's content
+        None, "methods": {class: names}, "triggers": {rule code: {name: method names}}, "plain":
+        {function or class.method: plain_parameters}}, each part once computed.  Kept in the summary cache for the module's content
         (summary_store.py), so that a process that checks a file after an edit does not search
         again the modules it imports.  Only for a module whose bytes hold a needle: the others'
         digests are a map (`_needles_of`)."""
         found = self._records.get(where)
         if found is None:
             found = self._records[where] = {"needles": None, "functions": None, "methods": {}, "keepers": {},
-                                             "triggers": {}, "bases": None}
+                                             "triggers": {}, "bases": None, "plain": {}}
             project = self.project
             store = project.cache()
             digest = project.digest_of(where) if store is not None else None
@@ -643,7 +668,8 @@ class Through:
                     _read_record(entry, found)
                 except (KeyError, TypeError, ValueError, AttributeError):
                     # (not an entry we wrote)
-                    found.update(needles=None, functions=None, methods={}, keepers={}, triggers={}, bases=None)
+                    found.update(needles=None, functions=None, methods={}, keepers={}, triggers={}, bases=None,
+                                 plain={})
         return found
 
     def flush(self, store) -> None:
@@ -669,8 +695,45 @@ class Through:
                              for code, by_name in record["triggers"].items()},
                 "bases": None if record["bases"] is None else {c: [list(b) for b in bases]
                                                                for c, bases in record["bases"].items()},
+                "plain": {part: sorted(names) for part, names in record["plain"].items()},
             }, ".text")
         self._unsaved.clear()
+
+    def plain_parameters(self, where: str, name: str, method: str | None = None) -> frozenset:
+        """The parameters of function `name` (or of method `method` of class `name`) of the
+        module at `where` for which a torch tensor that requires no grad is worth asking the
+        rules (`Rule.through_plain_parameters`: what TNS202 sees copy-constructed,
+        `torch.tensor(mean)`), by its text; empty for a class that defines `__new__`."""
+        key = (where, name, method)
+        known = self._plain_params.get(key)
+        if known is None:
+            record = self._record(where)
+            part = name if method is None else f"{name}.{method}"
+            known = record["plain"].get(part)
+            if known is not None:
+                self._plain_params[key] = known
+                return known
+            known = frozenset()
+            text, _tests = self._text(where)
+            if text is not None:
+                if method is None:
+                    segments = self._segments.get(where)
+                    if segments is None:
+                        segments = self._segments[where] = dict(top_level_functions(text))
+                    segment = segments.get(name)
+                else:
+                    lines = self._class_lines.get(where)
+                    if lines is None:
+                        lines = self._class_lines[where] = class_lines(text)
+                    found = [(m, seg) for _c, _b, m, seg in class_methods(text, name, lines)]
+                    segment = None if any(m == "__new__" for m, _ in found) else next(
+                        (seg for m, seg in found if m == method), None)
+                if segment is not None:
+                    known = _plain_parameters(self.rules, segment)
+            record["plain"][part] = known
+            self._unsaved.add(where)
+            self._plain_params[key] = known
+        return known
 
     def _find(self, where: str) -> frozenset:
         text, tests = self._text(where)
@@ -899,6 +962,7 @@ def _read_record(entry: dict, record: dict) -> None:
     record["keepers"] = {_str(c): _names(names) for c, names in entry.get("keepers", {}).items()}
     record["triggers"] = {_str(code): {_str(name): _names(m) for name, m in by_name.items()}
                           for code, by_name in triggers.items()}
+    record["plain"] = {_str(part): _names(names) for part, names in entry.get("plain", {}).items()}
     bases = entry.get("bases")
     record["bases"] = None if bases is None else {
         _str(c): tuple((_str(m), _str(n)) for m, n in found) for c, found in bases.items()}

@@ -3338,6 +3338,50 @@ G, D = nn.Linear(4, 3), nn.Linear(3, 1)
 opt_G, opt_D = torch.optim.Adam(G.parameters()), torch.optim.Adam(D.parameters())
 train_epoch_detached(G, D, opt_G, opt_D, [torch.randn(8, 3)])
 """}),
+    # A tensor of a config module handed to another module's function and class that
+    # copy-construct what they are given (UserWarning at each call); a list handed to them is not.
+    ('TNS2', 'copy construction of a tensor in a function and a constructor of another module', {
+        'config.py': """\
+IMAGENET_MEAN = torch.tensor([0.485, 0.456, 0.406])
+IMAGENET_LIST = [0.229, 0.224, 0.225]
+""",
+        'transforms.py': """\
+class Normalize:
+    def __init__(self, mean):
+        self.mean = torch.tensor(mean).view(-1, 1, 1)
+    def __call__(self, x):
+        return x - self.mean
+def as_tensor(v):
+    return torch.tensor(v, dtype=torch.float32)
+def duck(v):
+    if hasattr(v, "detach"):
+        return v.detach().clone()
+    return torch.tensor(v)
+def exact(v):
+    if type(v) is not torch.Tensor:
+        v = torch.tensor(v)
+    return v
+def tried(v):
+    try:
+        return v.detach().clone()
+    except AttributeError:
+        return torch.tensor(v)
+class Wrapped:
+    def __new__(cls, v):
+        return v.detach().clone()
+    def __init__(self, v):
+        self.v = torch.tensor(v)
+""",
+        'main.py': """\
+from config import IMAGENET_MEAN, IMAGENET_LIST
+from transforms import Normalize, as_tensor, duck, exact, tried, Wrapped
+norm = Normalize(IMAGENET_MEAN)  # expect
+mean = as_tensor(IMAGENET_MEAN)  # expect
+ok = Normalize(IMAGENET_LIST)
+ok2 = as_tensor(IMAGENET_LIST)
+print(norm(torch.zeros(3, 2, 2)).shape, mean, ok.mean.shape, ok2)
+print(duck(IMAGENET_MEAN), exact(IMAGENET_MEAN), tried(IMAGENET_MEAN), Wrapped(IMAGENET_MEAN))
+"""}),
     ('TNS3', 'discriminator loss of another module that detaches under a flag it defaults to True', {
         'gan_losses.py': '''\
 def d_loss(netD, real, fake, detach_fake=True):

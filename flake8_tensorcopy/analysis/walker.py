@@ -501,6 +501,10 @@ class Walker(Summaries, Evaluator):
                 return []
             static = owner
             entity = self.project.entity((owner.module, f"{owner.path}.{func.attr}"))
+        elif f.kind == CLASS and hasattr(entity, "method_stub"):
+            # `Normalize(MEAN)`: what the constructor of another module's class does with what
+            # it is passed (`self.mean = torch.tensor(mean)`).
+            return self._method_argument_sinks(call, f, "__init__", through, state)
         elif f.kind != FUNCTION or not hasattr(entity, "sinks_for") or "." in entity.path:
             return []
         where = self.project.path_of(entity.module)
@@ -510,13 +514,16 @@ class Walker(Summaries, Evaluator):
             if func.attr not in through.methods(where, static.path):
                 return []
         elif entity.name not in through.functions(where) and not (
-                entity.name in through.relay_names and entity.relays()):
+                entity.name in through.relay_names and entity.relays()) and not through.plain_parameters(
+                where, entity.name):
             return []
         out = []
         pairs, complete = bind_arguments(entity.node, call, False)
         constants = call_constants(entity.node, pairs, complete)
+        copied = through.plain_parameters(where, entity.name) if static is None else frozenset()
         for param, expr in pairs:
-            a = self._sink_argument(self.fact(expr, state))
+            f = self.fact(expr, state)
+            a = self._sink_argument(f) or self._plain_tensor_argument(f, param, copied)
             if a is None:
                 continue
             for code, line, how in entity.sinks_for({param: a}, constants):
@@ -530,17 +537,22 @@ class Walker(Summaries, Evaluator):
         owner, _own = self._project_method_owner(recv.node, name)
         if owner is None:
             return []
+        # (Its module's text first: the stub may parse the method, or summarise the module.)
+        where = self.project.path_of(owner.module)
+        if where is None or (name not in through.methods(where, owner.path) if name != "__init__" else
+                             not through.plain_parameters(where, owner.path, name)):
+            return []
         stub = owner.method_stub(name)
         if stub is None or owner.is_static(name):
-            return []
-        where = self.project.path_of(owner.module)
-        if where is None or name not in through.methods(where, owner.path):
             return []
         out = []
         pairs, complete = bind_arguments(stub, call, True)
         constants = call_constants(stub, pairs, complete)
+        copied = through.plain_parameters(where, owner.path, name)
         for param, expr in pairs:
-            a = self._sink_argument(self.fact(expr, state))
+            f = self.fact(expr, state)
+            a = self._sink_argument(f) if name != "__init__" else None
+            a = a or self._plain_tensor_argument(f, param, copied)
             if a is None:
                 continue
             for code, line, how in owner.method_args_sinks_for(name, {param: a}, constants):
@@ -697,6 +709,15 @@ class Walker(Summaries, Evaluator):
         return None
 
     @staticmethod
+    def _plain_tensor_argument(a: Fact, param: str, copied: frozenset) -> Fact | None:
+        """A torch tensor by the flow of the code (`MEAN = torch.tensor([...])`) passed for a
+        parameter the callee copy-constructs (`copied`: Through.plain_parameters, TNS202's
+        `torch.tensor(mean)`), asked as one that does not require grad; else None."""
+        if param in copied and a.kind == TENSOR and a.by_flow and a.node is None and a.attrs is None:
+            return a.but(grad=Grad.NO, min_grad=None)
+        return None
+
+    @staticmethod
     def _file_of(entity) -> str:
         summary = entity.summary
         return os.path.basename(summary.path) if summary is not None else entity.module
@@ -724,6 +745,7 @@ class Walker(Summaries, Evaluator):
         ctx = self.__dict__.get("ctx")
         if ctx is not None and getattr(ctx, "walker", None) is self:
             ctx.walker = None
+            ctx._last_sinks = None
         for d in self.__dict__.get("domains", ()):
             if getattr(d, "walker", None) is self:
                 d.walker = None

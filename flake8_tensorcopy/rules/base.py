@@ -147,6 +147,9 @@ class Rule:
     # (`.numpy(`): a cheap first test of the modules a file imports (through.py), and, by
     # default, of each function (`through_admits`).
     through_needles: ClassVar[tuple] = ()
+    # Reports through calls only what a function copy-constructs (`through_plain_parameters`):
+    # its walks are of the functions that call such (engine: Through's plain calls).
+    through_plain: ClassVar[bool] = False
     # For a rule whose trigger may be defined in a module the file imports (TNS503: a meter
     # class in utils.py whose `update` adds what it is given): a function of such a module's
     # text -> {name the module defines: method names whose calls (`.update(`) may trigger it}.
@@ -219,6 +222,13 @@ class Rule:
         raise NotImplementedError
 
     @classmethod
+    def through_plain_parameters(cls, segment: str) -> frozenset:
+        """The parameters of a function of another module (its source `segment`) for which this
+        rule reports through calls also what is a torch tensor that requires no grad (TNS202:
+        those it copy-constructs); none by default."""
+        return frozenset()
+
+    @classmethod
     def through_scope_test(cls, text: str):
         """The scope test of the functions of a module whose source is `text` where another
         module calls one of them with its arguments (through.py): `scope_test(text)`, unless
@@ -281,6 +291,7 @@ class Context:
         # the least grad the arguments have on every path (facts.must_grad), which the rules
         # that report through calls ask of what they report there.  None elsewhere.
         self.through_call = None
+        self._last_sinks = None  # (call, state, call_sinks of it): the last asked
         # In such a walk: (code, line) of the findings whose value is a leaf that requires grad
         # (a parameter of a module the call passes: `for p in model.parameters(): p.numpy()`),
         # which the message names so, not as what the module computes (through.Through._differ).
@@ -348,8 +359,15 @@ class Context:
     def call_sinks(self, call) -> list:
         """[(argument, code, "file.py:line"), ...]: the findings a call of a function of another
         project module makes inside it, for each argument that requires grad it passes (a tensor,
-        an iterable of them, a torch module: walker.call_sinks)."""
-        return self.walker.call_sinks(call, self.walker.frame.state)
+        an iterable of them, a torch module: walker.call_sinks).  (Asked by each rule that reports
+        through calls at the same call in the same state: answered once.)"""
+        state = self.walker.frame.state
+        last = self._last_sinks
+        if last is not None and last[0] is call and last[1] is state:
+            return last[2]
+        found = self.walker.call_sinks(call, state)
+        self._last_sinks = (call, state, found)
+        return found
 
     def call_sink(self, rule, call):
         """(argument, the callee's text, "file.py:line", whether what it reports there is a

@@ -330,6 +330,13 @@ def _literal_data(text: str, at: int) -> bool:
     return i < size and text[i] in ",)"
 
 
+# TNS202 across modules (through_plain_parameters): a def's parameters, and what copy-constructs
+# one of them as it is, `torch.tensor(mean)`, `tensor(v, dtype=...)`, `x.new_tensor(v)`.
+_DEF_PARAMS = LazyPattern(r"def\s+\w+\s*\(([^)]*)\)")
+_COPIED = LazyPattern(r"(?:(?<![\w.])(?:torch\.)?tensor|\.new_tensor)\(\s*(\w+)\s*[,)]")
+_TYPE_TESTS = ("isinstance", "is_tensor", "hasattr", "type(", "try:")
+
+
 class CopyConstructFromTensor(Rule):
     code = "TNS202"
     name = "copy-construct-from-tensor"
@@ -337,6 +344,31 @@ class CopyConstructFromTensor(Rule):
     fix_title = "Replace with `.detach().clone()`"
     fix_safety = "safe"
     prefilter = ("tensor(",)
+    # A function of another module of the project that copy-constructs what a call passes it
+    # (`scale(MEAN)` with `def scale(v): return torch.tensor(v) * 2` in utils.py): reported at
+    # the argument, where the call is.
+    through_calls = True
+    through_plain = True
+    through_needles = ("tensor(",)
+
+    @classmethod
+    def through_admits(cls, segment: str) -> bool:
+        # (Its functions are asked apart, Through.plain_parameters: the other rules' walks are
+        # not widened to the functions that call them.)
+        return False
+
+    @classmethod
+    def through_plain_parameters(cls, segment: str) -> frozenset:
+        # The parameters the def copy-constructs as they are (`torch.tensor(mean)`,
+        # `x.new_tensor(v, ...)`), where it tells nothing of their type (no `isinstance`,
+        # `is_tensor`, `hasattr`, `type(` or `try:`: a guard the copy may be behind).
+        if "tensor(" not in segment or any(w in segment for w in _TYPE_TESTS):
+            return frozenset()
+        header = _DEF_PARAMS.search(segment)
+        if header is None:
+            return frozenset()
+        params = {p.strip().lstrip("*").split(":")[0].split("=")[0].strip() for p in header.group(1).split(",")}
+        return frozenset(m.group(1) for m in _COPIED.finditer(segment) if m.group(1) in params and m.group(1) != "self")
 
     @classmethod
     def might_match_scope(cls, text: str) -> bool:
@@ -355,6 +387,14 @@ reported only in strict mode (`--strict`), the message saying so: callers hand s
 lists and tuples (a config's `latents_mean`), which copy nothing and warn of nothing.  What a
 method or a torch function makes of it (`torch.tensor(x.detach())`, `torch.tensor(x.float())`)
 is a tensor wherever the code runs, and is reported.
+
+A tensor passed to a function of another module of the project, or to the constructor of one of
+its classes, that copy-constructs it (`norm = Normalize(IMAGENET_MEAN)`, with
+`self.mean = torch.tensor(mean)` in `transforms.py`) is reported at the argument, where the call
+is: `IMAGENET_MEAN (Normalize() copy-constructs it, transforms.py:6)`, without a fix (the copy
+to rewrite is the other module's).  Only where the function copy-constructs the parameter as it
+is and tests nothing of its type (no `isinstance`, `torch.is_tensor`, `hasattr`, `type(` or
+`try:` in it), and not of a class that defines `__new__`.
 
 ## Why is this bad?
 `torch.tensor` is meant for Python data.  Given a tensor it copies it, drops the autograd
@@ -498,6 +538,8 @@ finding (strict mode) carries an unsafe fix: `x.detach().clone()` fails on those
     def visit_Call(self, node: ast.Call, ctx) -> None:
         func = node.func
         receiver = None
+        if ctx.sink_names:
+            self._through_call(node, ctx)
         if isinstance(func, ast.Attribute) and func.attr == "new_tensor":
             receiver = func.value
             rf = ctx.fact(receiver)
@@ -541,6 +583,16 @@ finding (strict mode) carries an unsafe fix: `x.detach().clone()` fails on those
         if annotated:
             origin = origin[:-1] + "; a tensor by its annotation)" if origin else " (a tensor by its annotation)"
         ctx.report(self, node, fix, call=call + origin, replacement=shown)
+
+    def _through_call(self, node: ast.Call, ctx) -> None:
+        """`scale(MEAN)`, where `scale` of another module of the project copy-constructs its
+        parameter (`torch.tensor(v)`) and `MEAN` is a tensor: reported at the argument, no fix
+        (the copy is the other module's to write as `v.detach().clone()`)."""
+        found = ctx.call_sink(self, node)
+        if found is not None:
+            arg, callee, where, _params = found
+            ctx.report(self, arg, None, call=f"{ctx.shortened(arg, 30)} ({callee}() copy-constructs it, {where})",
+                       replacement=f"`.detach().clone()` at {where}")
 
     def _replacement(self, node: ast.Call, data, receiver, ctx) -> tuple | None:
         """(template, {slot name: the node it stands for}) of the rewrite, or None."""
