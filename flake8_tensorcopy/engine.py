@@ -159,7 +159,8 @@ def _lint(text: str, rule_classes, options: Options, tree, honor_noqa: bool, pro
         sink_calls = plain_calls = frozenset()
     prefiltered = frozenset(active)
     if sink_calls or plain_calls:
-        active = [cls for cls in rule_classes if cls in active or cls in through]
+        active = [cls for cls in rule_classes if cls in active or cls in through and (
+            plain_calls if cls.through_plain else sink_calls)]
     # Rules whose trigger a module the file imports may define (Rule.imported_triggers).
     widened = [cls for cls in rule_classes if cls.imported_triggers is not None] \
         if module is not None and "import" in text else []

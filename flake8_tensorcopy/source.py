@@ -132,6 +132,18 @@ def top_level_functions(text: str):
         yield segment[at:identifier_end(segment, at)], segment
 
 
+def top_level_function(text: str, name: str) -> str | None:
+    """The text of function `name` at the margin of a module's text, as `top_level_functions`
+    gives it (found by its `def` line, not by listing them all), or None."""
+    for head in ("def ", "async def "):
+        needle = head + name + "("
+        start = 0 if text.startswith(needle) else text.find("\n" + needle) + 1
+        if start or text.startswith(needle):
+            after = _MARGIN.search(text, start)
+            return text[start:after.start() + 1 if after is not None else len(text)]
+    return None
+
+
 CLASS_HEADER = LazyPattern(r"class[ \t]+(\w+)[ \t]*(?:\(([^)]*)\))?")
 
 

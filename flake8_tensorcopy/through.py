@@ -18,7 +18,8 @@ from .analysis.facts import MAPPING, OTHER_FACT, PARAMS, SEQ, UNKNOWN, Grad, mus
 from .model import Options
 from .reach import runtime_imports, torch_through_project
 from .rules.base import Context, all_rules
-from .source import CLASS_HEADER, LazyPattern, class_lines, class_methods, identifier_end, top_level_functions
+from .source import (CLASS_HEADER, LazyPattern, class_lines, class_methods, identifier_end, top_level_function,
+                     top_level_functions)
 
 def sink_calls(text: str, project, module: str, path: str) -> tuple:
     """What calls of the project's functions that may report through calls look like in the
@@ -59,7 +60,7 @@ def sink_calls(text: str, project, module: str, path: str) -> tuple:
         elif sub is None:  # a class of the module (`own`: its methods that may report)
             # (Constructed, or a base of a class of the file: `self.to_numpy(out)`.)
             methods = own if own and (local + "(" in text or _subclassed(text, local)) else ()
-            if local + "(" in text and _called(text, local) and through.plain_parameters(where, name, "__init__"):
+            if local + "(" in text and through.plain_parameters(where, name, "__init__") and _called(text, local):
                 # (Its constructor, `Normalize(MEAN)`: asked at the call of the class.)
                 plain.add(local + "(")
                 through.names.add(local)
@@ -87,8 +88,8 @@ def sink_calls(text: str, project, module: str, path: str) -> tuple:
         elif name in names:
             found.add(local + "(")
             through.names.add(local)
-        if name is not None and name != "*" and sub is None and not name[0].isupper() and _called(text, local) \
-                and through.plain_parameters(where, name):
+        if name is not None and name != "*" and sub is None and not name[0].isupper() \
+                and through.plain_parameters(where, name) and _called(text, local):
             # (A function that copy-constructs a parameter, `scale(MEAN)`: asked of TNS202.)
             plain.add(local + "(")
             through.names.add(local)
@@ -216,7 +217,7 @@ class Through:
         self._unsaved: set = set()  # the paths whose record has parts the summary cache lacks
         self._needles: dict = {}  # path -> _needles_of
         self._plain_params: dict = {}  # (path, function or class, method) -> plain_parameters
-        self._segments: dict = {}  # path -> {name: text of its top-level function}
+        self._plain_texts: dict = {}  # path -> _plain_text
         self._relay_calls: dict = {}  # path -> (its digest, _imported_sinks of its text)
         self._sink_importers: dict = {}  # module -> (_imports_sinks, {path: digest} it read)
         # {path: _relay_entry} of what _imports_sinks found of a module (a DirectoryMaps; False:
@@ -714,13 +715,10 @@ class Through:
                 self._plain_params[key] = known
                 return known
             known = frozenset()
-            text, _tests = self._text(where)
+            text = self._plain_text(where)
             if text is not None:
                 if method is None:
-                    segments = self._segments.get(where)
-                    if segments is None:
-                        segments = self._segments[where] = dict(top_level_functions(text))
-                    segment = segments.get(name)
+                    segment = top_level_function(text, name)
                 else:
                     lines = self._class_lines.get(where)
                     if lines is None:
@@ -734,6 +732,15 @@ class Through:
             self._unsaved.add(where)
             self._plain_params[key] = known
         return known
+
+    def _plain_text(self, where: str) -> str | None:
+        """The text of the module at `where` where its bytes say `tensor(` (plain_parameters), once
+        a process."""
+        if where not in self._plain_texts:
+            data = self.project.contents(where)
+            self._plain_texts[where] = _module_text(self.project, where) if data is not None and b"tensor(" in data \
+                else None
+        return self._plain_texts[where]
 
     def _find(self, where: str) -> frozenset:
         text, tests = self._text(where)

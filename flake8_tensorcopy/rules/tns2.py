@@ -352,9 +352,14 @@ class CopyConstructFromTensor(Rule):
     through_needles = ("tensor(",)
 
     @classmethod
+    def through_bytes(cls, data: bytes) -> bool:
+        # (Its functions are asked apart, Through.plain_parameters, which reads a module only
+        # where a call asks: a module that holds nothing else is none the others search.)
+        return False
+
+    @classmethod
     def through_admits(cls, segment: str) -> bool:
-        # (Its functions are asked apart, Through.plain_parameters: the other rules' walks are
-        # not widened to the functions that call them.)
+        # (Nor are the other rules' walks widened to the functions that call them.)
         return False
 
     @classmethod
