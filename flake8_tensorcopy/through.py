@@ -76,6 +76,13 @@ def sink_calls(text: str, project, module: str, path: str) -> tuple:
             found.update("." + m + "(" for m in methods)
             through.names.update(methods)
         if name is None:  # `import pkg.utils as U`: `U.to_numpy(`
+            # (`U.scale(MEAN)`, `U.Normalize(MEAN)`: a function or a class of the module that
+            # copy-constructs a parameter, asked of TNS202.)
+            copying = [n for n in _attribute_calls(text, local) if through.plain_parameters(
+                where, n, "__init__" if n[0].isupper() else None)]
+            if copying:
+                plain.add(local + ".")
+                through.names.update(copying)
             if names:
                 found.add(local + ".")
             else:

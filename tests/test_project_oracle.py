@@ -3381,6 +3381,13 @@ ok = Normalize(IMAGENET_LIST)
 ok2 = as_tensor(IMAGENET_LIST)
 print(norm(torch.zeros(3, 2, 2)).shape, mean, ok.mean.shape, ok2)
 print(duck(IMAGENET_MEAN), exact(IMAGENET_MEAN), tried(IMAGENET_MEAN), Wrapped(IMAGENET_MEAN))
+""",
+        'through_module.py': """\
+import transforms as T
+from config import IMAGENET_MEAN, IMAGENET_LIST
+norm = T.Normalize(IMAGENET_MEAN)  # expect
+mean = T.as_tensor(IMAGENET_MEAN)  # expect
+ok = T.as_tensor(IMAGENET_LIST)
 """}),
     ('TNS3', 'discriminator loss of another module that detaches under a flag it defaults to True', {
         'gan_losses.py': '''\
