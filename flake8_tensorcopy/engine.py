@@ -160,7 +160,7 @@ def _lint(text: str, rule_classes, options: Options, tree, honor_noqa: bool, pro
     prefiltered = frozenset(active)
     if sink_calls or plain_calls:
         active = [cls for cls in rule_classes if cls in active or cls in through and (
-            plain_calls if cls.through_plain else sink_calls)]
+            plain_calls if cls.through_plain_needles else sink_calls)]
     # Rules whose trigger a module the file imports may define (Rule.imported_triggers).
     widened = [cls for cls in rule_classes if cls.imported_triggers is not None] \
         if module is not None and "import" in text else []
@@ -198,7 +198,7 @@ def _lint(text: str, rule_classes, options: Options, tree, honor_noqa: bool, pro
     if sink_calls or plain_calls:
         # A function that calls one of them may report there (Context.call_sinks); for a rule
         # that asks only what copy-constructs a parameter (TNS202), one that calls such.
-        tests = [(or_holds(test, plain_calls) if cls.through_plain else or_holds(test, sink_calls))
+        tests = [(or_holds(test, plain_calls) if cls.through_plain_needles else or_holds(test, sink_calls))
                  if cls.through_calls else test for cls, test in zip(active, tests)]
 
     # (Each test once: rules may share one, TNS103 to TNS105 do.)

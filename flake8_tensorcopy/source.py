@@ -132,6 +132,21 @@ def top_level_functions(text: str):
         yield segment[at:identifier_end(segment, at)], segment
 
 
+_HEADER_PARAMS = LazyPattern(r"def\s+\w+\s*\(([^)]*)\)")
+
+
+def header_parameters(segment: str) -> set | None:
+    """The names of the parameters of the first `def` of a function's text `segment`, read from
+    its header (one without a closing parenthesis of a default or an annotation), or None
+    where it has none."""
+    header = _HEADER_PARAMS.search(segment)
+    if header is None:
+        return None
+    names = {part.strip().lstrip("*").split(":")[0].split("=")[0].strip() for part in header.group(1).split(",")}
+    names.discard("")
+    return names
+
+
 def top_level_function(text: str, name: str) -> str | None:
     """The text of function `name` at the margin of a module's text, as `top_level_functions`
     gives it (found by its `def` line, not by listing them all), or None."""

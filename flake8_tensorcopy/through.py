@@ -95,13 +95,6 @@ def sink_calls(text: str, project, module: str, path: str) -> tuple:
         elif name in names:
             found.add(local + "(")
             through.names.add(local)
-        if name is not None and name != "*" and sub is None and not name[0].isupper() \
-                and through.plain_parameters(where, name) and _called(text, local):
-            # (A function that copy-constructs a parameter, `scale(MEAN)`: asked of TNS202.)
-            plain.add(local + "(")
-            through.names.add(local)
-        if name is None or name == "*" or name in names:
-            pass
         elif not name[0].isupper() and _called(text, local) and (
                 through.reexported(target, name, where) or through.relays(target, name)):
             # (A function that hands what it is given to one of another module that may
@@ -113,6 +106,11 @@ def sink_calls(text: str, project, module: str, path: str) -> tuple:
                 attr = local + "." in text
             if attr and through.functions(sub):
                 found.add(local + ".")
+        if name is not None and name != "*" and sub is None and not name[0].isupper() \
+                and through.plain_parameters(where, name) and _called(text, local):
+            # (A function that copy-constructs a parameter, `scale(MEAN)`: asked of TNS202.)
+            plain.add(local + "(")
+            through.names.add(local)
     return frozenset(found), frozenset(plain)
 
 
@@ -741,12 +739,12 @@ class Through:
         return known
 
     def _plain_text(self, where: str) -> str | None:
-        """The text of the module at `where` where its bytes say `tensor(` (plain_parameters), once
-        a process."""
+        """The text of the module at `where` where its bytes hold a `Rule.through_plain_needles`
+        (plain_parameters), once a process."""
         if where not in self._plain_texts:
             data = self.project.contents(where)
-            self._plain_texts[where] = _module_text(self.project, where) if data is not None and b"tensor(" in data \
-                else None
+            held = data is not None and any(n.encode() in data for cls in self.rules for n in cls.through_plain_needles)
+            self._plain_texts[where] = _module_text(self.project, where) if held else None
         return self._plain_texts[where]
 
     def _find(self, where: str) -> frozenset:

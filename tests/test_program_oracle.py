@@ -3797,6 +3797,24 @@ opt.step()
 '''),
 ]
 
+# An EWC anchor of the parameters (views or copies: `anchor`) whose penalty training reads.
+_EWC = '''\
+class EWC:
+    def __init__(self, model):
+        self.params = {{n: {anchor}}}
+        self.ref = {{n: p.clone() for n, p in self.params.items()}}
+    def penalty(self, model):
+        return sum(((p - self.params[n]) ** 2).sum() for n, p in model.named_parameters())
+model = nn.Linear(4, 2)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+ewc = EWC(model)
+for _ in range(3):
+    opt.zero_grad()
+    (model(torch.randn(8, 4)).pow(2).mean() + ewc.penalty(model)).backward()
+    opt.step()
+assert torch.equal(ewc.params["weight"], ewc.ref["weight"]), "changed"
+'''
+
 # A module that holds another as `module` (as DistributedDataParallel does).
 _WRAPPER = '''\
 class Wrapper(nn.Module):
@@ -3900,38 +3918,10 @@ model(torch.randn(8, 4)).pow(2).mean().backward()
 opt.step()
 assert torch.equal(best["weight"], ref["weight"]), "changed"
 '''),
-    ("an EWC anchor that keeps .data views of the model's parameters: its penalty reads what training moved", '''\
-class EWC:
-    def __init__(self, model):
-        self.params = {n: p.data for n, p in model.named_parameters() if p.requires_grad}
-        self.ref = {n: p.clone() for n, p in self.params.items()}
-    def penalty(self, model):
-        return sum(((p - self.params[n]) ** 2).sum() for n, p in model.named_parameters())
-model = nn.Linear(4, 2)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-ewc = EWC(model)
-for _ in range(3):
-    opt.zero_grad()
-    (model(torch.randn(8, 4)).pow(2).mean() + ewc.penalty(model)).backward()
-    opt.step()
-assert torch.equal(ewc.params["weight"], ewc.ref["weight"]), "changed"
-'''),
-    ("an EWC anchor that keeps clones of the model's parameters", '''\
-class EWC:
-    def __init__(self, model):
-        self.params = {n: p.data.clone() for n, p in model.named_parameters()}
-        self.ref = {n: p.clone() for n, p in self.params.items()}
-    def penalty(self, model):
-        return sum(((p - self.params[n]) ** 2).sum() for n, p in model.named_parameters())
-model = nn.Linear(4, 2)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-ewc = EWC(model)
-for _ in range(3):
-    opt.zero_grad()
-    (model(torch.randn(8, 4)).pow(2).mean() + ewc.penalty(model)).backward()
-    opt.step()
-assert torch.equal(ewc.params["weight"], ewc.ref["weight"]), "changed"
-'''),
+    ("an EWC anchor that keeps .data views of the model's parameters: its penalty reads what training moved",
+     _EWC.format(anchor="p.data for n, p in model.named_parameters() if p.requires_grad")),
+    ("an EWC anchor that keeps clones of the model's parameters",
+     _EWC.format(anchor="p.data.clone() for n, p in model.named_parameters()")),
     ("a pruner that keeps .data views of the parameters to write its masks through them", '''\
 class Pruner:
     def __init__(self, model):

@@ -1379,18 +1379,21 @@ class SnapshotDomain(Domain):
         if type(it) is ast.Name:
             # A list of one module's parameters kept under a name (`params = [p for p in
             # model.parameters() if p.dim() > 1]`, then `old = [p.data for p in params]`).
-            return self._parameter_list_views(walker, node, it, target, state, rec)
-        if type(it) is not ast.Call or type(it.func) is not ast.Attribute or it.args or it.keywords:
-            return frozenset()
-        m = it.func.attr
-        if m in ("items", "named_parameters"):
-            if not (type(target) is ast.Tuple and len(target.elts) == 2 and type(target.elts[1]) is ast.Name):
+            if type(node) is not ast.ListComp or type(target) is not ast.Name:
                 return frozenset()
-            var = target.elts[1].id
-        elif m in ("values", "parameters") and type(target) is ast.Name:
-            var = target.id
-        else:
+            m, var = None, target.id
+        elif type(it) is not ast.Call or type(it.func) is not ast.Attribute or it.args or it.keywords:
             return frozenset()
+        else:
+            m = it.func.attr
+            if m in ("items", "named_parameters"):
+                if not (type(target) is ast.Tuple and len(target.elts) == 2 and type(target.elts[1]) is ast.Name):
+                    return frozenset()
+                var = target.elts[1].id
+            elif m in ("values", "parameters") and type(target) is ast.Name:
+                var = target.id
+            else:
+                return frozenset()
         value = node.value if type(node) is ast.DictComp else node.elt
         if type(value) is ast.Name:
             steps: tuple = ()
@@ -1430,39 +1433,21 @@ class SnapshotDomain(Domain):
             return frozenset({Token(id(node), source, STATE, True)})
         if not steps:
             return frozenset()  # (the parameters themselves, `list(model.parameters())`)
-        owner = dotted_name(it.func.value)
         f = walker.fact(it, state)
         el = f.element
+        if m is None:
+            # (A list whose elements are parameters of one module: `param_of:` tags.)
+            owners = [tag[9:] for tag in el.tags if tag.startswith("param_of:")] \
+                if f.kind == SEQ and el is not None and el.kind == TENSOR else ()
+            owner, shown = (owners[0], it.id) if len(owners) == 1 else (None, "")
+        else:
+            owner = dotted_name(it.func.value)
+            shown = f"{owner}.{m}()"
         if owner is None or el is None or not _chain_alias(steps, el, state.no_grad, _device_free(walker)):
             return frozenset()
         param = (el.leaf and el.grad is Grad.YES) or "parameter" in el.tags
         if id(node) not in rec.anchors:
-            rec.anchors[id(node)] = Anchor(node, TENSOR_ALIAS, f"{owner}.{m}()", None, "", array, value)
-        return frozenset({Token(id(node), owner + ".[parameters]", TENSOR_ALIAS, param)})
-
-
-    def _parameter_list_views(self, walker, node, it: ast.Name, target, state, rec: SnapScope) -> frozenset:
-        """The token of `[p.data for p in params]` (a list of views, not of dict items), where
-        `params` holds parameters of one module (a SEQ whose elements are tagged for it)."""
-        if type(node) is not ast.ListComp or type(target) is not ast.Name:
-            return frozenset()
-        f = walker.fact(it, state)
-        el = f.element
-        if f.kind != SEQ or el is None or el.kind != TENSOR:
-            return frozenset()
-        owners = [tag[9:] for tag in el.tags if tag.startswith("param_of:")]
-        if len(owners) != 1:
-            return frozenset()
-        got = _returned_snapshot(node.elt)
-        if got is None or got[0] != TENSOR_ALIAS or got[1] != target.id:
-            return frozenset()
-        steps = tuple(got[2].split("."))
-        if not _chain_alias(steps, el, state.no_grad, _device_free(walker)):
-            return frozenset()
-        owner = owners[0]
-        param = (el.leaf and el.grad is Grad.YES) or "parameter" in el.tags
-        if id(node) not in rec.anchors:
-            rec.anchors[id(node)] = Anchor(node, TENSOR_ALIAS, it.id, None, "", steps[-1] == "numpy", node.elt)
+            rec.anchors[id(node)] = Anchor(node, TENSOR_ALIAS, shown, None, "", array, value)
         return frozenset({Token(id(node), owner + ".[parameters]", TENSOR_ALIAS, param)})
 
 
@@ -2038,14 +2023,14 @@ def _frozen(walker, key: str | None, state) -> bool:
     of it requires grad: `model.backbone.requires_grad_(False)`)."""
     if not key:
         return False
-    if ".[" in key and any(part[:1] == "[" and part[1:-1].lstrip("-").isdigit() for part in key.split(".")) and (
+    if ".[" in key and any(_index_part(part) for part in key.split(".")) and (
             walker.lines is None or _may_freeze(walker.lines.text)):
         # (The walk follows freezes of names, not of a container's items: `model[0].requires_grad_(False)`
         # may have frozen `model[0].weight` where the file freezes anything.)
         return True
     node = None
     for part in key.split("."):
-        if node is not None and part[:1] == "[" and part[1:-1].lstrip("-").isdigit():  # (`model.[0]`: `model[0]`)
+        if node is not None and _index_part(part):  # (`model.[0]`: `model[0]`)
             node = ast.Subscript(value=node, slice=ast.Constant(value=int(part[1:-1])), ctx=ast.Load())
             continue
         if not part.isidentifier():
@@ -2054,6 +2039,11 @@ def _frozen(walker, key: str | None, state) -> bool:
                                                                                    ctx=ast.Load())
     f = walker.fact(node, state)
     return f.kind in (MODULE, TENSOR) and f.grad is Grad.NO
+
+
+def _index_part(part: str) -> bool:
+    """Whether a part of a tensor_key is an item's index (`[0]`, `[-1]`)."""
+    return part[:1] == "[" and part[1:-1].lstrip("-").isdigit()
 
 
 @kept_for_the_last_text

@@ -2850,13 +2850,11 @@ def _bind(out: dict, target, value) -> None:
         _bind(out, target.value, None)
 
 
-# What a new tensor computed from torch's factories (those that carry no grad of what they are
-# given: api.FACTORIES less api.GRAD_THROUGH_FACTORIES) may go through (_new_tensor): torch's
-# functions of tensors or sizes, and the methods that give a new tensor or a view.
-# What no tensor method of a tensor without grad turns into one with grad but these (the method
-# text says `requires_grad` otherwise: _new_buffers_only); every other method and torch function
-# of such tensors and numbers gives a tensor without grad (`(k / k.sum()).view(1, 1, -1)`, a
-# Gaussian kernel's normalisation).
+# A new tensor computed from torch's factories (those that carry no grad of what they are given:
+# api.FACTORIES less api.GRAD_THROUGH_FACTORIES) stays one through every torch function and
+# tensor method of such tensors and numbers (_new_tensor: `(k / k.sum()).view(1, 1, -1)`, a
+# Gaussian kernel's normalisation) but these (a `requires_grad` the method's text says otherwise
+# is asked by _new_buffers_only).
 _GRAD_METHODS = frozenset({"requires_grad_", "retain_grad", "register_hook"})
 
 
@@ -3107,15 +3105,17 @@ def _parts_cover(parts, value: str) -> bool:
 _BIAS_POSITION = {"Linear": 2, "Bilinear": 3, "LayerNorm": 3, "Conv1d": 7, "Conv2d": 7, "Conv3d": 7}
 
 
-# `self.x = value` (also `self.x: T = value`), the value to the end of its line; and a line that
-# is one literal (a number, a string, True, False, None), a comment after it allowed.
-# `self.a = value` (group 1: the value), or a target list that holds an attribute, `self.a, self.b
-# = ...`, `x, self.a = ...` (no group: not read; _starts_a_target_list tells it from a call's
-# arguments, `f(x, self.kernel)`, which set nothing).
+# `self.x = value` (also `self.x: T = value`; group 1: the value to the end of its line), or a
+# target list that holds an attribute, `self.a, self.b = ...`, `x, self.a = ...` (no group: not
+# read; _starts_a_target_list tells it from a call's arguments, `f(x, self.kernel)`, which set
+# nothing); and a line that is one literal (a number, a string, True, False, None), a comment
+# after it allowed.
 _SELF_ASSIGNMENT = LazyPattern(r"\bself\.\w+\s*(?::[^=\n]*)?=(?!=)([^\n]*)|\bself\.\w+\s*,")
 # What may come before a target list's `self.a,` on its line (`x, self.a = ...`, `(self.a, ...`):
 # not a call's opening (`f(x, self.kernel)` sets nothing).
 _TARGETS_BEFORE = LazyPattern(r"[ \t]*[(\[]?[\w., \t]*")
+
+
 def _starts_a_target_list(source: str, at: int) -> bool:
     """Whether `self.a,` at offset `at` of `source` may be in the target list of an assignment:
     only target-like text before it on its line (_TARGETS_BEFORE), on a line that does not

@@ -147,9 +147,11 @@ class Rule:
     # (`.numpy(`): a cheap first test of the modules a file imports (through.py), and, by
     # default, of each function (`through_admits`).
     through_needles: ClassVar[tuple] = ()
-    # Reports through calls only what a function copy-constructs (`through_plain_parameters`):
-    # its walks are of the functions that call such (engine: Through's plain calls).
-    through_plain: ClassVar[bool] = False
+    # For a rule that reports through calls only what a function copy-constructs
+    # (`through_plain_parameters`, TNS202): what the bytes of a module that holds one say
+    # (Through.plain_parameters); its walks are of the functions that call such (engine:
+    # Through's plain calls), not of those the needles above admit.
+    through_plain_needles: ClassVar[tuple] = ()
     # For a rule whose trigger may be defined in a module the file imports (TNS503: a meter
     # class in utils.py whose `update` adds what it is given): a function of such a module's
     # text -> {name the module defines: method names whose calls (`.update(`) may trigger it}.

@@ -8,7 +8,7 @@ from ..analysis.facts import ANNOTATED
 from ..fixes import attr_name_span, receiver_text
 from ..intents import ReplaceExpression, SwapCalls
 from .base import Fix, Invalid, Oracle, Rule, Valid, dedent
-from ..source import LazyPattern, closing_bracket
+from ..source import LazyPattern, closing_bracket, header_parameters
 
 # `torch.tensor(`, `tensor(`, `u.new_tensor(`; not `as_tensor(`, `is_tensor(`, `to_tensor(`.
 _CLONE_DETACH = LazyPattern(r"\.clone\((?:[^()]|\([^()]*\))*\)\s*\.\s*detach\s*\(")
@@ -330,9 +330,7 @@ def _literal_data(text: str, at: int) -> bool:
     return i < size and text[i] in ",)"
 
 
-# TNS202 across modules (through_plain_parameters): a def's parameters, and what copy-constructs
-# one of them as it is, `torch.tensor(mean)`, `tensor(v, dtype=...)`, `x.new_tensor(v)`.
-_DEF_PARAMS = LazyPattern(r"def\s+\w+\s*\(([^)]*)\)")
+# TNS202 across modules (through_plain_parameters): what copy-constructs a parameter as it is, `torch.tensor(mean)`, `tensor(v, dtype=...)`, `x.new_tensor(v)`.
 _COPIED = LazyPattern(r"(?:(?<![\w.])(?:torch\.)?tensor|\.new_tensor)\(\s*(\w+)\s*[,)]")
 _TYPE_TESTS = ("isinstance", "is_tensor", "hasattr", "type(", "try:")
 
@@ -348,19 +346,9 @@ class CopyConstructFromTensor(Rule):
     # (`scale(MEAN)` with `def scale(v): return torch.tensor(v) * 2` in utils.py): reported at
     # the argument, where the call is.
     through_calls = True
-    through_plain = True
-    through_needles = ("tensor(",)
-
-    @classmethod
-    def through_bytes(cls, data: bytes) -> bool:
-        # (Its functions are asked apart, Through.plain_parameters, which reads a module only
-        # where a call asks: a module that holds nothing else is none the others search.)
-        return False
-
-    @classmethod
-    def through_admits(cls, segment: str) -> bool:
-        # (Nor are the other rules' walks widened to the functions that call them.)
-        return False
+    # (Asked apart, Through.plain_parameters: the other rules' searches of the modules a file
+    # imports, and their walks, are not widened to those functions and their callers.)
+    through_plain_needles = ("tensor(",)
 
     @classmethod
     def through_plain_parameters(cls, segment: str) -> frozenset:
@@ -369,10 +357,9 @@ class CopyConstructFromTensor(Rule):
         # `is_tensor`, `hasattr`, `type(` or `try:`: a guard the copy may be behind).
         if "tensor(" not in segment or any(w in segment for w in _TYPE_TESTS):
             return frozenset()
-        header = _DEF_PARAMS.search(segment)
-        if header is None:
+        params = header_parameters(segment)
+        if params is None:
             return frozenset()
-        params = {p.strip().lstrip("*").split(":")[0].split("=")[0].strip() for p in header.group(1).split(",")}
         return frozenset(m.group(1) for m in _COPIED.finditer(segment) if m.group(1) in params and m.group(1) != "self")
 
     @classmethod

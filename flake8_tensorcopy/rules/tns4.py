@@ -22,6 +22,7 @@ from ..source import (
     LazyPattern,
     class_lines,
     closing_bracket,
+    header_parameters,
     kept_for_the_last_text,
     word_count,
     word_positions,
@@ -1105,7 +1106,6 @@ _INITIALISING = ("fill_", "zero_", "copy_", "uniform_", "normal_", "mul_", "add_
                  "masked_fill_", "clamp_min_", "clamp_max_", "lerp_")
 _INPLACE_CALLS = tuple(f".{m}(" for m in _INITIALISING)
 _THROUGH_BYTES = LazyPattern(rb"\.(?:grad|(?:" + "|".join(m[:-1] for m in _INITIALISING).encode() + rb")_\()")
-_HEADER_PARAMS = LazyPattern(r"def\s+\w+\s*\(([^)]*)\)")
 # (Also the names of a tuple target: `for name, p in m.named_parameters()`, `for p, src in
 # zip(params, sources)`.)
 _LOOP_OVER = LazyPattern(r"for\s+\(?\s*(\w+(?:\s*,\s*\w+)*)\s*,?\s*\)?\s+in\s+(?:\w+\()?(\w+)")
@@ -1121,11 +1121,9 @@ def _writes_to_a_parameter(segment: str) -> bool:
     parameters, on an attribute of one (`m.weight.fill_(0.5)`), or on a loop variable over one
     or over an attribute of the instance (a text test: `def zero_init(params): for p in params:
     p.fill_(0.0)`)."""
-    header = _HEADER_PARAMS.search(segment)
-    if header is None:
+    names = header_parameters(segment)
+    if names is None:
         return False
-    names = {part.strip().lstrip("*").split(":")[0].split("=")[0].strip() for part in header.group(1).split(",")}
-    names.discard("")
     names.discard("self")
     for m in _LOOP_OVER.finditer(segment):
         # (A method's loop over what an attribute holds, `for p in self.net.parameters():`, a
