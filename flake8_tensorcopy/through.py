@@ -60,7 +60,7 @@ def sink_calls(text: str, project, module: str, path: str) -> tuple:
         elif sub is None:  # a class of the module (`own`: its methods that may report)
             # (Constructed, or a base of a class of the file: `self.to_numpy(out)`.)
             methods = own if own and (local + "(" in text or _subclassed(text, local)) else ()
-            if local + "(" in text and through.plain_parameters(where, name, "__init__") and _called(text, local):
+            if local + "(" in text and _called(text, local) and through.plain_through(where, target, name, "__init__"):
                 # (Its constructor, `Normalize(MEAN)`: asked at the call of the class.)
                 plain.add(local + "(")
                 through.names.add(local)
@@ -78,8 +78,8 @@ def sink_calls(text: str, project, module: str, path: str) -> tuple:
         if name is None:  # `import pkg.utils as U`: `U.to_numpy(`
             # (`U.scale(MEAN)`, `U.Normalize(MEAN)`: a function or a class of the module that
             # copy-constructs a parameter, asked of TNS202.)
-            copying = [n for n in _attribute_calls(text, local) if through.plain_parameters(
-                where, n, "__init__" if n[0].isupper() else None)]
+            copying = [n for n in _attribute_calls(text, local) if through.plain_through(
+                where, target, n, "__init__" if n[0].isupper() else None)]
             if copying:
                 plain.add(local + ".")
                 through.names.update(copying)
@@ -107,7 +107,7 @@ def sink_calls(text: str, project, module: str, path: str) -> tuple:
             if attr and through.functions(sub):
                 found.add(local + ".")
         if name is not None and name != "*" and sub is None and not name[0].isupper() \
-                and through.plain_parameters(where, name) and _called(text, local):
+                and _called(text, local) and through.plain_through(where, target, name):
             # (A function that copy-constructs a parameter, `scale(MEAN)`: asked of TNS202.)
             plain.add(local + "(")
             through.names.add(local)
@@ -737,6 +737,23 @@ class Through:
             self._unsaved.add(where)
             self._plain_params[key] = known
         return known
+
+    def plain_through(self, where: str, target: str, name: str, method: str | None = None) -> frozenset:
+        """plain_parameters of `name` as project module `target` (at `where`) binds it: where a
+        package's `__init__.py` imports it from another module of the project (`from
+        .transforms import Normalize` there), of that module's (a dependency of the asking
+        file's result), at most five packages deep."""
+        for _depth in range(5):
+            known = self.plain_parameters(where, name, method)
+            if known or not where.endswith("__init__.py"):
+                return known
+            module, imported = self._reexports_of(where, target).get(name, (None, None))
+            real = self.project.path_of(module) if module is not None and module != target else None
+            if real is None:
+                return known
+            self.project.touched[real] = self.project.digest_of(real)
+            where, target, name = real, module, imported
+        return frozenset()
 
     def _plain_text(self, where: str) -> str | None:
         """The text of the module at `where` where its bytes hold a `Rule.through_plain_needles`

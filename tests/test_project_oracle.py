@@ -3389,6 +3389,34 @@ norm = T.Normalize(IMAGENET_MEAN)  # expect
 mean = T.as_tensor(IMAGENET_MEAN)  # expect
 ok = T.as_tensor(IMAGENET_LIST)
 """}),
+    # The same through a package that re-exports them (`from .transforms import Normalize` in
+    # its `__init__.py`), imported by name and whole.
+    ('TNS2', 'copy construction of a tensor in a function and a constructor a package re-exports', {
+        'config.py': """\
+IMAGENET_MEAN = torch.tensor([0.485, 0.456, 0.406])
+IMAGENET_LIST = [0.229, 0.224, 0.225]
+""",
+        'aug/__init__.py': """\
+from .transforms import Normalize, as_tensor
+""",
+        'aug/transforms.py': """\
+class Normalize:
+    def __init__(self, mean):
+        self.mean = torch.tensor(mean).view(-1, 1, 1)
+def as_tensor(v):
+    return torch.tensor(v, dtype=torch.float32)
+""",
+        'main.py': """\
+import aug
+from aug import Normalize, as_tensor
+from config import IMAGENET_MEAN, IMAGENET_LIST
+norm = Normalize(IMAGENET_MEAN)  # expect
+mean = as_tensor(IMAGENET_MEAN)  # expect
+whole = aug.Normalize(IMAGENET_MEAN)  # expect
+ok = Normalize(IMAGENET_LIST)
+ok2 = aug.as_tensor(IMAGENET_LIST)
+print(norm.mean.shape, mean, whole.mean.shape, ok.mean.shape, ok2)
+"""}),
     ('TNS3', 'discriminator loss of another module that detaches under a flag it defaults to True', {
         'gan_losses.py': '''\
 def d_loss(netD, real, fake, detach_fake=True):
@@ -4233,6 +4261,63 @@ for _ in range(3):
     meter.update(loss)
 print(meter.sum)
 '''}),
+    # A trainer's running loss, kept by `train_step` with each step's graph, whose loop is another
+    # module's; not where that loop resets it (`t.reset()`), nor for an instance made in each
+    # iteration.
+    ('TNS5', 'running loss of a trainer whose loop is in another module', {
+        'trainer.py': '''\
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+        self.opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        self.running_loss = 0.0
+    def reset(self):
+        self.running_loss = 0.0
+    def train_step(self, x):
+        self.opt.zero_grad()
+        loss = self.model(x).pow(2).mean()
+        loss.backward()
+        self.opt.step()
+        self.running_loss += loss  # expect
+''',
+        'main.py': '''\
+from trainer import Trainer
+def main():
+    t = Trainer(nn.Linear(3, 1))
+    for x in [torch.randn(4, 3)] * 3:
+        t.train_step(x)
+    print(t.opt)
+main()
+''',
+    }),
+    ('TNS5', 'running loss of a trainer whose loop in another module resets it', {
+        'trainer.py': '''\
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+        self.opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        self.running_loss = 0.0
+    def reset(self):
+        self.running_loss = 0.0
+    def train_step(self, x):
+        self.opt.zero_grad()
+        loss = self.model(x).pow(2).mean()
+        loss.backward()
+        self.opt.step()
+        self.running_loss += loss
+''',
+        'main.py': '''\
+from trainer import Trainer
+def main():
+    t = Trainer(nn.Linear(3, 1))
+    for x in [torch.randn(4, 3)] * 3:
+        t.reset()
+        t.train_step(x)
+    for x in [torch.randn(4, 3)] * 3:
+        Trainer(nn.Linear(3, 1)).train_step(x)
+main()
+''',
+    }),
     ('TNS5', 'best state dict kept in trainer of other module', {
         'trainer.py': '''\
 class Trainer:

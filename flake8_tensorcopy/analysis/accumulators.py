@@ -1718,8 +1718,10 @@ def attribute_total(walker, info, func, stmt, attr: str, kind: str, loops):
         return (cls.name, func.name, None), shown
     if loops or _resets_in(func.body, "self", attr, methods, resets):
         return None  # (in a loop that does not carry it: a loop around the call may not either)
-    first = _called_in_a_loop(walker, cls, func.name, attr, methods, resets)
-    return ((cls.name, func.name, f"line {first}"), shown) if first is not None else None
+    first = _called_in_a_loop(tree, cls.name, func.name, attr, methods, resets) if cls in tree.body else None
+    where = f"line {first}" if first is not None else _called_in_a_loop_elsewhere(walker, cls, func.name, attr,
+                                                                                 methods, resets)
+    return ((cls.name, func.name, where), shown) if where is not None else None
 
 
 def _resets_in(body, recv: str, attr: str, methods: dict, resets: dict) -> bool:
@@ -1740,11 +1742,55 @@ def _resets_in(body, recv: str, attr: str, methods: dict, resets: dict) -> bool:
     return False
 
 
-def _called_in_a_loop(walker, cls, name: str, attr: str, methods: dict, resets: dict) -> int | None:
-    """The line of the first call of method `name` of class `cls` in a loop of the file on the same
-    instance in every iteration, with grad on, in a loop that does not bind the attribute again
-    (attribute_total); else None."""
-    tree = walker.tree
+def _called_in_a_loop_elsewhere(walker, cls, name: str, attr: str, methods: dict, resets: dict) -> str | None:
+    """Where ("main.py:7") another file of the project first calls method `name` of the public
+    class `cls` at the top of the module `walker` walks in a loop, as _called_in_a_loop tells,
+    on an instance of the class it imports by name (`from trainer import Trainer`, `t =
+    Trainer(model)`, `for x, y in loader: t.train_step(x, y)`); else None.  The files are the
+    project's that mention both names (Project.files_mentioning); a notebook is not read."""
+    project, module, tree = walker.project, walker.module, walker.tree
+    if project is None or module is None or cls not in tree.body or cls.name.startswith("_"):
+        return None
+    from ..reach import imports
+    from ..source import DecodeError, decode
+
+    mentioning = project.files_mentioning(name)
+    if not mentioning:
+        return None
+    own = project.path_of(module)
+    needle = cls.name.encode()
+    for path in sorted(mentioning):
+        if path == own or path.endswith(".ipynb"):
+            continue
+        other = project.module_name(path)
+        data = project.contents(path)
+        if other is None or data is None or needle not in data:
+            continue
+        try:
+            text = decode(data).text
+        except DecodeError:
+            continue
+        local = {bound for target, imported, bound in imports(text, other, path.endswith("__init__.py"))
+                 if imported == cls.name and _is_ours(project, target, module, cls.name)}
+        if not local:
+            continue
+        try:
+            other_tree = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        lines = [n for n in (_called_in_a_loop(other_tree, c, name, attr, methods, resets, own_methods=False) for c in local)
+                 if n is not None]
+        if lines:
+            return f"{os.path.basename(path)}:{min(lines)}"
+    return None
+
+
+def _called_in_a_loop(tree, cls_name: str, name: str, attr: str, methods: dict, resets: dict,
+                      own_methods: bool = True) -> int | None:
+    """The line of the first call of method `name` of class `cls_name` (of the module of `tree`,
+    or imported by that name) in a loop of `tree` on the same instance in every iteration, with
+    grad on, in a loop that does not bind the attribute again (attribute_total); else None.
+    `methods`: the class's methods by name (`own_methods`: also `self.name(...)` in one)."""
     first = None
     owners = [tree] + [n for n in walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
     for owner in owners:
@@ -1758,9 +1804,9 @@ def _called_in_a_loop(walker, cls, name: str, attr: str, methods: dict, resets: 
                 continue
             recv = f.value.id
             if recv == "self":
-                if owner not in methods.values() or owner.args.args[0].arg != "self":
+                if not own_methods or owner not in methods.values() or owner.args.args[0].arg != "self":
                     continue
-            elif not _instance_of(owner, recv, cls, tree):
+            elif not _instance_of(owner, recv, cls_name, tree):
                 continue
             loop = next((p for p in reversed(chain) if isinstance(p, (ast.For, ast.AsyncFor, ast.While))), None)
             if loop is None or any(isinstance(p, (ast.With, ast.AsyncWith)) and any(
@@ -1783,14 +1829,12 @@ def _binds(s, name: str) -> bool:
     return any(type(el) is ast.Name and el.id == name for target, _ in _flows(s) for el in target_elements(target))
 
 
-def _instance_of(owner, name: str, cls, tree) -> bool:
-    """Whether every binding of `name` in `owner` (a function, or the module) makes an instance of
-    `cls`, a class at the top of the module (`t = Trainer(model)`), and it is not a parameter, a
+def _instance_of(owner, name: str, cls_name: str, tree) -> bool:
+    """Whether every binding of `name` in `owner` (a function, or the module `tree`) makes an
+    instance of the class `cls_name` names (`t = Trainer(model)`), and it is not a parameter, a
     global or a nonlocal."""
-    if cls not in tree.body:
-        return False
     found = _bound_only_so(owner, name, lambda target, value, _name: type(target) is ast.Name and type(
-        value) is ast.Call and type(value.func) is ast.Name and value.func.id == cls.name)
+        value) is ast.Call and type(value.func) is ast.Name and value.func.id == cls_name)
     # (The class's name bound to something else in the module: not the class.)
     return found and sum(1 for s in statements(tree.body) for target, _ in _flows(s) for el in target_elements(target)
-                         if type(el) is ast.Name and el.id == cls.name) == 0
+                         if type(el) is ast.Name and el.id == cls_name) == 0

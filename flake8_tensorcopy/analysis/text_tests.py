@@ -296,8 +296,9 @@ def attribute_totals(text: str) -> frozenset:
     """Attributes of an instance that a file's text may keep losses in across calls
     (accumulators.attribute_total): `self.X += ...`, `self.X = self.X + ...` or
     `self.X.append(...)` on a line (`_attribute_adds`: a loss by its spelling), where a line
-    binds `self.X` to a zero or a new empty list, in a text that holds a loop.  A text test only."""
-    if "self." not in text or _loop_end(text) == -1:
+    binds `self.X` to a zero or a new empty list (the loop that calls the method may be another
+    file's).  A text test only."""
+    if "self." not in text:
         return frozenset()
     found = set()
     for needle in ("+", ".append("):

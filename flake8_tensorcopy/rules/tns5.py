@@ -1006,7 +1006,9 @@ A total may be an attribute of the instance, in a method of a class of the file:
 to a zero (an empty list) in `__init__` or a reset method, and adds in a loop of the method, or in
 a method the file calls in a loop over batches on one instance (`trainer.train_step(x, y)` in `for
 x, y in loader:`, where every binding of `trainer` is `Trainer(...)`; `self.train_step(x, y)` in
-another method), with grad on.  Not where the attribute is bound again at the top of the step
+another method), with grad on; or, for a public class at the top of a module of a project, that
+another file of the project calls so on an instance of the class it imports by name (`from
+trainer import Trainer`: `(Trainer.train_step() is called in a loop, main.py:9)`).  Not where the attribute is bound again at the top of the step
 method or of the caller's loop (`self.running_loss = 0`, `trainer.reset()`); not where any read of
 the attribute (by any object, anywhere in the file) does more than display or convert it
 (`print(self.running_loss / n)`, `.item()`, a logger): `return self.running_loss`,
