@@ -60,10 +60,14 @@ def sink_calls(text: str, project, module: str, path: str) -> tuple:
         elif sub is None:  # a class of the module (`own`: its methods that may report)
             # (Constructed, or a base of a class of the file: `self.to_numpy(out)`.)
             methods = own if own and (local + "(" in text or _subclassed(text, local)) else ()
-            if local + "(" in text and _called(text, local) and through.plain_through(where, target, name, "__init__"):
-                # (Its constructor, `Normalize(MEAN)`: asked at the call of the class.)
-                plain.add(local + "(")
-                through.names.add(local)
+            if local + "(" in text and _called(text, local):
+                # (Its constructor, `Recorder(out)`, `Normalize(MEAN)`: asked at the call of the class.)
+                if through.constructs_through(where, target, name):
+                    found.add(local + "(")
+                    through.names.add(local)
+                elif through.plain_through(where, target, name, "__init__"):
+                    plain.add(local + "(")
+                    through.names.add(local)
             if own and not methods and local + "." in text:
                 # (Its static methods called on the class: `Init.zero(net)`.)
                 methods = own & _attribute_calls(text, local)
@@ -83,7 +87,11 @@ def sink_calls(text: str, project, module: str, path: str) -> tuple:
             if copying:
                 plain.add(local + ".")
                 through.names.update(copying)
-            if names:
+            constructed = [n for n in _attribute_calls(text, local) if n[0].isupper()
+                           and through.constructs_through(where, target, n)]
+            if constructed:
+                through.names.update(constructed)
+            if names or constructed:
                 found.add(local + ".")
             else:
                 relayed = [n for n in _attribute_calls(text, local) if not n[0].isupper() and through.relays(target, n)]
@@ -207,6 +215,7 @@ class Through:
         self._functions: dict = {}  # path -> frozenset of names
         self._methods: dict = {}  # (path, class) -> frozenset of method names (methods())
         self._keepers: dict = {}  # (path, class) -> frozenset of method names (keepers())
+        self._ctors: dict = {}  # (path, class) -> constructs()
         self._texts: dict = {}  # path -> _text(path)
         self._class_lines: dict = {}  # path -> source.class_lines of its text (_find_methods)
         self._triggers: dict = {}  # (path, rules) -> ({name: method names}, ...) (imported_triggers)
@@ -531,6 +540,45 @@ class Through:
         project.touched[where] = project.digest_of(where)
         return known
 
+    def constructs(self, where: str, cls: str) -> bool:
+        """Whether the constructor of class `cls` of the module at `where` (the first `__init__`
+        of it and its bases of that module, as `methods`) holds a needle of such a rule, by its
+        text: a call of the class may report at its arguments (`Recorder(out)`, where
+        `__init__` does `self.values = values.numpy()`; walker._method_argument_sinks)."""
+        key = (where, cls)
+        known = self._ctors.get(key)
+        if known is None:
+            known = False
+            if self._needles_of(where)[0]:
+                record = self._record(where)
+                known = record["ctors"].get(cls)
+                if known is None:
+                    known = record["ctors"][cls] = self._find_constructor(where, cls)
+                    self._unsaved.add(where)
+            self._ctors[key] = known
+        self.project.touched[where] = self.project.digest_of(where)
+        return known
+
+    def _find_constructor(self, where: str, cls: str) -> bool:
+        text, tests = self._text(where)
+        if text is None:
+            return False
+        lines = self._class_lines.get(where)
+        if lines is None:
+            lines = self._class_lines[where] = class_lines(text)
+        todo, seen = [cls], set()
+        while todo:  # (the class, then the bases the module defines: the first `__init__` runs)
+            c = todo.pop(0)
+            if c in seen or not c.isidentifier():
+                continue
+            seen.add(c)
+            for _cls, bases, name, segment in class_methods(text, c, lines):
+                if name == "__init__":
+                    return any(admits(segment) for admits in tests)
+                if bases and not todo:
+                    todo.extend(bases)
+        return False
+
     def keepers(self, where: str, cls: str) -> frozenset:
         """The names of the methods of class `cls` of the module at `where` (its bases' of that
         module included) that keep one of their parameters in an attribute of the instance
@@ -664,7 +712,7 @@ class Through:
         found = self._records.get(where)
         if found is None:
             found = self._records[where] = {"needles": None, "functions": None, "methods": {}, "keepers": {},
-                                             "triggers": {}, "bases": None, "plain": {}}
+                                             "triggers": {}, "bases": None, "plain": {}, "ctors": {}}
             project = self.project
             store = project.cache()
             digest = project.digest_of(where) if store is not None else None
@@ -675,7 +723,7 @@ class Through:
                 except (KeyError, TypeError, ValueError, AttributeError):
                     # (not an entry we wrote)
                     found.update(needles=None, functions=None, methods={}, keepers={}, triggers={}, bases=None,
-                                 plain={})
+                                 plain={}, ctors={})
         return found
 
     def flush(self, store) -> None:
@@ -702,6 +750,7 @@ class Through:
                 "bases": None if record["bases"] is None else {c: [list(b) for b in bases]
                                                                for c, bases in record["bases"].items()},
                 "plain": {part: sorted(names) for part, names in record["plain"].items()},
+                "ctors": record["ctors"],
             }, ".text")
         self._unsaved.clear()
 
@@ -739,12 +788,22 @@ class Through:
         return known
 
     def plain_through(self, where: str, target: str, name: str, method: str | None = None) -> frozenset:
-        """plain_parameters of `name` as project module `target` (at `where`) binds it: where a
+        """plain_parameters of `name` as project module `target` (at `where`) binds it
+        (_reexported)."""
+        return self._reexported(lambda w, n: self.plain_parameters(w, n, method), where, target, name, frozenset())
+
+    def constructs_through(self, where: str, target: str, name: str) -> bool:
+        """constructs of class `name` as project module `target` (at `where`) binds it
+        (_reexported)."""
+        return self._reexported(self.constructs, where, target, name, False)
+
+    def _reexported(self, ask, where: str, target: str, name: str, empty):
+        """`ask(path, name)` of `name` where project module `target` (at `where`) has it: where a
         package's `__init__.py` imports it from another module of the project (`from
         .transforms import Normalize` there), of that module's (a dependency of the asking
         file's result), at most five packages deep."""
         for _depth in range(5):
-            known = self.plain_parameters(where, name, method)
+            known = ask(where, name)
             if known or not where.endswith("__init__.py"):
                 return known
             module, imported = self._reexports_of(where, target).get(name, (None, None))
@@ -753,7 +812,7 @@ class Through:
                 return known
             self.project.touched[real] = self.project.digest_of(real)
             where, target, name = real, module, imported
-        return frozenset()
+        return empty
 
     def _plain_text(self, where: str) -> str | None:
         """The text of the module at `where` where its bytes hold a `Rule.through_plain_needles`
@@ -992,9 +1051,16 @@ def _read_record(entry: dict, record: dict) -> None:
     record["triggers"] = {_str(code): {_str(name): _names(m) for name, m in by_name.items()}
                           for code, by_name in triggers.items()}
     record["plain"] = {_str(part): _names(names) for part, names in entry.get("plain", {}).items()}
+    record["ctors"] = {_str(c): _bool(found) for c, found in entry.get("ctors", {}).items()}
     bases = entry.get("bases")
     record["bases"] = None if bases is None else {
         _str(c): tuple((_str(m), _str(n)) for m, n in found) for c, found in bases.items()}
+
+
+def _bool(x) -> bool:
+    if type(x) is not bool:
+        raise ValueError("not a record we wrote")
+    return x
 
 
 def _str(x) -> str:

@@ -74,6 +74,51 @@ with torch.no_grad():
         lit.validation_step((torch.randn(8, 4), torch.randint(0, 2, (8,))), i)
 print(lit.on_validation_epoch_end())
 '''}),
+    # A dataset of another module that converts what its constructor is given: raises at the
+    # call that hands it a model output; not for a detached one, nor under no_grad, nor for a
+    # class whose constructor keeps it as it is.
+    ('TNS1', 'dataset of another module converts what its constructor is given', {
+        'data.py': '''\
+import numpy as np
+class FeatureSet:
+    def __init__(self, feats, labels=None):
+        self.feats = feats.numpy()
+        self.labels = labels
+    def __len__(self):
+        return len(self.feats)
+class Holder:
+    def __init__(self, feats):
+        self.feats = feats
+    def array(self):
+        return np.zeros(3)
+''',
+        'main.py': '''\
+from data import FeatureSet, Holder
+model = nn.Linear(4, 3)
+x = torch.randn(8, 4)
+print(len(FeatureSet(model(x).detach())))
+with torch.no_grad():
+    print(len(FeatureSet(model(x))))
+print(Holder(model(x)).array())
+train_set = FeatureSet(model(x), labels=torch.zeros(8))
+'''}),
+    # The same through a constructor a class inherits from a base of its module, the module
+    # imported whole, converting with NumPy.
+    ('TNS1', 'constructor inherited from a base of another module converts with NumPy', {
+        'data.py': '''\
+import numpy as np
+class ArraySet:
+    def __init__(self, feats):
+        self.feats = np.asarray(feats)
+class LabeledSet(ArraySet):
+    def label(self):
+        return 0
+''',
+        'main.py': '''\
+import data as D
+model = nn.Linear(4, 3)
+ds = D.LabeledSet(model(torch.randn(8, 4)))
+'''}),
     ('TNS1', 'plotting helper of another module given a model output', {
         'viz.py': '''\
 import matplotlib

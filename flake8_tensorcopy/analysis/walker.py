@@ -535,12 +535,17 @@ class Walker(Summaries, Evaluator):
         of the project (or inherited from one by a class of the file: `self.to_numpy(out)`),
         for each tensor that requires grad (for certain) the call passes it."""
         owner, _own = self._project_method_owner(recv.node, name)
+        if owner is not None and name == "__init__" and owner.method_stub(name) is None:
+            owner = owner.method_owner(name)  # (a constructor it inherits: `class Child(Base):`)
         if owner is None:
             return []
         # (Its module's text first: the stub may parse the method, or summarise the module.)
         where = self.project.path_of(owner.module)
-        if where is None or (name not in through.methods(where, owner.path) if name != "__init__" else
-                             not through.plain_parameters(where, owner.path, name)):
+        if where is None:
+            return []
+        sinks = name in through.methods(where, owner.path) if name != "__init__" else \
+            through.constructs(where, owner.path)
+        if not sinks and (name != "__init__" or not through.plain_parameters(where, owner.path, name)):
             return []
         stub = owner.method_stub(name)
         if stub is None or owner.is_static(name):
@@ -551,7 +556,7 @@ class Walker(Summaries, Evaluator):
         copied = through.plain_parameters(where, owner.path, name)
         for param, expr in pairs:
             f = self.fact(expr, state)
-            a = self._sink_argument(f) if name != "__init__" else None
+            a = self._sink_argument(f) if sinks else None
             a = a or self._plain_tensor_argument(f, param, copied)
             if a is None:
                 continue

@@ -381,6 +381,9 @@ for certain whose forward returns a tensor that requires grad (not one that retu
 a frozen one); use `torch.no_grad()` around the call.  So is a list of tensors that require grad
 passed to a function that converts each (`all_numpy(outs)`, with `[t.numpy() for t in ts]`
 inside): `the tensors in outs (all_numpy() calls .numpy() on them, utils.py:19) require grad`.
+So is one passed to the constructor of another module's class that converts it there
+(`FeatureSet(model(x))`, with `self.feats = feats.numpy()` in `__init__`, its own or one it
+inherits from a class of its module).
 In the same file, the function itself is
 reported, with the lines of the calls that pass the tensor.  A method of another module's class
 is reported at its call the same way, for what the instance's constructor call passed
@@ -1346,7 +1349,8 @@ of unknown origin are reported only in strict mode.
 A tensor that requires grad passed to a function of another module of the project that gives
 it to NumPy (`to_array(out)`, with `def to_array(t): return np.asarray(t)` in `utils.py`) is
 reported at the argument, where the call is, without a fix, as TNS101 reports one that the
-function calls `.numpy()` on; so is a list of such tensors (`mean_of(losses)`, with
+function calls `.numpy()` on (also one a class's constructor gives to NumPy,
+`ArraySet(model(x))`); so is a list of such tensors (`mean_of(losses)`, with
 `np.mean(values)` inside), a torch module whose output the function gives to NumPy, and
 a method of another module's class that gives to NumPy what the instance's constructor call
 passed (`h = Holder(net)`, then `h.convert(x)`), reported at the method's call.  So is a tensor
