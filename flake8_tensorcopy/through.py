@@ -134,6 +134,16 @@ def _plain_parameters(rules, segment: str) -> frozenset:
 _CLASS_BASES = LazyPattern(r"(?m)^[ \t]*class[ \t]+\w+[ \t]*\(([^)]*)\)")
 
 
+def _bases_of(text: str, cls: str, lines: list) -> tuple:
+    """The names the bases of class `cls` at the margin of `text` are written with (`class
+    Child(Base):`: ("Base",)); `lines`: source.class_lines(text)."""
+    for at in lines:
+        header = CLASS_HEADER.match(text, at)
+        if header is not None and header.group(1) == cls:
+            return tuple(b.strip() for b in (header.group(2) or "").split(",") if b.strip())
+    return ()
+
+
 def _subclassed(text: str, local: str) -> bool:
     """Whether a class of the text names `local` among its bases (`class Runner(BaseRunner):`)."""
     if "class " not in text:
@@ -572,11 +582,10 @@ class Through:
             if c in seen or not c.isidentifier():
                 continue
             seen.add(c)
-            for _cls, bases, name, segment in class_methods(text, c, lines):
+            for _cls, _bases, name, segment in class_methods(text, c, lines):
                 if name == "__init__":
                     return any(admits(segment) for admits in tests)
-                if bases and not todo:
-                    todo.extend(bases)
+            todo.extend(_bases_of(text, c, lines))
         return False
 
     def keepers(self, where: str, cls: str) -> frozenset:
@@ -777,9 +786,19 @@ class Through:
                     lines = self._class_lines.get(where)
                     if lines is None:
                         lines = self._class_lines[where] = class_lines(text)
-                    found = [(m, seg) for _c, _b, m, seg in class_methods(text, name, lines)]
-                    segment = None if any(m == "__new__" for m, _ in found) else next(
-                        (seg for m, seg in found if m == method), None)
+                    segment, todo, seen = None, [name], set()
+                    while todo:  # (the class, then the bases of its module it inherits the method from)
+                        c = todo.pop(0)
+                        if c in seen or not c.isidentifier():
+                            continue
+                        seen.add(c)
+                        found = [(m, seg) for _c, _b, m, seg in class_methods(text, c, lines)]
+                        if any(m == "__new__" for m, _ in found):
+                            break
+                        segment = next((seg for m, seg in found if m == method), None)
+                        if segment is not None:
+                            break
+                        todo.extend(_bases_of(text, c, lines))
                 if segment is not None:
                     known = _plain_parameters(self.rules, segment)
             record["plain"][part] = known

@@ -3435,32 +3435,41 @@ mean = T.as_tensor(IMAGENET_MEAN)  # expect
 ok = T.as_tensor(IMAGENET_LIST)
 """}),
     # The same through a package that re-exports them (`from .transforms import Normalize` in
-    # its `__init__.py`), imported by name and whole.
+    # its `__init__.py`), imported by name and whole, and a subclass that inherits the
+    # constructor (not one that defines its own).
     ('TNS2', 'copy construction of a tensor in a function and a constructor a package re-exports', {
         'config.py': """\
 IMAGENET_MEAN = torch.tensor([0.485, 0.456, 0.406])
 IMAGENET_LIST = [0.229, 0.224, 0.225]
 """,
         'aug/__init__.py': """\
-from .transforms import Normalize, as_tensor
+from .transforms import Normalize, as_tensor, ImageNetNormalize, Centered
 """,
         'aug/transforms.py': """\
 class Normalize:
     def __init__(self, mean):
         self.mean = torch.tensor(mean).view(-1, 1, 1)
+class ImageNetNormalize(Normalize):
+    def __call__(self, x):
+        return x - self.mean
+class Centered(Normalize):
+    def __init__(self, mean):
+        self.mean = mean
 def as_tensor(v):
     return torch.tensor(v, dtype=torch.float32)
 """,
         'main.py': """\
 import aug
-from aug import Normalize, as_tensor
+from aug import Normalize, as_tensor, ImageNetNormalize, Centered
 from config import IMAGENET_MEAN, IMAGENET_LIST
 norm = Normalize(IMAGENET_MEAN)  # expect
 mean = as_tensor(IMAGENET_MEAN)  # expect
 whole = aug.Normalize(IMAGENET_MEAN)  # expect
+inherited = ImageNetNormalize(IMAGENET_MEAN)  # expect
 ok = Normalize(IMAGENET_LIST)
 ok2 = aug.as_tensor(IMAGENET_LIST)
-print(norm.mean.shape, mean, whole.mean.shape, ok.mean.shape, ok2)
+ok3 = Centered(IMAGENET_MEAN)
+print(norm.mean.shape, mean, whole.mean.shape, inherited.mean.shape, ok.mean.shape, ok2, ok3.mean)
 """}),
     ('TNS3', 'discriminator loss of another module that detaches under a flag it defaults to True', {
         'gan_losses.py': '''\

@@ -384,7 +384,8 @@ A tensor passed to a function of another module of the project, or to the constr
 its classes, that copy-constructs it (`norm = Normalize(IMAGENET_MEAN)`, with
 `self.mean = torch.tensor(mean)` in `transforms.py`) is reported at the argument, where the call
 is: `IMAGENET_MEAN (Normalize() copy-constructs it, transforms.py:6)` (also `T.Normalize(...)` of
-`import transforms as T`, and a class or function a package's `__init__.py` re-exports), without a fix (the copy to rewrite is the other module's).  Only where the function copy-constructs the parameter as it
+`import transforms as T`, a class or function a package's `__init__.py` re-exports, and a
+constructor a class inherits from a class of its module), without a fix (the copy to rewrite is the other module's).  Only where the function copy-constructs the parameter as it
 is and tests nothing of its type (no `isinstance`, `torch.is_tensor`, `hasattr`, `type(` or
 `try:` in it), and not of a class that defines `__new__`.
 
