@@ -47,6 +47,13 @@ def sink_calls(text: str, project, module: str, path: str) -> tuple:
             plan = plans[(target, name)] = through._plan(target, name)
         where, deps, names, sub, own = plan
         if where is None:
+            if sub is not None and local + "." in text:  # (a module of a namespace package)
+                touched.update(deps)
+                methods = _methods_constructed(text, local, sub, through)
+                if methods:
+                    found.update("." + m + "(" for m in methods)
+                    through.names.update(methods)
+                _whole_module(text, local, sub, f"{target}.{name}", names, through, found, plain)
             continue
         touched.update(deps)
         # `t = Trainer(net)` ... `t.predict(x)`, where a method of the class calls `.numpy()`:
@@ -80,24 +87,17 @@ def sink_calls(text: str, project, module: str, path: str) -> tuple:
             found.update("." + m + "(" for m in methods)
             through.names.update(methods)
         if name is None:  # `import pkg.utils as U`: `U.to_numpy(`
-            # (`U.scale(MEAN)`, `U.Normalize(MEAN)`: a function or a class of the module that
-            # copy-constructs a parameter, asked of TNS202.)
-            copying = [n for n in _attribute_calls(text, local) if through.plain_through(
-                where, target, n, "__init__" if n[0].isupper() else None)]
-            if copying:
-                plain.add(local + ".")
-                through.names.update(copying)
-            constructed = [n for n in _attribute_calls(text, local) if n[0].isupper()
-                           and through.constructs_through(where, target, n)]
-            if constructed:
-                through.names.update(constructed)
-            if names or constructed:
-                found.add(local + ".")
-            else:
-                relayed = [n for n in _attribute_calls(text, local) if not n[0].isupper() and through.relays(target, n)]
-                if relayed:
-                    found.add(local + ".")
-                    through.names.update(relayed)
+            _whole_module(text, local, where, target, names, through, found, plain)
+            if where.endswith("__init__.py") and local + "." in text:
+                # `import pkg`, then `pkg.convert.to_numpy(x)`: a module of the package by the
+                # name its `__init__.py` binds.
+                for sub_name in _attribute_names(text, local):
+                    sub_target = f"{target}.{sub_name}"
+                    sub_where = through.project.path_of(sub_target)
+                    if sub_where is not None:
+                        touched[sub_where] = through.project.digest_of(sub_where)
+                        _whole_module(text, f"{local}.{sub_name}", sub_where, sub_target, through.functions(sub_where),
+                                      through, found, plain)
         elif name == "*":
             found.update(n + "(" for n in names)
         elif name in names:
@@ -112,14 +112,55 @@ def sink_calls(text: str, project, module: str, path: str) -> tuple:
         elif sub is not None:  # `from pkg import utils`: `utils.to_numpy(`
             if attr is None:
                 attr = local + "." in text
-            if attr and through.functions(sub):
-                found.add(local + ".")
+            if attr:
+                _whole_module(text, local, sub, f"{target}.{name}", through.functions(sub), through, found, plain)
         if name is not None and name != "*" and sub is None and not name[0].isupper() \
                 and _called(text, local) and through.plain_through(where, target, name):
             # (A function that copy-constructs a parameter, `scale(MEAN)`: asked of TNS202.)
             plain.add(local + "(")
             through.names.add(local)
     return frozenset(found), frozenset(plain)
+
+
+def _whole_module(text: str, local: str, where: str, target: str, names: frozenset, through, found: set,
+                  plain: set) -> None:
+    """sink_calls of project module `target` (at `where`, `names`: Through.functions of it)
+    imported whole under the name `local` (`import pkg.utils as U`, `from pkg import utils`):
+    `U.to_numpy(`, and the functions a package's `__init__.py` re-exports (`pkg.to_numpy(`, with
+    `from .convert import to_numpy` there) or that relay; `U.scale(MEAN)`, `U.Normalize(MEAN)`,
+    a function or a class of the module that copy-constructs a parameter (asked of TNS202)."""
+    calls = _attribute_calls(text, local)
+    copying = [n for n in calls if through.plain_through(where, target, n, "__init__" if n[0].isupper() else None)]
+    if copying:
+        plain.add(local + ".")
+        through.names.update(copying)
+    constructed = [n for n in calls if n[0].isupper() and through.constructs_through(where, target, n)]
+    if constructed:
+        through.names.update(constructed)
+    if names or constructed:
+        found.add(local + ".")
+        return
+    relayed = [n for n in calls if not n[0].isupper() and (
+        through.reexported(target, n, where) or through.relays(target, n))]
+    if relayed:
+        found.add(local + ".")
+        through.names.update(relayed)
+
+
+def _attribute_names(text: str, local: str) -> set:
+    """The names the file reads as attributes of `local` and then as a module (`pkg.convert.` of
+    `pkg.convert.to_numpy(x)`)."""
+    out: set = set()
+    prefix = local + "."
+    i = text.find(prefix)
+    while i != -1:
+        j = k = i + len(prefix)
+        if i == 0 or not (text[i - 1].isalnum() or text[i - 1] in "_."):
+            k = identifier_end(text, j)
+            if k < len(text) and text[k] == "." and k > j:
+                out.add(text[j:k])
+        i = text.find(prefix, k)
+    return out
 
 
 def _plain_parameters(rules, segment: str) -> frozenset:
@@ -260,7 +301,12 @@ class Through:
         project = self.project
         where = project.path_of(target)
         if where is None:
-            return None, {}, frozenset(), None, ()
+            # (`from . import convert` in a namespace package, which has no `__init__.py`: the
+            # module of that name, as `sub`.)
+            sub = project.path_of(f"{target}.{name}") if name is not None and name != "*" else None
+            if sub is None:
+                return None, {}, frozenset(), None, ()
+            return None, {sub: project.digest_of(sub)}, self.functions(sub), sub, ()
         names = self.functions(where)
         sub = own = None
         deps = {where: project.digest_of(where)}
@@ -516,17 +562,26 @@ class Through:
         calls, deps = set(), {}
         for target, imported, local in runtime_imports(text, module, where.endswith("__init__.py")):
             at = project.path_of(target)
-            if at is None:
-                continue
-            deps[at] = project.digest_of(at)
-            names = self.functions(at)
-            if imported is None:
-                if names:
-                    calls.add(local + ".")
-            elif imported == "*":
-                calls.update(n + "(" for n in names)
-            elif imported in names:
-                calls.add(local + "(")
+            if at is not None:
+                deps[at] = project.digest_of(at)
+                names = self.functions(at)
+                if imported is None:
+                    if names:
+                        calls.add(local + ".")
+                    continue
+                elif imported == "*":
+                    calls.update(n + "(" for n in names)
+                    continue
+                elif imported in names:
+                    calls.add(local + "(")
+                    continue
+            if imported is not None and imported != "*" and (at is None or at.endswith("__init__.py")):
+                # `from . import convert` (also in a namespace package): the module of that name.
+                sub = project.path_of(f"{target}.{imported}")
+                if sub is not None:
+                    deps[sub] = project.digest_of(sub)
+                    if self.functions(sub):
+                        calls.add(local + ".")
         return frozenset(calls), deps
 
     def methods(self, where: str, cls: str) -> frozenset:

@@ -119,6 +119,23 @@ import data as D
 model = nn.Linear(4, 3)
 ds = D.LabeledSet(model(torch.randn(8, 4)))
 '''}),
+    # A module of a namespace package (no `__init__.py`) imported as a name of its package
+    # (`from . import convert`), whose function converts what it is given: raises there.
+    ('TNS1', 'converter of a namespace package imported as a name of its package', {
+        'tools/convert.py': '''\
+def to_numpy(t):
+    return t.cpu().numpy()
+''',
+        'tools/engine.py': '''\
+import torch
+from . import convert
+def predict(model, x):
+    return convert.to_numpy(torch.sigmoid(model(x)))
+''',
+        'main.py': '''\
+from tools.engine import predict
+print(predict(nn.Linear(5, 1), torch.randn(8, 5)).shape)
+'''}),
     ('TNS1', 'plotting helper of another module given a model output', {
         'viz.py': '''\
 import matplotlib
@@ -3435,8 +3452,9 @@ mean = T.as_tensor(IMAGENET_MEAN)  # expect
 ok = T.as_tensor(IMAGENET_LIST)
 """}),
     # The same through a package that re-exports them (`from .transforms import Normalize` in
-    # its `__init__.py`), imported by name and whole, and a subclass that inherits the
-    # constructor (not one that defines its own).
+    # its `__init__.py`), imported by name and whole, its module imported as a name of the
+    # package (`from aug import transforms`), and a subclass that inherits the constructor (not
+    # one that defines its own).
     ('TNS2', 'copy construction of a tensor in a function and a constructor a package re-exports', {
         'config.py': """\
 IMAGENET_MEAN = torch.tensor([0.485, 0.456, 0.406])
@@ -3470,6 +3488,11 @@ ok = Normalize(IMAGENET_LIST)
 ok2 = aug.as_tensor(IMAGENET_LIST)
 ok3 = Centered(IMAGENET_MEAN)
 print(norm.mean.shape, mean, whole.mean.shape, inherited.mean.shape, ok.mean.shape, ok2, ok3.mean)
+""",
+        'by_module.py': """\
+from aug import transforms
+from config import IMAGENET_MEAN
+mean = transforms.as_tensor(IMAGENET_MEAN)  # expect
 """}),
     ('TNS3', 'discriminator loss of another module that detaches under a flag it defaults to True', {
         'gan_losses.py': '''\
@@ -4318,6 +4341,30 @@ print(meter.sum)
     # A trainer's running loss, kept by `train_step` with each step's graph, whose loop is another
     # module's; not where that loop resets it (`t.reset()`), nor for an instance made in each
     # iteration.
+    # A package imported whole (`import vislib`): a function its `__init__.py` re-exports
+    # (`vislib.to_numpy`) and one of a module it binds (`vislib.convert.to_numpy`), each handed a
+    # feature map that requires grad; not one handed its detached copy.
+    ('TNS1', 'converter reached through a package imported whole', {
+        'vislib/__init__.py': '''\
+from . import convert
+from .convert import to_numpy
+''',
+        'vislib/convert.py': '''\
+def to_numpy(t):
+    return t.cpu().numpy()  # may
+''',
+        'main.py': '''\
+import vislib
+conv = nn.Conv2d(1, 4, 3, padding=1)
+fmap = conv(torch.rand(1, 1, 12, 12))[0, 0]
+ok = vislib.to_numpy(fmap.detach())
+ok2 = vislib.convert.to_numpy(fmap.detach())
+try:
+    a = vislib.to_numpy(fmap)  # expect
+finally:
+    b = vislib.convert.to_numpy(fmap)  # expect
+''',
+    }),
     ('TNS5', 'running loss of a trainer whose loop is in another module', {
         'trainer.py': '''\
 class Trainer:
