@@ -3415,6 +3415,42 @@ def init_weights(m):
 net = nn.Sequential(nn.Linear(3, 2))
 net.apply(init_weights)
 '''),
+    # DCGAN's initialiser, which tells layers by their class's name: `m` is a module only by
+    # the `apply` that hands it each submodule.
+    ('DCGAN initialiser by class name applied with grad on', '''\
+def weights_init(m):
+    classname = m.__class__.__name__
+    if classname.find("Conv") != -1:
+        m.weight.normal_(0.0, 0.02)
+netD = nn.Sequential(nn.Conv2d(3, 4, 3), nn.LeakyReLU(0.2))
+netD.apply(weights_init)
+'''),
+    ('DCGAN initialiser by class name applied under no_grad', '''\
+def weights_init(m):
+    classname = m.__class__.__name__
+    if classname.find("Conv") != -1:
+        m.weight.normal_(0.0, 0.02)
+netD = nn.Sequential(nn.Conv2d(3, 4, 3), nn.LeakyReLU(0.2))
+with torch.no_grad():
+    netD.apply(weights_init)
+'''),
+    ('DCGAN initialiser by class name applied to a frozen network', '''\
+def weights_init(m):
+    classname = m.__class__.__name__
+    if classname.find("Conv") != -1:
+        m.weight.normal_(0.0, 0.02)
+netD = nn.Sequential(nn.Conv2d(3, 4, 3), nn.LeakyReLU(0.2))
+netD.requires_grad_(False)
+netD.apply(weights_init)
+'''),
+    ('DCGAN initialiser by class name through .data', '''\
+def weights_init(m):
+    classname = m.__class__.__name__
+    if classname.find("Conv") != -1:
+        m.weight.data.normal_(0.0, 0.02)
+netD = nn.Sequential(nn.Conv2d(3, 4, 3), nn.LeakyReLU(0.2))
+netD.apply(weights_init)
+'''),
     ('init helper applied under no_grad, then with grad on', '''\
 def init_weights(m):
     if isinstance(m, nn.Linear):

@@ -1257,6 +1257,14 @@ class Evaluator:
             q = node.id  # a builtin: list, int, ...
         return q
 
+    def _applied_to(self, node: ast.Call, recv: Fact, state) -> None:
+        """`net.apply(init_weights)`: `init_weights`, a function of the file or of another module
+        of the project, is called for each submodule of `net`, a module as `net` is (frozen where
+        it is), of a class not known (summaries.note_applied)."""
+        f = self.fact(node.args[0], state)
+        if f.kind == FUNCTION and f.node is not None:
+            self.note_applied(f.node, node, recv.but(qual=None, attrs=None, node=None, items=None, element=None))
+
     @staticmethod
     def _instance_of(current: Fact, cls: str | None) -> Fact:
         """What is known of a value with fact `current` that is an instance of class `cls`."""
@@ -2244,6 +2252,8 @@ class Evaluator:
                 if m == "requires_grad_":
                     flag = _const_bool(node.args[0]) if node.args else True
                     return _frozen(recv, flag is not True)
+                if m == "apply" and len(node.args) == 1 and not node.keywords and type(node.func) is _Attribute:
+                    self._applied_to(node, recv, state)
                 return recv
             if m in ("parameters", "named_parameters"):
                 owner = dotted_name(node.func.value) if isinstance(node.func, ast.Attribute) else None

@@ -1082,7 +1082,7 @@ class ModuleSummary:
         module-level code and of the functions that make the calls, on a walker of its own (the
         summary's answers its questions as before)."""
         from ..source import word_positions
-        from .summaries import call_positions
+        from .summaries import apply_positions, call_positions
         from .walker import Walker
 
         walker = self._walker or self._make_walker()
@@ -1090,6 +1090,8 @@ class ModuleSummary:
             return None
         text = walker.lines.text
         positions = call_positions(text, local)
+        if ".apply(" in text:
+            positions = sorted(positions + apply_positions(text, local))  # (`net.apply(local)`)
         if not positions:
             return []
         project = self.project

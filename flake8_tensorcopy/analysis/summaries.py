@@ -542,6 +542,20 @@ class Summaries:
             facts = None
         sites[id(call)] = (call.lineno, facts)
 
+    def note_applied(self, func, call: ast.Call, module) -> None:
+        """`net.apply(init_weights)` (`call`): a call of function `func` for each submodule of
+        `net`, each given as `module` (what a submodule of it is, as far as told)."""
+        if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            params = [*func.args.posonlyargs, *func.args.args]
+            if not params:
+                return
+            stub = ast.copy_location(ast.Call(func=call.args[0], args=[call.func.value], keywords=[]), call)
+            self._sites.setdefault(id(func), {})[id(call)] = (call.lineno, {params[0].arg: module}, len(params) == 1,
+                                                               (stub, False, None))
+        elif self._recording is not None and func is self._recording[0]:
+            positional = self._recording[1][0]
+            self._recording[2][id(call)] = (call.lineno, {positional[0]: module} if positional else None)
+
     def note_method_call(self, classdef, name: str, call: ast.Call, state, on_class: bool = False,
                          recv: Fact | None = None) -> None:
         """A call of method `name` of a class of the file, on an instance (`on_class`: on the
@@ -586,6 +600,9 @@ class Summaries:
             return {}  # called by Python or nn.Module, out of sight
         else:
             positions = self.call_positions(name)
+            if not method and self.lines is not None and ".apply(" in self.lines.text:
+                # (`net.apply(init_weights)`: called for each submodule, Evaluator._applied.)
+                positions = sorted(positions + apply_positions(self.lines.text, name))
         if not positions:
             return {}
         self._survey(positions, func)
@@ -923,6 +940,25 @@ def _one_of_many(fact: Fact) -> Fact:
         return fact.but(grad=el.grad if kind == SEQ else fact.grad, device=max(fact.device, Device.UNKNOWN),
                         element=el, items=None, min_grad=None)
     return UNKNOWN_FACT
+
+
+def apply_positions(text: str, name: str) -> list:
+    """Offsets of `name` where `text` hands it alone to an `apply` (`net.apply(name)`)."""
+    out = []
+    size = len(text)
+    i = text.find(".apply(")
+    while i != -1:
+        j = i + 7
+        while j < size and text[j] in " \t\n":
+            j += 1
+        k = j + len(name)
+        if text.startswith(name, j) and not (k < size and (text[k].isalnum() or text[k] == "_")):
+            while k < size and text[k] in " \t\n,":
+                k += 1
+            if k < size and text[k] == ")":
+                out.append(j)
+        i = text.find(".apply(", j)
+    return out
 
 
 def call_positions(text: str, name: str) -> list:
