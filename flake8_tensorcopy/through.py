@@ -53,7 +53,7 @@ def sink_calls(text: str, project, module: str, path: str) -> tuple:
                 if methods:
                     found.update("." + m + "(" for m in methods)
                     through.names.update(methods)
-                _whole_module(text, local, sub, f"{target}.{name}", names, through, found, plain)
+                _whole_module(text, local, sub, f"{target}.{name}", names, through, found, plain, False)
             continue
         touched.update(deps)
         # `t = Trainer(net)` ... `t.predict(x)`, where a method of the class calls `.numpy()`:
@@ -97,7 +97,7 @@ def sink_calls(text: str, project, module: str, path: str) -> tuple:
                     if sub_where is not None:
                         touched[sub_where] = through.project.digest_of(sub_where)
                         _whole_module(text, f"{local}.{sub_name}", sub_where, sub_target, through.functions(sub_where),
-                                      through, found, plain)
+                                      through, found, plain, False)
         elif name == "*":
             found.update(n + "(" for n in names)
         elif name in names:
@@ -113,7 +113,8 @@ def sink_calls(text: str, project, module: str, path: str) -> tuple:
             if attr is None:
                 attr = local + "." in text
             if attr:
-                _whole_module(text, local, sub, f"{target}.{name}", through.functions(sub), through, found, plain)
+                _whole_module(text, local, sub, f"{target}.{name}", through.functions(sub), through, found, plain,
+                              False)
         if name is not None and name != "*" and sub is None and not name[0].isupper() \
                 and _called(text, local) and through.plain_through(where, target, name):
             # (A function that copy-constructs a parameter, `scale(MEAN)`: asked of TNS202.)
@@ -123,11 +124,11 @@ def sink_calls(text: str, project, module: str, path: str) -> tuple:
 
 
 def _whole_module(text: str, local: str, where: str, target: str, names: frozenset, through, found: set,
-                  plain: set) -> None:
+                  plain: set, relays: bool = True) -> None:
     """sink_calls of project module `target` (at `where`, `names`: Through.functions of it)
     imported whole under the name `local` (`import pkg.utils as U`, `from pkg import utils`):
     `U.to_numpy(`, and the functions a package's `__init__.py` re-exports (`pkg.to_numpy(`, with
-    `from .convert import to_numpy` there) or that relay; `U.scale(MEAN)`, `U.Normalize(MEAN)`,
+    `from .convert import to_numpy` there) or, with `relays`, that relay; `U.scale(MEAN)`, `U.Normalize(MEAN)`,
     a function or a class of the module that copy-constructs a parameter (asked of TNS202)."""
     calls = _attribute_calls(text, local)
     copying = [n for n in calls if through.plain_through(where, target, n, "__init__" if n[0].isupper() else None)]
@@ -141,7 +142,7 @@ def _whole_module(text: str, local: str, where: str, target: str, names: frozens
         found.add(local + ".")
         return
     relayed = [n for n in calls if not n[0].isupper() and (
-        through.reexported(target, n, where) or through.relays(target, n))]
+        through.reexported(target, n, where) or relays and through.relays(target, n))]
     if relayed:
         found.add(local + ".")
         through.names.update(relayed)
