@@ -151,17 +151,7 @@ def _whole_module(text: str, local: str, where: str, target: str, names: frozens
 def _attribute_names(text: str, local: str) -> set:
     """The names the file reads as attributes of `local` and then as a module (`pkg.convert.` of
     `pkg.convert.to_numpy(x)`)."""
-    out: set = set()
-    prefix = local + "."
-    i = text.find(prefix)
-    while i != -1:
-        j = k = i + len(prefix)
-        if i == 0 or not (text[i - 1].isalnum() or text[i - 1] in "_."):
-            k = identifier_end(text, j)
-            if k < len(text) and text[k] == "." and k > j:
-                out.add(text[j:k])
-        i = text.find(prefix, k)
-    return out
+    return _attribute_calls(text, local, ".")
 
 
 def _plain_parameters(rules, segment: str) -> frozenset:
@@ -204,8 +194,9 @@ def _called(text: str, local: str) -> bool:
     return False
 
 
-def _attribute_calls(text: str, local: str) -> set:
-    """The names the file calls as attributes of `local` (`U.run(` of `import utils as U`)."""
+def _attribute_calls(text: str, local: str, then: str = "(") -> set:
+    """The names the file calls as attributes of `local` (`U.run(` of `import utils as U`;
+    `then`: the character after the name)."""
     out: set = set()
     prefix = local + "."
     i = text.find(prefix)
@@ -213,7 +204,7 @@ def _attribute_calls(text: str, local: str) -> set:
         j = k = i + len(prefix)
         if i == 0 or not (text[i - 1].isalnum() or text[i - 1] in "_."):
             k = identifier_end(text, j)
-            if k < len(text) and text[k] == "(" and k > j:
+            if k < len(text) and text[k] == then and k > j:
                 out.add(text[j:k])
         i = text.find(prefix, k)
     return out

@@ -3369,6 +3369,14 @@ model(torch.randint(0, 10, (3, 5))).sum().backward()
 fgm.restore()
 '''
 
+_DCGAN_INIT = '''\
+def weights_init(m):
+    classname = m.__class__.__name__
+    if classname.find("Conv") != -1:
+        m.weight.normal_(0.0, 0.02)
+netD = nn.Sequential(nn.Conv2d(3, 4, 3), nn.LeakyReLU(0.2))
+'''
+
 TNS4_PROGRAMS = [
     ("FGM's adversarial attack on the embedding's weight, that reads requires_grad in its loop", _FGM),
     ("FGM's adversarial attack through .data, as written in practice", _FGM.replace("param.add_(", "param.data.add_(")),
@@ -3417,40 +3425,13 @@ net.apply(init_weights)
 '''),
     # DCGAN's initialiser, which tells layers by their class's name: `m` is a module only by
     # the `apply` that hands it each submodule.
-    ('DCGAN initialiser by class name applied with grad on', '''\
-def weights_init(m):
-    classname = m.__class__.__name__
-    if classname.find("Conv") != -1:
-        m.weight.normal_(0.0, 0.02)
-netD = nn.Sequential(nn.Conv2d(3, 4, 3), nn.LeakyReLU(0.2))
-netD.apply(weights_init)
-'''),
-    ('DCGAN initialiser by class name applied under no_grad', '''\
-def weights_init(m):
-    classname = m.__class__.__name__
-    if classname.find("Conv") != -1:
-        m.weight.normal_(0.0, 0.02)
-netD = nn.Sequential(nn.Conv2d(3, 4, 3), nn.LeakyReLU(0.2))
-with torch.no_grad():
-    netD.apply(weights_init)
-'''),
-    ('DCGAN initialiser by class name applied to a frozen network', '''\
-def weights_init(m):
-    classname = m.__class__.__name__
-    if classname.find("Conv") != -1:
-        m.weight.normal_(0.0, 0.02)
-netD = nn.Sequential(nn.Conv2d(3, 4, 3), nn.LeakyReLU(0.2))
-netD.requires_grad_(False)
-netD.apply(weights_init)
-'''),
-    ('DCGAN initialiser by class name through .data', '''\
-def weights_init(m):
-    classname = m.__class__.__name__
-    if classname.find("Conv") != -1:
-        m.weight.data.normal_(0.0, 0.02)
-netD = nn.Sequential(nn.Conv2d(3, 4, 3), nn.LeakyReLU(0.2))
-netD.apply(weights_init)
-'''),
+    ('DCGAN initialiser by class name applied with grad on', _DCGAN_INIT + 'netD.apply(weights_init)\n'),
+    ('DCGAN initialiser by class name applied under no_grad',
+     _DCGAN_INIT + 'with torch.no_grad():\n    netD.apply(weights_init)\n'),
+    ('DCGAN initialiser by class name applied to a frozen network',
+     _DCGAN_INIT + 'netD.requires_grad_(False)\nnetD.apply(weights_init)\n'),
+    ('DCGAN initialiser by class name through .data',
+     _DCGAN_INIT.replace('m.weight.normal_', 'm.weight.data.normal_') + 'netD.apply(weights_init)\n'),
     ('init helper applied under no_grad, then with grad on', '''\
 def init_weights(m):
     if isinstance(m, nn.Linear):

@@ -3235,6 +3235,21 @@ with torch.no_grad():
 ''',
     }),
 ]
+_RUNNING_TRAINER = '''\
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+        self.opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        self.running_loss = 0.0
+    def reset(self):
+        self.running_loss = 0.0
+    def train_step(self, x):
+        self.opt.zero_grad()
+        loss = self.model(x).pow(2).mean()
+        loss.backward()
+        self.opt.step()
+        self.running_loss += loss'''
+
 MARKED = [
     # An EWC anchor of another module that keeps `.data` views of the model's parameters: the
     # penalty it computes after the optimizer's steps reads the moved weights.
@@ -4366,21 +4381,7 @@ finally:
 ''',
     }),
     ('TNS5', 'running loss of a trainer whose loop is in another module', {
-        'trainer.py': '''\
-class Trainer:
-    def __init__(self, model):
-        self.model = model
-        self.opt = torch.optim.SGD(model.parameters(), lr=0.1)
-        self.running_loss = 0.0
-    def reset(self):
-        self.running_loss = 0.0
-    def train_step(self, x):
-        self.opt.zero_grad()
-        loss = self.model(x).pow(2).mean()
-        loss.backward()
-        self.opt.step()
-        self.running_loss += loss  # expect
-''',
+        'trainer.py': _RUNNING_TRAINER + '  # expect\n',
         'main.py': '''\
 from trainer import Trainer
 def main():
@@ -4392,21 +4393,7 @@ main()
 ''',
     }),
     ('TNS5', 'running loss of a trainer whose loop in another module resets it', {
-        'trainer.py': '''\
-class Trainer:
-    def __init__(self, model):
-        self.model = model
-        self.opt = torch.optim.SGD(model.parameters(), lr=0.1)
-        self.running_loss = 0.0
-    def reset(self):
-        self.running_loss = 0.0
-    def train_step(self, x):
-        self.opt.zero_grad()
-        loss = self.model(x).pow(2).mean()
-        loss.backward()
-        self.opt.step()
-        self.running_loss += loss
-''',
+        'trainer.py': _RUNNING_TRAINER + '\n',
         'main.py': '''\
 from trainer import Trainer
 def main():

@@ -610,25 +610,43 @@ def call_modes(tree: ast.Module, lines=None) -> tuple:
     return sites, used, frozenset(result), frozenset(bound)
 
 
-def applied_names(text: str) -> frozenset:
-    """The names `text` hands to an `apply` (`net.apply(name)`, `self.apply(self.name)`): calls
-    of them, by `call_modes`, that no `name(` spells.  One pass over the text."""
-    out = set()
+def _apply_arguments(text: str):
+    """(start, end, whether `self.` precedes it) of the name each `.apply(` of `text` is handed
+    first (`net.apply(init)`, `self.apply(self._init_weights)`; start == end: no name)."""
     size = len(text)
     i = text.find(".apply(")
     while i != -1:
         j = i + 7
         while j < size and text[j] in " \t\n":
             j += 1
-        if text.startswith("self.", j):
+        on_self = text.startswith("self.", j)
+        if on_self:
             j += 5
         k = j
         while k < size and (text[k].isalnum() or text[k] == "_"):
             k += 1
-        if k > j:
-            out.add(text[j:k])
+        yield j, k, on_self
         i = text.find(".apply(", j)
-    return frozenset(out)
+
+
+def applied_names(text: str) -> frozenset:
+    """The names `text` hands to an `apply` (`net.apply(name)`, `self.apply(self.name)`): calls
+    of them, by `call_modes`, that no `name(` spells.  One pass over the text."""
+    return frozenset(text[j:k] for j, k, _ in _apply_arguments(text) if k > j)
+
+
+def apply_positions(text: str, name: str) -> list:
+    """Offsets of `name` where `text` hands it alone to an `apply` (`net.apply(name)`)."""
+    out = []
+    size = len(text)
+    for j, k, on_self in _apply_arguments(text):
+        if on_self or text[j:k] != name:
+            continue
+        while k < size and text[k] in " \t\n,":
+            k += 1
+        if k < size and text[k] == ")":
+            out.append(j)
+    return out
 
 
 _DEF_NAME = LazyPattern(r"def[\s\\]+(\w+)")

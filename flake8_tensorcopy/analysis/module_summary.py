@@ -1082,7 +1082,8 @@ class ModuleSummary:
         module-level code and of the functions that make the calls, on a walker of its own (the
         summary's answers its questions as before)."""
         from ..source import word_positions
-        from .summaries import apply_positions, call_positions
+        from .gradmode import apply_positions
+        from .summaries import call_positions
         from .walker import Walker
 
         walker = self._walker or self._make_walker()

@@ -602,6 +602,8 @@ class Summaries:
             positions = self.call_positions(name)
             if not method and self.lines is not None and ".apply(" in self.lines.text:
                 # (`net.apply(init_weights)`: called for each submodule, Evaluator._applied.)
+                from .gradmode import apply_positions
+
                 positions = sorted(positions + apply_positions(self.lines.text, name))
         if not positions:
             return {}
@@ -940,25 +942,6 @@ def _one_of_many(fact: Fact) -> Fact:
         return fact.but(grad=el.grad if kind == SEQ else fact.grad, device=max(fact.device, Device.UNKNOWN),
                         element=el, items=None, min_grad=None)
     return UNKNOWN_FACT
-
-
-def apply_positions(text: str, name: str) -> list:
-    """Offsets of `name` where `text` hands it alone to an `apply` (`net.apply(name)`)."""
-    out = []
-    size = len(text)
-    i = text.find(".apply(")
-    while i != -1:
-        j = i + 7
-        while j < size and text[j] in " \t\n":
-            j += 1
-        k = j + len(name)
-        if text.startswith(name, j) and not (k < size and (text[k].isalnum() or text[k] == "_")):
-            while k < size and text[k] in " \t\n,":
-                k += 1
-            if k < size and text[k] == ")":
-                out.append(j)
-        i = text.find(".apply(", j)
-    return out
 
 
 def call_positions(text: str, name: str) -> list:
