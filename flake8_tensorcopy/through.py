@@ -102,12 +102,14 @@ def sink_calls(text: str, project, module: str, path: str) -> tuple:
             found.update(n + "(" for n in names)
         elif name in names:
             found.add(local + "(")
+            found.add("apply(" + local)  # (`net.apply(init_weights)`: walker._applied_sinks)
             through.names.add(local)
-        elif not name[0].isupper() and _called(text, local) and (
+        elif not name[0].isupper() and (_called(text, local) or "apply(" + local in text) and (
                 through.reexported(target, name, where) or through.relays(target, name)):
             # (A function that hands what it is given to one of another module that may
             # report: `run`, with `def run(model, x): return to_np(model(x))`.)
             found.add(local + "(")
+            found.add("apply(" + local)
             through.names.add(local)
         elif sub is not None:  # `from pkg import utils`: `utils.to_numpy(`
             if attr is None:

@@ -44,6 +44,28 @@ with torch.no_grad():
     apply_max_norm(model, 1.0)
 apply_max_norm(model, 1.0)
 '''}),
+    # DCGAN's initialiser of another module, which tells layers by their class's name, handed to
+    # `apply`: raises where grad is on and the network is not frozen.
+    ('TNS401', 'initialiser of another module handed to apply', {
+        'nets.py': PLAIN + '''\
+def weights_init(m):
+    classname = m.__class__.__name__
+    if classname.find("Conv") != -1:
+        m.weight.normal_(0.0, 0.02)
+    elif classname.find("BatchNorm") != -1:
+        m.weight.normal_(1.0, 0.02)
+        m.bias.fill_(0)
+''',
+        'main.py': '''\
+from nets import weights_init
+netG = nn.Sequential(nn.ConvTranspose2d(4, 3, 3), nn.BatchNorm2d(3))
+with torch.no_grad():
+    netG.apply(weights_init)
+netD = nn.Sequential(nn.Conv2d(3, 4, 3))
+netD.requires_grad_(False)
+netD.apply(weights_init)
+netG.apply(weights_init)
+'''}),
     # A Lightning-style module's validation_step fills a list that on_validation_epoch_end
     # converts; the script of another module calls it only under no_grad.
     ('TNS1', 'validation outputs kept by a method another module calls only under no_grad', {

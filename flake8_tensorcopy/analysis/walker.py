@@ -487,6 +487,9 @@ class Walker(Summaries, Evaluator):
         through = self.project.through if self.project is not None else None
         func = call.func
         name = func.id if type(func) is ast.Name else func.attr if type(func) is ast.Attribute else None
+        if name == "apply" and through is not None and not self._surveying and len(call.args) == 1 \
+                and not call.keywords and type(func) is ast.Attribute:
+            return self._applied_sinks(call, through, state)
         if through is None or name not in through.names or self._surveying:
             return []
         f = self.fact(func, state)
@@ -529,6 +532,29 @@ class Walker(Summaries, Evaluator):
             for code, line, how in entity.sinks_for({param: a}, constants):
                 out.append((expr, code, f"{self._file_of(entity)}:{line}", how == "p"))
         return out
+
+    def _applied_sinks(self, call: ast.Call, through, state: State) -> list:
+        """call_sinks for `net.apply(init_weights)`, `init_weights` a top-level function of another
+        module of the project: what the rules report inside it for a submodule of `net` (as
+        `_sink_argument` passes a module: one whose parameters and output require grad for
+        certain), reported at `net`."""
+        arg = call.args[0]
+        if (arg.id if type(arg) is ast.Name else arg.attr if type(arg) is ast.Attribute else None) not in through.names:
+            return []
+        recv = self.fact(call.func.value, state)
+        f = self.fact(arg, state)
+        entity = f.node
+        if recv.kind != MODULE or f.kind != FUNCTION or not hasattr(entity, "sinks_for") or "." in entity.path:
+            return []
+        where = self.project.path_of(entity.module)
+        if where is None or entity.name not in through.functions(where):
+            return []
+        params = [*entity.node.args.posonlyargs, *entity.node.args.args]
+        a = self._sink_argument(recv)  # (a torch module as a plain one: its class's facts do not cross)
+        if not params or a is None:
+            return []
+        return [(call.func.value, code, f"{self._file_of(entity)}:{line}", how == "p")
+                for code, line, how in entity.sinks_for({params[0].arg: a}, {})]
 
     def _method_argument_sinks(self, call: ast.Call, recv: Fact, name: str, through, state: State) -> list:
         """call_sinks for `logger.log(out)`: a method of an instance of a class of another module

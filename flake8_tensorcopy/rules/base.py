@@ -377,7 +377,11 @@ class Context:
         `rule` reports inside the function it calls (call_sinks), or None."""
         for arg, code, where, params in self.call_sinks(call):
             if code == rule.code:
-                return arg, self._callee(call, "the function"), where, params
+                if arg is not call.func.value if type(call.func) is ast.Attribute else True:
+                    return arg, self._callee(call, "the function"), where, params
+                # (`net.apply(init_weights)`: what `init_weights` does with each submodule of `net`.)
+                callee = self.text(call.args[0])
+                return arg, callee if len(callee) <= 30 and "\n" not in callee else "the function", where, params
         return None
 
     def _callee(self, call, fallback: str) -> str:

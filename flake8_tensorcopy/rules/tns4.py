@@ -1262,7 +1262,8 @@ sgd(params, lr): for p in params: p -= lr * p.grad` and `sgd(model.parameters(),
 message names the call.  A function the file hands to a module's `apply` (`netD.apply(weights_init)`)
 is given each of its submodules, as the module is (frozen or not): DCGAN's
 `m.weight.normal_(0.0, 0.02)` in `weights_init(m)`, whose layers are told by their class's name,
-is reported there.  Such an update in another module of the project (a function that reads
+is reported there; one of another module of the project, at the module the call hands it:
+`in-place write to the parameters of netG (in weights_init(), nets.py:4)`.  Such an update in another module of the project (a function that reads
 a gradient, `.grad`, or that calls `fill_`, `zero_`, `copy_`, `uniform_`, `normal_`, `mul_`,
 `add_`, `sub_`, `div_` or `clamp_` on one of its parameters, or on a loop variable over one, and
 never turns grad off) is reported at the argument, where the call is: `in-place write to each of
