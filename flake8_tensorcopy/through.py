@@ -568,6 +568,7 @@ class Through:
                     continue
                 elif imported in names:
                     calls.add(local + "(")
+                    self.names.add(local)  # (`from convert import to_np as _to_np`)
                     continue
             if imported is not None and imported != "*" and (at is None or at.endswith("__init__.py")):
                 # `from . import convert` (also in a namespace package): the module of that name.
@@ -895,8 +896,14 @@ class Through:
         text, tests = self._text(where)
         if text is None:
             return frozenset()
-        return frozenset(name for name, segment in top_level_functions(text)
-                         if any(admits(segment) for admits in tests))
+        segments = list(top_level_functions(text))
+        found = {name for name, segment in segments if any(admits(segment) for admits in tests)}
+        # (And a function that calls one of those of its module by name, `return ece(probs,
+        # y)`: it may hand it what it is given; one level.)
+        if found:
+            found |= {name for name, segment in segments if name not in found and any(
+                _called(segment, other) for other in found if other in segment)}
+        return frozenset(found)
 
     def _text(self, where: str) -> tuple:
         """(the text of the module at `where`, the function tests of such rules whose needles it
@@ -957,6 +964,9 @@ class Through:
         is `walker`) for the call's arguments `given`, and not with its parameters unknown:
         [(code, line, how), ...] (`how`: "p" where what is reported is a parameter of a module
         the call passes, else "")."""
+        # (A function it calls by another name, `from convert import to_np as _to_np`: asked by
+        # that name too, walker.call_sinks.)
+        self.relays_in(walker, func)
         # (The parameters the call gives a literal are unknown facts with its truth: kept.)
         return self._differ(walker, func, lambda w, empty: (None, {} if empty else given), (func.col_offset,),
                             given.values(),
@@ -981,7 +991,8 @@ class Through:
         text = lines.text
         segment = walker.source_of(func)
         rules = [cls for cls in self.rules if cls.through_scope_test(text)(segment)]
-        relay = func.name in self.relay_names and self.relays_in(walker, func)
+        relay = func.name in self.relay_names and self.relays_in(walker, func) or self._calls_own(walker, segment,
+                                                                                                func.name)
         if relay:
             # A function that hands what it is given to one that may report (relays): the
             # rules that report at such a call, asked at its calls.
@@ -1023,6 +1034,14 @@ class Through:
                 self._baselines[key] = found(True)
             baseline = self._baselines[key]
         return sorted((code, line, how) for (code, line), how in found(False).items() if (code, line) not in baseline)
+
+    def _calls_own(self, walker, segment: str, name: str) -> bool:
+        """Whether the function `name` of the module of `walker` (its text `segment`) calls
+        another top-level function of its module that `functions` names (`return ece(probs, y)`):
+        the rules ask at that call what that function reports (walker.call_sinks)."""
+        where = self.project.path_of(walker.module) if walker.module is not None else None
+        own = self.functions(where) if where is not None else ()
+        return any(other != name and other in segment and _called(segment, other) for other in own)
 
     def _checked_with_torch(self, walker) -> bool:
         """Whether the project module of `walker` gets the rules that need torch when it is

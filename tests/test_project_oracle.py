@@ -141,6 +141,40 @@ import data as D
 model = nn.Linear(4, 3)
 ds = D.LabeledSet(model(torch.randn(8, 4)))
 '''}),
+    # A function of another module that hands what it is given to a function of its own module
+    # that converts it (`return ece(torch.softmax(logits, 1), y)`), or the alias it imports a
+    # converter of a third module by: raises at the conversion; not where it detaches first.
+    ('TNS1', 'function of another module hands its argument to a converter of its own module', {
+        'metrics.py': '''\
+def ece(probs, targets):
+    return float(abs(probs.numpy().max(1) - targets.numpy()).mean())
+def from_logits(logits, targets):
+    return ece(torch.softmax(logits, dim=1), targets)
+def from_logits_detached(logits, targets):
+    return ece(torch.softmax(logits, dim=1).detach(), targets)
+''',
+        'main.py': '''\
+from metrics import from_logits, from_logits_detached
+net = nn.Linear(3, 2)
+print(from_logits_detached(net(torch.randn(4, 3)), torch.zeros(4)))
+print(from_logits(net(torch.randn(4, 3)), torch.zeros(4)))
+'''}),
+    # (main.py checked first: what the relay's walk asks does not rest on evaluate.py being
+    # checked before.)
+    ('TNS1', 'relay of another module calls a converter by an alias', {
+        'main.py': '''\
+from evaluate import run
+print(run(nn.Linear(3, 2), torch.randn(4, 3)))
+''',
+        'evaluate.py': '''\
+from convert import to_np as _to_np
+def run(model, x):
+    return _to_np(model(x))
+''',
+        'convert.py': '''\
+def to_np(t):
+    return t.numpy()
+'''}),
     # A module of a namespace package (no `__init__.py`) imported as a name of its package
     # (`from . import convert`), whose function converts what it is given: raises there.
     ('TNS1', 'converter of a namespace package imported as a name of its package', {

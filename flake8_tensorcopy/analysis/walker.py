@@ -508,6 +508,13 @@ class Walker(Summaries, Evaluator):
             # `Normalize(MEAN)`: what the constructor of another module's class does with what
             # it is passed (`self.mean = torch.tensor(mean)`).
             return self._method_argument_sinks(call, f, "__init__", through, state)
+        elif f.kind == FUNCTION and self.ctx.through_call is not None and self.module is not None \
+                and isinstance(entity, ast.FunctionDef) and entity in self.tree.body:
+            # (Walked for a call of another module: a function of this module it hands what it
+            # was given to, `return ece(probs, y)`, as that call would ask it: Through._calls_own.)
+            entity = self.project.entity((self.module, entity.name))
+            if entity is None or not hasattr(entity, "sinks_for"):
+                return []
         elif f.kind != FUNCTION or not hasattr(entity, "sinks_for") or "." in entity.path:
             return []
         where = self.project.path_of(entity.module)
