@@ -100,7 +100,8 @@ def sink_calls(text: str, project, module: str, path: str) -> tuple:
                                       through, found, plain, False)
         elif name == "*":
             found.update(n + "(" for n in names)
-        elif name in names:
+        elif name in names or sub is None and not name[0].isupper() and name in through.hands_on(where) \
+                and _called(text, local):
             found.add(local + "(")
             found.add("apply(" + local)  # (`net.apply(init_weights)`: walker._applied_sinks)
             through.names.add(local)
@@ -261,6 +262,7 @@ class Through:
         self._methods: dict = {}  # (path, class) -> frozenset of method names (methods())
         self._keepers: dict = {}  # (path, class) -> frozenset of method names (keepers())
         self._ctors: dict = {}  # (path, class) -> constructs()
+        self._hands: dict = {}  # path -> hands_on()
         self._texts: dict = {}  # path -> _text(path)
         self._class_lines: dict = {}  # path -> source.class_lines of its text (_find_methods)
         self._triggers: dict = {}  # (path, rules) -> ({name: method names}, ...) (imported_triggers)
@@ -896,14 +898,22 @@ class Through:
         text, tests = self._text(where)
         if text is None:
             return frozenset()
-        segments = list(top_level_functions(text))
-        found = {name for name, segment in segments if any(admits(segment) for admits in tests)}
-        # (And a function that calls one of those of its module by name, `return ece(probs,
-        # y)`: it may hand it what it is given; one level.)
-        if found:
-            found |= {name for name, segment in segments if name not in found and any(
-                _called(segment, other) for other in found if other in segment)}
-        return frozenset(found)
+        return frozenset(name for name, segment in top_level_functions(text)
+                         if any(admits(segment) for admits in tests))
+
+    def hands_on(self, where: str) -> frozenset:
+        """The names of the top-level functions of the module at `where` that `functions` does
+        not name and that call one it names by its name (`return ece(torch.softmax(logits, 1),
+        y)`): they may hand it what they are given (one level; asked where a file calls one,
+        sink_calls, walker.call_sinks), once a process."""
+        known = self._hands.get(where)
+        if known is None:
+            own = self.functions(where)
+            text = self._text(where)[0] if own else None
+            known = self._hands[where] = frozenset() if text is None else frozenset(
+                name for name, segment in top_level_functions(text) if name not in own and any(
+                    other in segment and _called(segment, other) for other in own))
+        return known
 
     def _text(self, where: str) -> tuple:
         """(the text of the module at `where`, the function tests of such rules whose needles it
@@ -964,9 +974,6 @@ class Through:
         is `walker`) for the call's arguments `given`, and not with its parameters unknown:
         [(code, line, how), ...] (`how`: "p" where what is reported is a parameter of a module
         the call passes, else "")."""
-        # (A function it calls by another name, `from convert import to_np as _to_np`: asked by
-        # that name too, walker.call_sinks.)
-        self.relays_in(walker, func)
         # (The parameters the call gives a literal are unknown facts with its truth: kept.)
         return self._differ(walker, func, lambda w, empty: (None, {} if empty else given), (func.col_offset,),
                             given.values(),

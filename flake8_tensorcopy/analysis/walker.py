@@ -542,7 +542,7 @@ class Walker(Summaries, Evaluator):
                 return []
         elif entity.name not in through.functions(where) and not (
                 entity.name in through.relay_names and entity.relays()) and not through.plain_parameters(
-                where, entity.name):
+                where, entity.name) and entity.name not in through.hands_on(where):
             return []
         out = []
         pairs, complete = bind_arguments(entity.node, call, False)
