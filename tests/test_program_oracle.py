@@ -15,22 +15,6 @@ from conftest import reported_lines
 
 HEAD = "import torch\nimport torch.nn as nn\nimport numpy as np\nimport functools\n"
 TNS1_PROGRAMS = [
-    # A conversion in a `try` whose handler catches the error by name falls back, and runs
-    # clean (one whose handler catches everything, `except Exception:`, stays reported: it hides
-    # the error, and every call takes the fallback).
-    ("a conversion that falls back where it raises RuntimeError", '''\
-net = nn.Linear(3, 2)
-out = net(torch.randn(4, 3))
-try:
-    arr = out.numpy()
-except RuntimeError:
-    arr = out.detach().numpy()
-try:
-    arr2 = np.asarray(out)
-except (ValueError, RuntimeError):
-    arr2 = None
-print(arr.shape, arr2)
-'''),
     ("the PyTorch tutorial's positional encoding: a dropout and a buffer it fills", '''\
 import math
 class PositionalEncoding(nn.Module):

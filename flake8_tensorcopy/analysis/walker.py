@@ -179,26 +179,12 @@ class Scope:
         self.closure: dict | None = None
 
 
-def _caught_names(handlers) -> frozenset:
-    """The exception classes `except` clauses name (`RuntimeError`, `torch.cuda.OutOfMemoryError`:
-    the last part), each alone or in a tuple."""
-    out = set()
-    for h in handlers:
-        t = h.type
-        for el in (t.elts if type(t) is ast.Tuple else (t,) if t is not None else ()):
-            if type(el) is ast.Name:
-                out.add(el.id)
-            elif type(el) is ast.Attribute:
-                out.add(el.attr)
-    return frozenset(out)
-
-
 class Frame:
     """One walk of one scope's body: where the walker is in it, and what the domains record."""
 
     __slots__ = ("scope", "state", "stmt", "loops", "path", "recording", "dispatch", "seq", "doms",
                  "loop_exits", "returns", "in_lambda", "expects_error", "blocks", "last_live", "dead_by",
-                 "loop_depth", "returns_fact", "raising", "caught", "generator", "yields_fact", "lambda_body")
+                 "loop_depth", "returns_fact", "raising", "generator", "yields_fact", "lambda_body")
 
     def __init__(self, scope: Scope, state: State, dispatch: bool) -> None:
         self.scope = scope
@@ -221,9 +207,6 @@ class Frame:
         # Per enclosing `try` body: the join of the states its statements left (what a
         # handler may start from).
         self.raising: list = []
-        # Per enclosing `try` body: the exception names its handlers catch by name (`except
-        # RuntimeError:`; a bare `except:` and `Exception` are not told apart from the rest).
-        self.caught: list = []
         self.returns_fact: Fact | None = None  # the join of the returned values (summary walks)
         # A generator function's summary walk: the join of the values it yields.
         self.generator = False
@@ -1597,12 +1580,10 @@ class Walker(Summaries, Evaluator):
         self._visit_stmt_only(stmt, state)
         # A handler starts from anything between the start and the end of the body.
         frame.raising.append(state.copy())
-        frame.caught.append(_caught_names(stmt.handlers))
         try:
             after = self._branch(stmt.body, state, stmt, (id(stmt), "try", "body"))
         finally:
             raised = frame.raising.pop()
-            frame.caught.pop()
         if after is None:
             raised = join_states(raised, frame.last_live)
         if frame.raising:  # an enclosing `try` sees these states too

@@ -337,11 +337,6 @@ class Context:
         """Grad mode is off, or may be off, here."""
         return self.walker.frame.state.no_grad
 
-    def catches(self, error: str) -> bool:
-        """The node is in the body of a `try` that catches `error` by its name (`except
-        RuntimeError:`, `except (TypeError, RuntimeError):`): the code expects it may raise so."""
-        return any(error in names for names in self.walker.frame.caught)
-
     @property
     def in_lambda(self) -> bool:
         """The node is inside a lambda (it runs later, maybe under another grad mode)."""

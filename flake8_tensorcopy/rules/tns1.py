@@ -162,8 +162,8 @@ class _Tns1Rule(Rule):
 def _grad_hazard(recv, ctx) -> str | None:
     """"yes" when `.numpy()` on `recv` raises for grad, "may" (strict mode) when its origin is
     unknown, else None."""
-    if ctx.no_grad or ctx.catches("RuntimeError"):
-        return None  # (`try: a = t.numpy()` / `except RuntimeError:`: expected, and handled)
+    if ctx.no_grad:
+        return None
     f = ctx.fact(recv)
     if ctx.through_call is not None:
         # Inside another module's function, for one call's arguments: only what requires grad
@@ -180,8 +180,6 @@ def _grad_hazard(recv, ctx) -> str | None:
 def _device_hazard(recv, ctx) -> str | None:
     """"yes" when `recv` may live on an accelerator, "may" (strict mode) when its device is
     unknown, else None."""
-    if ctx.catches("TypeError"):
-        return None  # (`except TypeError:` around it: expected, and handled)
     f = ctx.fact(recv)
     if f.may_be_on_accelerator:
         return "yes"
@@ -204,8 +202,7 @@ class _NumpyMethodRule(_Tns1Rule):
     def visit_Call(self, node: ast.Call, ctx) -> None:
         if not _numpy_call(node):
             # (A tensor on an accelerator raises whatever the grad mode.)
-            if self.through_calls and ctx.sink_names and (not ctx.no_grad or not self.grad) \
-                    and not ctx.catches("RuntimeError" if self.grad else "TypeError"):
+            if self.through_calls and ctx.sink_names and (not ctx.no_grad or not self.grad):
                 self._through_call(node, ctx)
             return
         recv = node.func.value
@@ -367,10 +364,7 @@ after making it (`self.backbone.requires_grad_(False)`, a loop over `self.backbo
 (`nn.Dropout`, `nn.LayerNorm(d, elementwise_affine=False)`, a rotary embedding's frequencies
 registered as a buffer), where the file turns no grad back on (`p.requires_grad = flag`) and
 adds no layer to it from outside (`net.fc = nn.Linear(4, 2)`).  Code that tests
-`t.requires_grad` before converting is trusted, and so is a conversion in the body of a `try`
-whose `except` names the error (`except RuntimeError:` falling back to `t.detach().numpy()`;
-`except TypeError:` for the device): the code expects it and handles it.  Not `except
-Exception:` or a bare `except:`, which hide the error: every call then takes the fallback.
+`t.requires_grad` before converting is trusted.
 
 A tensor of unknown origin (a function parameter, the result of an unknown call) is reported
 only in strict mode (`--strict`, flake8 `--tensorcopy-strict`), with "may require grad".
@@ -1342,8 +1336,7 @@ no-grad region: `np.asarray(t)`, `np.array(t)`, ufuncs such as `np.exp(t)`, and 
 take a list of tensors (`np.mean(losses)` after `losses.append(loss)`, also a list a class
 keeps: `np.mean(self.losses)` in one method after `self.losses.append(loss)` in another;
 `np.concatenate([a, b])`).  NumPy is resolved through imports (`import numpy as np`,
-`from numpy import asarray`).  Not in the body of a `try` whose `except` names `RuntimeError`
-(a fallback on purpose, as for TNS101).
+`from numpy import asarray`).
 
 NumPy reductions given a single tensor (`np.mean(t)`, `np.sum(t)`, `np.max(t)`, `np.std(t)`,
 ...) do not convert it: they call the tensor's own method with NumPy keywords, which raises
@@ -1609,7 +1602,7 @@ path (the original certainly raised), and unsafe otherwise.
     ]
 
     def visit_Call(self, node: ast.Call, ctx) -> None:
-        if ctx.no_grad or ctx.catches("RuntimeError"):
+        if ctx.no_grad:
             return
         short = self._numpy_function(node, ctx)
         if short is None:
@@ -2333,7 +2326,7 @@ tensors held in a variable: convert each where the list is filled (`losses.appen
     ]
 
     def visit_Call(self, node: ast.Call, ctx) -> None:
-        if ctx.no_grad or ctx.catches("RuntimeError"):
+        if ctx.no_grad:
             return
         func = node.func
         t = type(func)
