@@ -628,16 +628,18 @@ class Through:
         lines = self._class_lines.get(where)
         if lines is None:
             lines = self._class_lines[where] = class_lines(text)
-        todo, seen = [cls], set()
-        while todo:  # (the class, then the bases the module defines: the first `__init__` runs)
-            c = todo.pop(0)
-            if c in seen or not c.isidentifier():
-                continue
+        c, seen = cls, set()
+        while c is not None and c not in seen and c.isidentifier():
+            # (The class, then the one base of the module it inherits from: the first `__init__`
+            # runs; not past a `__new__`, which may return another object, nor several bases.)
             seen.add(c)
-            for _cls, _bases, name, segment in class_methods(text, c, lines):
-                if name == "__init__":
-                    return any(admits(segment) for admits in tests)
-            todo.extend(_bases_of(text, c, lines))
+            found = {name: segment for _cls, _bases, name, segment in class_methods(text, c, lines)}
+            if "__new__" in found:
+                return False
+            if "__init__" in found:
+                return any(admits(found["__init__"]) for admits in tests)
+            bases = _bases_of(text, c, lines)
+            c = bases[0] if len(bases) == 1 else None
         return False
 
     def keepers(self, where: str, cls: str) -> frozenset:
@@ -838,11 +840,9 @@ class Through:
                     lines = self._class_lines.get(where)
                     if lines is None:
                         lines = self._class_lines[where] = class_lines(text)
-                    segment, todo, seen = None, [name], set()
-                    while todo:  # (the class, then the bases of its module it inherits the method from)
-                        c = todo.pop(0)
-                        if c in seen or not c.isidentifier():
-                            continue
+                    segment, c, seen = None, name, set()
+                    while c is not None and c not in seen and c.isidentifier():
+                        # (The class, then the one base of its module it inherits the method from.)
                         seen.add(c)
                         found = [(m, seg) for _c, _b, m, seg in class_methods(text, c, lines)]
                         if any(m == "__new__" for m, _ in found):
@@ -850,7 +850,8 @@ class Through:
                         segment = next((seg for m, seg in found if m == method), None)
                         if segment is not None:
                             break
-                        todo.extend(_bases_of(text, c, lines))
+                        bases = _bases_of(text, c, lines)
+                        c = bases[0] if len(bases) == 1 else None
                 if segment is not None:
                     known = _plain_parameters(self.rules, segment)
             record["plain"][part] = known

@@ -3430,6 +3430,12 @@ net.apply(init_weights)
      _DCGAN_INIT + 'with torch.no_grad():\n    netD.apply(weights_init)\n'),
     ('DCGAN initialiser by class name applied to a frozen network',
      _DCGAN_INIT + 'netD.requires_grad_(False)\nnetD.apply(weights_init)\n'),
+    ('DCGAN initialiser by class name applied by an apply of its own that turns grad off',
+     _DCGAN_INIT.replace('netD = nn.Sequential(', '''class Net(nn.Sequential):
+    def apply(self, fn):
+        with torch.no_grad():
+            return super().apply(fn)
+netD = Net(''') + 'netD.apply(weights_init)\n'),
     ('DCGAN initialiser by class name through .data',
      _DCGAN_INIT.replace('m.weight.normal_', 'm.weight.data.normal_') + 'netD.apply(weights_init)\n'),
     ('init helper applied under no_grad, then with grad on', '''\

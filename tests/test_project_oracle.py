@@ -125,7 +125,8 @@ print(Holder(model(x)).array())
 train_set = FeatureSet(model(x), labels=torch.zeros(8))
 '''}),
     # The same through a constructor a class inherits from a base of its module, the module
-    # imported whole, converting with NumPy.
+    # imported whole, converting with NumPy; not a class of two bases whose first one inherits
+    # the constructor that runs (`Root.__init__`, which keeps what it is given).
     ('TNS1', 'constructor inherited from a base of another module converts with NumPy', {
         'data.py': '''\
 import numpy as np
@@ -135,10 +136,19 @@ class ArraySet:
 class LabeledSet(ArraySet):
     def label(self):
         return 0
+class Root:
+    def __init__(self, feats):
+        self.feats = feats
+class Store(Root):
+    def label(self):
+        return 1
+class Both(Store, ArraySet):
+    pass
 ''',
         'main.py': '''\
 import data as D
 model = nn.Linear(4, 3)
+kept = D.Both(model(torch.randn(8, 4)))
 ds = D.LabeledSet(model(torch.randn(8, 4)))
 '''}),
     # A function of another module that hands what it is given to a function of its own module
@@ -4436,6 +4446,26 @@ finally:
     b = vislib.convert.to_numpy(fmap)  # expect
 ''',
     }),
+    # A class of another module whose `__new__` returns another object: its `__init__`, which
+    # converts, does not run (strict mode: what it converts is of unknown origin there).
+    ('TNS1', 'constructor of another module that never runs behind a __new__', {
+        'data.py': '''\
+class FeatureSet:
+    def __init__(self, feats):
+        self.feats = feats.numpy()  # may
+class Cached:
+    def __new__(cls, feats):
+        return {"feats": feats}
+    def __init__(self, feats):
+        self.feats = feats.numpy()  # may
+''',
+        'main.py': '''\
+from data import FeatureSet, Cached
+model = nn.Linear(4, 3)
+print(len(Cached(model(torch.randn(8, 4)))))
+ds = FeatureSet(model(torch.randn(8, 4)))  # expect
+''',
+    }),
     ('TNS5', 'running loss of a trainer whose loop is in another module', {
         'trainer.py': _RUNNING_TRAINER + '  # expect\n',
         'main.py': '''\
@@ -4445,6 +4475,30 @@ def main():
     for x in [torch.randn(4, 3)] * 3:
         t.train_step(x)
     print(t.opt)
+main()
+''',
+    }),
+    # An evaluation step that adds each loss and back-propagates none, whose loop is another
+    # module's: what it adds requires grad only as the instance's model does (frozen there).
+    ('TNS5', 'running loss of an evaluation step whose loop is in another module, of a frozen model', {
+        'trainer.py': '''\
+class Evaluator:
+    def __init__(self, model):
+        self.model = model
+        self.opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        self.running_loss = 0.0
+    def eval_step(self, x):
+        loss = self.model(x).pow(2).mean()
+        self.running_loss += loss
+''',
+        'main.py': '''\
+from trainer import Evaluator
+def main():
+    model = nn.Linear(3, 1)
+    model.requires_grad_(False)
+    t = Evaluator(model)
+    for x in [torch.randn(4, 3)] * 3:
+        t.eval_step(x)
 main()
 ''',
     }),

@@ -1719,8 +1719,8 @@ def attribute_total(walker, info, func, stmt, attr: str, kind: str, loops):
     if loops or _resets_in(func.body, "self", attr, methods, resets):
         return None  # (in a loop that does not carry it: a loop around the call may not either)
     first = _called_in_a_loop(tree, cls.name, func.name, attr, methods, resets) if cls in tree.body else None
-    where = f"line {first}" if first is not None else _called_in_a_loop_elsewhere(walker, cls, func.name, attr,
-                                                                                 methods, resets)
+    where = f"line {first}" if first is not None else _called_in_a_loop_elsewhere(
+        walker, cls, func.name, attr, methods, resets) if _backpropagated_in(func, stmt) else None
     return ((cls.name, func.name, where), shown) if where is not None else None
 
 
@@ -1742,9 +1742,23 @@ def _resets_in(body, recv: str, attr: str, methods: dict, resets: dict) -> bool:
     return False
 
 
+def _backpropagated_in(func, stmt) -> bool:
+    """Whether method `func` calls `.backward()` on the name `stmt` adds (`loss.backward()`, then
+    `self.running_loss += loss`) before it: what it adds requires grad whatever instance the
+    method runs on (another file's, built with a frozen model or not)."""
+    found = _attribute_accumulation(stmt)
+    term = found[1] if found is not None else None
+    if type(term) is not ast.Name:
+        return False
+    return any(type(n) is ast.Call and type(n.func) is ast.Attribute and n.func.attr == "backward"
+               and type(n.func.value) is ast.Name and n.func.value.id == term.id and n.lineno < stmt.lineno
+               for n in walk(func))
+
+
 def _called_in_a_loop_elsewhere(walker, cls, name: str, attr: str, methods: dict, resets: dict) -> str | None:
     """Where ("main.py:7") another file of the project first calls method `name` of the public
-    class `cls` at the top of the module `walker` walks in a loop, as _called_in_a_loop tells,
+    class `cls` at the top of the module `walker` walks in a loop (asked of a method that
+    back-propagates what it adds: _backpropagated_in), as _called_in_a_loop tells,
     on an instance of the class it imports by name (`from trainer import Trainer`, `t =
     Trainer(model)`, `for x, y in loader: t.train_step(x, y)`); else None.  The files are the
     project's that mention both names (Project.files_mentioning); a notebook is not read."""

@@ -1262,8 +1262,21 @@ class Evaluator:
         of the project, is called for each submodule of `net`, a module as `net` is (frozen where
         it is), of a class not known (summaries.note_applied)."""
         f = self.fact(node.args[0], state)
-        if f.kind == FUNCTION and f.node is not None:
+        if f.kind == FUNCTION and f.node is not None and not self._own_apply(recv):
             self.note_applied(f.node, node, recv.but(qual=None, attrs=None, node=None, items=None, element=None))
+
+    def _own_apply(self, module: Fact) -> bool:
+        """Whether the class of `module` (of the file, or of another module of the project)
+        defines or inherits from a class of the project an `apply` of its own (not
+        nn.Module's)."""
+        owner = module.node
+        if owner is None:
+            return False
+        if hasattr(owner, "method_owner"):
+            return owner.method_owner("apply") is not None
+        info = self.classes.get(id(owner)) if isinstance(owner, ast.ClassDef) else None
+        return info is None or info.method("apply")[0] is not None or any(
+            b.method_owner("apply") is not None for b in project_bases(info))
 
     @staticmethod
     def _instance_of(current: Fact, cls: str | None) -> Fact:

@@ -551,7 +551,8 @@ class Walker(Summaries, Evaluator):
         recv = self.fact(call.func.value, state)
         f = self.fact(arg, state)
         entity = f.node
-        if recv.kind != MODULE or f.kind != FUNCTION or not hasattr(entity, "sinks_for") or "." in entity.path:
+        if recv.kind != MODULE or f.kind != FUNCTION or not hasattr(entity, "sinks_for") or "." in entity.path \
+                or self._own_apply(recv):
             return []
         where = self.project.path_of(entity.module)
         if where is None or entity.name not in through.functions(where):

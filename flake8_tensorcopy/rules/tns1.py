@@ -383,7 +383,7 @@ passed to a function that converts each (`all_numpy(outs)`, with `[t.numpy() for
 inside): `the tensors in outs (all_numpy() calls .numpy() on them, utils.py:19) require grad`.
 So is one passed to the constructor of another module's class that converts it there
 (`FeatureSet(model(x))`, with `self.feats = feats.numpy()` in `__init__`, its own or one it
-inherits from a class of its module).
+inherits from a class of its module through single bases; not behind a `__new__`).
 In the same file, the function itself is
 reported, with the lines of the calls that pass the tensor.  A method of another module's class
 is reported at its call the same way, for what the instance's constructor call passed

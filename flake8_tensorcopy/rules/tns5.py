@@ -1008,7 +1008,9 @@ a method the file calls in a loop over batches on one instance (`trainer.train_s
 x, y in loader:`, where every binding of `trainer` is `Trainer(...)`; `self.train_step(x, y)` in
 another method), with grad on; or, for a public class at the top of a module of a project, that
 another file of the project calls so on an instance of the class it imports by name (`from
-trainer import Trainer`: `(Trainer.train_step() is called in a loop, main.py:9)`).  Not where the attribute is bound again at the top of the step
+trainer import Trainer`: `(Trainer.train_step() is called in a loop, main.py:9)`), where the
+method back-propagates what it adds before (`loss.backward()`: it requires grad whatever model
+that file built the instance with).  Not where the attribute is bound again at the top of the step
 method or of the caller's loop (`self.running_loss = 0`, `trainer.reset()`); not where any read of
 the attribute (by any object, anywhere in the file) does more than display or convert it
 (`print(self.running_loss / n)`, `.item()`, a logger): `return self.running_loss`,
