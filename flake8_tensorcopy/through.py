@@ -47,13 +47,6 @@ def sink_calls(text: str, project, module: str, path: str) -> tuple:
             plan = plans[(target, name)] = through._plan(target, name)
         where, deps, names, sub, own = plan
         if where is None:
-            if sub is not None and local + "." in text:  # (a module of a namespace package)
-                touched.update(deps)
-                methods = _methods_constructed(text, local, sub, through)
-                if methods:
-                    found.update("." + m + "(" for m in methods)
-                    through.names.update(methods)
-                _whole_module(text, local, sub, f"{target}.{name}", names, through, found, plain, False)
             continue
         touched.update(deps)
         # `t = Trainer(net)` ... `t.predict(x)`, where a method of the class calls `.numpy()`:
@@ -169,6 +162,24 @@ def _plain_parameters(rules, segment: str) -> frozenset:
 _CLASS_BASES = LazyPattern(r"(?m)^[ \t]*class[ \t]+\w+[ \t]*\(([^)]*)\)")
 
 
+def _class_method(text: str, cls: str, method: str, lines: list) -> str | None:
+    """The text of method `method` that an instance of class `cls` at the margin of `text` runs:
+    the class's own, or one it inherits from a class of the text through single bases; None
+    where it has none so, and past a `__new__` (which may return another object, whose
+    `__init__` does not run).  `lines`: source.class_lines(text)."""
+    c, seen = cls, set()
+    while c is not None and c not in seen and c.isidentifier():
+        seen.add(c)
+        found = {name: segment for _cls, _bases, name, segment in class_methods(text, c, lines)}
+        if "__new__" in found:
+            return None
+        if method in found:
+            return found[method]
+        bases = _bases_of(text, c, lines)
+        c = bases[0] if len(bases) == 1 else None  # (several bases: their MRO decides)
+    return None
+
+
 def _bases_of(text: str, cls: str, lines: list) -> tuple:
     """The names the bases of class `cls` at the margin of `text` are written with (`class
     Child(Base):`: ("Base",)); `lines`: source.class_lines(text)."""
@@ -195,6 +206,11 @@ def _called(text: str, local: str) -> bool:
             return True
         i = text.find(call, i + len(call))
     return False
+
+
+def _calls_one_of(segment: str, names, name: str) -> bool:
+    """Whether the text of function `name` calls one of `names` other than itself."""
+    return any(other != name and other in segment and _called(segment, other) for other in names)
 
 
 def _attribute_calls(text: str, local: str, then: str = "(") -> set:
@@ -298,11 +314,11 @@ class Through:
         where = project.path_of(target)
         if where is None:
             # (`from . import convert` in a namespace package, which has no `__init__.py`: the
-            # module of that name, as `sub`.)
+            # module of that name, as a package's module, `sub`, is read.)
             sub = project.path_of(f"{target}.{name}") if name is not None and name != "*" else None
             if sub is None:
                 return None, {}, frozenset(), None, ()
-            return None, {sub: project.digest_of(sub)}, self.functions(sub), sub, ()
+            return sub, {sub: project.digest_of(sub)}, frozenset(), sub, ()
         names = self.functions(where)
         sub = own = None
         deps = {where: project.digest_of(where)}
@@ -621,26 +637,20 @@ class Through:
         self.project.touched[where] = self.project.digest_of(where)
         return known
 
+    def _lines_of(self, where: str, text: str) -> list:
+        """source.class_lines of the text of the module at `where`, once a process."""
+        lines = self._class_lines.get(where)
+        if lines is None:
+            lines = self._class_lines[where] = class_lines(text)
+        return lines
+
     def _find_constructor(self, where: str, cls: str) -> bool:
         text, tests = self._text(where)
         if text is None:
             return False
-        lines = self._class_lines.get(where)
-        if lines is None:
-            lines = self._class_lines[where] = class_lines(text)
-        c, seen = cls, set()
-        while c is not None and c not in seen and c.isidentifier():
-            # (The class, then the one base of the module it inherits from: the first `__init__`
-            # runs; not past a `__new__`, which may return another object, nor several bases.)
-            seen.add(c)
-            found = {name: segment for _cls, _bases, name, segment in class_methods(text, c, lines)}
-            if "__new__" in found:
-                return False
-            if "__init__" in found:
-                return any(admits(found["__init__"]) for admits in tests)
-            bases = _bases_of(text, c, lines)
-            c = bases[0] if len(bases) == 1 else None
-        return False
+        lines = self._lines_of(where, text)
+        segment = _class_method(text, cls, "__init__", lines)
+        return segment is not None and any(admits(segment) for admits in tests)
 
     def keepers(self, where: str, cls: str) -> frozenset:
         """The names of the methods of class `cls` of the module at `where` (its bases' of that
@@ -672,9 +682,7 @@ class Through:
             return (frozenset(), frozenset()) if keepers else frozenset()
         found: set = set()
         others = []  # (name, text) of its methods, for `keepers`
-        lines = self._class_lines.get(where)
-        if lines is None:
-            lines = self._class_lines[where] = class_lines(text)
+        lines = self._lines_of(where, text)
         todo, seen = [cls], set()
         while todo:  # (the bases the module defines, by the names they are written with)
             c = todo.pop()
@@ -837,21 +845,8 @@ class Through:
                 if method is None:
                     segment = top_level_function(text, name)
                 else:
-                    lines = self._class_lines.get(where)
-                    if lines is None:
-                        lines = self._class_lines[where] = class_lines(text)
-                    segment, c, seen = None, name, set()
-                    while c is not None and c not in seen and c.isidentifier():
-                        # (The class, then the one base of its module it inherits the method from.)
-                        seen.add(c)
-                        found = [(m, seg) for _c, _b, m, seg in class_methods(text, c, lines)]
-                        if any(m == "__new__" for m, _ in found):
-                            break
-                        segment = next((seg for m, seg in found if m == method), None)
-                        if segment is not None:
-                            break
-                        bases = _bases_of(text, c, lines)
-                        c = bases[0] if len(bases) == 1 else None
+                    lines = self._lines_of(where, text)
+                    segment = _class_method(text, name, method, lines)
                 if segment is not None:
                     known = _plain_parameters(self.rules, segment)
             record["plain"][part] = known
@@ -912,8 +907,8 @@ class Through:
             own = self.functions(where)
             text = self._text(where)[0] if own else None
             known = self._hands[where] = frozenset() if text is None else frozenset(
-                name for name, segment in top_level_functions(text) if name not in own and any(
-                    other in segment and _called(segment, other) for other in own))
+                name for name, segment in top_level_functions(text) if name not in own and _calls_one_of(
+                    segment, own, name))
         return known
 
     def _text(self, where: str) -> tuple:
@@ -1048,8 +1043,7 @@ class Through:
         another top-level function of its module that `functions` names (`return ece(probs, y)`):
         the rules ask at that call what that function reports (walker.call_sinks)."""
         where = self.project.path_of(walker.module) if walker.module is not None else None
-        own = self.functions(where) if where is not None else ()
-        return any(other != name and other in segment and _called(segment, other) for other in own)
+        return where is not None and _calls_one_of(segment, self.functions(where), name)
 
     def _checked_with_torch(self, walker) -> bool:
         """Whether the project module of `walker` gets the rules that need torch when it is

@@ -17,7 +17,7 @@ import os
 from contextlib import contextmanager
 
 from . import lazytree
-from .gradmode import leaves_grad_off, with_turns_grad_off, wraps_without_grad
+from .gradmode import apply_positions, leaves_grad_off, with_turns_grad_off, wraps_without_grad
 from .astutil import (constant_defaults, decorator_names, def_stub, is_plain_method, is_property,
                       named_tuple_fields, own_nodes)
 from .facts import CALLED, CLASS, FUNCTION, MODULE, OBJECT, SITE_CONSTANTS, UNKNOWN_FACT, Fact
@@ -1082,7 +1082,6 @@ class ModuleSummary:
         module-level code and of the functions that make the calls, on a walker of its own (the
         summary's answers its questions as before)."""
         from ..source import word_positions
-        from .gradmode import apply_positions
         from .summaries import call_positions
         from .walker import Walker
 

@@ -38,6 +38,7 @@ from .astutil import (BLOCKS, bind_arguments, body_span, call_constants, decorat
 from .facts import (CALL_CONSTANTS, DEVICE, MODULE, NAMED_PARAMS, OBJECT, OTHER, PARAMS, SEQ, SITE_CONSTANTS, TENSOR,
                     UNKNOWN, UNKNOWN_FACT, Device, Fact, Grad, join, join_all, must_grad, with_origins)
 from ..source import LazyPattern, word_count
+from .gradmode import apply_positions
 
 _SUMMARY_BUDGET = 400  # summary walks per file (each function at most once)
 _SURVEY_BUDGET = 200  # functions walked with rules off to find call sites
@@ -601,9 +602,7 @@ class Summaries:
         else:
             positions = self.call_positions(name)
             if not method and self.lines is not None and ".apply(" in self.lines.text:
-                # (`net.apply(init_weights)`: called for each submodule, Evaluator._applied.)
-                from .gradmode import apply_positions
-
+                # (`net.apply(init_weights)`: called for each submodule, Evaluator._applied_to.)
                 positions = sorted(positions + apply_positions(self.lines.text, name))
         if not positions:
             return {}

@@ -377,16 +377,15 @@ class Context:
         `rule` reports inside the function it calls (call_sinks), or None."""
         for arg, code, where, params in self.call_sinks(call):
             if code == rule.code:
-                if arg is not call.func.value if type(call.func) is ast.Attribute else True:
-                    return arg, self._callee(call, "the function"), where, params
-                # (`net.apply(init_weights)`: what `init_weights` does with each submodule of `net`.)
-                callee = self.text(call.args[0])
-                return arg, callee if len(callee) <= 30 and "\n" not in callee else "the function", where, params
+                # (`net.apply(init_weights)`, reported at `net`: the function is `init_weights`.)
+                applied = type(call.func) is ast.Attribute and arg is call.func.value
+                return arg, self._callee(call, "the function", call.args[0] if applied else None), where, params
         return None
 
-    def _callee(self, call, fallback: str) -> str:
-        """The text of what `call` calls, for a message: `fallback` when it is long."""
-        callee = self.text(call.func)
+    def _callee(self, call, fallback: str, node=None) -> str:
+        """The text of what `call` calls (or of `node`), for a message: `fallback` when it is
+        long."""
+        callee = self.text(call.func if node is None else node)
         return callee if len(callee) <= 30 and "\n" not in callee else fallback
 
     def kept_sink(self, rule, call):
